@@ -1,0 +1,45 @@
+// Chakra traces as JSON text, and back.
+//
+// Formats written by write_json():
+//   Json       one JSON document: {"globalMetadata": {...}, "nodes": [{...}, ...]}
+//              ("globalMetadata" is left out when the trace has no such record).
+//   Jsonl      JSON Lines: a {"globalMetadata": {...}} line when present, then one node per line.
+//   Reference  what mlcommons/chakra's chakra_jsonizer writes, byte for byte: protobuf's
+//              MessageToJson of the GlobalMetadata and of every node, concatenated with no
+//              separator (so not a valid JSON document).
+//
+// Json and Jsonl objects follow protobuf's proto3 JSON mapping (camelCase names, enums by name,
+// fields at their default value left out, bytes in base64, NaN and infinities as strings) except
+// that 64-bit integers are JSON numbers rather than strings, which every proto3 JSON parser also
+// accepts. `id`, `name` and `type` are always written. Reference keeps 64-bit integers as strings.
+//
+// read_json_trace() accepts all three formats, and proto field names (ctrl_deps) as well as JSON
+// names (ctrlDeps). Unknown keys and wrongly typed values are errors naming the node and key.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "chakra/io.h"
+#include "chakra/progress.h"
+#include "chakra/trace.h"
+
+namespace chakra {
+
+enum class JsonFormat { Json, Jsonl, Reference };
+
+struct JsonOptions {
+  JsonFormat format = JsonFormat::Json;
+  bool compact = false;  // Json only: one line instead of two-space indentation
+  Progress* progress = nullptr;
+};
+
+void write_json(const Trace& trace, ByteSink& out, const JsonOptions& options = {});
+// Atomic file write; gzip when the name ends in ".gz".
+void write_json(const Trace& trace, const std::string& path, const JsonOptions& options = {});
+
+// Parses any of the formats above. `name` is used in error messages ("x.json:12:5: ...").
+Trace read_json_trace(std::string_view text, const std::string& name);
+Trace read_json_trace_file(const std::string& path, const InputLimits& limits = {});
+
+}  // namespace chakra

@@ -1,0 +1,96 @@
+// Byte-level input and output: files, memory, transparent gzip, atomic output files.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace chakra {
+
+// Guards applied to every input.
+struct InputLimits {
+  // Decompressed bytes may exceed this multiple of the compressed bytes read so far only while
+  // fewer than `gzip_ratio_floor` bytes have been produced (stops gzip bombs early).
+  double max_gzip_ratio = 1000;
+  uint64_t gzip_ratio_floor = uint64_t{64} << 20;
+  // Upper bound on (decompressed) input bytes; 0 = none.
+  uint64_t max_bytes = 0;
+};
+
+// Sequential reader. Errors (I/O, corrupt gzip, a limit exceeded) throw chakra::Error with the
+// input's name in the message.
+class ByteSource {
+ public:
+  explicit ByteSource(std::string name) : name_(std::move(name)) {}
+  virtual ~ByteSource() = default;
+  // Reads up to n bytes into dst; returns 0 only at the end of the input.
+  virtual size_t read(uint8_t* dst, size_t n) = 0;
+  // Position in the underlying (possibly compressed) bytes and their total size (0 if
+  // unknown), for progress reporting.
+  virtual uint64_t raw_position() const = 0;
+  virtual uint64_t raw_size() const = 0;
+  virtual bool compressed() const { return false; }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
+
+// Opens a file for reading; gzip is recognised by its magic bytes and decompressed on the fly.
+// A directory, a missing file or an unreadable one is an error naming the path.
+std::unique_ptr<ByteSource> open_input(const std::string& path, const InputLimits& limits = {});
+// The same over bytes already in memory (which must outlive the source). `name` is used in
+// error messages.
+std::unique_ptr<ByteSource> memory_input(std::span<const uint8_t> bytes, std::string name,
+                                         const InputLimits& limits = {});
+// Reads everything that is left.
+std::string read_all(ByteSource& in);
+// Convenience: whole (decompressed) content of a file.
+std::string read_file(const std::string& path, const InputLimits& limits = {});
+
+// Sequential writer.
+class ByteSink {
+ public:
+  virtual ~ByteSink() = default;
+  virtual void write(const void* data, size_t n) = 0;
+  void write(std::string_view s) { write(s.data(), s.size()); }
+};
+
+class StringSink : public ByteSink {
+ public:
+  void write(const void* data, size_t n) override {
+    out.append(static_cast<const char*>(data), n);
+  }
+  using ByteSink::write;
+  std::string out;
+};
+
+enum class Compression { Auto, None, Gzip };  // Auto: gzip when the file name ends in ".gz"
+
+// Output to a file that appears under its name only when complete: bytes go to a temporary
+// file in the same directory, renamed over `path` by commit(). If commit() is never reached
+// (error, exception, Ctrl-C) the destructor removes the temporary file and `path` is untouched.
+// The path "-" writes to standard output instead (not atomic).
+class OutputFile : public ByteSink {
+ public:
+  explicit OutputFile(std::string path, Compression compression = Compression::Auto);
+  ~OutputFile() override;
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  void write(const void* data, size_t n) override;
+  using ByteSink::write;
+  void commit();
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Impl;
+  std::string path_;
+  std::unique_ptr<Impl> impl_;
+};
+
+bool ends_with(std::string_view s, std::string_view suffix);
+
+}  // namespace chakra

@@ -1,0 +1,40 @@
+// Interned byte strings. Every distinct string is stored once; callers keep 32-bit ids.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace chakra {
+
+using StrId = uint32_t;
+
+class StringPool {
+ public:
+  static constexpr StrId kEmpty = 0;  // id of "", always present
+
+  StringPool();
+
+  // Returns the id of `s`, adding it if new. Strings may hold any bytes, including NUL.
+  StrId intern(std::string_view s);
+  // The id of `s` if it was interned before.
+  bool find(std::string_view s, StrId* id) const;
+  // Valid until the next intern() (the backing buffer may move).
+  std::string_view view(StrId id) const {
+    return {chars_.data() + offsets_[id], offsets_[id + 1] - offsets_[id]};
+  }
+
+  size_t size() const { return offsets_.size() - 1; }
+  size_t memory_bytes() const;
+
+ private:
+  void grow_table();
+  size_t slot_of(std::string_view s, uint32_t hash) const;
+
+  std::vector<char> chars_;
+  std::vector<uint64_t> offsets_;  // string i is chars_[offsets_[i], offsets_[i+1])
+  std::vector<uint32_t> hashes_;   // per string, to skip most byte comparisons
+  std::vector<uint32_t> table_;    // open addressing; 0 = empty slot, else id + 1
+};
+
+}  // namespace chakra

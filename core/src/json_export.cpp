@@ -1,0 +1,207 @@
+#include "chakra/et_json.h"
+#include "chakra/json_writer.h"
+#include "chakra/text.h"
+
+namespace chakra {
+namespace {
+
+// Differences between our JSON and the reference jsonizer's protobuf JSON.
+struct Flavor {
+  bool reference;  // 64-bit integers as strings; id/name/type left out at their defaults
+};
+
+class NodeJson {
+ public:
+  NodeJson(const Trace& t, JsonWriter& w, Flavor f) : t_(t), w_(w), f_(f) {}
+
+  void metadata() {
+    w_.begin_object();
+    if (!t_.metadata_version().empty()) w_.key("version").value(t_.metadata_version());
+    attrs(t_.metadata_attrs(), 0, t_.metadata_attrs().size());
+    w_.end_object();
+  }
+
+  void node(uint32_t n) {
+    w_.begin_object();
+    if (t_.id(n) || !f_.reference) {
+      w_.key("id");
+      u64(t_.id(n));
+    }
+    if (t_.name_id(n) || !f_.reference) w_.key("name").value(t_.name(n));
+    if (t_.type(n) || !f_.reference) {
+      w_.key("type");
+      std::string_view type = node_type_name(t_.type(n));
+      if (type.empty()) w_.value_int(t_.type(n)); else w_.value(type);
+    }
+    ids("ctrlDeps", t_.ctrl_deps(n));
+    ids("dataDeps", t_.data_deps(n));
+    if (t_.start_time_micros(n)) {
+      w_.key("startTimeMicros");
+      u64(t_.start_time_micros(n));
+    }
+    if (t_.duration_micros(n)) {
+      w_.key("durationMicros");
+      u64(t_.duration_micros(n));
+    }
+    if (t_.has_inputs(n)) io("inputs", t_.inputs(n));
+    if (t_.has_outputs(n)) io("outputs", t_.outputs(n));
+    attrs(t_.node_attrs(), t_.attr_begin(n), t_.attr_end(n));
+    w_.end_object();
+  }
+
+ private:
+  void u64(uint64_t v) {
+    if (f_.reference) {
+      scratch_.clear();
+      append_uint(scratch_, v);
+      w_.value(scratch_);
+    } else {
+      w_.value_uint(v);
+    }
+  }
+  void i64(int64_t v) {
+    if (f_.reference) {
+      scratch_.clear();
+      append_int(scratch_, v);
+      w_.value(scratch_);
+    } else {
+      w_.value_int(v);
+    }
+  }
+
+  void ids(std::string_view key, std::span<const uint64_t> list) {
+    if (list.empty()) return;
+    w_.key(key).begin_array();
+    for (uint64_t v : list) u64(v);
+    w_.end_array();
+  }
+
+  void io(std::string_view key, const IoStrings& s) {
+    w_.key(key).begin_object();
+    if (s.values) w_.key("values").value(t_.str(s.values));
+    if (s.shapes) w_.key("shapes").value(t_.str(s.shapes));
+    if (s.types) w_.key("types").value(t_.str(s.types));
+    w_.end_object();
+  }
+
+  void scalar(AttrKind k, uint64_t bits) {
+    switch (k) {
+      case AttrKind::Double: w_.value_double(double_of_bits(bits)); return;
+      case AttrKind::Float: w_.value_double(shortest_float32(float_of_bits(bits))); return;
+      case AttrKind::Int32: case AttrKind::Sint32: case AttrKind::Sfixed32:
+        w_.value_int(static_cast<int64_t>(bits));
+        return;
+      case AttrKind::Uint32: case AttrKind::Fixed32: w_.value_uint(bits); return;
+      case AttrKind::Int64: case AttrKind::Sint64: case AttrKind::Sfixed64:
+        i64(static_cast<int64_t>(bits));
+        return;
+      case AttrKind::Uint64: case AttrKind::Fixed64: u64(bits); return;
+      case AttrKind::Bool: w_.value(bits != 0); return;
+      case AttrKind::String: w_.value(t_.str(static_cast<StrId>(bits))); return;
+      case AttrKind::Bytes:
+        scratch_.clear();
+        append_base64(scratch_, t_.str(static_cast<StrId>(bits)));
+        w_.value(scratch_);
+        return;
+      default: return;
+    }
+  }
+
+  void attrs(const AttrTable& table, uint32_t begin, uint32_t end) {
+    if (begin == end) return;
+    w_.key("attr").begin_array();
+    for (uint32_t a = begin; a < end; ++a) {
+      w_.begin_object();
+      if (table.name(a) || !f_.reference) w_.key("name").value(t_.str(table.name(a)));
+      if (table.doc(a)) w_.key("docString").value(t_.str(table.doc(a)));
+      const AttrKind k = table.kind(a);
+      if (k != AttrKind::None) {
+        w_.key(attr_kind_json_name(k));
+        if (is_list(k)) {
+          w_.begin_object();
+          auto values = table.list(a);
+          if (!values.empty()) {  // an empty list message prints as {}
+            w_.key("values").begin_array();
+            for (uint64_t v : values) scalar(element_kind(k), v);
+            w_.end_array();
+          }
+          w_.end_object();
+        } else {
+          scalar(k, table.bits(a));
+        }
+      }
+      w_.end_object();
+    }
+    w_.end_array();
+  }
+
+  const Trace& t_;
+  JsonWriter& w_;
+  Flavor f_;
+  std::string scratch_;
+};
+
+void report(Progress* p, uint32_t n, uint32_t total) {
+  if ((n & 0xffff) == 0xffff) report_progress(p, "writing JSON", n, total);
+}
+
+}  // namespace
+
+void write_json(const Trace& t, ByteSink& out, const JsonOptions& options) {
+  switch (options.format) {
+    case JsonFormat::Reference: {
+      JsonWriter w(out, JsonStyle::python_indent(2, /*ascii_only=*/true));
+      NodeJson j(t, w, {true});
+      if (t.has_metadata()) j.metadata();
+      for (uint32_t n = 0; n < t.size(); ++n) {
+        j.node(n);
+        report(options.progress, n, t.size());
+      }
+      w.flush();
+      return;
+    }
+    case JsonFormat::Jsonl: {
+      JsonWriter w(out, JsonStyle::python_line());
+      NodeJson j(t, w, {false});
+      if (t.has_metadata()) {
+        w.begin_object().key("globalMetadata");
+        j.metadata();
+        w.end_object();
+        w.raw("\n");
+      }
+      for (uint32_t n = 0; n < t.size(); ++n) {
+        j.node(n);
+        w.raw("\n");
+        report(options.progress, n, t.size());
+      }
+      w.flush();
+      return;
+    }
+    case JsonFormat::Json: {
+      JsonWriter w(out, options.compact ? JsonStyle::compact() : JsonStyle::python_indent(2, false));
+      NodeJson j(t, w, {false});
+      w.begin_object();
+      if (t.has_metadata()) {
+        w.key("globalMetadata");
+        j.metadata();
+      }
+      w.key("nodes").begin_array();
+      for (uint32_t n = 0; n < t.size(); ++n) {
+        j.node(n);
+        report(options.progress, n, t.size());
+      }
+      w.end_array().end_object();
+      w.raw("\n");
+      w.flush();
+      return;
+    }
+  }
+}
+
+void write_json(const Trace& trace, const std::string& path, const JsonOptions& options) {
+  OutputFile out(path);
+  write_json(trace, out, options);
+  out.commit();
+}
+
+}  // namespace chakra

@@ -1,0 +1,266 @@
+#include "cli.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "chakra/error.h"
+#include "chakra/text.h"
+
+namespace cli {
+
+Args::Args(std::string prog, std::string description)
+    : prog_(std::move(prog)), description_(std::move(description)) {}
+
+Args& Args::flag(const std::string& name, const std::string& help) {
+  specs_.push_back({name, "", help, "", false, false, false, false});
+  return *this;
+}
+
+Args& Args::option(const std::string& name, const std::string& metavar, const std::string& help,
+                   const std::string& default_value, bool required) {
+  specs_.push_back({name, metavar, help, default_value, true, required, false, false});
+  return *this;
+}
+
+Args& Args::positional(const std::string& name, const std::string& help, bool required, bool repeated) {
+  specs_.push_back({name, name, help, "", true, required, true, repeated});
+  return *this;
+}
+
+Args& Args::epilog(const std::string& text) {
+  epilog_ = text;
+  return *this;
+}
+
+Args& Args::allow_abbreviations() {
+  abbreviations_ = true;
+  return *this;
+}
+
+const Args::Spec* Args::find_option(const std::string& name) const {
+  const Spec* prefix_match = nullptr;
+  int prefix_matches = 0;
+  for (const Spec& s : specs_) {
+    if (s.is_positional) continue;
+    if (s.name == name) return &s;
+    if (abbreviations_ && s.name.compare(0, name.size(), name) == 0) {
+      prefix_match = &s;
+      ++prefix_matches;
+    }
+  }
+  if (prefix_matches > 1) fail("ambiguous option: " + name);
+  return prefix_match;
+}
+
+void Args::parse(int argc, char** argv) {
+  std::vector<const Spec*> positional_specs;
+  for (const Spec& s : specs_)
+    if (s.is_positional) positional_specs.push_back(&s);
+  size_t next_positional = 0;
+  bool options_done = false;
+
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (!options_done && (arg == "-h" || arg == "--help")) {
+      std::cout << help();
+      std::exit(kOk);
+    }
+    if (!options_done && arg == "--") {
+      options_done = true;
+      continue;
+    }
+    if (!options_done && arg.size() > 1 && arg[0] == '-' && arg != "-") {
+      std::string name = arg, value;
+      bool inline_value = false;
+      if (auto eq = arg.find('='); eq != std::string::npos) {
+        name = arg.substr(0, eq);
+        value = arg.substr(eq + 1);
+        inline_value = true;
+      }
+      const Spec* spec = find_option(name);
+      if (!spec) fail("unrecognized argument: " + arg);
+      if (!spec->takes_value) {
+        if (inline_value) fail("option " + spec->name + " takes no value");
+        values_[spec->name] = "1";
+        continue;
+      }
+      if (!inline_value) {
+        if (i + 1 >= argc) fail("option " + spec->name + " expects a value (" + spec->metavar + ")");
+        value = argv[++i];
+      }
+      values_[spec->name] = value;
+      continue;
+    }
+    if (next_positional >= positional_specs.size()) fail("unexpected argument: " + arg);
+    const Spec* spec = positional_specs[next_positional];
+    positionals_[spec->name].push_back(arg);
+    if (!spec->repeated) ++next_positional;
+  }
+
+  std::vector<std::string> missing;
+  for (const Spec& s : specs_) {
+    if (!s.required) continue;
+    if (s.is_positional ? positionals_[s.name].empty() : !values_.count(s.name)) missing.push_back(s.name);
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    fail("missing required argument" + std::string(missing.size() > 1 ? "s: " : ": ") + list);
+  }
+}
+
+bool Args::has(const std::string& name) const { return values_.count(name) > 0; }
+
+const std::string& Args::get(const std::string& name) const {
+  if (auto it = values_.find(name); it != values_.end()) return it->second;
+  for (const Spec& s : specs_)
+    if (s.name == name) return s.default_value;
+  static const std::string empty;
+  return empty;
+}
+
+uint64_t Args::get_uint(const std::string& name) const {
+  const std::string& v = get(name);
+  char* end = nullptr;
+  unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || v[0] == '-') fail(name + " expects a non-negative integer, got '" + v + "'");
+  return n;
+}
+
+const std::vector<std::string>& Args::values(const std::string& positional) const {
+  static const std::vector<std::string> empty;
+  auto it = positionals_.find(positional);
+  return it == positionals_.end() ? empty : it->second;
+}
+
+std::string Args::usage() const {
+  std::string u = "usage: " + prog_ + " [-h]";
+  for (const Spec& s : specs_) {
+    if (s.is_positional) continue;
+    std::string part = s.name + (s.takes_value ? " " + s.metavar : "");
+    u += s.required ? " " + part : " [" + part + "]";
+  }
+  for (const Spec& s : specs_) {
+    if (!s.is_positional) continue;
+    std::string part = s.repeated ? s.name + " [" + s.name + " ...]" : s.name;
+    u += s.required ? " " + part : " [" + part + "]";
+  }
+  return u + "\n";
+}
+
+std::string Args::help() const {
+  std::string h = usage() + "\n" + description_ + "\n";
+  auto row = [&](const std::string& left, const std::string& text) {
+    std::string line = "  " + left;
+    if (line.size() < 24) line.resize(24, ' '); else line += "\n" + std::string(24, ' ');
+    h += line + text + "\n";
+  };
+  bool any_positional = false;
+  for (const Spec& s : specs_) any_positional |= s.is_positional;
+  if (any_positional) {
+    h += "\narguments:\n";
+    for (const Spec& s : specs_)
+      if (s.is_positional) row(s.name, s.help);
+  }
+  h += "\noptions:\n";
+  row("-h, --help", "show this help and exit");
+  for (const Spec& s : specs_) {
+    if (s.is_positional) continue;
+    std::string text = s.help;
+    if (!s.default_value.empty()) text += " (default: " + s.default_value + ")";
+    if (s.required) text += " (required)";
+    row(s.name + (s.takes_value ? " " + s.metavar : ""), text);
+  }
+  if (!epilog_.empty()) h += "\n" + epilog_ + "\n";
+  return h;
+}
+
+void Args::fail(const std::string& message) const {
+  std::cerr << usage() << prog_ << ": error: " << message << "\n";
+  std::exit(kUsage);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+std::atomic<int> g_interrupts{0};
+
+extern "C" void on_interrupt(int) {
+  if (g_interrupts.fetch_add(1) >= 1) {
+    std::signal(SIGINT, SIG_DFL);
+    std::raise(SIGINT);
+  }
+}
+}  // namespace
+
+void install_interrupt_handler() { std::signal(SIGINT, on_interrupt); }
+bool interrupted() { return g_interrupts.load() > 0; }
+
+TerminalProgress::TerminalProgress()
+    : tty_(::isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()), last_(start_) {}
+
+TerminalProgress::~TerminalProgress() { clear(); }
+
+bool TerminalProgress::report(std::string_view stage, uint64_t done, uint64_t total) {
+  if (interrupted()) return false;
+  if (!tty_) return true;
+  auto now = std::chrono::steady_clock::now();
+  // Quiet for quick work; then at most ten updates a second.
+  if (now - start_ < std::chrono::milliseconds(500) || now - last_ < std::chrono::milliseconds(100)) return true;
+  last_ = now;
+  std::string line = "\r" + std::string(stage);
+  if (total) {
+    char pct[16];
+    std::snprintf(pct, sizeof pct, " %3d%%", static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total)));
+    line += pct;
+  } else {
+    line += " " + std::to_string(done);
+  }
+  line += "  (Ctrl-C to stop)\x1b[K";
+  std::fputs(line.c_str(), stderr);
+  shown_ = true;
+  return true;
+}
+
+void TerminalProgress::clear() {
+  if (shown_) std::fputs("\r\x1b[K", stderr);
+  shown_ = false;
+}
+
+void add_read_options(Args& args) {
+  args.option("--metadata", "MODE",
+              "whether record 0 is a GlobalMetadata: auto (detect), present, absent", "auto");
+}
+
+chakra::ReadOptions read_options(const Args& args, chakra::Progress* progress) {
+  chakra::ReadOptions o;
+  const std::string& mode = args.get("--metadata");
+  if (mode == "auto") o.metadata = chakra::MetadataMode::Auto;
+  else if (mode == "present") o.metadata = chakra::MetadataMode::Present;
+  else if (mode == "absent") o.metadata = chakra::MetadataMode::Absent;
+  else args.fail("--metadata must be auto, present or absent, not '" + mode + "'");
+  o.progress = progress;
+  return o;
+}
+
+int run_guarded(const std::string& prog, int (*body)(const Args&), const Args& args) {
+  try {
+    return body(args);
+  } catch (const chakra::Cancelled&) {
+    std::cerr << "\n" << prog << ": interrupted; no output was written\n";
+    return kInterrupted;
+  } catch (const chakra::Error& e) {
+    std::cerr << prog << ": error: " << e.what() << "\n";
+    return kFailed;
+  } catch (const std::bad_alloc&) {
+    std::cerr << prog << ": error: out of memory\n";
+    return kFailed;
+  }
+}
+
+}  // namespace cli

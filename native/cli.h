@@ -1,0 +1,91 @@
+// Shared plumbing of the `chakra` command-line tool: argument parsing, exit codes, progress on
+// the terminal, Ctrl-C. Commands are thin: they parse arguments and call the core library.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "chakra/et_io.h"
+#include "chakra/progress.h"
+
+namespace cli {
+
+// Exit codes of every command.
+enum Exit : int {
+  kOk = 0,
+  kFailed = 1,       // the input is bad, or validation found errors
+  kUsage = 2,        // wrong command line (as Python's argparse, which the reference tools use)
+  kInterrupted = 130,
+};
+
+// Minimal option parser: "--name value", "--name=value", boolean flags, positionals.
+// --help/-h prints the help text and exits 0; mistakes print the usage line and exit 2.
+class Args {
+ public:
+  Args(std::string prog, std::string description);
+
+  Args& flag(const std::string& name, const std::string& help);
+  Args& option(const std::string& name, const std::string& metavar, const std::string& help,
+               const std::string& default_value = "", bool required = false);
+  Args& positional(const std::string& name, const std::string& help, bool required = true,
+                   bool repeated = false);
+  Args& epilog(const std::string& text);
+  // Unique prefixes of long options are accepted (as argparse does); used by drop-in aliases.
+  Args& allow_abbreviations();
+
+  void parse(int argc, char** argv);
+
+  bool has(const std::string& name) const;
+  const std::string& get(const std::string& name) const;
+  uint64_t get_uint(const std::string& name) const;
+  const std::vector<std::string>& values(const std::string& positional) const;
+
+  std::string usage() const;
+  std::string help() const;
+  [[noreturn]] void fail(const std::string& message) const;
+
+ private:
+  struct Spec {
+    std::string name, metavar, help, default_value;
+    bool takes_value, required, is_positional, repeated;
+  };
+  const Spec* find_option(const std::string& name) const;
+
+  std::string prog_, description_, epilog_;
+  bool abbreviations_ = false;
+  std::vector<Spec> specs_;
+  std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> positionals_;
+};
+
+// Shows "stage 42% ..." on stderr when it is a terminal and the work takes a while; asks the
+// work to stop after Ctrl-C.
+class TerminalProgress : public chakra::Progress {
+ public:
+  TerminalProgress();
+  ~TerminalProgress() override;
+  bool report(std::string_view stage, uint64_t done, uint64_t total) override;
+  void clear();
+
+ private:
+  bool tty_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
+// Installs the Ctrl-C handler: the first press asks running work to stop (outputs are not left
+// half-written), a second one kills the process.
+void install_interrupt_handler();
+bool interrupted();
+
+// Reader options shared by commands that read .et files ("--metadata auto|present|absent").
+void add_read_options(Args& args);
+chakra::ReadOptions read_options(const Args& args, chakra::Progress* progress);
+
+// Runs a command body, turning chakra::Error into "chakra <cmd>: message" and exit 1, and
+// chakra::Cancelled into exit 130.
+int run_guarded(const std::string& prog, int (*body)(const Args&), const Args& args);
+
+}  // namespace cli

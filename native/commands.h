@@ -1,0 +1,8 @@
+// Entry points of the `chakra` subcommands; argv excludes the program and command names.
+#pragma once
+
+int cmd_info(int argc, char** argv);
+int cmd_validate(int argc, char** argv);
+int cmd_jsonize(int argc, char** argv);
+int cmd_dejsonize(int argc, char** argv);
+int cmd_reference_jsonizer(int argc, char** argv);

@@ -1,0 +1,259 @@
+// The `chakra` command line, run as a user would: exit codes, messages, outputs on disk.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "test_support.h"
+
+using namespace testing_support;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string out, err;
+};
+
+// Runs the chakra binary (or one of its alias links) with `args`.
+Result run(const std::vector<std::string>& args, const std::string& program = CHAKRA_BIN) {
+  const std::string dir = temp_dir();
+  const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out, 1);
+    dup2(err, 2);
+    std::vector<char*> argv{const_cast<char*>(program.c_str())};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(program.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), read_raw(out_path), read_raw(err_path)};
+}
+
+std::string alias(const std::string& name) { return fs::path(CHAKRA_BIN).parent_path().string() + "/" + name; }
+std::string example(int rank) {
+  return std::string(CHAKRA_SOURCE_DIR) + "/assets/examples/pytorch_2rank/chakra_trace." + std::to_string(rank) + ".et.gz";
+}
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(Cli, HelpAndUsageErrors) {
+  Result r = run({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* cmd : {"info", "validate", "jsonize", "dejsonize", "chakra_jsonizer"}) EXPECT_TRUE(contains(r.out, cmd)) << cmd;
+  EXPECT_EQ(run({}).exit_code, 2);
+  r = run({"frobnicate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "unknown command 'frobnicate'"));
+  for (const char* cmd : {"info", "validate", "jsonize", "dejsonize"}) {
+    r = run({cmd, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << cmd;
+    EXPECT_TRUE(contains(r.out, std::string("usage: chakra ") + cmd)) << r.out;
+    r = run({cmd});
+    EXPECT_EQ(r.exit_code, 2) << cmd;
+    EXPECT_TRUE(contains(r.err, "missing required argument")) << r.err;
+  }
+  r = run({"info", "--colour", example(0)});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "unrecognized argument: --colour"));
+  r = run({"jsonize", "--format", "yaml", example(0)});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "--format must be json, jsonl or reference"));
+}
+
+TEST(Cli, InfoOnTheBundledExample) {
+  Result r = run({"info", example(0)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "1634  (ids 0..1633, ascending)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "ALL_REDUCE")) << r.out;
+  EXPECT_TRUE(contains(r.out, "1.1.1-chakra.0.0.4")) << r.out;
+
+  r = run({"info", "--json", example(0), example(1)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2u);
+  for (const auto& f : j) {
+    EXPECT_EQ(f["summary"]["nodes"], 1634);
+    EXPECT_EQ(f["summary"]["collectives"]["ALL_REDUCE"]["count"], 2);
+    EXPECT_EQ(f["summary"]["node_types"]["COMP_NODE"]["nodes"], 1632);
+    EXPECT_TRUE(f["gzip"].get<bool>());
+  }
+}
+
+TEST(Cli, ValidateExitCodes) {
+  Result r = run({"validate", example(0), example(1)});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "0 errors, 0 warnings - OK"));
+
+  const std::string bad = shared("reference/chakra/inputs/chakra.0.et.gz");
+  r = run({"validate", "--max-per-code", "2", bad});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.out, "[dangling-ctrl-dep] node id 216")) << r.out;
+  EXPECT_TRUE(contains(r.out, "[dangling-ctrl-dep] ... and")) << r.out;
+
+  r = run({"validate", "--json", bad, example(0)});
+  EXPECT_EQ(r.exit_code, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j[0]["ok"].get<bool>());
+  EXPECT_GT(j[0]["report"]["counts"]["dangling-ctrl-dep"].get<int>(), 0);
+  EXPECT_TRUE(j[1]["ok"].get<bool>());
+}
+
+TEST(Cli, JsonizeReferenceAndTheDropInAlias) {
+  const std::string in = shared("reference/chakra/inputs/chakra.0.et.gz");
+  const std::string want = read_decompressed(shared("reference/chakra/outputs/jsonizer/chakra.0.et.json.gz"));
+  const std::string dir = temp_dir();
+
+  Result r = run({"jsonize", "--format", "reference", in, dir + "/a.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(read_raw(dir + "/a.json") == want);
+
+  r = run({"--input_filename", in, "--output_filename", dir + "/b.json"}, alias("chakra_jsonizer"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(read_raw(dir + "/b.json") == want);
+
+  r = run({"--input=" + in, "--output", dir + "/c.json"}, alias("chakra_jsonizer"));  // argparse-style prefixes
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(read_raw(dir + "/c.json") == want);
+
+  r = run({"--input_filename", in}, alias("chakra_jsonizer"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "missing required argument: --output_filename")) << r.err;
+}
+
+TEST(Cli, JsonizeThenDejsonizeGivesTheSameBytes) {
+  const std::string dir = temp_dir();
+  const std::string original = read_decompressed(example(1));
+  for (const char* format : {"json", "jsonl", "reference"}) {
+    SCOPED_TRACE(format);
+    const std::string json = dir + "/t." + format + ".gz";
+    ASSERT_EQ(run({"jsonize", "--format", format, example(1), json}).exit_code, 0);
+    Result r = run({"dejsonize", json, dir + "/back.et"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(read_raw(dir + "/back.et") == original);
+  }
+  // Standard output when no OUT is given.
+  Result r = run({"jsonize", "--compact", example(1)});
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["nodes"].size(), 1634u);
+}
+
+std::string gzip_bomb(size_t zeros) {
+  std::string out;
+  z_stream z{};
+  deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY);
+  std::vector<unsigned char> zero(1 << 20, 0), buf(1 << 16);
+  for (size_t done = 0; done < zeros; done += zero.size()) {
+    z.next_in = zero.data();
+    z.avail_in = static_cast<uInt>(zero.size());
+    int flush = done + zero.size() >= zeros ? Z_FINISH : Z_NO_FLUSH;
+    do {
+      z.next_out = buf.data();
+      z.avail_out = static_cast<uInt>(buf.size());
+      deflate(&z, flush);
+      out.append(reinterpret_cast<char*>(buf.data()), buf.size() - z.avail_out);
+    } while (z.avail_out == 0);
+  }
+  deflateEnd(&z);
+  return out;
+}
+
+TEST(Cli, BadInputsGiveClearErrorsAndNoOutput) {
+  const std::string dir = temp_dir();
+  const std::string good = read_decompressed(example(0));
+  std::mt19937 rng(3);
+  std::string random(10000, '\0');
+  for (char& c : random) c = static_cast<char>(rng());
+  struct Case {
+    const char* file;
+    std::string bytes;
+    const char* expected;
+  } cases[] = {
+      {"truncated.et", good.substr(0, good.size() / 2), "bytes left in the file (truncated"},
+      {"random.et", random, "random.et: record 1 at byte 0:"},
+      {"huge_length.et", std::string("\xff\xff\xff\x7f", 4) + "abc", "exceeds the 3 bytes left in the file"},
+      {"bomb.et.gz", gzip_bomb(200u << 20), "refusing a likely gzip bomb"},
+      {"empty.et", "", "empty file (0 bytes): not a Chakra trace"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.file);
+    const std::string path = dir + "/" + c.file;
+    write_raw(path, c.bytes);
+    for (const char* cmd : {"info", "validate"}) {
+      Result r = run({cmd, path});
+      EXPECT_EQ(r.exit_code, 1) << cmd;
+      EXPECT_TRUE(contains(r.err + r.out, c.expected)) << r.err << r.out;
+      EXPECT_TRUE(contains(r.err + r.out, path)) << r.err << r.out;
+    }
+    const std::string out = dir + "/out.json";
+    Result r = run({"jsonize", path, out});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_TRUE(contains(r.err, "chakra jsonize: error: " + path)) << r.err;
+    EXPECT_FALSE(fs::exists(out)) << "no output may be left behind";
+  }
+  Result r = run({"info", dir});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, dir + ": is a directory, not a file")) << r.err;
+  // Only the inputs remain: no temporary outputs left anywhere in the directory.
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
+  EXPECT_EQ(files, std::size(cases));
+
+  write_raw(dir + "/bad.json", "{\"nodes\": [{\"id\": 1, \"typo\": 2}]}");
+  r = run({"dejsonize", dir + "/bad.json", dir + "/bad.et"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "bad.json:1:12: node 0 (id 1): unknown key \"typo\"")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/bad.et"));
+}
+
+TEST(Cli, CtrlCStopsWithoutLeavingOutput) {
+  // The input is a FIFO so the interrupt arrives, deterministically, while the command is
+  // already running and waiting for data.
+  const std::string dir = temp_dir();
+  const std::string fifo = dir + "/in.et", out = dir + "/out.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    execl(CHAKRA_BIN, CHAKRA_BIN, "jsonize", fifo.c_str(), out.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int w = ::open(fifo.c_str(), O_WRONLY);  // returns once chakra has opened the FIFO
+  ASSERT_GE(w, 0);
+  usleep(100 * 1000);
+  kill(pid, SIGINT);
+  // chakra stops reading once it notices the interrupt, so the rest of the write may fail.
+  signal(SIGPIPE, SIG_IGN);
+  const std::string bytes = read_decompressed(example(0));
+  for (size_t done = 0; done < bytes.size();) {
+    ssize_t n = ::write(w, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(w);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_FALSE(fs::exists(out));
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) files += !e.is_fifo();
+  EXPECT_EQ(files, 0u) << "temporary output left behind";
+}
+
+}  // namespace

@@ -1,0 +1,38 @@
+// Helpers shared by the test suites: where the reference data lives, file listing, bytes.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "chakra/et_io.h"
+
+namespace testing_support {
+
+// ../shared (reference traces and outputs). Exits the test program with a clear message if it
+// is missing: tests that need it must fail loudly, not skip.
+const std::string& shared_dir();
+std::string shared(const std::string& relative);
+// tests/data (small fixtures committed with the project).
+std::string test_data(const std::string& relative);
+
+// Files under `dir` (recursively) whose names end with one of `suffixes`, sorted.
+std::vector<std::string> find_files(const std::string& dir, const std::vector<std::string>& suffixes);
+// Every Chakra trace in the shared corpus: *.et, *.et.gz, *.eg under data/ and reference/.
+std::vector<std::string> all_shared_traces();
+
+std::string read_raw(const std::string& path);          // bytes as stored
+std::string read_decompressed(const std::string& path);  // gunzipped if gzip
+void write_raw(const std::string& path, const std::string& bytes);
+
+inline std::span<const uint8_t> as_bytes(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+chakra::Trace decode(const std::string& bytes, const std::string& name = "test.et",
+                     const chakra::ReadOptions& options = {});
+
+// A fresh empty directory for the calling test.
+std::string temp_dir();
+
+}  // namespace testing_support
