@@ -35,6 +35,7 @@ class Args {
   // Unique prefixes of long options are accepted (as argparse does); used by drop-in aliases.
   Args& allow_abbreviations();
 
+  // Parses the arguments that follow the program/command name.
   void parse(int argc, char** argv);
 
   bool has(const std::string& name) const;

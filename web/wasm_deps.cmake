@@ -31,7 +31,8 @@ chakra_find_source(ZLIB_SOURCE_DIR "zlib-*")
 add_library(zlib_wasm STATIC
   ${ZLIB_SOURCE_DIR}/adler32.c ${ZLIB_SOURCE_DIR}/crc32.c ${ZLIB_SOURCE_DIR}/deflate.c
   ${ZLIB_SOURCE_DIR}/inflate.c ${ZLIB_SOURCE_DIR}/inftrees.c ${ZLIB_SOURCE_DIR}/inffast.c
-  ${ZLIB_SOURCE_DIR}/trees.c ${ZLIB_SOURCE_DIR}/zutil.c)
+  ${ZLIB_SOURCE_DIR}/trees.c ${ZLIB_SOURCE_DIR}/zutil.c ${ZLIB_SOURCE_DIR}/compress.c
+  ${ZLIB_SOURCE_DIR}/uncompr.c)
 target_include_directories(zlib_wasm SYSTEM PUBLIC ${ZLIB_SOURCE_DIR})
 target_compile_definitions(zlib_wasm PRIVATE HAVE_UNISTD_H HAVE_STDARG_H)
 target_compile_options(zlib_wasm PRIVATE -w)

@@ -60,7 +60,7 @@ StrId StringPool::intern(std::string_view s) {
   if (table_[slot] != 0) return table_[slot] - 1;
 
   const StrId id = static_cast<StrId>(size());
-  chars_.insert(chars_.end(), s.begin(), s.end());
+  chars_.append(std::span(s.data(), s.size()));
   offsets_.push_back(chars_.size());
   hashes_.push_back(h);
   table_[slot] = id + 1;

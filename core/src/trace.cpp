@@ -105,8 +105,7 @@ uint32_t AttrTable::append(const AttrDrafts& d) {
     kind_.push_back(a.kind);
     if (is_list(a.kind)) {
       const uint32_t begin = checked_offset(list_pool_.size(), "attribute list elements");
-      list_pool_.insert(list_pool_.end(), d.elems.begin() + a.list_begin,
-                        d.elems.begin() + a.list_begin + a.list_len);
+      list_pool_.append(std::span(d.elems).subspan(a.list_begin, a.list_len));
       checked_offset(list_pool_.size(), "attribute list elements");
       bits_.push_back(begin | (uint64_t{a.list_len} << 32));
     } else {
@@ -200,8 +199,8 @@ uint32_t Trace::append(const NodeDraft& d) {
   type_.push_back(d.type);
   start_.push_back(d.start_time_micros);
   duration_.push_back(d.duration_micros);
-  ctrl_.insert(ctrl_.end(), d.ctrl_deps.begin(), d.ctrl_deps.end());
-  data_.insert(data_.end(), d.data_deps.begin(), d.data_deps.end());
+  ctrl_.append(d.ctrl_deps);
+  data_.append(d.data_deps);
   ctrl_off_.push_back(checked_offset(ctrl_.size(), "control dependencies"));
   data_off_.push_back(checked_offset(data_.size(), "data dependencies"));
   flags_.push_back(static_cast<uint8_t>((d.has_inputs ? kHasInputs : 0) | (d.has_outputs ? kHasOutputs : 0) |

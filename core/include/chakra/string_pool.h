@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "chakra/column.h"
+
 namespace chakra {
 
 using StrId = uint32_t;
@@ -21,7 +23,7 @@ class StringPool {
   bool find(std::string_view s, StrId* id) const;
   // Valid until the next intern() (the backing buffer may move).
   std::string_view view(StrId id) const {
-    return {chars_.data() + offsets_[id], offsets_[id + 1] - offsets_[id]};
+    return {chars_.data() + offsets_[id], static_cast<size_t>(offsets_[id + 1] - offsets_[id])};
   }
 
   size_t size() const { return offsets_.size() - 1; }
@@ -31,9 +33,9 @@ class StringPool {
   void grow_table();
   size_t slot_of(std::string_view s, uint32_t hash) const;
 
-  std::vector<char> chars_;
-  std::vector<uint64_t> offsets_;  // string i is chars_[offsets_[i], offsets_[i+1])
-  std::vector<uint32_t> hashes_;   // per string, to skip most byte comparisons
+  Column<char> chars_;
+  Column<uint64_t> offsets_;  // string i is chars_[offsets_[i], offsets_[i+1])
+  Column<uint32_t> hashes_;   // per string, to skip most byte comparisons
   std::vector<uint32_t> table_;    // open addressing; 0 = empty slot, else id + 1
 };
 

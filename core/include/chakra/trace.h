@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "chakra/column.h"
 #include "chakra/schema.h"
 #include "chakra/string_pool.h"
 
@@ -122,11 +123,11 @@ class AttrTable {
   size_t memory_bytes() const;
 
  private:
-  std::vector<StrId> name_;
-  std::vector<StrId> doc_;
-  std::vector<AttrKind> kind_;
-  std::vector<uint64_t> bits_;        // scalar bits, or list position: begin | count << 32
-  std::vector<uint64_t> list_pool_;
+  Column<StrId> name_;
+  Column<StrId> doc_;
+  Column<AttrKind> kind_;
+  Column<uint64_t> bits_;        // scalar bits, or list position: begin | count << 32
+  Column<uint64_t> list_pool_;
   std::vector<std::pair<uint32_t, std::pair<uint32_t, uint32_t>>> unknown_;  // attr → blob range
   std::string unknown_blob_;
 };
@@ -239,19 +240,19 @@ class Trace {
   AttrTable metadata_attrs_;
   std::string metadata_unknown_;
 
-  std::vector<uint64_t> id_;
-  std::vector<StrId> name_;
-  std::vector<int32_t> type_;
-  std::vector<uint64_t> start_;
-  std::vector<uint64_t> duration_;
-  std::vector<uint32_t> ctrl_off_{0};
-  std::vector<uint32_t> data_off_{0};
-  std::vector<uint32_t> attr_off_{0};
-  std::vector<uint64_t> ctrl_;
-  std::vector<uint64_t> data_;
-  std::vector<uint8_t> flags_;
-  std::vector<IoStrings> inputs_;
-  std::vector<IoStrings> outputs_;
+  Column<uint64_t> id_;
+  Column<StrId> name_;
+  Column<int32_t> type_;
+  Column<uint64_t> start_;
+  Column<uint64_t> duration_;
+  Column<uint32_t> ctrl_off_{0};
+  Column<uint32_t> data_off_{0};
+  Column<uint32_t> attr_off_{0};
+  Column<uint64_t> ctrl_;
+  Column<uint64_t> data_;
+  Column<uint8_t> flags_;
+  Column<IoStrings> inputs_;
+  Column<IoStrings> outputs_;
   AttrTable attrs_;
 
   std::vector<std::pair<uint32_t, std::pair<uint32_t, uint32_t>>> unknown_;  // node → blob range

@@ -1,0 +1,195 @@
+// chakra_bench: load and jsonize speed and peak memory on a large trace.
+//
+// Builds a ≥250k-node trace by replicating a real one (the linked ResNet rank from the reference
+// outputs, 16 copies with shifted ids, as the reference timings' "resnet_x16" input), then
+//   1. decodes it in-process (best of N, CPU time) → MB/s of .et;
+//   2. jsonizes it in-process in the reference format into a counting sink;
+//   3. runs the real CLI (`chakra jsonize --format reference`, `chakra validate`) as child
+//      processes and reads their CPU time and peak RSS from the kernel.
+// The reference jsonizer's CPU time on its resnet_x16 input is read from the reference timings
+// table, so every ratio printed is against a measured figure.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "chakra/et_io.h"
+#include "chakra/et_json.h"
+#include "chakra/text.h"
+#include "cli.h"
+
+namespace {
+
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+class CountingSink : public chakra::ByteSink {
+ public:
+  void write(const void*, size_t n) override { bytes += n; }
+  using ByteSink::write;
+  uint64_t bytes = 0;
+};
+
+// Appends `copies` copies of `input`'s nodes to one trace, shifting ids (and dependencies) so
+// that the copies stay disjoint.
+chakra::Trace replicate(const std::string& input, int copies) {
+  chakra::Trace out;
+  std::vector<chakra::NodeDraft> nodes;
+  {
+    chakra::EtReader reader(chakra::open_input(input));
+    reader.read_metadata(out);
+    chakra::NodeDraft d;
+    while (reader.next_node(out, d)) nodes.push_back(d);
+  }
+  uint64_t span = 0;
+  for (const auto& d : nodes) span = std::max(span, d.id + 1);
+  out.reserve(nodes.size() * copies);
+  chakra::NodeDraft shifted;
+  for (int c = 0; c < copies; ++c) {
+    const uint64_t offset = span * static_cast<uint64_t>(c);
+    for (const auto& d : nodes) {
+      shifted = d;
+      shifted.id += offset;
+      for (auto& dep : shifted.ctrl_deps) dep += offset;
+      for (auto& dep : shifted.data_deps) dep += offset;
+      out.append(shifted);
+    }
+  }
+  return out;
+}
+
+struct ChildRun {
+  double wall_s = 0, cpu_s = 0;
+  uint64_t max_rss_bytes = 0;
+  int exit_code = -1;
+};
+
+ChildRun run_child(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  auto start = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  if (pid == 0) {
+    freopen("/dev/null", "w", stdout);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  ChildRun r;
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.cpu_s = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec * 1e-6;
+  r.max_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+// CPU seconds of the reference tool for `label` in the reference timings table, or 0.
+double reference_cpu_seconds(const std::string& label) {
+  std::ifstream in(std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/timings.tsv");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string name, wall, cpu;
+    if (std::getline(fields, name, '\t') && name == label && std::getline(fields, wall, '\t') &&
+        std::getline(fields, cpu, '\t'))
+      return std::stod(cpu);
+  }
+  return 0;
+}
+
+template <class F>
+double best_cpu_seconds(int repeat, F&& work) {
+  double best = 1e300;
+  for (int i = 0; i < repeat; ++i) {
+    double t0 = cpu_seconds();
+    work();
+    best = std::min(best, cpu_seconds() - t0);
+  }
+  return best;
+}
+
+int bench(const cli::Args& args) {
+  const int copies = static_cast<int>(args.get_uint("--copies"));
+  const int repeat = static_cast<int>(std::max<uint64_t>(1, args.get_uint("--repeat")));
+  const std::string work = args.get("--work");
+  const std::string chakra = args.get("--chakra");
+  std::filesystem::create_directories(work);
+  const std::string trace_path = work + "/resnet_x" + std::to_string(copies) + ".et";
+
+  {
+    chakra::Trace big = replicate(args.get("--input"), copies);
+    chakra::write_et(big, trace_path);
+  }
+  // The CLI runs come first, while this process is small: a forked child starts with its
+  // parent's resident pages counted in its peak RSS.
+  const std::string json_path = work + "/resnet_x" + std::to_string(copies) + ".json";
+  ChildRun cli_jsonize = run_child({chakra, "jsonize", "--format", "reference", trace_path, json_path});
+  ChildRun cli_validate = run_child({chakra, "validate", trace_path});
+  ChildRun cli_info = run_child({chakra, "info", trace_path});
+
+  const std::string bytes = chakra::read_file(trace_path);
+  const double mb = static_cast<double>(bytes.size()) / 1e6;
+
+  uint32_t nodes = 0;
+  const std::span<const uint8_t> view(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  const double decode_s = best_cpu_seconds(repeat, [&] {
+    nodes = chakra::read_et(chakra::memory_input(view, trace_path)).size();
+  });
+  chakra::Trace trace = chakra::read_et(chakra::memory_input(view, trace_path));
+  CountingSink json_sink;
+  const double jsonize_s = best_cpu_seconds(repeat, [&] {
+    json_sink.bytes = 0;
+    chakra::write_json(trace, json_sink, {.format = chakra::JsonFormat::Reference});
+  });
+
+  const double reference_s = reference_cpu_seconds("jsonize_resnet_x16");
+
+  std::printf("input          %s x %d → %s\n", args.get("--input").c_str(), copies, trace_path.c_str());
+  std::printf("trace          %u nodes, %.1f MB (.et, uncompressed)\n", nodes, mb);
+  std::printf("decode         %.3f s CPU  = %.0f MB/s, %.2f M nodes/s (best of %d, in memory)\n", decode_s,
+              mb / decode_s, nodes / decode_s / 1e6, repeat);
+  std::printf("jsonize        %.3f s CPU  (reference format, %.1f MB of JSON, in memory)\n", jsonize_s,
+              json_sink.bytes / 1e6);
+  auto child = [&](const char* label, const ChildRun& r) {
+    std::printf("%-14s %.3f s CPU, %.3f s wall, peak RSS %s = %.2f x the .et file, exit %d\n", label, r.cpu_s,
+                r.wall_s, chakra::format_bytes(r.max_rss_bytes).c_str(),
+                static_cast<double>(r.max_rss_bytes) / static_cast<double>(bytes.size()), r.exit_code);
+  };
+  child("chakra jsonize", cli_jsonize);
+  child("chakra validate", cli_validate);
+  child("chakra info", cli_info);
+  if (reference_s > 0 && copies == 16)
+    std::printf("vs reference   chakra_jsonizer on resnet_x16: %.2f s CPU → chakra jsonize is %.0fx faster\n",
+                reference_s, reference_s / cli_jsonize.cpu_s);
+  std::filesystem::remove(json_path);
+  const bool ok = cli_jsonize.exit_code == 0 && cli_info.exit_code == 0 && cli_validate.exit_code <= 1;
+  return ok ? cli::kOk : cli::kFailed;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string self_dir = std::filesystem::path(argv[0]).parent_path().string();
+  cli::Args args("chakra_bench", "Decode/jsonize speed and peak memory of chakra on a replicated real trace.");
+  args.option("--input", "ET", "trace to replicate",
+              std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz")
+      .option("--copies", "N", "copies of the input in the benchmark trace", "16")
+      .option("--repeat", "N", "in-process runs; the best is reported", "3")
+      .option("--work", "DIR", "where the benchmark trace is written", "build/bench")
+      .option("--chakra", "BIN", "the chakra binary to time", (self_dir.empty() ? "." : self_dir) + "/../native/chakra");
+  args.parse(argc - 1, argv + 1);
+  return cli::run_guarded("chakra_bench", bench, args);
+}
