@@ -3,9 +3,10 @@
 // Builds a ≥250k-node trace by replicating a real one (the linked ResNet rank from the reference
 // outputs, 16 copies with shifted ids, as the reference timings' "resnet_x16" input), then
 //   1. decodes it in-process (best of N, CPU time) → MB/s of .et;
-//   2. jsonizes it in-process in the reference format into a counting sink;
-//   3. runs the real CLI (`chakra jsonize --format reference`, `chakra validate`) as child
-//      processes and reads their CPU time and peak RSS from the kernel.
+//   2. jsonizes it in-process (streaming decode + reference-format JSON) into a counting sink;
+//   3. runs the real CLI (`chakra jsonize --format reference` to a file, `chakra validate`,
+//      `chakra info`) as child processes, best of N, and reads their CPU time (user + system)
+//      and peak RSS from the kernel.
 // The reference jsonizer's CPU time on its resnet_x16 input is read from the reference timings
 // table, so every ratio printed is against a measured figure.
 #include <sys/resource.h>
@@ -69,7 +70,7 @@ chakra::Trace replicate(const std::string& input, int copies) {
 }
 
 struct ChildRun {
-  double wall_s = 0, cpu_s = 0;
+  double wall_s = 0, cpu_s = 0, user_s = 0;  // cpu_s = user + system
   uint64_t max_rss_bytes = 0;
   int exit_code = -1;
 };
@@ -90,7 +91,8 @@ ChildRun run_child(const std::vector<std::string>& argv) {
   wait4(pid, &status, 0, &usage);
   ChildRun r;
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  r.cpu_s = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec * 1e-6;
+  r.user_s = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6;
+  r.cpu_s = r.user_s + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec * 1e-6;
   r.max_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
@@ -136,9 +138,17 @@ int bench(const cli::Args& args) {
   // The CLI runs come first, while this process is small: a forked child starts with its
   // parent's resident pages counted in its peak RSS.
   const std::string json_path = work + "/resnet_x" + std::to_string(copies) + ".json";
-  ChildRun cli_jsonize = run_child({chakra, "jsonize", "--format", "reference", trace_path, json_path});
-  ChildRun cli_validate = run_child({chakra, "validate", trace_path});
-  ChildRun cli_info = run_child({chakra, "info", trace_path});
+  auto best_run = [&](const std::vector<std::string>& argv) {
+    ChildRun best;
+    for (int i = 0; i < repeat; ++i) {
+      ChildRun r = run_child(argv);
+      if (i == 0 || r.cpu_s < best.cpu_s) best = r;
+    }
+    return best;
+  };
+  ChildRun cli_jsonize = best_run({chakra, "jsonize", "--format", "reference", trace_path, json_path});
+  ChildRun cli_validate = best_run({chakra, "validate", trace_path});
+  ChildRun cli_info = best_run({chakra, "info", trace_path});
 
   const std::string bytes = chakra::read_file(trace_path);
   const double mb = static_cast<double>(bytes.size()) / 1e6;
@@ -148,33 +158,33 @@ int bench(const cli::Args& args) {
   const double decode_s = best_cpu_seconds(repeat, [&] {
     nodes = chakra::read_et(chakra::memory_input(view, trace_path)).size();
   });
-  chakra::Trace trace = chakra::read_et(chakra::memory_input(view, trace_path));
   CountingSink json_sink;
   const double jsonize_s = best_cpu_seconds(repeat, [&] {
     json_sink.bytes = 0;
-    chakra::write_json(trace, json_sink, {.format = chakra::JsonFormat::Reference});
+    chakra::jsonize_et(chakra::memory_input(view, trace_path), json_sink, {.format = chakra::JsonFormat::Reference});
   });
 
   const double reference_s = reference_cpu_seconds("jsonize_resnet_x16");
 
-  std::printf("input          %s x %d → %s\n", args.get("--input").c_str(), copies, trace_path.c_str());
-  std::printf("trace          %u nodes, %.1f MB (.et, uncompressed)\n", nodes, mb);
-  std::printf("decode         %.3f s CPU  = %.0f MB/s, %.2f M nodes/s (best of %d, in memory)\n", decode_s,
+  std::printf("input           %s x %d → %s\n", args.get("--input").c_str(), copies, trace_path.c_str());
+  std::printf("trace           %u nodes, %.1f MB (.et, uncompressed)\n", nodes, mb);
+  std::printf("decode          %.3f s CPU  = %.0f MB/s, %.2f M nodes/s (best of %d, in memory)\n", decode_s,
               mb / decode_s, nodes / decode_s / 1e6, repeat);
-  std::printf("jsonize        %.3f s CPU  (reference format, %.1f MB of JSON, in memory)\n", jsonize_s,
+  std::printf("jsonize         %.3f s CPU  (decode + reference-format JSON, %.1f MB, in memory)\n", jsonize_s,
               json_sink.bytes / 1e6);
   auto child = [&](const char* label, const ChildRun& r) {
-    std::printf("%-14s %.3f s CPU, %.3f s wall, peak RSS %s = %.2f x the .et file, exit %d\n", label, r.cpu_s,
-                r.wall_s, chakra::format_bytes(r.max_rss_bytes).c_str(),
+    std::printf("%-15s %.3f s CPU (%.3f user), %.3f s wall, peak RSS %s = %.2f x the .et file, exit %d\n", label,
+                r.cpu_s, r.user_s, r.wall_s, chakra::format_bytes(r.max_rss_bytes).c_str(),
                 static_cast<double>(r.max_rss_bytes) / static_cast<double>(bytes.size()), r.exit_code);
   };
   child("chakra jsonize", cli_jsonize);
   child("chakra validate", cli_validate);
   child("chakra info", cli_info);
   if (reference_s > 0 && copies == 16)
-    std::printf("vs reference   chakra_jsonizer on resnet_x16: %.2f s CPU → chakra jsonize is %.0fx faster\n",
-                reference_s, reference_s / cli_jsonize.cpu_s);
+    std::printf("vs reference    chakra_jsonizer on resnet_x16: %.2f s CPU → chakra jsonize is %.0fx faster"
+                " (%.0fx in memory)\n", reference_s, reference_s / cli_jsonize.cpu_s, reference_s / jsonize_s);
   std::filesystem::remove(json_path);
+  // validate exits 1 when it finds errors (the converted ResNet trace has some); 2+ is a failure.
   const bool ok = cli_jsonize.exit_code == 0 && cli_info.exit_code == 0 && cli_validate.exit_code <= 1;
   return ok ? cli::kOk : cli::kFailed;
 }

@@ -43,6 +43,9 @@ void print_text(const Loaded& l, const chakra::TraceSummary& s) {
     if (!s.schema.empty()) std::cout << ", schema \"" << s.schema << "\"";
     std::cout << "\n";
   }
+  if (s.legacy_schema)
+    std::cout << row("schema") << "pre-0.0.4 Chakra execution graph (.eg): its field numbers differ from today's\n"
+              << row("") << "schema, so the types and fields below are misread; regenerate the trace\n";
   std::cout << row("nodes") << s.nodes;
   if (s.nodes) std::cout << "  (ids " << s.min_id << ".." << s.max_id << (s.ids_ascending ? ", ascending" : ", not in ascending order") << ")";
   std::cout << "\n";

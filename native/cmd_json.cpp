@@ -16,20 +16,20 @@ chakra::JsonFormat parse_format(const cli::Args& args) {
   args.fail("--format must be json, jsonl or reference, not '" + f + "'");
 }
 
-void warn_lossy(const chakra::Trace& t, const std::string& prog) {
-  if (t.has_unknown_fields() || t.dropped_unknown_fields())
-    std::cerr << prog << ": warning: the trace has fields outside the Chakra schema; JSON cannot carry them\n";
-  if (!t.has_metadata())
-    std::cerr << prog << ": note: the trace has no GlobalMetadata record; none is written\n";
-}
-
+// Streams node by node, so memory stays flat however large the trace is.
 void jsonize(const std::string& in, const std::string& out, chakra::JsonOptions options, const cli::Args& args,
              const std::string& prog) {
   cli::TerminalProgress progress;
-  chakra::Trace trace = chakra::read_et(in, cli::read_options(args, &progress));
-  warn_lossy(trace, prog);
+  chakra::ReadOptions read = cli::read_options(args, nullptr);
   options.progress = &progress;
-  chakra::write_json(trace, out, options);
+  chakra::OutputFile sink(out);
+  chakra::JsonizeStats stats = chakra::jsonize_et(chakra::open_input(in, read.input), sink, options, read);
+  sink.commit();
+  progress.clear();
+  if (stats.unknown_fields)
+    std::cerr << prog << ": warning: the trace has fields outside the Chakra schema; JSON cannot carry them\n";
+  if (!stats.has_metadata)
+    std::cerr << prog << ": note: the trace has no GlobalMetadata record; none is written\n";
 }
 
 int run_jsonize(const cli::Args& args) {

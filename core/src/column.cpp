@@ -1,25 +1,58 @@
 #include "chakra/column.h"
 
-#include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #if defined(__linux__) && !defined(__EMSCRIPTEN__)
 #include <sys/mman.h>
+#define CHAKRA_COLUMN_MMAP 1
 #endif
 
 namespace chakra::detail {
 
-void advise_large_block(void* data, size_t bytes) {
-#if defined(__linux__) && !defined(__EMSCRIPTEN__) && defined(MADV_HUGEPAGE)
-  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  if (bytes < 2 * kHuge) return;
-  // Only whole huge pages inside the block; the advice is a hint, so failure is ignored.
-  uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
-  uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHuge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)data;
-  (void)bytes;
+#ifdef CHAKRA_COLUMN_MMAP
+
+namespace {
+
+constexpr size_t kMappedFrom = size_t{1} << 20;  // blocks this large get their own mapping
+
+bool is_mapped(size_t bytes) { return bytes >= kMappedFrom; }
+
+void* map(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+#ifdef MADV_HUGEPAGE
+  madvise(p, bytes, MADV_HUGEPAGE);  // a hint; ignored where THP is off
 #endif
+  return p;
 }
+
+}  // namespace
+
+void* resize_block(void* data, size_t old_bytes, size_t new_bytes) {
+  if (!is_mapped(new_bytes)) return std::realloc(data, new_bytes);
+  if (data && is_mapped(old_bytes)) {
+    void* p = mremap(data, old_bytes, new_bytes, MREMAP_MAYMOVE);
+    return p == MAP_FAILED ? nullptr : p;
+  }
+  void* p = map(new_bytes);
+  if (p && data) {
+    std::memcpy(p, data, old_bytes);
+    std::free(data);
+  }
+  return p;
+}
+
+void free_block(void* data, size_t bytes) {
+  if (!data) return;
+  if (is_mapped(bytes)) munmap(data, bytes); else std::free(data);
+}
+
+#else
+
+void* resize_block(void* data, size_t, size_t new_bytes) { return std::realloc(data, new_bytes); }
+void free_block(void* data, size_t) { std::free(data); }
+
+#endif
 
 }  // namespace chakra::detail

@@ -1,4 +1,5 @@
 #include "chakra/et_json.h"
+#include "chakra/et_io.h"
 #include "chakra/json_writer.h"
 #include "chakra/text.h"
 
@@ -50,20 +51,23 @@ class NodeJson {
   }
 
  private:
+  // Protobuf JSON writes 64-bit integers as strings (digits need no escaping).
   void u64(uint64_t v) {
     if (f_.reference) {
-      scratch_.clear();
+      scratch_.assign(1, '"');
       append_uint(scratch_, v);
-      w_.value(scratch_);
+      scratch_ += '"';
+      w_.value_raw(scratch_);
     } else {
       w_.value_uint(v);
     }
   }
   void i64(int64_t v) {
     if (f_.reference) {
-      scratch_.clear();
+      scratch_.assign(1, '"');
       append_int(scratch_, v);
-      w_.value(scratch_);
+      scratch_ += '"';
+      w_.value_raw(scratch_);
     } else {
       w_.value_int(v);
     }
@@ -141,61 +145,98 @@ class NodeJson {
   std::string scratch_;
 };
 
-void report(Progress* p, uint32_t n, uint32_t total) {
-  if ((n & 0xffff) == 0xffff) report_progress(p, "writing JSON", n, total);
-}
+// The document around the nodes, per format. Nodes are written one at a time so the same code
+// serves whole traces and streams.
+class Document {
+ public:
+  Document(ByteSink& out, const JsonOptions& options) : format_(options.format), w_(out, style(options)) {}
+
+  // `t` supplies the metadata and the strings of every later node.
+  void begin(const Trace& t) {
+    NodeJson j(t, w_, flavor());
+    switch (format_) {
+      case JsonFormat::Reference:
+        if (t.has_metadata()) j.metadata();
+        break;
+      case JsonFormat::Jsonl:
+        if (t.has_metadata()) {
+          w_.begin_object().key("globalMetadata");
+          j.metadata();
+          w_.end_object();
+          w_.raw("\n");
+        }
+        break;
+      case JsonFormat::Json:
+        w_.begin_object();
+        if (t.has_metadata()) {
+          w_.key("globalMetadata");
+          j.metadata();
+        }
+        w_.key("nodes").begin_array();
+        break;
+    }
+  }
+  void node(const Trace& t, uint32_t n) {
+    NodeJson(t, w_, flavor()).node(n);
+    if (format_ == JsonFormat::Jsonl) w_.raw("\n");
+  }
+  void end() {
+    if (format_ == JsonFormat::Json) {
+      w_.end_array().end_object();
+      w_.raw("\n");
+    }
+    w_.flush();
+  }
+
+ private:
+  static JsonStyle style(const JsonOptions& o) {
+    switch (o.format) {
+      case JsonFormat::Reference: return JsonStyle::python_indent(2, /*ascii_only=*/true);
+      case JsonFormat::Jsonl: return JsonStyle::python_line();
+      case JsonFormat::Json: break;
+    }
+    return o.compact ? JsonStyle::compact() : JsonStyle::python_indent(2, false);
+  }
+  Flavor flavor() const { return {format_ == JsonFormat::Reference}; }
+
+  JsonFormat format_;
+  JsonWriter w_;
+};
 
 }  // namespace
 
 void write_json(const Trace& t, ByteSink& out, const JsonOptions& options) {
-  switch (options.format) {
-    case JsonFormat::Reference: {
-      JsonWriter w(out, JsonStyle::python_indent(2, /*ascii_only=*/true));
-      NodeJson j(t, w, {true});
-      if (t.has_metadata()) j.metadata();
-      for (uint32_t n = 0; n < t.size(); ++n) {
-        j.node(n);
-        report(options.progress, n, t.size());
-      }
-      w.flush();
-      return;
-    }
-    case JsonFormat::Jsonl: {
-      JsonWriter w(out, JsonStyle::python_line());
-      NodeJson j(t, w, {false});
-      if (t.has_metadata()) {
-        w.begin_object().key("globalMetadata");
-        j.metadata();
-        w.end_object();
-        w.raw("\n");
-      }
-      for (uint32_t n = 0; n < t.size(); ++n) {
-        j.node(n);
-        w.raw("\n");
-        report(options.progress, n, t.size());
-      }
-      w.flush();
-      return;
-    }
-    case JsonFormat::Json: {
-      JsonWriter w(out, options.compact ? JsonStyle::compact() : JsonStyle::python_indent(2, false));
-      NodeJson j(t, w, {false});
-      w.begin_object();
-      if (t.has_metadata()) {
-        w.key("globalMetadata");
-        j.metadata();
-      }
-      w.key("nodes").begin_array();
-      for (uint32_t n = 0; n < t.size(); ++n) {
-        j.node(n);
-        report(options.progress, n, t.size());
-      }
-      w.end_array().end_object();
-      w.raw("\n");
-      w.flush();
-      return;
-    }
+  Document doc(out, options);
+  doc.begin(t);
+  for (uint32_t n = 0; n < t.size(); ++n) {
+    doc.node(t, n);
+    if ((n & 0xffff) == 0xffff) report_progress(options.progress, "writing JSON", n, t.size());
   }
+  doc.end();
+}
+
+JsonizeStats jsonize_et(std::unique_ptr<ByteSource> in, ByteSink& out, const JsonOptions& options,
+                        ReadOptions read) {
+  read.progress = options.progress;  // the reader reports how far through the input it is
+  EtReader reader(std::move(in), read);
+  Trace window;  // metadata, every string seen so far, and the current node
+  reader.read_metadata(window);
+  Document doc(out, options);
+  doc.begin(window);
+  JsonizeStats stats;
+  stats.has_metadata = window.has_metadata();
+  stats.unknown_fields = window.has_unknown_fields();
+  NodeDraft node;
+  while (reader.next_node(window, node)) {
+    window.clear_nodes();
+    window.append(node);
+    stats.unknown_fields |= window.has_unknown_fields();
+    doc.node(window, 0);
+    ++stats.nodes;
+  }
+  stats.unknown_fields |= window.dropped_unknown_fields() != 0;
+  doc.end();
+  return stats;
 }
 
 void write_json(const Trace& trace, const std::string& path, const JsonOptions& options) {

@@ -4,8 +4,23 @@
 
 namespace chakra {
 
-JsonWriter::JsonWriter(ByteSink& sink, JsonStyle style) : sink_(sink), style_(style) {
-  buf_.reserve(1 << 20);
+JsonWriter::JsonWriter(ByteSink& sink, JsonStyle style)
+    : sink_(sink), style_(style), item_sep_(style.item_sep), key_sep_(style.key_sep) {
+  buf_.reserve((1 << 20) + 4096);
+  separator_.assign(item_sep_);
+  if (style_.indent) separator_ += '\n';
+}
+
+// Appends the item separator (if `with_item_sep`) and, when indenting, a newline and the
+// indentation of the current depth, in one append of a prefix of separator_.
+void JsonWriter::separate(bool with_item_sep) {
+  size_t len = item_sep_.size();
+  if (style_.indent) {
+    len += 1 + has_items_.size() * static_cast<size_t>(style_.indent);
+    if (separator_.size() < len) separator_.resize(len * 2, ' ');
+  }
+  const size_t skip = with_item_sep ? 0 : item_sep_.size();
+  buf_.append(separator_.data() + skip, len - skip);
 }
 
 void JsonWriter::before_value() {
@@ -14,27 +29,20 @@ void JsonWriter::before_value() {
     return;
   }
   if (has_items_.empty()) return;
-  if (has_items_.back()) buf_ += style_.item_sep;
-  if (style_.indent) {
-    buf_ += '\n';
-    buf_.append(has_items_.size() * static_cast<size_t>(style_.indent), ' ');
-  }
-  has_items_.back() = true;
+  separate(has_items_.back());
+  has_items_.back() = 1;
 }
 
 void JsonWriter::open(char c) {
   before_value();
   buf_ += c;
-  has_items_.push_back(false);
+  has_items_.push_back(0);
 }
 
 void JsonWriter::close(char c) {
-  bool had_items = has_items_.back();
+  const bool had_items = has_items_.back();
   has_items_.pop_back();
-  if (had_items && style_.indent) {
-    buf_ += '\n';
-    buf_.append(has_items_.size() * static_cast<size_t>(style_.indent), ' ');
-  }
+  if (had_items && style_.indent) separate(false);
   buf_ += c;
   maybe_flush();
 }
@@ -47,7 +55,7 @@ JsonWriter& JsonWriter::end_array() { close(']'); return *this; }
 JsonWriter& JsonWriter::key(std::string_view k) {
   before_value();
   append_json_string(buf_, k, style_.ascii_only);
-  buf_ += style_.key_sep;
+  buf_ += key_sep_;
   after_key_ = true;
   return *this;
 }

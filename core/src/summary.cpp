@@ -2,11 +2,14 @@
 
 #include <algorithm>
 
+#include "chakra/validate.h"
+
 namespace chakra {
 
 TraceSummary summarize(const Trace& t) {
   TraceSummary s;
   s.has_metadata = t.has_metadata();
+  s.legacy_schema = looks_like_legacy_schema(t);
   s.version = t.metadata_version();
   for (uint32_t a = 0; a < t.metadata_attrs().size(); ++a) {
     AttrView attr = t.metadata_attr(a);
@@ -147,6 +150,7 @@ void write_summary_json(const TraceSummary& s, JsonWriter& w) {
   w.key("max_id").value_uint(s.max_id);
   w.key("ids_ascending").value(s.ids_ascending);
   w.key("nodes_with_unknown_fields").value_uint(s.nodes_with_unknown_fields);
+  w.key("legacy_schema").value(s.legacy_schema);
   w.end_object();
 }
 

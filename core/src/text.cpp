@@ -1,9 +1,11 @@
 #include "chakra/text.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace chakra {
 
@@ -139,12 +141,36 @@ bool is_valid_utf8(std::string_view s) {
   return true;
 }
 
+namespace {
+
+// True when none of the 8 bytes at p needs attention in a JSON string: all printable ASCII
+// (0x20..0x7e) other than '"' and '\\'. Lets the common case move a word at a time.
+bool plain_json_word(const char* p) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  const uint64_t below_space = (w - kOnes * 0x20) & ~w & kHigh;
+  return !((w & kHigh) | below_space | has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\')) |
+           has_zero(w ^ (kOnes * 0x7f)));
+}
+
+constexpr auto kPlainJsonByte = [] {
+  std::array<bool, 256> plain{};
+  for (int c = 0x20; c < 0x7f; ++c) plain[c] = c != '"' && c != '\\';
+  return plain;
+}();
+
+}  // namespace
+
 void append_json_string(std::string& out, std::string_view s, bool ascii_only) {
   out += '"';
   size_t run = 0;  // start of the pending run of bytes that need no escaping
   for (size_t i = 0; i < s.size();) {
+    while (i + 8 <= s.size() && plain_json_word(s.data() + i)) i += 8;
+    if (i >= s.size()) break;
     uint8_t c = static_cast<uint8_t>(s[i]);
-    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+    if (kPlainJsonByte[c]) {
       ++i;
       continue;
     }

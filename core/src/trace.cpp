@@ -126,6 +126,16 @@ void AttrTable::reserve(size_t attrs, size_t list_elems) {
   list_pool_.reserve(list_elems);
 }
 
+void AttrTable::clear() {
+  name_.clear();
+  doc_.clear();
+  kind_.clear();
+  bits_.clear();
+  list_pool_.clear();
+  unknown_.clear();
+  unknown_blob_.clear();
+}
+
 size_t AttrTable::memory_bytes() const {
   return name_.capacity() * sizeof(StrId) + doc_.capacity() * sizeof(StrId) + kind_.capacity() +
          bits_.capacity() * 8 + list_pool_.capacity() * 8 + unknown_blob_.capacity() +
@@ -212,6 +222,19 @@ uint32_t Trace::append(const NodeDraft& d) {
   attr_off_.push_back(attrs_.size());
   store_unknown(unknown_, unknown_blob_, n, d.unknown);
   return n;
+}
+
+void Trace::clear_nodes() {
+  for (Column<uint64_t>* c : {&id_, &start_, &duration_, &ctrl_, &data_}) c->clear();
+  for (Column<uint32_t>* c : {&ctrl_off_, &data_off_, &attr_off_}) c->assign(1, 0);
+  name_.clear();
+  type_.clear();
+  flags_.clear();
+  inputs_.clear();
+  outputs_.clear();
+  attrs_.clear();
+  unknown_.clear();
+  unknown_blob_.clear();
 }
 
 void Trace::reserve(size_t nodes, size_t deps_per_node, size_t attrs_per_node) {

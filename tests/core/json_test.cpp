@@ -57,6 +57,27 @@ TEST(JsonFormats, EveryCorpusTraceRoundTripsThroughEachFormat) {
   EXPECT_GT(checked, 800);
 }
 
+TEST(JsonFormats, StreamingJsonizeMatchesWholeTraceOutput) {
+  int checked = 0;
+  for (const auto& path : all_shared_traces()) {
+    SCOPED_TRACE(path);
+    const std::string bytes = read_decompressed(path);
+    const chakra::Trace t = decode(bytes, path);
+    for (auto format : {chakra::JsonFormat::Json, chakra::JsonFormat::Jsonl, chakra::JsonFormat::Reference}) {
+      chakra::StringSink streamed;
+      chakra::JsonOptions options;
+      options.format = format;
+      const chakra::JsonizeStats stats = chakra::jsonize_et(chakra::memory_input(as_bytes(bytes), path), streamed, options);
+      ASSERT_TRUE(streamed.out == jsonize(t, format)) << "format " << static_cast<int>(format);
+      EXPECT_EQ(stats.nodes, t.size());
+      EXPECT_EQ(stats.has_metadata, t.has_metadata());
+      EXPECT_EQ(stats.unknown_fields, t.has_unknown_fields() || t.dropped_unknown_fields() != 0);
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 800);
+}
+
 TEST(JsonFormats, DocumentAndLinesAreValidJson) {
   const chakra::Trace t = chakra::read_et(shared("reference/chakra/outputs/converter_pytorch/1.0.2-chakra.0.0.4.et"));
   for (bool compact : {false, true}) {

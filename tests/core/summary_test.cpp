@@ -87,6 +87,14 @@ TEST(Summary, AttributeKindsAndMetadata) {
   EXPECT_EQ(s.version, "1.0.0");
   EXPECT_EQ(s.attrs.size(), 30u);  // one attribute of every value kind
   for (const auto& a : s.attrs) EXPECT_EQ(a.nodes, 1u) << a.name;
+  EXPECT_FALSE(s.legacy_schema);
+}
+
+TEST(Summary, FlagsLegacyExecutionGraphs) {
+  const chakra::TraceSummary s =
+      chakra::summarize(chakra::read_et(shared("data/other/legacy_eg_2023-11/transformer_2stack.0.eg")));
+  EXPECT_TRUE(s.legacy_schema);
+  EXPECT_EQ(s.nodes_with_unknown_fields, s.nodes);
 }
 
 }  // namespace

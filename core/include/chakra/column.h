@@ -1,13 +1,13 @@
 // Growable array of trivially copyable values, the storage of every trace column.
 //
-// Unlike std::vector it grows with realloc(): for large columns glibc moves the pages with
-// mremap instead of copying them, and on Linux large blocks are marked for transparent huge
-// pages. Loading a million-node trace grows dozens of columns to hundreds of megabytes; with
-// std::vector half of the load time went into copying and first-touch page faults.
+// Unlike std::vector it never copies a large column to grow it: on Linux, blocks of a megabyte
+// and more are their own mappings, grown with mremap (the kernel moves page tables, not bytes)
+// and marked for transparent huge pages. Loading a million-node trace grows dozens of columns
+// to hundreds of megabytes; with std::vector half of the load time went into copying and
+// first-touch page faults. Elsewhere (wasm) it is plain realloc().
 #pragma once
 
 #include <cstddef>
-#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <new>
@@ -18,8 +18,10 @@
 namespace chakra {
 
 namespace detail {
-// Applies huge-page advice to a freshly (re)allocated block (no-op off Linux).
-void advise_large_block(void* data, size_t bytes);
+// Grows a block from `old_bytes` to `new_bytes` >= old_bytes (old may be 0), keeping its contents;
+// null when memory is exhausted (the old block is then untouched).
+void* resize_block(void* data, size_t old_bytes, size_t new_bytes);
+void free_block(void* data, size_t bytes);
 }  // namespace detail
 
 template <class T>
@@ -35,7 +37,7 @@ class Column {
         capacity_(std::exchange(other.capacity_, 0)) {}
   Column& operator=(Column&& other) noexcept {
     if (this != &other) {
-      std::free(data_);
+      detail::free_block(data_, capacity_ * sizeof(T));
       data_ = std::exchange(other.data_, nullptr);
       size_ = std::exchange(other.size_, 0);
       capacity_ = std::exchange(other.capacity_, 0);
@@ -44,7 +46,7 @@ class Column {
   }
   Column(const Column&) = delete;
   Column& operator=(const Column&) = delete;
-  ~Column() { std::free(data_); }
+  ~Column() { detail::free_block(data_, capacity_ * sizeof(T)); }
 
   size_t size() const { return size_; }
   size_t capacity() const { return capacity_; }
@@ -91,11 +93,10 @@ class Column {
   }
   void reallocate(size_t capacity) {
     if (capacity > static_cast<size_t>(-1) / sizeof(T)) throw std::bad_alloc();
-    void* p = std::realloc(static_cast<void*>(data_), capacity * sizeof(T));
+    void* p = detail::resize_block(data_, capacity_ * sizeof(T), capacity * sizeof(T));
     if (!p) throw std::bad_alloc();
     data_ = static_cast<T*>(p);
     capacity_ = capacity;
-    detail::advise_large_block(p, capacity * sizeof(T));
   }
 
   T* data_ = nullptr;

@@ -17,9 +17,11 @@
 // names (ctrlDeps). Unknown keys and wrongly typed values are errors naming the node and key.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
+#include "chakra/et_io.h"
 #include "chakra/io.h"
 #include "chakra/progress.h"
 #include "chakra/trace.h"
@@ -37,6 +39,18 @@ struct JsonOptions {
 void write_json(const Trace& trace, ByteSink& out, const JsonOptions& options = {});
 // Atomic file write; gzip when the name ends in ".gz".
 void write_json(const Trace& trace, const std::string& path, const JsonOptions& options = {});
+
+struct JsonizeStats {
+  uint64_t nodes = 0;
+  bool has_metadata = false;
+  bool unknown_fields = false;  // the input had fields JSON cannot carry (they are left out)
+};
+
+// Streams an .et input to JSON one node at a time: the same bytes as write_json(read_et(in)),
+// in memory that grows only with the distinct strings of the trace. `options.progress` (which
+// replaces `read.progress`) sees the input bytes consumed.
+JsonizeStats jsonize_et(std::unique_ptr<ByteSource> in, ByteSink& out, const JsonOptions& options,
+                        ReadOptions read = {});
 
 // Parses any of the formats above. `name` is used in error messages ("x.json:12:5: ...").
 Trace read_json_trace(std::string_view text, const std::string& name);

@@ -49,6 +49,7 @@ class JsonWriter {
 
  private:
   void before_value();
+  void separate(bool with_item_sep);
   void open(char c);
   void close(char c);
   void maybe_flush() {
@@ -57,8 +58,10 @@ class JsonWriter {
 
   ByteSink& sink_;
   JsonStyle style_;
+  std::string_view item_sep_, key_sep_;  // style_'s separators, measured once
+  std::string separator_;                // item_sep_, then (indenting) "\n" and many spaces
   std::string buf_;
-  std::vector<bool> has_items_;  // per open container
+  std::string has_items_;  // per open container: 1 once it has an item
   bool after_key_ = false;
 };
 

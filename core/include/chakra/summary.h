@@ -44,6 +44,7 @@ struct TraceSummary {
   uint64_t min_id = 0, max_id = 0;
   bool ids_ascending = true;
   uint64_t nodes_with_unknown_fields = 0;
+  bool legacy_schema = false;  // looks like a pre-0.0.4 ".eg" trace (see looks_like_legacy_schema)
 };
 
 TraceSummary summarize(const Trace& trace);

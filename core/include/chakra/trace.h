@@ -120,6 +120,7 @@ class AttrTable {
   // Appends the drafts; returns the index of the first appended attribute.
   uint32_t append(const AttrDrafts& d);
   void reserve(size_t attrs, size_t list_elems);
+  void clear();
   size_t memory_bytes() const;
 
  private:
@@ -227,6 +228,9 @@ class Trace {
   // Appends a node; returns its position. Throws chakra::Error past 2^32-2 nodes.
   uint32_t append(const NodeDraft& d);
   void reserve(size_t nodes, size_t deps_per_node = 2, size_t attrs_per_node = 8);
+  // Removes every node, keeping the strings, the metadata and the allocated capacity (for
+  // streaming: a Trace reused as a one-node window).
+  void clear_nodes();
 
   size_t memory_bytes() const;
 
