@@ -32,6 +32,11 @@ Args& Args::positional(const std::string& name, const std::string& help, bool re
   return *this;
 }
 
+Args& Args::alias(const std::string& short_name, const std::string& name) {
+  aliases_[short_name] = name;
+  return *this;
+}
+
 Args& Args::epilog(const std::string& text) {
   epilog_ = text;
   return *this;
@@ -42,7 +47,9 @@ Args& Args::allow_abbreviations() {
   return *this;
 }
 
-const Args::Spec* Args::find_option(const std::string& name) const {
+const Args::Spec* Args::find_option(const std::string& given) const {
+  auto alias = aliases_.find(given);
+  const std::string& name = alias != aliases_.end() ? alias->second : given;
   const Spec* prefix_match = nullptr;
   int prefix_matches = 0;
   for (const Spec& s : specs_) {
@@ -174,7 +181,10 @@ std::string Args::help() const {
     std::string text = s.help;
     if (!s.default_value.empty()) text += " (default: " + s.default_value + ")";
     if (s.required) text += " (required)";
-    row(s.name + (s.takes_value ? " " + s.metavar : ""), text);
+    std::string names = s.name;
+    for (const auto& [short_name, target] : aliases_)
+      if (target == s.name) names = short_name + ", " + names;
+    row(names + (s.takes_value ? " " + s.metavar : ""), text);
   }
   if (!epilog_.empty()) h += "\n" + epilog_ + "\n";
   return h;

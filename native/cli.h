@@ -31,6 +31,8 @@ class Args {
                const std::string& default_value = "", bool required = false);
   Args& positional(const std::string& name, const std::string& help, bool required = true,
                    bool repeated = false);
+  // A short spelling of an option declared before, e.g. alias("-o", "--output").
+  Args& alias(const std::string& short_name, const std::string& name);
   Args& epilog(const std::string& text);
   // Unique prefixes of long options are accepted (as argparse does); used by drop-in aliases.
   Args& allow_abbreviations();
@@ -57,6 +59,7 @@ class Args {
   std::string prog_, description_, epilog_;
   bool abbreviations_ = false;
   std::vector<Spec> specs_;
+  std::map<std::string, std::string> aliases_;  // short name → option name
   std::map<std::string, std::string> values_;
   std::map<std::string, std::vector<std::string>> positionals_;
 };

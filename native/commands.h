@@ -6,3 +6,5 @@ int cmd_validate(int argc, char** argv);
 int cmd_jsonize(int argc, char** argv);
 int cmd_dejsonize(int argc, char** argv);
 int cmd_reference_jsonizer(int argc, char** argv);
+int cmd_convert(int argc, char** argv);
+int cmd_reference_converter(int argc, char** argv);

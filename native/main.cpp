@@ -21,6 +21,7 @@ constexpr Command kCommands[] = {
     {"validate", cmd_validate, "check traces for what makes simulators abort, hang or misread them"},
     {"jsonize", cmd_jsonize, "write a trace as JSON (document, JSON Lines, or the reference jsonizer's bytes)"},
     {"dejsonize", cmd_dejsonize, "build a .et trace from JSON (edit traces as text)"},
+    {"convert", cmd_convert, "PyTorch execution traces or ASTRA-sim 1.0 text workloads -> .et"},
 };
 
 // Names under which the binary replaces a reference tool (installed as links to `chakra`).
@@ -30,6 +31,7 @@ struct Alias {
 };
 constexpr Alias kAliases[] = {
     {"chakra_jsonizer", cmd_reference_jsonizer},
+    {"chakra_converter", cmd_reference_converter},
 };
 
 void print_help() {

@@ -239,6 +239,7 @@ std::string read_file(const std::string& path, const InputLimits& limits) {
 struct OutputFile::Impl {
   int fd = -1;
   bool to_stdout = false;
+  bool finished = false;  // all bytes written and the file closed
   bool committed = false;
   std::string tmp_path;
   std::vector<uint8_t> buf;
@@ -313,6 +314,7 @@ OutputFile::~OutputFile() {
 
 void OutputFile::write(const void* data, size_t n) {
   Impl& s = *impl_;
+  if (s.finished) throw Error(path_ + ": internal error: write after the file was finished");
   const uint8_t* p = static_cast<const uint8_t*>(data);
   while (n > 0) {
     size_t room = s.buf.capacity() - s.buf.size();
@@ -324,19 +326,23 @@ void OutputFile::write(const void* data, size_t n) {
   }
 }
 
+void OutputFile::finish() {
+  Impl& s = *impl_;
+  if (s.finished) return;
+  s.drain(path_, true);
+  s.finished = true;
+  std::vector<uint8_t>().swap(s.buf);
+  std::vector<uint8_t>().swap(s.zbuf);
+  if (s.to_stdout) return;
+  int fd = s.fd;
+  s.fd = -1;
+  if (::close(fd) != 0) throw Error(sys_error(path_ + ": cannot close output"));
+}
+
 void OutputFile::commit() {
   Impl& s = *impl_;
-  s.drain(path_, true);
-  if (s.to_stdout) {
-    s.committed = true;
-    return;
-  }
-  if (::close(s.fd) != 0) {
-    s.fd = -1;
-    throw Error(sys_error(path_ + ": cannot close output"));
-  }
-  s.fd = -1;
-  if (::rename(s.tmp_path.c_str(), path_.c_str()) != 0)
+  finish();
+  if (!s.to_stdout && ::rename(s.tmp_path.c_str(), path_.c_str()) != 0)
     throw Error(sys_error(path_ + ": cannot move finished output into place"));
   s.committed = true;
 }

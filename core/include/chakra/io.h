@@ -83,6 +83,10 @@ class OutputFile : public ByteSink {
 
   void write(const void* data, size_t n) override;
   using ByteSink::write;
+  // Completes the bytes and closes the temporary file, freeing its buffers, without moving it
+  // into place; commit() then only renames. Lets a command write many files (one per NPU) and
+  // publish them only when all are complete.
+  void finish();
   void commit();
   const std::string& path() const { return path_; }
 

@@ -1,0 +1,762 @@
+#include "chakra/pytorch_convert.h"
+
+#include <algorithm>
+#include <charconv>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "chakra/error.h"
+#include "chakra/schema.h"
+#include "json_pull.h"
+
+namespace chakra {
+namespace {
+
+// The host-ET attributes the reference copies into every node, in its order (int64 values).
+constexpr std::string_view kIntAttrs[] = {"rf_id", "fw_parent", "seq_id", "scope", "tid", "fw_tid"};
+constexpr int kIntAttrCount = 6;
+
+// One host-ET node, as much as the conversion needs.
+struct HostNode {
+  int64_t id = 0;
+  int64_t parent = 0;
+  bool has_parent = false;
+  StrId name = StringPool::kEmpty;
+  bool gpu = false;               // has a non-null "cat" (a Kineto GPU event joined by the linker)
+  double exclusive_dur = 0;
+  int64_t inter_thread_dep = 0;   // 0: none (the reference tests truthiness)
+  bool stream_null = false;
+  int64_t stream = 0;
+  StrId pg_name = StringPool::kEmpty;
+  int64_t int_attr[kIntAttrCount] = {};
+  uint8_t int_attr_present = 0;   // bit per kIntAttrs entry
+  bool has_op_schema = false;
+  StrId op_schema = StringPool::kEmpty;
+  IoStrings inputs, outputs;
+  uint64_t input_tensor_bytes = 0;  // Σ numel × itemsize over Tensor-typed inputs
+  bool malformed_tensor = false;
+  // Integer inputs 1 and 2 (c10d::send/recv_: peer rank and tag).
+  std::optional<int64_t> int_input1, int_input2;
+};
+
+// Bytes of one tensor value [tensor_id, storage_id, offset, numel, itemsize, device], written
+// in Python repr form; nullopt if it is not such a list.
+std::optional<uint64_t> tensor_bytes(std::string_view repr) {
+  if (repr.size() < 2 || repr.front() != '[') return std::nullopt;
+  repr = repr.substr(1);
+  int64_t field[5];
+  for (int k = 0; k < 5; ++k) {
+    while (!repr.empty() && repr.front() == ' ') repr.remove_prefix(1);
+    auto [p, ec] = std::from_chars(repr.data(), repr.data() + repr.size(), field[k]);
+    if (ec != std::errc()) return std::nullopt;
+    repr.remove_prefix(static_cast<size_t>(p - repr.data()));
+    if (repr.empty() || (repr.front() != ',' && repr.front() != ']')) return std::nullopt;
+    if (repr.front() == ']' && k < 4) return std::nullopt;
+    repr.remove_prefix(1);
+  }
+  return static_cast<uint64_t>(field[3]) * static_cast<uint64_t>(field[4]);
+}
+
+// Splits a Python list repr "[a, [b, c], 'd']" into its top-level element texts.
+std::vector<std::string_view> split_list_repr(std::string_view s) {
+  std::vector<std::string_view> out;
+  if (s.size() < 2 || s.front() != '[') return out;
+  int depth = 0;
+  char quote = 0;
+  size_t start = 1;
+  for (size_t i = 1; i + 1 < s.size(); ++i) {
+    char c = s[i];
+    if (quote) {
+      if (c == '\\') ++i;
+      else if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '[' || c == '{' || c == '(') {
+      ++depth;
+    } else if (c == ']' || c == '}' || c == ')') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      out.push_back(s.substr(start, i - start));
+      start = i + 2;  // ", "
+    }
+  }
+  if (s.size() > 2) out.push_back(s.substr(start, s.size() - 1 - start));
+  return out;
+}
+
+class Parser {
+ public:
+  Parser(JsonPull& json, Trace& strings, Progress* progress, const ByteSource& src)
+      : j_(json), t_(strings), progress_(progress), src_(src) {}
+
+  std::vector<HostNode> nodes;
+  std::map<std::string, nlohmann::json> metadata;  // schema, pid, time, start_ts, finish_ts
+
+  void document() {
+    if (j_.peek() != JsonPull::Kind::Object) j_.fail("not a PyTorch execution trace: the document is not a JSON object");
+    j_.begin_object();
+    std::string key;
+    bool saw_nodes = false, saw_trace_events = false;
+    while (j_.next_key(key)) {
+      if (key == "nodes") {
+        saw_nodes = true;
+        node_list();
+      } else if (key == "schema" || key == "pid" || key == "time" || key == "start_ts" || key == "finish_ts") {
+        metadata[key] = scalar();
+      } else {
+        saw_trace_events |= key == "traceEvents";
+        j_.skip();
+      }
+    }
+    if (j_.peek() != JsonPull::Kind::End) j_.fail("trailing data after the JSON document");
+    if (!saw_nodes)
+      j_.fail(saw_trace_events ? "this is a Kineto (profiler) trace, not a host execution trace; link it "
+                                 "with its host trace first (chakra link)"
+                               : "not a PyTorch execution trace: no \"nodes\" list");
+  }
+
+ private:
+  nlohmann::json scalar() {
+    switch (j_.peek()) {
+      case JsonPull::Kind::String: {
+        std::string s;
+        j_.read_string(s);
+        return s;
+      }
+      case JsonPull::Kind::Number: {
+        bool is_int;
+        std::string t(j_.read_number_text(is_int));
+        return nlohmann::json::parse(t, nullptr, false);
+      }
+      default:
+        j_.skip();
+        return nullptr;
+    }
+  }
+
+  void node_list() {
+    if (j_.peek() != JsonPull::Kind::Array) j_.fail("\"nodes\" is not a list");
+    j_.begin_array();
+    while (j_.next_element()) {
+      if (j_.peek() != JsonPull::Kind::Object) j_.fail("a node is not a JSON object");
+      nodes.emplace_back();
+      node(nodes.back());
+      if ((nodes.size() & 4095) == 0) report_progress(progress_, "reading", src_.raw_position(), src_.raw_size());
+    }
+  }
+
+  // values / shapes / types of an IOInfo (0.0.4 schemas: an object; 1.0.1: separate keys).
+  struct Io {
+    std::string values, shapes, types_repr;
+    std::vector<std::pair<size_t, size_t>> value_spans;  // top-level elements in `values`
+    std::vector<std::string> types;
+    bool seen = false;
+  };
+
+  void list_repr(std::string& out, std::vector<std::pair<size_t, size_t>>* spans) {
+    out.clear();
+    if (j_.peek() != JsonPull::Kind::Array) {
+      j_.repr(out);
+      return;
+    }
+    j_.begin_array();
+    out += '[';
+    bool first = true;
+    while (j_.next_element()) {
+      if (!first) out += ", ";
+      first = false;
+      size_t b = out.size();
+      j_.repr(out);
+      if (spans) spans->push_back({b, out.size()});
+    }
+    out += ']';
+  }
+
+  void types_list(Io& io) {
+    io.types.clear();
+    io.types_repr.clear();
+    if (j_.peek() != JsonPull::Kind::Array) {
+      j_.repr(io.types_repr);
+      return;
+    }
+    j_.begin_array();
+    io.types_repr += '[';
+    while (j_.next_element()) {
+      if (io.types.size()) io.types_repr += ", ";
+      if (j_.peek() == JsonPull::Kind::String) {
+        io.types.emplace_back();
+        j_.read_string(io.types.back());
+        append_python_string(io.types.back(), io.types_repr);
+      } else {
+        io.types.emplace_back();
+        j_.repr(io.types_repr);
+      }
+    }
+    io.types_repr += ']';
+  }
+
+  void io_object(Io& io) {
+    io.seen = true;
+    if (j_.peek() != JsonPull::Kind::Object) j_.fail("\"inputs\"/\"outputs\" is not an object");
+    j_.begin_object();
+    std::string key;
+    while (j_.next_key(key)) {
+      if (key == "values") list_repr(io.values, &io.value_spans);
+      else if (key == "shapes") list_repr(io.shapes, nullptr);
+      else if (key == "types") types_list(io);
+      else j_.skip();
+    }
+  }
+
+  int64_t integer(const char* what) {
+    if (j_.peek() != JsonPull::Kind::Number) j_.fail(std::string("\"") + what + "\" is not a number");
+    return j_.read_int64();
+  }
+
+  void set_int_attr(HostNode& n, std::string_view name) {
+    for (int k = 0; k < kIntAttrCount; ++k)
+      if (name == kIntAttrs[k]) {
+        if (j_.peek() != JsonPull::Kind::Number) {
+          j_.skip();
+          return;
+        }
+        n.int_attr[k] = j_.read_int64();
+        n.int_attr_present |= static_cast<uint8_t>(1u << k);
+        return;
+      }
+  }
+
+  bool is_int_attr(std::string_view name) const {
+    return std::find(std::begin(kIntAttrs), std::end(kIntAttrs), name) != std::end(kIntAttrs);
+  }
+
+  void attr_entry(HostNode& n) {
+    if (j_.peek() != JsonPull::Kind::Object) {
+      j_.skip();
+      return;
+    }
+    j_.begin_object();
+    std::string key, name;
+    nlohmann::json value;
+    bool has_value = false;
+    while (j_.next_key(key)) {
+      if (key == "name" && j_.peek() == JsonPull::Kind::String) {
+        j_.read_string(name);
+      } else if (key == "value") {
+        value = scalar();
+        has_value = true;
+      } else {
+        j_.skip();
+      }
+    }
+    if (!has_value) return;
+    for (int k = 0; k < kIntAttrCount; ++k)
+      if (name == kIntAttrs[k] && value.is_number()) {
+        n.int_attr[k] = value.is_number_float() ? static_cast<int64_t>(value.get<double>()) : value.get<int64_t>();
+        n.int_attr_present |= static_cast<uint8_t>(1u << k);
+      }
+    if (name == "op_schema" && value.is_string()) {
+      n.op_schema = t_.intern(value.get<std::string>());
+      n.has_op_schema = true;
+    }
+    // Every attribute becomes a field of the reference's node object, so this one replaces the
+    // top-level pg_name.
+    if (name == "pg_name" && value.is_string()) n.pg_name = t_.intern(value.get<std::string>());
+  }
+
+  void finish_io(HostNode& n, Io& in, Io& out) {
+    auto intern_or_empty_list = [&](const std::string& s) { return t_.intern(s.empty() ? "[]" : s); };
+    n.inputs = {intern_or_empty_list(in.values), intern_or_empty_list(in.shapes), intern_or_empty_list(in.types_repr)};
+    n.outputs = {intern_or_empty_list(out.values), intern_or_empty_list(out.shapes), intern_or_empty_list(out.types_repr)};
+    // Tensor bytes of the inputs (the reference's comm_size).
+    for (size_t k = 0; k < in.value_spans.size() && k < in.types.size(); ++k) {
+      const std::string& type = in.types[k];
+      std::string_view v(in.values.data() + in.value_spans[k].first, in.value_spans[k].second - in.value_spans[k].first);
+      if (k == 1 || k == 2) {
+        int64_t x;
+        auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+        if (ec == std::errc() && p == v.data() + v.size()) (k == 1 ? n.int_input1 : n.int_input2) = x;
+      }
+      if (type.find("Tensor") == std::string::npos) continue;
+      if (type.rfind("GenericList[", 0) == 0) {
+        for (std::string_view inner : split_list_repr(v)) {
+          auto b = tensor_bytes(inner);
+          if (b) n.input_tensor_bytes += *b;
+          else n.malformed_tensor = true;
+        }
+      } else {
+        auto b = tensor_bytes(v);
+        if (b) n.input_tensor_bytes += *b;
+        else n.malformed_tensor = true;
+      }
+    }
+  }
+
+  void node(HostNode& n) {
+    j_.begin_object();
+    std::string key;
+    bool has_id = false;
+    in_ = Io{};
+    out_ = Io{};
+    while (j_.next_key(key)) {
+      if (key == "id") {
+        n.id = integer("id");
+        has_id = true;
+      } else if (key == "name") {
+        if (j_.peek() != JsonPull::Kind::String) j_.fail("a node's \"name\" is not a string");
+        j_.read_string(str_);
+        n.name = t_.intern(str_);
+      } else if (key == "ctrl_deps" || key == "parent") {
+        if (j_.peek() == JsonPull::Kind::Number) {
+          n.parent = j_.read_int64();
+          n.has_parent = true;
+        } else {
+          j_.skip();
+        }
+      } else if (key == "inputs" || key == "outputs") {
+        Io& io = key == "inputs" ? in_ : out_;
+        if (j_.peek() == JsonPull::Kind::Array) {  // schema 1.0.1: the values list itself
+          io.seen = true;
+          list_repr(io.values, &io.value_spans);
+        } else {
+          io_object(io);
+        }
+      } else if (key == "input_shapes" || key == "output_shapes") {
+        list_repr(key[0] == 'i' ? in_.shapes : out_.shapes, nullptr);
+      } else if (key == "input_types" || key == "output_types") {
+        types_list(key[0] == 'i' ? in_ : out_);
+      } else if (key == "attrs") {
+        if (j_.peek() != JsonPull::Kind::Array) {
+          j_.skip();
+          continue;
+        }
+        j_.begin_array();
+        while (j_.next_element()) attr_entry(n);
+      } else if (key == "exclusive_dur") {
+        if (j_.peek() == JsonPull::Kind::Number) n.exclusive_dur = j_.read_double();
+        else j_.skip();
+      } else if (key == "inter_thread_dep") {
+        if (j_.peek() == JsonPull::Kind::Number) n.inter_thread_dep = j_.read_int64();
+        else j_.skip();
+      } else if (key == "cat") {
+        if (j_.peek() == JsonPull::Kind::Null) j_.read_null();
+        else {
+          n.gpu = true;
+          j_.skip();
+        }
+      } else if (key == "stream") {
+        if (j_.peek() == JsonPull::Kind::Null) {
+          j_.read_null();
+          n.stream_null = true;
+        } else if (j_.peek() == JsonPull::Kind::Number) {
+          n.stream = j_.read_int64();
+        } else {
+          j_.skip();
+        }
+      } else if (key == "pg_name") {
+        if (j_.peek() == JsonPull::Kind::String) {
+          j_.read_string(str_);
+          if (n.pg_name == StringPool::kEmpty) n.pg_name = t_.intern(str_);
+        } else {
+          j_.skip();
+        }
+      } else if (key == "op_schema") {  // schema 1.0.1 keeps attributes at the top level
+        if (j_.peek() == JsonPull::Kind::String) {
+          j_.read_string(str_);
+          n.op_schema = t_.intern(str_);
+          n.has_op_schema = true;
+        } else {
+          j_.skip();
+        }
+      } else if (is_int_attr(key)) {
+        set_int_attr(n, key);
+      } else {
+        j_.skip();
+      }
+    }
+    if (!has_id) j_.fail("a node has no \"id\"");
+    finish_io(n, in_, out_);
+  }
+
+  JsonPull& j_;
+  Trace& t_;
+  Progress* progress_;
+  const ByteSource& src_;
+  Io in_, out_;
+  std::string str_;
+};
+
+bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+}  // namespace
+
+std::string comm_group_json(const std::map<std::string, std::vector<int64_t>>& groups) {
+  // Numeric group names sort numerically, as ASTRA-sim users write them.
+  std::vector<std::string> names;
+  for (const auto& [name, ranks] : groups) names.push_back(name);
+  std::stable_sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    if (a.size() != b.size() && std::all_of(a.begin(), a.end(), ::isdigit) && std::all_of(b.begin(), b.end(), ::isdigit))
+      return a.size() < b.size();
+    return a < b;
+  });
+  std::string out = "{\n";
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += "  " + nlohmann::json(names[i]).dump() + ": [";
+    const auto& ranks = groups.at(names[i]);
+    for (size_t k = 0; k < ranks.size(); ++k) out += (k ? ", " : "") + std::to_string(ranks[k]);
+    out += i + 1 < names.size() ? "],\n" : "]\n";
+  }
+  return out + "}\n";
+}
+
+PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const PytorchConvertOptions& options) {
+  PytorchConvertResult result;
+  Trace& t = result.trace;
+  const std::string source = in->name();
+  auto warn = [&](const std::string& m) { result.warnings.push_back(source + ": " + m); };
+
+  JsonPull json(*in);
+  Parser parser(json, t, options.progress, *in);
+  parser.document();
+  std::vector<HostNode>& nodes = parser.nodes;
+  result.host_nodes = nodes.size();
+  if (auto it = parser.metadata.find("schema"); it != parser.metadata.end() && it->second.is_string())
+    result.schema = it->second.get<std::string>();
+
+  // ---- index and tree ----
+  std::unordered_map<int64_t, uint32_t> by_id;
+  by_id.reserve(nodes.size() * 2);
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    auto [it, fresh] = by_id.emplace(nodes[i].id, i);
+    if (!fresh)
+      throw Error(source + ": duplicate node id " + std::to_string(nodes[i].id) + " (nodes " +
+                  std::to_string(it->second) + " and " + std::to_string(i) + " in the \"nodes\" list)");
+    result.gpu_nodes += nodes[i].gpu;
+  }
+  // children[i]: positions of the nodes whose parent is node i, in file order (CSR layout).
+  std::vector<uint32_t> child_begin(nodes.size() + 1, 0), children;
+  for (const HostNode& n : nodes)
+    if (n.has_parent)
+      if (auto it = by_id.find(n.parent); it != by_id.end()) ++child_begin[it->second + 1];
+  for (size_t i = 0; i < nodes.size(); ++i) child_begin[i + 1] += child_begin[i];
+  children.resize(child_begin.back());
+  {
+    std::vector<uint32_t> fill(child_begin.begin(), child_begin.end() - 1);
+    for (uint32_t i = 0; i < nodes.size(); ++i)
+      if (nodes[i].has_parent)
+        if (auto it = by_id.find(nodes[i].parent); it != by_id.end()) children[fill[it->second]++] = i;
+  }
+
+  // ---- conversion order: every non-GPU node in file order, each followed by its GPU children ----
+  constexpr uint32_t kNotConverted = UINT32_MAX;
+  std::vector<uint32_t> order;  // host positions in conversion order
+  std::vector<uint32_t> slot(nodes.size(), kNotConverted);  // host position → index in `order`
+  order.reserve(nodes.size());
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].gpu) continue;
+    slot[i] = static_cast<uint32_t>(order.size());
+    order.push_back(i);
+    for (uint32_t c = child_begin[i]; c < child_begin[i + 1]; ++c) {
+      uint32_t g = children[c];
+      if (!nodes[g].gpu || slot[g] != kNotConverted) continue;
+      slot[g] = static_cast<uint32_t>(order.size());
+      order.push_back(g);
+    }
+  }
+  // ctrl_deps = [parent] only if the parent was converted before the node (reference rule).
+  std::vector<int64_t> ctrl(order.size(), -1);
+  for (uint32_t k = 0; k < order.size(); ++k) {
+    const HostNode& n = nodes[order[k]];
+    if (!n.has_parent) continue;
+    auto it = by_id.find(n.parent);
+    if (it != by_id.end() && slot[it->second] != kNotConverted && slot[it->second] < k) ctrl[k] = n.parent;
+  }
+
+  // ---- data dependencies: a pre-order walk of each thread's call tree ----
+  std::vector<std::vector<int64_t>> data(order.size());
+  auto add_dep = [&](uint32_t k, int64_t dep) {
+    auto& d = data[k];
+    if (std::find(d.begin(), d.end(), dep) == d.end()) d.push_back(dep);
+  };
+  {
+    std::vector<uint32_t> stack;
+    std::vector<uint32_t> visited_epoch(nodes.size(), 0);
+    uint32_t epoch = 0;
+    std::vector<uint32_t> kids;
+    for (uint32_t k = 0; k < order.size(); ++k) {
+      std::string_view name = t.str(nodes[order[k]].name);
+      if (name != "[pytorch|profiler|execution_trace|thread]" && name != "[pytorch|profiler|execution_graph|thread]")
+        continue;
+      ++epoch;
+      int64_t last_cpu = -1, last_any = -1;  // host positions
+      stack.assign(1, order[k]);
+      while (!stack.empty()) {
+        uint32_t h = stack.back();
+        stack.pop_back();
+        if (visited_epoch[h] == epoch) continue;
+        visited_epoch[h] = epoch;
+        uint32_t s = slot[h];
+        if (s != kNotConverted) {
+          const HostNode& n = nodes[h];
+          if (n.gpu) {
+            if (last_any >= 0) add_dep(s, nodes[last_any].id);
+            last_any = last_cpu;
+          } else {
+            if (n.inter_thread_dep) add_dep(s, n.inter_thread_dep);
+            if (last_cpu >= 0) add_dep(s, nodes[last_cpu].id);
+            last_cpu = last_any = h;
+          }
+        }
+        kids.assign(children.begin() + child_begin[h], children.begin() + child_begin[h + 1]);
+        std::sort(kids.begin(), kids.end(), [&](uint32_t a, uint32_t b) { return nodes[a].id > nodes[b].id; });
+        for (uint32_t c : kids) stack.push_back(c);
+      }
+      report_progress(options.progress, "dependencies", k, order.size());
+    }
+  }
+
+  // ---- node types and communication attributes ----
+  std::vector<int32_t> type(order.size(), static_cast<int32_t>(NodeType::Comp));
+  std::vector<int64_t> coll_type(order.size(), -1);
+  std::vector<StrId> pg(order.size(), StringPool::kEmpty);
+  std::vector<std::optional<int64_t>> peer(order.size()), tag(order.size());
+  for (uint32_t k = 0; k < order.size(); ++k) {
+    const HostNode& n = nodes[order[k]];
+    std::string_view name = t.str(n.name);
+    pg[k] = n.pg_name;
+    if (contains(name, "process_group:init")) {
+      type[k] = static_cast<int32_t>(NodeType::Metadata);
+      continue;
+    }
+    if (!n.gpu) continue;
+    bool is_comm = false;
+    if (contains(name, "ncclDevKernel_SendRecv") || contains(name, "ncclKernel_SendRecv")) {
+      // The launcher is record_param_comms (then its caller names the operation) or the op itself.
+      const HostNode* launcher = n.has_parent && by_id.count(n.parent) ? &nodes[by_id[n.parent]] : nullptr;
+      std::string keyword;
+      const HostNode* op = launcher;
+      if (launcher && t.str(launcher->name) == "record_param_comms") {
+        if (launcher->pg_name != StringPool::kEmpty) pg[k] = launcher->pg_name;
+        op = launcher->has_parent && by_id.count(launcher->parent) ? &nodes[by_id[launcher->parent]] : nullptr;
+      }
+      if (op) keyword = std::string(t.str(op->name));
+      if (contains(keyword, "send") || contains(keyword, "recv")) {
+        type[k] = static_cast<int32_t>(contains(keyword, "send") ? NodeType::CommSend : NodeType::CommRecv);
+        if (op) peer[k] = op->int_input1, tag[k] = op->int_input2;
+        if (!peer[k] || !tag[k])
+          warn("node " + std::to_string(n.id) + " \"" + std::string(name) +
+               "\": the peer rank and tag of this point-to-point operation are not in its launcher's inputs");
+        continue;
+      }
+      is_comm = contains(keyword, "nccl:all_to_all") || contains(name, "ncclDevKernel_SendRecv") ||
+                contains(name, "ncclKernel_SendRecv");
+      if (!is_comm) continue;
+    }
+    if (!is_comm && !contains(name, "ncclKernel") && !contains(name, "ncclDevKernel")) continue;
+    // Collective type from the kernel name.
+    std::string squashed;
+    for (char c : name)
+      if (c != '_' && c != '-') squashed += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    static const std::pair<std::string_view, CommType> kKnown[] = {
+        {"allreduce", CommType::AllReduce}, {"alltoall", CommType::AllToAll}, {"allgather", CommType::AllGather},
+        {"reducescatter", CommType::ReduceScatter}, {"broadcast", CommType::Broadcast}};
+    // Not recognised by the reference (it aborts the whole file); converted with a warning.
+    static const std::pair<std::string_view, CommType> kExtra[] = {
+        {"reduce", CommType::Reduce}, {"gather", CommType::Gather}, {"scatter", CommType::Scatter},
+        {"barrier", CommType::Barrier}};
+    int64_t ct = -1;
+    for (const auto& [key, value] : kKnown)
+      if (contains(squashed, key)) {
+        ct = static_cast<int64_t>(value);
+        break;
+      }
+    if (ct < 0 && contains(name, "SendRecv")) ct = static_cast<int64_t>(CommType::AllToAll);
+    if (ct < 0)
+      for (const auto& [key, value] : kExtra)
+        if (contains(squashed, key)) {
+          ct = static_cast<int64_t>(value);
+          warn("node " + std::to_string(n.id) + " \"" + std::string(name) + "\": collective " +
+               std::string(comm_type_name(ct)) +
+               " is not one the reference converter knows (it aborts here); converted, but ASTRA-sim cannot simulate it");
+          break;
+        }
+    if (ct < 0) {
+      warn("node " + std::to_string(n.id) + " \"" + std::string(name) +
+           "\": unknown NCCL kernel; kept as a compute node (the reference converter aborts here)");
+      continue;
+    }
+    type[k] = static_cast<int32_t>(NodeType::CommColl);
+    coll_type[k] = ct;
+  }
+
+  // ---- pruning: nodes with no data deps that nobody depends on ----
+  std::unordered_set<int64_t> depended_on;
+  for (const auto& d : data)
+    for (int64_t x : d) depended_on.insert(x);
+  std::vector<bool> keep(order.size());
+  std::unordered_set<int64_t> kept_ids;
+  for (uint32_t k = 0; k < order.size(); ++k) {
+    keep[k] = !data[k].empty() || depended_on.count(nodes[order[k]].id);
+    if (keep[k]) kept_ids.insert(nodes[order[k]].id);
+    else ++result.pruned;
+  }
+  // Dependencies on nodes that do not exist (an inter_thread_dep naming a missing node) are
+  // dropped; the reference crashes on them.
+  for (uint32_t k = 0; k < order.size(); ++k) {
+    if (!keep[k]) continue;
+    auto& d = data[k];
+    for (size_t x = 0; x < d.size();) {
+      if (kept_ids.count(d[x])) {
+        ++x;
+        continue;
+      }
+      warn("node " + std::to_string(nodes[order[k]].id) + " depends on node " + std::to_string(d[x]) +
+           ", which is not in the trace; dependency dropped");
+      d.erase(d.begin() + static_cast<std::ptrdiff_t>(x));
+    }
+    if (!options.reference_bytes && ctrl[k] >= 0 && !kept_ids.count(ctrl[k])) ctrl[k] = -1;
+  }
+
+  // ---- cycles over data deps ----
+  {
+    std::unordered_map<int64_t, uint32_t> slot_of_id;
+    for (uint32_t k = 0; k < order.size(); ++k)
+      if (keep[k]) slot_of_id[nodes[order[k]].id] = k;
+    std::vector<uint8_t> state(order.size(), 0);  // 0 new, 1 on stack, 2 done
+    std::vector<std::pair<uint32_t, size_t>> stack;
+    for (uint32_t root = 0; root < order.size(); ++root) {
+      if (!keep[root] || state[root]) continue;
+      stack.push_back({root, 0});
+      state[root] = 1;
+      while (!stack.empty()) {
+        auto& [k, next] = stack.back();
+        if (next == data[k].size()) {
+          state[k] = 2;
+          stack.pop_back();
+          continue;
+        }
+        uint32_t dep = slot_of_id.at(data[k][next]);
+        if (state[dep] == 1) {
+          std::string cycle;
+          size_t from = 0;
+          while (stack[from].first != dep) ++from;
+          for (size_t s = from; s < stack.size(); ++s)
+            cycle += (cycle.empty() ? "" : " -> ") + std::string("node ") + std::to_string(nodes[order[stack[s].first]].id) +
+                     " \"" + std::string(t.str(nodes[order[stack[s].first]].name)) + "\"";
+          cycle += " -> node " + std::to_string(nodes[order[dep]].id);
+          if (!options.break_cycles)
+            throw Error(source + ": dependency cycle: " + cycle + " (use --break-cycles to drop the closing edge)");
+          warn("dependency cycle broken by dropping the last edge: " + cycle);
+          ++result.cycles_broken;
+          data[k].erase(data[k].begin() + static_cast<std::ptrdiff_t>(next));
+          continue;
+        }
+        ++next;
+        if (state[dep] == 0) {
+          state[dep] = 1;
+          stack.push_back({dep, 0});
+        }
+      }
+    }
+  }
+
+  // ---- process groups (METADATA node) ----
+  for (uint32_t k = 0; k < order.size(); ++k) {
+    if (type[k] != static_cast<int32_t>(NodeType::Metadata)) continue;
+    // inputs.values is "['<json list of groups>']"
+    std::string_view v = t.str(nodes[order[k]].inputs.values);
+    if (v.size() < 4) continue;
+    std::string inner(v.substr(2, v.size() - 4));
+    auto groups = nlohmann::json::parse(inner, nullptr, false);
+    if (!groups.is_array()) {
+      warn("process_group:init node " + std::to_string(nodes[order[k]].id) + ": its process-group list is not JSON");
+      continue;
+    }
+    for (const auto& g : groups) {
+      if (!g.is_object() || !g.contains("pg_name") || !g.contains("ranks") || !g["ranks"].is_array()) continue;
+      std::vector<int64_t> ranks;
+      for (const auto& r : g["ranks"])
+        if (r.is_number_integer()) ranks.push_back(r.get<int64_t>());
+      if (!ranks.empty() && g["pg_name"].is_string()) result.process_groups[g["pg_name"].get<std::string>()] = ranks;
+    }
+  }
+
+  // ---- output ----
+  AttrDrafts meta;
+  auto meta_string = [&](const char* key) {
+    auto it = parser.metadata.find(key);
+    if (it == parser.metadata.end() || !it->second.is_string()) {
+      warn(std::string("no \"") + key + "\" string in the trace's metadata");
+      return;
+    }
+    meta.add_string(t.intern(key), t.intern(it->second.get<std::string>()));
+  };
+  auto meta_uint = [&](const char* key) {
+    auto it = parser.metadata.find(key);
+    if (it == parser.metadata.end() || !it->second.is_number_integer()) {
+      warn(std::string("no integer \"") + key + "\" in the trace's metadata");
+      return;
+    }
+    meta.add_uint64(t.intern(key), it->second.get<uint64_t>());
+  };
+  meta_string("schema");
+  meta_uint("pid");
+  meta_string("time");
+  meta_uint("start_ts");
+  meta_uint("finish_ts");
+  t.set_metadata(StringPool::kEmpty, meta);
+
+  std::vector<uint32_t> out_order;
+  for (uint32_t k = 0; k < order.size(); ++k)
+    if (keep[k]) out_order.push_back(k);
+  std::sort(out_order.begin(), out_order.end(),
+            [&](uint32_t a, uint32_t b) { return nodes[order[a]].id < nodes[order[b]].id; });
+
+  StrId attr_name[kIntAttrCount];
+  for (int a = 0; a < kIntAttrCount; ++a) attr_name[a] = t.intern(kIntAttrs[a]);
+  const StrId op_schema = t.intern("op_schema"), is_cpu_op = t.intern("is_cpu_op"), stream = t.intern("stream"),
+              comm_type = t.intern("comm_type"), comm_size = t.intern("comm_size"), pg_name = t.intern("pg_name"),
+              comm_src = t.intern("comm_src"), comm_dst = t.intern("comm_dst"), comm_tag = t.intern("comm_tag");
+  t.reserve(out_order.size(), 2, 10);
+  NodeDraft d;
+  for (uint32_t k : out_order) {
+    const HostNode& n = nodes[order[k]];
+    d.clear();
+    d.id = static_cast<uint64_t>(n.id);
+    d.name = n.name;
+    d.type = type[k];
+    if (ctrl[k] >= 0) d.ctrl_deps.push_back(static_cast<uint64_t>(ctrl[k]));
+    for (int64_t x : data[k]) d.data_deps.push_back(static_cast<uint64_t>(x));
+    d.duration_micros = contains(t.str(n.name), "Optimizer.step") ? 0 : static_cast<uint64_t>(static_cast<int64_t>(n.exclusive_dur));
+    d.has_inputs = d.has_outputs = true;
+    d.inputs = n.inputs;
+    d.outputs = n.outputs;
+    for (int a = 0; a < kIntAttrCount; ++a)
+      if (n.int_attr_present & (1u << a)) d.attrs.add_int64(attr_name[a], n.int_attr[a]);
+    if (n.has_op_schema) d.attrs.add_string(op_schema, n.op_schema);
+    d.attrs.add_bool(is_cpu_op, !n.gpu);
+    if (!n.stream_null) d.attrs.add_int64(stream, n.stream);
+    bool coll = type[k] == static_cast<int32_t>(NodeType::CommColl);
+    bool p2p = type[k] == static_cast<int32_t>(NodeType::CommSend) || type[k] == static_cast<int32_t>(NodeType::CommRecv);
+    if (coll) d.attrs.add_int64(comm_type, coll_type[k]);
+    if (coll || p2p) {
+      if (n.malformed_tensor)
+        warn("node " + std::to_string(n.id) + ": an input typed Tensor is not [id, storage, offset, numel, itemsize, device]; comm_size counts only the well-formed ones");
+      d.attrs.add_int64(comm_size, static_cast<int64_t>(n.input_tensor_bytes));
+      if (pg[k] != StringPool::kEmpty) d.attrs.add_string(pg_name, pg[k]);
+    }
+    if (p2p && !options.reference_bytes) {
+      bool send = type[k] == static_cast<int32_t>(NodeType::CommSend);
+      std::optional<int64_t> src = send ? options.rank : peer[k], dst = send ? peer[k] : options.rank;
+      if (src) d.attrs.add_int32(comm_src, static_cast<int32_t>(*src));
+      if (dst) d.attrs.add_int32(comm_dst, static_cast<int32_t>(*dst));
+      if (tag[k]) d.attrs.add_int32(comm_tag, static_cast<int32_t>(*tag[k]));
+    }
+    t.append(d);
+  }
+  return result;
+}
+
+}  // namespace chakra

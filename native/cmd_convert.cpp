@@ -1,0 +1,326 @@
+// chakra convert {text,pytorch}, and the drop-in chakra_converter.
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "chakra/error.h"
+#include "chakra/et_io.h"
+#include "chakra/io.h"
+#include "chakra/pytorch_convert.h"
+#include "chakra/schema.h"
+#include "chakra/text_workload.h"
+#include "cli.h"
+#include "commands.h"
+
+namespace {
+
+// Messages go to stderr and, for the drop-in tool, also to its log file (as the reference's
+// logging does).
+class Log {
+ public:
+  explicit Log(std::string prog) : prog_(std::move(prog)) {}
+  void open(const std::string& path) {
+    file_.open(path, std::ios::trunc);
+    if (!file_) throw chakra::Error(path + ": cannot open the log file");
+  }
+  void warn(const std::string& m) { line("WARNING", m, true); }
+  void info(const std::string& m) { line("INFO", m, false); }
+
+ private:
+  void line(const char* level, const std::string& m, bool to_stderr) {
+    if (to_stderr) std::cerr << prog_ << ": warning: " << m << "\n";
+    if (file_) file_ << level << " " << m << "\n" << std::flush;
+  }
+  std::string prog_;
+  std::ofstream file_;
+};
+
+Log* g_log = nullptr;  // the log of the running command (one command per process)
+
+// Writes PREFIX.{npu}.et for every NPU; the files appear only once all are complete.
+int convert_text(const std::string& input, const std::string& prefix, uint32_t npus, uint32_t passes) {
+  if (npus == 0) throw chakra::Error("--num-npus must be at least 1");
+  if (passes == 0) throw chakra::Error("--num-passes must be at least 1");
+  chakra::TextWorkload w = chakra::parse_text_workload(chakra::read_file(input), input);
+  for (const std::string& m : w.warnings) g_log->warn(m);
+  cli::TerminalProgress progress;
+  std::vector<std::unique_ptr<chakra::OutputFile>> outputs;
+  uint64_t first_id = 0;
+  for (uint32_t npu = 0; npu < npus; ++npu) {
+    if (!progress.report("writing traces", npu, npus)) throw chakra::Cancelled();
+    chakra::Trace t = chakra::text_workload_trace(w, passes, first_id);
+    first_id += t.size();
+    outputs.push_back(std::make_unique<chakra::OutputFile>(prefix + "." + std::to_string(npu) + ".et"));
+    chakra::write_et(t, *outputs.back());
+    outputs.back()->finish();
+  }
+  for (auto& out : outputs) out->commit();
+  progress.clear();
+  g_log->info("Conversion successful. Output files are available at " + prefix + ".{0.." +
+              std::to_string(npus - 1) + "}.et");
+  return cli::kOk;
+}
+
+int run_text(const cli::Args& a) {
+  return convert_text(a.values("IN")[0], a.get("--output"), static_cast<uint32_t>(a.get_uint("--num-npus")),
+                      static_cast<uint32_t>(a.get_uint("--num-passes")));
+}
+
+int run_reference_text(const cli::Args& a) {
+  return convert_text(a.get("--input"), a.get("--output"), static_cast<uint32_t>(a.get_uint("--num-npus")),
+                      static_cast<uint32_t>(a.get_uint("--num-passes")));
+}
+
+const char* kTextHelp =
+    "Convert an ASTRA-sim 1.0 text workload (a layer table) into one Chakra trace per NPU,\n"
+    "PREFIX.{npu}.et. For the types mlcommons/chakra's converter supports (MICRO, DATA, MODEL,\n"
+    "HYBRID_DATA_MODEL, HYBRID_MODEL_DATA, HYBRID_DLRM[_ENHANCED]) the files are byte-identical\n"
+    "to its output; HYBRID_TRANSFORMER[_FWD_IN_BCKWD], HYBRID_CUSTOMIZED and\n"
+    "DISTRIBUTED_INFERENCE, which it rejects, follow ASTRA-sim 1.0's training loops\n"
+    "(docs/text-workloads.md). No file is written unless all are.";
+
+int text_command(const std::string& prog, int argc, char** argv) {
+  cli::Args args(prog, kTextHelp);
+  args.positional("IN", "text workload");
+  args.option("--num-npus", "N", "number of NPUs (one trace each)", "", true);
+  args.option("--num-passes", "P", "training iterations in each trace", "1");
+  args.option("--output", "PREFIX", "output prefix: writes PREFIX.{npu}.et", "", true);
+  args.alias("-o", "--output");
+  args.parse(argc, argv);
+  return cli::run_guarded(prog, run_text, args);
+}
+
+// ---- PyTorch ----
+
+struct PytorchJob {
+  std::string input, output;
+  std::optional<int64_t> rank;
+};
+
+chakra::PytorchConvertOptions pytorch_options(const cli::Args& a) {
+  chakra::PytorchConvertOptions o;
+  o.reference_bytes = a.has("--reference-bytes");
+  o.break_cycles = a.has("--break-cycles");
+  if (a.has("--rank")) o.rank = static_cast<int64_t>(a.get_uint("--rank"));
+  return o;
+}
+
+void report(const chakra::PytorchConvertResult& r, const std::string& output) {
+  for (const std::string& m : r.warnings) g_log->warn(m);
+  uint64_t counts[chakra::kNodeTypeCount] = {};
+  for (uint32_t n = 0; n < r.trace.size(); ++n)
+    if (r.trace.type(n) >= 0 && r.trace.type(n) < chakra::kNodeTypeCount) ++counts[r.trace.type(n)];
+  std::string line = output + ": " + std::to_string(r.trace.size()) + " nodes from " + std::to_string(r.host_nodes) +
+                     " (" + std::to_string(r.gpu_nodes) + " GPU ops, " + std::to_string(r.pruned) + " pruned)";
+  for (int32_t ty = 0; ty < chakra::kNodeTypeCount; ++ty)
+    if (counts[ty]) line += ", " + std::to_string(counts[ty]) + " " + std::string(chakra::node_type_name(ty));
+  g_log->info(line);
+  std::cerr << line << "\n";
+}
+
+// Rank of a per-rank file: the last number in its name ("rank3.json", "linked.3.json.gz").
+std::optional<int64_t> rank_from_name(const std::string& path) {
+  std::string name = path.substr(path.rfind('/') + 1);
+  std::optional<int64_t> rank;
+  for (size_t i = 0; i < name.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
+    if (j - i < 10) rank = std::stoll(name.substr(i, j - i));
+    i = j;
+  }
+  return rank;
+}
+
+void write_comm_groups(const std::map<std::string, std::vector<int64_t>>& groups, const std::string& path) {
+  chakra::OutputFile f(path);
+  f.write(chakra::comm_group_json(groups));
+  f.commit();
+  g_log->info("process groups written to " + path);
+}
+
+int run_pytorch(const cli::Args& a) {
+  const std::string input = a.values("IN")[0];
+  const std::string output = a.get("--output");
+  chakra::PytorchConvertOptions options = pytorch_options(a);
+  if (!std::filesystem::is_directory(input)) {
+    cli::TerminalProgress progress;
+    options.progress = &progress;
+    chakra::PytorchConvertResult r = chakra::convert_pytorch(chakra::open_input(input), options);
+    chakra::write_et(r.trace, output);
+    progress.clear();
+    report(r, output);
+    if (a.has("--comm-groups")) write_comm_groups(r.process_groups, a.get("--comm-groups"));
+    return cli::kOk;
+  }
+  // A folder of per-rank traces: PREFIX.{rank}.et for each, plus the merged process groups.
+  std::vector<PytorchJob> jobs;
+  std::map<int64_t, std::string> seen;
+  for (const auto& entry : std::filesystem::directory_iterator(input)) {
+    std::string p = entry.path().string();
+    if (!entry.is_regular_file() || !(chakra::ends_with(p, ".json") || chakra::ends_with(p, ".json.gz"))) continue;
+    std::optional<int64_t> rank = rank_from_name(p);
+    if (!rank) throw chakra::Error(p + ": cannot tell the rank from the file name (expected a number in it)");
+    if (seen.count(*rank)) throw chakra::Error(input + ": two files for rank " + std::to_string(*rank) + ": " + seen[*rank] + " and " + p);
+    seen[*rank] = p;
+    jobs.push_back({p, output + "." + std::to_string(*rank) + ".et", rank});
+  }
+  if (jobs.empty()) throw chakra::Error(input + ": no .json or .json.gz traces in this folder");
+  std::vector<chakra::PytorchConvertResult> results(jobs.size());
+  std::vector<std::unique_ptr<chakra::OutputFile>> files(jobs.size());
+  std::vector<std::string> errors(jobs.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < jobs.size();) {
+      try {
+        chakra::PytorchConvertOptions o = options;
+        o.rank = jobs[i].rank;
+        results[i] = chakra::convert_pytorch(chakra::open_input(jobs[i].input), o);
+        files[i] = std::make_unique<chakra::OutputFile>(jobs[i].output);
+        chakra::write_et(results[i].trace, *files[i]);
+        files[i]->finish();
+        results[i].trace = chakra::Trace();  // release memory early
+      } catch (const chakra::Error& e) {
+        errors[i] = e.what();
+      }
+    }
+  };
+  size_t threads = std::min<size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t k = 1; k < threads; ++k) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+  for (const std::string& e : errors)
+    if (!e.empty()) throw chakra::Error(e);  // no file is published unless all ranks converted
+  std::map<std::string, std::vector<int64_t>> groups;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    files[i]->commit();
+    for (const std::string& m : results[i].warnings) g_log->warn(m);
+    for (const auto& [name, ranks] : results[i].process_groups) {
+      auto [it, fresh] = groups.emplace(name, ranks);
+      if (!fresh && it->second != ranks)
+        g_log->warn("process group " + name + " lists different ranks in " + jobs[i].input);
+    }
+  }
+  g_log->info("converted " + std::to_string(jobs.size()) + " ranks to " + output + ".{rank}.et");
+  std::cerr << "converted " << jobs.size() << " ranks to " << output << ".{rank}.et\n";
+  std::string groups_path = a.has("--comm-groups") ? a.get("--comm-groups") : output + ".comm_group.json";
+  write_comm_groups(groups, groups_path);
+  return cli::kOk;
+}
+
+void add_pytorch_options(cli::Args& args) {
+  args.flag("--reference-bytes", "reproduce the reference's output exactly, defects included (dangling ctrl_deps on pruned nodes, SEND/RECV without comm_src/comm_dst/comm_tag)");
+  args.flag("--break-cycles", "drop the closing edge of dependency cycles instead of failing");
+  args.option("--rank", "R", "this trace's global rank (comm_src of SEND, comm_dst of RECV nodes); a folder takes ranks from file names");
+  args.option("--comm-groups", "FILE", "write the process groups as ASTRA-sim comm-group JSON (folder input: default PREFIX.comm_group.json)");
+}
+
+const char* kPytorchHelp =
+    "Convert a PyTorch execution trace (host ET JSON, or one linked with Kineto by `chakra link`)\n"
+    "into a Chakra .et trace, as mlcommons/chakra's chakra_converter does, with its defects fixed:\n"
+    "unknown NCCL collectives are converted with a warning instead of aborting, pruned nodes leave\n"
+    "no dangling ctrl_deps, SEND/RECV nodes get comm_src/comm_dst/comm_tag, cycles are reported\n"
+    "with the nodes on them. IN may be a folder of per-rank traces: each becomes PREFIX.{rank}.et.";
+
+int pytorch_command(const std::string& prog, int argc, char** argv) {
+  cli::Args args(prog, kPytorchHelp);
+  args.positional("IN", "host ET or linked JSON (plain or gzip), or a folder of them");
+  args.option("--output", "OUT", "output .et (a folder: output prefix)", "", true);
+  args.alias("-o", "--output");
+  add_pytorch_options(args);
+  args.parse(argc, argv);
+  return cli::run_guarded(prog, run_pytorch, args);
+}
+
+}  // namespace
+
+int cmd_convert(int argc, char** argv) {
+  Log log("chakra convert");
+  g_log = &log;
+  std::string kind = argc > 0 ? argv[0] : "";
+  if (kind == "text") return text_command("chakra convert text", argc - 1, argv + 1);
+  if (kind == "pytorch") return pytorch_command("chakra convert pytorch", argc - 1, argv + 1);
+  bool help = kind == "-h" || kind == "--help";
+  (help ? std::cout : std::cerr)
+      << "usage: chakra convert {text,pytorch} ...\n\n"
+         "  text      ASTRA-sim 1.0 text workload -> PREFIX.{npu}.et (see 'chakra convert text -h')\n"
+         "  pytorch   PyTorch execution trace (plain or linked) -> .et (see 'chakra convert pytorch -h')\n";
+  return help ? cli::kOk : cli::kUsage;
+}
+
+namespace {
+
+int run_reference_pytorch(const cli::Args& a) {
+  chakra::PytorchConvertOptions options = pytorch_options(a);
+  cli::TerminalProgress progress;
+  options.progress = &progress;
+  const std::string output = a.get("--output");
+  chakra::PytorchConvertResult r = chakra::convert_pytorch(chakra::open_input(a.get("--input")), options);
+  chakra::write_et(r.trace, output);
+  progress.clear();
+  report(r, output);
+  if (a.has("--comm-groups")) write_comm_groups(r.process_groups, a.get("--comm-groups"));
+  g_log->info("Conversion successful. Output file is available at " + output + ".");
+  return cli::kOk;
+}
+
+}  // namespace
+
+// chakra_converter [--log-filename F] {PyTorch,Text} ...: the reference's command line.
+int cmd_reference_converter(int argc, char** argv) {
+  Log log("chakra_converter");
+  g_log = &log;
+  std::string log_file = "debug.log";
+  int i = 0;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--log-filename" && i + 1 < argc) {
+      log_file = argv[++i];
+    } else if (a.rfind("--log-filename=", 0) == 0) {
+      log_file = a.substr(15);
+    } else {
+      break;
+    }
+  }
+  std::string sub = i < argc ? argv[i] : "";
+  if (sub != "PyTorch" && sub != "Text") {
+    bool help = sub.empty() || sub == "-h" || sub == "--help";
+    (help ? std::cout : std::cerr)
+        << "usage: chakra_converter [-h] [--log-filename LOG_FILENAME] {Text,PyTorch} ...\n\n"
+           "Drop-in replacement for mlcommons/chakra's chakra_converter (see `chakra convert`).\n"
+           "  Text      ASTRA-sim 1.0 text workload -> PREFIX.{npu}.et\n"
+           "  PyTorch   PyTorch execution trace (plain or linked) -> .et\n";
+    if (!help) std::cerr << "chakra_converter: error: unknown subcommand '" << sub << "'\n";
+    return help ? cli::kOk : cli::kUsage;
+  }
+  cli::Args args("chakra_converter " + sub, sub == "Text" ? kTextHelp : kPytorchHelp);
+  args.allow_abbreviations();
+  args.option("--input", "INPUT", "input file", "", true);
+  args.option("--output", "OUTPUT", sub == "Text" ? "output prefix" : "output .et file", "", true);
+  if (sub == "Text") {
+    args.option("--num-npus", "NUM_NPUS", "number of NPUs", "", true);
+    args.option("--num-passes", "NUM_PASSES", "number of training passes", "", true);
+  } else {
+    args.flag("--simulate", "accepted for compatibility (the reference's toy scheduler only logs)");
+    add_pytorch_options(args);
+  }
+  args.parse(argc - i - 1, argv + i + 1);
+  try {
+    log.open(log_file);
+  } catch (const chakra::Error& e) {
+    std::cerr << "chakra_converter: error: " << e.what() << "\n";
+    return cli::kFailed;
+  }
+  return cli::run_guarded("chakra_converter", sub == "Text" ? run_reference_text : run_reference_pytorch, args);
+}
