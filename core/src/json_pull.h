@@ -4,11 +4,16 @@
 // form, which the Chakra PyTorch converter stores in IOInfo strings.
 #pragma once
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
+#include <cstdlib>
+#include <memory>
 
 #include "chakra/io.h"
+#include "chakra/error.h"
 
 namespace chakra {
 
@@ -21,6 +26,7 @@ class JsonPull {
 
   // Kind of the next value (skipping whitespace). End: at the end of the input.
   Kind peek();
+  bool at_end() { return peek_char() == 0; }
 
   // Objects: begin_object(), then next_key(key) until it returns false (consumes '}').
   void begin_object();
@@ -51,7 +57,43 @@ class JsonPull {
 
  private:
   bool fill();                 // reads more; keeps bytes from keep_ on; false at EOF
-  char peek_char();            // next non-whitespace byte, 0 at EOF
+  // Next non-whitespace byte, 0 at EOF. Inline: it runs once per token.
+  char peek_char() {
+    const char* base = storage_.get();
+    size_t p = pos_;
+    while (p < size_) {
+      char c = base[p];
+      if (c == ' ') {
+        // Indented JSON is mostly runs of spaces: skip them 8 bytes at a time.
+        constexpr uint64_t kSpaces = 0x2020202020202020ull;
+        while (size_ - p >= 8) {
+          uint64_t w;
+          std::memcpy(&w, base + p, 8);
+          uint64_t diff = w ^ kSpaces;
+          if (diff) {
+            p += static_cast<size_t>(first_set_byte(diff));
+            break;
+          }
+          p += 8;
+        }
+        while (p < size_ && base[p] == ' ') ++p;
+        continue;
+      }
+      if (c != '\n' && c != '\r' && c != '\t') {
+        pos_ = p;
+        return c;
+      }
+      ++p;
+    }
+    pos_ = p;
+    return peek_char_refill();
+  }
+  // Index of the lowest non-zero byte of x (x != 0) in memory order.
+  static int first_set_byte(uint64_t x) {
+    if constexpr (std::endian::native == std::endian::little) return __builtin_ctzll(x) / 8;
+    else return __builtin_clzll(x) / 8;
+  }
+  char peek_char_refill();
   void expect(char c);
   void open(char c);           // consumes '{' or '['
   bool next_in(char close);    // comma handling shared by next_key / next_element
@@ -62,7 +104,14 @@ class JsonPull {
   void skip_depth(int depth);
 
   ByteSource& in_;
-  std::string buf_;
+  // Window over the input: bytes [pos_, size_) of buf_ are unread; capacity_ is allocated.
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  using Storage = std::unique_ptr<char[], Free>;
+  Storage storage_;
+  size_t capacity_ = 0, size_ = 0;
+  std::string_view buf_;   // storage_[0, size_)
   size_t pos_ = 0;
   uint64_t consumed_ = 0;   // bytes dropped from the front of buf_
   bool eof_ = false;
@@ -74,5 +123,73 @@ class JsonPull {
 void append_python_float(double v, std::string& out);
 // Python repr() of a str.
 void append_python_string(std::string_view utf8, std::string& out);
+
+// ---- per-token operations, inline: they run for every token of multi-gigabyte inputs ----
+
+inline void JsonPull::expect(char c) {
+  char got = peek_char();
+  if (got != c) {
+    if (got == 0) fail(std::string("unexpected end of input, expected '") + c + "' (truncated file?)");
+    fail(std::string("expected '") + c + "', found '" + got + "'");
+  }
+  ++pos_;
+}
+
+inline JsonPull::Kind JsonPull::peek() {
+  char c = peek_char();
+  switch (c) {
+    case '{': return Kind::Object;
+    case '[': return Kind::Array;
+    case '"': return Kind::String;
+    case 't': case 'f': return Kind::Bool;
+    case 'n': return Kind::Null;
+    case 0: return Kind::End;
+    default:
+      if (c == '-' || (c >= '0' && c <= '9')) return Kind::Number;
+      if (c == 'N' || c == 'I') return Kind::Number;  // NaN, Infinity (Python's json accepts them)
+      fail(std::string("unexpected character '") + c + "'");
+  }
+}
+
+inline void JsonPull::open(char c) {
+  expect(c);
+  if (first_.size() >= kMaxDepth) fail("JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
+  first_ += '1';
+}
+
+inline bool JsonPull::next_in(char close) {
+  char c = peek_char();
+  if (c == close) {
+    ++pos_;
+    first_.pop_back();
+    return false;
+  }
+  if (first_.back() == '1') {
+    first_.back() = '0';
+  } else {
+    if (c != ',') {
+      if (c == 0) fail("unexpected end of input inside a JSON container (truncated file?)");
+      fail(std::string("expected ',' or '") + close + "', found '" + c + "'");
+    }
+    ++pos_;
+  }
+  return true;
+}
+
+inline void JsonPull::begin_object() { open('{'); }
+inline void JsonPull::begin_array() { open('['); }
+
+inline bool JsonPull::next_key(std::string& key) {
+  if (!next_in('}')) return false;
+  if (peek_char() != '"') fail("expected a string key in JSON object");
+  read_string(key);
+  expect(':');
+  return true;
+}
+
+inline bool JsonPull::next_element() {
+  if (!next_in(']')) return false;
+  return true;
+}
 
 }  // namespace chakra

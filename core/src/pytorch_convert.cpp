@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+using namespace std::string_view_literals;
+
 #include <nlohmann/json.hpp>
 
 #include "chakra/error.h"
@@ -100,17 +102,17 @@ class Parser {
     std::string key;
     bool saw_nodes = false, saw_trace_events = false;
     while (j_.next_key(key)) {
-      if (key == "nodes") {
+      if (key == "nodes"sv) {
         saw_nodes = true;
         node_list();
-      } else if (key == "schema" || key == "pid" || key == "time" || key == "start_ts" || key == "finish_ts") {
+      } else if (key == "schema"sv || key == "pid"sv || key == "time"sv || key == "start_ts"sv || key == "finish_ts"sv) {
         metadata[key] = scalar();
       } else {
-        saw_trace_events |= key == "traceEvents";
+        saw_trace_events |= key == "traceEvents"sv;
         j_.skip();
       }
     }
-    if (j_.peek() != JsonPull::Kind::End) j_.fail("trailing data after the JSON document");
+    if (!j_.at_end()) j_.fail("trailing data after the JSON document");
     if (!saw_nodes)
       j_.fail(saw_trace_events ? "this is a Kineto (profiler) trace, not a host execution trace; link it "
                                  "with its host trace first (chakra link)"
@@ -139,6 +141,9 @@ class Parser {
   void node_list() {
     if (j_.peek() != JsonPull::Kind::Array) j_.fail("\"nodes\" is not a list");
     j_.begin_array();
+    // Host ET nodes take 1-3 KB of JSON; reserving address space is free until touched.
+    uint64_t raw = src_.raw_size() * (src_.compressed() ? 20 : 1);
+    nodes.reserve(static_cast<size_t>(std::min<uint64_t>(raw / 700, uint64_t{1} << 26)));
     while (j_.next_element()) {
       if (j_.peek() != JsonPull::Kind::Object) j_.fail("a node is not a JSON object");
       nodes.emplace_back();
@@ -203,9 +208,9 @@ class Parser {
     j_.begin_object();
     std::string key;
     while (j_.next_key(key)) {
-      if (key == "values") list_repr(io.values, &io.value_spans);
-      else if (key == "shapes") list_repr(io.shapes, nullptr);
-      else if (key == "types") types_list(io);
+      if (key == "values"sv) list_repr(io.values, &io.value_spans);
+      else if (key == "shapes"sv) list_repr(io.shapes, nullptr);
+      else if (key == "types"sv) types_list(io);
       else j_.skip();
     }
   }
@@ -239,31 +244,34 @@ class Parser {
     }
     j_.begin_object();
     std::string key, name;
-    nlohmann::json value;
-    bool has_value = false;
+    // The value, kept as what the reference would see: an int (or float) or a string.
+    bool has_number = false, has_string = false;
+    int64_t number = 0;
     while (j_.next_key(key)) {
-      if (key == "name" && j_.peek() == JsonPull::Kind::String) {
+      if (key == "name"sv && j_.peek() == JsonPull::Kind::String) {
         j_.read_string(name);
-      } else if (key == "value") {
-        value = scalar();
-        has_value = true;
+      } else if (key == "value"sv && j_.peek() == JsonPull::Kind::Number) {
+        number = j_.read_int64();
+        has_number = true;
+      } else if (key == "value"sv && j_.peek() == JsonPull::Kind::String) {
+        j_.read_string(attr_str_);
+        has_string = true;
       } else {
         j_.skip();
       }
     }
-    if (!has_value) return;
     for (int k = 0; k < kIntAttrCount; ++k)
-      if (name == kIntAttrs[k] && value.is_number()) {
-        n.int_attr[k] = value.is_number_float() ? static_cast<int64_t>(value.get<double>()) : value.get<int64_t>();
+      if (has_number && name == kIntAttrs[k]) {
+        n.int_attr[k] = number;
         n.int_attr_present |= static_cast<uint8_t>(1u << k);
       }
-    if (name == "op_schema" && value.is_string()) {
-      n.op_schema = t_.intern(value.get<std::string>());
+    if (has_string && name == "op_schema"sv) {
+      n.op_schema = t_.intern(attr_str_);
       n.has_op_schema = true;
     }
     // Every attribute becomes a field of the reference's node object, so this one replaces the
     // top-level pg_name.
-    if (name == "pg_name" && value.is_string()) n.pg_name = t_.intern(value.get<std::string>());
+    if (has_string && name == "pg_name"sv) n.pg_name = t_.intern(attr_str_);
   }
 
   void finish_io(HostNode& n, Io& in, Io& out) {
@@ -301,52 +309,52 @@ class Parser {
     in_ = Io{};
     out_ = Io{};
     while (j_.next_key(key)) {
-      if (key == "id") {
+      if (key == "id"sv) {
         n.id = integer("id");
         has_id = true;
-      } else if (key == "name") {
+      } else if (key == "name"sv) {
         if (j_.peek() != JsonPull::Kind::String) j_.fail("a node's \"name\" is not a string");
         j_.read_string(str_);
         n.name = t_.intern(str_);
-      } else if (key == "ctrl_deps" || key == "parent") {
+      } else if (key == "ctrl_deps"sv || key == "parent"sv) {
         if (j_.peek() == JsonPull::Kind::Number) {
           n.parent = j_.read_int64();
           n.has_parent = true;
         } else {
           j_.skip();
         }
-      } else if (key == "inputs" || key == "outputs") {
-        Io& io = key == "inputs" ? in_ : out_;
+      } else if (key == "inputs"sv || key == "outputs"sv) {
+        Io& io = key == "inputs"sv ? in_ : out_;
         if (j_.peek() == JsonPull::Kind::Array) {  // schema 1.0.1: the values list itself
           io.seen = true;
           list_repr(io.values, &io.value_spans);
         } else {
           io_object(io);
         }
-      } else if (key == "input_shapes" || key == "output_shapes") {
+      } else if (key == "input_shapes"sv || key == "output_shapes"sv) {
         list_repr(key[0] == 'i' ? in_.shapes : out_.shapes, nullptr);
-      } else if (key == "input_types" || key == "output_types") {
+      } else if (key == "input_types"sv || key == "output_types"sv) {
         types_list(key[0] == 'i' ? in_ : out_);
-      } else if (key == "attrs") {
+      } else if (key == "attrs"sv) {
         if (j_.peek() != JsonPull::Kind::Array) {
           j_.skip();
           continue;
         }
         j_.begin_array();
         while (j_.next_element()) attr_entry(n);
-      } else if (key == "exclusive_dur") {
+      } else if (key == "exclusive_dur"sv) {
         if (j_.peek() == JsonPull::Kind::Number) n.exclusive_dur = j_.read_double();
         else j_.skip();
-      } else if (key == "inter_thread_dep") {
+      } else if (key == "inter_thread_dep"sv) {
         if (j_.peek() == JsonPull::Kind::Number) n.inter_thread_dep = j_.read_int64();
         else j_.skip();
-      } else if (key == "cat") {
+      } else if (key == "cat"sv) {
         if (j_.peek() == JsonPull::Kind::Null) j_.read_null();
         else {
           n.gpu = true;
           j_.skip();
         }
-      } else if (key == "stream") {
+      } else if (key == "stream"sv) {
         if (j_.peek() == JsonPull::Kind::Null) {
           j_.read_null();
           n.stream_null = true;
@@ -355,14 +363,14 @@ class Parser {
         } else {
           j_.skip();
         }
-      } else if (key == "pg_name") {
+      } else if (key == "pg_name"sv) {
         if (j_.peek() == JsonPull::Kind::String) {
           j_.read_string(str_);
           if (n.pg_name == StringPool::kEmpty) n.pg_name = t_.intern(str_);
         } else {
           j_.skip();
         }
-      } else if (key == "op_schema") {  // schema 1.0.1 keeps attributes at the top level
+      } else if (key == "op_schema"sv) {  // schema 1.0.1 keeps attributes at the top level
         if (j_.peek() == JsonPull::Kind::String) {
           j_.read_string(str_);
           n.op_schema = t_.intern(str_);
@@ -385,7 +393,7 @@ class Parser {
   Progress* progress_;
   const ByteSource& src_;
   Io in_, out_;
-  std::string str_;
+  std::string str_, attr_str_;
 };
 
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
@@ -619,11 +627,14 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     if (!options.reference_bytes && ctrl[k] >= 0 && !kept_ids.count(ctrl[k])) ctrl[k] = -1;
   }
 
-  // ---- cycles over data deps ----
+  // ---- cycles: over data and ctrl deps, since simulators wait for both ----
   {
     std::unordered_map<int64_t, uint32_t> slot_of_id;
     for (uint32_t k = 0; k < order.size(); ++k)
       if (keep[k]) slot_of_id[nodes[order[k]].id] = k;
+    auto has_ctrl = [&](uint32_t k) { return ctrl[k] >= 0 && slot_of_id.count(ctrl[k]); };
+    auto edge_count = [&](uint32_t k) { return data[k].size() + (has_ctrl(k) ? 1 : 0); };
+    auto edge = [&](uint32_t k, size_t e) { return e < data[k].size() ? data[k][e] : ctrl[k]; };
     std::vector<uint8_t> state(order.size(), 0);  // 0 new, 1 on stack, 2 done
     std::vector<std::pair<uint32_t, size_t>> stack;
     for (uint32_t root = 0; root < order.size(); ++root) {
@@ -632,25 +643,26 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
       state[root] = 1;
       while (!stack.empty()) {
         auto& [k, next] = stack.back();
-        if (next == data[k].size()) {
+        if (next == edge_count(k)) {
           state[k] = 2;
           stack.pop_back();
           continue;
         }
-        uint32_t dep = slot_of_id.at(data[k][next]);
+        uint32_t dep = slot_of_id.at(edge(k, next));
         if (state[dep] == 1) {
           std::string cycle;
           size_t from = 0;
           while (stack[from].first != dep) ++from;
-          for (size_t s = from; s < stack.size(); ++s)
-            cycle += (cycle.empty() ? "" : " -> ") + std::string("node ") + std::to_string(nodes[order[stack[s].first]].id) +
-                     " \"" + std::string(t.str(nodes[order[stack[s].first]].name)) + "\"";
+          for (size_t i = from; i < stack.size(); ++i)
+            cycle += (cycle.empty() ? "" : " -> ") + std::string("node ") + std::to_string(nodes[order[stack[i].first]].id) +
+                     " \"" + std::string(t.str(nodes[order[stack[i].first]].name)) + "\"";
           cycle += " -> node " + std::to_string(nodes[order[dep]].id);
           if (!options.break_cycles)
             throw Error(source + ": dependency cycle: " + cycle + " (use --break-cycles to drop the closing edge)");
-          warn("dependency cycle broken by dropping the last edge: " + cycle);
+          warn("dependency cycle broken by dropping its last edge: " + cycle);
           ++result.cycles_broken;
-          data[k].erase(data[k].begin() + static_cast<std::ptrdiff_t>(next));
+          if (next < data[k].size()) data[k].erase(data[k].begin() + static_cast<std::ptrdiff_t>(next));
+          else ctrl[k] = -1;
           continue;
         }
         ++next;

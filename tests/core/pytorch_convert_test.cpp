@@ -1,0 +1,208 @@
+// PyTorch execution traces → .et: the reference converter's bytes (--reference-bytes), its
+// defects fixed by default, Python repr() of IOInfo values, and bad input.
+#include <gtest/gtest.h>
+
+#include "../../core/src/json_pull.h"
+#include "chakra/error.h"
+#include "chakra/pytorch_convert.h"
+#include "chakra/validate.h"
+#include "test_support.h"
+
+using namespace testing_support;
+
+namespace {
+
+chakra::PytorchConvertResult convert_file(const std::string& path, chakra::PytorchConvertOptions o = {}) {
+  return chakra::convert_pytorch(chakra::open_input(path), o);
+}
+chakra::PytorchConvertResult convert_text(const std::string& json, chakra::PytorchConvertOptions o = {}) {
+  static std::string keep;  // memory_input borrows the bytes
+  keep = json;
+  return chakra::convert_pytorch(chakra::memory_input(as_bytes(keep), "t.json"), o);
+}
+std::string error_of(const std::string& json, chakra::PytorchConvertOptions o = {}) {
+  try {
+    convert_text(json, o);
+  } catch (const chakra::Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+int32_t find(const chakra::Trace& t, uint64_t id) {
+  for (uint32_t n = 0; n < t.size(); ++n)
+    if (t.id(n) == id) return static_cast<int32_t>(n);
+  return -1;
+}
+
+// A minimal host ET: a thread root, two ops, the second calling a third.
+std::string host_et(const std::string& extra_nodes = "", int64_t inter_thread_dep_of_4 = 0) {
+  auto node = [](int id, const char* name, int parent, const std::string& more = "") {
+    return std::string("{\"id\": ") + std::to_string(id) + ", \"name\": \"" + name + "\", \"ctrl_deps\": " +
+           std::to_string(parent) +
+           ", \"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, \"outputs\": {\"values\": [], "
+           "\"shapes\": [], \"types\": []}, \"attrs\": [{\"name\": \"rf_id\", \"type\": \"uint64\", \"value\": " +
+           std::to_string(id) + "}]" + more + "}";
+  };
+  std::string itd = inter_thread_dep_of_4 ? ", \"inter_thread_dep\": " + std::to_string(inter_thread_dep_of_4) : "";
+  return "{\"schema\": \"1.0.2-chakra.0.0.4\", \"pid\": 1, \"time\": \"t\", \"start_ts\": 1, \"finish_ts\": 2, \"nodes\": [" +
+         node(2, "[pytorch|profiler|execution_trace|thread]", 1) + ", " + node(3, "aten::a", 2) + ", " +
+         node(4, "aten::b", 2, itd) + ", " + node(5, "aten::c", 4) + extra_nodes + ", " +
+         node(1, "[pytorch|profiler|execution_trace|process]", 1) + "]}";
+}
+
+}  // namespace
+
+// --reference-bytes: every reference converter output, byte for byte.
+TEST(PytorchConvert, ReproducesReferenceOutputsByteForByte) {
+  struct Case {
+    const char* input;
+    const char* expected;
+  } cases[] = {
+      {"reference/chakra/inputs/1.0.2-chakra.0.0.4.json", "reference/chakra/outputs/converter_pytorch/1.0.2-chakra.0.0.4.et"},
+      {"reference/chakra/inputs/link/resnet_1gpu_host_et.json.gz", "reference/chakra/outputs/converter_pytorch/resnet_1gpu_hostonly.et.gz"},
+      {"reference/chakra/outputs/trace_link/p2p_collectives.linked.json", "reference/chakra/outputs/trace_link/p2p_collectives.et"},
+      {"reference/chakra/outputs/trace_link/resnet_2gpu_rank1.linked.json.gz", "reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz"},
+  };
+  chakra::PytorchConvertOptions o;
+  o.reference_bytes = true;
+  for (const Case& c : cases) {
+    chakra::PytorchConvertResult r = convert_file(shared(c.input), o);
+    EXPECT_TRUE(chakra::encode_et(r.trace) == read_decompressed(shared(c.expected))) << c.input;
+    EXPECT_TRUE(r.warnings.empty()) << c.input << ": " << (r.warnings.empty() ? "" : r.warnings[0]);
+  }
+}
+
+// Default mode differs from the reference only by the documented fixes.
+TEST(PytorchConvert, FixesDanglingCtrlDepsAndGivesSendRecvTheirPeers) {
+  std::string in = shared("reference/chakra/outputs/trace_link/p2p_collectives.linked.json");
+  chakra::PytorchConvertOptions ref_opts;
+  ref_opts.reference_bytes = true;
+  chakra::Trace ref = convert_file(in, ref_opts).trace;
+  chakra::PytorchConvertOptions o;
+  o.rank = 0;
+  chakra::Trace fixed = convert_file(in, o).trace;
+  ASSERT_EQ(ref.size(), fixed.size());
+  // The reference keeps ctrl_deps = [0] on the thread root after pruning node 0.
+  int32_t root = find(ref, 1);
+  ASSERT_GE(root, 0);
+  EXPECT_EQ(std::vector<uint64_t>(ref.ctrl_deps(root).begin(), ref.ctrl_deps(root).end()), std::vector<uint64_t>{0});
+  EXPECT_TRUE(fixed.ctrl_deps(find(fixed, 1)).empty());
+  EXPECT_TRUE(chakra::validate(fixed).ok());
+  // c10d::send(tensors, dst=1, tag=0) → SEND src 0 (the rank given), dst 1, tag 0; recv_ mirrors it.
+  int32_t send = find(fixed, 11), recv = find(fixed, 14);
+  ASSERT_EQ(fixed.type(send), static_cast<int32_t>(chakra::NodeType::CommSend));
+  ASSERT_EQ(fixed.type(recv), static_cast<int32_t>(chakra::NodeType::CommRecv));
+  EXPECT_EQ(fixed.find_attr(send, "comm_src")->as_int64(), 0);
+  EXPECT_EQ(fixed.find_attr(send, "comm_dst")->as_int64(), 1);
+  EXPECT_EQ(fixed.find_attr(send, "comm_tag")->as_int64(), 0);
+  EXPECT_EQ(fixed.find_attr(recv, "comm_src")->as_int64(), 1);
+  EXPECT_EQ(fixed.find_attr(recv, "comm_dst")->as_int64(), 0);
+  EXPECT_EQ(fixed.find_attr(send, "comm_src")->kind(), chakra::AttrKind::Int32);  // what feeder v1 reads
+  EXPECT_FALSE(ref.find_attr(find(ref, 11), "comm_dst").has_value());
+  // Everything else is identical: same nodes, types, deps and the reference's attributes.
+  for (uint32_t n = 0; n < ref.size(); ++n) {
+    EXPECT_EQ(ref.id(n), fixed.id(n));
+    EXPECT_EQ(ref.type(n), fixed.type(n));
+    EXPECT_TRUE(std::equal(ref.data_deps(n).begin(), ref.data_deps(n).end(), fixed.data_deps(n).begin(), fixed.data_deps(n).end()));
+    for (uint32_t a = ref.attr_begin(n); a < ref.attr_end(n); ++a) {
+      auto same = fixed.find_attr(n, ref.attr(a).name());
+      ASSERT_TRUE(same.has_value());
+      EXPECT_EQ(same->bits() == ref.attr(a).bits() || same->kind() == chakra::AttrKind::String, true);
+    }
+  }
+}
+
+// The reference aborts the whole file on ncclDevKernel_Reduce; we convert it with a warning.
+TEST(PytorchConvert, UnknownCollectiveIsConvertedWithAWarning) {
+  chakra::PytorchConvertResult r = convert_file(shared("reference/chakra/outputs/trace_link/reduce_unsupported.linked.json"));
+  int32_t reduce = find(r.trace, 38);
+  ASSERT_GE(reduce, 0);
+  EXPECT_EQ(r.trace.type(reduce), static_cast<int32_t>(chakra::NodeType::CommColl));
+  EXPECT_EQ(r.trace.find_attr(reduce, "comm_type")->as_int64(), static_cast<int64_t>(chakra::CommType::Reduce));
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("node 38"), std::string::npos);
+  EXPECT_NE(r.warnings[0].find("REDUCE"), std::string::npos);
+  EXPECT_EQ(r.process_groups.at("1"), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(chakra::comm_group_json(r.process_groups), "{\n  \"1\": [0, 1]\n}\n");
+}
+
+// The dependency walk on a small tree: CPU ops chain in pre-order; the process root is pruned.
+TEST(PytorchConvert, BuildsThreadChainsAndPrunesIsolatedNodes) {
+  chakra::PytorchConvertResult r = convert_text(host_et());
+  const chakra::Trace& t = r.trace;
+  ASSERT_EQ(t.size(), 4u);  // node 1 (process root, no deps either way) is pruned
+  EXPECT_EQ(r.pruned, 1u);
+  auto deps = [&](uint64_t id) {
+    auto d = t.data_deps(find(t, id));
+    return std::vector<uint64_t>(d.begin(), d.end());
+  };
+  EXPECT_EQ(deps(2), std::vector<uint64_t>{});
+  EXPECT_EQ(deps(3), std::vector<uint64_t>{2});
+  EXPECT_EQ(deps(4), std::vector<uint64_t>{3});
+  EXPECT_EQ(deps(5), std::vector<uint64_t>{4});
+  EXPECT_EQ(t.find_attr(find(t, 3), "rf_id")->as_int64(), 3);
+  EXPECT_EQ(t.find_attr(find(t, 3), "is_cpu_op")->as_bool(), true);
+  EXPECT_EQ(t.str(t.inputs(find(t, 3)).values), "[]");
+}
+
+TEST(PytorchConvert, CyclesAreReportedWithTheirNodesAndBrokenOnlyOnRequest) {
+  // aten::b (4) depends on aten::c (5) across "threads", and c follows b in the chain: a cycle.
+  std::string json = host_et("", 5);
+  std::string e = error_of(json);
+  EXPECT_NE(e.find("t.json: dependency cycle: "), std::string::npos) << e;
+  EXPECT_NE(e.find("node 4 \"aten::b\""), std::string::npos) << e;
+  EXPECT_NE(e.find("node 5 \"aten::c\""), std::string::npos) << e;
+  chakra::PytorchConvertOptions o;
+  o.break_cycles = true;
+  chakra::PytorchConvertResult r = convert_text(json, o);
+  EXPECT_EQ(r.cycles_broken, 2u);  // 4 -> 5 closes a loop with both 5 -> 4 (data) and 5 -> 4 (ctrl)
+  chakra::ValidationReport v = chakra::validate(r.trace);
+  for (const auto& f : v.findings) ADD_FAILURE() << f.code << ": " << f.message;
+}
+
+TEST(PytorchConvert, BadInputGivesClearErrors) {
+  EXPECT_NE(error_of("").find("t.json: byte 0: not a PyTorch execution trace"), std::string::npos);
+  EXPECT_NE(error_of("[1, 2]").find("not a PyTorch execution trace"), std::string::npos);
+  EXPECT_NE(error_of("{\"nodes\": [{\"id\": 1, \"name\": \"x\"").find("truncated file?"), std::string::npos);
+  EXPECT_NE(error_of("{\"traceEvents\": []}").find("Kineto"), std::string::npos);
+  EXPECT_NE(error_of("{\"nodes\": []} x").find("trailing data"), std::string::npos);
+  EXPECT_NE(error_of("{\"nodes\": [{\"name\": \"x\"}]}").find("a node has no \"id\""), std::string::npos);
+  std::string dup = host_et(", {\"id\": 3, \"name\": \"again\", \"ctrl_deps\": 2}");
+  EXPECT_NE(error_of(dup).find("duplicate node id 3"), std::string::npos);
+  std::string deep(100000, '[');
+  EXPECT_NE(error_of("{\"nodes\": [{\"id\": 1, \"inputs\": {\"values\": " + deep).find("nested deeper than"), std::string::npos);
+  EXPECT_NE(error_of("{\"nodes\": [{\"id\": 1, \"name\": \"a\\q\"}]}").find("bad escape"), std::string::npos);
+}
+
+TEST(PytorchConvert, EveryHostTraceInTheCorpusConvertsToAValidTrace) {
+  int converted = 0;
+  for (const std::string& f : find_files(shared("data"), {".json", ".json.gz"})) {
+    std::string head = read_decompressed(f).substr(0, 4096);
+    if (head.find("\"nodes\"") == std::string::npos || head.find("\"workload_graph\"") != std::string::npos) continue;
+    chakra::PytorchConvertResult r = convert_file(f);
+    EXPECT_GT(r.trace.size(), 0u) << f;
+    EXPECT_TRUE(chakra::validate(r.trace).ok()) << f;
+    ++converted;
+  }
+  EXPECT_GE(converted, 20);  // 1.0.1 (DLRM ×8, old linked ×8, …), 1.0.2, 1.0.3, 1.1.0, 1.1.1
+}
+
+// ---- Python repr() of JSON values, as IOInfo strings carry them ----
+
+TEST(PythonRepr, MatchesPythonForJsonValues) {
+  auto repr = [](const std::string& json) {
+    auto in = chakra::memory_input(as_bytes(json), "r.json");
+    chakra::JsonPull p(*in);
+    std::string out;
+    p.repr(out);
+    return out;
+  };
+  EXPECT_EQ(repr("[[1],6,0,\"cpu\",false,\"<None>\"]"), "[[1], 6, 0, 'cpu', False, '<None>']");
+  EXPECT_EQ(repr("[null, true, -0, 12345678901234567890123]"), "[None, True, 0, 12345678901234567890123]");
+  EXPECT_EQ(repr("[1.0, 0.1, 1e-5, 0.0001, 1e16, 1e15, 123.456, -0.0, 2.5e-300, 1E3]"),
+            "[1.0, 0.1, 1e-05, 0.0001, 1e+16, 1000000000000000.0, 123.456, -0.0, 2.5e-300, 1000.0]");
+  EXPECT_EQ(repr("[\"it's\", \"say \\\"hi\\\"\", \"both ' \\\"\", \"tab\\there\\n\", \"\\u0001\", \"\\u00e9\\u00a0\"]"),
+            "[\"it's\", 'say \"hi\"', 'both \\' \"', 'tab\\there\\n', '\\x01', '\u00e9\\xa0']");
+  EXPECT_EQ(repr("{\"a\": [1, {\"b\": null}], \"c\": \"d\"}"), "{'a': [1, {'b': None}], 'c': 'd'}");
+  EXPECT_EQ(repr("[NaN, Infinity, -Infinity]"), "[nan, inf, -inf]");
+}
