@@ -18,9 +18,11 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <iostream>
 #include <sstream>
 
+#include "chakra/error.h"
 #include "chakra/et_io.h"
 #include "chakra/et_json.h"
 #include "chakra/text.h"
@@ -69,6 +71,36 @@ chakra::Trace replicate(const std::string& input, int copies) {
   return out;
 }
 
+// Writes the linked ResNet rank's JSON replicated `copies` times (ids, parents and inter-thread
+// dependencies shifted per copy), as the reference timings' resnet_xN inputs. Runs in a child
+// process so the JSON tree never counts in the benchmark's memory.
+void write_replicated_linked_json(const std::string& input, int copies, const std::string& path) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(chakra::read_file(input));
+    auto& nodes = doc["nodes"];
+    int64_t span = 0;
+    for (const auto& n : nodes) span = std::max(span, n["id"].get<int64_t>() + 1);
+    const size_t original = nodes.size();
+    for (int c = 1; c < copies; ++c)
+      for (size_t i = 0; i < original; ++i) {
+        nlohmann::ordered_json n = nodes[i];
+        n["id"] = n["id"].get<int64_t>() + c * span;
+        if (n["ctrl_deps"].is_number()) n["ctrl_deps"] = n["ctrl_deps"].get<int64_t>() + c * span;
+        if (n.contains("inter_thread_dep") && n["inter_thread_dep"].is_number())
+          n["inter_thread_dep"] = n["inter_thread_dep"].get<int64_t>() + c * span;
+        nodes.push_back(std::move(n));
+      }
+    chakra::OutputFile out(path);
+    out.write(doc.dump(4));
+    out.commit();
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw chakra::Error("could not write " + path);
+}
+
 struct ChildRun {
   double wall_s = 0, cpu_s = 0, user_s = 0;  // cpu_s = user + system
   uint64_t max_rss_bytes = 0;
@@ -83,6 +115,7 @@ ChildRun run_child(const std::vector<std::string>& argv) {
   pid_t pid = fork();
   if (pid == 0) {
     freopen("/dev/null", "w", stdout);
+    freopen("/dev/null", "w", stderr);
     execv(args[0], args.data());
     _exit(127);
   }
@@ -98,19 +131,23 @@ ChildRun run_child(const std::vector<std::string>& argv) {
   return r;
 }
 
-// CPU seconds of the reference tool for `label` in the reference timings table, or 0.
-double reference_cpu_seconds(const std::string& label) {
+// Column `column` (1 wall, 2 CPU seconds, 3 peak RSS KB) of the reference timings table row
+// `label`, or 0.
+double reference_timing(const std::string& label, int column) {
   std::ifstream in(std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/timings.tsv");
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
-    std::string name, wall, cpu;
-    if (std::getline(fields, name, '\t') && name == label && std::getline(fields, wall, '\t') &&
-        std::getline(fields, cpu, '\t'))
-      return std::stod(cpu);
+    std::string field;
+    std::getline(fields, field, '\t');
+    if (field != label) continue;
+    for (int c = 0; c < column; ++c) std::getline(fields, field, '\t');
+    return std::stod(field);
   }
   return 0;
 }
+double reference_cpu_seconds(const std::string& label) { return reference_timing(label, 2); }
+double reference_rss_kb(const std::string& label) { return reference_timing(label, 3); }
 
 template <class F>
 double best_cpu_seconds(int repeat, F&& work) {
@@ -150,6 +187,17 @@ int bench(const cli::Args& args) {
   ChildRun cli_validate = best_run({chakra, "validate", trace_path});
   ChildRun cli_info = best_run({chakra, "info", trace_path});
 
+  // chakra convert pytorch on the linked ResNet rank (x1) and its replica (x copies).
+  const std::string linked = args.get("--linked");
+  const std::string linked_x1 = work + "/linked_x1.json", linked_xn = work + "/linked_x" + std::to_string(copies) + ".json";
+  write_replicated_linked_json(linked, 1, linked_x1);
+  if (copies > 1) write_replicated_linked_json(linked, copies, linked_xn);
+  const uint64_t linked_x1_bytes = std::filesystem::file_size(linked_x1);
+  const uint64_t linked_xn_bytes = std::filesystem::file_size(copies > 1 ? linked_xn : linked_x1);
+  ChildRun convert_x1 = best_run({chakra, "convert", "pytorch", linked_x1, "-o", work + "/converted_x1.et", "--reference-bytes"});
+  ChildRun convert_xn = copies > 1 ? best_run({chakra, "convert", "pytorch", linked_xn, "-o", work + "/converted_xn.et", "--reference-bytes"})
+                                   : convert_x1;
+
   const std::string bytes = chakra::read_file(trace_path);
   const double mb = static_cast<double>(bytes.size()) / 1e6;
 
@@ -180,12 +228,30 @@ int bench(const cli::Args& args) {
   child("chakra jsonize", cli_jsonize);
   child("chakra validate", cli_validate);
   child("chakra info", cli_info);
+  auto convert_line = [&](const char* label, const ChildRun& r, uint64_t json_bytes, double ref_cpu, double ref_rss_kb) {
+    std::printf("%-15s %.3f s CPU, %.0f MB/s of JSON, peak RSS %s", label, r.cpu_s, json_bytes / 1e6 / r.cpu_s,
+                chakra::format_bytes(r.max_rss_bytes).c_str());
+    if (ref_cpu > 0)
+      std::printf("; reference %.2f s CPU, %.0f MB → %.0fx faster, %.2fx its memory", ref_cpu, ref_rss_kb / 1024,
+                  ref_cpu / r.cpu_s, static_cast<double>(r.max_rss_bytes) / (ref_rss_kb * 1024));
+    std::printf(", exit %d\n", r.exit_code);
+  };
+  convert_line("convert x1", convert_x1, linked_x1_bytes, reference_cpu_seconds("convert_resnet_2gpu_rank1_linked"),
+               reference_rss_kb("convert_resnet_2gpu_rank1_linked"));
+  if (copies > 1) {
+    std::string label = "convert_resnet_x" + std::to_string(copies) + "_linked";
+    convert_line(("convert x" + std::to_string(copies)).c_str(), convert_xn, linked_xn_bytes, reference_cpu_seconds(label),
+                 reference_rss_kb(label));
+  }
   if (reference_s > 0 && copies == 16)
     std::printf("vs reference    chakra_jsonizer on resnet_x16: %.2f s CPU → chakra jsonize is %.0fx faster"
                 " (%.0fx in memory)\n", reference_s, reference_s / cli_jsonize.cpu_s, reference_s / jsonize_s);
   std::filesystem::remove(json_path);
   // validate exits 1 when it finds errors (the converted ResNet trace has some); 2+ is a failure.
-  const bool ok = cli_jsonize.exit_code == 0 && cli_info.exit_code == 0 && cli_validate.exit_code <= 1;
+  const bool ok = cli_jsonize.exit_code == 0 && cli_info.exit_code == 0 && cli_validate.exit_code <= 1 &&
+                  convert_x1.exit_code == 0 && convert_xn.exit_code == 0;
+  for (const std::string& f : {linked_x1, linked_xn, work + "/converted_x1.et", work + "/converted_xn.et"})
+    std::filesystem::remove(f);
   return ok ? cli::kOk : cli::kFailed;
 }
 
@@ -196,6 +262,8 @@ int main(int argc, char** argv) {
   cli::Args args("chakra_bench", "Decode/jsonize speed and peak memory of chakra on a replicated real trace.");
   args.option("--input", "ET", "trace to replicate",
               std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz")
+      .option("--linked", "JSON", "linked PyTorch trace to replicate for the converter benchmark",
+              std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/outputs/trace_link/resnet_2gpu_rank1.linked.json.gz")
       .option("--copies", "N", "copies of the input in the benchmark trace", "16")
       .option("--repeat", "N", "in-process runs; the best is reported", "3")
       .option("--work", "DIR", "where the benchmark trace is written", "build/bench")

@@ -84,7 +84,7 @@ const char* kTextHelp =
     "HYBRID_DATA_MODEL, HYBRID_MODEL_DATA, HYBRID_DLRM[_ENHANCED]) the files are byte-identical\n"
     "to its output; HYBRID_TRANSFORMER[_FWD_IN_BCKWD], HYBRID_CUSTOMIZED and\n"
     "DISTRIBUTED_INFERENCE, which it rejects, follow ASTRA-sim 1.0's training loops\n"
-    "(docs/text-workloads.md). No file is written unless all are.";
+    "(core/docs/text-workloads.md). No file is written unless all are.";
 
 int text_command(const std::string& prog, int argc, char** argv) {
   cli::Args args(prog, kTextHelp);
@@ -149,20 +149,23 @@ void write_comm_groups(const std::map<std::string, std::vector<int64_t>>& groups
   g_log->info("process groups written to " + path);
 }
 
+int convert_one(const std::string& input, const std::string& output, chakra::PytorchConvertOptions options,
+                const cli::Args& a) {
+  cli::TerminalProgress progress;
+  options.progress = &progress;
+  chakra::PytorchConvertResult r = chakra::convert_pytorch(chakra::open_input(input), options);
+  chakra::write_et(r.trace, output);
+  progress.clear();
+  report(r, output);
+  if (a.has("--comm-groups")) write_comm_groups(r.process_groups, a.get("--comm-groups"));
+  return cli::kOk;
+}
+
 int run_pytorch(const cli::Args& a) {
   const std::string input = a.values("IN")[0];
   const std::string output = a.get("--output");
   chakra::PytorchConvertOptions options = pytorch_options(a);
-  if (!std::filesystem::is_directory(input)) {
-    cli::TerminalProgress progress;
-    options.progress = &progress;
-    chakra::PytorchConvertResult r = chakra::convert_pytorch(chakra::open_input(input), options);
-    chakra::write_et(r.trace, output);
-    progress.clear();
-    report(r, output);
-    if (a.has("--comm-groups")) write_comm_groups(r.process_groups, a.get("--comm-groups"));
-    return cli::kOk;
-  }
+  if (!std::filesystem::is_directory(input)) return convert_one(input, output, options, a);
   // A folder of per-rank traces: PREFIX.{rank}.et for each, plus the merged process groups.
   std::vector<PytorchJob> jobs;
   std::map<int64_t, std::string> seen;
@@ -262,16 +265,8 @@ int cmd_convert(int argc, char** argv) {
 namespace {
 
 int run_reference_pytorch(const cli::Args& a) {
-  chakra::PytorchConvertOptions options = pytorch_options(a);
-  cli::TerminalProgress progress;
-  options.progress = &progress;
-  const std::string output = a.get("--output");
-  chakra::PytorchConvertResult r = chakra::convert_pytorch(chakra::open_input(a.get("--input")), options);
-  chakra::write_et(r.trace, output);
-  progress.clear();
-  report(r, output);
-  if (a.has("--comm-groups")) write_comm_groups(r.process_groups, a.get("--comm-groups"));
-  g_log->info("Conversion successful. Output file is available at " + output + ".");
+  convert_one(a.get("--input"), a.get("--output"), pytorch_options(a), a);
+  g_log->info("Conversion successful. Output file is available at " + a.get("--output") + ".");
   return cli::kOk;
 }
 

@@ -10,6 +10,7 @@
 #endif
 
 #include "chakra/error.h"
+#include "chakra/text.h"
 
 namespace chakra {
 namespace {
@@ -37,117 +38,13 @@ void append_utf8(uint32_t cp, std::string& out) {
   }
 }
 
-// Python's str.isprintable() for the code points that occur in traces; the rare categories it
-// also rejects (unassigned, private use) are printed as is.
-bool python_printable(uint32_t cp) {
-  if (cp < 0x20 || cp == 0x7F) return false;
-  if (cp >= 0x80 && cp <= 0xA0) return false;  // C1 controls and no-break space
-  if (cp == 0xAD || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202F) ||
-      (cp >= 0x205F && cp <= 0x2064) || cp == 0x3000 || cp == 0xFEFF || (cp >= 0xD800 && cp <= 0xDFFF))
-    return false;
-  return true;
+// A validated JSON number literal as a double.
+double parse_double(std::string_view literal) {
+  std::string s(literal);
+  return std::strtod(s.c_str(), nullptr);
 }
 
 }  // namespace
-
-void append_python_string(std::string_view s, std::string& out) {
-  bool has_single = s.find('\'') != std::string_view::npos;
-  bool has_double = s.find('"') != std::string_view::npos;
-  char quote = has_single && !has_double ? '"' : '\'';
-  out += quote;
-  static const char* hex = "0123456789abcdef";
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      if (c == '\\' || c == static_cast<unsigned char>(quote)) {
-        out += '\\';
-        out += static_cast<char>(c);
-      } else if (c == '\n') {
-        out += "\\n";
-      } else if (c == '\r') {
-        out += "\\r";
-      } else if (c == '\t') {
-        out += "\\t";
-      } else if (c < 0x20 || c == 0x7F) {
-        out += "\\x";
-        out += hex[c >> 4];
-        out += hex[c & 15];
-      } else {
-        out += static_cast<char>(c);
-      }
-      continue;
-    }
-    // Multi-byte UTF-8 (validated by the parser).
-    size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-    uint32_t cp = c & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-    for (size_t k = 1; k < len && i + k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-    if (python_printable(cp)) {
-      out.append(s.substr(i, len));
-    } else if (cp <= 0xFF) {
-      out += "\\x";
-      out += hex[cp >> 4];
-      out += hex[cp & 15];
-    } else if (cp <= 0xFFFF) {
-      out += "\\u";
-      for (int sh = 12; sh >= 0; sh -= 4) out += hex[(cp >> sh) & 15];
-    } else {
-      out += "\\U";
-      for (int sh = 28; sh >= 0; sh -= 4) out += hex[(cp >> sh) & 15];
-    }
-    i += len;
-  }
-  out += quote;
-}
-
-void append_python_float(double v, std::string& out) {
-  if (std::isnan(v)) {
-    out += "nan";
-    return;
-  }
-  if (std::isinf(v)) {
-    out += v < 0 ? "-inf" : "inf";
-    return;
-  }
-  // Shortest round-trip digits, then Python's layout: positional when -4 <= exponent < 16.
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-  std::string_view sci(buf, static_cast<size_t>(end - buf));
-  size_t e = sci.find('e');
-  std::string_view mant = sci.substr(0, e);
-  int exp = std::stoi(std::string(sci.substr(e + 1)));
-  bool neg = mant[0] == '-';
-  if (neg) mant.remove_prefix(1);
-  std::string digits;
-  for (char c : mant)
-    if (c != '.') digits += c;
-  if (neg) out += '-';
-  if (exp < -4 || exp >= 16) {
-    out += digits[0];
-    if (digits.size() > 1) {
-      out += '.';
-      out.append(digits, 1);
-    }
-    char eb[16];
-    std::snprintf(eb, sizeof eb, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
-    out += eb;
-  } else if (exp < 0) {
-    out += "0.";
-    out.append(static_cast<size_t>(-exp - 1), '0');
-    out += digits;
-  } else {
-    size_t int_len = static_cast<size_t>(exp) + 1;
-    if (digits.size() <= int_len) {
-      out += digits;
-      out.append(int_len - digits.size(), '0');
-      out += ".0";
-    } else {
-      out.append(digits, 0, int_len);
-      out += '.';
-      out.append(digits, int_len);
-    }
-  }
-}
 
 JsonPull::JsonPull(ByteSource& in) : in_(in) {}
 
@@ -309,9 +206,7 @@ double JsonPull::read_double() {
   if (t == "NaN") return std::nan("");
   if (t == "Infinity") return HUGE_VAL;
   if (t == "-Infinity") return -HUGE_VAL;
-  double v = 0;
-  std::from_chars(t.data(), t.data() + t.size(), v);
-  return v;
+  return parse_double(t);
 }
 
 int64_t JsonPull::read_int64() {
@@ -323,8 +218,7 @@ int64_t JsonPull::read_int64() {
     if (ec != std::errc()) fail("integer " + std::string(t) + " does not fit in 64 bits");
     return v;
   }
-  double d = 0;
-  std::from_chars(t.data(), t.data() + t.size(), d);
+  double d = parse_double(t);
   if (!(d >= -9.2e18 && d <= 9.2e18)) fail("number " + std::string(t) + " is not a 64-bit integer");
   return static_cast<int64_t>(d);
 }
@@ -386,9 +280,7 @@ void JsonPull::repr_number(std::string& out) {
   if (t == "NaN") { out += "nan"; return; }
   if (t == "Infinity") { out += "inf"; return; }
   if (t == "-Infinity") { out += "-inf"; return; }
-  double v = 0;
-  std::from_chars(t.data(), t.data() + t.size(), v);
-  append_python_float(v, out);
+  append_python_float(out, parse_double(t));
 }
 
 void JsonPull::repr_depth(std::string& out, int depth) {
@@ -401,7 +293,7 @@ void JsonPull::repr_depth(std::string& out, int depth) {
       while (next_key(key)) {
         if (!first) out += ", ";
         first = false;
-        append_python_string(key, out);
+        append_python_string(out, key);
         out += ": ";
         repr_depth(out, depth + 1);
       }
@@ -422,7 +314,7 @@ void JsonPull::repr_depth(std::string& out, int depth) {
     }
     case Kind::String:
       scan_string(scratch_);
-      append_python_string(scratch_, out);
+      append_python_string(out, scratch_);
       break;
     case Kind::Number: repr_number(out); break;
     case Kind::Bool: out += read_bool() ? "True" : "False"; break;

@@ -119,10 +119,6 @@ class JsonPull {
   std::string scratch_;
 };
 
-// Python repr() of a float (shortest round trip: 0.1, 1e-05, 1e+16, 100.0, inf, nan).
-void append_python_float(double v, std::string& out);
-// Python repr() of a str.
-void append_python_string(std::string_view utf8, std::string& out);
 
 // ---- per-token operations, inline: they run for every token of multi-gigabyte inputs ----
 

@@ -11,6 +11,7 @@ using namespace std::string_view_literals;
 
 #include "chakra/error.h"
 #include "chakra/schema.h"
+#include "chakra/text.h"
 #include "json_pull.h"
 
 namespace chakra {
@@ -193,7 +194,7 @@ class Parser {
       if (j_.peek() == JsonPull::Kind::String) {
         io.types.emplace_back();
         j_.read_string(io.types.back());
-        append_python_string(io.types.back(), io.types_repr);
+        append_python_string(io.types_repr, io.types.back());
       } else {
         io.types.emplace_back();
         j_.repr(io.types_repr);

@@ -8,6 +8,21 @@
 #include <cstring>
 
 namespace chakra {
+namespace {
+
+// Python's str.isprintable() for the code points that occur in traces; the rare categories it
+// also rejects (unassigned, private use) are printed as is.
+bool python_printable(uint32_t cp) {
+  if (cp < 0x20 || cp == 0x7F) return false;
+  if (cp >= 0x80 && cp <= 0xA0) return false;  // C1 controls and no-break space
+  if (cp == 0xAD || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202F) ||
+      (cp >= 0x205F && cp <= 0x2064) || cp == 0x3000 || cp == 0xFEFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    return false;
+  return true;
+}
+
+}  // namespace
+
 
 void append_uint(std::string& out, uint64_t v) {
   char buf[24];
@@ -276,6 +291,56 @@ std::string format_bytes(uint64_t bytes) {
   if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
   else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
   return buf;
+}
+
+void append_python_string(std::string& out, std::string_view s) {
+  bool has_single = s.find('\'') != std::string_view::npos;
+  bool has_double = s.find('"') != std::string_view::npos;
+  char quote = has_single && !has_double ? '"' : '\'';
+  out += quote;
+  static const char* hex = "0123456789abcdef";
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      if (c == '\\' || c == static_cast<unsigned char>(quote)) {
+        out += '\\';
+        out += static_cast<char>(c);
+      } else if (c == '\n') {
+        out += "\\n";
+      } else if (c == '\r') {
+        out += "\\r";
+      } else if (c == '\t') {
+        out += "\\t";
+      } else if (c < 0x20 || c == 0x7F) {
+        out += "\\x";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+      } else {
+        out += static_cast<char>(c);
+      }
+      continue;
+    }
+    // Multi-byte UTF-8 (validated by the parser).
+    size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+    uint32_t cp = c & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
+    for (size_t k = 1; k < len && i + k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    if (python_printable(cp)) {
+      out.append(s.substr(i, len));
+    } else if (cp <= 0xFF) {
+      out += "\\x";
+      out += hex[cp >> 4];
+      out += hex[cp & 15];
+    } else if (cp <= 0xFFFF) {
+      out += "\\u";
+      for (int sh = 12; sh >= 0; sh -= 4) out += hex[(cp >> sh) & 15];
+    } else {
+      out += "\\U";
+      for (int sh = 28; sh >= 0; sh -= 4) out += hex[(cp >> sh) & 15];
+    }
+    i += len;
+  }
+  out += quote;
 }
 
 }  // namespace chakra

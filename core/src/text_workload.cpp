@@ -279,37 +279,23 @@ void data_parallel(Builder& b, const TextWorkload& w, uint32_t passes) {
   }
 }
 
-void model_parallel(Builder& b, const TextWorkload& w, uint32_t passes) {
+// MODEL and the HYBRID_*_* modes share one loop: forward compute then collective per layer;
+// backward input gradient (+ collective except on the reference's "layer 0"), weight gradient.
+// MODEL has no weight-gradient collective, and its forward waits on the previous pass's
+// weight-gradient compute listed after the previous layer (the hybrids list it first).
+enum class ModelLoop { Model, HybridDataModel, HybridModelData };
+
+void model_loop(Builder& b, const TextWorkload& w, uint32_t passes, ModelLoop kind) {
   const size_t n = w.layers.size();
   const int64_t last_k = w.declared_layers - 1;  // the reference's "layer 0" test (see docs)
+  const bool hybrid = kind != ModelLoop::Model;
   std::vector<LayerNodes> s(n);
   for (uint32_t p = 0; p < passes; ++p) {
     for (size_t i = 0; i < n; ++i) {
       const TextLayer& l = w.layers[i];
-      s[i].fwd = b.comp(l.name, "FWD", l.fwd.compute, {i > 0 ? s[i - 1].fwd_comm : kNone, s[i].wg});
-      s[i].fwd_comm = b.coll(l.name, l.fwd, {s[i].fwd});
-    }
-    for (size_t k = 0; k < n; ++k) {
-      size_t i = n - 1 - k;
-      const TextLayer& l = w.layers[i];
-      if (k == 0)
-        s[i].ig = b.comp(l.name, "BWD_IG", l.ig.compute, {s[n - 1].fwd_comm});
-      else
-        s[i].ig = b.comp(l.name, "BWD_IG", l.ig.compute, {s[i + 1].wg, s[i + 1].ig_comm});
-      if (static_cast<int64_t>(k) != last_k) s[i].ig_comm = b.coll(l.name, l.ig, {s[i].ig});
-      s[i].wg = b.comp(l.name, "BWD_WG", l.wg.compute, {s[i].ig});
-    }
-  }
-}
-
-void hybrid_data_model(Builder& b, const TextWorkload& w, uint32_t passes, bool ig_suffix) {
-  const size_t n = w.layers.size();
-  const int64_t last_k = w.declared_layers - 1;
-  std::vector<LayerNodes> s(n);
-  for (uint32_t p = 0; p < passes; ++p) {
-    for (size_t i = 0; i < n; ++i) {
-      const TextLayer& l = w.layers[i];
-      s[i].fwd = b.comp(l.name, "FWD", l.fwd.compute, {s[i].wg_comm, i > 0 ? s[i - 1].fwd_comm : kNone});
+      int64_t prev_layer = i > 0 ? s[i - 1].fwd_comm : kNone;
+      s[i].fwd = hybrid ? b.comp(l.name, "FWD", l.fwd.compute, {s[i].wg_comm, prev_layer})
+                        : b.comp(l.name, "FWD", l.fwd.compute, {prev_layer, s[i].wg});
       s[i].fwd_comm = b.coll(l.name, l.fwd, {s[i].fwd});
     }
     for (size_t k = 0; k < n; ++k) {
@@ -320,9 +306,9 @@ void hybrid_data_model(Builder& b, const TextWorkload& w, uint32_t passes, bool 
       else
         s[i].ig = b.comp(l.name, "BWD_IG", l.ig.compute, {s[i + 1].wg, s[i + 1].ig_comm});
       if (static_cast<int64_t>(k) != last_k)
-        s[i].ig_comm = b.coll(ig_suffix ? l.name + "_IG_COMM_" : l.name, l.ig, {s[i].ig});
+        s[i].ig_comm = b.coll(kind == ModelLoop::HybridDataModel ? l.name + "_IG_COMM_" : l.name, l.ig, {s[i].ig});
       s[i].wg = b.comp(l.name, "BWD_WG", l.wg.compute, {s[i].ig});
-      s[i].wg_comm = b.coll(l.name, l.wg, {s[i].wg});
+      if (hybrid) s[i].wg_comm = b.coll(l.name, l.wg, {s[i].wg});
     }
   }
 }
@@ -355,7 +341,7 @@ void hybrid_dlrm(Builder& b, const TextWorkload& w, uint32_t passes) {
   }
 }
 
-// ---- ASTRA-sim 1.0's loops for the types the reference rejects (docs/text-workloads.md) ----
+// ---- ASTRA-sim 1.0's loops for the types the reference rejects (core/docs/text-workloads.md) ----
 
 // Dependencies the next step waits for: at most a compute node and a collective.
 struct Tail {
@@ -443,9 +429,9 @@ Trace text_workload_trace(const TextWorkload& w, uint32_t num_passes, uint64_t f
   } else if (type == "DATA") {
     data_parallel(b, w, num_passes);
   } else if (type == "MODEL") {
-    model_parallel(b, w, num_passes);
+    model_loop(b, w, num_passes, ModelLoop::Model);
   } else if (type == "HYBRID_DATA_MODEL" || type == "HYBRID_MODEL_DATA") {
-    hybrid_data_model(b, w, num_passes, type == "HYBRID_DATA_MODEL");
+    model_loop(b, w, num_passes, type == "HYBRID_DATA_MODEL" ? ModelLoop::HybridDataModel : ModelLoop::HybridModelData);
   } else if (type == "HYBRID_DLRM" || type == "HYBRID_DLRM_ENHANCED") {
     hybrid_dlrm(b, w, num_passes);
   } else {

@@ -257,3 +257,86 @@ TEST(Cli, CtrlCStopsWithoutLeavingOutput) {
 }
 
 }  // namespace
+
+// ---- chakra convert / chakra_converter ----
+
+TEST(CliConvert, TextWritesOneTracePerNpuLikeTheReference) {
+  std::string dir = temp_dir();
+  std::string in = shared("reference/chakra/inputs/text/MLP_ModelParallel.txt");
+  Result r = run({"convert", "text", in, "--num-npus", "2", "--num-passes", "2", "-o", dir + "/mlp"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (int npu = 0; npu < 2; ++npu)
+    EXPECT_EQ(read_raw(dir + "/mlp." + std::to_string(npu) + ".et"),
+              read_raw(shared("reference/chakra/outputs/converter_text/MLP_ModelParallel." + std::to_string(npu) + ".et")));
+  // The drop-in name with the reference's flags (abbreviated, as argparse allows) and its log file.
+  r = run({"--log-filename", dir + "/c.log", "Text", "--input", in, "--output", dir + "/ref", "--num-npus", "2",
+           "--num-pass", "2"}, alias("chakra_converter"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_raw(dir + "/ref.1.et"), read_raw(dir + "/mlp.1.et"));
+  EXPECT_TRUE(contains(read_raw(dir + "/c.log"), "Conversion successful"));
+}
+
+TEST(CliConvert, TextErrorsLeaveNoFiles) {
+  std::string dir = temp_dir();
+  write_raw(dir + "/bad.txt", "DATA\n1\nconv1 -1 5 NONE\n");
+  Result r = run({"convert", "text", dir + "/bad.txt", "--num-npus", "4", "-o", dir + "/out"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "bad.txt:3: a layer needs 12 columns")) << r.err;
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);  // only bad.txt
+  r = run({"convert", "text", dir + "/bad.txt", "-o", dir + "/out"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "--num-npus")) << r.err;
+}
+
+TEST(CliConvert, PytorchSingleFileAndReferenceBytes) {
+  std::string dir = temp_dir();
+  std::string in = shared("reference/chakra/outputs/trace_link/p2p_collectives.linked.json");
+  Result r = run({"convert", "pytorch", in, "-o", dir + "/ref.et", "--reference-bytes"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_raw(dir + "/ref.et"), read_raw(shared("reference/chakra/outputs/trace_link/p2p_collectives.et")));
+  EXPECT_TRUE(contains(r.err, "42 nodes from 43 (11 GPU ops, 1 pruned)")) << r.err;
+  r = run({"PyTorch", "--input", in, "--output", dir + "/fixed.et", "--comm-groups", dir + "/groups.json"},
+          alias("chakra_converter"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(run({"validate", dir + "/fixed.et"}).exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(read_raw(dir + "/groups.json")), nlohmann::json::parse("{\"1\": [0, 1]}"));
+  EXPECT_TRUE(fs::exists("debug.log"));  // the reference's default log file
+  fs::remove("debug.log");
+}
+
+TEST(CliConvert, PytorchFolderOfRanks) {
+  std::string dir = temp_dir();
+  fs::create_directory(dir + "/in");
+  for (int rank : {0, 1})
+    fs::copy_file(shared("data/pairs/dlrm_8rank_v100/reference_linked_by_old_chakra/dlrm_eg_" + std::to_string(rank) + "_plus.json"),
+                  dir + "/in/linked." + std::to_string(rank) + ".json");
+  Result r = run({"convert", "pytorch", dir + "/in", "-o", dir + "/dlrm"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "converted 2 ranks")) << r.err;
+  for (int rank : {0, 1}) {
+    std::string et = dir + "/dlrm." + std::to_string(rank) + ".et";
+    Result info = run({"info", "--json", et});
+    ASSERT_EQ(info.exit_code, 0) << info.err;
+    EXPECT_EQ(nlohmann::json::parse(info.out)[0]["summary"]["node_types"]["COMM_COLL_NODE"]["nodes"], 8) << info.out;
+  }
+  EXPECT_TRUE(fs::exists(dir + "/dlrm.comm_group.json"));
+  // One bad rank: nothing is published.
+  write_raw(dir + "/in/linked.2.json", "{\"nodes\": [");
+  r = run({"convert", "pytorch", dir + "/in", "-o", dir + "/again"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "linked.2.json: byte")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/again.0.et"));
+}
+
+TEST(CliConvert, PytorchBadInputs) {
+  std::string dir = temp_dir();
+  Result r = run({"convert", "pytorch", shared("data/pairs/hta_simple_add_a100_1rank/benchmark_simple_add_trace.json.gz"), "-o", dir + "/x.et"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "Kineto")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/x.et"));
+  r = run({"convert", "pytorch", dir + "/missing.json", "-o", dir + "/x.et"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "missing.json")) << r.err;
+  EXPECT_EQ(run({"convert", "nonsense"}).exit_code, 2);
+  EXPECT_EQ(run({"convert"}).exit_code, 2);
+}

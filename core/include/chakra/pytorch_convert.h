@@ -1,7 +1,7 @@
 // PyTorch execution traces (host ET JSON, plain or linked with Kineto by `chakra link`) →
 // Chakra trace: the node classification, attributes, IOInfo strings, dependency construction
 // and pruning of mlcommons/chakra's `chakra_converter PyTorch` (chakra-reference-tools.md §3),
-// with its defects fixed (docs/pytorch-converter.md lists them). The input is parsed as a
+// with its defects fixed (core/docs/pytorch-converter.md lists them). The input is parsed as a
 // stream; memory is proportional to the output, not to the JSON.
 #pragma once
 

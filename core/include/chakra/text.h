@@ -16,6 +16,10 @@ void append_int(std::string& out, int64_t v);
 // "nan", "inf", "-inf".
 void append_python_float(std::string& out, double v);
 
+// Python's repr(str): single quotes unless the text has ' and no "; backslash escapes for \\,
+// the quote, \n \r \t; \xNN / \uNNNN / \UNNNNNNNN for characters Python does not print.
+void append_python_string(std::string& out, std::string_view utf8);
+
 // The shortest decimal (starting from 6 significant digits, as protobuf's Python runtime does)
 // that reads back to the same float32, returned as a double.
 double shortest_float32(float v);

@@ -4,7 +4,7 @@
 // MODEL, HYBRID_DATA_MODEL, HYBRID_MODEL_DATA, HYBRID_DLRM, HYBRID_DLRM_ENHANCED) the graph and
 // its bytes are exactly the reference's, quirks included. The types it rejects
 // (HYBRID_TRANSFORMER, HYBRID_TRANSFORMER_FWD_IN_BCKWD, HYBRID_CUSTOMIZED,
-// DISTRIBUTED_INFERENCE) follow ASTRA-sim 1.0's training loops; docs/text-workloads.md
+// DISTRIBUTED_INFERENCE) follow ASTRA-sim 1.0's training loops; core/docs/text-workloads.md
 // describes every graph.
 #pragma once
 
