@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <charconv>
 #include <unordered_map>
-#include <unordered_set>
 
 using namespace std::string_view_literals;
 
 #include <nlohmann/json.hpp>
 
 #include "chakra/error.h"
+#include "chakra/graph.h"
 #include "chakra/schema.h"
 #include "chakra/text.h"
 #include "json_pull.h"
@@ -158,7 +158,6 @@ class Parser {
     std::string values, shapes, types_repr;
     std::vector<std::pair<size_t, size_t>> value_spans;  // top-level elements in `values`
     std::vector<std::string> types;
-    bool seen = false;
   };
 
   void list_repr(std::string& out, std::vector<std::pair<size_t, size_t>>* spans) {
@@ -204,7 +203,6 @@ class Parser {
   }
 
   void io_object(Io& io) {
-    io.seen = true;
     if (j_.peek() != JsonPull::Kind::Object) j_.fail("\"inputs\"/\"outputs\" is not an object");
     j_.begin_object();
     std::string key;
@@ -221,21 +219,15 @@ class Parser {
     return j_.read_int64();
   }
 
-  void set_int_attr(HostNode& n, std::string_view name) {
+  // Index of `name` in kIntAttrs, or -1.
+  static int int_attr_index(std::string_view name) {
     for (int k = 0; k < kIntAttrCount; ++k)
-      if (name == kIntAttrs[k]) {
-        if (j_.peek() != JsonPull::Kind::Number) {
-          j_.skip();
-          return;
-        }
-        n.int_attr[k] = j_.read_int64();
-        n.int_attr_present |= static_cast<uint8_t>(1u << k);
-        return;
-      }
+      if (name == kIntAttrs[k]) return k;
+    return -1;
   }
-
-  bool is_int_attr(std::string_view name) const {
-    return std::find(std::begin(kIntAttrs), std::end(kIntAttrs), name) != std::end(kIntAttrs);
+  static void set_int_attr(HostNode& n, int k, int64_t v) {
+    n.int_attr[k] = v;
+    n.int_attr_present |= static_cast<uint8_t>(1u << k);
   }
 
   void attr_entry(HostNode& n) {
@@ -261,11 +253,7 @@ class Parser {
         j_.skip();
       }
     }
-    for (int k = 0; k < kIntAttrCount; ++k)
-      if (has_number && name == kIntAttrs[k]) {
-        n.int_attr[k] = number;
-        n.int_attr_present |= static_cast<uint8_t>(1u << k);
-      }
+    if (int k = int_attr_index(name); has_number && k >= 0) set_int_attr(n, k, number);
     if (has_string && name == "op_schema"sv) {
       n.op_schema = t_.intern(attr_str_);
       n.has_op_schema = true;
@@ -327,8 +315,7 @@ class Parser {
       } else if (key == "inputs"sv || key == "outputs"sv) {
         Io& io = key == "inputs"sv ? in_ : out_;
         if (j_.peek() == JsonPull::Kind::Array) {  // schema 1.0.1: the values list itself
-          io.seen = true;
-          list_repr(io.values, &io.value_spans);
+                list_repr(io.values, &io.value_spans);
         } else {
           io_object(io);
         }
@@ -379,8 +366,9 @@ class Parser {
         } else {
           j_.skip();
         }
-      } else if (is_int_attr(key)) {
-        set_int_attr(n, key);
+      } else if (int k = int_attr_index(key); k >= 0) {  // schema 1.0.1 keeps them at the top level
+        if (j_.peek() == JsonPull::Kind::Number) set_int_attr(n, k, j_.read_int64());
+        else j_.skip();
       } else {
         j_.skip();
       }
@@ -527,6 +515,10 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
   }
 
   // ---- node types and communication attributes ----
+  auto parent_of = [&](const HostNode& n) -> const HostNode* {
+    auto it = n.has_parent ? by_id.find(n.parent) : by_id.end();
+    return it == by_id.end() ? nullptr : &nodes[it->second];
+  };
   std::vector<int32_t> type(order.size(), static_cast<int32_t>(NodeType::Comp));
   std::vector<int64_t> coll_type(order.size(), -1);
   std::vector<StrId> pg(order.size(), StringPool::kEmpty);
@@ -543,12 +535,12 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     bool is_comm = false;
     if (contains(name, "ncclDevKernel_SendRecv") || contains(name, "ncclKernel_SendRecv")) {
       // The launcher is record_param_comms (then its caller names the operation) or the op itself.
-      const HostNode* launcher = n.has_parent && by_id.count(n.parent) ? &nodes[by_id[n.parent]] : nullptr;
+      const HostNode* launcher = parent_of(n);
       std::string keyword;
       const HostNode* op = launcher;
       if (launcher && t.str(launcher->name) == "record_param_comms") {
         if (launcher->pg_name != StringPool::kEmpty) pg[k] = launcher->pg_name;
-        op = launcher->has_parent && by_id.count(launcher->parent) ? &nodes[by_id[launcher->parent]] : nullptr;
+        op = parent_of(*launcher);
       }
       if (op) keyword = std::string(t.str(op->name));
       if (contains(keyword, "send") || contains(keyword, "recv")) {
@@ -600,24 +592,33 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     coll_type[k] = ct;
   }
 
+  // Position in `order` of the converted node with this id, or kNotConverted.
+  auto slot_of_id = [&](int64_t id) {
+    auto it = by_id.find(id);
+    return it == by_id.end() ? kNotConverted : slot[it->second];
+  };
+
   // ---- pruning: nodes with no data deps that nobody depends on ----
-  std::unordered_set<int64_t> depended_on;
+  std::vector<bool> depended_on(order.size(), false);
   for (const auto& d : data)
-    for (int64_t x : d) depended_on.insert(x);
+    for (int64_t x : d)
+      if (uint32_t s = slot_of_id(x); s != kNotConverted) depended_on[s] = true;
   std::vector<bool> keep(order.size());
-  std::unordered_set<int64_t> kept_ids;
   for (uint32_t k = 0; k < order.size(); ++k) {
-    keep[k] = !data[k].empty() || depended_on.count(nodes[order[k]].id);
-    if (keep[k]) kept_ids.insert(nodes[order[k]].id);
-    else ++result.pruned;
+    keep[k] = !data[k].empty() || depended_on[k];
+    result.pruned += !keep[k];
   }
+  auto kept = [&](int64_t id) {
+    uint32_t s = slot_of_id(id);
+    return s != kNotConverted && keep[s];
+  };
   // Dependencies on nodes that do not exist (an inter_thread_dep naming a missing node) are
   // dropped; the reference crashes on them.
   for (uint32_t k = 0; k < order.size(); ++k) {
     if (!keep[k]) continue;
     auto& d = data[k];
     for (size_t x = 0; x < d.size();) {
-      if (kept_ids.count(d[x])) {
+      if (kept(d[x])) {
         ++x;
         continue;
       }
@@ -625,53 +626,39 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
            ", which is not in the trace; dependency dropped");
       d.erase(d.begin() + static_cast<std::ptrdiff_t>(x));
     }
-    if (!options.reference_bytes && ctrl[k] >= 0 && !kept_ids.count(ctrl[k])) ctrl[k] = -1;
+    if (!options.reference_bytes && ctrl[k] >= 0 && !kept(ctrl[k])) ctrl[k] = -1;
   }
 
   // ---- cycles: over data and ctrl deps, since simulators wait for both ----
-  {
-    std::unordered_map<int64_t, uint32_t> slot_of_id;
-    for (uint32_t k = 0; k < order.size(); ++k)
-      if (keep[k]) slot_of_id[nodes[order[k]].id] = k;
-    auto has_ctrl = [&](uint32_t k) { return ctrl[k] >= 0 && slot_of_id.count(ctrl[k]); };
-    auto edge_count = [&](uint32_t k) { return data[k].size() + (has_ctrl(k) ? 1 : 0); };
-    auto edge = [&](uint32_t k, size_t e) { return e < data[k].size() ? data[k][e] : ctrl[k]; };
-    std::vector<uint8_t> state(order.size(), 0);  // 0 new, 1 on stack, 2 done
-    std::vector<std::pair<uint32_t, size_t>> stack;
-    for (uint32_t root = 0; root < order.size(); ++root) {
-      if (!keep[root] || state[root]) continue;
-      stack.push_back({root, 0});
-      state[root] = 1;
-      while (!stack.empty()) {
-        auto& [k, next] = stack.back();
-        if (next == edge_count(k)) {
-          state[k] = 2;
-          stack.pop_back();
-          continue;
-        }
-        uint32_t dep = slot_of_id.at(edge(k, next));
-        if (state[dep] == 1) {
-          std::string cycle;
-          size_t from = 0;
-          while (stack[from].first != dep) ++from;
-          for (size_t i = from; i < stack.size(); ++i)
-            cycle += (cycle.empty() ? "" : " -> ") + std::string("node ") + std::to_string(nodes[order[stack[i].first]].id) +
-                     " \"" + std::string(t.str(nodes[order[stack[i].first]].name)) + "\"";
-          cycle += " -> node " + std::to_string(nodes[order[dep]].id);
-          if (!options.break_cycles)
-            throw Error(source + ": dependency cycle: " + cycle + " (use --break-cycles to drop the closing edge)");
-          warn("dependency cycle broken by dropping its last edge: " + cycle);
-          ++result.cycles_broken;
-          if (next < data[k].size()) data[k].erase(data[k].begin() + static_cast<std::ptrdiff_t>(next));
-          else ctrl[k] = -1;
-          continue;
-        }
-        ++next;
-        if (state[dep] == 0) {
-          state[dep] = 1;
-          stack.push_back({dep, 0});
-        }
+  // The graph's cycle finder reports one cycle per strongly connected component; breaking
+  // drops each reported cycle's closing edge and looks again until none is left.
+  for (;;) {
+    DepGraph g;
+    g.offsets.assign(1, 0);
+    for (uint32_t k = 0; k < order.size(); ++k) {
+      if (keep[k]) {
+        for (int64_t x : data[k]) g.targets.push_back(slot_of_id(x));
+        if (ctrl[k] >= 0 && kept(ctrl[k])) g.targets.push_back(slot_of_id(ctrl[k]));
       }
+      g.offsets.push_back(static_cast<uint32_t>(g.targets.size()));
+    }
+    CycleReport cycles = find_cycles(g, options.break_cycles ? SIZE_MAX : 1);
+    if (cycles.components == 0) break;
+    for (const std::vector<uint32_t>& cycle : cycles.examples) {
+      std::string text;
+      for (uint32_t k : cycle)
+        text += "node " + std::to_string(nodes[order[k]].id) + " \"" + std::string(t.str(nodes[order[k]].name)) + "\" -> ";
+      text += "node " + std::to_string(nodes[order[cycle[0]]].id);
+      if (!options.break_cycles)
+        throw Error(source + ": dependency cycle: " + text + " (use --break-cycles to drop the closing edge)");
+      warn("dependency cycle broken by dropping its last edge: " + text);
+      ++result.cycles_broken;
+      // The last node depends on the first: drop that data dependency, else the ctrl one.
+      const uint32_t last = cycle.back();
+      const int64_t first_id = nodes[order[cycle[0]]].id;
+      auto& d = data[last];
+      if (auto it = std::find(d.begin(), d.end(), first_id); it != d.end()) d.erase(it);
+      else ctrl[last] = -1;
     }
   }
 
