@@ -340,3 +340,26 @@ TEST(CliConvert, PytorchBadInputs) {
   EXPECT_EQ(run({"convert", "nonsense"}).exit_code, 2);
   EXPECT_EQ(run({"convert"}).exit_code, 2);
 }
+
+TEST(CliConvert, ArgumentAndFolderErrors) {
+  std::string dir = temp_dir();
+  Result r = run({"convert", "text", shared("reference/chakra/inputs/text/microAllReduce.txt"), "--num-npus", "0", "-o", dir + "/m"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "--num-npus must be at least 1")) << r.err;
+  fs::create_directory(dir + "/empty");
+  r = run({"convert", "pytorch", dir + "/empty", "-o", dir + "/p"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "no .json or .json.gz traces in this folder")) << r.err;
+  fs::create_directory(dir + "/dup");
+  write_raw(dir + "/dup/a.1.json", "{}");
+  write_raw(dir + "/dup/b.1.json", "{}");
+  r = run({"convert", "pytorch", dir + "/dup", "-o", dir + "/p"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "two files for rank 1")) << r.err;
+  r = run({}, alias("chakra_converter"));
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.out, "{Text,PyTorch}"));
+  r = run({"Onnx"}, alias("chakra_converter"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "unknown subcommand 'Onnx'")) << r.err;
+}

@@ -206,3 +206,53 @@ TEST(PythonRepr, MatchesPythonForJsonValues) {
   EXPECT_EQ(repr("{\"a\": [1, {\"b\": null}], \"c\": \"d\"}"), "{'a': [1, {'b': None}], 'c': 'd'}");
   EXPECT_EQ(repr("[NaN, Infinity, -Infinity]"), "[nan, inf, -inf]");
 }
+
+// Kernels the reference cannot classify: the pre-2.19 ncclKernel_SendRecv spelling is a
+// point-to-point op like ncclDevKernel_SendRecv; an unknown NCCL kernel stays a compute node.
+TEST(PytorchConvert, ClassifiesOldSendRecvSpellingAndKeepsUnknownKernelsAsCompute) {
+  const std::string io =
+      "\"inputs\": {\"values\": [[[10, 11, 0, 256, 4, \"cuda:0\"]], 1, 7], \"shapes\": [[[256]], [], []], "
+      "\"types\": [\"GenericList[Tensor(float)]\", \"Int\", \"Int\"]}, \"outputs\": {\"values\": [], \"shapes\": [], \"types\": []}";
+  auto op = [&](int id, const char* name, int parent, const char* more) {
+    return ", {\"id\": " + std::to_string(id) + ", \"name\": \"" + name + "\", \"ctrl_deps\": " + std::to_string(parent) +
+           ", " + io + more + "}";
+  };
+  std::string extra = op(6, "c10d::send", 2, "") + op(7, "record_param_comms", 6, "") +
+                      op(8, "ncclKernel_SendRecv(ncclDevComm*)", 7, ", \"cat\": \"kernel\", \"stream\": 20") +
+                      op(9, "ncclDevKernel_Frobnicate(ncclDevComm*)", 5, ", \"cat\": \"kernel\"");
+  chakra::PytorchConvertOptions o;
+  o.rank = 3;
+  chakra::PytorchConvertResult r = convert_text(host_et(extra), o);
+  const chakra::Trace& t = r.trace;
+  int32_t send = find(t, 8), unknown = find(t, 9);
+  ASSERT_GE(send, 0);
+  ASSERT_GE(unknown, 0);
+  EXPECT_EQ(t.type(send), static_cast<int32_t>(chakra::NodeType::CommSend));
+  EXPECT_EQ(t.find_attr(send, "comm_size")->as_int64(), 256 * 4);
+  EXPECT_EQ(t.find_attr(send, "comm_src")->as_int64(), 3);
+  EXPECT_EQ(t.find_attr(send, "comm_dst")->as_int64(), 1);
+  EXPECT_EQ(t.find_attr(send, "comm_tag")->as_int64(), 7);
+  EXPECT_EQ(t.find_attr(send, "is_cpu_op")->as_bool(), false);
+  EXPECT_EQ(t.type(unknown), static_cast<int32_t>(chakra::NodeType::Comp));
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("node 9 \"ncclDevKernel_Frobnicate(ncclDevComm*)\": unknown NCCL kernel"), std::string::npos)
+      << r.warnings[0];
+}
+
+TEST(PytorchConvert, DependencyOnAMissingNodeIsDroppedWithAWarning) {
+  chakra::PytorchConvertResult r = convert_text(host_et("", 99));
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0], "t.json: node 4 depends on node 99, which is not in the trace; dependency dropped");
+  auto d = r.trace.data_deps(find(r.trace, 4));
+  EXPECT_EQ(std::vector<uint64_t>(d.begin(), d.end()), std::vector<uint64_t>{3});
+}
+
+// The reference accepts schema 1.1.1-chakra.1.0.0 but then parses no node fields; we convert it.
+TEST(PytorchConvert, Schema111Chakra100Converts) {
+  std::string json = host_et();
+  json.replace(json.find("1.0.2-chakra.0.0.4"), 18, "1.1.1-chakra.1.0.0");
+  chakra::PytorchConvertResult r = convert_text(json);
+  EXPECT_EQ(r.schema, "1.1.1-chakra.1.0.0");
+  EXPECT_EQ(r.trace.size(), 4u);
+  EXPECT_EQ(r.trace.find_attr(find(r.trace, 5), "rf_id")->as_int64(), 5);
+}

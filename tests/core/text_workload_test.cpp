@@ -210,3 +210,24 @@ TEST(TextWorkload, EverySharedWorkloadConvertsToAValidGraph) {
   }
   EXPECT_EQ(converted, 31);
 }
+
+TEST(TextWorkload, CustomizedUsesTheHybridLoopWithoutLayer0InputGradientCollective) {
+  TextWorkload w = chakra::parse_text_workload(
+      "HYBRID_CUSTOMIZED\n2\n"
+      "a -1 1 NONE 0 2 ALLREDUCE 8 3 ALLREDUCE 16 1 MODEL\n"
+      "b -1 1 NONE 0 2 ALLREDUCE 8 3 ALLREDUCE 16 1 DATA\n", "c.txt");
+  EXPECT_EQ(w.layers[1].parallelism, "DATA");
+  chakra::Trace t = chakra::text_workload_trace(w, 1, 0);
+  EXPECT_EQ(names(t), (std::vector<std::string>{
+                          "COMP_NODE_a_FWD", "COMP_NODE_b_FWD", "COMP_NODE_b_BWD_IG", "COMM_COLL_NODE_b_IG_ALLREDUCE",
+                          "COMP_NODE_b_BWD_WG", "COMM_COLL_NODE_b_WG_ALLREDUCE", "COMP_NODE_a_BWD_IG",
+                          "COMP_NODE_a_BWD_WG", "COMM_COLL_NODE_a_WG_ALLREDUCE"}));
+}
+
+TEST(TextWorkload, DlrmWithoutTopLayersWarns) {
+  TextWorkload w = chakra::parse_text_workload("HYBRID_DLRM 1\n2\n"
+                                               "e -1 1 ALLTOALL 8 1 ALLTOALL 8 1 NONE 0 1\n"
+                                               "m -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 1\n", "d.txt");
+  ASSERT_EQ(w.warnings.size(), 1u);
+  EXPECT_NE(w.warnings[0].find("last bottom layer 1 leaves no top layer"), std::string::npos);
+}
