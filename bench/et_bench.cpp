@@ -101,6 +101,67 @@ void write_replicated_linked_json(const std::string& input, int copies, const st
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw chakra::Error("could not write " + path);
 }
 
+// Writes the ResNet host ET and its Kineto trace replicated `copies` times, as the reference
+// timings' link_resnet_xN inputs: host ids, parents and rf_ids shifted per copy; Kineto events
+// shifted in time, External id, Record function id and correlation. In a child process too.
+void write_replicated_link_inputs(const std::string& host_in, const std::string& kineto_in, int copies,
+                                  const std::string& host_out, const std::string& kineto_out) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    nlohmann::ordered_json host = nlohmann::ordered_json::parse(chakra::read_file(host_in));
+    nlohmann::ordered_json kineto = nlohmann::ordered_json::parse(chakra::read_file(kineto_in));
+    auto& nodes = host["nodes"];
+    auto& events = kineto["traceEvents"];
+    int64_t id_span = 0, rf_span = 0, ext_span = 0, corr_span = 0;
+    double t_min = 1e300, t_max = 0;
+    for (const auto& n : nodes) {
+      id_span = std::max(id_span, n["id"].get<int64_t>() + 1);
+      for (const auto& a : n["attrs"])
+        if (a["name"] == "rf_id") rf_span = std::max(rf_span, a["value"].get<int64_t>() + 1);
+    }
+    for (const auto& e : events) {
+      if (!e.contains("ts")) continue;
+      t_min = std::min(t_min, e["ts"].get<double>());
+      t_max = std::max(t_max, e["ts"].get<double>() + e.value("dur", 0.0));
+      if (!e.contains("args")) continue;
+      ext_span = std::max(ext_span, e["args"].value("External id", int64_t{0}) + 1);
+      corr_span = std::max(corr_span, e["args"].value("correlation", int64_t{0}) + 1);
+    }
+    const int64_t t_span = static_cast<int64_t>(t_max - t_min) + 1000;
+    const size_t host_nodes = nodes.size(), kineto_events = events.size();
+    for (int c = 1; c < copies; ++c) {
+      for (size_t i = 0; i < host_nodes; ++i) {
+        nlohmann::ordered_json n = nodes[i];
+        n["id"] = n["id"].get<int64_t>() + c * id_span;
+        n["ctrl_deps"] = n["ctrl_deps"].get<int64_t>() + c * id_span;
+        for (auto& a : n["attrs"])
+          if (a["name"] == "rf_id") a["value"] = a["value"].get<int64_t>() + c * rf_span;
+        nodes.push_back(std::move(n));
+      }
+      for (size_t i = 0; i < kineto_events; ++i) {
+        nlohmann::ordered_json e = events[i];
+        if (!e.contains("ts") || !e.contains("args")) continue;
+        if (e["ts"].is_number_float()) e["ts"] = e["ts"].get<double>() + static_cast<double>(c * t_span);
+        else e["ts"] = e["ts"].get<int64_t>() + c * t_span;
+        auto& a = e["args"];
+        if (a.contains("External id")) a["External id"] = a["External id"].get<int64_t>() + c * ext_span;
+        if (a.contains("Record function id")) a["Record function id"] = a["Record function id"].get<int64_t>() + c * rf_span;
+        if (a.contains("correlation")) a["correlation"] = a["correlation"].get<int64_t>() + c * corr_span;
+        events.push_back(std::move(e));
+      }
+    }
+    for (auto [doc, path] : {std::pair{&host, host_out}, std::pair{&kineto, kineto_out}}) {
+      chakra::OutputFile out(path);
+      out.write(doc->dump());
+      out.commit();
+    }
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw chakra::Error("could not write " + host_out);
+}
+
 struct ChildRun {
   double wall_s = 0, cpu_s = 0, user_s = 0;  // cpu_s = user + system
   uint64_t max_rss_bytes = 0;
@@ -198,6 +259,17 @@ int bench(const cli::Args& args) {
   ChildRun convert_xn = copies > 1 ? best_run({chakra, "convert", "pytorch", linked_xn, "-o", work + "/converted_xn.et", "--reference-bytes"})
                                    : convert_x1;
 
+  // chakra link on the ResNet rank-1 pair (x1) and its replica.
+  const std::string host_x1 = work + "/host_x1.json", kineto_x1 = work + "/kineto_x1.json";
+  const std::string host_xn = work + "/host_xn.json", kineto_xn = work + "/kineto_xn.json";
+  write_replicated_link_inputs(args.get("--link-host"), args.get("--link-kineto"), 1, host_x1, kineto_x1);
+  if (copies > 1) write_replicated_link_inputs(args.get("--link-host"), args.get("--link-kineto"), copies, host_xn, kineto_xn);
+  const uint64_t link_x1_bytes = std::filesystem::file_size(host_x1) + std::filesystem::file_size(kineto_x1);
+  const uint64_t link_xn_bytes = copies > 1 ? std::filesystem::file_size(host_xn) + std::filesystem::file_size(kineto_xn) : link_x1_bytes;
+  ChildRun link_x1 = best_run({chakra, "link", "--host", host_x1, "--device", kineto_x1, "-o", work + "/linked_out_x1.json"});
+  ChildRun link_xn = copies > 1 ? best_run({chakra, "link", "--host", host_xn, "--device", kineto_xn, "-o", work + "/linked_out_xn.json"})
+                                : link_x1;
+
   const std::string bytes = chakra::read_file(trace_path);
   const double mb = static_cast<double>(bytes.size()) / 1e6;
 
@@ -228,7 +300,7 @@ int bench(const cli::Args& args) {
   child("chakra jsonize", cli_jsonize);
   child("chakra validate", cli_validate);
   child("chakra info", cli_info);
-  auto convert_line = [&](const char* label, const ChildRun& r, uint64_t json_bytes, double ref_cpu, double ref_rss_kb) {
+  auto tool_line = [&](const char* label, const ChildRun& r, uint64_t json_bytes, double ref_cpu, double ref_rss_kb) {
     std::printf("%-15s %.3f s CPU, %.0f MB/s of JSON, peak RSS %s", label, r.cpu_s, json_bytes / 1e6 / r.cpu_s,
                 chakra::format_bytes(r.max_rss_bytes).c_str());
     if (ref_cpu > 0)
@@ -236,12 +308,19 @@ int bench(const cli::Args& args) {
                   ref_cpu / r.cpu_s, static_cast<double>(r.max_rss_bytes) / (ref_rss_kb * 1024));
     std::printf(", exit %d\n", r.exit_code);
   };
-  convert_line("convert x1", convert_x1, linked_x1_bytes, reference_cpu_seconds("convert_resnet_2gpu_rank1_linked"),
+  tool_line("convert x1", convert_x1, linked_x1_bytes, reference_cpu_seconds("convert_resnet_2gpu_rank1_linked"),
                reference_rss_kb("convert_resnet_2gpu_rank1_linked"));
   if (copies > 1) {
     std::string label = "convert_resnet_x" + std::to_string(copies) + "_linked";
-    convert_line(("convert x" + std::to_string(copies)).c_str(), convert_xn, linked_xn_bytes, reference_cpu_seconds(label),
+    tool_line(("convert x" + std::to_string(copies)).c_str(), convert_xn, linked_xn_bytes, reference_cpu_seconds(label),
                  reference_rss_kb(label));
+  }
+  tool_line("link x1", link_x1, link_x1_bytes, reference_cpu_seconds("link_resnet_2gpu_rank1"),
+            reference_rss_kb("link_resnet_2gpu_rank1"));
+  if (copies > 1) {
+    std::string label = "link_resnet_x" + std::to_string(copies) + "_scaling";
+    tool_line(("link x" + std::to_string(copies)).c_str(), link_xn, link_xn_bytes, reference_cpu_seconds(label),
+              reference_rss_kb(label));
   }
   if (reference_s > 0 && copies == 16)
     std::printf("vs reference    chakra_jsonizer on resnet_x16: %.2f s CPU → chakra jsonize is %.0fx faster"
@@ -249,8 +328,10 @@ int bench(const cli::Args& args) {
   std::filesystem::remove(json_path);
   // validate exits 1 when it finds errors (the converted ResNet trace has some); 2+ is a failure.
   const bool ok = cli_jsonize.exit_code == 0 && cli_info.exit_code == 0 && cli_validate.exit_code <= 1 &&
-                  convert_x1.exit_code == 0 && convert_xn.exit_code == 0;
-  for (const std::string& f : {linked_x1, linked_xn, work + "/converted_x1.et", work + "/converted_xn.et"})
+                  convert_x1.exit_code == 0 && convert_xn.exit_code == 0 && link_x1.exit_code == 0 &&
+                  link_xn.exit_code == 0;
+  for (const std::string& f : {linked_x1, linked_xn, work + "/converted_x1.et", work + "/converted_xn.et", host_x1,
+                               kineto_x1, host_xn, kineto_xn, work + "/linked_out_x1.json", work + "/linked_out_xn.json"})
     std::filesystem::remove(f);
   return ok ? cli::kOk : cli::kFailed;
 }
@@ -259,11 +340,15 @@ int bench(const cli::Args& args) {
 
 int main(int argc, char** argv) {
   const std::string self_dir = std::filesystem::path(argv[0]).parent_path().string();
-  cli::Args args("chakra_bench", "Decode/jsonize speed and peak memory of chakra on a replicated real trace.");
+  cli::Args args("chakra_bench", "Speed and peak memory of chakra (decode, jsonize, validate, info, convert, link) on replicated real traces.");
   args.option("--input", "ET", "trace to replicate",
               std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz")
       .option("--linked", "JSON", "linked PyTorch trace to replicate for the converter benchmark",
               std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/outputs/trace_link/resnet_2gpu_rank1.linked.json.gz")
+      .option("--link-host", "JSON", "host ET of the linker benchmark",
+              std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/inputs/link/resnet_2gpu_rank1_host_et.json.gz")
+      .option("--link-kineto", "JSON", "Kineto trace of the linker benchmark",
+              std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/inputs/link/resnet_2gpu_rank1_kineto.synthetic.json.gz")
       .option("--copies", "N", "copies of the input in the benchmark trace", "16")
       .option("--repeat", "N", "in-process runs; the best is reported", "3")
       .option("--work", "DIR", "where the benchmark trace is written", "build/bench")

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -256,6 +257,22 @@ chakra::ReadOptions read_options(const Args& args, chakra::Progress* progress) {
   else args.fail("--metadata must be auto, present or absent, not '" + mode + "'");
   o.progress = progress;
   return o;
+}
+
+std::optional<int64_t> rank_from_name(const std::string& path) {
+  std::string name = path.substr(path.rfind('/') + 1);
+  std::optional<int64_t> rank;
+  for (size_t i = 0; i < name.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
+    if (j - i < 10) rank = std::stoll(name.substr(i, j - i));
+    i = j;
+  }
+  return rank;
 }
 
 int run_guarded(const std::string& prog, int (*body)(const Args&), const Args& args) {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,10 @@ bool interrupted();
 // Reader options shared by commands that read .et files ("--metadata auto|present|absent").
 void add_read_options(Args& args);
 chakra::ReadOptions read_options(const Args& args, chakra::Progress* progress);
+
+// Rank of a per-rank file: the last number of fewer than 10 digits in its name ("rank3.json",
+// "linked.3.json.gz"); longer numbers are timestamps.
+std::optional<int64_t> rank_from_name(const std::string& path);
 
 // Runs a command body, turning chakra::Error into "chakra <cmd>: message" and exit 1, and
 // chakra::Cancelled into exit 130.

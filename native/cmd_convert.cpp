@@ -125,23 +125,6 @@ void report(const chakra::PytorchConvertResult& r, const std::string& output) {
   std::cerr << line << "\n";
 }
 
-// Rank of a per-rank file: the last number in its name ("rank3.json", "linked.3.json.gz").
-std::optional<int64_t> rank_from_name(const std::string& path) {
-  std::string name = path.substr(path.rfind('/') + 1);
-  std::optional<int64_t> rank;
-  for (size_t i = 0; i < name.size();) {
-    if (!std::isdigit(static_cast<unsigned char>(name[i]))) {
-      ++i;
-      continue;
-    }
-    size_t j = i;
-    while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
-    if (j - i < 10) rank = std::stoll(name.substr(i, j - i));
-    i = j;
-  }
-  return rank;
-}
-
 void write_comm_groups(const std::map<std::string, std::vector<int64_t>>& groups, const std::string& path) {
   chakra::OutputFile f(path);
   f.write(chakra::comm_group_json(groups));
@@ -172,7 +155,7 @@ int run_pytorch(const cli::Args& a) {
   for (const auto& entry : std::filesystem::directory_iterator(input)) {
     std::string p = entry.path().string();
     if (!entry.is_regular_file() || !(chakra::ends_with(p, ".json") || chakra::ends_with(p, ".json.gz"))) continue;
-    std::optional<int64_t> rank = rank_from_name(p);
+    std::optional<int64_t> rank = cli::rank_from_name(p);
     if (!rank) throw chakra::Error(p + ": cannot tell the rank from the file name (expected a number in it)");
     if (seen.count(*rank)) throw chakra::Error(input + ": two files for rank " + std::to_string(*rank) + ": " + seen[*rank] + " and " + p);
     seen[*rank] = p;

@@ -21,6 +21,7 @@ constexpr Command kCommands[] = {
     {"validate", cmd_validate, "check traces for what makes simulators abort, hang or misread them"},
     {"jsonize", cmd_jsonize, "write a trace as JSON (document, JSON Lines, or the reference jsonizer's bytes)"},
     {"dejsonize", cmd_dejsonize, "build a .et trace from JSON (edit traces as text)"},
+    {"link", cmd_link, "PyTorch host execution trace + Kineto trace -> linked JSON (ET+)"},
     {"convert", cmd_convert, "PyTorch execution traces or ASTRA-sim 1.0 text workloads -> .et"},
 };
 
@@ -31,6 +32,7 @@ struct Alias {
 };
 constexpr Alias kAliases[] = {
     {"chakra_jsonizer", cmd_reference_jsonizer},
+    {"chakra_trace_link", cmd_reference_trace_link},
     {"chakra_converter", cmd_reference_converter},
 };
 

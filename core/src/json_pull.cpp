@@ -48,6 +48,9 @@ double parse_double(std::string_view literal) {
 
 JsonPull::JsonPull(ByteSource& in) : in_(in) {}
 
+JsonPull::JsonPull(ByteSource& named, std::string_view whole)
+    : in_(named), size_(whole.size()), buf_(whole), base_(whole.data()), eof_(true) {}
+
 void JsonPull::fail(const std::string& what) const {
   throw Error(in_.name() + ": byte " + std::to_string(offset()) + ": " + what);
 }
@@ -76,6 +79,7 @@ bool JsonPull::fill() {
   size_t n = in_.read(reinterpret_cast<uint8_t*>(storage_.get() + size_), kChunk);
   size_ += n;
   buf_ = std::string_view(storage_.get(), size_);
+  base_ = buf_.data();
   if (n == 0) eof_ = true;
   return n > 0;
 }

@@ -23,6 +23,9 @@ class JsonPull {
 
   // `in` must outlive the parser; errors name in.name() and the byte offset.
   explicit JsonPull(ByteSource& in);
+  // Parses `whole`, an input already in memory that must outlive the parser, without copying
+  // it; `named` is not read, it only names the input in errors.
+  JsonPull(ByteSource& named, std::string_view whole);
 
   // Kind of the next value (skipping whitespace). End: at the end of the input.
   Kind peek();
@@ -59,7 +62,7 @@ class JsonPull {
   bool fill();                 // reads more; keeps bytes from keep_ on; false at EOF
   // Next non-whitespace byte, 0 at EOF. Inline: it runs once per token.
   char peek_char() {
-    const char* base = storage_.get();
+    const char* base = base_;
     size_t p = pos_;
     while (p < size_) {
       char c = base[p];
@@ -111,7 +114,8 @@ class JsonPull {
   using Storage = std::unique_ptr<char[], Free>;
   Storage storage_;
   size_t capacity_ = 0, size_ = 0;
-  std::string_view buf_;   // storage_[0, size_)
+  std::string_view buf_;   // storage_[0, size_), or the whole in-memory input
+  const char* base_ = nullptr;  // buf_.data()
   size_t pos_ = 0;
   uint64_t consumed_ = 0;   // bytes dropped from the front of buf_
   bool eof_ = false;

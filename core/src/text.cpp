@@ -45,9 +45,13 @@ void append_python_float(std::string& out, double v) {
     out += v < 0 ? "-inf" : "inf";
     return;
   }
-  // Fewest significant digits that read back exactly. Round-tripping is monotone in the digit
-  // count (a correctly rounded longer form is never farther away), so bisect.
+  // Fewest significant digits that read back exactly, as d[.ddd]e±XX.
   char buf[48];
+#if defined(__cpp_lib_to_chars) && __cpp_lib_to_chars >= 201611L && !defined(__EMSCRIPTEN__)
+  *std::to_chars(buf, buf + sizeof buf - 1, v, std::chars_format::scientific).ptr = '\0';
+#else
+  // Emscripten's libc++ has no floating-point to_chars. Round-tripping is monotone in the
+  // digit count (a correctly rounded longer form is never farther away), so bisect.
   int lo = 0, hi = 16;
   while (lo < hi) {
     int mid = (lo + hi) / 2;
@@ -55,6 +59,7 @@ void append_python_float(std::string& out, double v) {
     if (std::strtod(buf, nullptr) == v) hi = mid; else lo = mid + 1;
   }
   std::snprintf(buf, sizeof buf, "%.*e", lo, v);
+#endif
 
   // buf = [-]d[.ddd]e(+|-)XX
   const char* p = buf;

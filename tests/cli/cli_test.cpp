@@ -363,3 +363,70 @@ TEST(CliConvert, ArgumentAndFolderErrors) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.err, "unknown subcommand 'Onnx'")) << r.err;
 }
+
+TEST(CliLink, DropInAliasReproducesTheReference) {
+  std::string dir = temp_dir();
+  const std::string in = shared("reference/chakra/inputs/link/");
+  Result r = run({"--rank", "0", "--chakra-host-trace", in + "p2p_collectives_host_et.json", "--chakra-device-trace",
+                  in + "p2p_collectives_kineto.synthetic.json", "--output-file", dir + "/linked.json"},
+                 alias("chakra_trace_link"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_raw(dir + "/linked.json"), read_raw(shared("reference/chakra/outputs/trace_link/p2p_collectives.linked.json")));
+  EXPECT_TRUE(contains(r.err, "Linking process successful")) << r.err;
+  // The reference crashes without a ProfilerStep; quiet log levels print nothing but errors.
+  r = run({"--rank", "0", "--chakra-host-trace", in + "p2p_collectives_host_et.json", "--chakra-device-trace",
+           in + "p2p_collectives_kineto.no_profilerstep.synthetic.json", "--output-file", dir + "/np.json", "--log-level",
+           "error"},
+          alias("chakra_trace_link"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(run({"--rank", "0", "--chakra-host-trace", "a", "--chakra-device-trace", "b", "--output-file", "c",
+                 "--log-level", "loud"},
+                alias("chakra_trace_link"))
+                .exit_code,
+            2);
+  EXPECT_EQ(run({"--rank", "0"}, alias("chakra_trace_link")).exit_code, 2);
+}
+
+// The real 8-rank DLRM pairs (no Record function ids): link the folder, convert the linked
+// folder, and every rank has its 8 NCCL collectives (3 all-reduce, 5 all-to-all).
+TEST(CliLink, FolderOfRankPairsThenConvert) {
+  std::string dir = temp_dir();
+  Result r = run({"link", shared("data/pairs/dlrm_8rank_v100"), "-o", dir + "/linked/dlrm.json.gz"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "linked 8 ranks")) << r.err;
+  EXPECT_TRUE(contains(r.err, "dlrm.0.json.gz: linked 1672 of 1675 host nodes by in-order")) << r.err;
+  fs::create_directory(dir + "/et");
+  r = run({"convert", "pytorch", dir + "/linked", "-o", dir + "/et/dlrm"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (int rank = 0; rank < 8; ++rank) {
+    std::string et = dir + "/et/dlrm." + std::to_string(rank) + ".et";
+    EXPECT_EQ(run({"validate", et}).exit_code, 0) << et;
+    Result info = run({"info", "--json", et});
+    ASSERT_EQ(info.exit_code, 0) << info.err;
+    nlohmann::json s = nlohmann::json::parse(info.out)[0]["summary"];
+    EXPECT_EQ(s["node_types"]["COMM_COLL_NODE"]["nodes"], 8) << et;
+    EXPECT_GT(s["node_types"]["COMP_NODE"]["nodes"].get<int>(), 1900) << et;  // host ops + kernels
+  }
+}
+
+TEST(CliLink, ErrorsLeaveNoOutput) {
+  std::string dir = temp_dir();
+  const std::string in = shared("reference/chakra/inputs/link/");
+  // A host ET with another run's Kineto trace.
+  Result r = run({"link", "--host", shared("data/pytorch_et/chakra_tests__1.0.2-chakra.0.0.4.json"), "--device",
+                  in + "p2p_collectives_kineto.synthetic.json", "-o", dir + "/x.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "same run and rank")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/x.json"));
+  write_raw(dir + "/cut.json", read_raw(in + "p2p_collectives_kineto.synthetic.json").substr(0, 5000));
+  r = run({"link", "--host", in + "p2p_collectives_host_et.json", "--device", dir + "/cut.json", "-o", dir + "/x.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "cut.json: byte")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/x.json"));
+  EXPECT_EQ(run({"link", "-o", dir + "/x.json"}).exit_code, 2);
+  EXPECT_EQ(run({"link", "--host", "a", "--device", "b", "-o", "c", "--method", "magic"}).exit_code, 2);
+  r = run({"link", dir, "-o", dir + "/x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "no host ET + Kineto trace pairs")) << r.err;
+}

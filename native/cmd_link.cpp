@@ -1,0 +1,258 @@
+// chakra link, and the drop-in chakra_trace_link.
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "chakra/error.h"
+#include "chakra/io.h"
+#include "chakra/trace_link.h"
+#include "cli.h"
+#include "commands.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+enum class Verbosity { Quiet, Warnings, All };
+
+std::string summary(const chakra::LinkReport& r, const std::string& output) {
+  std::string s = output + ": linked " + std::to_string(r.host_ops_linked) + " of " + std::to_string(r.host_nodes) +
+                  " host nodes by " + std::string(chakra::link_method_name(r.method)) + " (" +
+                  std::to_string(r.names_agree) + " with the same name)";
+  if (r.method == chakra::LinkMethod::ExternalId || r.method == chakra::LinkMethod::EvIdx)
+    s += ", offset " + std::to_string(r.id_offset);
+  if (!r.window.empty()) s += ", window " + r.window;
+  s += "; " + std::to_string(r.gpu_ops_linked) + " of " + std::to_string(r.gpu_ops) + " GPU ops attached; " +
+       std::to_string(r.output_nodes) + " nodes written";
+  return s;
+}
+
+void print(const chakra::LinkReport& r, const std::string& output, Verbosity v) {
+  if (v != Verbosity::Quiet)
+    for (const std::string& w : r.warnings) std::cerr << "chakra link: warning: " << w << "\n";
+  if (v == Verbosity::All) std::cerr << summary(r, output) << "\n";
+}
+
+chakra::LinkOptions link_options(const cli::Args& a) {
+  chakra::LinkOptions o;
+  if (a.has("--method") && !chakra::parse_link_method(a.get("--method"), &o.method))
+    a.fail("--method must be one of auto, rf-id, external-id, ev-idx, in-order");
+  return o;
+}
+
+// Links one pair into `out` (not yet committed).
+chakra::LinkReport link_one(const std::string& host, const std::string& device, chakra::OutputFile& out,
+                            chakra::LinkOptions options) {
+  chakra::LinkReport r = chakra::link_traces(chakra::open_input(host), chakra::open_input(device), out, options);
+  out.finish();
+  return r;
+}
+
+int link_single(const cli::Args& a, const std::string& host, const std::string& device, const std::string& output,
+                Verbosity v) {
+  cli::TerminalProgress progress;
+  chakra::LinkOptions options = link_options(a);
+  options.progress = &progress;
+  chakra::OutputFile out(output);
+  chakra::LinkReport r = link_one(host, device, out, options);
+  out.commit();
+  progress.clear();
+  print(r, output, v);
+  return cli::kOk;
+}
+
+// What a JSON file in a folder of rank pairs is, from its first bytes.
+enum class FileKind { Host, Device, Other };
+FileKind sniff(const std::string& path) {
+  auto in = chakra::open_input(path);
+  std::string head(8192, '\0');
+  size_t n = 0;
+  while (n < head.size()) {
+    size_t got = in->read(reinterpret_cast<uint8_t*>(head.data()) + n, head.size() - n);
+    if (!got) break;
+    n += got;
+  }
+  head.resize(n);
+  if (head.find("\"traceEvents\"") != std::string::npos || head.find("\"schemaVersion\"") != std::string::npos)
+    return FileKind::Device;
+  if (head.find("\"schema\"") != std::string::npos || head.find("\"nodes\"") != std::string::npos)
+    return FileKind::Host;
+  return FileKind::Other;
+}
+
+struct Pair {
+  std::string host, device;
+  int64_t rank = 0;
+};
+
+// Rank pairs in a folder: a sub-folder per rank holding one host ET and one Kineto trace
+// (rank from the folder's name), or files in the folder itself whose names carry the rank.
+std::vector<Pair> find_pairs(const std::string& dir) {
+  std::map<std::string, std::vector<std::string>> hosts, devices;  // folder → files
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    std::string p = e.path().string();
+    if (!e.is_regular_file() || !(chakra::ends_with(p, ".json") || chakra::ends_with(p, ".json.gz"))) continue;
+    FileKind k = sniff(p);
+    std::string folder = e.path().parent_path().string();
+    if (k == FileKind::Host) hosts[folder].push_back(p);
+    if (k == FileKind::Device) devices[folder].push_back(p);
+  }
+  std::vector<Pair> pairs;
+  std::map<int64_t, std::string> seen;
+  auto add = [&](const std::string& host, const std::string& device, std::optional<int64_t> rank) {
+    if (!rank) throw chakra::Error(host + ": cannot tell the rank from the folder or file name");
+    if (seen.count(*rank))
+      throw chakra::Error(dir + ": two pairs for rank " + std::to_string(*rank) + ": " + seen[*rank] + " and " + host);
+    seen[*rank] = host;
+    pairs.push_back({host, device, *rank});
+  };
+  for (auto& [folder, hs] : hosts) {
+    std::vector<std::string>& ds = devices[folder];
+    if (ds.empty()) continue;  // host ETs alone (e.g. outputs of an earlier link) are not pairs
+    if (hs.size() == 1 && ds.size() == 1 && folder != fs::path(dir).lexically_normal().string()) {
+      std::optional<int64_t> rank = cli::rank_from_name(folder);
+      add(hs[0], ds[0], rank ? rank : cli::rank_from_name(hs[0]));
+      continue;
+    }
+    std::map<int64_t, std::string> device_by_rank;
+    for (const std::string& d : ds)
+      if (auto r = cli::rank_from_name(d)) device_by_rank[*r] = d;
+    for (const std::string& h : hs) {
+      std::optional<int64_t> r = cli::rank_from_name(h);
+      if (!r || !device_by_rank.count(*r))
+        throw chakra::Error(h + ": no Kineto trace with the same rank number next to it (put each rank's pair in "
+                                "its own folder, e.g. rank3/)");
+      add(h, device_by_rank[*r], r);
+    }
+  }
+  if (pairs.empty()) throw chakra::Error(dir + ": no host ET + Kineto trace pairs found");
+  std::sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) { return a.rank < b.rank; });
+  return pairs;
+}
+
+// Links every rank in parallel; nothing is published unless all succeed.
+int link_folder(const cli::Args& a, const std::string& dir, const std::string& prefix, Verbosity v) {
+  std::vector<Pair> pairs = find_pairs(dir);
+  chakra::LinkOptions options = link_options(a);
+  std::vector<chakra::LinkReport> reports(pairs.size());
+  std::vector<std::unique_ptr<chakra::OutputFile>> files(pairs.size());
+  std::vector<std::string> errors(pairs.size());
+  // OUT may be "dir/name", "dir/name.json" or "dir/name.json.gz" (compressed outputs).
+  std::string stem = prefix, suffix = ".json";
+  if (chakra::ends_with(stem, ".gz")) stem.resize(stem.size() - 3), suffix = ".json.gz";
+  if (chakra::ends_with(stem, ".json")) stem.resize(stem.size() - 5);
+  std::error_code ec;
+  if (fs::path parent = fs::path(stem).parent_path(); !parent.empty() && !fs::create_directories(parent, ec) && ec)
+    throw chakra::Error(parent.string() + ": cannot create the output folder: " + ec.message());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < pairs.size();) {
+      try {
+        if (cli::interrupted()) throw chakra::Cancelled();
+        files[i] = std::make_unique<chakra::OutputFile>(stem + "." + std::to_string(pairs[i].rank) + suffix);
+        reports[i] = link_one(pairs[i].host, pairs[i].device, *files[i], options);
+      } catch (const chakra::Cancelled&) {
+        errors[i] = "interrupted";
+      } catch (const chakra::Error& e) {
+        errors[i] = e.what();
+      }
+    }
+  };
+  size_t threads = std::min<size_t>(pairs.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t k = 1; k < threads; ++k) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (cli::interrupted()) throw chakra::Cancelled();
+  for (const std::string& e : errors)
+    if (!e.empty()) throw chakra::Error(e);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    files[i]->commit();
+    print(reports[i], files[i]->path(), v);
+  }
+  if (v == Verbosity::All)
+    std::cerr << "linked " << pairs.size() << " ranks to " << stem << ".{rank}" << suffix << "\n";
+  return cli::kOk;
+}
+
+int run_link(const cli::Args& a) {
+  Verbosity v = a.has("--quiet") ? Verbosity::Warnings : Verbosity::All;
+  const std::vector<std::string>& folder = a.values("DIR");
+  if (!folder.empty()) {
+    if (a.has("--host") || a.has("--device")) a.fail("give either a folder of rank pairs or --host and --device");
+    if (!fs::is_directory(folder[0])) throw chakra::Error(folder[0] + ": not a folder");
+    return link_folder(a, folder[0], a.get("--output"), v);
+  }
+  if (!a.has("--host") || !a.has("--device")) a.fail("--host and --device are required (or a folder of rank pairs)");
+  return link_single(a, a.get("--host"), a.get("--device"), a.get("--output"), v);
+}
+
+const char* kLinkHelp =
+    "Link a PyTorch host execution trace with the Kineto (profiler) trace of the same run and rank:\n"
+    "host ops get their duration, timestamp and inter-thread dependency, and every GPU kernel and\n"
+    "memcpy becomes a node after the op that launched it. The output is the linked JSON of\n"
+    "mlcommons/chakra's chakra_trace_link (byte-identical where it works), ready for\n"
+    "`chakra convert pytorch`. Ops are paired by Record function id when the Kineto trace has it,\n"
+    "else by External id / Ev Idx with a detected offset, else in order by name; the summary says\n"
+    "which and how many ops were linked. Given a folder of rank pairs (one sub-folder per rank,\n"
+    "or files whose names carry the rank), links every rank to OUT.{rank}.json in parallel.";
+
+void add_common(cli::Args& args) {
+  args.option("--method", "M", "how to pair host and Kineto ops: auto, rf-id, external-id, ev-idx, in-order", "auto");
+}
+
+}  // namespace
+
+int cmd_link(int argc, char** argv) {
+  cli::Args args("chakra link", kLinkHelp);
+  args.positional("DIR", "a folder of rank pairs (instead of --host/--device)", false);
+  args.option("--host", "HOST", "host execution trace JSON (plain or gzip)");
+  args.option("--device", "KINETO", "Kineto trace JSON (plain or gzip)");
+  args.option("--output", "OUT", "linked JSON (.gz: compressed); for a folder, the prefix of OUT.{rank}.json", "", true);
+  args.alias("-o", "--output");
+  args.option("--rank", "R", "the rank of this pair (accepted for symmetry with chakra_trace_link)");
+  add_common(args);
+  args.flag("--quiet", "print warnings only, no summary");
+  args.parse(argc, argv);
+  return cli::run_guarded("chakra link", run_link, args);
+}
+
+namespace {
+
+int run_reference_link(const cli::Args& a) {
+  std::string level = a.get("--log-level");
+  std::transform(level.begin(), level.end(), level.begin(), ::toupper);
+  Verbosity v;
+  if (level == "DEBUG" || level == "INFO" || level == "NOTSET") v = Verbosity::All;
+  else if (level == "WARNING" || level == "WARN") v = Verbosity::Warnings;
+  else if (level == "ERROR" || level == "CRITICAL" || level == "FATAL") v = Verbosity::Quiet;
+  else a.fail("--log-level: unknown level '" + a.get("--log-level") + "'");
+  int rc = link_single(a, a.get("--chakra-host-trace"), a.get("--chakra-device-trace"), a.get("--output-file"), v);
+  if (v == Verbosity::All)
+    std::cerr << "Linking process successful. Output file is available at " << a.get("--output-file") << ".\n";
+  return rc;
+}
+
+}  // namespace
+
+// chakra_trace_link --rank R --chakra-host-trace H --chakra-device-trace K --output-file O
+int cmd_reference_trace_link(int argc, char** argv) {
+  cli::Args args("chakra_trace_link",
+                 "Drop-in replacement for mlcommons/chakra's chakra_trace_link (see `chakra link`): links a\n"
+                 "host execution trace with its Kineto trace. Needs neither HTA nor PARAM, works without a\n"
+                 "ProfilerStep and without Record function ids.");
+  args.allow_abbreviations();
+  args.option("--rank", "RANK", "rank for the input traces", "", true);
+  args.option("--chakra-host-trace", "CHAKRA_HOST_TRACE", "host execution trace (PyTorch ET)", "", true);
+  args.option("--chakra-device-trace", "CHAKRA_DEVICE_TRACE", "device trace (Kineto)", "", true);
+  args.option("--output-file", "OUTPUT_FILE", "output linked JSON", "", true);
+  args.option("--log-level", "LOG_LEVEL", "DEBUG, INFO, WARNING, ERROR or CRITICAL", "INFO");
+  add_common(args);
+  args.parse(argc, argv);
+  if (args.has("--rank")) (void)args.get_uint("--rank");
+  return cli::run_guarded("chakra_trace_link", run_reference_link, args);
+}
