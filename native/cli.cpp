@@ -2,12 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <thread>
+#include <vector>
 
 #include "chakra/error.h"
 #include "chakra/text.h"
@@ -273,6 +276,29 @@ std::optional<int64_t> rank_from_name(const std::string& path) {
     i = j;
   }
   return rank;
+}
+
+void run_jobs(size_t n, const std::function<void(size_t)>& job) {
+  std::vector<std::string> errors(n);
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < n;) {
+      try {
+        if (interrupted()) throw chakra::Cancelled();
+        job(i);
+      } catch (const chakra::Error& e) {
+        errors[i] = e.what();
+      }
+    }
+  };
+  size_t threads = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t k = 1; k < threads; ++k) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (interrupted()) throw chakra::Cancelled();
+  for (const std::string& e : errors)
+    if (!e.empty()) throw chakra::Error(e);
 }
 
 int run_guarded(const std::string& prog, int (*body)(const Args&), const Args& args) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -92,6 +93,11 @@ chakra::ReadOptions read_options(const Args& args, chakra::Progress* progress);
 // Rank of a per-rank file: the last number of fewer than 10 digits in its name ("rank3.json",
 // "linked.3.json.gz"); longer numbers are timestamps.
 std::optional<int64_t> rank_from_name(const std::string& path);
+
+// Runs job(i) for every i < n on up to one thread per core. A chakra::Error thrown by a job is
+// kept; once all jobs ended, the first one (in index order) is rethrown, so callers publish
+// their outputs only when every job succeeded.
+void run_jobs(size_t n, const std::function<void(size_t)>& job);
 
 // Runs a command body, turning chakra::Error into "chakra <cmd>: message" and exit 1, and
 // chakra::Cancelled into exit 130.

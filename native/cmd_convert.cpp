@@ -1,6 +1,5 @@
 // chakra convert {text,pytorch}, and the drop-in chakra_converter.
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cstring>
 #include <filesystem>
@@ -8,7 +7,6 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include "chakra/error.h"
 #include "chakra/et_io.h"
@@ -164,30 +162,15 @@ int run_pytorch(const cli::Args& a) {
   if (jobs.empty()) throw chakra::Error(input + ": no .json or .json.gz traces in this folder");
   std::vector<chakra::PytorchConvertResult> results(jobs.size());
   std::vector<std::unique_ptr<chakra::OutputFile>> files(jobs.size());
-  std::vector<std::string> errors(jobs.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next++) < jobs.size();) {
-      try {
-        chakra::PytorchConvertOptions o = options;
-        o.rank = jobs[i].rank;
-        results[i] = chakra::convert_pytorch(chakra::open_input(jobs[i].input), o);
-        files[i] = std::make_unique<chakra::OutputFile>(jobs[i].output);
-        chakra::write_et(results[i].trace, *files[i]);
-        files[i]->finish();
-        results[i].trace = chakra::Trace();  // release memory early
-      } catch (const chakra::Error& e) {
-        errors[i] = e.what();
-      }
-    }
-  };
-  size_t threads = std::min<size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t k = 1; k < threads; ++k) pool.emplace_back(worker);
-  worker();
-  for (auto& th : pool) th.join();
-  for (const std::string& e : errors)
-    if (!e.empty()) throw chakra::Error(e);  // no file is published unless all ranks converted
+  cli::run_jobs(jobs.size(), [&](size_t i) {  // no file is published unless all ranks convert
+    chakra::PytorchConvertOptions o = options;
+    o.rank = jobs[i].rank;
+    results[i] = chakra::convert_pytorch(chakra::open_input(jobs[i].input), o);
+    files[i] = std::make_unique<chakra::OutputFile>(jobs[i].output);
+    chakra::write_et(results[i].trace, *files[i]);
+    files[i]->finish();
+    results[i].trace = chakra::Trace();  // release memory early
+  });
   std::map<std::string, std::vector<int64_t>> groups;
   for (size_t i = 0; i < jobs.size(); ++i) {
     files[i]->commit();

@@ -1,11 +1,9 @@
 // chakra link, and the drop-in chakra_trace_link.
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
-#include <thread>
 
 #include "chakra/error.h"
 #include "chakra/io.h"
@@ -140,7 +138,6 @@ int link_folder(const cli::Args& a, const std::string& dir, const std::string& p
   chakra::LinkOptions options = link_options(a);
   std::vector<chakra::LinkReport> reports(pairs.size());
   std::vector<std::unique_ptr<chakra::OutputFile>> files(pairs.size());
-  std::vector<std::string> errors(pairs.size());
   // OUT may be "dir/name", "dir/name.json" or "dir/name.json.gz" (compressed outputs).
   std::string stem = prefix, suffix = ".json";
   if (chakra::ends_with(stem, ".gz")) stem.resize(stem.size() - 3), suffix = ".json.gz";
@@ -148,28 +145,10 @@ int link_folder(const cli::Args& a, const std::string& dir, const std::string& p
   std::error_code ec;
   if (fs::path parent = fs::path(stem).parent_path(); !parent.empty() && !fs::create_directories(parent, ec) && ec)
     throw chakra::Error(parent.string() + ": cannot create the output folder: " + ec.message());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next++) < pairs.size();) {
-      try {
-        if (cli::interrupted()) throw chakra::Cancelled();
-        files[i] = std::make_unique<chakra::OutputFile>(stem + "." + std::to_string(pairs[i].rank) + suffix);
-        reports[i] = link_one(pairs[i].host, pairs[i].device, *files[i], options);
-      } catch (const chakra::Cancelled&) {
-        errors[i] = "interrupted";
-      } catch (const chakra::Error& e) {
-        errors[i] = e.what();
-      }
-    }
-  };
-  size_t threads = std::min<size_t>(pairs.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t k = 1; k < threads; ++k) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (cli::interrupted()) throw chakra::Cancelled();
-  for (const std::string& e : errors)
-    if (!e.empty()) throw chakra::Error(e);
+  cli::run_jobs(pairs.size(), [&](size_t i) {
+    files[i] = std::make_unique<chakra::OutputFile>(stem + "." + std::to_string(pairs[i].rank) + suffix);
+    reports[i] = link_one(pairs[i].host, pairs[i].device, *files[i], options);
+  });
   for (size_t i = 0; i < pairs.size(); ++i) {
     files[i]->commit();
     print(reports[i], files[i]->path(), v);

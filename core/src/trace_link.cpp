@@ -63,7 +63,8 @@ struct KinetoOp {
   bool has_rf = false;
   OpKind kind = OpKind::Other;
   StrId name = 0, cat = 0;
-  // Rendered JSON values (ph, args.stream, args["Process Group Name"]); 0 = absent (null).
+  // ph, args.stream and args["Process Group Name"] rendered as JSON and interned, as id + 1;
+  // 0 = absent (null).
   uint32_t ph = 0, stream = 0, pg_name = 0;
   int32_t host = kNone;            // host node linked to this op so far
   int32_t other_thread = kNone;    // latest CPU op of another thread before this op's group
@@ -77,7 +78,6 @@ struct ThreadSpan {
 struct Device {
   std::string name;
   StringPool strings;
-  std::vector<std::string> values{""};  // rendered values, index 0 unused
   std::vector<KinetoOp> ops;             // Cpu, Launch and Gpu events, sorted by ts (stable)
   std::vector<int32_t> cpu;              // Cpu ops in ts order
   std::vector<int32_t> gpu;              // Gpu ops in ts order
@@ -142,7 +142,7 @@ std::optional<int64_t> read_int_like(JsonPull& p, std::string& scratch) {
   }
 }
 
-// A scalar as json.dumps writes it, stored in device.values; containers become null.
+// A scalar as json.dumps writes it, interned (id + 1); containers become null (0).
 uint32_t read_value(JsonPull& p, Device& d, std::string& scratch) {
   std::string v;
   switch (p.peek()) {
@@ -162,8 +162,7 @@ uint32_t read_value(JsonPull& p, Device& d, std::string& scratch) {
       p.skip();
       return 0;
   }
-  d.values.push_back(std::move(v));
-  return static_cast<uint32_t>(d.values.size() - 1);
+  return d.strings.intern(v) + 1;
 }
 
 Number read_number(JsonPull& p, const char* field) {
@@ -322,10 +321,12 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
   std::vector<std::pair<TidKey, ThreadSpan>> thread_order(threads.begin(), threads.end());
   std::sort(thread_order.begin(), thread_order.end(),
             [](const auto& a, const auto& b) { return a.second.first_order < b.second.first_order; });
-  for (const auto& [tid, span] : thread_order) {
-    int32_t a = add_annotation(kThreadAnnotation, span.start);
+  for (const auto& entry : thread_order) {
+    const TidKey tid = entry.first;  // named copies: clang 14 lambdas cannot capture bindings
+    const Number start = entry.second.start;
+    int32_t a = add_annotation(kThreadAnnotation, start);
     auto at = std::find_if(list.begin(), list.end(), [&](int32_t i) {
-      return d.ops[i].tid == tid && !pyjson::less(d.ops[i].ts, span.start);
+      return d.ops[i].tid == tid && !pyjson::less(d.ops[i].ts, start);
     });
     list.insert(at, a);
   }
@@ -1133,13 +1134,14 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
         s.clear();
         append_json_string(s, d.strings.view(g.name), true);
         set("\"name\"", s);
-        set("\"ph\"", g.ph ? d.values[g.ph] : "null");
+        auto value = [&](uint32_t v) { return v ? std::string(d.strings.view(v - 1)) : std::string("null"); };
+        set("\"ph\"", value(g.ph));
         set("\"inclusive_dur\"", py(g.dur));
         set("\"exclusive_dur\"", py(g.dur));
         set("\"ts\"", py(g.ts));
-        set("\"stream\"", g.stream ? d.values[g.stream] : "null");
+        set("\"stream\"", value(g.stream));
         if (g.pg_name && d.strings.view(g.name).find("ncclDevKernel") != std::string_view::npos)
-          set("\"pg_name\"", d.values[g.pg_name]);
+          set("\"pg_name\"", value(g.pg_name));
         writer.write_node(members, gpu_over);
         ++written;
       }
