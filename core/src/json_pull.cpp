@@ -46,6 +46,16 @@ double parse_double(std::string_view literal) {
 
 }  // namespace
 
+char* allocate_input_buffer(size_t& bytes) {
+  bytes = (bytes + kHuge - 1) / kHuge * kHuge;
+  char* p = static_cast<char*>(std::aligned_alloc(kHuge, bytes));
+  if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
 JsonPull::JsonPull(ByteSource& in) : in_(in) {}
 
 JsonPull::JsonPull(ByteSource& named, std::string_view whole)
@@ -65,13 +75,8 @@ bool JsonPull::fill() {
     pos_ = 0;
   }
   if (capacity_ - size_ < kChunk) {
-    // 2 MiB-aligned and a huge-page hint: on VMs each 4 KiB page fault is costly.
-    size_t grown = std::max(capacity_ * 2, (size_ + kChunk + kHuge - 1) / kHuge * kHuge);
-    Storage next(static_cast<char*>(std::aligned_alloc(kHuge, grown)));
-    if (!next) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-    madvise(next.get(), grown, MADV_HUGEPAGE);
-#endif
+    size_t grown = std::max(capacity_ * 2, size_ + kChunk);
+    Storage next(allocate_input_buffer(grown));
     if (size_) std::memcpy(next.get(), storage_.get(), size_);
     storage_ = std::move(next);
     capacity_ = grown;

@@ -17,6 +17,11 @@
 
 namespace chakra {
 
+// Memory for parse windows and whole inputs: `bytes` is rounded up to 2 MiB, the block is
+// 2 MiB-aligned with a huge-page hint (on VMs each 4 KiB page fault is costly). Release it with
+// std::free.
+char* allocate_input_buffer(size_t& bytes);
+
 class JsonPull {
  public:
   enum class Kind : uint8_t { Object, Array, String, Number, Bool, Null, End };

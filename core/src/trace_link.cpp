@@ -1,6 +1,5 @@
 #include "chakra/trace_link.h"
 
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <cmath>
@@ -86,8 +85,11 @@ struct Device {
   std::vector<TidKey> cpu_tids;                    // in order of first appearance
   std::unordered_map<TidKey, std::vector<int32_t>> cpu_by_tid;
   std::vector<int32_t> candidates;  // Cpu ops + synthetic annotations, ts order (find_closest_op)
-  std::vector<std::pair<StrId, Number>> profiler_steps;  // ProfilerStep#N annotations: name, ts
-  std::vector<Number> profiler_step_ends;
+  struct Step {
+    StrId name;
+    Number begin, end;
+  };
+  std::vector<Step> profiler_steps;  // ProfilerStep#N annotations
   bool any_rf = false;
   uint64_t duplicate_correlations = 0;
 };
@@ -240,8 +242,7 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
       }
     }
     if ((modern == "user_annotation" || modern == "cpu_op") && name.rfind("ProfilerStep#", 0) == 0) {
-      d.profiler_steps.emplace_back(d.strings.intern(name), op.ts);
-      d.profiler_step_ends.push_back(pyjson::add(op.ts, op.dur));
+      d.profiler_steps.push_back({d.strings.intern(name), op.ts, pyjson::add(op.ts, op.dur)});
     }
     if (op.kind != OpKind::Other) {
       op.name = d.strings.intern(name);
@@ -516,14 +517,7 @@ struct WholeInput {
     for (;;) {
       if (!bytes || size == capacity) {
         if (bytes) capacity *= 2;
-        // 2 MiB-aligned with a huge-page hint: on VMs each 4 KiB page fault is costly.
-        constexpr size_t kHuge = size_t{2} << 20;
-        capacity = (capacity + kHuge - 1) / kHuge * kHuge;
-        char* grown = static_cast<char*>(std::aligned_alloc(kHuge, capacity));
-        if (!grown) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-        madvise(grown, capacity, MADV_HUGEPAGE);
-#endif
+        char* grown = allocate_input_buffer(capacity);
         if (size) std::memcpy(grown, bytes.get(), size);
         bytes.reset(grown);
       }
@@ -700,15 +694,12 @@ Pairing pair_by_offset(const Host& h, const Device& d, const std::vector<int32_t
 // Per thread, host ops in id order against Kineto CPU ops in time order, aligned by name with a
 // bounded look-ahead; Kineto threads are assigned to host threads by best agreement. Where the
 // Kineto trace holds several iterations, the earliest best-aligned start is taken.
-Pairing pair_in_order(const Host& h, const Device& d, const std::vector<int32_t>& window, uint64_t* matched,
-                      Number* window_start) {
+Pairing pair_in_order(const Host& h, const std::vector<int32_t>& by_id, const Device& d,
+                      const std::vector<int32_t>& window, uint64_t* matched, Number* window_start) {
   constexpr size_t kLookAhead = 48;
   std::vector<int64_t> host_tids;
   std::unordered_map<int64_t, std::vector<int32_t>> host_by_tid;
-  std::vector<int32_t> order(h.nodes.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return h.nodes[a].id < h.nodes[b].id; });
-  for (int32_t i : order) {
+  for (int32_t i : by_id) {
     const HostNode& n = h.nodes[i];
     if (is_et_annotation(h.strings.view(n.name))) continue;
     auto [it, fresh] = host_by_tid.try_emplace(n.tid);
@@ -817,42 +808,37 @@ void object_members(std::string_view t, size_t p, std::vector<Member>& out) {
 struct Override {
   std::string_view key;  // with quotes
   std::string value;
-  bool set = false;
 };
 
 class NodeWriter {
  public:
   NodeWriter(const Host& h, ByteSink& sink) : h_(h), sink_(sink) {}
 
-  void write_node(const std::vector<Member>& members, std::vector<Override>& overrides) {
+  void write_node(const std::vector<Member>& members, const std::vector<Override>& overrides) {
     out_ += first_ ? "\n        {" : ",\n        {";
     first_ = false;
     bool any = false;
+    used_.assign(overrides.size(), false);
     for (const Member& m : members) {
       out_ += any ? ",\n            " : "\n            ";
       any = true;
-      out_ += m.key;  // keys are re-rendered below when they need escaping
-      if (needs_escape(m.key)) {
-        out_.resize(out_.size() - m.key.size());
-        pyjson::render_string(m.key, 0, out_);
-      }
+      pyjson::render_string(m.key, 0, out_);
       out_ += ": ";
-      auto o = std::find_if(overrides.begin(), overrides.end(), [&](const Override& x) { return x.set && x.key == m.key; });
+      auto o = std::find_if(overrides.begin(), overrides.end(), [&](const Override& x) { return x.key == m.key; });
       if (o != overrides.end()) {
         out_ += o->value;
-        o->set = false;
+        used_[o - overrides.begin()] = true;
       } else {
         pyjson::render_value(h_.text, m.value, 3, out_);
       }
     }
-    for (Override& o : overrides) {
-      if (!o.set) continue;
+    for (size_t i = 0; i < overrides.size(); ++i) {
+      if (used_[i]) continue;
       out_ += any ? ",\n            " : "\n            ";
       any = true;
-      out_ += o.key;
+      out_ += overrides[i].key;
       out_ += ": ";
-      out_ += o.value;
-      o.set = false;
+      out_ += overrides[i].value;
     }
     out_ += any ? "\n        }" : "}";
     if (out_.size() > (1u << 20)) flush();
@@ -865,14 +851,10 @@ class NodeWriter {
   bool wrote_any() const { return !first_; }
 
  private:
-  static bool needs_escape(std::string_view key) {
-    for (char c : key.substr(1, key.size() - 2))
-      if (c == '\\' || static_cast<uint8_t>(c) < 0x20 || static_cast<uint8_t>(c) >= 0x7f) return true;
-    return false;
-  }
   const Host& h_;
   ByteSink& sink_;
   std::string out_;
+  std::vector<bool> used_;  // per override: replaced a member in place
   bool first_ = true;
 };
 
@@ -919,12 +901,11 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
   for (const HostNode& n : h.nodes) {
     std::string_view name = h.strings.view(n.name);
     if (name.rfind("ProfilerStep#", 0) != 0) continue;
-    for (size_t s = 0; s < d.profiler_steps.size(); ++s) {
-      if (d.strings.view(d.profiler_steps[s].first) != name) continue;
-      Number begin = d.profiler_steps[s].second, end = d.profiler_step_ends[s];
+    for (const Device::Step& step : d.profiler_steps) {
+      if (d.strings.view(step.name) != name) continue;
       std::vector<int32_t> inside;
       for (int32_t k : d.cpu)
-        if (!pyjson::less(d.ops[k].ts, begin) && !pyjson::less(end, d.ops[k].ts)) inside.push_back(k);
+        if (!pyjson::less(d.ops[k].ts, step.begin) && !pyjson::less(step.end, d.ops[k].ts)) inside.push_back(k);
       window = std::move(inside);
       report.window = std::string(name);
     }
@@ -960,7 +941,7 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
   if (method == LinkMethod::Auto || method == LinkMethod::InOrder) {
     uint64_t matched = 0;
     Number start;
-    pair = pair_in_order(h, d, window, &matched, &start);
+    pair = pair_in_order(h, by_id, d, window, &matched, &start);
     method = LinkMethod::InOrder;
     if (report.window.empty() && matched > 0 && window.size() > matched * 2) {
       std::string s;
@@ -1099,33 +1080,29 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
       const Linked& l = linked[i];
       object_members(text, n.begin, members);
       host_over.clear();
-      host_over.push_back({"\"id\"", num(new_id[i]), true});
+      host_over.push_back({"\"id\"", num(new_id[i])});
       // Schema 1.0.1 names the parent "parent"; the reference leaves it in the old id space,
       // which breaks every later reader, so it is renumbered like ctrl_deps.
       if (n.has_ctrl_deps || n.has_parent)
-        host_over.push_back({n.has_ctrl_deps ? "\"ctrl_deps\"" : "\"parent\"", num(remap_parent(n)), true});
-      std::string dep = "null";
+        host_over.push_back({n.has_ctrl_deps ? "\"ctrl_deps\"" : "\"parent\"", num(remap_parent(n))});
       if (l.kineto != kNone) {
         const KinetoOp& k = d.ops[l.kineto];
-        if (l.dep != kNone) dep = num(new_id[l.dep]);
-        host_over.push_back({"\"inclusive_dur\"", py(k.dur), true});
-        host_over.push_back({"\"exclusive_dur\"", py(k.exclusive), true});
-        host_over.push_back({"\"ts\"", py(k.ts), true});
-        host_over.push_back({"\"inter_thread_dep\"", dep, true});
+        host_over.push_back({"\"inclusive_dur\"", py(k.dur)});
+        host_over.push_back({"\"exclusive_dur\"", py(k.exclusive)});
+        host_over.push_back({"\"ts\"", py(k.ts)});
+        host_over.push_back({"\"inter_thread_dep\"", l.dep != kNone ? num(new_id[l.dep]) : "null"});
       }
-      gpu_over = host_over;  // the copies start from the updated host node
       writer.write_node(members, host_over);
       ++written;
       int64_t gpu_id = new_id[i];
       for (uint32_t x = l.gpu_begin; x < l.gpu_end; ++x) {
         const KinetoOp& g = d.ops[grouped[x]];
-        for (Override& o : gpu_over) o.set = true;
-        gpu_over.resize(host_over.size());
+        gpu_over = host_over;  // a copy of the updated host node, then the GPU op's fields
         gpu_over[0].value = num(++gpu_id);
         auto set = [&](std::string_view key, std::string value) {
           auto it = std::find_if(gpu_over.begin(), gpu_over.end(), [&](const Override& o) { return o.key == key; });
           if (it != gpu_over.end()) it->value = std::move(value);
-          else gpu_over.push_back({key, std::move(value), true});
+          else gpu_over.push_back({key, std::move(value)});
         };
         set("\"ctrl_deps\"", num(new_id[i]));
         std::string s;

@@ -429,4 +429,17 @@ TEST(CliLink, ErrorsLeaveNoOutput) {
   r = run({"link", dir, "-o", dir + "/x"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "no host ET + Kineto trace pairs")) << r.err;
+  // Pairs side by side in one folder, matched by the rank in their names.
+  const std::string add = shared("data/pairs/hta_simple_add_a100_1rank/");
+  fs::create_directory(dir + "/flat");
+  fs::copy_file(add + "benchmark_simple_add_et.json.gz", dir + "/flat/host_3.json.gz");
+  fs::copy_file(add + "benchmark_simple_add_trace.json.gz", dir + "/flat/kineto_3.json.gz");
+  r = run({"link", dir + "/flat", "-o", dir + "/out/add"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/out/add.3.json")) << r.err;
+  fs::copy_file(add + "benchmark_simple_add_et.json.gz", dir + "/flat/host_4.json.gz");
+  r = run({"link", dir + "/flat", "-o", dir + "/out/again"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "host_4.json.gz: no Kineto trace with the same rank number")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/out/again.3.json"));
 }

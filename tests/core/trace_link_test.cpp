@@ -232,6 +232,35 @@ TEST(TraceLink, SmallTraceFieldsFollowTheReferenceRules) {
   EXPECT_EQ(e.report.gpu_nodes, 1u);
 }
 
+// Inputs on which the reference aborts or silently drops nodes link here, with a warning each.
+TEST(TraceLink, WarnsWhereTheReferenceAborts) {
+  std::string host = small_host();
+  // Node 7's parent is not in the trace (the reference never reaches it from the root).
+  host.replace(host.find("], \"finish_ts\""), 1,
+               ", {\"id\": 7, \"name\": \"aten::relu\", \"ctrl_deps\": 99, \"attrs\": [{\"name\": \"rf_id\", "
+               "\"value\": 3}, {\"name\": \"tid\", \"value\": 1}]}]");
+  std::string kineto = small_kineto();
+  // aten::addmm exactly as long as aten::linear: 0.2 - (0.1 + 0.2 - 0.1) is negative in doubles.
+  for (std::string times : {"\"ts\": 100.5, \"dur\": 10.5", "\"ts\": 101.75, \"dur\": 2.25"})
+    kineto.replace(kineto.find(times), times.size(), "\"ts\": 0.1, \"dur\": 0.2");
+  // A second launch call with the same correlation.
+  kineto.replace(kineto.find("]}"), 1,
+                 ", {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"tid\": 1, "
+                 "\"ts\": 103, \"dur\": 1, \"args\": {\"correlation\": 77}}]");
+  Linked l = link_text(host, kineto);
+  std::string warnings;
+  for (const std::string& w : l.report.warnings) warnings += w + "\n";
+  EXPECT_NE(warnings.find("1 nodes name a parent that is not in the trace"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("'aten::linear' has children longer than itself"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("1 launch calls repeat a correlation id"), std::string::npos) << warnings;
+  json doc = json::parse(l.text);
+  EXPECT_EQ(doc["nodes"][2]["name"], "aten::linear");
+  EXPECT_EQ(doc["nodes"][2]["exclusive_dur"], 0.0);
+  EXPECT_TRUE(doc["nodes"][2]["exclusive_dur"].is_number_float());
+  EXPECT_TRUE(doc["nodes"].back().contains("ts"));  // node 7 is linked
+  EXPECT_EQ(doc["nodes"].back()["ctrl_deps"], 8);  // its missing parent gets the next free id
+}
+
 TEST(TraceLink, PythonJsonRendering) {
   EXPECT_EQ(rendered("[]"), "[]");
   EXPECT_EQ(rendered("{ }"), "{}");
