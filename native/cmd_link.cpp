@@ -26,6 +26,9 @@ std::string summary(const chakra::LinkReport& r, const std::string& output) {
   if (!r.window.empty()) s += ", window " + r.window;
   s += "; " + std::to_string(r.gpu_ops_linked) + " of " + std::to_string(r.gpu_ops) + " GPU ops attached; " +
        std::to_string(r.output_nodes) + " nodes written";
+  if (r.sync_calls)
+    s += "; " + std::to_string(r.sync_edges) + " sync dependencies from " + std::to_string(r.sync_waits) + " of " +
+         std::to_string(r.sync_calls) + " synchronisation calls";
   return s;
 }
 
@@ -39,6 +42,7 @@ chakra::LinkOptions link_options(const cli::Args& a) {
   chakra::LinkOptions o;
   if (a.has("--method") && !chakra::parse_link_method(a.get("--method"), &o.method))
     a.fail("--method must be one of auto, rf-id, external-id, ev-idx, in-order");
+  o.sync_deps = a.has("--sync-deps");
   return o;
 }
 
@@ -182,6 +186,8 @@ const char* kLinkHelp =
 
 void add_common(cli::Args& args) {
   args.option("--method", "M", "how to pair host and Kineto ops: auto, rf-id, external-id, ev-idx, in-order", "auto");
+  args.flag("--sync-deps",
+            "add sync_dep: the op after each CUDA synchronisation waits for the GPU work it synchronised with");
 }
 
 }  // namespace

@@ -95,6 +95,7 @@ class Parser {
       : j_(json), t_(strings), progress_(progress), src_(src) {}
 
   std::vector<HostNode> nodes;
+  std::vector<std::pair<uint32_t, int64_t>> sync_deps;  // (node position, node id it waits for)
   std::map<std::string, nlohmann::json> metadata;  // schema, pid, time, start_ts, finish_ts
 
   void document() {
@@ -336,6 +337,12 @@ class Parser {
       } else if (key == "inter_thread_dep"sv) {
         if (j_.peek() == JsonPull::Kind::Number) n.inter_thread_dep = j_.read_int64();
         else j_.skip();
+      } else if (key == "sync_dep"sv && j_.peek() == JsonPull::Kind::Array) {
+        j_.begin_array();
+        while (j_.next_element()) {
+          if (j_.peek() == JsonPull::Kind::Number) sync_deps.emplace_back(static_cast<uint32_t>(nodes.size() - 1), j_.read_int64());
+          else j_.skip();
+        }
       } else if (key == "cat"sv) {
         if (j_.peek() == JsonPull::Kind::Null) j_.read_null();
         else {
@@ -513,6 +520,11 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
       report_progress(options.progress, "dependencies", k, order.size());
     }
   }
+
+  // Sync dependencies (`chakra link --sync-deps`): the reference converter never adds them.
+  if (!options.reference_bytes)
+    for (const auto& [position, dep] : parser.sync_deps)
+      if (slot[position] != kNotConverted) add_dep(slot[position], dep);
 
   // ---- node types and communication attributes ----
   auto parent_of = [&](const HostNode& n) -> const HostNode* {

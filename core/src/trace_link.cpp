@@ -2,6 +2,7 @@
 
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -74,6 +75,23 @@ struct ThreadSpan {
   uint64_t first_order = 0;  // file position of the event that set `start` (dict order)
 };
 
+// CUDA/HIP calls that make a CPU thread (or a stream) wait for GPU work: the sync dependencies.
+enum class SyncKind : uint8_t { Device, Stream, Event, StreamWait };
+
+struct SyncCall {
+  SyncKind kind;
+  TidKey tid;
+  Number ts, end;
+  int64_t correlation;
+};
+
+// What a newer Kineto's cuda_sync event adds to its runtime call (joined by correlation).
+struct SyncDetail {
+  int64_t stream = -1;              // the stream synchronised, or the one that waits (Stream Wait Event)
+  int64_t wait_stream = -1;         // Event Sync / Stream Wait Event: the stream the event was recorded on
+  int64_t record_correlation = -1;  // ... and the cudaEventRecord call that recorded it
+};
+
 struct Device {
   std::string name;
   StringPool strings;
@@ -92,7 +110,27 @@ struct Device {
   std::vector<Step> profiler_steps;  // ProfilerStep#N annotations
   bool any_rf = false;
   uint64_t duplicate_correlations = 0;
+  std::vector<SyncCall> sync_calls;
+  std::unordered_map<int64_t, SyncDetail> sync_detail;  // by correlation
+  std::unordered_map<int64_t, Number> event_records;    // cudaEventRecord ts by correlation
 };
+
+std::optional<SyncKind> sync_kind(std::string_view runtime_name) {
+  for (std::string_view prefix : {"cuda", "hip", "cu"}) {
+    if (runtime_name.rfind(prefix, 0) != 0) continue;
+    std::string_view rest = runtime_name.substr(prefix.size());
+    if (rest == "DeviceSynchronize" || rest == "CtxSynchronize" || rest == "ThreadSynchronize") return SyncKind::Device;
+    if (rest == "StreamSynchronize") return SyncKind::Stream;
+    if (rest == "EventSynchronize") return SyncKind::Event;
+    if (rest == "StreamWaitEvent") return SyncKind::StreamWait;
+  }
+  return std::nullopt;
+}
+
+bool is_event_record(std::string_view runtime_name) {
+  return runtime_name == "cudaEventRecord" || runtime_name == "cudaEventRecordWithFlags" ||
+         runtime_name == "hipEventRecord" || runtime_name == "cuEventRecord";
+}
 
 OpKind classify(std::string_view cat, std::string_view name) {
   if (cat == "cpu_op" || cat == "user_annotation")
@@ -167,6 +205,15 @@ uint32_t read_value(JsonPull& p, Device& d, std::string& scratch) {
   return d.strings.intern(v) + 1;
 }
 
+// An interned args.stream value as a number; -1 if it is not an integer.
+int64_t parse_stream(const Device& d, uint32_t stream) {
+  if (stream == 0) return -1;
+  std::string_view text = d.strings.view(stream - 1);
+  int64_t v = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return ec == std::errc() && end == text.data() + text.size() ? v : -1;
+}
+
 Number read_number(JsonPull& p, const char* field) {
   if (p.peek() != JsonPull::Kind::Number) p.fail(std::string("event field \"") + field + "\" is not a number");
   bool is_int;
@@ -185,6 +232,7 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
   auto read_event = [&]() {
     if (p.peek() != JsonPull::Kind::Object) p.fail("a traceEvents entry is not an object");
     KinetoOp op;
+    SyncDetail sync;
     bool has_tid = true;
     cat.clear();
     name.clear();
@@ -225,6 +273,9 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
             op.rf_id = v.value_or(0);
           } else if (key == "stream") op.stream = read_value(p, d, scratch);
           else if (key == "Process Group Name") op.pg_name = read_value(p, d, scratch);
+          else if (key == "wait_on_stream") sync.wait_stream = read_int_like(p, scratch).value_or(-1);
+          else if (key == "wait_on_cuda_event_record_corr_id")
+            sync.record_correlation = read_int_like(p, scratch).value_or(-1);
           else p.skip();
         }
       } else {
@@ -233,6 +284,15 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
     }
     std::string_view modern = modern_category(cat);
     op.kind = classify(modern, name);
+    if (modern == "cuda_sync" && op.correlation >= 0) {
+      if (op.stream) sync.stream = parse_stream(d, op.stream);
+      d.sync_detail[op.correlation] = sync;
+    } else if (op.kind == OpKind::Other && (modern == "cuda_runtime" || modern == "cuda_driver")) {
+      if (std::optional<SyncKind> k = sync_kind(name))
+        d.sync_calls.push_back({*k, op.tid, op.ts, pyjson::add(op.ts, op.dur), op.correlation});
+      else if (is_event_record(name))
+        d.event_records[op.correlation] = op.ts;
+    }
     if (has_tid) {  // every event (metadata too) widens its thread's span, as in the reference
       Number end = pyjson::add(op.ts, op.dur);
       auto [it, fresh] = threads.try_emplace(op.tid, ThreadSpan{op.ts, end, order});
@@ -490,6 +550,117 @@ std::vector<int32_t> find_launchers(Device& d, bool innermost, uint64_t* orphans
     launcher[g] = parent;
   }
   return launcher;
+}
+
+// ---------------------------------------------------------------- sync dependencies
+
+// For every synchronising call: the GPU nodes it waits for, and the node that waits. The waiter
+// is the first host-linked CPU op its thread starts after the call returns, or for
+// cudaStreamWaitEvent the next GPU op launched on the waiting stream. What a stream has to finish
+// is its last GPU op launched before the call (before the event's record call for event waits):
+// a stream runs in launch order, so that op ends after all earlier ones.
+struct SyncDeps {
+  std::unordered_map<int64_t, std::vector<int64_t>> of;  // waiting node id → GPU node ids
+  uint64_t calls = 0, resolved = 0, edges = 0;
+  uint64_t unidentified = 0;  // event waits whose event is unknown (no cuda_sync event)
+  uint64_t no_waiter = 0;     // no linked op after the call on its thread (or stream)
+};
+
+// `gpu_out[op]`: output id of a GPU op's node (-1: not written); `host_out(i)`: host node i's.
+template <class HostOut>
+SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out, HostOut host_out) {
+  struct Launched {
+    Number ts;
+    int32_t op;
+    int64_t stream;
+  };
+  std::unordered_map<int64_t, std::vector<Launched>> by_stream;  // written GPU ops per stream
+  std::unordered_map<TidKey, std::vector<Launched>> by_thread;   // every launch, per CPU thread
+  for (int32_t g : d.gpu) {
+    auto l = d.launch_by_correlation.find(d.ops[g].correlation);
+    if (l == d.launch_by_correlation.end()) continue;
+    const KinetoOp& launch = d.ops[l->second];
+    Launched x{launch.ts, g, parse_stream(d, d.ops[g].stream)};
+    by_thread[launch.tid].push_back(x);
+    if (gpu_out[g] >= 0) by_stream[x.stream].push_back(x);
+  }
+  auto by_ts = [](const Launched& a, const Launched& b) { return pyjson::less(a.ts, b.ts); };
+  for (auto& entry : by_stream) std::stable_sort(entry.second.begin(), entry.second.end(), by_ts);
+  for (auto& entry : by_thread) std::stable_sort(entry.second.begin(), entry.second.end(), by_ts);
+  // The last of `list` launched before `cutoff`, or null.
+  auto last_before = [](const std::vector<Launched>& list, Number cutoff) -> const Launched* {
+    auto it = std::partition_point(list.begin(), list.end(),
+                                   [&](const Launched& x) { return pyjson::less(x.ts, cutoff); });
+    return it == list.begin() ? nullptr : &*(it - 1);
+  };
+  auto cpu_after = [&](const SyncCall& c) -> int64_t {
+    auto it = d.cpu_by_tid.find(c.tid);
+    if (it == d.cpu_by_tid.end()) return -1;
+    const std::vector<int32_t>& ops = it->second;
+    auto at = std::partition_point(ops.begin(), ops.end(), [&](int32_t k) { return pyjson::less(d.ops[k].ts, c.end); });
+    for (; at != ops.end(); ++at)
+      if (d.ops[*at].host != kNone) return host_out(d.ops[*at].host);
+    return -1;
+  };
+
+  SyncDeps r;
+  std::vector<int64_t> targets;
+  for (const SyncCall& c : d.sync_calls) {
+    ++r.calls;
+    auto found = d.sync_detail.find(c.correlation);
+    const SyncDetail* detail = found == d.sync_detail.end() ? nullptr : &found->second;
+    auto stream_before = [&](int64_t stream, Number cutoff) {
+      auto s = by_stream.find(stream);
+      if (s == by_stream.end()) return;
+      if (const Launched* x = last_before(s->second, cutoff)) targets.push_back(gpu_out[x->op]);
+    };
+    targets.clear();
+    int64_t waiter = -1;
+    if (c.kind == SyncKind::Device) {
+      for (const auto& entry : by_stream)
+        if (const Launched* x = last_before(entry.second, c.ts)) targets.push_back(gpu_out[x->op]);
+      waiter = cpu_after(c);
+    } else if (c.kind == SyncKind::Stream) {
+      // Older Kineto has no cuda_sync event naming the stream: take the stream of the thread's
+      // last launch, the copy a stream sync nearly always follows.
+      int64_t stream = detail ? detail->stream : -1;
+      if (stream < 0) {
+        auto t = by_thread.find(c.tid);
+        const Launched* x = t == by_thread.end() ? nullptr : last_before(t->second, c.ts);
+        if (x) stream = x->stream;
+      }
+      stream_before(stream, c.ts);
+      waiter = cpu_after(c);
+    } else {  // event waits need the cuda_sync event to know which event
+      auto record = detail ? d.event_records.find(detail->record_correlation) : d.event_records.end();
+      if (record == d.event_records.end()) {
+        ++r.unidentified;
+        continue;
+      }
+      stream_before(detail->wait_stream, record->second);
+      if (c.kind == SyncKind::Event) {
+        waiter = cpu_after(c);
+      } else if (auto s = by_stream.find(detail->stream); s != by_stream.end()) {
+        auto next = std::partition_point(s->second.begin(), s->second.end(),
+                                         [&](const Launched& x) { return pyjson::less(x.ts, c.end); });
+        if (next != s->second.end()) waiter = gpu_out[next->op];
+      }
+    }
+    if (targets.empty()) continue;  // nothing launched before it: nothing to wait for
+    if (waiter < 0) {
+      ++r.no_waiter;
+      continue;
+    }
+    ++r.resolved;
+    std::vector<int64_t>& list = r.of[waiter];
+    for (int64_t t : targets)
+      if (std::find(list.begin(), list.end(), t) == list.end()) list.push_back(t);
+  }
+  for (auto& entry : r.of) {
+    std::sort(entry.second.begin(), entry.second.end());
+    r.edges += entry.second.size();
+  }
+  return r;
 }
 
 // ---------------------------------------------------------------- the host execution trace
@@ -1047,6 +1218,40 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
     return d_it->second;
   };
 
+  SyncDeps sync;
+  if (options.sync_deps) {
+    std::vector<int64_t> gpu_out(d.ops.size(), -1);  // an op copied under several host ops: its first node
+    for (int32_t i : by_id)
+      for (uint32_t x = linked[i].gpu_begin; x < linked[i].gpu_end; ++x)
+        if (gpu_out[grouped[x]] < 0) gpu_out[grouped[x]] = new_id[i] + 1 + (x - linked[i].gpu_begin);
+    sync = compute_sync_deps(d, gpu_out, [&](int32_t host) { return new_id[host]; });
+    report.sync_calls = sync.calls;
+    report.sync_waits = sync.resolved;
+    report.sync_edges = sync.edges;
+    if (sync.unidentified)
+      report.warnings.push_back(d.name + ": " + std::to_string(sync.unidentified) +
+                                " event waits (cudaStreamWaitEvent/cudaEventSynchronize) give no sync dependency: "
+                                "without Kineto's cuda_sync events the event they wait for is unknown");
+    if (sync.no_waiter)
+      report.warnings.push_back(d.name + ": " + std::to_string(sync.no_waiter) +
+                                " synchronisation calls give no sync dependency: no linked op follows them");
+  }
+  auto sync_list = [&](int64_t node_id) -> const std::vector<int64_t>* {
+    auto it = sync.of.find(node_id);
+    return it == sync.of.end() ? nullptr : &it->second;
+  };
+  auto render_ids = [](const std::vector<int64_t>& ids) {
+    std::string list = "[";
+    for (size_t k = 0; k < ids.size(); ++k) {
+      if (k) list += ", ";
+      append_int(list, ids[k]);
+    }
+    list += ']';
+    std::string out;
+    pyjson::render_value(list, 0, 3, out);
+    return out;
+  };
+
   // Write: the host ET's top-level members in order, "nodes" replaced.
   std::string_view text = h.text;
   std::vector<Member> top, members;
@@ -1092,7 +1297,11 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
         host_over.push_back({"\"ts\"", py(k.ts)});
         host_over.push_back({"\"inter_thread_dep\"", l.dep != kNone ? num(new_id[l.dep]) : "null"});
       }
+      // Added after the GPU copies are made from host_over, as the reference adds it.
+      const std::vector<int64_t>* waits = sync_list(new_id[i]);
+      if (waits) host_over.push_back({"\"sync_dep\"", render_ids(*waits)});
       writer.write_node(members, host_over);
+      if (waits) host_over.pop_back();
       ++written;
       int64_t gpu_id = new_id[i];
       for (uint32_t x = l.gpu_begin; x < l.gpu_end; ++x) {
@@ -1119,6 +1328,7 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
         set("\"stream\"", value(g.stream));
         if (g.pg_name && d.strings.view(g.name).find("ncclDevKernel") != std::string_view::npos)
           set("\"pg_name\"", value(g.pg_name));
+        if (const std::vector<int64_t>* waits = sync_list(gpu_id)) set("\"sync_dep\"", render_ids(*waits));
         writer.write_node(members, gpu_over);
         ++written;
       }

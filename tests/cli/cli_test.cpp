@@ -389,13 +389,15 @@ TEST(CliLink, DropInAliasReproducesTheReference) {
 }
 
 // The real 8-rank DLRM pairs (no Record function ids): link the folder, convert the linked
-// folder, and every rank has its 8 NCCL collectives (3 all-reduce, 5 all-to-all).
+// folder, and every rank has its 8 NCCL collectives (3 all-reduce, 5 all-to-all). The sync
+// dependencies become data dependencies without making cycles (validate passes).
 TEST(CliLink, FolderOfRankPairsThenConvert) {
   std::string dir = temp_dir();
-  Result r = run({"link", shared("data/pairs/dlrm_8rank_v100"), "-o", dir + "/linked/dlrm.json.gz"});
+  Result r = run({"link", shared("data/pairs/dlrm_8rank_v100"), "-o", dir + "/linked/dlrm.json.gz", "--sync-deps"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "linked 8 ranks")) << r.err;
   EXPECT_TRUE(contains(r.err, "dlrm.0.json.gz: linked 1672 of 1675 host nodes by in-order")) << r.err;
+  EXPECT_TRUE(contains(r.err, "10 sync dependencies from 10 of 55 synchronisation calls")) << r.err;
   fs::create_directory(dir + "/et");
   r = run({"convert", "pytorch", dir + "/linked", "-o", dir + "/et/dlrm"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

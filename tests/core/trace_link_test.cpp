@@ -7,6 +7,7 @@
 
 #include "../../core/src/python_json.h"
 #include "chakra/error.h"
+#include "chakra/pytorch_convert.h"
 #include "chakra/trace_link.h"
 #include "test_support.h"
 
@@ -230,6 +231,92 @@ TEST(TraceLink, SmallTraceFieldsFollowTheReferenceRules) {
   EXPECT_EQ(e.report.id_offset, 10);
   EXPECT_EQ(e.report.host_ops_linked, 4u);
   EXPECT_EQ(e.report.gpu_nodes, 1u);
+}
+
+// --sync-deps: a stream sync makes the next op on its thread wait for the stream's last GPU op;
+// a stream wait makes the next kernel on the waiting stream wait for the op before the event.
+TEST(TraceLink, SyncDepsFromSynchronisationCalls) {
+  std::string kineto = small_kineto();
+  auto event = [](const char* cat, const char* name, int tid, const char* ts, const char* dur,
+                  const std::string& args) {
+    return std::string(", {\"ph\": \"X\", \"cat\": \"") + cat + "\", \"name\": \"" + name +
+           "\", \"tid\": " + std::to_string(tid) + ", \"ts\": " + ts + ", \"dur\": " + dur +
+           ", \"args\": {" + args + "}}";
+  };
+  kineto.replace(kineto.rfind("]}"), 0,
+                 // tid 1 syncs stream 7 (which ran gemm) before aten::relu starts.
+                 event("cuda_runtime", "cudaStreamSynchronize", 1, "200", "5", "\"correlation\": 90") +
+                 event("cuda_sync", "Stream Sync", 7, "200", "5", "\"stream\": 7, \"correlation\": 90") +
+                 // An event recorded on stream 7 after gemm; stream 9 waits for it, then runs bwd.
+                 event("cuda_runtime", "cudaEventRecord", 1, "105", "1", "\"correlation\": 91") +
+                 event("cuda_runtime", "cudaStreamWaitEvent", 2, "2500.5", "1", "\"correlation\": 92") +
+                 event("cuda_sync", "Stream Wait Event", 9, "2501", "1",
+                       "\"stream\": 9, \"wait_on_stream\": 7, \"wait_on_cuda_event_record_corr_id\": 91, "
+                       "\"correlation\": 92") +
+                 event("cuda_runtime", "cudaLaunchKernel", 2, "2502", "1", "\"External id\": 14, \"correlation\": 93") +
+                 event("kernel", "bwd", 9, "2510", "3", "\"correlation\": 93, \"stream\": 9") +
+                 // Nothing runs on tid 2 after this one, and this event wait names no event.
+                 event("cuda_runtime", "cudaDeviceSynchronize", 2, "2600", "1", "\"correlation\": 94") +
+                 event("cuda_runtime", "cudaEventSynchronize", 1, "2700", "1", "\"correlation\": 95"));
+  chakra::LinkOptions o;
+  o.sync_deps = true;
+  Linked l = link_text(small_host(), kineto, o);
+  json nodes = json::parse(l.text)["nodes"];
+  ASSERT_EQ(nodes.size(), 8u);  // ..., 4 gemm, 5 aten::relu, 6 autograd::backward, 7 bwd
+  EXPECT_EQ(nodes[5]["name"], "aten::relu");
+  EXPECT_EQ(nodes[5]["sync_dep"], json::array({4}));
+  EXPECT_EQ(nodes[7]["name"], "bwd");
+  EXPECT_EQ(nodes[7]["sync_dep"], json::array({4}));
+  EXPECT_FALSE(nodes[6].contains("sync_dep"));  // a GPU copy of its launcher does not inherit it
+  EXPECT_EQ(l.report.sync_calls, 4u);
+  EXPECT_EQ(l.report.sync_waits, 2u);
+  EXPECT_EQ(l.report.sync_edges, 2u);
+  std::string warnings;
+  for (const std::string& w : l.report.warnings) warnings += w + "\n";
+  EXPECT_NE(warnings.find("1 synchronisation calls give no sync dependency: no linked op follows"), std::string::npos)
+      << warnings;
+  EXPECT_NE(warnings.find("1 event waits"), std::string::npos) << warnings;
+  // Off by default, as the reference writes none.
+  EXPECT_EQ(link_text(small_host(), kineto).text.find("sync_dep"), std::string::npos);
+}
+
+// On a real trace every sync dependency must hold physically: the GPU op ended before the op
+// that waited for it started. The converter turns them into data dependencies.
+TEST(TraceLink, DlrmSyncDepsHoldInTimeAndReachTheConverter) {
+  const std::string dir = shared("data/pairs/dlrm_8rank_v100/rank0/");
+  chakra::LinkOptions o;
+  o.sync_deps = true;
+  Linked l = link_files(dir + "dlrm_eg_0.json", dir + "worker0_step_12.1694128201545.pt.trace.json", o);
+  EXPECT_EQ(l.report.sync_calls, 55u);  // 10 stream syncs, 1 device sync, 44 stream waits
+  EXPECT_EQ(l.report.sync_waits, 10u);  // the stream syncs; no op follows the device sync
+  json nodes = json::parse(l.text)["nodes"];
+  std::map<int64_t, const json*> by_id;
+  for (const json& n : nodes) by_id[n["id"].get<int64_t>()] = &n;
+  std::map<int64_t, std::vector<int64_t>> waits;
+  for (const json& n : nodes) {
+    if (!n.contains("sync_dep")) continue;
+    EXPECT_FALSE(n.contains("cat"));
+    for (const json& g : n["sync_dep"]) {
+      const json& gpu = *by_id.at(g.get<int64_t>());
+      EXPECT_EQ(gpu["cat"], "gpu_memcpy");  // DLRM syncs after host copies
+      EXPECT_LE(gpu["ts"].get<int64_t>() + gpu["inclusive_dur"].get<int64_t>(), n["ts"].get<int64_t>());
+      EXPECT_EQ(gpu["tid"], n["tid"]);  // launched by the thread that synchronised
+      waits[n["id"]].push_back(g.get<int64_t>());
+    }
+  }
+  EXPECT_EQ(waits.size(), 10u);
+
+  std::string text = l.text;
+  chakra::PytorchConvertResult c = chakra::convert_pytorch(chakra::memory_input(as_bytes(text), "linked.json"));
+  size_t found = 0;
+  for (uint32_t i = 0; i < c.trace.size(); ++i) {
+    auto it = waits.find(static_cast<int64_t>(c.trace.id(i)));
+    if (it == waits.end()) continue;
+    ++found;
+    auto deps = c.trace.data_deps(i);
+    for (int64_t g : it->second) EXPECT_NE(std::find(deps.begin(), deps.end(), static_cast<uint64_t>(g)), deps.end());
+  }
+  EXPECT_EQ(found, 10u);
 }
 
 // Inputs on which the reference aborts or silently drops nodes link here, with a warning each.

@@ -31,6 +31,11 @@ bool parse_link_method(std::string_view text, LinkMethod* out);
 
 struct LinkOptions {
   LinkMethod method = LinkMethod::Auto;
+  // Compute `sync_dep` from the CUDA/HIP synchronisation calls in the Kineto trace
+  // (cudaDeviceSynchronize, cudaStreamSynchronize, event syncs and stream waits): the node that
+  // runs after a sync lists the GPU nodes it waited for. Off by default: the reference writes
+  // none (core/docs/trace-linker.md).
+  bool sync_deps = false;
   Progress* progress = nullptr;
 };
 
@@ -46,6 +51,9 @@ struct LinkReport {
   uint64_t gpu_ops_linked = 0;    // of which attached under a linked host op
   uint64_t gpu_nodes = 0;         // GPU nodes written (an op shared by host ops is copied)
   uint64_t output_nodes = 0;
+  uint64_t sync_calls = 0;        // with sync_deps: synchronising calls in the Kineto trace
+  uint64_t sync_waits = 0;        // of which gave a sync dependency
+  uint64_t sync_edges = 0;        // sync_dep entries written
   std::vector<std::string> warnings;
 };
 
