@@ -10,3 +10,5 @@ int cmd_link(int argc, char** argv);
 int cmd_reference_trace_link(int argc, char** argv);
 int cmd_convert(int argc, char** argv);
 int cmd_reference_converter(int argc, char** argv);
+int cmd_generate(int argc, char** argv);
+int cmd_reference_generator(int argc, char** argv);

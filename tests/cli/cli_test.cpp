@@ -23,8 +23,8 @@ struct Result {
   std::string out, err;
 };
 
-// Runs the chakra binary (or one of its alias links) with `args`.
-Result run(const std::vector<std::string>& args, const std::string& program = CHAKRA_BIN) {
+// Runs the chakra binary (or one of its alias links) with `args`, in `cwd` if given.
+Result run(const std::vector<std::string>& args, const std::string& program = CHAKRA_BIN, const std::string& cwd = "") {
   const std::string dir = temp_dir();
   const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
   pid_t pid = fork();
@@ -33,6 +33,7 @@ Result run(const std::vector<std::string>& args, const std::string& program = CH
     int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(out, 1);
     dup2(err, 2);
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
     std::vector<char*> argv{const_cast<char*>(program.c_str())};
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -444,4 +445,29 @@ TEST(CliLink, ErrorsLeaveNoOutput) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "host_4.json.gz: no Kineto trace with the same rank number")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/out/again.3.json"));
+}
+
+TEST(CliGenerate, ReferenceAliasAndCollectives) {
+  std::string dir = temp_dir();
+  Result r = run({"--num_npus", "2"}, alias("chakra_generator"), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    ++files;
+    EXPECT_EQ(read_raw(e.path().string()),
+              read_raw(shared("reference/chakra/outputs/generator/npus2/" + e.path().filename().string())))
+        << e.path();
+  }
+  EXPECT_EQ(files, 28u);
+  r = run({"generate", "collective", "--type", "all_to_all", "--size", "1MB", "--npus", "4", "-o", dir + "/mb/a2a"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_raw(dir + "/mb/a2a.3.et"),
+            read_raw(shared("reference/astra-sim/inputs/examples/workload/microbenchmarks/all_to_all/4npus_1MB/all_to_all.3.et")));
+  r = run({"generate", "collective", "--type", "all_shuffle", "--npus", "4", "-o", dir + "/x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "unknown collective 'all_shuffle'")) << r.err;
+  r = run({"generate", "collective", "--size", "1.5MB", "--npus", "4", "-o", dir + "/x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "'1.5MB' is not a size")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/x.0.et"));
 }
