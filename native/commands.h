@@ -12,3 +12,5 @@ int cmd_convert(int argc, char** argv);
 int cmd_reference_converter(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
 int cmd_reference_generator(int argc, char** argv);
+int cmd_timeline(int argc, char** argv);
+int cmd_reference_timeline(int argc, char** argv);

@@ -471,3 +471,27 @@ TEST(CliGenerate, ReferenceAliasAndCollectives) {
   EXPECT_TRUE(contains(r.err, "'1.5MB' is not a size")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/x.0.et"));
 }
+
+TEST(CliTimeline, AliasAndErrors) {
+  std::string dir = temp_dir();
+  const std::string in = shared("reference/chakra/inputs/timeline/");
+  Result r = run({"--input_filename", in + "astra_sim_trace_MLP_ModelParallel_2npus.log", "--output_filename",
+                  dir + "/t.json", "--num_npus", "2", "--npu_frequency", "1000", "--reference-units", "--log_filename",
+                  dir + "/debug.log"},
+                 alias("chakra_timeline_visualizer"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_raw(dir + "/t.json"),
+            read_raw(shared("reference/chakra/outputs/timeline_visualizer/MLP_ModelParallel_2npus.chrome_trace.json")));
+  r = run({"--input_filename", in + "bad_node_name.log", "--output_filename", dir + "/bad.json", "--num_npus", "1",
+           "--npu_frequency", "1000", "--reference-units", "--log_filename", dir + "/debug.log"},
+          alias("chakra_timeline_visualizer"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "Node type cannot be identified from aten::mm")) << r.err;
+  EXPECT_TRUE(contains(read_raw(dir + "/debug.log"), "ERROR ")) << read_raw(dir + "/debug.log");
+  EXPECT_FALSE(fs::exists(dir + "/bad.json"));
+  r = run({"timeline", in + "bad_node_name.log", "-o", dir + "/ok.json", "--num-npus", "1", "--npu-frequency", "1000"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = run({"timeline", in + "bad_node_name.log", "-o", dir + "/ok.json", "--num-npus", "1", "--npu-frequency", "0"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "frequency")) << r.err;
+}
