@@ -255,6 +255,8 @@ int bench(const cli::Args& args) {
   if (copies > 1) write_replicated_linked_json(linked, copies, linked_xn);
   const uint64_t linked_x1_bytes = std::filesystem::file_size(linked_x1);
   const uint64_t linked_xn_bytes = std::filesystem::file_size(copies > 1 ? linked_xn : linked_x1);
+  // The graph picture of the first 5,000 nodes of one rank (Graphviz never finishes at 262).
+  ChildRun svg_5k = best_run({chakra, "visualize", args.get("--input"), "-o", work + "/graph_5k.svg", "--range", "0:4999"});
   ChildRun convert_x1 = best_run({chakra, "convert", "pytorch", linked_x1, "-o", work + "/converted_x1.et", "--reference-bytes"});
   ChildRun convert_xn = copies > 1 ? best_run({chakra, "convert", "pytorch", linked_xn, "-o", work + "/converted_xn.et", "--reference-bytes"})
                                    : convert_x1;
@@ -308,6 +310,9 @@ int bench(const cli::Args& args) {
                   ref_cpu / r.cpu_s, static_cast<double>(r.max_rss_bytes) / (ref_rss_kb * 1024));
     std::printf(", exit %d\n", r.exit_code);
   };
+  std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (SVG of 5,000 nodes, layered layout), exit %d\n",
+              "visualize 5k", svg_5k.cpu_s, svg_5k.wall_s, chakra::format_bytes(svg_5k.max_rss_bytes).c_str(),
+              svg_5k.exit_code);
   tool_line("convert x1", convert_x1, linked_x1_bytes, reference_cpu_seconds("convert_resnet_2gpu_rank1_linked"),
                reference_rss_kb("convert_resnet_2gpu_rank1_linked"));
   if (copies > 1) {
@@ -329,9 +334,9 @@ int bench(const cli::Args& args) {
   // validate exits 1 when it finds errors (the converted ResNet trace has some); 2+ is a failure.
   const bool ok = cli_jsonize.exit_code == 0 && cli_info.exit_code == 0 && cli_validate.exit_code <= 1 &&
                   convert_x1.exit_code == 0 && convert_xn.exit_code == 0 && link_x1.exit_code == 0 &&
-                  link_xn.exit_code == 0;
+                  link_xn.exit_code == 0 && svg_5k.exit_code == 0;
   for (const std::string& f : {linked_x1, linked_xn, work + "/converted_x1.et", work + "/converted_xn.et", host_x1,
-                               kineto_x1, host_xn, kineto_xn, work + "/linked_out_x1.json", work + "/linked_out_xn.json"})
+                               kineto_x1, host_xn, kineto_xn, work + "/linked_out_x1.json", work + "/linked_out_xn.json", work + "/graph_5k.svg"})
     std::filesystem::remove(f);
   return ok ? cli::kOk : cli::kFailed;
 }
@@ -340,7 +345,7 @@ int bench(const cli::Args& args) {
 
 int main(int argc, char** argv) {
   const std::string self_dir = std::filesystem::path(argv[0]).parent_path().string();
-  cli::Args args("chakra_bench", "Speed and peak memory of chakra (decode, jsonize, validate, info, convert, link) on replicated real traces.");
+  cli::Args args("chakra_bench", "Speed and peak memory of chakra (decode, jsonize, validate, info, visualize, convert, link) on replicated real traces.");
   args.option("--input", "ET", "trace to replicate",
               std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz")
       .option("--linked", "JSON", "linked PyTorch trace to replicate for the converter benchmark",

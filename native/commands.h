@@ -14,3 +14,5 @@ int cmd_generate(int argc, char** argv);
 int cmd_reference_generator(int argc, char** argv);
 int cmd_timeline(int argc, char** argv);
 int cmd_reference_timeline(int argc, char** argv);
+int cmd_visualize(int argc, char** argv);
+int cmd_reference_visualizer(int argc, char** argv);

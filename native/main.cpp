@@ -23,6 +23,7 @@ constexpr Command kCommands[] = {
     {"dejsonize", cmd_dejsonize, "build a .et trace from JSON (edit traces as text)"},
     {"link", cmd_link, "PyTorch host execution trace + Kineto trace -> linked JSON (ET+)"},
     {"convert", cmd_convert, "PyTorch execution traces or ASTRA-sim 1.0 text workloads -> .et"},
+    {"visualize", cmd_visualize, "dependency graph as DOT, GraphML or SVG (our own layout, no Graphviz)"},
     {"timeline", cmd_timeline, "ASTRA-sim issue/callback log -> Chrome trace JSON (Perfetto, chrome://tracing)"},
     {"generate", cmd_generate, "synthetic traces: the reference microbenchmarks, or one collective per NPU"},
 };
@@ -38,6 +39,7 @@ constexpr Alias kAliases[] = {
     {"chakra_converter", cmd_reference_converter},
     {"chakra_generator", cmd_reference_generator},
     {"chakra_timeline_visualizer", cmd_reference_timeline},
+    {"chakra_visualizer", cmd_reference_visualizer},
 };
 
 void print_help() {

@@ -132,7 +132,9 @@ void generate_microbenchmarks(const MicrobenchmarkOptions& o,
     comp(b, std::nullopt);
   });
   for_each_npu("two_comp_nodes_dependent", [&](Builder& b) { comp(b, comp(b, std::nullopt)); });
-  for (const auto& [name, type] : kReferenceCollectives) {
+  for (const auto& entry : kReferenceCollectives) {
+    const char* name = entry.first;  // named copies: clang 14 lambdas cannot capture bindings
+    const CommType type = entry.second;
     for_each_npu(name, [&](Builder& b) {
       NodeDraft& d = b.start(name, NodeType::CommColl);
       not_cpu(b, d);

@@ -495,3 +495,26 @@ TEST(CliTimeline, AliasAndErrors) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "frequency")) << r.err;
 }
+
+TEST(CliVisualize, FormatsAliasAndErrors) {
+  std::string dir = temp_dir();
+  const std::string et = shared("reference/chakra/outputs/converter_text/MLP_ModelParallel.0.et");
+  Result r = run({"--input_filename", et, "--output_filename", dir + "/g.graphml"}, alias("chakra_visualizer"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_raw(dir + "/g.graphml"), read_raw(shared("reference/chakra/outputs/visualizer/MLP_ModelParallel.0.graphml")));
+  r = run({"visualize", et, "-o", dir + "/g.svg", "--types", "COMM_COLL", "--name", "mlp[0-3]"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string svg = read_raw(dir + "/g.svg");
+  EXPECT_TRUE(contains(svg, "<svg ")) << svg.substr(0, 200);
+  EXPECT_TRUE(contains(svg, "COMM_COLL_NODE_layer_64_1_mlp1")) << svg.substr(0, 2000);
+  EXPECT_FALSE(contains(svg, "COMP_NODE_layer"));
+  r = run({"--input_filename", et, "--output_filename", dir + "/g.pdf"}, alias("chakra_visualizer"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "write .svg")) << r.err;
+  r = run({"visualize", et, "-o", dir + "/g.png"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, ".dot, .graphml or .svg")) << r.err;
+  EXPECT_EQ(run({"visualize", et, "-o", dir + "/x.svg", "--types", "GPU"}).exit_code, 2);
+  EXPECT_EQ(run({"visualize", et, "-o", dir + "/x.svg", "--range", "7"}).exit_code, 2);
+  EXPECT_FALSE(fs::exists(dir + "/x.svg"));
+}

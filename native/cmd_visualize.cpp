@@ -1,0 +1,123 @@
+// chakra visualize and the drop-in chakra_visualizer: a trace's dependency graph as DOT,
+// GraphML or SVG.
+#include <iostream>
+
+#include "chakra/error.h"
+#include "chakra/et_io.h"
+#include "chakra/io.h"
+#include "chakra/schema.h"
+#include "chakra/visualize.h"
+#include "cli.h"
+#include "commands.h"
+
+namespace {
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+struct Request {
+  std::string input, output;
+  chakra::GraphFilter filter;
+  chakra::SvgOptions svg;
+  bool reference_bytes = false;
+};
+
+int visualize(const Request& r) {
+  cli::TerminalProgress progress;
+  chakra::ReadOptions read;
+  read.progress = &progress;
+  chakra::Trace t = chakra::read_et(r.input, read);
+  progress.clear();
+  std::vector<uint32_t> nodes = chakra::select_nodes(t, r.filter);
+  chakra::OutputFile out(r.output);
+  if (ends_with(r.output, ".dot") || ends_with(r.output, ".gv")) chakra::write_dot(t, nodes, out);
+  else if (ends_with(r.output, ".graphml")) chakra::write_graphml(t, nodes, r.reference_bytes, out);
+  else if (ends_with(r.output, ".svg")) chakra::write_svg(t, nodes, r.svg, out);
+  else throw chakra::Error(r.output + ": unknown output kind; the name must end in .dot, .graphml or .svg");
+  out.commit();
+  return cli::kOk;
+}
+
+int run_visualize(const cli::Args& a) {
+  Request r;
+  r.input = a.values("IN")[0];
+  r.output = a.get("--output");
+  if (a.has("--range")) {
+    const std::string& v = a.get("--range");
+    size_t colon = v.find(':');
+    try {
+      if (colon == std::string::npos) throw std::invalid_argument(v);
+      r.filter.id_range = {std::stoull(v.substr(0, colon)), std::stoull(v.substr(colon + 1))};
+    } catch (const std::exception&) {
+      a.fail("--range must be FIRST:LAST (node ids), got '" + v + "'");
+    }
+  }
+  if (a.has("--types")) {
+    std::string list = a.get("--types");
+    for (size_t start = 0; start <= list.size();) {
+      size_t comma = list.find(',', start);
+      std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      std::optional<int32_t> type = chakra::parse_node_type(name);
+      if (!type) type = chakra::parse_node_type(name + "_NODE");
+      if (!type) a.fail("--types: unknown node type '" + name + "' (COMP_NODE, COMM_COLL_NODE, COMM_SEND_NODE, ...)");
+      r.filter.types.push_back(*type);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  r.filter.name_regex = a.get("--name");
+  r.svg.collapse_chains = static_cast<uint32_t>(a.get_uint("--collapse"));
+  r.svg.by_time = a.has("--by-time");
+  r.svg.ctrl_edges = a.has("--ctrl-edges");
+  r.reference_bytes = a.has("--reference-bytes");
+  return visualize(r);
+}
+
+int run_reference_visualizer(const cli::Args& a) {
+  Request r;
+  r.input = a.get("--input_filename");
+  r.output = a.get("--output_filename");
+  r.reference_bytes = true;
+  if (ends_with(r.output, ".pdf"))
+    throw chakra::Error(r.output + ": PDF output needs Graphviz's layout, which does not finish on real traces; "
+                                   "write .svg (our own layout) or .dot");
+  return visualize(r);
+}
+
+}  // namespace
+
+int cmd_visualize(int argc, char** argv) {
+  cli::Args args("chakra visualize",
+                 "Draw a trace's dependency graph. The output name picks the format:\n"
+                 "  .dot      Graphviz source as chakra_visualizer builds it (data edges arrowhead=normal,\n"
+                 "            ctrl edges arrowhead=tee)\n"
+                 "  .graphml  as chakra_visualizer writes it, but a node pair with both a data and a ctrl\n"
+                 "            edge keeps both (--reference-bytes: only 'control', as the reference)\n"
+                 "  .svg      our own layered layout, no Graphviz needed: columns by dependency depth\n"
+                 "            (--by-time: by earliest start from durations), long chains collapsed\n"
+                 "            into one box; hover a box for its id, name, type and duration.");
+  args.positional("IN", ".et trace (plain or gzip)");
+  args.option("--output", "OUT", "OUT.dot, OUT.graphml or OUT.svg", "", true);
+  args.alias("-o", "--output");
+  args.option("--range", "FIRST:LAST", "only nodes with ids in this range");
+  args.option("--types", "T,T", "only these node types (COMP_NODE, COMM_COLL_NODE, ... or COMP, COMM_COLL, ...)");
+  args.option("--name", "REGEX", "only nodes whose name matches (ECMAScript regex, searched)");
+  args.option("--collapse", "N", "SVG: draw chains of N or more nodes as one box (0: never)", "8");
+  args.flag("--ctrl-edges", "SVG: also draw control edges (dashed)");
+  args.flag("--by-time", "SVG: place nodes by earliest start time (from durations)");
+  args.flag("--reference-bytes", "GraphML: collapse data+ctrl pairs into one 'control' edge, as the reference");
+  args.parse(argc, argv);
+  return cli::run_guarded("chakra visualize", run_visualize, args);
+}
+
+int cmd_reference_visualizer(int argc, char** argv) {
+  cli::Args args("chakra_visualizer",
+                 "Execution Trace Visualizer. .dot: the Graphviz source (not laid out); .graphml: the\n"
+                 "reference's bytes; .svg: a layered layout without Graphviz.");
+  args.allow_abbreviations();
+  args.option("--input_filename", "INPUT_FILENAME", "Input Chakra execution trace filename", "", true);
+  args.option("--output_filename", "OUTPUT_FILENAME", "Output graph filename", "", true);
+  args.parse(argc, argv);
+  return cli::run_guarded("chakra_visualizer", run_reference_visualizer, args);
+}
