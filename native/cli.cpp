@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "chakra/error.h"
+#include "chakra/et_io.h"
 #include "chakra/text.h"
 
 namespace cli {
@@ -314,6 +315,17 @@ int run_guarded(const std::string& prog, int (*body)(const Args&), const Args& a
     std::cerr << prog << ": error: out of memory\n";
     return kFailed;
   }
+}
+
+void EtFileSet::add(const std::string& path, const chakra::Trace& trace) {
+  files_.push_back(std::make_unique<chakra::OutputFile>(path));
+  chakra::write_et(trace, *files_.back());
+  files_.back()->finish();
+  if (interrupted()) throw chakra::Cancelled();
+}
+
+void EtFileSet::commit() {
+  for (auto& f : files_) f->commit();
 }
 
 }  // namespace cli

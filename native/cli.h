@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "chakra/et_io.h"
+#include "chakra/io.h"
 #include "chakra/progress.h"
 
 namespace cli {
@@ -85,6 +86,17 @@ class TerminalProgress : public chakra::Progress {
 // half-written), a second one kills the process.
 void install_interrupt_handler();
 bool interrupted();
+
+// .et files written one after another and published together by commit(), so a failure or
+// Ctrl-C part way leaves none of them behind.
+class EtFileSet {
+ public:
+  void add(const std::string& path, const chakra::Trace& trace);
+  void commit();
+
+ private:
+  std::vector<std::unique_ptr<chakra::OutputFile>> files_;
+};
 
 // Reader options shared by commands that read .et files ("--metadata auto|present|absent").
 void add_read_options(Args& args);

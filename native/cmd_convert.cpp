@@ -49,17 +49,15 @@ int convert_text(const std::string& input, const std::string& prefix, uint32_t n
   chakra::TextWorkload w = chakra::parse_text_workload(chakra::read_file(input), input);
   for (const std::string& m : w.warnings) g_log->warn(m);
   cli::TerminalProgress progress;
-  std::vector<std::unique_ptr<chakra::OutputFile>> outputs;
+  cli::EtFileSet outputs;
   uint64_t first_id = 0;
   for (uint32_t npu = 0; npu < npus; ++npu) {
     if (!progress.report("writing traces", npu, npus)) throw chakra::Cancelled();
     chakra::Trace t = chakra::text_workload_trace(w, passes, first_id);
     first_id += t.size();
-    outputs.push_back(std::make_unique<chakra::OutputFile>(prefix + "." + std::to_string(npu) + ".et"));
-    chakra::write_et(t, *outputs.back());
-    outputs.back()->finish();
+    outputs.add(prefix + "." + std::to_string(npu) + ".et", t);
   }
-  for (auto& out : outputs) out->commit();
+  outputs.commit();
   progress.clear();
   g_log->info("Conversion successful. Output files are available at " + prefix + ".{0.." +
               std::to_string(npus - 1) + "}.et");

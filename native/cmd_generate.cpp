@@ -15,28 +15,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Collects finished files and publishes them together, so a failure leaves none behind.
-class FileSet {
- public:
-  void add(const std::string& path, const chakra::Trace& t) {
-    files_.push_back(std::make_unique<chakra::OutputFile>(path));
-    chakra::write_et(t, *files_.back());
-    files_.back()->finish();
-    if (cli::interrupted()) throw chakra::Cancelled();
-  }
-  void commit() {
-    for (auto& f : files_) f->commit();
-  }
-  size_t size() const { return files_.size(); }
-
- private:
-  std::vector<std::unique_ptr<chakra::OutputFile>> files_;
-};
-
 int write_microbenchmarks(const chakra::MicrobenchmarkOptions& o, const std::string& dir) {
   if (o.num_npus == 0) throw chakra::Error("the number of NPUs must be at least 1");
   if (!dir.empty()) fs::create_directories(dir);
-  FileSet files;
+  cli::EtFileSet files;
   chakra::generate_microbenchmarks(o, [&](std::string_view name, uint32_t npu, const chakra::Trace& t) {
     files.add((dir.empty() ? "" : dir + "/") + std::string(name) + "." + std::to_string(npu) + ".et", t);
   });
@@ -73,7 +55,7 @@ int run_collective(const cli::Args& a) {
   o.name = a.get("--name");
   const std::string prefix = a.get("--output");
   if (fs::path(prefix).has_parent_path()) fs::create_directories(fs::path(prefix).parent_path());
-  FileSet files;
+  cli::EtFileSet files;
   cli::TerminalProgress progress;
   for (uint32_t npu = 0; npu < o.npus; ++npu) {
     if (!progress.report("writing traces", npu, o.npus)) throw chakra::Cancelled();

@@ -78,11 +78,11 @@ void all_types_node(Builder& b) {
   for (int k = 0; k < 10; ++k) bools.push_back(k % 2 == 0);
   list("bool_list", AttrKind::BoolList, bools);
   scalar("string", AttrKind::String, b.s("12345"), true);
-  std::vector<uint64_t> strings, bytes;
+  std::vector<uint64_t> strings;
   for (int k = 0; k < 10; ++k) strings.push_back(b.s(std::to_string(12345 + k)));
   list("string_list", AttrKind::StringList, strings);
   scalar("bytes", AttrKind::Bytes, b.s("12345"), false);
-  list("bytes_list", AttrKind::BytesList, strings);
+  list("bytes_list", AttrKind::BytesList, strings);  // the same ten texts, as bytes
   b.finish();
 }
 

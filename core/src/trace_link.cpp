@@ -604,16 +604,16 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
   };
 
   SyncDeps r;
-  std::vector<int64_t> targets;
+  std::vector<int64_t> targets;  // GPU node ids the current call waits for
+  auto stream_before = [&](int64_t stream, Number cutoff) {
+    auto s = by_stream.find(stream);
+    if (s == by_stream.end()) return;
+    if (const Launched* x = last_before(s->second, cutoff)) targets.push_back(gpu_out[x->op]);
+  };
   for (const SyncCall& c : d.sync_calls) {
     ++r.calls;
     auto found = d.sync_detail.find(c.correlation);
     const SyncDetail* detail = found == d.sync_detail.end() ? nullptr : &found->second;
-    auto stream_before = [&](int64_t stream, Number cutoff) {
-      auto s = by_stream.find(stream);
-      if (s == by_stream.end()) return;
-      if (const Launched* x = last_before(s->second, cutoff)) targets.push_back(gpu_out[x->op]);
-    };
     targets.clear();
     int64_t waiter = -1;
     if (c.kind == SyncKind::Device) {
@@ -1297,7 +1297,8 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
         host_over.push_back({"\"ts\"", py(k.ts)});
         host_over.push_back({"\"inter_thread_dep\"", l.dep != kNone ? num(new_id[l.dep]) : "null"});
       }
-      // Added after the GPU copies are made from host_over, as the reference adds it.
+      // Only on the host node: the GPU copies below are made from host_over without it, as the
+      // reference adds sync_dep after copying.
       const std::vector<int64_t>* waits = sync_list(new_id[i]);
       if (waits) host_over.push_back({"\"sync_dep\"", render_ids(*waits)});
       writer.write_node(members, host_over);

@@ -108,13 +108,18 @@ std::string record_label(std::string_view name) {
 
 // ---------------------------------------------------------------- GraphML
 
-void xml_text(std::string& out, std::string_view s) {
+// XML escaping. GraphML labels get ElementTree's text escaping (&, <, >; what networkx
+// writes); SVG text also gets quotes escaped and control characters blanked, which XML forbids.
+void xml_escape(std::string& out, std::string_view s, bool svg) {
   for (char c : s) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
-      default: out += c;
+      case '"':
+        out += svg ? "&quot;" : "\"";
+        break;
+      default: out += (svg && static_cast<unsigned char>(c) < 0x20 && c != '\t') ? ' ' : c;
     }
   }
 }
@@ -180,7 +185,7 @@ void write_graphml(const Trace& t, const std::vector<uint32_t>& nodes, bool refe
       continue;
     }
     s += ">\n  <data key=\"d0\">";
-    xml_text(s, t.name(*g.position));
+    xml_escape(s, t.name(*g.position), false);
     s += "</data>\n</node>\n";
   }
   for (const GNode& g : order) {
@@ -413,18 +418,6 @@ std::string clip(std::string_view s, size_t max) {
   return std::string(s.substr(0, cut)) + "\u2026";
 }
 
-void xml_attr_text(std::string& out, std::string_view s) {
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += (static_cast<unsigned char>(c) < 0x20 && c != '\t') ? ' ' : c;
-    }
-  }
-}
-
 }  // namespace
 
 void write_svg(const Trace& t, const std::vector<uint32_t>& nodes, const SvgOptions& o, ByteSink& out) {
@@ -463,13 +456,13 @@ void write_svg(const Trace& t, const std::vector<uint32_t>& nodes, const SvgOpti
     std::string label = b.count > 1 ? std::to_string(b.count) + " nodes from " + std::string(t.name(n)) : std::string(t.name(n));
     if (b.count > 1) title += " and the " + std::to_string(b.count - 1) + " nodes chained after it";
     s += "<g><title>";
-    xml_attr_text(s, title);
+    xml_escape(s, title, true);
     s += "</title><rect x=\"" + num(b.x) + "\" y=\"" + num(b.y) + "\" width=\"" + num(b.w) + "\" height=\"" + num(b.h) +
          "\" rx=\"" + (b.count > 1 ? "8" : "2") + "\" fill=\"" + type_color(t.type(n)) + "\"/>";
     size_t fits = static_cast<size_t>(std::max(0.0, (b.w - 8) / 6.2));
     if (fits >= 3) {
       s += "<text x=\"" + num(b.x + 4) + "\" y=\"" + num(b.y + b.h / 2) + "\">";
-      xml_attr_text(s, clip(label, fits));
+      xml_escape(s, clip(label, fits), true);
       s += "</text>";
     }
     s += "</g>\n";
