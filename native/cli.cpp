@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -136,11 +137,13 @@ const std::string& Args::get(const std::string& name) const {
   return empty;
 }
 
-uint64_t Args::get_uint(const std::string& name) const {
+uint64_t Args::get_uint(const std::string& name, uint64_t max) const {
   const std::string& v = get(name);
   char* end = nullptr;
+  errno = 0;
   unsigned long long n = std::strtoull(v.c_str(), &end, 10);
   if (v.empty() || *end != '\0' || v[0] == '-') fail(name + " expects a non-negative integer, got '" + v + "'");
+  if (errno == ERANGE || n > max) fail(name + " is too large: at most " + std::to_string(max) + ", got '" + v + "'");
   return n;
 }
 

@@ -45,7 +45,9 @@ class Args {
 
   bool has(const std::string& name) const;
   const std::string& get(const std::string& name) const;
-  uint64_t get_uint(const std::string& name) const;
+  // A non-negative integer option no larger than `max` (callers narrowing to a smaller type
+  // pass its maximum, so an out-of-range value is a usage error, never a wrapped number).
+  uint64_t get_uint(const std::string& name, uint64_t max = UINT64_MAX) const;
   const std::vector<std::string>& values(const std::string& positional) const;
 
   std::string usage() const;

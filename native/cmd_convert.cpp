@@ -65,13 +65,13 @@ int convert_text(const std::string& input, const std::string& prefix, uint32_t n
 }
 
 int run_text(const cli::Args& a) {
-  return convert_text(a.values("IN")[0], a.get("--output"), static_cast<uint32_t>(a.get_uint("--num-npus")),
-                      static_cast<uint32_t>(a.get_uint("--num-passes")));
+  return convert_text(a.values("IN")[0], a.get("--output"), static_cast<uint32_t>(a.get_uint("--num-npus", UINT32_MAX)),
+                      static_cast<uint32_t>(a.get_uint("--num-passes", UINT32_MAX)));
 }
 
 int run_reference_text(const cli::Args& a) {
-  return convert_text(a.get("--input"), a.get("--output"), static_cast<uint32_t>(a.get_uint("--num-npus")),
-                      static_cast<uint32_t>(a.get_uint("--num-passes")));
+  return convert_text(a.get("--input"), a.get("--output"), static_cast<uint32_t>(a.get_uint("--num-npus", UINT32_MAX)),
+                      static_cast<uint32_t>(a.get_uint("--num-passes", UINT32_MAX)));
 }
 
 const char* kTextHelp =
@@ -104,7 +104,7 @@ chakra::PytorchConvertOptions pytorch_options(const cli::Args& a) {
   chakra::PytorchConvertOptions o;
   o.reference_bytes = a.has("--reference-bytes");
   o.break_cycles = a.has("--break-cycles");
-  if (a.has("--rank")) o.rank = static_cast<int64_t>(a.get_uint("--rank"));
+  if (a.has("--rank")) o.rank = static_cast<int64_t>(a.get_uint("--rank", INT64_MAX));
   return o;
 }
 

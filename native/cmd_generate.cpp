@@ -28,10 +28,10 @@ int write_microbenchmarks(const chakra::MicrobenchmarkOptions& o, const std::str
 
 int run_microbenchmarks(const cli::Args& a) {
   chakra::MicrobenchmarkOptions o;
-  o.num_npus = static_cast<uint32_t>(a.get_uint("--num-npus"));
+  o.num_npus = static_cast<uint32_t>(a.get_uint("--num-npus", UINT32_MAX));
   o.runtime = a.get_uint("--runtime");
   o.tensor_size = a.get_uint("--tensor-size");
-  o.comm_size = static_cast<int64_t>(a.get_uint("--comm-size"));
+  o.comm_size = static_cast<int64_t>(a.get_uint("--comm-size", INT64_MAX));
   int rc = write_microbenchmarks(o, a.get("--output"));
   std::cerr << "chakra generate: wrote 14 traces for each of " << o.num_npus << " NPUs into "
             << (a.get("--output").empty() ? "." : a.get("--output")) << "\n";
@@ -48,8 +48,8 @@ int run_collective(const cli::Args& a) {
   std::optional<uint64_t> size = chakra::parse_size(a.get("--size"));
   if (!size) a.fail("--size: '" + a.get("--size") + "' is not a size (e.g. 1048576, 64KiB, 1MiB, 2GB)");
   o.size = *size;
-  o.npus = static_cast<uint32_t>(a.get_uint("--npus"));
-  o.count = static_cast<uint32_t>(a.get_uint("--count"));
+  o.npus = static_cast<uint32_t>(a.get_uint("--npus", UINT32_MAX));
+  o.count = static_cast<uint32_t>(a.get_uint("--count", UINT32_MAX));
   if (o.npus == 0) a.fail("--npus must be at least 1");
   if (o.count == 0) a.fail("--count must be at least 1");
   o.name = a.get("--name");
@@ -104,10 +104,10 @@ namespace {
 
 int run_reference_generator(const cli::Args& a) {
   chakra::MicrobenchmarkOptions o;
-  o.num_npus = static_cast<uint32_t>(a.get_uint("--num_npus"));
+  o.num_npus = static_cast<uint32_t>(a.get_uint("--num_npus", UINT32_MAX));
   o.runtime = a.get_uint("--default_runtime");
   o.tensor_size = a.get_uint("--default_tensor_size");
-  o.comm_size = static_cast<int64_t>(a.get_uint("--default_comm_size"));
+  o.comm_size = static_cast<int64_t>(a.get_uint("--default_comm_size", INT64_MAX));
   return write_microbenchmarks(o, "");
 }
 

@@ -24,7 +24,7 @@ int write(const std::string& input, const std::string& output, const chakra::Tim
 
 int run_timeline(const cli::Args& a) {
   chakra::TimelineOptions o;
-  o.num_npus = static_cast<uint32_t>(a.get_uint("--num-npus"));
+  o.num_npus = static_cast<uint32_t>(a.get_uint("--num-npus", UINT32_MAX));
   o.npu_frequency_mhz = a.get_uint("--npu-frequency");
   o.reference_units = a.has("--reference-units");
   return write(a.values("LOG")[0], a.get("--output"), o);
@@ -39,7 +39,7 @@ int run_reference(const cli::Args& a) {
   if (!g_log) throw chakra::Error(a.get("--log_filename") + ": cannot open the log file");
   g_log << "DEBUG " << g_command << "\n" << std::flush;
   chakra::TimelineOptions o;
-  o.num_npus = static_cast<uint32_t>(a.get_uint("--num_npus"));
+  o.num_npus = static_cast<uint32_t>(a.get_uint("--num_npus", UINT32_MAX));
   o.npu_frequency_mhz = a.get_uint("--npu_frequency");
   o.reference_units = a.has("--reference-units");
   try {

@@ -1,5 +1,6 @@
 // chakra visualize and the drop-in chakra_visualizer: a trace's dependency graph as DOT,
 // GraphML or SVG.
+#include <charconv>
 #include <iostream>
 
 #include "chakra/error.h"
@@ -45,13 +46,16 @@ int run_visualize(const cli::Args& a) {
   r.output = a.get("--output");
   if (a.has("--range")) {
     const std::string& v = a.get("--range");
+    uint64_t first = 0, last = 0;
+    auto whole = [](std::string_view text, uint64_t& out) {
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+      return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+    };
     size_t colon = v.find(':');
-    try {
-      if (colon == std::string::npos) throw std::invalid_argument(v);
-      r.filter.id_range = {std::stoull(v.substr(0, colon)), std::stoull(v.substr(colon + 1))};
-    } catch (const std::exception&) {
-      a.fail("--range must be FIRST:LAST (node ids), got '" + v + "'");
-    }
+    if (colon == std::string::npos || !whole(std::string_view(v).substr(0, colon), first) ||
+        !whole(std::string_view(v).substr(colon + 1), last) || first > last)
+      a.fail("--range must be FIRST:LAST, node ids with FIRST <= LAST, got '" + v + "'");
+    r.filter.id_range = {first, last};
   }
   if (a.has("--types")) {
     std::string list = a.get("--types");
@@ -67,7 +71,7 @@ int run_visualize(const cli::Args& a) {
     }
   }
   r.filter.name_regex = a.get("--name");
-  r.svg.collapse_chains = static_cast<uint32_t>(a.get_uint("--collapse"));
+  r.svg.collapse_chains = static_cast<uint32_t>(a.get_uint("--collapse", UINT32_MAX));
   r.svg.by_time = a.has("--by-time");
   r.svg.ctrl_edges = a.has("--ctrl-edges");
   r.reference_bytes = a.has("--reference-bytes");

@@ -113,7 +113,7 @@ void write_timeline(const std::vector<TimelineSlice>& slices, const TimelineOpti
   const double freq = static_cast<double>(o.npu_frequency_mhz);
   if (o.reference_units) {
     ChromeTraceWriter w(out, {{"meta_user", "\"aras\""}});
-    const double per_ms = static_cast<double>(o.npu_frequency_mhz * 1000);
+    const double per_ms = freq * 1000.0;  // exact wherever the product fits a double's 53 bits
     for (const TimelineSlice& s : slices) {
       // The reference's arithmetic: cycle / freq / 1000 and (cb - issue) / (freq * 1000).
       double dur = static_cast<double>(s.callback_cycle - s.issue_cycle) / per_ms;

@@ -466,6 +466,11 @@ TEST(CliGenerate, ReferenceAliasAndCollectives) {
   r = run({"generate", "collective", "--type", "all_shuffle", "--npus", "4", "-o", dir + "/x"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.err, "unknown collective 'all_shuffle'")) << r.err;
+  r = run({"generate", "collective", "--npus", "4294967297", "-o", dir + "/x"});
+  EXPECT_EQ(r.exit_code, 2);  // not 1 NPU after wrapping
+  EXPECT_TRUE(contains(r.err, "--npus is too large")) << r.err;
+  r = run({"generate", "collective", "--npus", "99999999999999999999", "-o", dir + "/x"});
+  EXPECT_EQ(r.exit_code, 2);
   r = run({"generate", "collective", "--size", "1.5MB", "--npus", "4", "-o", dir + "/x"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.err, "'1.5MB' is not a size")) << r.err;
@@ -515,6 +520,10 @@ TEST(CliVisualize, FormatsAliasAndErrors) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, ".dot, .graphml or .svg")) << r.err;
   EXPECT_EQ(run({"visualize", et, "-o", dir + "/x.svg", "--types", "GPU"}).exit_code, 2);
-  EXPECT_EQ(run({"visualize", et, "-o", dir + "/x.svg", "--range", "7"}).exit_code, 2);
+  for (const char* range : {"7", "-1:5", "3x:5", "5:2", ":4"})
+    EXPECT_EQ(run({"visualize", et, "-o", dir + "/x.svg", "--range", range}).exit_code, 2) << range;
+  r = run({"visualize", et, "-o", dir + "/x.svg", "--collapse", "4294967296"});
+  EXPECT_EQ(r.exit_code, 2);  // would wrap to 0 in 32 bits
+  EXPECT_TRUE(contains(r.err, "--collapse is too large: at most 4294967295")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/x.svg"));
 }
