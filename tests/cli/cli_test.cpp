@@ -459,6 +459,10 @@ TEST(CliGenerate, ReferenceAliasAndCollectives) {
         << e.path();
   }
   EXPECT_EQ(files, 28u);
+  r = run({"generate", "--num-npus", "2", "-o", dir + "/gen"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_raw(dir + "/gen/BARRIER.1.et"), read_raw(shared("reference/chakra/outputs/generator/npus2/BARRIER.1.et")));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir + "/gen"), fs::directory_iterator()), 28);
   r = run({"generate", "collective", "--type", "all_to_all", "--size", "1MB", "--npus", "4", "-o", dir + "/mb/a2a"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(read_raw(dir + "/mb/a2a.3.et"),

@@ -55,7 +55,7 @@ const std::map<std::string, std::string> kWalkInputs = {
 // A trace from (id, data deps, ctrl deps) triples, encoded as an .et file.
 struct Spec {
   uint64_t id;
-  std::vector<uint64_t> data, ctrl;
+  std::vector<uint64_t> data = {}, ctrl = {};  // default initializers: specs may leave them out
 };
 std::string encode(const std::vector<Spec>& specs) {
   chakra::Trace t;
@@ -157,6 +157,12 @@ TEST(Feeder, SmallWindowsIssueEveryNodeAfterItsDependencies) {
     }
     EXPECT_EQ(issued, whole.size()) << window;
     EXPECT_TRUE(f.finished()) << window;
+    EXPECT_EQ(f.nodes_read(), whole.size());
+    EXPECT_EQ(f.nodes_done(), whole.size());
+    EXPECT_EQ(f.in_flight(), 0u);
+    EXPECT_TRUE(f.fully_read());
+    EXPECT_EQ(f.metadata().has_metadata(), whole.has_metadata());
+    EXPECT_EQ(f.metadata().metadata_version(), whole.metadata_version());
   }
 }
 

@@ -141,6 +141,23 @@ TEST(Visualize, ChainsCollapseAndTimeLayout) {
   EXPECT_EQ(L.edges.size(), 2u);
   o.collapse_chains = 0;
   EXPECT_EQ(chakra::layout_graph(t, all(t), o).boxes.size(), 20u);
+  // Ctrl edges are drawn only on request, and not where a data edge joins the same pair.
+  chakra::Trace c = chakra::read_et(shared(kOut + "converter_pytorch/1.0.2-chakra.0.0.4.et"));
+  chakra::SvgOptions plain, with_ctrl;
+  with_ctrl.ctrl_edges = true;
+  chakra::GraphLayout without = chakra::layout_graph(c, all(c), plain);
+  chakra::GraphLayout with = chakra::layout_graph(c, all(c), with_ctrl);
+  for (const auto& e : without.edges) EXPECT_FALSE(e.ctrl);
+  size_t ctrl = 0;
+  std::set<std::pair<uint32_t, uint32_t>> data_pairs;
+  for (const auto& e : with.edges)
+    if (!e.ctrl) data_pairs.insert({e.from, e.to});
+  for (const auto& e : with.edges) {
+    ctrl += e.ctrl;
+    if (e.ctrl) EXPECT_FALSE(data_pairs.count({e.from, e.to}));
+  }
+  EXPECT_GT(ctrl, 0u);
+  EXPECT_EQ(with.edges.size(), without.edges.size() + ctrl);
   // By time: each node starts where the previous one ended.
   o.by_time = true;
   L = chakra::layout_graph(t, all(t), o);
