@@ -257,6 +257,24 @@ int bench(const cli::Args& args) {
   const uint64_t linked_xn_bytes = std::filesystem::file_size(copies > 1 ? linked_xn : linked_x1);
   // The graph picture of the first 5,000 nodes of one rank (Graphviz never finishes at 262).
   ChildRun svg_5k = best_run({chakra, "visualize", args.get("--input"), "-o", work + "/graph_5k.svg", "--range", "0:4999"});
+  // chakra simulate: a 1 MiB ring all-reduce on a 1-D ring of --sim-npus NPUs (the issue's
+  // scale target), and STAGE's 8-NPU LLM trace from the ASTRA-sim reference cases.
+  const std::string astra = std::string(CHAKRA_SHARED_DIR) + "/reference/astra-sim/inputs";
+  const uint64_t sim_npus = args.get_uint("--sim-npus", 1u << 20);
+  const std::string sim_dir = work + "/sim_ar" + std::to_string(sim_npus);
+  std::filesystem::create_directories(sim_dir);
+  {
+    chakra::OutputFile net(sim_dir + "/ring.yml");
+    net.write("topology: [ Ring ]\nnpus_count: [ " + std::to_string(sim_npus) +
+              " ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
+    net.commit();
+  }
+  ChildRun sim_gen = run_child({chakra, "generate", "collective", "--npus", std::to_string(sim_npus), "-o", sim_dir + "/ar"});
+  ChildRun sim_ar = best_run({chakra, "simulate", "--workload", sim_dir + "/ar", "--system", astra + "/sys/ring_s4_c1.json",
+                              "--network", sim_dir + "/ring.yml", "--no-summary"});
+  ChildRun sim_stage = best_run({chakra, "simulate", "--workload", astra + "/stage/llm_dp2_tp2_pp2/workload", "--system",
+                                 astra + "/sys/h100_roofline.json", "--network", astra + "/net/hgx8.yml", "--comm-group",
+                                 astra + "/stage/llm_dp2_tp2_pp2/workload.json", "--no-summary"});
   ChildRun convert_x1 = best_run({chakra, "convert", "pytorch", linked_x1, "-o", work + "/converted_x1.et", "--reference-bytes"});
   ChildRun convert_xn = copies > 1 ? best_run({chakra, "convert", "pytorch", linked_xn, "-o", work + "/converted_xn.et", "--reference-bytes"})
                                    : convert_x1;
@@ -313,6 +331,19 @@ int bench(const cli::Args& args) {
   std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (SVG of 5,000 nodes, layered layout), exit %d\n",
               "visualize 5k", svg_5k.cpu_s, svg_5k.wall_s, chakra::format_bytes(svg_5k.max_rss_bytes).c_str(),
               svg_5k.exit_code);
+  // ASTRA-sim's figures for the same runs (astra-sim-analytical-model.md c.6, cases.jsonl)
+  const double astra_ar_cpu = sim_npus == 1024 ? 10.6 : sim_npus == 4096 ? 213 : 0;
+  const double astra_ar_mb = sim_npus == 1024 ? 356 : sim_npus == 4096 ? 5500 : 0;
+  std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (1 MiB ring all-reduce, %llu NPUs, 1-D ring)", "simulate AR",
+              sim_ar.cpu_s, sim_ar.wall_s, chakra::format_bytes(sim_ar.max_rss_bytes).c_str(),
+              static_cast<unsigned long long>(sim_npus));
+  if (astra_ar_cpu > 0)
+    std::printf("; ASTRA-sim %.1f s, %.0f MB → %.1fx faster, %.2fx its memory", astra_ar_cpu, astra_ar_mb,
+                astra_ar_cpu / sim_ar.cpu_s, static_cast<double>(sim_ar.max_rss_bytes) / (astra_ar_mb * 1e6));
+  std::printf(", exit %d\n", sim_ar.exit_code);
+  std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (STAGE llm dp2 tp2 pp2, 8 NPUs, roofline); ASTRA-sim 0.14 s,"
+              " exit %d\n", "simulate stage", sim_stage.cpu_s, sim_stage.wall_s,
+              chakra::format_bytes(sim_stage.max_rss_bytes).c_str(), sim_stage.exit_code);
   tool_line("convert x1", convert_x1, linked_x1_bytes, reference_cpu_seconds("convert_resnet_2gpu_rank1_linked"),
                reference_rss_kb("convert_resnet_2gpu_rank1_linked"));
   if (copies > 1) {
@@ -334,7 +365,9 @@ int bench(const cli::Args& args) {
   // validate exits 1 when it finds errors (the converted ResNet trace has some); 2+ is a failure.
   const bool ok = cli_jsonize.exit_code == 0 && cli_info.exit_code == 0 && cli_validate.exit_code <= 1 &&
                   convert_x1.exit_code == 0 && convert_xn.exit_code == 0 && link_x1.exit_code == 0 &&
-                  link_xn.exit_code == 0 && svg_5k.exit_code == 0;
+                  link_xn.exit_code == 0 && svg_5k.exit_code == 0 && sim_gen.exit_code == 0 &&
+                  sim_ar.exit_code == 0 && sim_stage.exit_code == 0;
+  std::filesystem::remove_all(sim_dir);
   for (const std::string& f : {linked_x1, linked_xn, work + "/converted_x1.et", work + "/converted_xn.et", host_x1,
                                kineto_x1, host_xn, kineto_xn, work + "/linked_out_x1.json", work + "/linked_out_xn.json", work + "/graph_5k.svg"})
     std::filesystem::remove(f);
@@ -345,7 +378,7 @@ int bench(const cli::Args& args) {
 
 int main(int argc, char** argv) {
   const std::string self_dir = std::filesystem::path(argv[0]).parent_path().string();
-  cli::Args args("chakra_bench", "Speed and peak memory of chakra (decode, jsonize, validate, info, visualize, convert, link) on replicated real traces.");
+  cli::Args args("chakra_bench", "Speed and peak memory of chakra (decode, jsonize, validate, info, visualize, simulate, convert, link) on replicated real traces.");
   args.option("--input", "ET", "trace to replicate",
               std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz")
       .option("--linked", "JSON", "linked PyTorch trace to replicate for the converter benchmark",
@@ -356,6 +389,7 @@ int main(int argc, char** argv) {
               std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/inputs/link/resnet_2gpu_rank1_kineto.synthetic.json.gz")
       .option("--copies", "N", "copies of the input in the benchmark trace", "16")
       .option("--repeat", "N", "in-process runs; the best is reported", "3")
+      .option("--sim-npus", "N", "NPUs of the simulated all-reduce (ASTRA-sim's figures: 1024, 4096)", "1024")
       .option("--work", "DIR", "where the benchmark trace is written", "build/bench")
       .option("--chakra", "BIN", "the chakra binary to time", (self_dir.empty() ? "." : self_dir) + "/../native/chakra");
   args.parse(argc - 1, argv + 1);

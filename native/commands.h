@@ -16,3 +16,6 @@ int cmd_timeline(int argc, char** argv);
 int cmd_reference_timeline(int argc, char** argv);
 int cmd_visualize(int argc, char** argv);
 int cmd_reference_visualizer(int argc, char** argv);
+int cmd_simulate(int argc, char** argv);
+int cmd_reference_unaware(int argc, char** argv);
+int cmd_reference_aware(int argc, char** argv);

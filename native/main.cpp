@@ -25,6 +25,7 @@ constexpr Command kCommands[] = {
     {"convert", cmd_convert, "PyTorch execution traces or ASTRA-sim 1.0 text workloads -> .et"},
     {"visualize", cmd_visualize, "dependency graph as DOT, GraphML or SVG (our own layout, no Graphviz)"},
     {"timeline", cmd_timeline, "ASTRA-sim issue/callback log -> Chrome trace JSON (Perfetto, chrome://tracing)"},
+    {"simulate", cmd_simulate, "replay per-NPU traces on ASTRA-sim's analytical network model (same numbers)"},
     {"generate", cmd_generate, "synthetic traces: the reference microbenchmarks, or one collective per NPU"},
 };
 
@@ -40,6 +41,8 @@ constexpr Alias kAliases[] = {
     {"chakra_generator", cmd_reference_generator},
     {"chakra_timeline_visualizer", cmd_reference_timeline},
     {"chakra_visualizer", cmd_reference_visualizer},
+    {"AstraSim_Analytical_Congestion_Unaware", cmd_reference_unaware},
+    {"AstraSim_Analytical_Congestion_Aware", cmd_reference_aware},
 };
 
 void print_help() {
@@ -51,7 +54,7 @@ void print_help() {
     std::cout << "  " << name << c.summary << "\n";
   }
   std::cout << "\n'chakra <command> --help' describes a command's options.\n"
-            << "Drop-in names for the mlcommons/chakra tools (links to this binary):";
+            << "Drop-in names of the reference tools (mlcommons/chakra, ASTRA-sim; links to this binary):";
   for (const Alias& a : kAliases) std::cout << " " << a.name;
   std::cout << "\n";
 }

@@ -46,7 +46,10 @@ std::optional<double> FeederNode::double_attr(std::string_view name) const {
 std::optional<bool> FeederNode::bool_attr(std::string_view name) const {
   std::optional<AttrView> a = find(name);
   if (!a) return std::nullopt;
-  return converted(*this, name, a->as_bool(), "a bool");
+  std::optional<bool> b = a->as_bool();
+  if (!b)
+    if (std::optional<int64_t> i = a->as_int64()) b = *i != 0;  // STAGE writes is_cpu_op as int32
+  return converted(*this, name, b, "a bool");
 }
 
 std::optional<std::string_view> FeederNode::string_attr(std::string_view name) const {
@@ -162,7 +165,8 @@ struct Feeder::Impl {
     if (blocks.empty() || !blocks.back() || blocks.back()->trace.size() == kBlockNodes) {
       if (!blocks.empty() && blocks.back() && blocks.back()->unfinished == 0) blocks.back().reset();
       blocks.push_back(std::make_unique<Block>());
-      blocks.back()->trace.reserve(kBlockNodes, 2, 6);
+      // Small at first: a simulator opens thousands of one-collective traces at once.
+      blocks.back()->trace.reserve(64, 2, 6);
     }
     Block& b = *blocks.back();
     if (!reader->next_node(b.trace, draft)) {

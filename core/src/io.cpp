@@ -1,5 +1,6 @@
 #include "chakra/io.h"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -218,15 +219,21 @@ std::unique_ptr<ByteSource> memory_input(std::span<const uint8_t> bytes, std::st
 
 std::string read_all(ByteSource& in) {
   std::string out;
+  // Sized to the file when its size is known, so that many small files (one per simulated
+  // NPU) do not each cost a megabyte of zeroed capacity.
+  size_t chunk = 1 << 16;
   if (!in.compressed() && in.raw_size() > in.raw_position())
-    out.reserve(in.raw_size() - in.raw_position());
-  size_t chunk = 1 << 20;
+    chunk = static_cast<size_t>(in.raw_size() - in.raw_position()) + 1;
   for (;;) {
     size_t old = out.size();
     out.resize(old + chunk);
     size_t got = in.read(reinterpret_cast<uint8_t*>(out.data() + old), chunk);
     out.resize(old + got);
-    if (got == 0) return out;
+    if (got == 0) {
+      if (out.capacity() > 2 * out.size() + 4096) out.shrink_to_fit();
+      return out;
+    }
+    chunk = std::min<size_t>(chunk * 2, 1 << 24);
   }
 }
 

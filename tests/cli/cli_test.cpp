@@ -531,3 +531,54 @@ TEST(CliVisualize, FormatsAliasAndErrors) {
   EXPECT_TRUE(contains(r.err, "--collapse is too large: at most 4294967295")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/x.svg"));
 }
+
+TEST(CliSimulate, AstraSimLinesSummaryJsonTimelineAndTheDropInAliases) {
+  std::string dir = temp_dir();
+  const std::string in = shared("reference/astra-sim/inputs");
+  const std::string wl = "examples/workload/microbenchmarks/all_reduce/8npus_1MB/all_reduce";
+  Result r = run({"simulate", "--workload", wl, "--system", "sys/ring_s4_c1.json", "--network",
+                  "net/ring_8.yml", "--json", dir + "/r.json", "--timeline", dir + "/t.json"},
+                 CHAKRA_BIN, in);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "sys[0] finished, 64440 cycles, exposed communication 64440 cycles.\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "sys[7] finished, 64440 cycles")) << r.out;
+  EXPECT_TRUE(contains(r.out, "step time")) << r.out;
+  auto j = nlohmann::json::parse(read_raw(dir + "/r.json"));
+  EXPECT_EQ(j["end_ns"], 64440);
+  EXPECT_EQ(j["npus"].size(), 8u);
+  EXPECT_EQ(j["collectives"]["all_reduce"]["count"], 8);
+  auto t = nlohmann::json::parse(read_raw(dir + "/t.json"));
+  int slices = 0;
+  for (const auto& e : t["traceEvents"])
+    if (e["ph"] == "X") {
+      ++slices;
+      EXPECT_EQ(e["dur"], 64.44);
+    }
+  EXPECT_EQ(slices, 8);
+
+  // ASTRA-sim's own flags under its binary names; the aware one handles this config too
+  for (const char* name : {"AstraSim_Analytical_Congestion_Unaware", "AstraSim_Analytical_Congestion_Aware"}) {
+    r = run({"--workload-configuration=" + wl, "--system-configuration=sys/ring_s4_c1.json",
+             "--network-configuration=net/switch_8.yml",
+             "--remote-memory-configuration=remote_memory/no_memory_expansion.json"},
+            alias(name), in);
+    ASSERT_EQ(r.exit_code, 0) << name << r.err;
+    EXPECT_TRUE(contains(r.out, std::string("sys[0] finished, ") +
+                                    (contains(name, "Unaware") ? "92440" : "126600")))
+        << name << r.out;
+    EXPECT_FALSE(contains(r.out, "step time"));  // the reference prints only its lines
+  }
+  // A misspelt flag is an error (the reference silently ignores it)
+  r = run({"--workload-configuration=" + wl, "--system-configuration=sys/ring_s4_c1.json",
+           "--network-configurationn=net/ring_8.yml"},
+          alias("AstraSim_Analytical_Congestion_Unaware"), in);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "network-configurationn")) << r.err;
+  // A bad config value names the file
+  r = run({"simulate", "--workload", wl, "--system", "sys/ring_nosplits.json", "--network", "net/ring_8.yml"}, CHAKRA_BIN, in);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "preferred-dataset-splits")) << r.err;
+  r = run({"simulate", "--workload", wl, "--system", "sys/ring_s4_c1.json", "--network", "net/ring_64.yml"}, CHAKRA_BIN, in);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "all_reduce.8.et")) << r.err;
+}
