@@ -53,7 +53,7 @@ struct RingView {
   }
 };
 
-enum class AlgoKind : uint8_t { Ring, Direct, HalvingDoubling, Tree };
+enum class AlgoKind : uint8_t { Ring, Direct, HalvingDoubling, Tree, Custom };
 enum class TreeRole : uint8_t { Root, Intermediate, Leaf };
 
 struct PhaseSpec {
@@ -68,6 +68,9 @@ struct PhaseSpec {
   // Tree (double binary tree): this NPU's place in the tree picked for this chunk.
   TreeRole role = TreeRole::Leaf;
   int64_t parent = -1, left = -1, right = -1;
+  // Custom (Chakra ET algorithm): its trace for this rank, and the group whose ranks it names.
+  std::string custom_file;
+  int group = -1;
 };
 
 struct Packet {
@@ -102,6 +105,8 @@ struct Stream {
   // tree
   TreeState tree_state = TreeState::Begin;
   int reductions = 0;
+  // custom algorithm: its nodes, fed like a workload
+  std::unique_ptr<Feeder> custom;
 };
 
 struct Dataset {
@@ -114,7 +119,9 @@ struct Dataset {
 };
 
 // Who is told when a message arrives (send side) or is received (recv side).
-enum class HandlerKind : uint8_t { None, StreamPacket, NodeSent, NodeRecv, RendezvousSend, RendezvousRecv };
+enum class HandlerKind : uint8_t {
+  None, StreamPacket, NodeSent, NodeRecv, RendezvousSend, RendezvousRecv, CustomNode
+};
 struct Handler {
   HandlerKind kind = HandlerKind::None;
   uint32_t npu = 0;
@@ -179,7 +186,7 @@ struct Event {
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
-enum class CallKind : uint8_t { Bundle, NodeDone, DatasetDone };
+enum class CallKind : uint8_t { Bundle, NodeDone, DatasetDone, CustomDone };
 struct SysCall {
   CallKind kind;
   bool processing;  // Bundle: a reduction follows the hand-off
@@ -433,6 +440,7 @@ class Engine {
         case CallKind::Bundle: bundle_done(c); break;
         case CallKind::NodeDone: node_done(n, c.arg); break;
         case CallKind::DatasetDone: dataset_step(c.obj); break;
+        case CallKind::CustomDone: custom_node_done(c.obj, c.arg); break;
       }
     }
     auto& b = npus_[n].buckets;
@@ -640,6 +648,7 @@ class Engine {
     switch (h.kind) {
       case HandlerKind::None: break;
       case HandlerKind::StreamPacket: algo_packet(h.arg); break;
+      case HandlerKind::CustomNode: custom_node_done(uint32_t(h.arg >> 32), h.arg & 0xffffffffu); break;
       case HandlerKind::NodeSent:
       case HandlerKind::NodeRecv: node_done(h.npu, h.arg); break;
       case HandlerKind::RendezvousSend: {
@@ -723,7 +732,8 @@ class Engine {
         return s.cur.ring.local ? (int64_t(s.cur.ring.n) - 1) * s.parallel : s.parallel;
       case AlgoKind::HalvingDoubling:
         return static_cast<int64_t>(std::log2(double(s.cur.ring.n)) - 1 * s.parallel);
-      case AlgoKind::Tree: break;
+      case AlgoKind::Tree:
+      case AlgoKind::Custom: break;
     }
     return 0;
   }
@@ -761,7 +771,8 @@ class Engine {
         hd_pick_partner(s);
         break;
       }
-      case AlgoKind::Tree: break;
+      case AlgoKind::Tree:
+      case AlgoKind::Custom: break;
     }
   }
 
@@ -841,6 +852,7 @@ class Engine {
     Stream& s = streams_[si];
     s.initialized = true;
     if (s.cur.algo == AlgoKind::Tree) return tree_run(si, false);
+    if (s.cur.algo == AlgoKind::Custom) return custom_start(si);
     for (int64_t i = 0; i < s.parallel; ++i) insert_packet(si);
   }
 
@@ -936,6 +948,89 @@ class Engine {
         }
         return;
       }
+    }
+  }
+
+  // A collective algorithm given as Chakra traces (one per rank in the group): its SEND, RECV
+  // and COMP nodes run as soon as their dependencies are done; the phase ends with the last.
+  void custom_start(uint32_t si) {
+    Stream& s = streams_[si];
+    auto it = custom_bytes_.find(s.cur.custom_file);
+    if (it == custom_bytes_.end()) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(s.cur.custom_file, ec))
+        throw Error(s.cur.custom_file + ": custom collective trace does not exist (paths are "
+                    "relative to the working directory or the system configuration)");
+      it = custom_bytes_.emplace(s.cur.custom_file, read_file(s.cur.custom_file)).first;
+    }
+    FeederOptions fo;
+    fo.gate = DepKind::Both;
+    fo.dangling_is_error = true;
+    const std::string& bytes = it->second;
+    s.custom = std::make_unique<Feeder>(
+        memory_input({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, it->first), fo);
+    custom_issue(si);
+  }
+
+  uint32_t custom_rank(const Stream& s, int64_t algo_rank, const std::string& what) {
+    if (s.cur.group < 0) {
+      if (algo_rank < 0 || algo_rank >= int64_t(n_npus_))
+        throw Error(what + ": rank " + std::to_string(algo_rank) + " is not an NPU");
+      return static_cast<uint32_t>(algo_rank);
+    }
+    const auto& m = groups_[s.cur.group].members;
+    if (algo_rank < 0 || algo_rank >= int64_t(m.size()))
+      throw Error(what + ": rank " + std::to_string(algo_rank) + " is not in the group");
+    return m[algo_rank];
+  }
+
+  void custom_issue(uint32_t si) {
+    std::vector<uint64_t> ready = streams_[si].custom->take_all();
+    for (uint64_t id : ready) {
+      Stream& s = streams_[si];
+      FeederNode node = s.custom->node(id);
+      std::string what = s.cur.custom_file + ": " + node_label(node);
+      if (id > 0xffffffffu) throw Error(what + ": node ids of custom collectives must fit 32 bits");
+      uint64_t arg = (uint64_t(si) << 32) | id;
+      int64_t size = node.comm_size().value_or(0);
+      int64_t tag = node.comm_tag().value_or(0);
+      switch (node.type()) {
+        case NodeType::CommSend: {
+          auto dst = node.comm_dst();
+          if (!dst) throw Error(what + ": a send needs comm_dst");
+          sys_send(s.npu, custom_rank(s, *dst, what), uint64_t(size), tag, false,
+                   Handler{HandlerKind::CustomNode, s.npu, arg});
+          break;
+        }
+        case NodeType::CommRecv: {
+          auto src = node.comm_src();
+          if (!src) throw Error(what + ": a recv needs comm_src");
+          sys_recv(s.npu, custom_rank(s, *src, what), uint64_t(size), tag, false,
+                   Handler{HandlerKind::CustomNode, s.npu, arg});
+          break;
+        }
+        case NodeType::Comp:
+          register_call(s.npu, replay_time(node), SysCall{CallKind::CustomDone, false, si, id});
+          break;
+        default:
+          // the reference takes other nodes and never finishes them; they finish at once here
+          register_call(s.npu, 0, SysCall{CallKind::CustomDone, false, si, id});
+          break;
+      }
+    }
+  }
+
+  void custom_node_done(uint32_t si, uint64_t id) {
+    Stream& s = streams_[si];
+    s.custom->mark_done(id);
+    custom_issue(si);
+    Stream& t = streams_[si];
+    if (t.custom->finished()) {
+      t.custom.reset();
+      phase_done(si);
+    } else if (t.custom->in_flight() == 0 && t.custom->stalled()) {
+      throw Error(t.cur.custom_file + ": custom collective cannot finish: " +
+                  t.custom->stall_report());
     }
   }
 
@@ -1143,13 +1238,12 @@ class Engine {
                         const std::vector<bool>& involved, int group, int explicit_priority) {
     std::string what = npus_[npu].file + ": " + node_label(node);
     const SystemConfig& sys = in_.system;
-    if (!in_.system.custom[int(type)].empty())
-      throw Error(what + ": custom collective implementations are not supported yet");
     if (sys.preferred_dataset_splits == 0)
       throw Error(what + ": the system configuration sets no 'preferred-dataset-splits' "
                   "(ASTRA-sim divides by zero)");
     Npu& p = npus_[npu];
-    Plan plan = make_plan(npu, type, group, involved, what);
+    Plan plan;
+    if (sys.custom[int(type)].empty()) plan = make_plan(npu, type, group, involved, what);
     // chunking: every chunk has the same size, the last one included
     uint64_t chunk = size / sys.preferred_dataset_splits;
     if (type != Collective::AllGather && chunk < n_npus_) {
@@ -1161,9 +1255,32 @@ class Engine {
                                                               : explicit_priority;
     uint32_t di = alloc_dataset(Dataset{npu, node.id(), 0, 0, now_, int(type), size});
     std::vector<std::vector<PhaseSpec>> chunks;
+    if (!sys.custom[int(type)].empty()) {  // one stream for the whole collective, on queue 0; the rank's trace is chosen by its
+      // position in the group (sorted ranks, as the reference).
+      PhaseSpec c{};
+      c.algo = AlgoKind::Custom;
+      c.type = type;
+      c.size = c.final_size = size;
+      c.queue = 0;
+      c.dir = Dir::Clockwise;
+      uint32_t pos = npu;
+      if (group >= 0) {
+        std::vector<uint32_t> sorted = groups_[group].members;
+        std::sort(sorted.begin(), sorted.end());
+        auto it = std::find(sorted.begin(), sorted.end(), npu);
+        if (it == sorted.end())
+          throw Error(what + ": NPU " + std::to_string(npu) + " is not in its communicator group");
+        pos = static_cast<uint32_t>(it - sorted.begin());
+        c.group = group;
+      }
+      c.custom_file = sys.custom[int(type)] + "." + std::to_string(pos) + ".et";
+      chunks.push_back({c});
+    }
     uint32_t dims = static_cast<uint32_t>(plan.rings.size());
     auto active = [&](uint32_t d) { return plan.rings[d].n > 1 && plan.involved[d]; };
-    while (size > 0) {
+    if (chunk == 0) chunk = 1;  // an all-gather smaller than the splits: one byte per chunk
+    const bool custom = !sys.custom[int(type)].empty();
+    while (!custom && size > 0) {
       size = chunk > size ? 0 : size - chunk;
       uint64_t remain = chunk;
       std::vector<PhaseSpec> phases;
@@ -1614,6 +1731,7 @@ class Engine {
   std::map<int, int> group_index_;
   std::map<std::pair<uint32_t, bool>, Tree> trees_;
   std::map<uint32_t, Tick> memory_busy_;
+  std::map<std::string, std::string> custom_bytes_;  // custom collective traces, read once
 
   std::unordered_map<PairKey, PairCounters, PairHash> counters_;
   std::unordered_map<MatchKey, MatchEntry, MatchHash> matches_;
