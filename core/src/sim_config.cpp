@@ -234,6 +234,8 @@ SystemConfig parse_system(std::string_view text, const std::string& name,
     } else if (key == "model-shared-bus") {
       if (number(key) != 0)
         fail(name, "model-shared-bus: 1 (the LogGP memory-bus model) is not supported");
+    } else if (key == "per-node-custom-implementation") {
+      fail(name, "per-node-custom-implementation is not supported yet");
     } else if (key == "trace-enabled" || key == "track-local-mem" ||
                key == "local-mem-trace-filename" || key == "boost-mode" ||
                key == "intra-dimension-scheduling" || key == "inter-dimension-scheduling" ||
