@@ -45,7 +45,7 @@ std::vector<Case> load_cases() {
   return cases;
 }
 
-SimResult run_case(const Case& c) {
+SimResult run_case(const Case& c, bool every_message = false) {
   // The reference ran in the inputs folder; relative paths (custom collectives) resolve there.
   std::filesystem::path cwd = std::filesystem::current_path();
   std::filesystem::current_path(inputs());
@@ -66,6 +66,7 @@ SimResult run_case(const Case& c) {
   if (c.groups != "empty") in.groups = load_comm_groups(c.groups);
   SimOptions o;
   o.backend = c.backend == "aware" ? Backend::CongestionAware : Backend::CongestionUnaware;
+  o.every_message = every_message;
   std::istringstream flags(c.flags);
   for (std::string f; flags >> f;) {
     std::string value = f.substr(f.find('=') + 1);
@@ -106,6 +107,10 @@ TEST(SimulateReference, EveryCaseWithResultsMatchesExactly) {
     EXPECT_EQ(finish, c.finish) << c.name;
     EXPECT_EQ(exposed, c.exposed) << c.name;
     EXPECT_FALSE(r.deadlock) << c.name;
+    if (c.backend == "unaware") {  // the every-message path matches the reference too
+      SimResult e = run_case(c, true);
+      for (size_t i = 0; i < e.npus.size(); ++i) EXPECT_EQ(e.npus[i].finish, c.finish[i]) << c.name;
+    }
     ++compared;
   }
   EXPECT_EQ(compared, 123);
@@ -354,5 +359,71 @@ TEST(SimulateErrors, BadConfigurationsNameTheFileAndKey) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("none.0.et"), std::string::npos) << e.what();
+  }
+}
+
+// The closed-form ring phases against simulating every message: NPUs reach the collectives at
+// different times (skewed compute), on 1-D and 2-D networks, in communicator groups, for every
+// collective type.
+TEST(SimulateClosedForm, RingPhasesInClosedFormEqualEveryMessageSimulated) {
+  std::string dir = temp_dir();
+  const uint32_t npus = 16;
+  CommGroups groups{{1, {0, 2, 4, 6, 8, 10, 12, 14}}, {2, {15, 1, 13, 3, 11, 5, 9, 7}}};
+  for (uint32_t npu = 0; npu < npus; ++npu) {
+    Trace t;
+    uint64_t id = 0;
+    std::vector<uint64_t> prev;
+    auto add = [&](NodeType type, uint64_t micros, int comm_type, uint64_t size, const char* pg) {
+      NodeDraft d;
+      d.id = id++;
+      d.name = t.intern("n" + std::to_string(d.id));
+      d.type = int32_t(type);
+      d.duration_micros = micros;
+      d.data_deps = prev;
+      d.attrs.add_bool(t.intern("is_cpu_op"), false);
+      if (type == NodeType::CommColl) {
+        d.attrs.add_int64(t.intern("comm_type"), comm_type);
+        d.attrs.add_int64(t.intern("comm_size"), int64_t(size));
+        if (pg) d.attrs.add_string(t.intern("pg_name"), t.intern(pg));
+      }
+      t.append(d);
+      prev = {d.id};
+    };
+    add(NodeType::Comp, 1 + (npu * 7) % 5, 0, 0, nullptr);
+    add(NodeType::CommColl, 0, 0, 1 << 20, nullptr);               // all-reduce
+    add(NodeType::Comp, 1 + (npu * 3) % 4, 0, 0, nullptr);
+    add(NodeType::CommColl, 0, 7, 3 << 18, nullptr);               // reduce-scatter
+    add(NodeType::CommColl, 0, 2, 1 << 16, nullptr);               // all-gather
+    add(NodeType::CommColl, 0, 6, 1 << 18, nullptr);               // all-to-all
+    add(NodeType::CommColl, 0, 0, 1 << 19, npu % 2 ? "2" : "1");   // group all-reduce
+    write_et(t, dir + "/skew." + std::to_string(npu) + ".et");
+  }
+  for (const char* net : {"topology: [ Ring ]\nnpus_count: [ 16 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
+                          "topology: [ Switch, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 700, 1000 ]\n"}) {
+    for (const char* opt : {"localBWAware", "baseline"}) {
+      SimInputs in;
+      in.workload = dir + "/skew";
+      in.network = parse_network(net, "n.yml");
+      in.system = parse_system(std::string(R"({"endpoint-delay": 10, "active-chunks-per-dimension": 2,
+        "preferred-dataset-splits": 3, "all-reduce-implementation": ["ring", "ring"],
+        "all-gather-implementation": ["ring", "ring"], "reduce-scatter-implementation": ["ring", "ring"],
+        "all-to-all-implementation": ["ring", "ring"], "local-mem-bw": 1600, "collective-optimization": ")") +
+                                   opt + "\"}",
+                               "s.json");
+      if (in.network.npus.size() == 1)
+        for (auto& a : in.system.algorithms) a.resize(1);
+      in.groups = groups;
+      SimOptions fast, exact;
+      exact.every_message = true;
+      SimResult a = simulate(in, fast), b = simulate(in, exact);
+      ASSERT_EQ(a.npus.size(), npus);
+      for (uint32_t i = 0; i < npus; ++i) {
+        EXPECT_TRUE(a.npus[i].finished);
+        EXPECT_EQ(a.npus[i].finish, b.npus[i].finish) << net << opt << " NPU " << i;
+        EXPECT_EQ(a.npus[i].exposed_comm, b.npus[i].exposed_comm);
+      }
+      EXPECT_EQ(a.messages, b.messages);
+      EXPECT_LT(a.events * 4, b.events);
+    }
   }
 }

@@ -113,6 +113,9 @@ struct SimOptions {
   double injection_scale = 1;    // multiplies endpoint-delay (as the reference: only if set)
   bool rendezvous = false;       // 8 KiB handshake before every send
   bool record_spans = false;     // fill SimResult::spans (for --timeline)
+  // Simulate every message of ring phases on the congestion-unaware network instead of
+  // solving them in closed form (same results, far slower; for cross-checking).
+  bool every_message = false;
   Progress* progress = nullptr;  // stage "simulate", done = simulated ns; may stop the run
 };
 
