@@ -1556,40 +1556,35 @@ class Engine {
         return false;
       }
       case NodeType::CommColl: return issue_coll(n, node, what);
-      case NodeType::CommSend: {
-        auto dst = node.comm_dst();
-        auto tag = node.comm_tag();
-        if (!dst || !tag) throw Error(what + ": a send needs comm_dst and comm_tag attributes");
-        int64_t src = node.comm_src().value_or(n);
-        if (src != int64_t(n))
-          throw Error(what + ": comm_src " + std::to_string(src) + " is not this NPU");
-        if (*dst < 0 || *dst >= int64_t(n_npus_) || *dst == int64_t(n))
-          throw Error(what + ": comm_dst " + std::to_string(*dst) + " is not another NPU");
-        uint64_t size = static_cast<uint64_t>(node.comm_size().value_or(0));
-        sys_send(n, static_cast<uint32_t>(*dst), size, *tag, false,
-                 Handler{HandlerKind::NodeSent, n, id});
-        return false;
-      }
-      case NodeType::CommRecv: {
-        auto src = node.comm_src();
-        auto tag = node.comm_tag();
-        if (!src || !tag) throw Error(what + ": a recv needs comm_src and comm_tag attributes");
-        int64_t dst = node.comm_dst().value_or(n);
-        if (dst != int64_t(n))
-          throw Error(what + ": comm_dst " + std::to_string(dst) + " is not this NPU");
-        if (*src < 0 || *src >= int64_t(n_npus_) || *src == int64_t(n))
-          throw Error(what + ": comm_src " + std::to_string(*src) + " is not another NPU");
-        uint64_t size = static_cast<uint64_t>(node.comm_size().value_or(0));
-        sys_recv(n, static_cast<uint32_t>(*src), size, *tag, false,
-                 Handler{HandlerKind::NodeRecv, n, id});
-        return false;
-      }
+      case NodeType::CommSend: return issue_p2p(n, node, what, true);
+      case NodeType::CommRecv: return issue_p2p(n, node, what, false);
       case NodeType::Invalid: return finish_now(n, id);
       case NodeType::Metadata:
         read_process_groups(n, node, what);
         return finish_now(n, id);
     }
     throw Error(what + ": unknown node type " + std::to_string(int(type)));
+  }
+
+  // SEND: the peer is comm_dst and comm_src (optional) must be this NPU; RECV the other way.
+  bool issue_p2p(uint32_t n, const FeederNode& node, const std::string& what, bool send) {
+    const char* peer_key = send ? "comm_dst" : "comm_src";
+    const char* self_key = send ? "comm_src" : "comm_dst";
+    auto peer = send ? node.comm_dst() : node.comm_src();
+    auto tag = node.comm_tag();
+    if (!peer || !tag)
+      throw Error(what + ": a " + (send ? "send" : "recv") + " needs " + peer_key +
+                  " and comm_tag attributes");
+    int64_t self = (send ? node.comm_src() : node.comm_dst()).value_or(n);
+    if (self != int64_t(n))
+      throw Error(what + ": " + self_key + " " + std::to_string(self) + " is not this NPU");
+    if (*peer < 0 || *peer >= int64_t(n_npus_) || *peer == int64_t(n))
+      throw Error(what + ": " + peer_key + " " + std::to_string(*peer) + " is not another NPU");
+    uint64_t size = static_cast<uint64_t>(node.comm_size().value_or(0));
+    uint32_t other = static_cast<uint32_t>(*peer);
+    if (send) sys_send(n, other, size, *tag, false, Handler{HandlerKind::NodeSent, n, node.id()});
+    else sys_recv(n, other, size, *tag, false, Handler{HandlerKind::NodeRecv, n, node.id()});
+    return false;
   }
 
   bool issue_coll(uint32_t n, const FeederNode& node, const std::string& what) {
