@@ -30,6 +30,11 @@ class Log {
   }
   void warn(const std::string& m) { line("WARNING", m, true); }
   void info(const std::string& m) { line("INFO", m, false); }
+  // Debug lines (--simulate) go to the log file, or to stdout when there is none.
+  void debug(const std::string& m) {
+    if (file_) file_ << "DEBUG " << m << "\n";
+    else std::cout << m << "\n";
+  }
 
  private:
   void line(const char* level, const std::string& m, bool to_stderr) {
@@ -137,6 +142,9 @@ int convert_one(const std::string& input, const std::string& output, chakra::Pyt
   progress.clear();
   report(r, output);
   if (a.has("--comm-groups")) write_comm_groups(r.process_groups, a.get("--comm-groups"));
+  if (a.has("--simulate"))
+    for (const std::string& line : chakra::simulate_conversion(r.trace, &progress)) g_log->debug(line);
+  progress.clear();
   return cli::kOk;
 }
 
@@ -145,6 +153,7 @@ int run_pytorch(const cli::Args& a) {
   const std::string output = a.get("--output");
   chakra::PytorchConvertOptions options = pytorch_options(a);
   if (!std::filesystem::is_directory(input)) return convert_one(input, output, options, a);
+  if (a.has("--simulate")) a.fail("--simulate takes a single trace, not a folder");
   // A folder of per-rank traces: PREFIX.{rank}.et for each, plus the merged process groups.
   std::vector<PytorchJob> jobs;
   std::map<int64_t, std::string> seen;
@@ -188,6 +197,7 @@ int run_pytorch(const cli::Args& a) {
 
 void add_pytorch_options(cli::Args& args) {
   args.flag("--reference-bytes", "reproduce the reference's output exactly, defects included (dangling ctrl_deps on pruned nodes, SEND/RECV without comm_src/comm_dst/comm_tag)");
+  args.flag("--simulate", "after writing, run the reference's toy scheduler (1 µs ticks, a CPU and one GPU op per stream) and log when each node is issued and completes");
   args.flag("--break-cycles", "drop the closing edge of dependency cycles instead of failing");
   args.option("--rank", "R", "this trace's global rank (comm_src of SEND, comm_dst of RECV nodes); a folder takes ranks from file names");
   args.option("--comm-groups", "FILE", "write the process groups as ASTRA-sim comm-group JSON (folder input: default PREFIX.comm_group.json)");
@@ -271,7 +281,6 @@ int cmd_reference_converter(int argc, char** argv) {
     args.option("--num-npus", "NUM_NPUS", "number of NPUs", "", true);
     args.option("--num-passes", "NUM_PASSES", "number of training passes", "", true);
   } else {
-    args.flag("--simulate", "accepted for compatibility (the reference's toy scheduler only logs)");
     add_pytorch_options(args);
   }
   args.parse(argc - i - 1, argv + i + 1);

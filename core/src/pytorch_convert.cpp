@@ -396,6 +396,122 @@ bool contains(std::string_view s, std::string_view part) { return s.find(part) !
 
 }  // namespace
 
+std::vector<std::string> simulate_conversion(const Trace& t, Progress* progress) {
+  struct Info {
+    bool gpu;
+    int64_t tid;
+    std::optional<int64_t> stream;
+    uint32_t pending;  // data dependencies not issued yet
+  };
+  std::unordered_map<uint64_t, uint32_t> position;
+  for (uint32_t n = 0; n < t.size(); ++n) position.emplace(t.id(n), n);
+  std::vector<Info> info(t.size());
+  std::vector<std::vector<uint32_t>> children(t.size());
+  std::vector<uint32_t> cpu_ready, gpu_ready;
+  auto attr_int = [&](uint32_t n, const char* name) -> std::optional<int64_t> {
+    auto a = t.find_attr(n, name);
+    return a ? a->as_int64() : std::nullopt;
+  };
+  for (uint32_t n = 0; n < t.size(); ++n) {
+    auto cpu = t.find_attr(n, "is_cpu_op");
+    info[n].gpu = cpu && cpu->as_bool() == std::optional<bool>(false);
+    info[n].tid = attr_int(n, "tid").value_or(0);
+    info[n].stream = attr_int(n, "stream");
+    for (uint64_t dep : t.data_deps(n)) {
+      auto it = position.find(dep);
+      if (it == position.end())
+        throw Error("node " + std::to_string(t.id(n)) + " depends on node " + std::to_string(dep) +
+                    ", which is not in the trace");
+      children[it->second].push_back(n);
+      ++info[n].pending;
+    }
+  }
+  for (uint32_t n = 0; n < t.size(); ++n)
+    if (info[n].pending == 0) (info[n].gpu ? gpu_ready : cpu_ready).push_back(n);
+  auto by_id = [&](uint32_t a, uint32_t b) { return t.id(a) < t.id(b); };
+  std::stable_sort(cpu_ready.begin(), cpu_ready.end(), by_id);
+  std::stable_sort(gpu_ready.begin(), gpu_ready.end(), by_id);
+  auto stream_text = [](const std::optional<int64_t>& s) { return s ? std::to_string(*s) : std::string("None"); };
+  auto node_text = [&](uint32_t n) { return std::to_string(t.id(n)) + " (" + std::string(t.name(n)) + ")"; };
+
+  std::vector<std::string> log;
+  log.push_back("Simulating execution of Chakra nodes based on data dependencies.");
+  constexpr uint32_t kIdle = UINT32_MAX;
+  uint32_t cpu = kIdle;  // the running CPU node
+  uint64_t cpu_start = 0;
+  std::vector<std::pair<std::optional<int64_t>, std::pair<uint32_t, uint64_t>>> gpu;  // by stream, in issue order
+  std::vector<uint32_t> issued;
+  uint64_t now = 0;
+  while (!cpu_ready.empty() || !gpu_ready.empty() || cpu != kIdle || !gpu.empty()) {
+    if (!cpu_ready.empty() && cpu == kIdle) {
+      uint32_t n = cpu_ready.front();
+      cpu_ready.erase(cpu_ready.begin());
+      cpu = n;
+      cpu_start = now;
+      issued.push_back(n);
+      log.push_back("Issuing CPU Node ID " + node_text(n) + " at " + std::to_string(now) + "us with duration " +
+                    std::to_string(t.duration_micros(n)) + "us, tid: " + std::to_string(info[n].tid));
+    }
+    for (size_t i = 0; i < gpu_ready.size();) {
+      uint32_t n = gpu_ready[i];
+      bool busy = std::any_of(gpu.begin(), gpu.end(), [&](const auto& g) { return g.first == info[n].stream; });
+      if (busy) {
+        ++i;
+        continue;
+      }
+      gpu_ready.erase(gpu_ready.begin() + static_cast<std::ptrdiff_t>(i));
+      gpu.push_back({info[n].stream, {n, now}});
+      issued.push_back(n);
+      std::string s = stream_text(info[n].stream);
+      log.push_back("Issuing GPU Node ID " + node_text(n) + " at " + std::to_string(now) + "us on stream " + s +
+                    " with duration " + std::to_string(t.duration_micros(n)) + "us, tid: stream " + s);
+    }
+    ++now;
+    if (cpu != kIdle && now - cpu_start >= t.duration_micros(cpu)) {
+      log.push_back("CPU Node ID " + std::to_string(t.id(cpu)) + " completed at " + std::to_string(now) +
+                    "us, tid: " + std::to_string(info[cpu].tid));
+      cpu = kIdle;
+    }
+    for (size_t i = 0; i < gpu.size();) {
+      auto [stream, run] = gpu[i];
+      if (now - run.second >= t.duration_micros(run.first)) {
+        std::string s = stream_text(stream);
+        log.push_back("GPU Node ID " + std::to_string(t.id(run.first)) + " on stream " + s + " completed at " +
+                      std::to_string(now) + "us, tid: stream " + s);
+        gpu.erase(gpu.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
+    // Children of the nodes issued this tick become ready, visited in the order CPython
+    // iterates a set of up to 4 ints: its 8-slot table, filled by CPython's probe sequence.
+    std::vector<uint32_t> order;
+    std::vector<int> slot(8, -1);
+    for (uint32_t k = 0; k < issued.size() && issued.size() <= 4; ++k) {
+      uint64_t perturb = t.id(issued[k]);
+      size_t i = perturb & 7;
+      while (slot[i] >= 0) {
+        perturb >>= 5;
+        i = (i * 5 + 1 + perturb) & 7;
+      }
+      slot[i] = static_cast<int>(k);
+    }
+    if (issued.size() <= 4) {
+      for (int k : slot)
+        if (k >= 0) order.push_back(issued[k]);
+    } else {
+      order = issued;  // rare (more than three busy streams); insertion order
+    }
+    for (uint32_t p : order)
+      for (uint32_t c : children[p])
+        if (--info[c].pending == 0) (info[c].gpu ? gpu_ready : cpu_ready).push_back(c);
+    issued.clear();
+    if ((now & 0xffff) == 0) report_progress(progress, "simulating", now, 0);
+  }
+  log.push_back("Simulation of Chakra node execution completed.");
+  return log;
+}
+
 std::string comm_group_json(const std::map<std::string, std::vector<int64_t>>& groups) {
   // Numeric group names sort numerically, as ASTRA-sim users write them.
   std::vector<std::string> names;

@@ -256,3 +256,53 @@ TEST(PytorchConvert, Schema111Chakra100Converts) {
   EXPECT_EQ(r.trace.size(), 4u);
   EXPECT_EQ(r.trace.find_attr(find(r.trace, 5), "rf_id")->as_int64(), 5);
 }
+
+// The reference converter's --simulate log (toy scheduler): every "Issuing ..."/"... completed"
+// message of the reference run on the 1.0.2 host ET, in order.
+TEST(PytorchConvert, SimulateLogMatchesTheReference) {
+  chakra::PytorchConvertResult r =
+      chakra::convert_pytorch(chakra::open_input(shared("reference/chakra/inputs/1.0.2-chakra.0.0.4.json")));
+  std::vector<std::string> ours = chakra::simulate_conversion(r.trace);
+  std::istringstream log(read_raw(shared("reference/chakra/outputs/converter_pytorch/convert_1.0.2_simulate.debug.log")));
+  std::vector<std::string> ref;
+  for (std::string line; std::getline(log, line);) {
+    size_t end = line.find("] ");
+    if (line.rfind("DEBUG [", 0) != 0 || end == std::string::npos) continue;
+    std::string m = line.substr(end + 2);
+    if (m.rfind("Simulat", 0) == 0 || m.rfind("Issuing", 0) == 0 || m.find(" completed at ") != std::string::npos)
+      ref.push_back(m);
+  }
+  ASSERT_EQ(ref.size(), 526u);
+  EXPECT_EQ(ours, ref);
+}
+
+// GPU nodes: one at a time per stream; a node's children are ready once it is issued.
+TEST(PytorchConvert, SimulateRunsOneGpuNodePerStream) {
+  chakra::Trace t;
+  auto add = [&](uint64_t id, uint64_t micros, bool gpu, std::vector<uint64_t> deps) {
+    chakra::NodeDraft d;
+    d.id = id;
+    d.name = t.intern("n" + std::to_string(id));
+    d.type = int32_t(chakra::NodeType::Comp);
+    d.duration_micros = micros;
+    d.data_deps = std::move(deps);
+    d.attrs.add_int64(t.intern("tid"), 1);
+    d.attrs.add_bool(t.intern("is_cpu_op"), !gpu);
+    if (gpu) d.attrs.add_int64(t.intern("stream"), 7);
+    t.append(d);
+  };
+  add(1, 2, false, {});
+  add(2, 3, true, {1});
+  add(3, 1, true, {1});
+  std::vector<std::string> log = chakra::simulate_conversion(t);
+  std::vector<std::string> want = {
+      "Simulating execution of Chakra nodes based on data dependencies.",
+      "Issuing CPU Node ID 1 (n1) at 0us with duration 2us, tid: 1",
+      "Issuing GPU Node ID 2 (n2) at 1us on stream 7 with duration 3us, tid: stream 7",
+      "CPU Node ID 1 completed at 2us, tid: 1",
+      "GPU Node ID 2 on stream 7 completed at 4us, tid: stream 7",
+      "Issuing GPU Node ID 3 (n3) at 4us on stream 7 with duration 1us, tid: stream 7",
+      "GPU Node ID 3 on stream 7 completed at 5us, tid: stream 7",
+      "Simulation of Chakra node execution completed."};
+  EXPECT_EQ(log, want);
+}

@@ -48,6 +48,14 @@ struct PytorchConvertResult {
 // unless break_cycles) throw chakra::Error naming the input.
 PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const PytorchConvertOptions& options = {});
 
+// The reference converter's --simulate: a toy list scheduler over the converted trace, in
+// 1 µs ticks, one CPU node at a time and one GPU node per stream, a node becoming ready once
+// every data dependency has been *issued* (as the reference does). Returns its log messages
+// ("Issuing CPU Node ID 2 (name) at 0us with duration 0us, tid: 1", "... completed at 1us,
+// tid: 1", ...) in order. The work is bounded by the sum of durations (in µs), like the
+// reference's; `progress` may stop it.
+std::vector<std::string> simulate_conversion(const Trace& trace, Progress* progress = nullptr);
+
 // {"1": [0, 1], ...}: the comm-group JSON ASTRA-sim reads (--comm-group-configuration).
 std::string comm_group_json(const std::map<std::string, std::vector<int64_t>>& groups);
 
