@@ -240,6 +240,30 @@ struct Npu {
   uint64_t nodes = 0;
 };
 
+// Slots reused through a free list: indices stay valid while in use, and nothing is allocated
+// per use in the steady state.
+template <class T>
+class Pool {
+ public:
+  uint32_t add(T v) {
+    if (free_.empty()) {
+      items_.push_back(std::move(v));
+      return static_cast<uint32_t>(items_.size() - 1);
+    }
+    uint32_t i = free_.back();
+    free_.pop_back();
+    items_[i] = std::move(v);
+    return i;
+  }
+  void release(uint32_t i) { free_.push_back(i); }
+  T& operator[](uint32_t i) { return items_[i]; }
+  const T& operator[](uint32_t i) const { return items_[i]; }
+
+ private:
+  std::vector<T> items_;
+  std::vector<uint32_t> free_;
+};
+
 // Length of the union of intervals.
 Tick union_length(std::vector<std::pair<Tick, Tick>>& v) {
   std::sort(v.begin(), v.end());
@@ -402,7 +426,7 @@ class Engine {
       case EventKind::LinkFree: link_free(e.b); break;
       case EventKind::HandlerNow: {
         Handler h = handlers_[e.a];
-        free_handlers_.push_back(e.a);
+        handlers_.release(e.a);
         invoke(h);
         break;
       }
@@ -482,17 +506,6 @@ class Engine {
     return static_cast<Tick>(link + serial);
   }
 
-  uint32_t alloc_handler(Handler h) {
-    if (!free_handlers_.empty()) {
-      uint32_t i = free_handlers_.back();
-      free_handlers_.pop_back();
-      handlers_[i] = h;
-      return i;
-    }
-    handlers_.push_back(h);
-    return static_cast<uint32_t>(handlers_.size() - 1);
-  }
-
   void net_send(uint32_t src, uint32_t dst, uint64_t bytes, int64_t tag, Handler on_arrival) {
     PairCounters& c = counters_[PairKey{tag, src, dst, bytes}];
     MatchKey key{tag, src, dst, bytes, c.sends++};
@@ -528,7 +541,7 @@ class Engine {
     if (it != matches_.end() && it->second.arrived) {
       matches_.erase(it);
       forget_pair(pk);
-      schedule(now_, EventKind::HandlerNow, alloc_handler(on_receive));
+      schedule(now_, EventKind::HandlerNow, handlers_.add(on_receive));
       return;
     }
     MatchEntry& e = it != matches_.end() ? it->second : matches_[key];
@@ -656,28 +669,17 @@ class Engine {
       case HandlerKind::NodeRecv: node_done(h.npu, h.arg); break;
       case HandlerKind::RendezvousSend: {
         Rendezvous r = rendezvous_[h.arg];
-        free_rendezvous_.push_back(static_cast<uint32_t>(h.arg));
+        rendezvous_.release(static_cast<uint32_t>(h.arg));
         net_send(r.npu, r.peer, r.size, r.tag, r.handler);
         break;
       }
       case HandlerKind::RendezvousRecv: {
         Rendezvous r = rendezvous_[h.arg];
-        free_rendezvous_.push_back(static_cast<uint32_t>(h.arg));
+        rendezvous_.release(static_cast<uint32_t>(h.arg));
         net_recv(r.npu, r.peer, r.size, r.tag, r.handler);
         break;
       }
     }
-  }
-
-  uint32_t alloc_rendezvous(const Rendezvous& r) {
-    if (!free_rendezvous_.empty()) {
-      uint32_t i = free_rendezvous_.back();
-      free_rendezvous_.pop_back();
-      rendezvous_[i] = r;
-      return i;
-    }
-    rendezvous_.push_back(r);
-    return static_cast<uint32_t>(rendezvous_.size() - 1);
   }
 
   // The system layer's send/recv (front_end_sim_send/recv): tag spaces and rendezvous.
@@ -686,7 +688,7 @@ class Engine {
     tag = collective ? tag % (kRendezvousTags - kCollectiveTags) + kCollectiveTags
                      : tag % kCollectiveTags;
     if (!o_.rendezvous) return net_send(npu, dst, bytes, tag, h);
-    uint32_t r = alloc_rendezvous({npu, dst, tag, bytes, h});
+    uint32_t r = rendezvous_.add({npu, dst, tag, bytes, h});
     net_recv(npu, dst, kRendezvousBytes, tag + kRendezvousTags,
              Handler{HandlerKind::RendezvousSend, npu, r});
   }
@@ -695,7 +697,7 @@ class Engine {
     tag = collective ? tag % (kRendezvousTags - kCollectiveTags) + kCollectiveTags
                      : tag % kCollectiveTags;
     if (!o_.rendezvous) return net_recv(npu, src, bytes, tag, h);
-    uint32_t r = alloc_rendezvous({npu, src, tag, bytes, h});
+    uint32_t r = rendezvous_.add({npu, src, tag, bytes, h});
     net_send(npu, src, kRendezvousBytes, tag + kRendezvousTags,
              Handler{HandlerKind::RendezvousRecv, npu, r});
   }
@@ -1132,7 +1134,7 @@ class Engine {
       if (prev >= 0) stream_removed(n, prev);
       streams_[si].phases.clear();
       streams_[si].packets.clear();
-      free_streams_.push_back(si);
+      streams_.release(si);
       return;
     }
     Stream& s = streams_[si];
@@ -1177,7 +1179,7 @@ class Engine {
     t.time += now_ - d.created;
     uint32_t n = d.npu;
     uint64_t node = d.node;
-    free_datasets_.push_back(di);
+    datasets_.release(di);
     node_done(n, node);
   }
 
@@ -1331,7 +1333,7 @@ class Engine {
     int priority = sys.scheduling == SchedulingPolicy::LIFO   ? p.priority_counter++
                    : sys.scheduling == SchedulingPolicy::FIFO ? p.priority_counter--
                                                               : explicit_priority;
-    uint32_t di = alloc_dataset(Dataset{npu, node.id(), 0, 0, now_, int(type), size});
+    uint32_t di = datasets_.add(Dataset{npu, node.id(), 0, 0, now_, int(type), size});
     std::vector<std::vector<PhaseSpec>> chunks;
     if (!sys.custom[int(type)].empty()) {  // one stream for the whole collective, on queue 0; the rank's trace is chosen by its
       // position in the group (sorted ranks, as the reference).
@@ -1406,7 +1408,7 @@ class Engine {
       return;
     }
     for (auto& phases : chunks) {
-      uint32_t si = alloc_stream();
+      uint32_t si = streams_.add(Stream{});
       Stream& s = streams_[si];
       s.npu = npu;
       s.dataset = di;
@@ -1419,26 +1421,6 @@ class Engine {
     }
   }
 
-  uint32_t alloc_stream() {
-    if (!free_streams_.empty()) {
-      uint32_t i = free_streams_.back();
-      free_streams_.pop_back();
-      streams_[i] = Stream{};
-      return i;
-    }
-    streams_.emplace_back();
-    return static_cast<uint32_t>(streams_.size() - 1);
-  }
-  uint32_t alloc_dataset(const Dataset& d) {
-    if (!free_datasets_.empty()) {
-      uint32_t i = free_datasets_.back();
-      free_datasets_.pop_back();
-      datasets_[i] = d;
-      return i;
-    }
-    datasets_.push_back(d);
-    return static_cast<uint32_t>(datasets_.size() - 1);
-  }
 
   // ---------------------------------------------------------------- workload layer
 
@@ -1625,7 +1607,7 @@ class Engine {
       case 5: {  // broadcast: replayed with its duration, as the reference
         ++totals[kCollectiveTypes].count;
         totals[kCollectiveTypes].bytes += uint64_t(*size);
-        uint32_t di = alloc_dataset(Dataset{n, node.id(), 1, 0, now_, kCollectiveTypes, 0});
+        uint32_t di = datasets_.add(Dataset{n, node.id(), 1, 0, now_, kCollectiveTypes, 0});
         register_call(n, replay_time(node), SysCall{CallKind::DatasetDone, false, di, 0});
         return false;
       }
@@ -1796,10 +1778,8 @@ class Engine {
 
   std::vector<Npu> npus_;
   std::vector<std::shared_ptr<std::string>> keep_;
-  std::vector<Stream> streams_;
-  std::vector<uint32_t> free_streams_;
-  std::vector<Dataset> datasets_;
-  std::vector<uint32_t> free_datasets_;
+  Pool<Stream> streams_;
+  Pool<Dataset> datasets_;
   std::vector<Group> groups_;
   std::map<int, int> group_index_;
   std::map<std::pair<uint32_t, bool>, Tree> trees_;
@@ -1813,10 +1793,8 @@ class Engine {
   std::vector<Message> messages_;
   std::vector<uint32_t> free_messages_;
   std::unordered_map<uint64_t, Link> links_;
-  std::vector<Handler> handlers_;
-  std::vector<uint32_t> free_handlers_;
-  std::vector<Rendezvous> rendezvous_;
-  std::vector<uint32_t> free_rendezvous_;
+  Pool<Handler> handlers_;
+  Pool<Rendezvous> rendezvous_;
 
   SimResult result_;
 };
