@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -145,6 +146,15 @@ uint64_t Args::get_uint(const std::string& name, uint64_t max) const {
   if (v.empty() || *end != '\0' || v[0] == '-') fail(name + " expects a non-negative integer, got '" + v + "'");
   if (errno == ERANGE || n > max) fail(name + " is too large: at most " + std::to_string(max) + ", got '" + v + "'");
   return n;
+}
+
+double Args::get_positive_double(const std::string& name) const {
+  const std::string& v = get(name);
+  char* end = nullptr;
+  double d = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || !std::isfinite(d) || !(d > 0))
+    fail(name + " expects a positive number, got '" + v + "'");
+  return d;
 }
 
 const std::vector<std::string>& Args::values(const std::string& positional) const {

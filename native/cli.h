@@ -48,6 +48,8 @@ class Args {
   // A non-negative integer option no larger than `max` (callers narrowing to a smaller type
   // pass its maximum, so an out-of-range value is a usage error, never a wrapped number).
   uint64_t get_uint(const std::string& name, uint64_t max = UINT64_MAX) const;
+  // A finite number > 0 (e.g. a scale factor); anything else is a usage error.
+  double get_positive_double(const std::string& name) const;
   const std::vector<std::string>& values(const std::string& positional) const;
 
   std::string usage() const;

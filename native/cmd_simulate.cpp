@@ -172,19 +172,6 @@ int run(const Request& q) {
   return cli::kOk;
 }
 
-double parse_double(const cli::Args& a, const std::string& name) {
-  const std::string& s = a.get(name);
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != s.size() || !(v > 0)) a.fail(name + ": '" + s + "' is not a positive number");
-  return v;
-}
-
 void load_common(Request& q, const std::string& workload, const std::string& system,
                  const std::string& network, const std::string& memory, const std::string& groups) {
   q.in.workload = workload;
@@ -205,7 +192,7 @@ int run_simulate(const cli::Args& a) {
   else if (backend == "aware") q.opt.backend = Backend::CongestionAware;
   else a.fail("--backend must be unaware or aware");
   q.opt.queues_per_dim = static_cast<uint32_t>(a.get_uint("--num-queues-per-dim", 1024));
-  q.opt.injection_scale = parse_double(a, "--injection-scale");
+  q.opt.injection_scale = a.get_positive_double("--injection-scale");
   q.opt.rendezvous = a.has("--rendezvous");
   q.json_out = a.get("--json");
   q.timeline_out = a.get("--timeline");
@@ -227,9 +214,9 @@ int run_reference(const cli::Args& a) {
               a.get("--comm-group-configuration"));
   q.opt.backend = g_alias_backend;
   q.opt.queues_per_dim = static_cast<uint32_t>(a.get_uint("--num-queues-per-dim", 1024));
-  q.opt.injection_scale = parse_double(a, "--injection-scale");
-  parse_double(a, "--compute-scale");  // accepted and unused, as in the reference
-  parse_double(a, "--comm-scale");
+  q.opt.injection_scale = a.get_positive_double("--injection-scale");
+  a.get_positive_double("--compute-scale");  // accepted and unused, as in the reference
+  a.get_positive_double("--comm-scale");
   const std::string& rdv = a.get("--rendezvous-protocol");
   if (rdv == "true" || rdv == "1") q.opt.rendezvous = true;
   else if (rdv != "false" && rdv != "0") a.fail("--rendezvous-protocol must be true or false");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <deque>
 #include <unordered_map>
 
 using namespace std::string_view_literals;
@@ -407,7 +408,8 @@ std::vector<std::string> simulate_conversion(const Trace& t, Progress* progress)
   for (uint32_t n = 0; n < t.size(); ++n) position.emplace(t.id(n), n);
   std::vector<Info> info(t.size());
   std::vector<std::vector<uint32_t>> children(t.size());
-  std::vector<uint32_t> cpu_ready, gpu_ready;
+  std::deque<uint32_t> cpu_ready;  // popped from the front, as the reference's list
+  std::vector<uint32_t> gpu_ready;
   auto attr_int = [&](uint32_t n, const char* name) -> std::optional<int64_t> {
     auto a = t.find_attr(n, name);
     return a ? a->as_int64() : std::nullopt;
@@ -426,8 +428,12 @@ std::vector<std::string> simulate_conversion(const Trace& t, Progress* progress)
       ++info[n].pending;
     }
   }
+  auto make_ready = [&](uint32_t n) {
+    if (info[n].gpu) gpu_ready.push_back(n);
+    else cpu_ready.push_back(n);
+  };
   for (uint32_t n = 0; n < t.size(); ++n)
-    if (info[n].pending == 0) (info[n].gpu ? gpu_ready : cpu_ready).push_back(n);
+    if (info[n].pending == 0) make_ready(n);
   auto by_id = [&](uint32_t a, uint32_t b) { return t.id(a) < t.id(b); };
   std::stable_sort(cpu_ready.begin(), cpu_ready.end(), by_id);
   std::stable_sort(gpu_ready.begin(), gpu_ready.end(), by_id);
@@ -440,12 +446,13 @@ std::vector<std::string> simulate_conversion(const Trace& t, Progress* progress)
   uint32_t cpu = kIdle;  // the running CPU node
   uint64_t cpu_start = 0;
   std::vector<std::pair<std::optional<int64_t>, std::pair<uint32_t, uint64_t>>> gpu;  // by stream, in issue order
-  std::vector<uint32_t> issued;
+  std::vector<uint32_t> issued, order;
+  int slot[8];
   uint64_t now = 0;
   while (!cpu_ready.empty() || !gpu_ready.empty() || cpu != kIdle || !gpu.empty()) {
     if (!cpu_ready.empty() && cpu == kIdle) {
       uint32_t n = cpu_ready.front();
-      cpu_ready.erase(cpu_ready.begin());
+      cpu_ready.pop_front();
       cpu = n;
       cpu_start = now;
       issued.push_back(n);
@@ -485,18 +492,18 @@ std::vector<std::string> simulate_conversion(const Trace& t, Progress* progress)
     }
     // Children of the nodes issued this tick become ready, visited in the order CPython
     // iterates a set of up to 4 ints: its 8-slot table, filled by CPython's probe sequence.
-    std::vector<uint32_t> order;
-    std::vector<int> slot(8, -1);
-    for (uint32_t k = 0; k < issued.size() && issued.size() <= 4; ++k) {
-      uint64_t perturb = t.id(issued[k]);
-      size_t i = perturb & 7;
-      while (slot[i] >= 0) {
-        perturb >>= 5;
-        i = (i * 5 + 1 + perturb) & 7;
-      }
-      slot[i] = static_cast<int>(k);
-    }
     if (issued.size() <= 4) {
+      std::fill(std::begin(slot), std::end(slot), -1);
+      for (uint32_t k = 0; k < issued.size(); ++k) {
+        uint64_t perturb = t.id(issued[k]);
+        size_t i = perturb & 7;
+        while (slot[i] >= 0) {
+          perturb >>= 5;
+          i = (i * 5 + 1 + perturb) & 7;
+        }
+        slot[i] = static_cast<int>(k);
+      }
+      order.clear();
       for (int k : slot)
         if (k >= 0) order.push_back(issued[k]);
     } else {
@@ -504,7 +511,7 @@ std::vector<std::string> simulate_conversion(const Trace& t, Progress* progress)
     }
     for (uint32_t p : order)
       for (uint32_t c : children[p])
-        if (--info[c].pending == 0) (info[c].gpu ? gpu_ready : cpu_ready).push_back(c);
+        if (--info[c].pending == 0) make_ready(c);
     issued.clear();
     if ((now & 0xffff) == 0) report_progress(progress, "simulating", now, 0);
   }

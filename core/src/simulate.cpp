@@ -215,10 +215,14 @@ struct QueueLevel {
 struct Group {
   std::vector<uint32_t> members;
   std::unordered_map<uint32_t, uint32_t> index_of;
+  int64_t first_stream_id;  // the reference numbers a group's streams from id * 10^6
 };
 
 struct Npu {
   std::string file;
+  // The whole trace, read at start (thousands of NPUs must not hold thousands of open files);
+  // the feeder reads from it, so it is declared first and outlives the feeder.
+  std::unique_ptr<const std::string> bytes;
   std::unique_ptr<Feeder> feeder;
   int cpu_busy = 0, comp_busy = 0, comm_busy = 0;
   Tick gpu_time = 0;
@@ -236,7 +240,7 @@ struct Npu {
   std::map<int, int> runtime_groups;   // pg_name -> group index, from METADATA nodes
   // workload bookkeeping
   std::unordered_map<uint64_t, Running> in_flight;
-  std::vector<std::pair<Tick, Tick>> intervals[5];  // compute, comm, cpu, memory (+unused)
+  std::vector<std::pair<Tick, Tick>> intervals[4];  // busy time: compute, comm, cpu, memory
   uint64_t nodes = 0;
 };
 
@@ -284,6 +288,14 @@ Tick union_length(std::vector<std::pair<Tick, Tick>>& v) {
 std::string node_label(const FeederNode& n) {
   return "node " + std::to_string(n.id()) + " (" + std::string(n.name()) + ")";
 }
+
+// Names a node for error messages: "FILE: node ID (NAME)", built only when an error is raised
+// (nodes are issued on the hot path).
+struct Where {
+  const std::string& file;
+  const FeederNode& node;
+  std::string operator()() const { return file + ": " + node_label(node); }
+};
 
 // Double binary tree over positions 0..n-1 (in-order numbering, as the reference builds it):
 // the "max" tree's root is the last position, the "min" tree's the first; each root has a
@@ -349,6 +361,7 @@ class Engine {
                       std::to_string(n_npus_));
         g.index_of[members[i]] = i;
       }
+      g.first_stream_id = int64_t(id) * 1000000;
       group_index_[id] = static_cast<int>(groups_.size());
       groups_.push_back(std::move(g));
     }
@@ -392,11 +405,9 @@ class Engine {
       if (!std::filesystem::is_regular_file(p.file, ec))
         throw Error(p.file + ": workload file of NPU " + std::to_string(n) +
                     " does not exist (the network has " + std::to_string(n_npus_) + " NPUs)");
-      // Read whole files: thousands of NPUs must not hold thousands of open files.
-      auto bytes = std::make_shared<std::string>(read_file(p.file));
-      keep_.push_back(bytes);
+      p.bytes = std::make_unique<const std::string>(read_file(p.file));
       p.feeder = std::make_unique<Feeder>(
-          memory_input({reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, p.file),
+          memory_input({reinterpret_cast<const uint8_t*>(p.bytes->data()), p.bytes->size()}, p.file),
           fo);
       uint32_t total_queues = dims_ * o_.queues_per_dim;
       p.queues.resize(total_queues);
@@ -467,7 +478,7 @@ class Engine {
         case CallKind::NodeDone: node_done(n, c.arg); break;
         case CallKind::DatasetDone: dataset_step(c.obj); break;
         case CallKind::CustomDone: custom_node_done(c.obj, c.arg); break;
-        case CallKind::PhaseDone: phase_done(c.obj); break;
+        case CallKind::PhaseDone: proceed(c.obj); break;
       }
     }
     auto& b = npus_[n].buckets;
@@ -554,10 +565,10 @@ class Engine {
   void forget_pair(const PairKey& pk) {
     auto it = counters_.find(pk);
     if (it == counters_.end() || it->second.sends != it->second.recvs) return;
+    // Messages of one pair arrive in the order sent (same route, same delay), so no entry of
+    // the pair is pending once its newest one is gone.
     uint64_t last = it->second.sends;
     if (last > 0 && matches_.count(MatchKey{pk.tag, pk.src, pk.dst, pk.size, last - 1})) return;
-    // Only safe when no entry of this pair is pending at all; the newest one is the only
-    // candidate because entries complete in order for one pair.
     counters_.erase(it);
   }
 
@@ -683,10 +694,13 @@ class Engine {
   }
 
   // The system layer's send/recv (front_end_sim_send/recv): tag spaces and rendezvous.
+  static int64_t wire_tag(int64_t tag, bool collective) {
+    return collective ? tag % (kRendezvousTags - kCollectiveTags) + kCollectiveTags
+                      : tag % kCollectiveTags;
+  }
   void sys_send(uint32_t npu, uint32_t dst, uint64_t bytes, int64_t tag, bool collective,
                 Handler h) {
-    tag = collective ? tag % (kRendezvousTags - kCollectiveTags) + kCollectiveTags
-                     : tag % kCollectiveTags;
+    tag = wire_tag(tag, collective);
     if (!o_.rendezvous) return net_send(npu, dst, bytes, tag, h);
     uint32_t r = rendezvous_.add({npu, dst, tag, bytes, h});
     net_recv(npu, dst, kRendezvousBytes, tag + kRendezvousTags,
@@ -694,8 +708,7 @@ class Engine {
   }
   void sys_recv(uint32_t npu, uint32_t src, uint64_t bytes, int64_t tag, bool collective,
                 Handler h) {
-    tag = collective ? tag % (kRendezvousTags - kCollectiveTags) + kCollectiveTags
-                     : tag % kCollectiveTags;
+    tag = wire_tag(tag, collective);
     if (!o_.rendezvous) return net_recv(npu, src, bytes, tag, h);
     uint32_t r = rendezvous_.add({npu, src, tag, bytes, h});
     net_send(npu, src, kRendezvousBytes, tag + kRendezvousTags,
@@ -850,7 +863,7 @@ class Engine {
 
   void packet_iterate(uint32_t si) {
     Stream& s = streams_[si];
-    if (s.stream_count == 0 && s.free_packets == s.parallel) phase_done(si);
+    if (s.stream_count == 0 && s.free_packets == s.parallel) proceed(si);
   }
 
   void algo_init(uint32_t si) {
@@ -911,7 +924,7 @@ class Engine {
             bundle(s, si, false, bytes, true);
             s.tree_state = TreeState::End;
             return;
-          case TreeState::End: phase_done(si); return;
+          case TreeState::End: proceed(si); return;
           default: return;
         }
       case TreeRole::Intermediate:
@@ -937,7 +950,7 @@ class Engine {
         } else if (s.tree_state == TreeState::SendingToChildren) {
           send_to(p.left);
           send_to(p.right);
-          phase_done(si);
+          proceed(si);
         }
         return;
       case TreeRole::Root: {
@@ -950,7 +963,7 @@ class Engine {
           s.tree_state = TreeState::SendingToChildren;
         } else if (s.tree_state == TreeState::SendingToChildren) {
           send_to(child);
-          phase_done(si);
+          proceed(si);
         }
         return;
       }
@@ -1052,15 +1065,15 @@ class Engine {
     custom_issue(si);
   }
 
-  uint32_t custom_rank(const Stream& s, int64_t algo_rank, const std::string& what) {
+  uint32_t custom_rank(const Stream& s, int64_t algo_rank, const Where& what) {
     if (s.cur.group < 0) {
       if (algo_rank < 0 || algo_rank >= int64_t(n_npus_))
-        throw Error(what + ": rank " + std::to_string(algo_rank) + " is not an NPU");
+        throw Error(what() + ": rank " + std::to_string(algo_rank) + " is not an NPU");
       return static_cast<uint32_t>(algo_rank);
     }
     const auto& m = groups_[s.cur.group].members;
     if (algo_rank < 0 || algo_rank >= int64_t(m.size()))
-      throw Error(what + ": rank " + std::to_string(algo_rank) + " is not in the group");
+      throw Error(what() + ": rank " + std::to_string(algo_rank) + " is not in the group");
     return m[algo_rank];
   }
 
@@ -1069,22 +1082,22 @@ class Engine {
     for (uint64_t id : ready) {
       Stream& s = streams_[si];
       FeederNode node = s.custom->node(id);
-      std::string what = s.cur.custom_file + ": " + node_label(node);
-      if (id > 0xffffffffu) throw Error(what + ": node ids of custom collectives must fit 32 bits");
+      Where what{s.cur.custom_file, node};
+      if (id > 0xffffffffu) throw Error(what() + ": node ids of custom collectives must fit 32 bits");
       uint64_t arg = (uint64_t(si) << 32) | id;
       int64_t size = node.comm_size().value_or(0);
       int64_t tag = node.comm_tag().value_or(0);
       switch (node.type()) {
         case NodeType::CommSend: {
           auto dst = node.comm_dst();
-          if (!dst) throw Error(what + ": a send needs comm_dst");
+          if (!dst) throw Error(what() + ": a send needs comm_dst");
           sys_send(s.npu, custom_rank(s, *dst, what), uint64_t(size), tag, false,
                    Handler{HandlerKind::CustomNode, s.npu, arg});
           break;
         }
         case NodeType::CommRecv: {
           auto src = node.comm_src();
-          if (!src) throw Error(what + ": a recv needs comm_src");
+          if (!src) throw Error(what() + ": a recv needs comm_src");
           sys_recv(s.npu, custom_rank(s, *src, what), uint64_t(size), tag, false,
                    Handler{HandlerKind::CustomNode, s.npu, arg});
           break;
@@ -1107,7 +1120,7 @@ class Engine {
     Stream& t = streams_[si];
     if (t.custom->finished()) {
       t.custom.reset();
-      phase_done(si);
+      proceed(si);
     } else if (t.custom->in_flight() == 0 && t.custom->stalled()) {
       throw Error(t.cur.custom_file + ": custom collective cannot finish: " +
                   t.custom->stall_report());
@@ -1116,10 +1129,9 @@ class Engine {
 
   // ---------------------------------------------------------------- system layer: streams
 
-  // The reference's proceed_to_next_vnet_baseline: leave the current phase's queue, notify the
-  // dataset when no phase is left, else join the next phase's queue.
-  void phase_done(uint32_t si) { proceed(si); }
-
+  // A stream finished its phase, or is new (the reference's proceed_to_next_vnet_baseline):
+  // leave the current phase's queue, notify the dataset when no phase is left, else join the
+  // next phase's queue.
   void proceed(uint32_t si) {
     uint32_t n = streams_[si].npu;
     int prev = streams_[si].queue;
@@ -1145,7 +1157,7 @@ class Engine {
     insert_stream(npus_[n].queues[s.queue], si);
     int q = s.queue;
     if (prev >= 0) stream_removed(n, prev);
-    stream_added(n, q);
+    start_waiting(n, q);
   }
 
   // Queue order: streams already running first, then by priority (ties: arrival order).
@@ -1166,7 +1178,6 @@ class Engine {
       ++npus_[n].running[q];
     }
   }
-  void stream_added(uint32_t n, int q) { start_waiting(n, q); }
   void stream_removed(uint32_t n, int q) {
     --npus_[n].running[q];
     start_waiting(n, q);
@@ -1212,20 +1223,20 @@ class Engine {
   };
 
   Plan make_plan(uint32_t npu, Collective type, int group, const std::vector<bool>& involved,
-                 const std::string& what) {
+                 const Where& what) {
     const auto& algos = in_.system.algorithms[int(type)];
     if (algos.empty())
-      throw Error(what + ": the system configuration has no " +
+      throw Error(what() + ": the system configuration has no " +
                   std::string(collective_name(type)) + "-implementation");
     Plan plan;
     bool whole = group < 0 || groups_[group].members.size() == n_npus_;
     if (!whole) {
       const Group& g = groups_[group];
       if (!g.index_of.count(npu))
-        throw Error(what + ": NPU " + std::to_string(npu) + " is not in its communicator group");
+        throw Error(what() + ": NPU " + std::to_string(npu) + " is not in its communicator group");
       AlgorithmChoice a = algos.size() > 1 ? AlgorithmChoice{} : algos[0];
       if (a.kind == Algorithm::DoubleBinaryTree)
-        throw Error(what + ": doubleBinaryTree cannot run on a communicator group");
+        throw Error(what() + ": doubleBinaryTree cannot run on a communicator group");
       a.flat = false;
       RingView r;
       r.n = static_cast<uint32_t>(g.members.size());
@@ -1259,7 +1270,7 @@ class Engine {
 
   PhaseSpec make_phase(uint32_t npu, Collective type, Collective phase_type, const Plan& plan,
                        uint32_t dim, uint64_t size, std::pair<int, Dir> queue,
-                       const std::string& what) {
+                       const Where& what) {
     PhaseSpec p;
     const AlgorithmChoice& a = plan.algos[dim];
     p.type = phase_type;
@@ -1275,14 +1286,14 @@ class Engine {
       case Algorithm::HalvingDoubling:
         p.algo = AlgoKind::HalvingDoubling;
         if (phase_type == Collective::AllToAll)
-          throw Error(what + ": halvingDoubling does not implement all-to-all");
+          throw Error(what() + ": halvingDoubling does not implement all-to-all");
         if ((n & (n - 1)) != 0)
-          throw Error(what + ": halvingDoubling needs a power-of-two number of NPUs, not " +
+          throw Error(what() + ": halvingDoubling needs a power-of-two number of NPUs, not " +
                       std::to_string(n));
         break;
       case Algorithm::DoubleBinaryTree: {
         if ((n & (n - 1)) != 0)
-          throw Error(what + ": doubleBinaryTree needs a power-of-two number of NPUs, not " +
+          throw Error(what() + ": doubleBinaryTree needs a power-of-two number of NPUs, not " +
                       std::to_string(n));
         // the reference runs a tree all-reduce whatever the phase asked for
         p.algo = AlgoKind::Tree;
@@ -1303,7 +1314,6 @@ class Engine {
                                                                : TreeRole::Intermediate;
         break;
       }
-      case Algorithm::Custom: throw Error(what + ": custom collectives are not supported yet");
     }
     switch (p.type) {
       case Collective::AllReduce:
@@ -1316,10 +1326,10 @@ class Engine {
 
   void issue_collective(uint32_t npu, const FeederNode& node, Collective type, uint64_t size,
                         const std::vector<bool>& involved, int group, int explicit_priority) {
-    std::string what = npus_[npu].file + ": " + node_label(node);
+    Where what{npus_[npu].file, node};
     const SystemConfig& sys = in_.system;
     if (sys.preferred_dataset_splits == 0)
-      throw Error(what + ": the system configuration sets no 'preferred-dataset-splits' "
+      throw Error(what() + ": the system configuration sets no 'preferred-dataset-splits' "
                   "(ASTRA-sim divides by zero)");
     Npu& p = npus_[npu];
     Plan plan;
@@ -1349,7 +1359,7 @@ class Engine {
         std::sort(sorted.begin(), sorted.end());
         auto it = std::find(sorted.begin(), sorted.end(), npu);
         if (it == sorted.end())
-          throw Error(what + ": NPU " + std::to_string(npu) + " is not in its communicator group");
+          throw Error(what() + ": NPU " + std::to_string(npu) + " is not in its communicator group");
         pos = static_cast<uint32_t>(it - sorted.begin());
         c.group = group;
       }
@@ -1413,7 +1423,9 @@ class Engine {
       s.npu = npu;
       s.dataset = di;
       s.priority = priority;
-      s.id = group >= 0 ? npus_[npu].group_streams[group]++ : npus_[npu].streams_created++;
+      s.id = group >= 0 ? npus_[npu].group_streams.try_emplace(group, groups_[group].first_stream_id)
+                              .first->second++
+                        : npus_[npu].streams_created++;
       s.phases = std::move(phases);
       s.next_phase = 0;
       s.queue = -1;
@@ -1477,7 +1489,7 @@ class Engine {
     occupy(p, node, +1);
     uint64_t id = node.id();
     NodeType type = node.type();
-    std::string what = p.file + ": " + node_label(node);
+    Where what{p.file, node};
     SpanKind kind = node.is_cpu_op()           ? SpanKind::Cpu
                     : type == NodeType::Comp   ? SpanKind::Compute
                     : type == NodeType::CommColl ? SpanKind::Collective
@@ -1496,16 +1508,16 @@ class Engine {
       return false;
     }
     if (is_comm(type) && node.is_cpu_op())
-      throw Error(what + ": a communication node cannot be a CPU op (is_cpu_op is set)");
+      throw Error(what() + ": a communication node cannot be a CPU op (is_cpu_op is set)");
     switch (type) {
       case NodeType::MemLoad:
       case NodeType::MemStore: {
         const RemoteMemoryConfig& m = in_.memory;
         if (m.type == MemoryType::None)
-          throw Error(what + ": remote memory access needs a remote-memory configuration other "
+          throw Error(what() + ": remote memory access needs a remote-memory configuration other "
                       "than NO_MEMORY_EXPANSION");
         auto size = node.tensor_size();
-        if (!size) throw Error(what + ": memory node without a tensor_size attribute");
+        if (!size) throw Error(what() + ": memory node without a tensor_size attribute");
         Tick access = static_cast<Tick>(m.latency + double(*size) / m.bandwidth);
         Tick start = now_;
         if (m.type != MemoryType::PerNpu) {
@@ -1525,10 +1537,10 @@ class Engine {
         auto ops = node.num_ops();
         auto size = node.tensor_size();
         if (!ops || !size)
-          throw Error(what + ": roofline compute needs num_ops and tensor_size attributes");
+          throw Error(what() + ": roofline compute needs num_ops and tensor_size attributes");
         if (*size == 0) return finish_now(n, id);  // the reference skips it as invalid
         if (!(peak_perf_ > 0))
-          throw Error(what + ": roofline-enabled needs 'peak-perf' in the system configuration");
+          throw Error(what() + ": roofline-enabled needs 'peak-perf' in the system configuration");
         double intensity = static_cast<double>(*ops) / static_cast<double>(*size);
         double perf = std::min(local_mem_bw_ * intensity, peak_perf_);
         double seconds = static_cast<double>(*ops) / perf;
@@ -1545,23 +1557,23 @@ class Engine {
         read_process_groups(n, node, what);
         return finish_now(n, id);
     }
-    throw Error(what + ": unknown node type " + std::to_string(int(type)));
+    throw Error(what() + ": unknown node type " + std::to_string(int(type)));
   }
 
   // SEND: the peer is comm_dst and comm_src (optional) must be this NPU; RECV the other way.
-  bool issue_p2p(uint32_t n, const FeederNode& node, const std::string& what, bool send) {
+  bool issue_p2p(uint32_t n, const FeederNode& node, const Where& what, bool send) {
     const char* peer_key = send ? "comm_dst" : "comm_src";
     const char* self_key = send ? "comm_src" : "comm_dst";
     auto peer = send ? node.comm_dst() : node.comm_src();
     auto tag = node.comm_tag();
     if (!peer || !tag)
-      throw Error(what + ": a " + (send ? "send" : "recv") + " needs " + peer_key +
+      throw Error(what() + ": a " + (send ? "send" : "recv") + " needs " + peer_key +
                   " and comm_tag attributes");
     int64_t self = (send ? node.comm_src() : node.comm_dst()).value_or(n);
     if (self != int64_t(n))
-      throw Error(what + ": " + self_key + " " + std::to_string(self) + " is not this NPU");
+      throw Error(what() + ": " + self_key + " " + std::to_string(self) + " is not this NPU");
     if (*peer < 0 || *peer >= int64_t(n_npus_) || *peer == int64_t(n))
-      throw Error(what + ": " + peer_key + " " + std::to_string(*peer) + " is not another NPU");
+      throw Error(what() + ": " + peer_key + " " + std::to_string(*peer) + " is not another NPU");
     uint64_t size = static_cast<uint64_t>(node.comm_size().value_or(0));
     uint32_t other = static_cast<uint32_t>(*peer);
     if (send) sys_send(n, other, size, *tag, false, Handler{HandlerKind::NodeSent, n, node.id()});
@@ -1569,15 +1581,15 @@ class Engine {
     return false;
   }
 
-  bool issue_coll(uint32_t n, const FeederNode& node, const std::string& what) {
+  bool issue_coll(uint32_t n, const FeederNode& node, const Where& what) {
     auto comm_type = node.comm_type();
     auto size = node.comm_size();
-    if (!comm_type) throw Error(what + ": collective without a comm_type attribute");
-    if (!size || *size < 0) throw Error(what + ": collective without a comm_size attribute");
+    if (!comm_type) throw Error(what() + ": collective without a comm_type attribute");
+    if (!size || *size < 0) throw Error(what() + ": collective without a comm_size attribute");
     std::vector<bool> involved;
     if (auto a = node.trace().find_attr(node.position(), "involved_dim")) {
       if (a->kind() != AttrKind::BoolList)
-        throw Error(what + ": involved_dim must be a bool_list");
+        throw Error(what() + ": involved_dim must be a bool_list");
       for (uint64_t v : a->list()) involved.push_back(v != 0);
     }
     int group = -1;
@@ -1585,7 +1597,7 @@ class Engine {
       std::string name(*pg);
       int id = 0;
       if (name.find_first_not_of("0123456789") != std::string::npos || name.size() > 9)
-        throw Error(what + ": pg_name '" + name + "' is not a group number");
+        throw Error(what() + ": pg_name '" + name + "' is not a group number");
       id = std::stoi(name);
       auto rt = npus_[n].runtime_groups.find(id);
       if (rt != npus_[n].runtime_groups.end()) {
@@ -1593,7 +1605,7 @@ class Engine {
       } else {
         auto it = group_index_.find(id);
         if (it == group_index_.end())
-          throw Error(what + ": communicator group " + name + " is not defined");
+          throw Error(what() + ": communicator group " + name + " is not defined");
         group = it->second;
       }
     }
@@ -1612,7 +1624,7 @@ class Engine {
         return false;
       }
       default:
-        throw Error(what + ": collective type " + std::to_string(*comm_type) +
+        throw Error(what() + ": collective type " + std::to_string(*comm_type) +
                     " is not supported (all-reduce 0, all-gather 2, broadcast 5, all-to-all 6, "
                     "reduce-scatter 7)");
     }
@@ -1623,10 +1635,14 @@ class Engine {
     return false;
   }
 
-  // A METADATA node may carry PyTorch process groups: [{"pg_name": "3", "ranks": [..]}, ...]
-  // (possibly wrapped in a JSON string list, as the converter stores inputs).
-  void read_process_groups(uint32_t n, const FeederNode& node, const std::string& what) {
+  // A METADATA node may carry PyTorch process groups: [{"pg_name": "3", "ranks": [..]}, ...],
+  // stored by the converter as the Python repr of a one-string list (['[{"pg_name": ...}]']),
+  // which the reference unwraps by dropping two characters at each end; a JSON string list
+  // is accepted too.
+  void read_process_groups(uint32_t n, const FeederNode& node, const Where& what) {
     std::string text(node.inputs_values());
+    if (text.size() >= 4 && text.compare(0, 2, "['") == 0 && text.compare(text.size() - 2, 2, "']") == 0)
+      text = text.substr(2, text.size() - 4);
     if (text.empty()) return;
     nlohmann::json j;
     try {
@@ -1643,22 +1659,25 @@ class Engine {
                                                      : item["pg_name"].dump();
       if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos ||
           name.size() > 9)
-        throw Error(what + ": process group name '" + name + "' is not a number");
+        throw Error(what() + ": process group name '" + name + "' is not a number");
       Group g;
       for (const auto& r : item["ranks"]) {
         if (!r.is_number_unsigned() || r.get<uint64_t>() >= n_npus_)
-          throw Error(what + ": process group " + name + " has an invalid rank");
+          throw Error(what() + ": process group " + name + " has an invalid rank");
         g.members.push_back(r.get<uint32_t>());
       }
       if (g.members.empty())
         for (uint32_t i = 0; i < n_npus_; ++i) g.members.push_back(i);
-      for (uint32_t i = 0; i < g.members.size(); ++i) g.index_of[g.members[i]] = i;
-      // stream ids of a group start at (id + 1) * 10^6, as the reference
+      // Every NPU announces the same groups: they share one Group, so that the NPUs of a
+      // collective agree on its ring. Group ids are pg_name + 1, as the reference.
       int id = std::stoi(name);
-      int index = static_cast<int>(groups_.size());
-      groups_.push_back(std::move(g));
-      npus_[n].runtime_groups[id] = index;
-      npus_[n].group_streams.emplace(index, int64_t(id + 1) * 1000000);
+      auto [it, added] = runtime_groups_.try_emplace({id, g.members}, static_cast<int>(groups_.size()));
+      if (added) {
+        for (uint32_t i = 0; i < g.members.size(); ++i) g.index_of[g.members[i]] = i;
+        g.first_stream_id = int64_t(id + 1) * 1000000;
+        groups_.push_back(std::move(g));
+      }
+      npus_[n].runtime_groups[id] = it->second;
     }
   }
 
@@ -1681,8 +1700,8 @@ class Engine {
                     ? 1
                 : r.kind == SpanKind::Cpu    ? 2
                 : r.kind == SpanKind::Memory ? 3
-                                             : 4;
-      if (now_ > r.start) p.intervals[cls].emplace_back(r.start, now_);
+                                             : -1;  // INVALID / METADATA: no busy time
+      if (cls >= 0 && now_ > r.start) p.intervals[cls].emplace_back(r.start, now_);
       if (o_.record_spans)
         result_.spans.push_back(Span{n, r.kind, id, r.start, now_, std::string(node.name())});
       p.in_flight.erase(it);
@@ -1777,11 +1796,11 @@ class Engine {
   std::vector<uint32_t> free_buckets_;
 
   std::vector<Npu> npus_;
-  std::vector<std::shared_ptr<std::string>> keep_;
   Pool<Stream> streams_;
   Pool<Dataset> datasets_;
-  std::vector<Group> groups_;
+  std::deque<Group> groups_;  // a deque: rings point at members while groups are added
   std::map<int, int> group_index_;
+  std::map<std::pair<int, std::vector<uint32_t>>, int> runtime_groups_;  // from METADATA nodes
   std::map<std::pair<uint32_t, bool>, Tree> trees_;
   std::map<uint32_t, Tick> memory_busy_;
   std::map<std::string, std::string> custom_bytes_;  // custom collective traces, read once

@@ -581,4 +581,26 @@ TEST(CliSimulate, AstraSimLinesSummaryJsonTimelineAndTheDropInAliases) {
   r = run({"simulate", "--workload", wl, "--system", "sys/ring_s4_c1.json", "--network", "net/ring_64.yml"}, CHAKRA_BIN, in);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "all_reduce.8.et")) << r.err;
+  for (const char* scale : {"0", "-1", "2x", "nan"}) {
+    r = run({"simulate", "--workload", wl, "--system", "sys/ring_s4_c1.json", "--network", "net/ring_8.yml",
+             "--injection-scale", scale}, CHAKRA_BIN, in);
+    EXPECT_EQ(r.exit_code, 2) << scale;
+    EXPECT_TRUE(contains(r.err, "--injection-scale expects a positive number")) << r.err;
+  }
+  // --injection-scale 2 doubles endpoint-delay: 64440 -> 65040 (reference case flag_injection_scale2)
+  r = run({"simulate", "--workload", wl, "--system", "sys/ring_s4_c1.json", "--network", "net/ring_8.yml",
+           "--injection-scale", "2"}, CHAKRA_BIN, in);
+  EXPECT_TRUE(contains(r.out, "sys[0] finished, 65040 cycles")) << r.out;
+}
+
+TEST(CliConvert, SimulatePrintsTheToySchedulerAndNeedsOneTrace) {
+  std::string dir = temp_dir();
+  const std::string in = shared("reference/chakra/inputs/1.0.2-chakra.0.0.4.json");
+  Result r = run({"convert", "pytorch", in, "-o", dir + "/a.et", "--simulate"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "Issuing CPU Node ID 2 ([pytorch|profiler|execution_trace|thread]) at 0us with duration 0us, tid: 1\n")) << r.out.substr(0, 300);
+  EXPECT_TRUE(contains(r.out, "CPU Node ID 296 completed at 262us, tid: 1\n"));
+  r = run({"convert", "pytorch", shared("data/pairs"), "-o", dir + "/b", "--simulate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "--simulate takes a single trace")) << r.err;
 }

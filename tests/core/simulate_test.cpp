@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -78,13 +79,18 @@ SimResult run_case(const Case& c, bool every_message = false) {
   return simulate(in, o);
 }
 
-std::string error_of(const Case& c) {
+// The message of the chakra::Error `f` throws; empty if it throws none.
+std::string error_text(const std::function<void()>& f) {
   try {
-    run_case(c);
+    f();
   } catch (const Error& e) {
     return e.what();
   }
   return "";
+}
+
+std::string error_of(const Case& c) {
+  return error_text([&] { run_case(c); });
 }
 
 }  // namespace
@@ -310,14 +316,7 @@ TEST(SimulateErrors, RecvWithoutSendIsAReportedDeadlock) {
 }
 
 TEST(SimulateErrors, BadConfigurationsNameTheFileAndKey) {
-  auto net_error = [](const std::string& yaml) {
-    try {
-      parse_network(yaml, "n.yml");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  auto net_error = [](const std::string& yaml) { return error_text([&] { parse_network(yaml, "n.yml"); }); };
   EXPECT_NE(net_error("topology: [ Torus ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n")
                 .find("Torus"), std::string::npos);
   EXPECT_NE(net_error("topology: [ Ring ]\nnpus_count: [ 1 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n")
@@ -331,14 +330,7 @@ TEST(SimulateErrors, BadConfigurationsNameTheFileAndKey) {
   EXPECT_EQ(block.total_npus(), 8u);
   EXPECT_EQ(block.latency[0], 936.25);
 
-  auto sys_error = [](const std::string& json) {
-    try {
-      parse_system(json, "s.json");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  auto sys_error = [](const std::string& json) { return error_text([&] { parse_system(json, "s.json"); }); };
   EXPECT_NE(sys_error(R"({"preferred-dataset-split": 4})").find("preferred-dataset-split'"), std::string::npos);
   EXPECT_NE(sys_error(R"({"scheduling-policy": "RANDOM"})").find("RANDOM"), std::string::npos);
   EXPECT_NE(sys_error(R"({"all-reduce-implementation": ["rign"]})").find("rign"), std::string::npos);
@@ -354,12 +346,8 @@ TEST(SimulateErrors, BadConfigurationsNameTheFileAndKey) {
   in.workload = temp_dir() + "/none";
   in.network = net1("Ring", 4);
   in.system = ring_system("ring");
-  try {
-    simulate(in);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("none.0.et"), std::string::npos) << e.what();
-  }
+  std::string e = error_text([&] { simulate(in); });
+  EXPECT_NE(e.find("none.0.et"), std::string::npos) << e;
 }
 
 // The closed-form ring phases against simulating every message: NPUs reach the collectives at
@@ -426,4 +414,121 @@ TEST(SimulateClosedForm, RingPhasesInClosedFormEqualEveryMessageSimulated) {
       EXPECT_LT(a.events * 4, b.events);
     }
   }
+}
+
+namespace {
+
+// Writes PREFIX.{npu}.et, each NPU's nodes made by `make(npu, trace, nodes)`.
+std::string write_traces(uint32_t npus, const std::function<void(uint32_t, Trace&, std::vector<NodeDraft>&)>& make) {
+  std::string prefix = temp_dir() + "/t";
+  for (uint32_t npu = 0; npu < npus; ++npu) {
+    Trace t;
+    std::vector<NodeDraft> nodes;
+    make(npu, t, nodes);
+    write_nodes(prefix + "." + std::to_string(npu) + ".et", nodes, t);
+  }
+  return prefix;
+}
+
+}  // namespace
+
+// Remote memory: per NPU accesses are independent; per node and pooled ones queue (FIFO).
+TEST(SimulateMemory, PerNodeAndPoolAccessesQueue) {
+  std::string prefix = write_traces(4, [](uint32_t, Trace& t, std::vector<NodeDraft>& nodes) {
+    NodeDraft d;
+    d.id = 1;
+    d.name = t.intern("load");
+    d.type = int32_t(NodeType::MemLoad);
+    d.attrs.add_uint64(t.intern("tensor_size"), 1 << 20);
+    nodes.push_back(d);
+  });
+  SimInputs in;
+  in.workload = prefix;
+  in.network = net1("Ring", 4);
+  in.system = ring_system("ring");
+  const Tick access = 1000 + (1 << 20) / 100;  // latency + bytes / (GB/s as B/ns), truncated
+  auto finishes = [&](const char* json) {
+    in.memory = parse_remote_memory(json, "m.json");
+    std::vector<Tick> f;
+    for (const NpuResult& n : simulate(in).npus) f.push_back(n.finish);
+    return f;
+  };
+  EXPECT_EQ(finishes(R"({"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 1000, "remote-mem-bw": 100})"),
+            (std::vector<Tick>{access, access, access, access}));
+  EXPECT_EQ(finishes(R"({"memory-type": "PER_NODE_MEMORY_EXPANSION", "remote-mem-latency": 1000,
+                         "remote-mem-bw": 100, "num-npus-per-node": 2})"),
+            (std::vector<Tick>{access, 2 * access, access, 2 * access}));
+  EXPECT_EQ(finishes(R"({"memory-type": "MEMORY_POOL", "remote-mem-latency": 1000, "remote-mem-bw": 100})"),
+            (std::vector<Tick>{access, 2 * access, 3 * access, 4 * access}));
+}
+
+// Process groups announced by a METADATA node (PyTorch's JSON, as the converter stores it)
+// behave exactly as the same groups given in a comm-group file.
+TEST(SimulateGroups, MetadataProcessGroupsEqualTheGroupFile) {
+  auto make = [](bool metadata) {
+    return write_traces(4, [metadata](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
+      if (metadata) {
+        NodeDraft m;
+        m.id = 0;
+        m.name = t.intern("## process_group:init ##");
+        m.type = int32_t(NodeType::Metadata);
+        m.has_inputs = true;
+        m.inputs.values = t.intern(R"(['[{"pg_name": "1", "ranks": [0, 2]}, {"pg_name": "2", "ranks": [3, 1]}]'])");
+        nodes.push_back(m);
+      }
+      NodeDraft c;
+      c.id = 1;
+      c.name = t.intern("ar");
+      c.type = int32_t(NodeType::CommColl);
+      if (metadata) c.data_deps = {0};
+      c.attrs.add_int64(t.intern("comm_type"), 0);
+      c.attrs.add_int64(t.intern("comm_size"), 1 << 20);
+      c.attrs.add_string(t.intern("pg_name"), t.intern(npu % 2 ? "2" : "1"));
+      nodes.push_back(c);
+    });
+  };
+  SimInputs in;
+  in.network = net1("Ring", 4);
+  in.system = ring_system("ring");
+  in.workload = make(true);
+  SimResult from_metadata = simulate(in);
+  in.workload = make(false);
+  in.groups = parse_comm_groups(R"({"1": [0, 2], "2": [3, 1]})", "g.json");
+  SimResult from_file = simulate(in);
+  for (uint32_t i = 0; i < 4; ++i) {
+    EXPECT_TRUE(from_metadata.npus[i].finished);
+    EXPECT_GT(from_metadata.npus[i].finish, 0u);
+    EXPECT_EQ(from_metadata.npus[i].finish, from_file.npus[i].finish) << i;
+  }
+  // without the groups the pg_name is an error naming it
+  in.groups.clear();
+  std::string e = error_text([&] { simulate(in); });
+  EXPECT_NE(e.find("communicator group 1 is not defined"), std::string::npos) << e;
+}
+
+TEST(SimulateErrors, BadNodesAndOtherConfigFiles) {
+  std::string prefix = write_traces(2, [](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
+    NodeDraft d;
+    d.id = 1;
+    d.name = t.intern("self_send");
+    d.type = int32_t(NodeType::CommSend);
+    d.attrs.add_int32(t.intern("comm_dst"), int32_t(npu));
+    d.attrs.add_int32(t.intern("comm_tag"), 1);
+    d.attrs.add_int64(t.intern("comm_size"), 8);
+    nodes.push_back(d);
+  });
+  SimInputs in;
+  in.workload = prefix;
+  in.network = net1("Ring", 2);
+  in.system = ring_system("ring");
+  std::string e = error_text([&] { simulate(in); });
+  EXPECT_NE(e.find("t.0.et: node 1 (self_send): comm_dst 0 is not another NPU"), std::string::npos) << e;
+  EXPECT_NE(error_text([] { parse_system(R"({"model-shared-bus": 1})", "s.json"); }).find("model-shared-bus"), std::string::npos);
+  EXPECT_NE(error_text([] { parse_system(R"({"per-node-custom-implementation": "x.yml"})", "s.json"); })
+                .find("per-node-custom-implementation"), std::string::npos);
+  EXPECT_NE(error_text([] { parse_remote_memory(R"({"memory-type": "MEMORY_POOL"})", "m.json"); })
+                .find("'remote-mem-latency' is required"), std::string::npos);
+  EXPECT_NE(error_text([] { parse_remote_memory(R"({"memory-type": "FLASH"})", "m.json"); }).find("FLASH"), std::string::npos);
+  EXPECT_NE(error_text([] { parse_comm_groups(R"({"0": [1, 2]})", "g.json"); }).find("0 means all NPUs"), std::string::npos);
+  EXPECT_NE(error_text([] { parse_comm_groups(R"({"1": [1, 1]})", "g.json"); }).find("repeated"), std::string::npos);
 }

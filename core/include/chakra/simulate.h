@@ -41,7 +41,7 @@ NetworkConfig load_network(const std::string& path);
 
 // ---- System (ASTRA-sim system JSON) --------------------------------------------------------
 
-enum class Algorithm { Ring, Direct, HalvingDoubling, DoubleBinaryTree, Custom };
+enum class Algorithm { Ring, Direct, HalvingDoubling, DoubleBinaryTree };
 struct AlgorithmChoice {
   Algorithm kind = Algorithm::Ring;
   bool flat = false;   // "oneRing"/"oneDirect"/"oneHalvingDoubling": one ring of all NPUs
