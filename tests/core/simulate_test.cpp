@@ -532,3 +532,35 @@ TEST(SimulateErrors, BadNodesAndOtherConfigFiles) {
   EXPECT_NE(error_text([] { parse_comm_groups(R"({"0": [1, 2]})", "g.json"); }).find("0 means all NPUs"), std::string::npos);
   EXPECT_NE(error_text([] { parse_comm_groups(R"({"1": [1, 1]})", "g.json"); }).find("repeated"), std::string::npos);
 }
+
+// A group's collectives are told apart from the global ones by their stream ids (tags), as in
+// the reference: NPUs that issue a group and a global all-reduce in opposite orders wait for
+// each other forever instead of pairing one's group messages with the other's global ones.
+TEST(SimulateGroups, GroupAndGlobalCollectivesDoNotMatchEachOther) {
+  std::string prefix = write_traces(2, [](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
+    for (uint64_t k = 0; k < 2; ++k) {
+      NodeDraft c;
+      c.id = k;
+      c.name = t.intern("ar" + std::to_string(k));
+      c.type = int32_t(NodeType::CommColl);
+      if (k) c.data_deps = {0};
+      c.attrs.add_int64(t.intern("comm_type"), 0);
+      c.attrs.add_int64(t.intern("comm_size"), 1 << 20);
+      if ((npu == 0) == (k == 0)) c.attrs.add_string(t.intern("pg_name"), t.intern("1"));
+      nodes.push_back(c);
+    }
+  });
+  SimInputs in;
+  in.workload = prefix;
+  in.network = net1("Ring", 2);
+  in.system = ring_system("ring");
+  in.groups = parse_comm_groups(R"({"1": [0, 1]})", "g.json");
+  for (bool every_message : {false, true}) {
+    SimOptions o;
+    o.every_message = every_message;
+    SimResult r = simulate(in, o);
+    EXPECT_TRUE(r.deadlock);
+    EXPECT_FALSE(r.npus[0].finished);
+    EXPECT_FALSE(r.npus[1].finished);
+  }
+}
