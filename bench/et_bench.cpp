@@ -275,6 +275,29 @@ int bench(const cli::Args& args) {
   ChildRun sim_stage = best_run({chakra, "simulate", "--workload", astra + "/stage/llm_dp2_tp2_pp2/workload", "--system",
                                  astra + "/sys/h100_roofline.json", "--network", astra + "/net/hgx8.yml", "--comm-group",
                                  astra + "/stage/llm_dp2_tp2_pp2/workload.json", "--no-summary"});
+  // chakra synth: STAGE's Llama-70B-like defaults at --synth-ranks ranks (tp 8, pp 16, the rest
+  // dp; STAGE's 8192-rank figure), and a 512-NPU step (dp16 tp8 pp4) simulated with roofline
+  // compute on a two-level [8, 64] switch network.
+  const uint64_t synth_ranks = args.get_uint("--synth-ranks", 1u << 24);
+  if (synth_ranks % 128) throw chakra::Error("--synth-ranks must be a multiple of 128 (tp 8 × pp 16)");
+  const std::string synth_dir = work + "/synth";
+  ChildRun synth = best_run({chakra, "synth", "--preset", "stage-70b", "--dp", std::to_string(synth_ranks / 128), "--tp", "8",
+                             "--pp", "16", "--stage-compat", "-o", synth_dir + "/big/w"});
+  const uint64_t synth_bytes = [&] {
+    uint64_t n = 0;
+    for (const auto& f : std::filesystem::directory_iterator(synth_dir + "/big")) n += f.file_size();
+    return n;
+  }();
+  ChildRun synth512 = run_child({chakra, "synth", "--preset", "stage-70b", "--dp", "16", "--tp", "8", "--pp", "4",
+                                 "--stage-compat", "-o", synth_dir + "/512/w"});
+  {
+    chakra::OutputFile net(synth_dir + "/512/net.yml");
+    net.write("topology: [ Switch, Switch ]\nnpus_count: [ 8, 64 ]\nbandwidth: [ 400, 50 ]\nlatency: [ 500, 2000 ]\n");
+    net.commit();
+  }
+  ChildRun sim512 = best_run({chakra, "simulate", "--workload", synth_dir + "/512/w", "--system", astra + "/sys/h100_roofline.json",
+                              "--network", synth_dir + "/512/net.yml", "--comm-group", synth_dir + "/512/w.comm_group.json",
+                              "--no-summary"});
   ChildRun convert_x1 = best_run({chakra, "convert", "pytorch", linked_x1, "-o", work + "/converted_x1.et", "--reference-bytes"});
   ChildRun convert_xn = copies > 1 ? best_run({chakra, "convert", "pytorch", linked_xn, "-o", work + "/converted_xn.et", "--reference-bytes"})
                                    : convert_x1;
@@ -344,6 +367,17 @@ int bench(const cli::Args& args) {
   std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (STAGE llm dp2 tp2 pp2, 8 NPUs, roofline); ASTRA-sim 0.14 s,"
               " exit %d\n", "simulate stage", sim_stage.cpu_s, sim_stage.wall_s,
               chakra::format_bytes(sim_stage.max_rss_bytes).c_str(), sim_stage.exit_code);
+  // STAGE's figures (reference/stage/README.md) and ASTRA-sim's for STAGE's 512-NPU trace (issue 6).
+  std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s, %s written (%llu ranks of STAGE's 70B defaults, tp8 pp16)",
+              "synth", synth.cpu_s, synth.wall_s, chakra::format_bytes(synth.max_rss_bytes).c_str(),
+              chakra::format_bytes(synth_bytes).c_str(), static_cast<unsigned long long>(synth_ranks));
+  if (synth_ranks == 8192)
+    std::printf("; STAGE 385.7 s CPU, 152 MB → %.0fx faster, %.2fx its memory", 385.7 / synth.cpu_s,
+                static_cast<double>(synth.max_rss_bytes) / 152e6);
+  std::printf(", exit %d\n", synth.exit_code);
+  std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (synth dp16 tp8 pp4 = 512 NPUs, roofline, [8, 64] switches);"
+              " ASTRA-sim on STAGE's version 145 s, 1.8 GB → %.0fx faster, exit %d\n", "simulate 512", sim512.cpu_s,
+              sim512.wall_s, chakra::format_bytes(sim512.max_rss_bytes).c_str(), 145 / sim512.cpu_s, sim512.exit_code);
   tool_line("convert x1", convert_x1, linked_x1_bytes, reference_cpu_seconds("convert_resnet_2gpu_rank1_linked"),
                reference_rss_kb("convert_resnet_2gpu_rank1_linked"));
   if (copies > 1) {
@@ -366,8 +400,10 @@ int bench(const cli::Args& args) {
   const bool ok = cli_jsonize.exit_code == 0 && cli_info.exit_code == 0 && cli_validate.exit_code <= 1 &&
                   convert_x1.exit_code == 0 && convert_xn.exit_code == 0 && link_x1.exit_code == 0 &&
                   link_xn.exit_code == 0 && svg_5k.exit_code == 0 && sim_gen.exit_code == 0 &&
-                  sim_ar.exit_code == 0 && sim_stage.exit_code == 0;
+                  sim_ar.exit_code == 0 && sim_stage.exit_code == 0 && synth.exit_code == 0 &&
+                  synth512.exit_code == 0 && sim512.exit_code == 0;
   std::filesystem::remove_all(sim_dir);
+  std::filesystem::remove_all(synth_dir);
   for (const std::string& f : {linked_x1, linked_xn, work + "/converted_x1.et", work + "/converted_xn.et", host_x1,
                                kineto_x1, host_xn, kineto_xn, work + "/linked_out_x1.json", work + "/linked_out_xn.json", work + "/graph_5k.svg"})
     std::filesystem::remove(f);
@@ -378,7 +414,7 @@ int bench(const cli::Args& args) {
 
 int main(int argc, char** argv) {
   const std::string self_dir = std::filesystem::path(argv[0]).parent_path().string();
-  cli::Args args("chakra_bench", "Speed and peak memory of chakra (decode, jsonize, validate, info, visualize, simulate, convert, link) on replicated real traces.");
+  cli::Args args("chakra_bench", "Speed and peak memory of chakra (decode, jsonize, validate, info, visualize, simulate, synth, convert, link) on replicated real traces.");
   args.option("--input", "ET", "trace to replicate",
               std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz")
       .option("--linked", "JSON", "linked PyTorch trace to replicate for the converter benchmark",
@@ -390,6 +426,7 @@ int main(int argc, char** argv) {
       .option("--copies", "N", "copies of the input in the benchmark trace", "16")
       .option("--repeat", "N", "in-process runs; the best is reported", "3")
       .option("--sim-npus", "N", "NPUs of the simulated all-reduce (ASTRA-sim's figures: 1024, 4096)", "1024")
+      .option("--synth-ranks", "N", "ranks of the synthesized 70B model, a multiple of 128 (STAGE's figure: 8192)", "8192")
       .option("--work", "DIR", "where the benchmark trace is written", "build/bench")
       .option("--chakra", "BIN", "the chakra binary to time", (self_dir.empty() ? "." : self_dir) + "/../native/chakra");
   args.parse(argc - 1, argv + 1);

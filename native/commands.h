@@ -19,3 +19,4 @@ int cmd_reference_visualizer(int argc, char** argv);
 int cmd_simulate(int argc, char** argv);
 int cmd_reference_unaware(int argc, char** argv);
 int cmd_reference_aware(int argc, char** argv);
+int cmd_synth(int argc, char** argv);

@@ -26,6 +26,7 @@ constexpr Command kCommands[] = {
     {"visualize", cmd_visualize, "dependency graph as DOT, GraphML or SVG (our own layout, no Graphviz)"},
     {"timeline", cmd_timeline, "ASTRA-sim issue/callback log -> Chrome trace JSON (Perfetto, chrome://tracing)"},
     {"simulate", cmd_simulate, "replay per-NPU traces on ASTRA-sim's analytical network model (same numbers)"},
+    {"synth", cmd_synth, "synthetic per-rank traces of LLM training (GPT/Llama/MoE x DP/TP/PP/SP/EP/FSDP)"},
     {"generate", cmd_generate, "synthetic traces: the reference microbenchmarks, or one collective per NPU"},
 };
 

@@ -604,3 +604,51 @@ TEST(CliConvert, SimulatePrintsTheToySchedulerAndNeedsOneTrace) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.err, "--simulate takes a single trace")) << r.err;
 }
+
+TEST(CliSynth, WritesEveryRankAndTheCommGroupsThenSimulates) {
+  std::string dir = temp_dir();
+  Result r = run({"synth", "--model", "gpt", "--dp", "2", "--tp", "2", "--pp", "2", "--layers", "4", "--hidden", "1024",
+                  "--ffn", "4096", "--heads", "16", "--seq", "512", "--batch", "8", "--vocab", "32000", "--stage-compat",
+                  "-o", dir + "/out/w"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "8 ranks (2 pipeline stages, 93/95 nodes per rank)")) << r.err;
+  for (int rank = 0; rank < 8; ++rank) EXPECT_EQ(chakra::read_et(dir + "/out/w." + std::to_string(rank) + ".et").size(), rank < 4 ? 93u : 95u);
+  EXPECT_EQ(nlohmann::json::parse(read_raw(dir + "/out/w.comm_group.json")),
+            nlohmann::json::parse(read_raw(shared("reference/stage/small_gpt_dp2_tp2_pp2/workload.json"))));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir + "/out"), fs::directory_iterator()), 9);  // no temporary files left
+
+  // A preset with overrides, simulated with roofline compute.
+  r = run({"synth", "--preset", "llama2-7b", "--layers", "2", "--seq", "512", "--batch", "4", "--micro-batches", "2",
+           "--dp", "2", "--tp", "2", "-o", dir + "/l/w", "--comm-groups", dir + "/l/groups.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  {
+    chakra::OutputFile net(dir + "/l/net.yml");
+    net.write("topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
+    net.commit();
+  }
+  r = run({"simulate", "--workload", dir + "/l/w", "--system", shared("reference/astra-sim/inputs/sys/h100_roofline.json"),
+           "--network", dir + "/l/net.yml", "--comm-group", dir + "/l/groups.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "sys[3] finished")) << r.out;
+
+  r = run({"synth", "--list-presets"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "llama3-70b\n")) << r.out;
+}
+
+TEST(CliSynth, BadOptionsExitWithTheReasonAndWriteNothing) {
+  std::string dir = temp_dir();
+  Result r = run({"synth", "--model", "llama", "--heads", "16", "--tp", "32", "-o", dir + "/w"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "--heads (16) is not divisible by --tp (32)")) << r.err;
+  r = run({"synth", "--model", "bert", "-o", dir + "/w"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "--model: unknown value 'bert' (gpt, llama, moe)")) << r.err;
+  r = run({"synth", "--preset", "gpt5", "-o", dir + "/w"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "unknown preset 'gpt5'")) << r.err;
+  r = run({"synth", "--tp", "2", "-o", dir + "/w"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "give --model or --preset")) << r.err;
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 0);
+}

@@ -1,0 +1,174 @@
+// chakra synth: per-rank traces of an LLM training step (STAGE-like), written in parallel.
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "chakra/error.h"
+#include "chakra/et_io.h"
+#include "chakra/io.h"
+#include "chakra/pytorch_convert.h"
+#include "chakra/synth.h"
+#include "cli.h"
+#include "commands.h"
+
+namespace fs = std::filesystem;
+using namespace chakra::synth;
+
+namespace {
+
+template <typename T>
+T choice(const cli::Args& a, const std::string& option, std::initializer_list<std::pair<const char*, T>> values) {
+  std::string known;
+  for (const auto& [name, value] : values) {
+    if (a.get(option) == name) return value;
+    known += (known.empty() ? "" : ", ") + std::string(name);
+  }
+  a.fail(option + ": unknown value '" + a.get(option) + "' (" + known + ")");
+}
+
+SynthOptions options_from(const cli::Args& a) {
+  SynthOptions o;
+  if (a.has("--preset")) apply_preset(a.get("--preset"), o);
+  else if (!a.has("--model")) a.fail("give --model or --preset");
+  if (a.has("--model"))
+    o.model = choice<ModelKind>(a, "--model", {{"gpt", ModelKind::Gpt}, {"llama", ModelKind::Llama}, {"moe", ModelKind::Moe}});
+  auto set = [&](const char* option, uint64_t& field) {
+    if (a.has(option)) field = a.get_uint(option);
+  };
+  ModelShape& s = o.shape;
+  set("--layers", s.layers);
+  set("--hidden", s.hidden);
+  set("--ffn", s.ffn);
+  set("--heads", s.heads);
+  set("--kv-heads", s.kv_heads);
+  set("--vocab", s.vocab);
+  set("--seq", s.seq);
+  set("--batch", s.batch);
+  set("--micro-batches", s.micro_batches);
+  set("--experts", s.experts);
+  set("--top-k", s.top_k);
+  Parallelism& p = o.par;
+  p.dp = a.get_uint("--dp");
+  p.tp = a.get_uint("--tp");
+  p.pp = a.get_uint("--pp");
+  p.sp = a.get_uint("--sp");
+  p.ep = a.get_uint("--ep");
+  p.fsdp = a.has("--fsdp");
+  p.sequence_parallel = !a.has("--no-sequence-parallel");
+  o.recompute = a.has("--recompute");
+  o.schedule = choice<Schedule>(a, "--schedule", {{"1f1b", Schedule::OneFOneB}, {"gpipe", Schedule::GPipe}, {"none", Schedule::None}});
+  o.attention = choice<Attention>(a, "--attention", {{"fused", Attention::Fused}, {"full", Attention::Full}});
+  o.stage_units = a.has("--stage-units");
+  o.dtype_bytes = static_cast<uint32_t>(a.get_uint("--dtype-bytes", 64));
+  o.grad_sync_per_micro_batch = a.has("--grad-sync-per-micro-batch");
+  o.stage_expert_tokens = a.has("--stage-expert-tokens");
+  if (a.has("--stage-compat")) {
+    if (a.has("--schedule")) a.fail("--stage-compat implies --schedule none");
+    o.stage_units = true;
+    o.grad_sync_per_micro_batch = true;
+    o.stage_expert_tokens = true;
+    o.schedule = Schedule::None;
+  }
+  return o;
+}
+
+int run_synth(const cli::Args& a) {
+  if (a.has("--list-presets")) {
+    for (const std::string& n : preset_names()) std::cout << n << "\n";
+    return cli::kOk;
+  }
+  if (!a.has("--output")) a.fail("--output PREFIX is required");
+  const SynthOptions o = options_from(a);
+  const std::string prefix = a.get("--output");
+  std::shared_ptr<const Workload> w = synthesize(o);
+  const uint32_t ranks = num_ranks(*w);
+  if (fs::path(prefix).has_parent_path()) fs::create_directories(fs::path(prefix).parent_path());
+
+  // Ranks in parallel, each worker reusing one Trace; nothing is published unless all succeed.
+  std::vector<std::unique_ptr<chakra::OutputFile>> files(ranks);
+  std::atomic<uint32_t> next{0}, done{0};
+  std::atomic<bool> failed{false};
+  std::string error;
+  cli::TerminalProgress progress;
+  auto worker = [&](bool reports) {
+    chakra::Trace trace;
+    try {
+      for (uint32_t r; !failed && (r = next++) < ranks;) {
+        rank_trace(*w, r, trace);
+        files[r] = std::make_unique<chakra::OutputFile>(prefix + "." + std::to_string(r) + ".et");
+        chakra::write_et(trace, *files[r]);
+        files[r]->finish();
+        ++done;
+        if (cli::interrupted() || (reports && !progress.report("writing traces", done, ranks))) throw chakra::Cancelled();
+      }
+    } catch (const chakra::Error& e) {
+      if (!failed.exchange(true)) error = e.what();
+    }
+  };
+  const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), ranks));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker, false);
+  worker(true);
+  for (std::thread& t : pool) t.join();
+  progress.clear();
+  if (failed) {
+    if (error == chakra::Cancelled().what()) throw chakra::Cancelled();
+    throw chakra::Error(error);
+  }
+  const std::string groups_path = a.has("--comm-groups") ? a.get("--comm-groups") : prefix + ".comm_group.json";
+  chakra::OutputFile groups(groups_path);
+  groups.write(chakra::comm_group_json(comm_groups(*w)));
+  for (auto& f : files) f->commit();
+  groups.commit();
+  std::cerr << "chakra synth: " << ranks << " ranks (" << num_stages(*w) << " pipeline stage"
+            << (num_stages(*w) > 1 ? "s" : "") << ", ";
+  for (uint32_t s = 0; s < num_stages(*w); ++s) std::cerr << (s ? "/" : "") << stage_nodes(*w, s);
+  std::cerr << " nodes per rank) -> " << prefix << ".{0.." << ranks - 1 << "}.et, comm groups -> " << groups_path << "\n";
+  return cli::kOk;
+}
+
+}  // namespace
+
+int cmd_synth(int argc, char** argv) {
+  cli::Args args("chakra synth",
+                 "Synthetic per-rank traces of one LLM training step (forward, backward, optimizer)\n"
+                 "under data, tensor (+sequence), pipeline, context, expert and fully sharded data\n"
+                 "parallelism, STAGE-like: PREFIX.{rank}.et and the comm-group JSON. Compute nodes\n"
+                 "carry num_ops and tensor_size (simulate with \"roofline-enabled\": 1). Ranks are\n"
+                 "numbered dp fastest, then tp, sp, ep, pp.");
+  args.option("--preset", "NAME", "model shape preset (--list-presets); options given override it");
+  args.flag("--list-presets", "print the preset names and exit");
+  args.option("--model", "KIND", "gpt (2-matrix FFN), llama (SwiGLU, grouped-query attention) or moe");
+  args.option("--layers", "N", "transformer blocks (default 80)");
+  args.option("--hidden", "N", "model width (default 8192)");
+  args.option("--ffn", "N", "FFN width (default 28672)");
+  args.option("--heads", "N", "attention heads (default 64)");
+  args.option("--kv-heads", "N", "key/value heads (default: --heads)");
+  args.option("--vocab", "N", "vocabulary size (default 32000)");
+  args.option("--seq", "N", "sequence length (default 1024)");
+  args.option("--batch", "N", "global batch in sequences (default 64)");
+  args.option("--micro-batches", "N", "micro-batches per step (default 1)");
+  args.option("--experts", "N", "MoE experts (default 8)");
+  args.option("--top-k", "N", "MoE experts per token (default 2)");
+  args.option("--dp", "N", "data parallel degree", "1");
+  args.option("--tp", "N", "tensor parallel degree", "1");
+  args.option("--pp", "N", "pipeline stages", "1");
+  args.option("--sp", "N", "context (sequence) parallel degree", "1");
+  args.option("--ep", "N", "expert parallel degree (moe)", "1");
+  args.flag("--fsdp", "shard block weights and gradients over dp (ZeRO-3)");
+  args.flag("--no-sequence-parallel", "tensor parallel with all-reduces instead of all-gather/reduce-scatter");
+  args.flag("--recompute", "recompute each block's forward before its backward");
+  args.option("--schedule", "S", "pipeline order as ctrl_deps: 1f1b, gpipe or none", "1f1b");
+  args.option("--attention", "A", "attention cost: fused (STAGE's linear kernel) or full (S^2 matmuls)", "fused");
+  args.option("--dtype-bytes", "N", "bytes per element for comm_size and tensor_size", "2");
+  args.flag("--stage-units", "STAGE's units: num_ops in multiply-adds, sizes in elements");
+  args.flag("--grad-sync-per-micro-batch", "synchronise block gradients after every micro-batch, as STAGE does");
+  args.flag("--stage-expert-tokens", "give each MoE expert 1/ep of its tokens, as STAGE does");
+  args.flag("--stage-compat", "STAGE's output: --stage-units --grad-sync-per-micro-batch --stage-expert-tokens --schedule none");
+  args.option("--output", "PREFIX", "write PREFIX.{rank}.et");
+  args.alias("-o", "--output");
+  args.option("--comm-groups", "FILE", "comm-group JSON (default PREFIX.comm_group.json)");
+  args.parse(argc, argv);
+  return cli::run_guarded("chakra synth", run_synth, args);
+}
