@@ -575,6 +575,8 @@ class StageBuilder {
 namespace chakra::synth {
 namespace {
 
+constexpr uint64_t kMaxNodesPerRank = 50'000'000;
+
 void check_divisible(uint64_t a, const std::string& what_a, uint64_t b, const std::string& what_b) {
   if (b == 0 || a % b)
     throw Error(what_a + " (" + std::to_string(a) + ") is not divisible by " + what_b + " (" + std::to_string(b) + ")");
@@ -626,6 +628,13 @@ void check_options(const SynthOptions& o) {
                     "routed elements per rank", p.ep, "--ep");
   }
   if (p.fsdp) check_divisible(block_weight_elements(o), "a block's weights per TP rank", p.dp, "--dp");
+  // Each rank's trace is held in memory while written: bound it before building anything.
+  const uint64_t per_block = o.model == ModelKind::Moe ? 70 + 30 * (s.experts / p.ep) : 60;
+  const long double nodes = static_cast<long double>(s.micro_batches) * ((s.layers + p.pp - 1) / p.pp) * per_block;
+  if (nodes > kMaxNodesPerRank)
+    throw Error("synth: about " + std::to_string(static_cast<uint64_t>(nodes)) +
+                " nodes per rank (--micro-batches × layers per stage × nodes per block); at most " +
+                std::to_string(kMaxNodesPerRank) + ": use fewer micro-batches or more pipeline stages");
 }
 
 std::string describe(const SynthOptions& o) {

@@ -523,6 +523,11 @@ TEST(SynthErrors, InconsistentOptionsNameTheOption) {
   o.par.tp = 1;
   o.shape.ffn = uint64_t{1} << 40;
   EXPECT_NE(error(o).find("overflows"), std::string::npos) << error(o);
+  o = small_llama();
+  o.shape.micro_batches = 1 << 20;
+  o.shape.batch = 2 << 20;
+  EXPECT_NE(error(o).find("nodes per rank (--micro-batches × layers per stage × nodes per block); at most 50000000"),
+            std::string::npos) << error(o);
   SynthOptions p;
   try {
     apply_preset("llama9", p);
