@@ -184,7 +184,7 @@ struct BlockFwd {
 
 class StageBuilder {
  public:
-  StageBuilder(const Workload& w, uint32_t stage, StageGraph& g) : w_(w), o_(w.o), b_(w, g), stage_(stage) {
+  StageBuilder(const Workload& w, uint32_t stage, StageGraph& g) : o_(w.o), b_(w, g), stage_(stage) {
     const ModelShape& s = o_.shape;
     d_.b = div(s.batch, s.micro_batches * o_.par.dp);
     d_.S = s.seq;
@@ -555,7 +555,6 @@ class StageBuilder {
     return b_.coll(p + "moe.dx", CommType::AllGather, Dim::EP, div(d.Tout * d.D, d.ep), {dx});
   }
 
-  const Workload& w_;
   const SynthOptions& o_;
   Builder b_;
   uint32_t stage_;

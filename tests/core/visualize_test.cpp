@@ -154,7 +154,9 @@ TEST(Visualize, ChainsCollapseAndTimeLayout) {
     if (!e.ctrl) data_pairs.insert({e.from, e.to});
   for (const auto& e : with.edges) {
     ctrl += e.ctrl;
-    if (e.ctrl) EXPECT_FALSE(data_pairs.count({e.from, e.to}));
+    if (e.ctrl) {
+      EXPECT_FALSE(data_pairs.count({e.from, e.to}));
+    }
   }
   EXPECT_GT(ctrl, 0u);
   EXPECT_EQ(with.edges.size(), without.edges.size() + ctrl);
