@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -292,24 +293,30 @@ std::optional<int64_t> rank_from_name(const std::string& path) {
   return rank;
 }
 
-void run_jobs(size_t n, const std::function<void(size_t)>& job) {
+void run_jobs(size_t n, const std::function<void(size_t)>& job, std::string_view progress_stage) {
   std::vector<std::string> errors(n);
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next++) < n;) {
+  std::atomic<size_t> next{0}, done{0};
+  std::atomic<bool> failed{false};
+  TerminalProgress progress;
+  auto worker = [&](bool reports) {
+    for (size_t i; !failed && (i = next++) < n;) {
       try {
         if (interrupted()) throw chakra::Cancelled();
         job(i);
       } catch (const chakra::Error& e) {
         errors[i] = e.what();
+        failed = true;
       }
+      ++done;
+      if (reports && !progress_stage.empty()) progress.report(progress_stage, done, n);
     }
   };
   size_t threads = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
-  for (size_t k = 1; k < threads; ++k) pool.emplace_back(worker);
-  worker();
+  for (size_t k = 1; k < threads; ++k) pool.emplace_back(worker, false);
+  worker(true);
   for (auto& t : pool) t.join();
+  progress.clear();
   if (interrupted()) throw chakra::Cancelled();
   for (const std::string& e : errors)
     if (!e.empty()) throw chakra::Error(e);
@@ -326,6 +333,9 @@ int run_guarded(const std::string& prog, int (*body)(const Args&), const Args& a
     return kFailed;
   } catch (const std::bad_alloc&) {
     std::cerr << prog << ": error: out of memory\n";
+    return kFailed;
+  } catch (const std::filesystem::filesystem_error& e) {  // e.g. creating an output folder; names the path
+    std::cerr << prog << ": error: " << e.what() << "\n";
     return kFailed;
   }
 }

@@ -111,9 +111,10 @@ chakra::ReadOptions read_options(const Args& args, chakra::Progress* progress);
 std::optional<int64_t> rank_from_name(const std::string& path);
 
 // Runs job(i) for every i < n on up to one thread per core. A chakra::Error thrown by a job is
-// kept; once all jobs ended, the first one (in index order) is rethrown, so callers publish
-// their outputs only when every job succeeded.
-void run_jobs(size_t n, const std::function<void(size_t)>& job);
+// kept and no further job starts; once the running ones ended, the first error (in index
+// order) is rethrown, so callers publish their outputs only when every job succeeded. With a
+// `progress_stage`, the share of jobs done is shown on a terminal.
+void run_jobs(size_t n, const std::function<void(size_t)>& job, std::string_view progress_stage = {});
 
 // Runs a command body, turning chakra::Error into "chakra <cmd>: message" and exit 1, and
 // chakra::Cancelled into exit 130.

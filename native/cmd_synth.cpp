@@ -1,8 +1,6 @@
 // chakra synth: per-rank traces of an LLM training step (STAGE-like), written in parallel.
-#include <atomic>
 #include <filesystem>
 #include <iostream>
-#include <thread>
 
 #include "chakra/error.h"
 #include "chakra/et_io.h"
@@ -85,37 +83,15 @@ int run_synth(const cli::Args& a) {
   const uint32_t ranks = num_ranks(*w);
   if (fs::path(prefix).has_parent_path()) fs::create_directories(fs::path(prefix).parent_path());
 
-  // Ranks in parallel, each worker reusing one Trace; nothing is published unless all succeed.
+  // Ranks in parallel, each thread reusing one Trace; nothing is published unless all succeed.
   std::vector<std::unique_ptr<chakra::OutputFile>> files(ranks);
-  std::atomic<uint32_t> next{0}, done{0};
-  std::atomic<bool> failed{false};
-  std::string error;
-  cli::TerminalProgress progress;
-  auto worker = [&](bool reports) {
-    chakra::Trace trace;
-    try {
-      for (uint32_t r; !failed && (r = next++) < ranks;) {
-        rank_trace(*w, r, trace);
-        files[r] = std::make_unique<chakra::OutputFile>(prefix + "." + std::to_string(r) + ".et");
-        chakra::write_et(trace, *files[r]);
-        files[r]->finish();
-        ++done;
-        if (cli::interrupted() || (reports && !progress.report("writing traces", done, ranks))) throw chakra::Cancelled();
-      }
-    } catch (const chakra::Error& e) {
-      if (!failed.exchange(true)) error = e.what();
-    }
-  };
-  const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), ranks));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker, false);
-  worker(true);
-  for (std::thread& t : pool) t.join();
-  progress.clear();
-  if (failed) {
-    if (error == chakra::Cancelled().what()) throw chakra::Cancelled();
-    throw chakra::Error(error);
-  }
+  cli::run_jobs(ranks, [&](size_t r) {
+    thread_local chakra::Trace trace;
+    rank_trace(*w, static_cast<uint32_t>(r), trace);
+    files[r] = std::make_unique<chakra::OutputFile>(prefix + "." + std::to_string(r) + ".et");
+    chakra::write_et(trace, *files[r]);
+    files[r]->finish();
+  }, "writing traces");
   const std::string groups_path = a.has("--comm-groups") ? a.get("--comm-groups") : prefix + ".comm_group.json";
   chakra::OutputFile groups(groups_path);
   groups.write(chakra::comm_group_json(comm_groups(*w)));

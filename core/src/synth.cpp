@@ -140,11 +140,18 @@ class Builder {
   }
   void ctrl(uint32_t node, uint32_t after) { g_.nodes[node].ctrl = after + 1; }
 
-  static Refs merge(const std::vector<Refs>& deps) {
+  // The union of the lists in first-seen order. Linear: a gradient sync depends on every
+  // micro-batch's weight gradients, so lists can be long.
+  Refs merge(const std::vector<Refs>& deps) {
     Refs r;
+    seen_.resize(g_.nodes.size(), 0);
+    ++stamp_;
     for (const Refs& d : deps)
       for (uint32_t x : d)
-        if (std::find(r.begin(), r.end(), x) == r.end()) r.push_back(x);
+        if (seen_[x] != stamp_) {
+          seen_[x] = stamp_;
+          r.push_back(x);
+        }
     return r;
   }
 
@@ -163,6 +170,8 @@ class Builder {
   const Workload& w_;
   const SynthOptions& o_;
   StageGraph& g_;
+  std::vector<uint32_t> seen_;  // merge(): node → stamp of the last merge that took it
+  uint32_t stamp_ = 0;
 };
 
 // Sizes of one micro-batch on one rank.
@@ -269,7 +278,7 @@ class StageBuilder {
   // ---- FSDP weight gathers (none without FSDP) ----
   Refs gather_weights(const std::string& name) {
     if (!o_.par.fsdp) return {};
-    return b_.coll(name, CommType::AllGather, Dim::DP, div(block_weight_elements(o_), o_.par.dp), {});
+    return b_.coll(name, CommType::AllGather, Dim::DP, held_weight_elements(), {});
   }
 
   std::pair<uint32_t, uint32_t> forward_unit(uint64_t mb) {
@@ -306,7 +315,7 @@ class StageBuilder {
     uint32_t start;
     if (last_stage()) {
       const Refs& x = last_x_[mb];
-      Refs dy = b_.elementwise(p + "loss.dy", Op::E, 5, d_.Tout * d_.D, 1, {Refs{fwd_loss(mb)}});
+      Refs dy = b_.elementwise(p + "loss.dy", Op::E, 5, d_.Tout * d_.D, 1, {Refs{loss_node_[mb]}});
       start = dy[0];
       emb_grads_.push_back({true, b_.einsum(p + "out_emb.dw", d_.D, d_.Tout, d_.V, {x, dy})});
       g = b_.einsum(p + "out_emb.dx", d_.Tout, d_.V, d_.D, {dy});
@@ -330,7 +339,7 @@ class StageBuilder {
       } else if (last_mb) {
         std::vector<Refs> all;
         for (uint64_t m = 0; m < o_.shape.micro_batches; ++m) all.push_back(grads_[m][l]);
-        sync_[l].push_back(sync_block(mb, l, Builder::merge(all)));
+        sync_[l].push_back(sync_block(mb, l, b_.merge(all)));
       }
     }
     if (first_stage()) {
@@ -342,23 +351,27 @@ class StageBuilder {
     return {start, s[0]};
   }
 
-  uint32_t fwd_loss(uint64_t mb) const { return loss_node_[mb]; }
   // Gradient synchronisation of one block: reduce-scatter (FSDP) or all-reduce over dp, then
   // all-reduce over cp, whose ranks also hold partial weight gradients.
   Refs sync_block(uint64_t mb, uint64_t l, const Refs& grads) {
     const std::string name = "mb" + std::to_string(mb) + ".transformer." + std::to_string(first_layer_ + l) + ".grad";
-    const uint64_t full = block_weight_elements(o_);
-    Refs r = b_.coll(name, o_.par.fsdp ? CommType::ReduceScatter : CommType::AllReduce, Dim::DP, full, {grads});
-    return b_.coll(name, CommType::AllReduce, Dim::CP, o_.par.fsdp ? div(full, o_.par.dp) : full, {r});
+    Refs r = b_.coll(name, o_.par.fsdp ? CommType::ReduceScatter : CommType::AllReduce, Dim::DP,
+                     block_weight_elements(o_), {grads});
+    return b_.coll(name, CommType::AllReduce, Dim::CP, held_weight_elements(), {r});
+  }
+
+  // A block's weights (and synchronised gradients) this rank keeps: a dp shard with FSDP.
+  uint64_t held_weight_elements() const {
+    return o_.par.fsdp ? div(block_weight_elements(o_), o_.par.dp) : block_weight_elements(o_);
   }
 
   // Optimizer step: per block, the synchronised gradients merged and added to the weights;
   // per embedding, the micro-batches' gradients merged, all-reduced and added.
   void update() {
-    const uint64_t flat = o_.par.fsdp ? div(block_weight_elements(o_), o_.par.dp) : block_weight_elements(o_);
+    const uint64_t flat = held_weight_elements();
     for (uint64_t l = 0; l < layers_; ++l) {
       const std::string lp = "transformer." + std::to_string(first_layer_ + l) + ".";
-      Refs merged = b_.comp(lp + "grad.merge", Op::Custom, flat, flat, flat * sync_[l].size(), {Builder::merge(sync_[l])});
+      Refs merged = b_.comp(lp + "grad.merge", Op::Custom, flat, flat, flat * sync_[l].size(), {b_.merge(sync_[l])});
       b_.comp(lp + "weights.update", Op::A, flat, flat, 2 * flat, {merged});
     }
     for (bool out : {false, true}) {
@@ -368,7 +381,7 @@ class StageBuilder {
       if (dws.empty()) continue;
       const std::string name = out ? "out_emb." : "in_emb.";
       const uint64_t n = d_.V * d_.D;
-      Refs merged = b_.comp(name + "grad.merge", Op::Custom, n, n, n * dws.size(), {Builder::merge(dws)});
+      Refs merged = b_.comp(name + "grad.merge", Op::Custom, n, n, n * dws.size(), {b_.merge(dws)});
       Refs r = b_.coll(name + "grad", CommType::AllReduce, Dim::DP, n, {merged});
       // With sequence parallel each TP rank saw a slice of the tokens: partial gradients.
       if (o_.par.sequence_parallel) r = b_.coll(name + "grad", CommType::AllReduce, Dim::TP, n, {r});

@@ -647,6 +647,15 @@ TEST(CliSynth, BadOptionsExitWithTheReasonAndWriteNothing) {
   r = run({"synth", "--preset", "gpt5", "-o", dir + "/w"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "unknown preset 'gpt5'")) << r.err;
+  write_raw(dir + "/file", "x");  // an output folder that cannot be created: an error, not an abort
+  r = run({"synth", "--model", "gpt", "--layers", "2", "--hidden", "64", "--ffn", "128", "--heads", "2", "--seq", "16",
+           "--batch", "4", "--vocab", "100", "-o", dir + "/file/w"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "chakra synth: error: filesystem error: cannot create directories: Not a directory")) << r.err;
+  r = run({"generate", "collective", "--npus", "2", "-o", dir + "/file/ar"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "Not a directory")) << r.err;
+  std::filesystem::remove(dir + "/file");
   r = run({"synth", "--tp", "2", "-o", dir + "/w"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.err, "give --model or --preset")) << r.err;
