@@ -276,6 +276,67 @@ TEST(SynthClosedForm, PipelineSendsCarryMicroBatchActivations) {
   EXPECT_EQ(sends, recvs);  // every send has its receive
 }
 
+namespace {
+
+uint32_t node_named(const Trace& t, std::string_view name) {
+  for (uint32_t n = 0; n < t.size(); ++n)
+    if (t.name(n) == name) return n;
+  ADD_FAILURE() << "no node " << name;
+  return 0;
+}
+
+uint64_t uint_attr(const Trace& t, std::string_view node, std::string_view attr) {
+  return *t.find_attr(node_named(t, node), attr)->as_uint64();
+}
+
+}  // namespace
+
+TEST(SynthClosedForm, FullAttentionContextParallelRecomputeAndExpertTokens) {
+  SynthOptions o = small_llama();
+  o.par = {.dp = 1, .tp = 2, .pp = 1, .sp = 2};
+  o.shape.micro_batches = 1;
+  o.shape.batch = 4;
+  o.attention = Attention::Full;
+  const uint64_t b = 4, S = 256, T = b * S / 2, Hl = 8 / 2, KVl = 2 / 2, dh = 512 / 8;
+  Trace t = trace_of(*synthesize(o), 0);
+  // Q·Kᵀ and P·V of the local queries over all S keys, in FLOPs; the gradients twice that.
+  EXPECT_EQ(uint_attr(t, "mb0.transformer.0.mha.attn_kernel.qkv", "num_ops"), 2 * 2 * T * S * Hl * dh);
+  EXPECT_EQ(uint_attr(t, "mb0.transformer.0.mha.attn_kernel.dq", "num_ops"), 2 * 2 * T * S * Hl * dh);
+  EXPECT_EQ(uint_attr(t, "mb0.transformer.0.mha.attn_kernel.dk", "num_ops"), 2 * T * S * Hl * dh);
+  // Context parallel: K and V gathered over sp, their gradients reduce-scattered from the whole
+  // sequence, and the weight gradients all-reduced over sp.
+  EXPECT_EQ(uint_attr(t, "mb0.transformer.0.mha.k/ALL_GATHER.cp", "comm_size"), T * KVl * dh * 2);
+  EXPECT_EQ(uint_attr(t, "mb0.transformer.0.mha.dk/REDUCE_SCATTER.cp", "comm_size"), b * S * KVl * dh * 2);
+  EXPECT_EQ(uint_attr(t, "mb0.transformer.0.grad/ALL_REDUCE.cp", "comm_size"), block_weight_elements(o) * 2);
+
+  // Recompute: the forward again before each block's backward, and the weight gradients use it.
+  o.recompute = true;
+  Trace r = trace_of(*synthesize(o), 0);
+  uint64_t recomputed = 0;
+  for (uint32_t n = 0; n < r.size(); ++n) recomputed += r.name(n).find(".recompute.") != std::string_view::npos;
+  // Without recompute the blocks' forward nodes are emitted first, up to the last block's output.
+  const uint32_t last_forward = node_named(t, "mb0.transformer.3.ffn_res.y");
+  uint64_t forward = 0;
+  for (uint32_t n = 0; n <= last_forward; ++n) forward += t.name(n).starts_with("mb0.transformer.");
+  EXPECT_EQ(recomputed, forward);  // every block's forward nodes, collectives included
+  auto deps = r.data_deps(node_named(r, "mb0.transformer.2.mha.dwo"));
+  EXPECT_EQ(std::count(deps.begin(), deps.end(), node_named(r, "mb0.transformer.2.recompute.mha.attn_kernel.qkv")), 1);
+
+  // MoE: each local expert processes tokens × top_k / experts (gathered over tp); STAGE's count
+  // is ep times smaller.
+  o = small_llama();
+  o.model = ModelKind::Moe;
+  o.par = {.dp = 1, .tp = 2, .pp = 1, .sp = 1, .ep = 2};
+  o.shape.experts = 4;
+  o.shape.micro_batches = 1;
+  o.shape.batch = 4;
+  o.stage_units = true;
+  const uint64_t tokens = 4 * 256 * 2 / 4, D = 512, Fl = 1536 / 2;
+  EXPECT_EQ(uint_attr(trace_of(*synthesize(o), 0), "mb0.transformer.0.moe.1.ffn.xgate", "num_ops"), tokens * D * Fl);
+  o.stage_expert_tokens = true;
+  EXPECT_EQ(uint_attr(trace_of(*synthesize(o), 0), "mb0.transformer.0.moe.1.ffn.xgate", "num_ops"), tokens / 2 * D * Fl);
+}
+
 TEST(SynthSchedule, OneFOneBAndGPipeOrderMicroBatchesPerStage) {
   SynthOptions o = small_llama();
   o.par.pp = 4;
