@@ -27,6 +27,8 @@ constexpr Command kCommands[] = {
     {"timeline", cmd_timeline, "ASTRA-sim issue/callback log -> Chrome trace JSON (Perfetto, chrome://tracing)"},
     {"simulate", cmd_simulate, "replay per-NPU traces on ASTRA-sim's analytical network model (same numbers)"},
     {"synth", cmd_synth, "synthetic per-rank traces of LLM training (GPT/Llama/MoE x DP/TP/PP/SP/EP/FSDP)"},
+    {"import", cmd_import, "per-device traces from a StableHLO program (compute regions, collectives, groups)"},
+    {"predict", cmd_predict, "step time of a StableHLO program on a device and network (roofline + simulation)"},
     {"generate", cmd_generate, "synthetic traces: the reference microbenchmarks, or one collective per NPU"},
 };
 

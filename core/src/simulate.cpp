@@ -401,11 +401,18 @@ class Engine {
     for (uint32_t n = 0; n < n_npus_; ++n) {
       Npu& p = npus_[n];
       p.file = in_.workload + "." + std::to_string(n) + ".et";
-      std::error_code ec;
-      if (!std::filesystem::is_regular_file(p.file, ec))
-        throw Error(p.file + ": workload file of NPU " + std::to_string(n) +
-                    " does not exist (the network has " + std::to_string(n_npus_) + " NPUs)");
-      p.bytes = std::make_unique<const std::string>(read_file(p.file));
+      if (in_.encoded_traces) {
+        if (in_.encoded_traces->size() != n_npus_)
+          throw Error(in_.workload + ": " + std::to_string(in_.encoded_traces->size()) + " traces for a network of " +
+                      std::to_string(n_npus_) + " NPUs");
+        p.bytes = std::make_unique<const std::string>((*in_.encoded_traces)[n]);
+      } else {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(p.file, ec))
+          throw Error(p.file + ": workload file of NPU " + std::to_string(n) +
+                      " does not exist (the network has " + std::to_string(n_npus_) + " NPUs)");
+        p.bytes = std::make_unique<const std::string>(read_file(p.file));
+      }
       p.feeder = std::make_unique<Feeder>(
           memory_input({reinterpret_cast<const uint8_t*>(p.bytes->data()), p.bytes->size()}, p.file),
           fo);

@@ -11,12 +11,17 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "chakra/simulate.h"
+#include "chakra/stablehlo.h"
 #include "test_support.h"
 
 using namespace testing_support;
 namespace fs = std::filesystem;
 
 namespace {
+
+// A file under assets/ of the source tree.
+std::string assets(const std::string& relative) { return std::string(CHAKRA_SOURCE_DIR) + "/assets/" + relative; }
 
 struct Result {
   int exit_code;
@@ -660,4 +665,69 @@ TEST(CliSynth, BadOptionsExitWithTheReasonAndWriteNothing) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.err, "give --model or --preset")) << r.err;
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 0);
+}
+
+TEST(CliStableHlo, ImportWritesEveryDeviceAndTheCommGroups) {
+  const std::string dir = temp_dir();
+  Result r = run({"import", "stablehlo", shared("reference/stablehlo/ttmlir__e2e_fsdp_tp_shardy.mlir"), "--device", "a100",
+                  "-o", dir + "/out/fsdp"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "20 collectives) on 8 device(s)")) << r.err;
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir + "/out"), fs::directory_iterator()), 9);  // 8 traces + groups, no temporaries
+  EXPECT_EQ(nlohmann::json::parse(read_raw(dir + "/out/fsdp.comm_group.json")),
+            nlohmann::json::parse(R"({"1": [0, 4], "2": [1, 5], "3": [2, 6], "4": [3, 7], "5": [0, 1, 2, 3], "6": [4, 5, 6, 7]})"));
+  std::vector<std::string> args = {"validate"};
+  for (int d = 0; d < 8; ++d) args.push_back(dir + "/out/fsdp." + std::to_string(d) + ".et");
+  r = run(args);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // The traces simulate with our own simulator, as ASTRA-sim would read them.
+  r = run({"simulate", "--workload", dir + "/out/fsdp", "--system", shared("reference/astra-sim/inputs/sys/h100_roofline.json"),
+           "--network", assets("stablehlo/networks/a100_4gpu.yml"), "--comm-group", dir + "/out/fsdp.comm_group.json"});
+  EXPECT_EQ(r.exit_code, 1);  // 4 NPUs in that network, 8 devices here: refused, not misread
+  r = run({"import", "stablehlo", shared("reference/stablehlo/ttmlir__e2e_fsdp_tp_shardy.mlir"), "--devices", "4", "-o", dir + "/x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "--devices 4 but the program is partitioned for 8 devices")) << r.err;
+}
+
+TEST(CliStableHlo, PredictPrintsTheBreakdownAndJsonEqualToTheLibrary) {
+  const std::string program = shared("reference/stablehlo/hespas__resnet_50_train_step_4_devices_1024_batch.mlir");
+  const std::string net = assets("stablehlo/networks/a100_4gpu.yml");
+  Result r = run({"predict", program, "--device", "a100", "--network", net});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "predicted step time")) << r.out;
+  EXPECT_TRUE(contains(r.out, "convolution")) << r.out;
+  EXPECT_TRUE(contains(r.out, "all_reduce                   375")) << r.out;
+  r = run({"predict", program, "--device", "a100", "--network", net, "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const chakra::shlo::Analysis a = chakra::shlo::analyze(chakra::shlo::load_program(program));
+  const chakra::shlo::DeviceSpec d = chakra::shlo::device_preset("a100");
+  const chakra::sim::NetworkConfig n = chakra::sim::load_network(net);
+  const chakra::shlo::Prediction p = chakra::shlo::predict(a, d, n, chakra::shlo::default_system(n, d));
+  EXPECT_EQ(j["step_s"].get<double>(), p.step_s);
+  EXPECT_EQ(j["compute_s"].get<double>(), p.compute_s);
+  EXPECT_EQ(j["collectives"]["all_reduce"]["count"], 375);
+  EXPECT_EQ(j["devices"], 4);
+}
+
+TEST(CliStableHlo, BadInputsExitWithTheReason) {
+  const std::string dir = temp_dir();
+  const std::string program = shared("reference/stablehlo/hespas__test_split_replica_groups.mlir");
+  Result r = run({"predict", program, "--device", "z80", "--network", assets("stablehlo/networks/a100_4gpu.yml")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "unknown device 'z80' (known: a100")) << r.err;
+  r = run({"predict", program, "--network", assets("stablehlo/networks/tpuv3_8.yml")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "the network has 8 NPUs but")) << r.err;
+  write_raw(dir + "/model.mlirbc", std::string("ML\xef" "R\x00\x05stablehlo", 16));
+  r = run({"import", "stablehlo", dir + "/model.mlirbc", "-o", dir + "/w"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "MLIR bytecode")) << r.err;
+  write_raw(dir + "/bad.mlir", "module @m {\n  func.func @main() {\n    %0 = stablehlo.add %x, %x : tensor<f32>\n");
+  r = run({"import", "stablehlo", dir + "/bad.mlir", "-o", dir + "/w"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "bad.mlir:4:1: region is not closed")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/w.0.et"));
+  r = run({"import", "onnx", program});
+  EXPECT_EQ(r.exit_code, 2);
 }

@@ -101,6 +101,9 @@ enum class Backend { CongestionUnaware, CongestionAware };
 
 struct SimInputs {
   std::string workload;  // NPU i reads `workload + "." + i + ".et"`
+  // When set, NPU i's trace is (*encoded_traces)[i] (the bytes of an .et file) and `workload`
+  // only names them in messages; one entry per NPU.
+  const std::vector<std::string>* encoded_traces = nullptr;
   NetworkConfig network;
   SystemConfig system;
   RemoteMemoryConfig memory;

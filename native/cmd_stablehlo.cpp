@@ -1,0 +1,187 @@
+// chakra import stablehlo (per-device traces from a StableHLO program) and chakra predict
+// (roofline compute + simulated communication = step time).
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "chakra/error.h"
+#include "chakra/et_io.h"
+#include "chakra/io.h"
+#include "chakra/pytorch_convert.h"
+#include "chakra/stablehlo.h"
+#include "chakra/trace.h"
+#include "cli.h"
+#include "commands.h"
+
+namespace fs = std::filesystem;
+using namespace chakra::shlo;
+
+namespace {
+
+void add_common_options(cli::Args& a) {
+  a.positional("PROGRAM", "StableHLO text (.mlir), a per-device (SPMD-partitioned) program");
+  a.option("--device", "NAME", "device preset for the roofline (--list-devices)", "h100");
+  a.option("--devices", "N", "devices to run on; must equal mhlo.num_partitions x mhlo.num_replicas (default: that)");
+  a.option("--module", "K", "which module of a `// -----` file (0-based)", "0");
+  a.option("--trip-count", "N", "iterations of while loops whose trip count is not a constant", "1");
+  a.flag("--no-fusion", "charge every elementwise op for all its operands and results (default: chains of\n"
+                        "elementwise and data-movement ops are fused, as XLA does)");
+  a.flag("--list-devices", "print the device presets and exit");
+}
+
+int list_devices() {
+  for (const std::string& k : device_presets()) {
+    DeviceSpec d = device_preset(k);
+    std::printf("%-16s %-48s HBM %7.1f GB/s  %s\n", k.c_str(), d.name.c_str(), d.hbm_bytes_per_s / 1e9, d.source.c_str());
+  }
+  return cli::kOk;
+}
+
+Analysis load(const cli::Args& a) {
+  Program p = load_program(a.values("PROGRAM")[0]);
+  AnalyzeOptions o;
+  o.default_trip_count = a.get_uint("--trip-count");
+  o.fuse_elementwise = !a.has("--no-fusion");
+  const uint64_t module = a.get_uint("--module");
+  if (module >= p.modules())
+    a.fail("--module " + std::to_string(module) + ": " + p.file() + " has " + std::to_string(p.modules()) + " module(s)");
+  Analysis an = analyze(p, module, o);
+  if (a.has("--devices") && a.get_uint("--devices") != an.devices)
+    throw chakra::Error(an.file + ": --devices " + a.get("--devices") + " but the program is partitioned for " +
+                        std::to_string(an.devices) + " devices (mhlo.num_partitions x mhlo.num_replicas); "
+                        "export it for the device count you want");
+  for (const std::string& w : an.warnings) std::cerr << "warning: " << w << "\n";
+  return an;
+}
+
+std::string human(double v, const char* unit) {
+  const char* prefixes[] = {"", "K", "M", "G", "T", "P", "E"};
+  int k = 0;
+  while (std::fabs(v) >= 1000 && k < 6) v /= 1000, ++k;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g %s%s", v, prefixes[k], unit);
+  return buf;
+}
+
+int run_import(const cli::Args& a) {
+  if (a.has("--list-devices")) return list_devices();
+  if (!a.has("--output")) a.fail("--output PREFIX is required");
+  const DeviceSpec d = device_preset(a.get("--device"));
+  const Analysis an = load(a);
+  const std::string prefix = a.get("--output");
+  if (fs::path(prefix).has_parent_path()) fs::create_directories(fs::path(prefix).parent_path());
+  std::vector<std::unique_ptr<chakra::OutputFile>> files(an.devices);
+  cli::run_jobs(an.devices, [&](size_t dev) {
+    thread_local chakra::Trace trace;
+    device_trace(an, d, static_cast<uint32_t>(dev), trace);
+    files[dev] = std::make_unique<chakra::OutputFile>(prefix + "." + std::to_string(dev) + ".et");
+    chakra::write_et(trace, *files[dev]);
+    files[dev]->finish();
+  }, "writing traces");
+  const std::string groups_path = prefix + ".comm_group.json";
+  chakra::OutputFile groups(groups_path);
+  groups.write(chakra::comm_group_json(comm_groups(an)));
+  for (auto& f : files) f->commit();
+  groups.commit();
+  double flops = 0;
+  for (const OpTotals& c : an.by_class) flops += c.flops;
+  std::cerr << "chakra import stablehlo: " << an.ops.size() << " ops executed (" << human(flops, "FLOP") << ", "
+            << an.collectives.size() << " collectives) on " << an.devices << " device(s) -> " << prefix << ".{0.."
+            << an.devices - 1 << "}.et, comm groups -> " << groups_path << "\n";
+  return cli::kOk;
+}
+
+std::string prediction_json(const Analysis& an, const DeviceSpec& d, const Prediction& p) {
+  nlohmann::json j = {{"program", an.file}, {"module", an.module}, {"device", d.key}, {"devices", an.devices},
+                      {"step_s", p.step_s}, {"compute_s", p.compute_s}, {"exposed_comm_s", p.exposed_comm_s},
+                      {"warnings", an.warnings}};
+  nlohmann::json& classes = j["classes"] = nlohmann::json::object();
+  for (int c = 0; c < kOpClasses; ++c) {
+    const ClassBreakdown& b = p.classes[c];
+    if (b.totals.count)
+      classes[op_class_name(OpClass(c))] = {{"ops", b.totals.count}, {"flops", b.totals.flops}, {"bytes", b.totals.bytes},
+                                            {"roofline_s", b.roofline_s}, {"compute_bound_s", b.compute_bound_s}};
+  }
+  nlohmann::json& colls = j["collectives"] = nlohmann::json::object();
+  for (int k = 0; k < kCollectiveKinds; ++k)
+    if (p.collective_count[k])
+      colls[collective_kind_name(CollectiveKind(k))] = {{"count", p.collective_count[k]}, {"operand_bytes", p.collective_bytes[k]}};
+  return j.dump(2) + "\n";
+}
+
+int run_predict(const cli::Args& a) {
+  if (a.has("--list-devices")) return list_devices();
+  if (!a.has("--network")) a.fail("--network NET.yml is required");
+  const DeviceSpec d = device_preset(a.get("--device"));
+  const Analysis an = load(a);
+  const chakra::sim::NetworkConfig net = chakra::sim::load_network(a.get("--network"));
+  const chakra::sim::SystemConfig system = a.has("--system") ? chakra::sim::load_system(a.get("--system")) : default_system(net, d);
+  const Prediction p = predict(an, d, net, system);
+  if (a.has("--json")) {
+    const std::string text = prediction_json(an, d, p);
+    if (a.get("--json") == "-") {
+      std::cout << text;
+      return cli::kOk;
+    }
+    chakra::OutputFile out(a.get("--json"));
+    out.write(text);
+    out.commit();
+  }
+  std::printf("%s%s on %u x %s\n", an.file.c_str(), an.module.empty() ? "" : (" @" + an.module).c_str(), an.devices, d.name.c_str());
+  std::printf("  predicted step time  %10.3f ms\n", p.step_s * 1e3);
+  std::printf("  compute (roofline)   %10.3f ms\n", p.compute_s * 1e3);
+  std::printf("  exposed comm         %10.3f ms (%.1f%%)\n", p.exposed_comm_s * 1e3, p.step_s > 0 ? 100 * p.exposed_comm_s / p.step_s : 0);
+  std::printf("\n  %-14s %9s %12s %12s %12s %9s\n", "op class", "ops", "FLOP", "bytes", "roofline ms", "bound");
+  for (int c = 0; c < kOpClasses; ++c) {
+    const ClassBreakdown& b = p.classes[c];
+    if (!b.totals.count) continue;
+    const char* bound = b.roofline_s <= 0 ? "-" : b.compute_bound_s >= b.roofline_s / 2 ? "compute" : "memory";
+    std::printf("  %-14s %9llu %12s %12s %12.3f %9s\n", op_class_name(OpClass(c)), static_cast<unsigned long long>(b.totals.count),
+                human(b.totals.flops, "").c_str(), human(b.totals.bytes, "B").c_str(), b.roofline_s * 1e3, bound);
+  }
+  bool any = false;
+  for (int k = 0; k < kCollectiveKinds; ++k) {
+    if (!p.collective_count[k]) continue;
+    if (!any) std::printf("\n  %-22s %9s %14s\n", "collective", "count", "operand bytes"), any = true;
+    std::printf("  %-22s %9llu %14s\n", collective_kind_name(CollectiveKind(k)), static_cast<unsigned long long>(p.collective_count[k]),
+                human(p.collective_bytes[k], "B").c_str());
+  }
+  return cli::kOk;
+}
+
+}  // namespace
+
+int cmd_import(int argc, char** argv) {
+  if (argc < 1 || std::string(argv[0]) != "stablehlo") {
+    std::cerr << "usage: chakra import stablehlo PROGRAM.mlir -o PREFIX [options]\n";
+    return argc >= 1 && (std::string(argv[0]) == "--help" || std::string(argv[0]) == "-h") ? cli::kOk : cli::kUsage;
+  }
+  cli::Args args("chakra import stablehlo",
+                 "Per-device Chakra traces from a StableHLO program: runs of compute between collectives\n"
+                 "become COMP nodes (duration_micros from the device's roofline, num_ops = FLOPs,\n"
+                 "tensor_size = bytes), collectives COMM_COLL nodes (comm_size = operand bytes, as ASTRA-sim\n"
+                 "reads it; pg_name = the device's replica group), collective_permute SEND/RECV pairs.\n"
+                 "Writes PREFIX.{device}.et and PREFIX.comm_group.json.");
+  add_common_options(args);
+  args.option("--output", "PREFIX", "write PREFIX.{device}.et");
+  args.alias("-o", "--output");
+  args.parse(argc - 1, argv + 1);
+  return cli::run_guarded("chakra import stablehlo", run_import, args);
+}
+
+int cmd_predict(int argc, char** argv) {
+  cli::Args args("chakra predict",
+                 "Predicted step time of a StableHLO program on a device and network: each op's roofline\n"
+                 "time (max of FLOPs / peak for its element type and bytes / HBM bandwidth), communication\n"
+                 "simulated on ASTRA-sim's analytical model, overlap from the program's dependencies.");
+  add_common_options(args);
+  args.option("--network", "NET.yml", "ASTRA-sim analytical network config (NPU count = devices)");
+  args.option("--system", "SYS.json", "ASTRA-sim system config (default: hespas' settings, see core/docs/stablehlo.md)");
+  args.option("--json", "FILE", "also write the prediction as JSON (- for stdout only)");
+  args.parse(argc, argv);
+  return cli::run_guarded("chakra predict", run_predict, args);
+}
