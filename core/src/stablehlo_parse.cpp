@@ -272,7 +272,10 @@ class Parser {
     Func fn;
     fn.line = cur().line;
     ++p_;
-    while (cur().is("public") || cur().is("private") || cur().is("nested")) fn.is_public = cur().is("public") || cur().is("nested") ? fn.is_public : false, ++p_;
+    while (cur().is("public") || cur().is("private") || cur().is("nested")) {
+      fn.is_public = !cur().is("private");
+      ++p_;
+    }
     if (cur().kind != Tok::Symbol) fail(cur(), "expected the function's @name");
     fn.name = cur().text.substr(1);
     ++p_;
