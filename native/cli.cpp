@@ -17,6 +17,8 @@
 
 #include "chakra/error.h"
 #include "chakra/et_io.h"
+#include "chakra/pytorch_convert.h"
+#include "chakra/trace.h"
 #include "chakra/text.h"
 
 namespace cli {
@@ -320,6 +322,24 @@ void run_jobs(size_t n, const std::function<void(size_t)>& job, std::string_view
   if (interrupted()) throw chakra::Cancelled();
   for (const std::string& e : errors)
     if (!e.empty()) throw chakra::Error(e);
+}
+
+void write_rank_traces(const std::string& prefix, size_t count,
+                       const std::function<void(size_t, chakra::Trace&)>& build, const std::string& groups_path,
+                       const std::map<std::string, std::vector<int64_t>>& groups) {
+  if (std::filesystem::path(prefix).has_parent_path()) std::filesystem::create_directories(std::filesystem::path(prefix).parent_path());
+  std::vector<std::unique_ptr<chakra::OutputFile>> files(count);
+  run_jobs(count, [&](size_t i) {
+    thread_local chakra::Trace trace;
+    build(i, trace);
+    files[i] = std::make_unique<chakra::OutputFile>(prefix + "." + std::to_string(i) + ".et");
+    chakra::write_et(trace, *files[i]);
+    files[i]->finish();
+  }, "writing traces");
+  chakra::OutputFile groups_file(groups_path);
+  groups_file.write(chakra::comm_group_json(groups));
+  for (auto& f : files) f->commit();
+  groups_file.commit();
 }
 
 int run_guarded(const std::string& prog, int (*body)(const Args&), const Args& args) {

@@ -116,6 +116,13 @@ std::optional<int64_t> rank_from_name(const std::string& path);
 // `progress_stage`, the share of jobs done is shown on a terminal.
 void run_jobs(size_t n, const std::function<void(size_t)>& job, std::string_view progress_stage = {});
 
+// Writes PREFIX.{i}.et for every i < count, filled by build(i, trace) in parallel (one Trace per
+// thread), and the comm-group JSON at `groups_path`; creates PREFIX's folder. Nothing is
+// published unless every file was written.
+void write_rank_traces(const std::string& prefix, size_t count,
+                       const std::function<void(size_t, chakra::Trace&)>& build, const std::string& groups_path,
+                       const std::map<std::string, std::vector<int64_t>>& groups);
+
 // Runs a command body, turning chakra::Error into "chakra <cmd>: message" and exit 1, and
 // chakra::Cancelled into exit 130.
 int run_guarded(const std::string& prog, int (*body)(const Args&), const Args& args);

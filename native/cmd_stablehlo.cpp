@@ -2,22 +2,18 @@
 // (roofline compute + simulated communication = step time).
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "chakra/error.h"
-#include "chakra/et_io.h"
 #include "chakra/io.h"
-#include "chakra/pytorch_convert.h"
 #include "chakra/stablehlo.h"
 #include "chakra/trace.h"
 #include "cli.h"
 #include "commands.h"
 
-namespace fs = std::filesystem;
 using namespace chakra::shlo;
 
 namespace {
@@ -73,20 +69,9 @@ int run_import(const cli::Args& a) {
   const DeviceSpec d = device_preset(a.get("--device"));
   const Analysis an = load(a);
   const std::string prefix = a.get("--output");
-  if (fs::path(prefix).has_parent_path()) fs::create_directories(fs::path(prefix).parent_path());
-  std::vector<std::unique_ptr<chakra::OutputFile>> files(an.devices);
-  cli::run_jobs(an.devices, [&](size_t dev) {
-    thread_local chakra::Trace trace;
-    device_trace(an, d, static_cast<uint32_t>(dev), trace);
-    files[dev] = std::make_unique<chakra::OutputFile>(prefix + "." + std::to_string(dev) + ".et");
-    chakra::write_et(trace, *files[dev]);
-    files[dev]->finish();
-  }, "writing traces");
   const std::string groups_path = prefix + ".comm_group.json";
-  chakra::OutputFile groups(groups_path);
-  groups.write(chakra::comm_group_json(comm_groups(an)));
-  for (auto& f : files) f->commit();
-  groups.commit();
+  cli::write_rank_traces(prefix, an.devices, [&](size_t dev, chakra::Trace& trace) { device_trace(an, d, static_cast<uint32_t>(dev), trace); },
+                         groups_path, comm_groups(an));
   double flops = 0;
   for (const OpTotals& c : an.by_class) flops += c.flops;
   std::cerr << "chakra import stablehlo: " << an.ops.size() << " ops executed (" << human(flops, "FLOP") << ", "

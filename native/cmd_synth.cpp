@@ -1,16 +1,11 @@
 // chakra synth: per-rank traces of an LLM training step (STAGE-like), written in parallel.
-#include <filesystem>
 #include <iostream>
 
 #include "chakra/error.h"
-#include "chakra/et_io.h"
-#include "chakra/io.h"
-#include "chakra/pytorch_convert.h"
 #include "chakra/synth.h"
 #include "cli.h"
 #include "commands.h"
 
-namespace fs = std::filesystem;
 using namespace chakra::synth;
 
 namespace {
@@ -81,22 +76,9 @@ int run_synth(const cli::Args& a) {
   const std::string prefix = a.get("--output");
   std::shared_ptr<const Workload> w = synthesize(o);
   const uint32_t ranks = num_ranks(*w);
-  if (fs::path(prefix).has_parent_path()) fs::create_directories(fs::path(prefix).parent_path());
-
-  // Ranks in parallel, each thread reusing one Trace; nothing is published unless all succeed.
-  std::vector<std::unique_ptr<chakra::OutputFile>> files(ranks);
-  cli::run_jobs(ranks, [&](size_t r) {
-    thread_local chakra::Trace trace;
-    rank_trace(*w, static_cast<uint32_t>(r), trace);
-    files[r] = std::make_unique<chakra::OutputFile>(prefix + "." + std::to_string(r) + ".et");
-    chakra::write_et(trace, *files[r]);
-    files[r]->finish();
-  }, "writing traces");
   const std::string groups_path = a.has("--comm-groups") ? a.get("--comm-groups") : prefix + ".comm_group.json";
-  chakra::OutputFile groups(groups_path);
-  groups.write(chakra::comm_group_json(comm_groups(*w)));
-  for (auto& f : files) f->commit();
-  groups.commit();
+  cli::write_rank_traces(prefix, ranks, [&](size_t r, chakra::Trace& trace) { rank_trace(*w, static_cast<uint32_t>(r), trace); },
+                         groups_path, comm_groups(*w));
   std::cerr << "chakra synth: " << ranks << " ranks (" << num_stages(*w) << " pipeline stage"
             << (num_stages(*w) > 1 ? "s" : "") << ", ";
   for (uint32_t s = 0; s < num_stages(*w); ++s) std::cerr << (s ? "/" : "") << stage_nodes(*w, s);
