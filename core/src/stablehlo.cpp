@@ -139,6 +139,16 @@ OpClass classify(std::string_view name, std::string_view callee) {
   return OpClass::Unmodelled;
 }
 
+// The value of a scalar `stablehlo.constant dense<N> : tensor<...>`, for while trip counts.
+std::optional<int64_t> scalar_constant(const ir::File& f, const ir::Op& op) {
+  if (short_name(op.name) != "constant" || op.attr_begin >= op.attr_end || !f.tokens[op.attr_begin].is("dense") ||
+      op.result_types.size() != 1 || !op.result_types[0].dims.empty())
+    return std::nullopt;
+  std::vector<int64_t> v = ir::int_list(f, op.attr_begin);
+  if (v.size() != 1) return std::nullopt;
+  return v[0];
+}
+
 struct Value {
   int64_t producer = -1;  // ExecOp index, -1 for arguments and constants
   const TensorType* type = nullptr;
@@ -223,12 +233,10 @@ class Executor {
     }
   }
 
-  // Runs a region's entry block with its arguments bound to `args`; returns what it yields.
-  std::vector<Value> run_region(const ir::Op& op, const ir::Region& r, const Scope& outer, const std::vector<Value>& args, size_t depth) {
-    if (r.blocks.empty()) return {};
-    const ir::Block& b = r.blocks[0];
-    if (r.blocks.size() > 1) warn(std::string(op.name) + ": regions with several blocks: only the first is counted");
-    Scope s(&outer);
+  // Runs a block with its arguments bound to `args` in a scope under `parent` (null for a
+  // function body, which sees nothing of its caller); returns what it yields.
+  std::vector<Value> run_body(const ir::Block& b, const Scope* parent, const std::vector<Value>& args, size_t depth) {
+    Scope s(parent);
     for (size_t k = 0; k < b.args.size(); ++k) {
       Value v = k < args.size() ? args[k] : Value{};
       v.type = &b.arg_types[k];
@@ -237,6 +245,11 @@ class Executor {
     std::vector<Value> ret;
     run_block(b, s, ret, depth + 1);
     return ret;
+  }
+  std::vector<Value> run_region(const ir::Op& op, const ir::Region& r, const Scope& outer, const std::vector<Value>& args, size_t depth) {
+    if (r.blocks.empty()) return {};
+    if (r.blocks.size() > 1) warn(std::string(op.name) + ": regions with several blocks: only the first is counted");
+    return run_body(r.blocks[0], &outer, args, depth);
   }
 
   const ir::Func* find_func(std::string_view name) const {
@@ -251,16 +264,7 @@ class Executor {
     if (sn == "call" && (op.name == "call" || op.name == "func.call")) {
       const ir::Func* fn = find_func(op.callee);
       if (!fn || !fn->has_body) fail(op, "call of undefined function @" + std::string(op.callee));
-      std::vector<Value> args = operands(op, s);
-      Scope callee(nullptr);
-      for (size_t k = 0; k < fn->body.args.size(); ++k) {
-        Value v = k < args.size() ? args[k] : Value{};
-        v.type = &fn->body.arg_types[k];
-        callee.bind(fn->body.args[k], v);
-      }
-      std::vector<Value> ret;
-      run_block(fn->body, callee, ret, depth + 1);
-      bind_values(op, s, ret);
+      bind_values(op, s, run_body(fn->body, nullptr, operands(op, s), depth));
       return;
     }
     if (sn == "while" && !op.regions.empty()) return run_while(op, s, depth);
@@ -273,13 +277,8 @@ class Executor {
     if (sn == "fusion" && !op.regions.empty()) return run_fusion(op, s, depth);
     if (sn == "async_start" && !op.callee.empty()) {
       if (const ir::Func* fn = find_func(op.callee)) {
-        std::vector<Value> args = operands(op, s);
-        Scope callee(nullptr);
-        for (size_t k = 0; k < fn->body.args.size(); ++k) callee.bind(fn->body.args[k], {k < args.size() ? args[k].producer : -1, &fn->body.arg_types[k], {}});
-        std::vector<Value> ret;
-        run_block(fn->body, callee, ret, depth + 1);
-        int64_t last = -1;
-        for (const Value& v : ret) last = std::max(last, v.producer);
+        int64_t last = -1;  // the bundle is ready when the callee's last result is
+        for (const Value& v : run_body(fn->body, nullptr, operands(op, s), depth)) last = std::max(last, v.producer);
         bind_results(op, s, last);
         return;
       }
@@ -313,10 +312,7 @@ class Executor {
       std::unordered_map<std::string_view, int64_t> consts;
       std::string_view returned;
       for (const ir::Op& c : b.ops) {
-        if (short_name(c.name) == "constant" && c.results.size() == 1) {
-          std::vector<int64_t> v = ir::int_list(f_, c.attr_begin);
-          if (v.size() == 1 && c.attr_begin < c.attr_end && f_.tokens[c.attr_begin].is("dense")) consts[c.results[0]] = v[0];
-        }
+        if (std::optional<int64_t> v = scalar_constant(f_, c); v && c.results.size() == 1) consts[c.results[0]] = *v;
         if (is_return(c.name) && c.operands.size() == 1) returned = c.operands[0];
       }
       for (const ir::Op& c : b.ops) {
@@ -510,11 +506,7 @@ class Executor {
         a_.collectives.push_back(make_collective(op, args));
         break;
       case OpClass::Free:
-        if (sn == "constant" && op.attr_begin < op.attr_end && f_.tokens[op.attr_begin].is("dense") &&
-            op.result_types.size() == 1 && op.result_types[0].dims.empty()) {
-          std::vector<int64_t> v = ir::int_list(f_, op.attr_begin);
-          if (v.size() == 1) constant = v[0];
-        }
+        constant = scalar_constant(f_, op);
         if (in(sn, {"get_tuple_element", "optimization_barrier", "custom_call", "sharding_constraint"})) {
           // Pass the operand's producer through: these do not compute.
           if (args.size() == op.results.size() || sn == "get_tuple_element") {
@@ -586,8 +578,7 @@ class Executor {
     const int64_t id_limit = mode == Mode::Flattened ? N : mode == Mode::CrossPartition ? P : R;
 
     if (c.kind == CollectiveKind::CollectivePermute) {
-      size_t rows = 0;
-      std::vector<int64_t> flat = ir::int_list(f_, ir::find_attr(f_, op, "source_target_pairs"), &rows);
+      std::vector<int64_t> flat = ir::int_list(f_, ir::find_attr(f_, op, "source_target_pairs"));
       if (flat.size() % 2) fail(op, "source_target_pairs must be a list of pairs");
       for (size_t k = 0; k + 1 < flat.size(); k += 2) {
         check(flat[k], id_limit, "device id"), check(flat[k + 1], id_limit, "device id");
@@ -603,15 +594,9 @@ class Executor {
     if (at && f_.tokens[at].kind == Tok::Hash) {
       warn(std::string(op.name) + ": replica_group_mesh_axes is not resolved; one group of all devices assumed");
     } else if (at) {
-      size_t rows = 0;
-      std::vector<int64_t> flat = ir::int_list(f_, at, &rows);
+      std::vector<int64_t> flat = ir::int_list(f_, at);
       // The shape from `: tensor<GxSxi64>`, which also expands a splat dense<0>.
-      std::vector<int64_t> shape;
-      for (uint32_t k = at; k < op.attr_end; ++k)
-        if (f_.tokens[k].kind == Tok::Type) {
-          shape = ir::parse_type(f_.tokens[k].text).dims;
-          break;
-        }
+      const std::vector<int64_t> shape = ir::literal_shape(f_, op, at);
       if (shape.size() == 2) {
         const int64_t g = shape[0], size = shape[1];
         if (g < 0 || size < 0 || g * size > (int64_t{1} << 26)) fail(op, "implausible replica_groups shape");
@@ -716,15 +701,8 @@ StaticStats static_stats(const Program& p) {
           ++st.group_sizes["None"];
           return;
         }
-        uint32_t at = ir::find_attr(f, op, "replica_groups");
-        std::string size = "None";
-        for (uint32_t t = at; at && t < op.attr_end; ++t)
-          if (f.tokens[t].kind == Tok::Type) {
-            std::vector<int64_t> dims = ir::parse_type(f.tokens[t].text).dims;
-            if (dims.size() == 2) size = std::to_string(dims[1]);
-            break;
-          }
-        ++st.group_sizes[size];
+        const std::vector<int64_t> shape = ir::literal_shape(f, op, ir::find_attr(f, op, "replica_groups"));
+        ++st.group_sizes[shape.size() == 2 ? std::to_string(shape[1]) : "None"];
       });
   return st;
 }
@@ -764,6 +742,11 @@ Analysis analyze(const Program& p, size_t module, const AnalyzeOptions& options)
     if (!entry && fn.is_public && fn.has_body) entry = &fn;
   if (!entry) throw Error(f.name + ": module '" + a.module + "' has no @main or public function to run");
   Executor(f, m, a, options).run(*entry);
+  // Communicator ids in order of first use; a group of one device talks to nobody and gets none.
+  std::map<std::vector<uint32_t>, uint32_t> ids;
+  for (CollectiveOp& c : a.collectives)
+    for (const auto& g : c.groups)
+      c.group_ids.push_back(g.size() > 1 ? ids.emplace(g, static_cast<uint32_t>(ids.size()) + 1).first->second : 0);
   if (options.fuse_elementwise && f.text.find("mhlo.fusion") == std::string::npos) fuse_elementwise(a);
   for (const ExecOp& e : a.ops) {
     OpTotals& n = a.by_name[a.names[e.name]];
@@ -825,42 +808,36 @@ DeviceSpec device_preset(std::string_view key) {
   return d;
 }
 
-double roofline_seconds(const Analysis& a, const ExecOp& op, const DeviceSpec& d) {
-  if (op.cls == OpClass::Collective) return 0;
+namespace {
+// The two sides of an op's roofline: seconds at peak FLOP/s and seconds at HBM bandwidth.
+std::pair<double, double> roofline_parts(const Analysis& a, const ExecOp& op, const DeviceSpec& d) {
+  if (op.cls == OpClass::Collective) return {0, 0};
   const bool matmul = op.cls == OpClass::Matmul || op.cls == OpClass::Convolution;
   const double peak = d.peak_for(a.dtypes.empty() ? "" : a.dtypes[op.dtype], matmul);
   const double compute = op.flops > 0 && peak > 0 ? op.flops / peak : 0;
   const double memory = op.bytes > 0 && d.hbm_bytes_per_s > 0 ? op.bytes / d.hbm_bytes_per_s : 0;
+  return {compute, memory};
+}
+}  // namespace
+
+double roofline_seconds(const Analysis& a, const ExecOp& op, const DeviceSpec& d) {
+  const auto [compute, memory] = roofline_parts(a, op, d);
   return std::max(compute, memory);
 }
 
 // ---- traces -----------------------------------------------------------------------------------
 
-namespace {
-
-// Group ids in order of first use; groups of one device are local and get none.
-struct GroupIndex {
-  std::map<std::vector<uint32_t>, int> ids;
-  std::vector<const std::vector<uint32_t>*> order;
-  explicit GroupIndex(const Analysis& a) {
-    for (const CollectiveOp& c : a.collectives)
-      for (const auto& g : c.groups)
-        if (g.size() > 1 && ids.emplace(g, static_cast<int>(ids.size()) + 1).second) order.push_back(&ids.find(g)->first);
-  }
-};
-
-}  // namespace
 
 std::map<std::string, std::vector<int64_t>> comm_groups(const Analysis& a) {
-  GroupIndex index(a);
   std::map<std::string, std::vector<int64_t>> out;
-  for (size_t k = 0; k < index.order.size(); ++k) out[std::to_string(k + 1)] = std::vector<int64_t>(index.order[k]->begin(), index.order[k]->end());
+  for (const CollectiveOp& c : a.collectives)
+    for (size_t k = 0; k < c.groups.size(); ++k)
+      if (c.group_ids[k]) out.emplace(std::to_string(c.group_ids[k]), std::vector<int64_t>(c.groups[k].begin(), c.groups[k].end()));
   return out;
 }
 
 void device_trace(const Analysis& a, const DeviceSpec& d, uint32_t device, Trace& out) {
   if (device >= a.devices) throw Error(a.file + ": device " + std::to_string(device) + " out of range (" + std::to_string(a.devices) + " devices)");
-  GroupIndex groups(a);
   out.clear_nodes();
   AttrDrafts meta;
   meta.add_string(out.intern("schema"), out.intern("chakrakit stablehlo"));
@@ -963,9 +940,11 @@ void device_trace(const Analysis& a, const DeviceSpec& d, uint32_t device, Trace
         }
       } else {
         const std::vector<uint32_t>* group = nullptr;
-        for (const auto& g : c.groups)
-          if (std::find(g.begin(), g.end(), device) != g.end()) group = &g;
-        if (group && group->size() > 1) {
+        uint32_t group_id = 0;
+        for (size_t k = 0; k < c.groups.size(); ++k)
+          if (std::find(c.groups[k].begin(), c.groups[k].end(), device) != c.groups[k].end())
+            group = &c.groups[k], group_id = c.group_ids[k];
+        if (group_id) {
           close_region();
           const bool broadcast = c.kind == CollectiveKind::CollectiveBroadcast;
           CommType type = c.kind == CollectiveKind::AllReduce ? CommType::AllReduce
@@ -977,7 +956,7 @@ void device_trace(const Analysis& a, const DeviceSpec& d, uint32_t device, Trace
           node_of[i] = static_cast<int64_t>(comm_node(static_cast<int32_t>(NodeType::CommColl), cname, deps));
           n.attrs.add_int64(comm_type, static_cast<int64_t>(type));
           n.attrs.add_int64(comm_size, static_cast<int64_t>(size));
-          n.attrs.add_string(pg_name, out.intern(std::to_string(groups.ids.at(*group))));
+          n.attrs.add_string(pg_name, out.intern(std::to_string(group_id)));
           out.append(n);
           continue;
         }
@@ -1035,12 +1014,11 @@ Prediction predict(const Analysis& a, const DeviceSpec& d, const sim::NetworkCon
     ++c.totals.count;
     c.totals.flops += e.flops;
     c.totals.bytes += e.bytes;
-    const double t = roofline_seconds(a, e, d);
+    const auto [compute, memory] = roofline_parts(a, e, d);
+    const double t = std::max(compute, memory);
     c.roofline_s += t;
     p.compute_s += t;
-    const bool matmul = e.cls == OpClass::Matmul || e.cls == OpClass::Convolution;
-    const double peak = d.peak_for(a.dtypes.empty() ? "" : a.dtypes[e.dtype], matmul);
-    if (peak > 0 && e.flops / peak >= e.bytes / d.hbm_bytes_per_s) c.compute_bound_s += t;
+    if (compute >= memory) c.compute_bound_s += t;
     if (e.collective >= 0) {
       const CollectiveOp& col = a.collectives[e.collective];
       ++p.collective_count[int(col.kind)];

@@ -99,7 +99,10 @@ TensorType parse_type(std::string_view text);
 uint32_t find_attr(const File& f, const Op& op, std::string_view key);
 bool has_word(const File& f, const Op& op, std::string_view word);
 // Parses `[1, 2]`, `array<i64: 1, 2>` or a dense literal of integers starting at token `at`;
-// nested lists are flattened, `rows` receives the number of innermost lists (0 for flat).
-std::vector<int64_t> int_list(const File& f, uint32_t at, size_t* rows = nullptr);
+// nested lists are flattened.
+std::vector<int64_t> int_list(const File& f, uint32_t at);
+// Dims of the first type among the op's attribute tokens from `at` on: the shape of a dense
+// literal (`dense<...> : tensor<2x4xi64>`); empty when there is none or `at` is 0.
+std::vector<int64_t> literal_shape(const File& f, const Op& op, uint32_t at);
 
 }  // namespace chakra::shlo::ir

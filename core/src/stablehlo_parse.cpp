@@ -626,9 +626,14 @@ bool has_word(const File& f, const Op& op, std::string_view word) {
   return false;
 }
 
-std::vector<int64_t> int_list(const File& f, uint32_t at, size_t* rows) {
+std::vector<int64_t> literal_shape(const File& f, const Op& op, uint32_t at) {
+  for (uint32_t k = at; at && k < op.attr_end; ++k)
+    if (f.tokens[k].kind == Tok::Type) return parse_type(f.tokens[k].text).dims;
+  return {};
+}
+
+std::vector<int64_t> int_list(const File& f, uint32_t at) {
   std::vector<int64_t> out;
-  if (rows) *rows = 0;
   if (at == 0) return out;
   const std::vector<Token>& t = f.tokens;
   uint32_t k = at;
@@ -643,7 +648,6 @@ std::vector<int64_t> int_list(const File& f, uint32_t at, size_t* rows) {
     if (t[k].is('[')) {
       ++depth;
     } else if (t[k].is(']')) {
-      if (depth == 2 && rows) ++*rows;
       if (--depth <= 0) break;
     } else if (t[k].kind == Tok::Number) {
       out.push_back(std::strtoll(std::string(t[k].text).c_str(), nullptr, 0));

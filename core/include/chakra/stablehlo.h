@@ -57,6 +57,7 @@ struct CollectiveOp {
   double operand_bytes = 0;    // ASTRA-sim's comm_size: the input each device contributes
   double result_bytes = 0;
   std::vector<std::vector<uint32_t>> groups;               // resolved device groups
+  std::vector<uint32_t> group_ids;  // parallel to groups: the id in comm_groups(), 0 for one device
   std::vector<std::pair<uint32_t, uint32_t>> pairs;        // collective_permute: source -> target
   uint32_t group_size = 0;     // as written in replica_groups (0 for collective_permute)
   uint32_t line = 0;
