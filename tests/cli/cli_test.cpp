@@ -708,6 +708,11 @@ TEST(CliStableHlo, PredictPrintsTheBreakdownAndJsonEqualToTheLibrary) {
   EXPECT_EQ(j["compute_s"].get<double>(), p.compute_s);
   EXPECT_EQ(j["collectives"]["all_reduce"]["count"], 375);
   EXPECT_EQ(j["devices"], 4);
+  // Unfused, every elementwise op pays for all its operands and results: a longer step.
+  r = run({"predict", program, "--device", "a100", "--network", net, "--no-fusion", "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(nlohmann::json::parse(r.out)["classes"]["elementwise"]["bytes"].get<double>(),
+            j["classes"]["elementwise"]["bytes"].get<double>());
 }
 
 TEST(CliStableHlo, BadInputsExitWithTheReason) {

@@ -383,3 +383,61 @@ func.func @main(%a: tensor<16xf32>) -> tensor<16xf32> {
   EXPECT_NE(a.warnings[0].find("cudnn_magic"), std::string::npos);
   EXPECT_NE(a.warnings[1].find("mydialect.frobnicate"), std::string::npos);
 }
+
+TEST(StableHlo, CaseCountsTheCostliestBranchAndFusionsTheirOperandsOnly) {
+  const Analysis a = run(R"(
+func.func @main(%i: tensor<i32>, %x: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %0 = "stablehlo.case"(%i) ({
+    %1 = stablehlo.add %x, %x : tensor<16x16xf32>
+    stablehlo.return %1 : tensor<16x16xf32>
+  }, {
+    %1 = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+    stablehlo.return %1 : tensor<16x16xf32>
+  }) : (tensor<i32>) -> tensor<16x16xf32>
+  %2 = "mhlo.fusion"(%0, %x) ({
+  ^bb0(%p: tensor<16x16xf32>, %q: tensor<16x16xf32>):
+    %3 = stablehlo.multiply %p, %q : tensor<16x16xf32>
+    %4 = stablehlo.exponential %3 : tensor<16x16xf32>
+    stablehlo.return %4 : tensor<16x16xf32>
+  }) {fusion_kind = #mhlo<fusion_kind kLoop>} : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %2 : tensor<16x16xf32>
+})");
+  EXPECT_EQ(a.by_class[int(OpClass::Matmul)].count, 1u);  // the dot branch, not the add
+  EXPECT_EQ(a.matmul_conv_flops(), 2.0 * 16 * 16 * 16);
+  ASSERT_EQ(a.by_name.count("mhlo.fusion"), 1u);
+  EXPECT_EQ(a.by_name.at("mhlo.fusion").flops, 2.0 * 16 * 16);        // multiply + exponential
+  EXPECT_EQ(a.by_name.at("mhlo.fusion").bytes, 3.0 * 16 * 16 * 4);    // two operands and the result
+  EXPECT_EQ(a.by_name.count("stablehlo.multiply"), 0u);
+}
+
+TEST(StableHlo, BroadcastIsAnAllGatherOfItsShare) {
+  const Analysis a = run(R"(
+module @b attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%x: tensor<1024xf32>) -> tensor<1024xf32> {
+    %0 = "stablehlo.collective_broadcast"(%x) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>}> : (tensor<1024xf32>) -> tensor<1024xf32>
+    return %0 : tensor<1024xf32>
+  }
+})");
+  Trace t;
+  device_trace(a, device_preset("h100"), 2, t);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(*t.find_attr(0, "comm_type")->as_int64(), int64_t(CommType::AllGather));
+  EXPECT_EQ(*t.find_attr(0, "comm_size")->as_int64(), 1024);  // 4096 bytes over 4 devices
+}
+
+TEST(StableHlo, ModulesWithoutADeviceCountAreSizedByTheirGroups) {
+  const Analysis a = run(R"(
+module @SyncTensorsGraph {
+  func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+    %0 = "stablehlo.all_reduce"(%x) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2], [3, 4, 5]]> : tensor<2x3xi64>, use_global_device_ids}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }) : (tensor<8xf32>) -> tensor<8xf32>
+    return %0 : tensor<8xf32>
+  }
+})");
+  EXPECT_EQ(a.devices, 6u);
+  ASSERT_FALSE(a.warnings.empty());
+  EXPECT_NE(a.warnings[0].find("6 devices inferred"), std::string::npos);
+}
