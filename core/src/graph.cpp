@@ -148,3 +148,71 @@ CycleReport find_cycles(const DepGraph& g, size_t max_examples) {
 }
 
 }  // namespace chakra
+
+namespace chakra {
+
+DepGraph reverse(const DepGraph& graph) {
+  DepGraph out;
+  uint32_t n = graph.size();
+  out.offsets.assign(n + 1, 0);
+  for (uint32_t t : graph.targets) ++out.offsets[t + 1];
+  for (uint32_t i = 0; i < n; ++i) out.offsets[i + 1] += out.offsets[i];
+  out.targets.resize(graph.targets.size());
+  std::vector<uint32_t> fill(out.offsets.begin(), out.offsets.end() - 1);
+  for (uint32_t from = 0; from < n; ++from)
+    for (uint32_t to : graph.deps(from)) out.targets[fill[to]++] = from;
+  out.dangling = graph.dangling;
+  return out;
+}
+
+std::vector<uint32_t> reachable(const DepGraph& graph, uint32_t from, size_t max_nodes) {
+  std::vector<uint32_t> out;
+  if (from >= graph.size()) return out;
+  std::vector<bool> seen(graph.size());
+  seen[from] = true;
+  std::vector<uint32_t> frontier{from};
+  for (size_t head = 0; head < frontier.size() && out.size() < max_nodes; ++head)
+    for (uint32_t next : graph.deps(frontier[head])) {
+      if (seen[next]) continue;
+      seen[next] = true;
+      frontier.push_back(next);
+      out.push_back(next);
+      if (out.size() >= max_nodes) break;
+    }
+  return out;
+}
+
+CriticalPath critical_path(const Trace& trace, const DepGraph& graph) {
+  // Kahn's order over "dependency before dependant"; nodes on cycles never become ready.
+  uint32_t n = graph.size();
+  DepGraph dependants = reverse(graph);
+  std::vector<uint32_t> waiting(n);
+  std::vector<uint32_t> ready;
+  for (uint32_t i = 0; i < n; ++i) {
+    waiting[i] = static_cast<uint32_t>(graph.deps(i).size());
+    if (waiting[i] == 0) ready.push_back(i);
+  }
+  std::vector<uint64_t> finish(n, 0);
+  std::vector<uint32_t> via(n, UINT32_MAX);
+  CriticalPath best;
+  uint32_t best_end = UINT32_MAX;
+  for (size_t head = 0; head < ready.size(); ++head) {
+    uint32_t i = ready[head];
+    finish[i] += trace.duration_micros(i);
+    if (best_end == UINT32_MAX || finish[i] > finish[best_end]) best_end = i;
+    for (uint32_t d : dependants.deps(i)) {
+      if (via[d] == UINT32_MAX || finish[i] > finish[d]) {
+        finish[d] = finish[i];
+        via[d] = i;
+      }
+      if (--waiting[d] == 0) ready.push_back(d);
+    }
+  }
+  if (best_end == UINT32_MAX) return best;
+  best.duration_micros = finish[best_end];
+  for (uint32_t i = best_end; i != UINT32_MAX; i = via[i]) best.nodes.push_back(i);
+  std::reverse(best.nodes.begin(), best.nodes.end());
+  return best;
+}
+
+}  // namespace chakra

@@ -1,5 +1,6 @@
 // ASTRA-sim's configuration files, read strictly: the reference silently ignores misspelt keys
 // and crashes on missing ones; here both are errors naming the file and the key.
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -7,6 +8,7 @@
 
 #include "chakra/error.h"
 #include "chakra/io.h"
+#include "chakra/share_link.h"
 #include "chakra/simulate.h"
 
 namespace chakra::sim {
@@ -354,6 +356,73 @@ CommGroups parse_comm_groups(std::string_view text, const std::string& name) {
 
 CommGroups load_comm_groups(const std::string& path) {
   return parse_comm_groups(read_file(path), path);
+}
+
+}  // namespace chakra::sim
+
+namespace chakra::sim {
+
+const char* topology_name(TopologyKind t) {
+  switch (t) {
+    case TopologyKind::Ring: return "Ring";
+    case TopologyKind::FullyConnected: return "FullyConnected";
+    case TopologyKind::Switch: return "Switch";
+  }
+  return "?";
+}
+
+std::string format_network(const NetworkConfig& net) {
+  auto list = [&](auto&& item) {
+    std::string out = "[ ";
+    for (size_t d = 0; d < net.topology.size(); ++d) out += (d ? ", " : "") + item(d);
+    return out + " ]";
+  };
+  return "topology: " + list([&](size_t d) { return std::string(topology_name(net.topology[d])); }) + "\n" +
+         "npus_count: " + list([&](size_t d) { return std::to_string(net.npus[d]); }) + "\n" +
+         "bandwidth: " + list([&](size_t d) { return format_number(net.bandwidth[d]); }) + "  # GB/s\n" +
+         "latency: " + list([&](size_t d) { return format_number(net.latency[d]); }) + "  # ns\n";
+}
+
+std::string algorithm_name(const AlgorithmChoice& a) {
+  std::string base = a.kind == Algorithm::Ring              ? "ring"
+                     : a.kind == Algorithm::HalvingDoubling ? "halvingDoubling"
+                     : a.kind == Algorithm::DoubleBinaryTree ? "doubleBinaryTree"
+                                                             : "direct";
+  if (a.kind == Algorithm::Direct && a.window > 0) base += std::to_string(a.window);
+  if (a.flat) base = "one" + std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(base[0])))) + base.substr(1);
+  return base;
+}
+
+namespace {
+// Integral values as JSON integers (what ASTRA-sim's own files use), others as doubles.
+json number_value(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 9e15) return static_cast<int64_t>(v);
+  return v;
+}
+}  // namespace
+
+std::string format_system(const SystemConfig& sys) {
+  static const char* kTypeKeys[kCollectiveTypes] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
+  json j = json::object();
+  j["scheduling-policy"] = sys.scheduling == SchedulingPolicy::LIFO   ? "LIFO"
+                           : sys.scheduling == SchedulingPolicy::FIFO ? "FIFO"
+                                                                      : "EXPLICIT";
+  j["endpoint-delay"] = number_value(sys.endpoint_delay);
+  j["active-chunks-per-dimension"] = sys.active_chunks_per_dimension;
+  if (sys.preferred_dataset_splits > 0) j["preferred-dataset-splits"] = sys.preferred_dataset_splits;
+  for (int t = 0; t < kCollectiveTypes; ++t) {
+    if (!sys.custom[t].empty()) j[std::string(kTypeKeys[t]) + "-implementation-custom"] = json::array({sys.custom[t]});
+    if (sys.algorithms[t].empty()) continue;
+    json names = json::array();
+    for (const AlgorithmChoice& a : sys.algorithms[t]) names.push_back(algorithm_name(a));
+    j[std::string(kTypeKeys[t]) + "-implementation"] = names;
+  }
+  j["collective-optimization"] = sys.optimization == CollectiveOptimization::Baseline ? "baseline" : "localBWAware";
+  if (sys.local_mem_bw > 0) j["local-mem-bw"] = number_value(sys.local_mem_bw);
+  if (sys.peak_perf > 0) j["peak-perf"] = number_value(sys.peak_perf);
+  if (sys.roofline) j["roofline-enabled"] = 1;
+  if (sys.replay_only) j["replay-only"] = 1;
+  return j.dump(4) + "\n";
 }
 
 }  // namespace chakra::sim

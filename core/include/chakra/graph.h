@@ -1,6 +1,7 @@
 // Dependency structure of a trace: node ids resolved to node positions.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -53,5 +54,21 @@ struct CycleReport {
   std::vector<std::vector<uint32_t>> examples;
 };
 CycleReport find_cycles(const DepGraph& graph, size_t max_examples);
+
+// The same edges pointing the other way: for each node, the nodes that depend on it.
+DepGraph reverse(const DepGraph& graph);
+
+// Positions reachable from `from` along `graph`'s edges (with the dependency graph: everything
+// `from` waits for, its ancestors; with reverse(): its descendants), `from` excluded, in
+// breadth-first order, at most `max_nodes` of them.
+std::vector<uint32_t> reachable(const DepGraph& graph, uint32_t from, size_t max_nodes = SIZE_MAX);
+
+// The chain of dependencies with the largest summed duration (duration_micros): the lower bound
+// on the trace's run time on unlimited resources. Nodes on dependency cycles are left out.
+struct CriticalPath {
+  std::vector<uint32_t> nodes;  // first to last
+  uint64_t duration_micros = 0;
+};
+CriticalPath critical_path(const Trace& trace, const DepGraph& graph);
 
 }  // namespace chakra

@@ -38,6 +38,10 @@ struct NetworkConfig {
 // chakra::Error naming `name`.
 NetworkConfig parse_network(std::string_view yaml, const std::string& name);
 NetworkConfig load_network(const std::string& path);
+// The YAML form of `net` (flow lists, numbers written to read back exactly): what the web app
+// exports, and what both parse_network and ASTRA-sim read back to the same configuration.
+std::string format_network(const NetworkConfig& net);
+const char* topology_name(TopologyKind t);
 
 // ---- System (ASTRA-sim system JSON) --------------------------------------------------------
 
@@ -77,6 +81,10 @@ struct SystemConfig {
 SystemConfig parse_system(std::string_view json, const std::string& name,
                           const std::string& base_dir = "");
 SystemConfig load_system(const std::string& path);
+// The JSON form of `sys` (every key ASTRA-sim needs, none it ignores; notes are not written).
+std::string format_system(const SystemConfig& sys);
+// ASTRA-sim's spelling: "ring", "direct", "direct4", "oneHalvingDoubling", ...
+std::string algorithm_name(const AlgorithmChoice& a);
 
 // ---- Remote memory and communicator groups -------------------------------------------------
 
