@@ -29,6 +29,7 @@
 #include "chakra/et_json.h"
 #include "chakra/simulate.h"
 #include "chakra/stablehlo.h"
+#include "chakra/timeline_model.h"
 #include "chakra/text.h"
 #include "cli.h"
 
@@ -223,6 +224,54 @@ double best_cpu_seconds(int repeat, F&& work) {
     best = std::min(best, cpu_seconds() - t0);
   }
   return best;
+}
+
+// The web app's timeline at 1M events: building the model (lanes, index) once, then the
+// per-frame query over every track for a 2000-pixel-wide view, fully zoomed out, at 1/64 of the
+// span, and while panning. The frame budget is 16 ms (60 fps); this is the CPU part of it that
+// grows with the trace (ImGui and the instanced draw are bounded by the rectangles returned).
+void timeline_frames() {
+  const uint32_t tracks = 64, per_track = 1u << 14;  // 1,048,576 events
+  std::vector<chakra::TimelineEvent> events;
+  events.reserve(size_t{tracks} * per_track);
+  uint64_t seed = 12345;
+  auto next = [&] { return seed = seed * 6364136223846793005ull + 1442695040888963407ull, seed >> 33; };
+  uint64_t span = 0;
+  for (uint32_t t = 0; t < tracks; ++t) {
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < per_track; ++i) {
+      at += next() % 200;
+      uint64_t dur = 1 + next() % 400;
+      events.push_back({t, 0, at, at + dur, i, static_cast<uint8_t>(i % 5)});
+      at += dur;
+    }
+    span = std::max(span, at);
+  }
+  auto start = std::chrono::steady_clock::now();
+  chakra::TimelineModel m = chakra::build_timeline(std::move(events), "ns");
+  double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::vector<chakra::TimelineRect> rects;
+  auto frame = [&](double t0, double t1) {
+    rects.clear();
+    for (const chakra::TimelineTrack& track : m.tracks) chakra::visible_rects(track, t0, t1, 2000.0 / (t1 - t0), rects);
+  };
+  auto per_frame_ms = [&](auto&& body, int frames) {
+    auto s = std::chrono::steady_clock::now();
+    for (int f = 0; f < frames; ++f) body(f);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count() / frames;
+  };
+  const double whole = static_cast<double>(span);
+  double out_ms = per_frame_ms([&](int) { frame(0, whole); }, 20);
+  size_t out_rects = rects.size();
+  double zoom_ms = per_frame_ms([&](int) { frame(whole / 2, whole / 2 + whole / 64); }, 20);
+  size_t zoom_rects = rects.size();
+  double pan_ms = per_frame_ms([&](int f) { double a = whole * f / 240.0; frame(a, a + whole / 8); }, 120);
+  std::printf("\n== web timeline model, %llu events on %u tracks, 2000 px wide\n", static_cast<unsigned long long>(m.events), tracks);
+  std::printf("build (lanes + index)   %.0f ms once\n", build_ms);
+  std::printf("frame, zoomed out       %.2f ms, %zu rects (%.1f per track-pixel column)\n", out_ms, out_rects,
+              static_cast<double>(out_rects) / (tracks * 2000.0));
+  std::printf("frame, 1/64 of the span %.2f ms, %zu rects\n", zoom_ms, zoom_rects);
+  std::printf("frame, panning at 1/8   %.2f ms per frame over 120 frames (budget 16.7 ms at 60 fps)\n", pan_ms);
 }
 
 // StableHLO prediction against the measured step times of
@@ -468,6 +517,7 @@ int bench(const cli::Args& args) {
   for (const std::string& f : {linked_x1, linked_xn, work + "/converted_x1.et", work + "/converted_xn.et", host_x1,
                                kineto_x1, host_xn, kineto_xn, work + "/linked_out_x1.json", work + "/linked_out_xn.json", work + "/graph_5k.svg"})
     std::filesystem::remove(f);
+  timeline_frames();
   const bool predicted = stablehlo_prediction(repeat);
   return ok && predicted ? cli::kOk : cli::kFailed;
 }

@@ -1,11 +1,15 @@
 #include "app.h"
 
+#include <algorithm>
 #include <chrono>
-#include <exception>
+#include <cmath>
+#include <cstdio>
 
 #include <imgui.h>
+#include <misc/cpp/imgui_stdlib.h>
 
-#include "chakra/et_io.h"
+#include "app_state.h"
+#include "chakra/error.h"
 #include "chakra/io.h"
 #include "chakra/json_writer.h"
 #include "chakra/schema.h"
@@ -13,101 +17,650 @@
 
 namespace chakra_web {
 
-bool App::load(std::span<const uint8_t> bytes, const std::string& name) {
-  auto start = std::chrono::steady_clock::now();
-  try {
-    auto file = std::make_unique<LoadedTrace>();
-    file->name = name;
-    file->bytes = bytes.size();
-    file->trace = chakra::read_et(chakra::memory_input(bytes, name));
-    file->summary = chakra::summarize(file->trace);
-    file->report = chakra::validate(file->trace);
-    file->load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    files_.push_back(std::move(file));
-    last_error_.clear();
-    return true;
-  } catch (const std::exception& e) {
-    last_error_ = e.what();
-    return false;
+using chakra::ShareState;
+
+namespace {
+using Clock = std::chrono::steady_clock;
+const char* kViewNames[] = {"overview", "nodes", "graph", "timeline", "simulation"};
+const char* kViewTitles[] = {"Overview", "Nodes", "Graph", "Timeline", "Simulation"};
+const ImVec4 kErrorColour(1.0f, 0.45f, 0.45f, 1.0f);
+}  // namespace
+
+ImU32 node_type_colour(int32_t type, float alpha) {
+  static const ImVec4 colours[] = {{0.55f, 0.55f, 0.55f, 1}, {0.45f, 0.62f, 0.85f, 1}, {0.65f, 0.50f, 0.85f, 1},
+                                   {0.50f, 0.75f, 0.55f, 1}, {0.90f, 0.62f, 0.30f, 1}, {0.85f, 0.45f, 0.50f, 1},
+                                   {0.40f, 0.78f, 0.80f, 1}, {0.90f, 0.40f, 0.70f, 1}};
+  ImVec4 c = colours[(type >= 0 && type < 8) ? type : 0];
+  c.w = alpha;
+  return ImGui::ColorConvertFloat4ToU32(c);
+}
+
+ImU32 span_kind_colour(int kind, float alpha) {
+  using K = chakra::sim::SpanKind;
+  switch (static_cast<K>(kind)) {
+    case K::Compute: return node_type_colour(4, alpha);
+    case K::Cpu: return node_type_colour(0, alpha);
+    case K::Collective: return node_type_colour(7, alpha);
+    case K::Send: return node_type_colour(5, alpha);
+    case K::Recv: return node_type_colour(6, alpha);
+    case K::Memory: return node_type_colour(1, alpha);
+    default: return node_type_colour(0, alpha);
   }
 }
 
+std::string format_duration(double v, const std::string& unit) {
+  double ns = (unit == "us" ? v * 1e3 : v) + 0.0;  // no "-0 ns"
+  if (std::fabs(ns) < 0.5) ns = 0;
+  char buf[48];
+  if (ns < 1e3) std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  else if (ns < 1e6) std::snprintf(buf, sizeof buf, "%.3g us", ns / 1e3);
+  else if (ns < 1e9) std::snprintf(buf, sizeof buf, "%.4g ms", ns / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.4g s", ns / 1e9);
+  return buf;
+}
+
+// ---- App ------------------------------------------------------------------------------------
+
+App::App(Platform& platform) : impl_(std::make_unique<Impl>(platform)) { impl_->use_preset(impl_->sim.preset); }
+App::~App() = default;
+
+void App::queue_file(std::vector<uint8_t> bytes, std::string name) {
+  impl_->queue.push_back({std::move(bytes), std::move(name)});
+}
+
+bool App::busy() const { return impl_->loading || !impl_->queue.empty(); }
+
+void App::work(double budget_ms) {
+  Impl& s = *impl_;
+  auto start = Clock::now();
+  auto left = [&] { return budget_ms - std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
+  while (left() > 0) {
+    try {
+      if (!s.loading) {
+        if (s.queue.empty()) break;
+        Impl::Pending p = std::move(s.queue.front());
+        s.queue.pop_front();
+        s.loading = s.workspace.begin(p.bytes, p.name);
+      }
+      if (!s.loading->step(4096)) continue;
+      std::string message = s.workspace.finish(*s.loading);
+      s.files.push_back(s.loading->name());
+      s.loading.reset();
+      s.note(message);
+      s.error.clear();
+      s.invalidate_rank_data();
+      if (!s.workspace.ranks().empty() && !s.workspace.rank(s.rank)) s.rank = s.workspace.ranks().front()->rank;
+      if (s.deferred_selection && s.workspace.rank(s.deferred_selection->first)) {
+        s.rank = s.deferred_selection->first;
+        if (RankCache* c = s.cache())
+          if (auto pos = c->index->find(s.deferred_selection->second)) {
+            s.selected = *pos;
+            s.deferred_selection.reset();
+          }
+      }
+      if (s.workspace.network && s.workspace.system) {
+        s.sim.preset = "(dropped files)";
+        s.sim.network = *s.workspace.network;
+        s.sim.system = *s.workspace.system;
+      }
+    } catch (const std::exception& e) {
+      s.loading.reset();
+      s.fail(e.what());
+    }
+  }
+  if (!busy() && !s.pending_hash.empty()) {
+    std::string h = std::move(s.pending_hash);
+    s.pending_hash.clear();
+    apply_hash(h);
+  }
+}
+
+void App::set_view(View v) {
+  impl_->view = v;
+  impl_->view_changed = true;
+}
+
+bool App::run_simulation() { return impl_->run_simulation(); }
+bool App::generate_synthetic() { return impl_->generate_synthetic(); }
+
+void App::fit_network_to_ranks() {
+  try {
+    impl_->fit_settings_to_ranks();
+  } catch (const std::exception& e) {
+    impl_->fail(e.what());
+  }
+}
+
+void App::clear() {
+  Impl& s = *impl_;
+  s.workspace.clear();
+  s.files.clear();
+  s.runs.clear();
+  s.timeline.source = 0;
+  s.synth.active = false;
+  s.error.clear();
+  s.invalidate_rank_data();
+}
+
+void App::select_node(uint32_t rank, uint32_t node) {
+  impl_->rank = rank;
+  impl_->selected = node;
+}
+
+void App::Impl::note(const std::string& line) {
+  log.push_back(line);
+  if (log.size() > 200) log.erase(log.begin());
+}
+
+void App::Impl::fail(const std::string& what) {
+  error = what;
+  note("error: " + what);
+}
+
+const chakra::RankTrace* App::Impl::current_rank() const { return workspace.rank(rank); }
+
+RankCache* App::Impl::cache() {
+  const chakra::RankTrace* r = current_rank();
+  if (!r) return nullptr;
+  RankCache& c = caches[rank];
+  if (c.rank != r) {
+    c = RankCache();
+    c.rank = r;
+    c.index = std::make_unique<chakra::IdIndex>(r->trace);
+    c.deps = chakra::DepGraph::build(r->trace, *c.index, chakra::DepKind::Both);
+    c.dependants = chakra::reverse(c.deps);
+  }
+  return &c;
+}
+
+void App::Impl::invalidate_rank_data() {
+  caches.clear();
+  highlight.clear();
+  highlight_for.reset();
+  timeline.recorded.reset();
+  timeline.recorded_ready = false;
+  selected.reset();
+}
+
 void App::draw() {
+  Impl& s = *impl_;
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(vp->WorkPos);
   ImGui::SetNextWindowSize(vp->WorkSize);
   ImGui::Begin("chakrakit", nullptr,
-               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings);
-  ImGui::Text("chakrakit %s", CHAKRA_VERSION);
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoBringToFrontOnFocus);
+  if (ImGui::Button("Open files...")) s.platform.open_file_picker();
   ImGui::SameLine();
-  ImGui::TextDisabled("- Chakra execution traces, decoded in your browser; nothing is uploaded.");
-  ImGui::TextUnformatted("Drop .et files (plain or gzip) anywhere on the page, or use the Open button above.");
-  if (!last_error_.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "Error: %s", last_error_.c_str());
-  ImGui::Separator();
-  if (files_.empty()) ImGui::TextDisabled("No trace loaded.");
-  for (const auto& f : files_) draw_file(*f);
+  if (ImGui::Button("Copy link")) {
+    s.platform.copy_text(share_hash());
+    s.note("share link copied (traces are not in it: whoever opens it drops the same files)");
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Clear")) clear();
+  ImGui::SameLine();
+  ImGui::TextDisabled("chakrakit %s - traces are decoded in this page and never uploaded", CHAKRA_VERSION);
+  if (!s.error.empty()) ImGui::TextColored(kErrorColour, "Error: %s", s.error.c_str());
+
+  const float sidebar = 260;
+  ImGui::BeginChild("sidebar", ImVec2(sidebar, 0), true);
+  s.draw_sidebar();
+  ImGui::EndChild();
+  ImGui::SameLine();
+  bool details = s.selected && s.current_rank() && *s.selected < s.current_rank()->trace.size();
+  float main_width = details ? ImGui::GetContentRegionAvail().x - 340 : 0;
+  ImGui::BeginChild("main", ImVec2(main_width, 0), false);
+  if (ImGui::BeginTabBar("views")) {
+    for (int v = 0; v < 5; ++v) {
+      ImGuiTabItemFlags flags = (s.view_changed && static_cast<int>(s.view) == v) ? ImGuiTabItemFlags_SetSelected : 0;
+      if (!ImGui::BeginTabItem(kViewTitles[v], nullptr, flags)) continue;
+      if (!s.view_changed) s.view = static_cast<View>(v);
+      switch (static_cast<View>(v)) {
+        case View::Overview: s.draw_overview(); break;
+        case View::Nodes: s.draw_nodes(); break;
+        case View::Graph: s.draw_graph(); break;
+        case View::Timeline: s.draw_timeline(); break;
+        case View::Simulation: s.draw_simulation(); break;
+      }
+      ImGui::EndTabItem();
+    }
+    s.view_changed = false;
+    ImGui::EndTabBar();
+  }
+  ImGui::EndChild();
+  if (details) {
+    ImGui::SameLine();
+    ImGui::BeginChild("details", ImVec2(0, 0), true);
+    s.draw_details();
+    ImGui::EndChild();
+  }
   ImGui::End();
+
+  std::string hash = share_hash();
+  if (hash != s.last_hash) {
+    s.last_hash = hash;
+    s.platform.set_location_hash(hash);
+  }
 }
 
-void App::draw_file(const LoadedTrace& t) {
-  const chakra::TraceSummary& s = t.summary;
-  std::string header = t.name + "  (" + chakra::format_bytes(t.bytes) + ", " + std::to_string(s.nodes) + " nodes)";
-  if (!ImGui::CollapsingHeader(header.c_str(), ImGuiTreeNodeFlags_DefaultOpen)) return;
-  ImGui::PushID(&t);
-  std::string metadata = "no GlobalMetadata record (older ASTRA-sim trace)";
-  if (s.has_metadata) metadata = "version \"" + s.version + "\"" + (s.schema.empty() ? "" : ", schema \"" + s.schema + "\"");
-  ImGui::Text("metadata: %s   decoded in %.1f ms", metadata.c_str(), t.load_ms);
-  ImGui::Text("dependencies: %llu data, %llu control   total duration: %llu us",
-              static_cast<unsigned long long>(s.data_deps), static_cast<unsigned long long>(s.ctrl_deps),
-              static_cast<unsigned long long>(s.total_duration_micros));
-  if (ImGui::BeginTable("types", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
-    ImGui::TableSetupColumn("node type");
+void App::Impl::draw_sidebar() {
+  if (loading || !queue.empty()) {
+    double f = loading ? loading->fraction() : 0;
+    std::string label = loading ? loading->name() + " - " + std::to_string(loading->nodes()) + " nodes" : "queued";
+    ImGui::TextUnformatted("Opening");
+    ImGui::ProgressBar(f < 0 ? static_cast<float>(std::fmod(ImGui::GetTime(), 1.0)) : static_cast<float>(f), ImVec2(-1, 0),
+                       label.c_str());
+    if (!queue.empty()) ImGui::TextDisabled("%zu more file(s) queued", queue.size());
+  }
+  ImGui::TextUnformatted("Ranks");
+  if (workspace.ranks().empty()) {
+    ImGui::TextWrapped("Drop files anywhere on the page: Chakra .et (a folder or many ranks at once), PyTorch host "
+                       "ET + Kineto JSON, ASTRA-sim text workloads, network/system configs.");
+    ImGui::Spacing();
+    draw_synthetic();
+  }
+  ImGui::BeginChild("ranks", ImVec2(0, 220), false);
+  for (const auto& r : workspace.ranks()) {
+    char label[96];
+    std::snprintf(label, sizeof label, "rank %u  (%llu nodes)##r%u", r->rank,
+                  static_cast<unsigned long long>(r->summary.nodes), r->rank);
+    if (ImGui::Selectable(label, r->rank == rank)) {
+      if (rank != r->rank) selected.reset();
+      rank = r->rank;
+      highlight.clear();
+      highlight_for.reset();
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r->source.c_str());
+  }
+  ImGui::EndChild();
+  if (workspace.network) ImGui::TextDisabled("network: %s", workspace.network_source.c_str());
+  if (workspace.system) ImGui::TextDisabled("system: %s", workspace.system_source.c_str());
+  if (!workspace.groups.empty()) ImGui::TextDisabled("%zu communicator groups", workspace.groups.size());
+  ImGui::Separator();
+  ImGui::TextUnformatted("Messages");
+  ImGui::BeginChild("log", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+  for (const std::string& line : log) {
+    if (line.rfind("error: ", 0) == 0) ImGui::TextColored(kErrorColour, "%s", line.c_str());
+    else ImGui::TextWrapped("%s", line.c_str());
+  }
+  if (ImGui::GetScrollY() >= ImGui::GetScrollMaxY()) ImGui::SetScrollHereY(1.0f);
+  ImGui::EndChild();
+}
+
+void App::Impl::draw_synthetic() {
+  ImGui::TextUnformatted("Or generate a training step");
+  const std::vector<std::string> presets = chakra::synth::preset_names();
+  if (ImGui::BeginCombo("model", synth.preset.c_str())) {
+    for (const std::string& p : presets)
+      if (ImGui::Selectable(p.c_str(), p == synth.preset)) synth.preset = p;
+    ImGui::EndCombo();
+  }
+  ImGui::SetNextItemWidth(90);
+  ImGui::InputInt("layers", &synth.layers);
+  ImGui::SetNextItemWidth(90);
+  ImGui::InputInt("dp", &synth.dp);
+  ImGui::SetNextItemWidth(90);
+  ImGui::InputInt("tp", &synth.tp);
+  ImGui::SetNextItemWidth(90);
+  ImGui::InputInt("pp", &synth.pp);
+  ImGui::Checkbox("fsdp", &synth.fsdp);
+  if (ImGui::Button("Generate")) generate_synthetic();
+}
+
+void App::Impl::draw_overview() {
+  if (workspace.ranks().empty()) {
+    ImGui::TextDisabled("No trace loaded.");
+    return;
+  }
+  ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollX |
+                          ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
+  std::vector<int32_t> types;
+  for (int32_t t = 0; t < chakra::kNodeTypeCount; ++t)
+    for (const auto& r : workspace.ranks())
+      if (r->summary.by_type[t].nodes) {
+        types.push_back(t);
+        break;
+      }
+  int columns = 7 + static_cast<int>(types.size());
+  if (ImGui::BeginTable("overview", columns, flags, ImVec2(0, ImGui::GetContentRegionAvail().y * 0.6f))) {
+    ImGui::TableSetupScrollFreeze(1, 1);
+    ImGui::TableSetupColumn("rank");
+    ImGui::TableSetupColumn("source");
     ImGui::TableSetupColumn("nodes");
-    ImGui::TableSetupColumn("duration (us)");
+    for (int32_t t : types) ImGui::TableSetupColumn(std::string(chakra::node_type_name(t)).c_str());
+    ImGui::TableSetupColumn("collectives");
+    ImGui::TableSetupColumn("comm bytes");
+    ImGui::TableSetupColumn("compute (us)");
+    ImGui::TableSetupColumn("validate");
     ImGui::TableHeadersRow();
-    for (int32_t type = 0; type < chakra::kNodeTypeCount; ++type) {
-      if (!s.by_type[type].nodes) continue;
+    for (const auto& r : workspace.ranks()) {
+      const chakra::TraceSummary& m = r->summary;
+      uint64_t colls = 0, bytes = 0;
+      for (const auto& [type, c] : m.collectives) {
+        colls += c.count;
+        bytes += c.bytes;
+      }
+      bytes += m.sends.bytes;
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(std::string(chakra::node_type_name(type)).c_str());
+      ImGui::Text("%u", r->rank);
       ImGui::TableNextColumn();
-      ImGui::Text("%llu", static_cast<unsigned long long>(s.by_type[type].nodes));
+      ImGui::TextUnformatted(r->source.c_str());
       ImGui::TableNextColumn();
-      ImGui::Text("%llu", static_cast<unsigned long long>(s.by_type[type].duration_micros));
+      ImGui::Text("%llu", static_cast<unsigned long long>(m.nodes));
+      for (int32_t t : types) {
+        ImGui::TableNextColumn();
+        ImGui::Text("%llu", static_cast<unsigned long long>(m.by_type[t].nodes));
+      }
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(colls));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(chakra::format_bytes(bytes).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(m.by_type[static_cast<int>(chakra::NodeType::Comp)].duration_micros));
+      ImGui::TableNextColumn();
+      if (r->report.errors) ImGui::TextColored(kErrorColour, "%llu errors", static_cast<unsigned long long>(r->report.errors));
+      else if (r->report.warnings) ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%llu warnings", static_cast<unsigned long long>(r->report.warnings));
+      else ImGui::TextColored(ImVec4(0.4f, 1, 0.5f, 1), "ok");
     }
     ImGui::EndTable();
   }
-  for (const auto& [type, c] : s.collectives) {
+  const chakra::RankTrace* r = current_rank();
+  if (!r) return;
+  ImGui::Text("rank %u: %s, decoded in %.1f ms", r->rank, r->source.c_str(), r->load_ms);
+  for (const auto& [type, c] : r->summary.collectives) {
     std::string name(chakra::comm_type_name(type));
-    ImGui::BulletText("%s: %llu collectives, %s", name.empty() ? "(unknown comm_type)" : name.c_str(),
+    ImGui::BulletText("%s: %llu, %s", name.empty() ? "(unknown comm_type)" : name.c_str(),
                       static_cast<unsigned long long>(c.count), chakra::format_bytes(c.bytes).c_str());
   }
-  const chakra::ValidationReport& r = t.report;
-  ImVec4 colour = r.errors ? ImVec4(1, 0.4f, 0.4f, 1) : r.warnings ? ImVec4(1, 0.8f, 0.3f, 1) : ImVec4(0.4f, 1, 0.5f, 1);
-  ImGui::TextColored(colour, "validate: %llu errors, %llu warnings", static_cast<unsigned long long>(r.errors),
-                     static_cast<unsigned long long>(r.warnings));
-  for (const auto& [code, count] : r.counts)
-    ImGui::BulletText("%s x %llu", code.c_str(), static_cast<unsigned long long>(count));
-  ImGui::PopID();
+  for (const std::string& n : r->notes) ImGui::BulletText("%s", n.c_str());
+  for (const chakra::Finding& f : r->report.findings) {
+    ImGui::TextColored(f.severity == chakra::Severity::Error ? kErrorColour : ImVec4(1, 0.8f, 0.3f, 1), "%s",
+                       f.code.c_str());
+    ImGui::SameLine();
+    ImGui::TextWrapped("%s", f.message.c_str());
+  }
 }
 
+void App::Impl::draw_nodes() {
+  RankCache* c = cache();
+  if (!c) {
+    ImGui::TextDisabled("No trace loaded.");
+    return;
+  }
+  const chakra::Trace& t = c->rank->trace;
+  ImGui::SetNextItemWidth(320);
+  ImGui::InputTextWithHint("##search", "search name, type or attribute value", &query);
+  ImGui::SameLine();
+  ImGui::Text("%zu of %u nodes", c->rows.size(), t.size());
+  ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
+                          ImGuiTableFlags_Sortable | ImGuiTableFlags_Resizable;
+  if (!ImGui::BeginTable("nodes", 6, flags)) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("id", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_WidthFixed, 70);
+  ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn("type", ImGuiTableColumnFlags_WidthFixed, 130);
+  ImGui::TableSetupColumn("start (us)", ImGuiTableColumnFlags_WidthFixed, 90);
+  ImGui::TableSetupColumn("duration (us)", ImGuiTableColumnFlags_WidthFixed, 100);
+  ImGui::TableSetupColumn("deps", ImGuiTableColumnFlags_WidthFixed, 50);
+  ImGui::TableHeadersRow();
+  int column = 0;
+  bool ascending = true;
+  if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && specs->SpecsCount > 0) {
+    column = specs->Specs[0].ColumnIndex;
+    ascending = specs->Specs[0].SortDirection == ImGuiSortDirection_Ascending;
+  }
+  if (!c->rows_ready || c->rows_query != query || c->rows_sort_column != column || c->rows_sort_ascending != ascending) {
+    c->rows = chakra::search_nodes(t, query);
+    auto key = [&](uint32_t n) -> uint64_t {
+      switch (column) {
+        case 3: return t.start_time_micros(n);
+        case 4: return t.duration_micros(n);
+        case 5: return t.data_deps(n).size() + t.ctrl_deps(n).size();
+        case 2: return static_cast<uint64_t>(t.type(n));
+        default: return t.id(n);
+      }
+    };
+    if (column == 1)
+      std::stable_sort(c->rows.begin(), c->rows.end(), [&](uint32_t a, uint32_t b) { return t.name(a) < t.name(b); });
+    else
+      std::stable_sort(c->rows.begin(), c->rows.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+    if (!ascending) std::reverse(c->rows.begin(), c->rows.end());
+    c->rows_query = query;
+    c->rows_sort_column = column;
+    c->rows_sort_ascending = ascending;
+    c->rows_ready = true;
+  }
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(c->rows.size()));
+  while (clipper.Step()) {
+    for (int row = clipper.DisplayStart; row < clipper.DisplayEnd; ++row) {
+      uint32_t n = c->rows[row];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      char label[32];
+      std::snprintf(label, sizeof label, "%llu", static_cast<unsigned long long>(t.id(n)));
+      if (ImGui::Selectable(label, selected == n, ImGuiSelectableFlags_SpanAllColumns)) selected = n;
+      ImGui::TableNextColumn();
+      std::string name(t.name(n));
+      ImGui::TextUnformatted(name.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(node_type_colour(t.type(n))), "%s",
+                         std::string(chakra::node_type_name(t.type(n))).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(t.start_time_micros(n)));
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(t.duration_micros(n)));
+      ImGui::TableNextColumn();
+      ImGui::Text("%zu", t.data_deps(n).size() + t.ctrl_deps(n).size());
+    }
+  }
+  ImGui::EndTable();
+}
+
+void App::Impl::draw_details() {
+  RankCache* c = cache();
+  if (!c || !selected) return;
+  const chakra::Trace& t = c->rank->trace;
+  uint32_t n = *selected;
+  if (ImGui::SmallButton("close")) {
+    selected.reset();
+    return;
+  }
+  ImGui::SameLine();
+  ImGui::TextDisabled("rank %u, position %u", rank, n);
+  ImGui::TextWrapped("%s", std::string(t.name(n)).c_str());
+  ImGui::Separator();
+  ImGui::Text("id             %llu", static_cast<unsigned long long>(t.id(n)));
+  ImGui::Text("type           %s", std::string(chakra::node_type_name(t.type(n))).c_str());
+  ImGui::Text("start_time     %llu us", static_cast<unsigned long long>(t.start_time_micros(n)));
+  ImGui::Text("duration       %llu us", static_cast<unsigned long long>(t.duration_micros(n)));
+  auto io = [&](const char* label, bool has, const chakra::IoStrings& s) {
+    if (!has) return;
+    ImGui::TextDisabled("%s", label);
+    ImGui::TextWrapped("values %s", std::string(t.str(s.values)).c_str());
+    ImGui::TextWrapped("shapes %s", std::string(t.str(s.shapes)).c_str());
+    ImGui::TextWrapped("types  %s", std::string(t.str(s.types)).c_str());
+  };
+  io("inputs", t.has_inputs(n), t.inputs(n));
+  io("outputs", t.has_outputs(n), t.outputs(n));
+  if (ImGui::CollapsingHeader("attributes", ImGuiTreeNodeFlags_DefaultOpen)) {
+    for (uint32_t a = t.attr_begin(n); a < t.attr_end(n); ++a) {
+      chakra::AttrView v = t.attr(a);
+      ImGui::TextWrapped("%s = %s", std::string(v.name()).c_str(), chakra::attr_value_text(t, v).c_str());
+    }
+  }
+  auto links = [&](const char* title, auto&& ids_or_positions, bool are_ids) {
+    if (!ImGui::CollapsingHeader(title, ImGuiTreeNodeFlags_DefaultOpen)) return;
+    int shown = 0;
+    for (auto v : ids_or_positions) {
+      std::optional<uint32_t> pos = are_ids ? c->index->find(v) : std::optional<uint32_t>(static_cast<uint32_t>(v));
+      uint64_t id = are_ids ? v : t.id(static_cast<uint32_t>(v));
+      if (++shown > 200) {
+        ImGui::TextDisabled("... %zu in all", std::size(ids_or_positions));
+        break;
+      }
+      if (!pos) {
+        ImGui::TextColored(kErrorColour, "%llu (not in the trace)", static_cast<unsigned long long>(id));
+        continue;
+      }
+      char label[160];
+      std::snprintf(label, sizeof label, "%llu %.100s##%s%u", static_cast<unsigned long long>(id),
+                    std::string(t.name(*pos)).c_str(), title, *pos);
+      if (ImGui::SmallButton(label)) selected = *pos;
+    }
+  };
+  links("data deps", t.data_deps(n), true);
+  links("ctrl deps", t.ctrl_deps(n), true);
+  links("dependants", c->dependants.deps(n), false);
+}
+
+// ---- share links -----------------------------------------------------------------------------
+
+ShareState App::Impl::state() const {
+  ShareState s;
+  s["v"] = kViewNames[static_cast<int>(view)];
+  if (!workspace.ranks().empty()) s["r"] = std::to_string(rank);
+  if (selected && current_rank() && *selected < current_rank()->trace.size())
+    s["n"] = std::to_string(current_rank()->trace.id(*selected));
+  if (!query.empty()) s["q"] = query;
+  s["g.collapse"] = std::to_string(collapse_chains);
+  if (ctrl_edges) s["g.ctrl"] = "1";
+  if (show_critical) s["g.critical"] = "1";
+  if (timeline.source) s["t.src"] = std::to_string(timeline.source);
+  if (timeline.t1 > timeline.t0) {
+    s["t.0"] = chakra::format_number(timeline.t0);
+    s["t.1"] = chakra::format_number(timeline.t1);
+  }
+  sim_state(s);
+  if (synth.active) {
+    s["synth"] = synth.preset;
+    s["synth.layers"] = std::to_string(synth.layers);
+    s["synth.dp"] = std::to_string(synth.dp);
+    s["synth.tp"] = std::to_string(synth.tp);
+    s["synth.pp"] = std::to_string(synth.pp);
+    if (synth.fsdp) s["synth.fsdp"] = "1";
+  } else if (!files.empty()) {
+    std::string names;
+    for (size_t i = 0; i < files.size() && names.size() < 2000; ++i) names += (i ? "," : "") + files[i];
+    s["files"] = names;
+  }
+  return s;
+}
+
+void App::Impl::apply(const ShareState& s) {
+  // Everything is read and checked before anything changes, so a bad link changes nothing.
+  std::string v = chakra::share_choice(s, "v", {"overview", "nodes", "graph", "timeline", "simulation"}, "overview");
+  int64_t r = chakra::share_int(s, "r", 0, UINT32_MAX, rank);
+  std::optional<uint64_t> node;
+  if (s.count("n")) node = static_cast<uint64_t>(chakra::share_int(s, "n", 0, INT64_MAX, 0));
+  int collapse = static_cast<int>(chakra::share_int(s, "g.collapse", 0, 1000000, 8));
+  int source = static_cast<int>(chakra::share_int(s, "t.src", 0, 1000000, 0));
+  double t0 = chakra::share_number(s, "t.0", -1e300, 1e300, 0), t1 = chakra::share_number(s, "t.1", -1e300, 1e300, 0);
+  SynthSettings syn = synth;
+  bool want_synth = s.count("synth");
+  if (want_synth) {
+    syn.preset = s.at("synth");
+    syn.layers = static_cast<int>(chakra::share_int(s, "synth.layers", 1, 1000, syn.layers));
+    syn.dp = static_cast<int>(chakra::share_int(s, "synth.dp", 1, 4096, syn.dp));
+    syn.tp = static_cast<int>(chakra::share_int(s, "synth.tp", 1, 4096, syn.tp));
+    syn.pp = static_cast<int>(chakra::share_int(s, "synth.pp", 1, 4096, syn.pp));
+    syn.fsdp = chakra::share_int(s, "synth.fsdp", 0, 1, 0) == 1;
+  }
+  apply_sim_state(s);  // validates the settings; throws before changing them when they are bad
+  for (int i = 0; i < 5; ++i)
+    if (v == kViewNames[i]) view = static_cast<View>(i);
+  view_changed = true;
+  collapse_chains = collapse;
+  ctrl_edges = s.count("g.ctrl") && s.at("g.ctrl") == "1";
+  show_critical = s.count("g.critical") && s.at("g.critical") == "1";
+  query = s.count("q") ? s.at("q") : "";
+  timeline.source = source;
+  timeline.t0 = t0;
+  timeline.t1 = t1;
+  if (want_synth) {
+    synth = syn;
+    generate_synthetic();
+  }
+  rank = static_cast<uint32_t>(r);
+  selected.reset();
+  deferred_selection.reset();
+  if (node) {
+    if (RankCache* c = cache()) {
+      if (auto pos = c->index->find(*node)) selected = *pos;
+    } else {
+      deferred_selection = std::make_pair(rank, *node);  // once the link's files are dropped
+    }
+  }
+  if (s.count("files") && workspace.ranks().empty())
+    note("this link was made with: " + s.at("files") + " - drop those files to see it");
+}
+
+std::string App::share_hash() const { return chakra::encode_share_state(impl_->state()); }
+
+void App::apply_hash(const std::string& hash) {
+  Impl& s = *impl_;
+  if (busy()) {
+    s.pending_hash = hash;  // after the files being opened
+    return;
+  }
+  try {
+    s.apply(chakra::decode_share_state(hash));
+    s.error.clear();
+  } catch (const std::exception& e) {
+    s.fail(e.what());
+  }
+}
+
+// ---- status for tests and the page -------------------------------------------------------------
+
 std::string App::status_json() const {
+  const Impl& s = *impl_;
   chakra::StringSink sink;
   chakra::JsonWriter w(sink);
   w.begin_object();
   w.key("version").value(CHAKRA_VERSION);
-  w.key("error").value(last_error_);
-  w.key("files").begin_array();
-  for (const auto& f : files_) {
+  w.key("error").value(s.error);
+  w.key("busy").value(busy());
+  w.key("loading").value_double(s.loading ? s.loading->fraction() : 1.0);
+  w.key("view").value(kViewNames[static_cast<int>(s.view)]);
+  w.key("rank").value_uint(s.rank);
+  w.key("selected").value_int(s.selected && s.current_rank() ? static_cast<int64_t>(s.current_rank()->trace.id(*s.selected)) : -1);
+  w.key("hash").value(chakra::encode_share_state(s.state()));
+  w.key("ranks").begin_array();
+  for (const auto& r : s.workspace.ranks()) {
     w.begin_object();
-    w.key("name").value(f->name);
-    w.key("bytes").value_uint(f->bytes);
-    w.key("errors").value_uint(f->report.errors);
-    w.key("warnings").value_uint(f->report.warnings);
+    w.key("rank").value_uint(r->rank);
+    w.key("source").value(r->source);
+    w.key("bytes").value_uint(r->bytes);
+    w.key("errors").value_uint(r->report.errors);
+    w.key("warnings").value_uint(r->report.warnings);
     w.key("summary");
-    chakra::write_summary_json(f->summary, w);
+    chakra::write_summary_json(r->summary, w);
     w.end_object();
   }
+  w.end_array();
+  w.key("network").value(chakra::sim::format_network(s.sim.network));
+  w.key("system").value(chakra::sim::format_system(s.sim.system));
+  w.key("backend").value(s.sim.congestion_aware ? "aware" : "unaware");
+  w.key("runs").begin_array();
+  for (const auto& run : s.runs) {
+    w.begin_object();
+    w.key("id").value_int(run->id);
+    w.key("label").value(run->label);
+    w.key("end_ns").value_uint(run->result.end());
+    w.key("deadlock").value(run->result.deadlock);
+    w.key("finish_ns").begin_array();
+    for (const auto& n : run->result.npus) w.value_uint(n.finish);
+    w.end_array();
+    w.key("exposed_comm_ns").begin_array();
+    for (const auto& n : run->result.npus) w.value_uint(n.exposed_comm);
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  w.key("log").begin_array();
+  for (const std::string& l : s.log) w.value(l);
   w.end_array();
   w.end_object();
   w.flush();

@@ -1,42 +1,78 @@
-// State and UI of the browser app, independent of the platform loop in main.cpp. All trace work
-// is done by the core; this file only arranges it on screen.
+// The chakrakit UI: every view of the web app (overview, node table, graph, timeline,
+// simulation), independent of the platform loop that hosts it (main_wasm.cpp in the browser; the
+// native test harness drives it headless). It only arranges what the core computes: files are
+// opened by chakra::Workspace, layouts by chakra::layout_graph, timelines by
+// chakra::TimelineModel, runs by chakra::sim.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <span>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "chakra/summary.h"
-#include "chakra/trace.h"
-#include "chakra/validate.h"
+#include "chakra/graph.h"
+#include "chakra/share_link.h"
+#include "chakra/simulate.h"
+#include "chakra/synth.h"
+#include "chakra/timeline_model.h"
+#include "chakra/visualize.h"
+#include "chakra/workspace.h"
 
 namespace chakra_web {
 
-struct LoadedTrace {
-  std::string name;
-  uint64_t bytes = 0;
-  double load_ms = 0;
-  chakra::Trace trace;
-  chakra::TraceSummary summary;
-  chakra::ValidationReport report;
+// One filled rectangle in framebuffer-independent pixels, colour as ImGui's packed ABGR.
+struct RectInstance {
+  float x0, y0, x1, y1;
+  uint32_t colour;
 };
+
+// What the app needs from the page or window hosting it.
+class Platform {
+ public:
+  virtual ~Platform() = default;
+  virtual void set_location_hash(const std::string& hash) {}
+  virtual void copy_text(const std::string& text) {}
+  virtual void open_file_picker() {}
+  virtual void download(const std::string& name, const std::string& content) {}
+  // Queues rectangles for the GPU path (instanced, shaders/), drawn clipped to the current ImGui
+  // window at this point of its draw list. Returns false when there is none (then the app draws
+  // them through ImGui).
+  virtual bool draw_rects(const std::vector<RectInstance>& rects) { return false; }
+};
+
+enum class View { Overview, Nodes, Graph, Timeline, Simulation };
 
 class App {
  public:
-  // Decodes a dropped or picked file (.et, plain or gzip). On failure the error is kept for
-  // display and returned; nothing is added.
-  bool load(std::span<const uint8_t> bytes, const std::string& name);
+  explicit App(Platform& platform);
+  ~App();
+
+  // Files handed over by the page; they are opened a slice at a time in work().
+  void queue_file(std::vector<uint8_t> bytes, std::string name);
+  // Does up to `budget_ms` of pending work (opening files). Call once per frame.
+  void work(double budget_ms);
+  bool busy() const;
   void draw();
-  // Machine-readable state for tests: {"version", "files": [{name, nodes, errors, ...}], "error"}.
+
+  // Share links: the state of every view and setting; apply() restores it (errors are shown).
+  std::string share_hash() const;
+  void apply_hash(const std::string& hash);
+
+  // The actions behind the UI's buttons, also used by tests.
+  void set_view(View v);
+  bool run_simulation();
+  bool generate_synthetic();
+  void fit_network_to_ranks();
+  void clear();
+  void select_node(uint32_t rank, uint32_t node);
+
+  // Machine-readable state for tests and the page's status line.
   std::string status_json() const;
 
  private:
-  void draw_file(const LoadedTrace& t);
-
-  std::vector<std::unique_ptr<LoadedTrace>> files_;
-  std::string last_error_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace chakra_web

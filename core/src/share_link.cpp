@@ -135,6 +135,10 @@ std::string share_choice(const ShareState& state, const std::string& key,
 
 std::string format_number(double v) {
   char buf[40];
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {  // integers as integers, never "1e+01"
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
+  }
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(buf, sizeof buf, "%.*g", precision, v);
     if (std::strtod(buf, nullptr) == v) break;

@@ -78,6 +78,11 @@ TimelineModel timeline_of_traces(std::span<const Trace* const> ranks) {
   std::vector<TimelineEvent> events;
   for (uint32_t r = 0; r < ranks.size(); ++r) {
     const Trace& t = *ranks[r];
+    // Converters that keep durations but not start times write 0 for every start: such a rank
+    // has no recorded timeline (stacking all its events at 0 would only mislead).
+    bool has_starts = false;
+    for (uint32_t n = 0; n < t.size() && !has_starts; ++n) has_starts = t.start_time_micros(n) > 0;
+    if (!has_starts) continue;
     for (uint32_t n = 0; n < t.size(); ++n) {
       uint64_t dur = t.duration_micros(n);
       if (dur == 0) continue;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "chakra/graph.h"
+#include "chakra/share_link.h"
 #include "chakra/text.h"
 #include "wire.h"
 
@@ -328,6 +329,28 @@ void write_report_json(const Trace& trace, const ValidationReport& r, JsonWriter
   }
   w.end_array();
   w.end_object();
+}
+
+}  // namespace chakra
+
+namespace chakra {
+
+std::string attr_value_text(const Trace& trace, const AttrView& attr, size_t max_elements) {
+  auto scalar = [&](AttrKind kind, uint64_t bits) -> std::string {
+    if (is_floating(kind)) return format_number(kind == AttrKind::Float ? float_of_bits(bits) : double_of_bits(bits));
+    if (kind == AttrKind::Bool) return bits ? "true" : "false";
+    if (is_text(kind)) return "\"" + std::string(trace.str(static_cast<StrId>(bits))) + "\"";
+    if (is_unsigned(kind)) return std::to_string(bits);
+    return std::to_string(static_cast<int64_t>(bits));
+  };
+  AttrKind kind = attr.kind();
+  if (kind == AttrKind::None) return "(no value)";
+  if (!is_list(kind)) return scalar(kind, attr.bits());
+  std::span<const uint64_t> list = attr.list();
+  std::string out = "[";
+  for (size_t i = 0; i < list.size() && i < max_elements; ++i) out += (i ? ", " : "") + scalar(element_kind(kind), list[i]);
+  if (list.size() > max_elements) out += ", … (" + std::to_string(list.size()) + " in all)";
+  return out + "]";
 }
 
 }  // namespace chakra

@@ -284,6 +284,8 @@ GraphLayout layout_graph(const Trace& t, const std::vector<uint32_t>& nodes, con
     b.first = nodes[a];
     L.boxes.push_back(b);
   }
+  L.box_of.resize(n);
+  for (uint32_t k = 0; k < n; ++k) L.box_of[k] = box_of[k];
   // Box edges, without duplicates and self loops (inside a chain).
   std::vector<std::tuple<uint32_t, uint32_t, bool>> be;
   for (const auto& [a, b] : data) be.emplace_back(box_of[a], box_of[b], false);
@@ -473,6 +475,44 @@ void write_svg(const Trace& t, const std::vector<uint32_t>& nodes, const SvgOpti
   }
   s += "</svg>\n";
   out.write(s);
+}
+
+}  // namespace chakra
+
+namespace chakra {
+
+std::vector<uint32_t> search_nodes(const Trace& trace, std::string_view query) {
+  std::vector<uint32_t> out;
+  if (query.empty()) {
+    out.resize(trace.size());
+    for (uint32_t n = 0; n < trace.size(); ++n) out[n] = n;
+    return out;
+  }
+  auto lower = [](unsigned char c) { return static_cast<char>(std::tolower(c)); };
+  std::string q(query);
+  std::transform(q.begin(), q.end(), q.begin(), lower);
+  auto has = [&](std::string_view text) {
+    return std::search(text.begin(), text.end(), q.begin(), q.end(),
+                       [&](char a, char b) { return lower(static_cast<unsigned char>(a)) == b; }) != text.end();
+  };
+  // Interned strings are tested once each, not once per node that uses them.
+  std::vector<int8_t> string_hit(trace.strings().size(), -1);
+  auto str_has = [&](StrId id) {
+    if (id >= string_hit.size()) return has(trace.str(id));
+    if (string_hit[id] < 0) string_hit[id] = has(trace.str(id)) ? 1 : 0;
+    return string_hit[id] == 1;
+  };
+  bool type_hit[kNodeTypeCount] = {};
+  for (int32_t t = 0; t < kNodeTypeCount; ++t) type_hit[t] = has(node_type_name(t));
+  for (uint32_t n = 0; n < trace.size(); ++n) {
+    int32_t type = trace.type(n);
+    bool hit = str_has(trace.name_id(n)) || (type >= 0 && type < kNodeTypeCount && type_hit[type]) ||
+               has(std::to_string(trace.id(n)));
+    for (uint32_t a = trace.attr_begin(n); !hit && a < trace.attr_end(n); ++a)
+      if (is_text(trace.node_attrs().kind(a))) hit = str_has(static_cast<StrId>(trace.node_attrs().bits(a)));
+    if (hit) out.push_back(n);
+  }
+  return out;
 }
 
 }  // namespace chakra

@@ -12,6 +12,8 @@
 #include "chakra/sim_presets.h"
 #include "chakra/simulate.h"
 #include "chakra/timeline_model.h"
+#include "chakra/validate.h"
+#include "chakra/visualize.h"
 #include "chakra/workspace.h"
 #include "test_support.h"
 
@@ -75,6 +77,9 @@ TEST(ShareLink, TypedReadsCheckRanges) {
   EXPECT_THROW(share_choice(s, "word", {"direct"}, "direct"), Error);
   EXPECT_EQ(format_number(0.1), "0.1");
   EXPECT_EQ(format_number(936.25), "936.25");
+  EXPECT_EQ(format_number(10), "10");
+  EXPECT_EQ(format_number(1500), "1500");
+  EXPECT_EQ(format_number(-3), "-3");
   EXPECT_EQ(std::stod(format_number(1.0 / 3)), 1.0 / 3);
 }
 
@@ -416,4 +421,49 @@ TEST(Workspace, SyntheticWorkloadsSimulateOnAPreset) {
   o.par.tp = 3;
   EXPECT_THROW(ws.add_synthetic(o), Error);
   EXPECT_EQ(ws.ranks().size(), 4u);
+}
+
+TEST(TimelineModel, RecordedTimelinesSkipRanksWithoutStartTimes) {
+  std::vector<Trace> traces(2);
+  NodeDraft d;
+  for (uint64_t i = 0; i < 3; ++i) {
+    d.clear();
+    d.id = i;
+    d.duration_micros = 5;
+    traces[0].append(d);  // durations, every start 0
+    d.start_time_micros = 10 * i + 1;
+    traces[1].append(d);
+  }
+  std::vector<const Trace*> ranks{&traces[0], &traces[1]};
+  TimelineModel m = timeline_of_traces(ranks);
+  EXPECT_EQ(m.events, 3u);
+  ASSERT_EQ(m.tracks.size(), 1u);
+  EXPECT_EQ(m.tracks[0].group, 1u);
+  EXPECT_EQ(m.begin, 1u);
+  EXPECT_EQ(m.end, 26u);
+  EXPECT_EQ(m.unit, "us");
+}
+
+TEST(NodeSearch, MatchesNamesTypesIdsAndStringAttributesCaseInsensitively) {
+  Trace t;
+  NodeDraft d;
+  const char* names[] = {"aten::linear", "ncclAllReduce", "aten::relu"};
+  for (uint64_t i = 0; i < 3; ++i) {
+    d.clear();
+    d.id = 100 + i;
+    d.name = t.intern(names[i]);
+    d.type = i == 1 ? static_cast<int32_t>(NodeType::CommColl) : static_cast<int32_t>(NodeType::Comp);
+    if (i == 2) d.attrs.add_string(t.intern("pg_name"), t.intern("TP_group"));
+    d.attrs.add_list(t.intern("shape"), AttrKind::Int64List, std::vector<uint64_t>{2, 3});
+    t.append(d);
+  }
+  EXPECT_EQ(search_nodes(t, ""), (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(search_nodes(t, "ATEN"), (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(search_nodes(t, "comm_coll"), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(search_nodes(t, "101"), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(search_nodes(t, "tp_gr"), (std::vector<uint32_t>{2}));
+  EXPECT_TRUE(search_nodes(t, "nothing like it").empty());
+  EXPECT_EQ(attr_value_text(t, t.attr(t.attr_begin(2))), "\"TP_group\"");
+  EXPECT_EQ(attr_value_text(t, t.attr(t.attr_begin(0))), "[2, 3]");
+  EXPECT_EQ(attr_value_text(t, t.attr(t.attr_begin(0)), 1), "[2, … (2 in all)]");
 }

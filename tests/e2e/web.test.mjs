@@ -1,15 +1,18 @@
-// Browser test of the web app: Debian's Chromium (never a downloaded one) driven by
-// playwright-core. Serves the wasm build directory, loads a bundled trace through the file
-// picker and a broken one through a drop, and checks that what the page decoded equals what
-// the native CLI reports for the same file.
+// End-to-end test of the web app: Debian's Chromium (never a downloaded one) driven by
+// playwright-core. Serves the wasm build, drops real multi-rank traces from ../shared on the
+// page, opens every view, runs simulations and checks the numbers equal the native CLI's for the
+// same files and settings, and reopens a share link in a fresh page. Screenshots of each step go
+// to CHAKRA_SHOTS (looked at by people, kept by CI as artifacts).
 //
-// Environment: CHAKRA_WEB_DIR (build/wasm/web), CHAKRA_BIN (native chakra), CHAKRA_SHOTS
-// (where screenshots go). Run: node --test tests/e2e/
+// Environment: CHAKRA_WEB_DIR (build/wasm/web), CHAKRA_BIN (native chakra), CHAKRA_SHOTS,
+// CHAKRA_SHARED_DIR (../shared). Run: node --test tests/e2e/
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { readFile, mkdir } from 'node:fs/promises';
+import { readFile, readdir, mkdir, writeFile, mkdtemp } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -18,7 +21,10 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const webDir = process.env.CHAKRA_WEB_DIR ?? path.join(repo, 'build/wasm/web');
 const chakraBin = process.env.CHAKRA_BIN ?? path.join(repo, 'build/native/native/chakra');
 const shotsDir = process.env.CHAKRA_SHOTS ?? path.join(repo, 'build/e2e-shots');
-const example = path.join(repo, 'assets/examples/pytorch_2rank/chakra_trace.0.et.gz');
+const shared = process.env.CHAKRA_SHARED_DIR ?? path.join(repo, '../shared');
+const twoRank = path.join(shared, 'data/chakra_et/ericding_pytorch_converted_2rank');
+const resnet64 = path.join(shared, 'data/chakra_et/astra-sim_resnet50_dp_64npus_2023-11_no_metadata');
+if (!existsSync(twoRank) || !existsSync(resnet64)) throw new Error(`reference traces missing under ${shared}`);
 
 const mime = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm' };
 let server, browser, page, url;
@@ -42,9 +48,7 @@ before(async () => {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--enable-unsafe-swiftshader'],
   });
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  page.on('console', (msg) => consoleLines.push(msg.text()));
-  page.on('pageerror', (err) => consoleLines.push('pageerror: ' + err.message));
+  page = await openPage(url);
   await mkdir(shotsDir, { recursive: true });
 });
 
@@ -53,44 +57,161 @@ after(async () => {
   server?.close();
 });
 
-const status = () => page.evaluate(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])));
+async function openPage(address) {
+  const p = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+  p.on('console', (msg) => consoleLines.push(msg.text()));
+  p.on('pageerror', (err) => consoleLines.push('pageerror: ' + err.message));
+  await p.goto(address);
+  await p.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
+  return p;
+}
 
-test('the wasm module starts and renders with WebGL2', async () => {
-  await page.goto(url);
-  await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
-  await page.waitForTimeout(500);  // a few frames
-  assert.ok(consoleLines.some((l) => l.includes('WebGL 2.0')), consoleLines.join('\n'));
+const status = (p = page) => p.evaluate(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])));
+const command = (c, p = page) => p.evaluate((c) => Module.ccall('app_command', 'number', ['string'], [c]), c);
+const shot = async (name, p = page) => { await p.waitForTimeout(400); await p.screenshot({ path: path.join(shotsDir, name) }); };
+
+// Drops files on the canvas the way a browser does (a DataTransfer with File objects).
+async function drop(files, p = page) {
+  const payload = [];
+  for (const f of files) payload.push({ name: path.basename(f), bytes: [...await readFile(f)] });
+  await p.evaluate((payload) => {
+    const dt = new DataTransfer();
+    for (const f of payload) dt.items.add(new File([new Uint8Array(f.bytes)], f.name));
+    document.getElementById('canvas').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, payload);
+  await p.waitForFunction(() => window.chakrakitReading === 0 && !JSON.parse(Module.ccall('app_status_json', 'string', [], [])).busy,
+    null, { timeout: 60000 });
+}
+
+const filesIn = async (dir, re) => (await readdir(dir)).filter((n) => re.test(n)).sort().map((n) => path.join(dir, n));
+
+test('the page starts with WebGL2 and the instanced rectangle shaders', async () => {
+  assert.ok(consoleLines.some((l) => l.includes('WebGL 2.0') && l.includes('instanced rects on')), consoleLines.join('\n'));
   assert.ok(!consoleLines.some((l) => l.startsWith('pageerror')), consoleLines.join('\n'));
   const s = await status();
-  assert.equal(s.files.length, 0);
+  assert.equal(s.ranks.length, 0);
   assert.match(s.version, /^\d+\.\d+\.\d+$/);
-  await page.screenshot({ path: path.join(shotsDir, '01-start.png') });
+  await shot('01-start.png');
 });
 
-test('a trace opened with the file picker decodes as in the native CLI', async () => {
-  await page.setInputFiles('#file', example);
-  await page.waitForFunction(() => document.getElementById('status').textContent.startsWith('Loaded'));
+test('a dropped 2-rank PyTorch trace decodes as in the native CLI, and every view opens', async () => {
+  await drop(await filesIn(twoRank, /./));
   const s = await status();
-  assert.equal(s.files.length, 1);
-  const native = JSON.parse(execFileSync(chakraBin, ['info', '--json', example], { encoding: 'utf8' }))[0];
-  assert.deepEqual(s.files[0].summary, native.summary);
-  assert.equal(s.files[0].summary.nodes, 1634);
-  assert.equal(s.files[0].errors, 0);
-  await page.waitForTimeout(300);
-  await page.screenshot({ path: path.join(shotsDir, '02-loaded.png') });
+  assert.equal(s.error, '');
+  assert.equal(s.ranks.length, 2);
+  const native = JSON.parse(execFileSync(chakraBin, ['info', '--json', ...await filesIn(twoRank, /\.et$/)], { encoding: 'utf8' }));
+  for (let r = 0; r < 2; ++r) {
+    assert.equal(s.ranks[r].rank, r);
+    assert.deepEqual(s.ranks[r].summary, native[r].summary);
+  }
+  assert.equal(s.ranks[0].summary.nodes, 1634);
+  assert.ok(s.log.some((l) => l.includes('communicator groups')), s.log.join('\n'));
+  for (const [i, view] of ['overview', 'nodes', 'graph', 'timeline', 'simulation'].entries()) {
+    assert.equal(await command('view ' + view), 1);
+    await page.waitForTimeout(200);
+    assert.equal((await status()).view, view);
+    await shot(`02-${i + 1}-${view}.png`);
+  }
+  assert.ok(!consoleLines.some((l) => l.startsWith('pageerror')), consoleLines.join('\n'));
 });
 
-test('a broken file dropped on the page gives an error naming it', async () => {
-  const truncated = [...(await readFile(example)).subarray(0, 1000)];
+test('clicking a node in the table selects it and shows its dependencies', async () => {
+  await command('view nodes');
+  await page.waitForTimeout(300);
+  // Rows start under the tab bar and the table header; click the third row's id cell.
+  const box = await page.locator('canvas').boundingBox();
+  await page.mouse.click(box.x + 300, box.y + 140);
+  await page.waitForTimeout(300);
+  const s = await status();
+  assert.ok(s.selected >= 0, 'a node is selected');
+  assert.match(s.hash, /(^|&)n=\d+/);
+  await shot('03-selected.png');
+  await command('view graph');
+  await shot('03-graph-selected.png');
+});
+
+test('a simulation of a real trace gives the CLI\'s numbers; its errors show in the page', async () => {
+  // The 2-rank trace names a communicator its comm_group.json lacks: a clear error, no dead page.
+  await command('view simulation');
+  await command('fit');
+  assert.equal(await command('simulate'), 0);
+  let s = await status();
+  assert.match(s.log.at(-1), /communicator group \d+ is not defined/);
+  await shot('04-sim-error.png');
+
+  await command('clear');
+  await drop(await filesIn(resnet64, /\.et$/));
+  s = await status();
+  assert.equal(s.ranks.length, 64);
+  await command('fit');
+  assert.equal(await command('simulate'), 1);
+  s = await status();
+  assert.equal(s.runs.length, 1);
+  const run = s.runs[0];
+  assert.equal(run.finish_ns.length, 64);
+  assert.ok(run.end_ns > 0 && !run.deadlock);
+  // The same files and the settings the page shows, through the CLI.
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'chakra-e2e-'));
+  await writeFile(path.join(tmp, 'network.yml'), s.network);
+  await writeFile(path.join(tmp, 'system.json'), s.system);
+  execFileSync(chakraBin, ['simulate', '--workload', path.join(resnet64, 'resnet50_DataParallel'), '--network', path.join(tmp, 'network.yml'),
+    '--system', path.join(tmp, 'system.json'), '--json', path.join(tmp, 'out.json'), '--no-summary']);
+  const cli = JSON.parse(await readFile(path.join(tmp, 'out.json'), 'utf8'));
+  assert.deepEqual(run.finish_ns, cli.npus.map((n) => n.finish_ns ?? n.finish));
+  await shot('05-sim-result.png');
+  // Change a parameter through a share link, run again, compare side by side.
+  const slower = s.hash.replace(/sim\.bw=[^&]*/, 'sim.bw=45');
+  await page.evaluate((h) => Module.ccall('app_apply_hash', null, ['string'], [h]), slower);
+  assert.equal((await status()).error, '');
+  assert.equal(await command('simulate'), 1);
+  s = await status();
+  assert.equal(s.runs.length, 2);
+  assert.match(s.network, /bandwidth: \[ 45 \]/);
+  assert.ok(s.runs[1].end_ns > s.runs[0].end_ns, 'a tenth of the bandwidth is slower');
+  await shot('06-sim-compare.png');
+  await command('view timeline');
+  await page.evaluate((h) => Module.ccall('app_apply_hash', null, ['string'], [h]), (await status()).hash.replace(/&?t\.(0|1|src)=[^&]*/g, '') + '&t.src=2');
+  await shot('07-sim-timeline.png');
+  const frameMs = await page.evaluate(() => Module.ccall('app_frame_ms', 'number', [], []));
+  console.log(`# frame time with the simulated timeline of 64 NPUs: ${frameMs.toFixed(1)} ms (SwiftShader)`);
+});
+
+test('a share link restores the state in a fresh page once the same files are dropped', async () => {
+  const before = await status();
+  const fresh = await openPage(url + '#' + before.hash);
+  let s = await status(fresh);
+  assert.equal(s.error, '');
+  assert.equal(s.view, before.view);
+  assert.equal(s.network, before.network);
+  assert.equal(s.system, before.system);
+  assert.ok(s.log.some((l) => l.includes('drop those files')), s.log.join('\n'));
+  await drop(await filesIn(resnet64, /\.et$/), fresh);
+  s = await status(fresh);
+  assert.equal(s.ranks.length, 64);
+  // The same state; the timeline window and run number need the runs, which are not in links.
+  const comparable = (h) => h.replace(/&?t\.(0|1|src)=[^&]*/g, '');
+  assert.equal(comparable(s.hash), comparable(before.hash));
+  await shot('08-share-restored.png', fresh);
+  // A hostile link is an error in the page, not a dead page.
+  await fresh.evaluate(() => Module.ccall('app_apply_hash', null, ['string'], ['v=graph&sim.topo=Ring&sim.npus=1&sim.bw=1&sim.lat=1']));
+  s = await status(fresh);
+  assert.match(s.error, /npus_count '1' must be an integer from 2/);
+  await fresh.evaluate(() => Module.ccall('app_apply_hash', null, ['string'], ['%%%']));
+  assert.match((await status(fresh)).error, /^share link: /);
+  await fresh.close();
+});
+
+test('a broken file dropped on the page gives an error naming it and changes nothing', async () => {
+  const before = (await status()).ranks.length;
+  const truncated = [...(await readFile(path.join(twoRank, 'chakra_trace.0.et'))).subarray(0, 1000)];
   await page.evaluate((bytes) => {
     const dt = new DataTransfer();
-    dt.items.add(new File([new Uint8Array(bytes)], 'truncated.et.gz'));
+    dt.items.add(new File([new Uint8Array(bytes)], 'truncated.0.et'));
     document.getElementById('canvas').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
   }, truncated);
-  await page.waitForFunction(() => document.getElementById('status').textContent.startsWith('Could not load'));
+  await page.waitForFunction(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])).error !== '');
   const s = await status();
-  assert.equal(s.files.length, 1, 'nothing added for a broken file');
-  assert.match(s.error, /^truncated\.et\.gz: /);
-  await page.waitForTimeout(300);
-  await page.screenshot({ path: path.join(shotsDir, '03-error.png') });
+  assert.equal(s.ranks.length, before, 'nothing added for a broken file');
+  assert.match(s.error, /^truncated\.0\.et: /);
+  await shot('09-error.png');
 });

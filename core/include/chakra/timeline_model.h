@@ -53,7 +53,8 @@ struct TimelineModel {
 TimelineModel build_timeline(std::vector<TimelineEvent> events, std::string unit);
 
 // Recorded times of traces (rank = position in `ranks`): every node with a duration, at its
-// start_time_micros, category = node type. Empty when the traces carry no durations.
+// start_time_micros, category = node type. Ranks whose nodes all start at 0 (durations without
+// timestamps) are left out; empty when no rank has both.
 TimelineModel timeline_of_traces(std::span<const Trace* const> ranks);
 
 // Simulated spans (ns): lane class 0 for compute, CPU and memory, 1 for communication; item =

@@ -49,4 +49,8 @@ bool looks_like_legacy_schema(const Trace& trace);
 // `node id 40 "aten::mm"`: how findings name nodes.
 std::string describe_node(const Trace& trace, uint32_t n);
 
+// An attribute's value as one line of text: numbers, quoted strings, lists as [a, b, …] cut
+// after `max_elements` elements.
+std::string attr_value_text(const Trace& trace, const AttrView& attr, size_t max_elements = 16);
+
 }  // namespace chakra

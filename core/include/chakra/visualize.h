@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,10 @@ struct GraphFilter {
 // Edges are drawn between kept nodes; a dependency on an id that is not in the trace at all
 // shows as a label-less node (as the reference does), one on a filtered-out node is dropped.
 std::vector<uint32_t> select_nodes(const Trace& trace, const GraphFilter& filter);
+
+// Positions of the nodes whose name, type name, id or a string attribute's value contains `query`
+// (ASCII case-insensitive), in file order; every node for an empty query.
+std::vector<uint32_t> search_nodes(const Trace& trace, std::string_view query);
 
 // Graphviz source as the reference builds it before layout: `<id> [label=<escaped name> id=<id>
 // shape=record]` per node, then its data edges (arrowhead=normal) and ctrl edges
@@ -62,6 +67,7 @@ struct GraphLayout {
   };
   std::vector<Box> boxes;
   std::vector<Edge> edges;
+  std::vector<uint32_t> box_of;  // box of each entry of the `nodes` the layout was made for
   double width = 0, height = 0;
   uint32_t layers = 0;
   uint64_t cycle_edges = 0;  // dependency edges against the layering (cycles), drawn anyway

@@ -1,0 +1,60 @@
+// On-demand benchmark of the web app in headless Chromium (not part of the test run):
+//   node tests/e2e/bench.mjs TRACE.et
+// Prints: page ready (navigation to the app accepting files), time to open TRACE (dropped through
+// the file input until the workspace holds it) and show its timeline, and the app's CPU time per
+// frame (app_frame_ms: file work + UI + draw submission) while the timeline pans and zooms.
+import { createServer } from 'node:http';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const webDir = process.env.CHAKRA_WEB_DIR ?? path.join(repo, 'build/wasm/web');
+const trace = process.argv[2];
+if (!trace) throw new Error('usage: node tests/e2e/bench.mjs TRACE.et');
+const mime = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm' };
+const server = createServer(async (req, res) => {
+  const name = path.basename(new URL(req.url, 'http://x').pathname) || 'index.html';
+  try {
+    const body = await readFile(path.join(webDir, name));
+    res.writeHead(200, { 'content-type': mime[path.extname(name)] ?? 'application/octet-stream' });
+    res.end(body);
+  } catch {
+    res.writeHead(404).end();
+  }
+});
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--enable-unsafe-swiftshader'],
+});
+const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+const status = () => page.evaluate(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])));
+let t = performance.now();
+await page.goto(`http://127.0.0.1:${server.address().port}/index.html`);
+await page.waitForSelector('body[data-ready="1"]');
+console.log(`page ready             ${((performance.now() - t) / 1000).toFixed(2)} s`);
+t = performance.now();
+await page.setInputFiles('#file', trace);
+await page.waitForFunction(() => window.chakrakitReading === 0 && !JSON.parse(Module.ccall('app_status_json', 'string', [], [])).busy,
+  null, { timeout: 120000, polling: 50 });
+const s = await status();
+await page.evaluate(() => Module.ccall('app_command', 'number', ['string'], ['view timeline']));
+await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+console.log(`open + timeline shown  ${((performance.now() - t) / 1000).toFixed(2)} s  (${s.ranks[0]?.summary.nodes} nodes, ${s.error || 'no error'})`);
+const box = await page.locator('canvas').boundingBox();
+await page.mouse.move(box.x + 800, box.y + 300);
+const frames = [];
+for (let i = 0; i < 60; ++i) {
+  if (i % 20 < 10) await page.mouse.wheel(0, -120); else await page.keyboard.down('d');
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(r)));
+  frames.push(await page.evaluate(() => Module.ccall('app_frame_ms', 'number', [], [])));
+  await page.keyboard.up('d');
+}
+frames.sort((a, b) => a - b);
+console.log(`frame CPU while panning/zooming: median ${frames[30].toFixed(1)} ms, p90 ${frames[54].toFixed(1)} ms (SwiftShader, no GPU)`);
+await page.screenshot({ path: path.join(repo, 'build/e2e-shots/bench-timeline.png') });
+await browser.close();
+server.close();

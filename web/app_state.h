@@ -1,0 +1,145 @@
+// The App's state, shared by the files that draw its views (app.cpp, view_*.cpp). Private to web/.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+
+#include "app.h"
+
+namespace chakra_web {
+
+// Derived data of one rank, built when first needed.
+struct RankCache {
+  const chakra::RankTrace* rank = nullptr;
+  std::unique_ptr<chakra::IdIndex> index;
+  chakra::DepGraph deps, dependants;
+  // graph view
+  bool layout_ready = false;
+  uint32_t layout_collapse = 0;
+  bool layout_ctrl = false;
+  chakra::GraphLayout layout;
+  std::vector<uint32_t> box_of_node;
+  std::optional<chakra::CriticalPath> critical;
+  // node table
+  std::string rows_query;
+  int rows_sort_column = -1;
+  bool rows_sort_ascending = true;
+  std::vector<uint32_t> rows;
+  bool rows_ready = false;
+};
+
+struct SimSettings {
+  std::string preset = "h100-hgx-8";
+  chakra::sim::NetworkConfig network;
+  chakra::sim::SystemConfig system;
+  bool congestion_aware = false;
+};
+
+struct SimRun {
+  int id = 0;
+  std::string label;
+  SimSettings settings;
+  chakra::sim::SimResult result;
+  double wall_ms = 0;
+  std::unique_ptr<chakra::TimelineModel> timeline;
+};
+
+struct SynthSettings {
+  std::string preset = "llama2-7b";
+  int layers = 4, dp = 2, tp = 2, pp = 1, micro_batches = 1, batch = 8, seq = 2048;
+  bool fsdp = false;
+  bool active = false;  // the loaded ranks came from these settings
+};
+
+struct TimelineViewState {
+  int source = 0;  // 0: recorded times, n > 0: simulation run n
+  double t0 = 0, t1 = 0;  // visible window; t1 <= t0 means "fit"
+  bool selecting = false;
+  double sel_t0 = 0, sel_t1 = 0;
+  int sel_track0 = -1, sel_track1 = -1;
+  std::unique_ptr<chakra::TimelineModel> recorded;
+  bool recorded_ready = false;
+};
+
+struct App::Impl {
+  explicit Impl(Platform& p) : platform(p) {}
+  Platform& platform;
+  chakra::Workspace workspace;
+
+  struct Pending {
+    std::vector<uint8_t> bytes;
+    std::string name;
+  };
+  std::deque<Pending> queue;
+  std::unique_ptr<chakra::Workspace::Loading> loading;
+  std::vector<std::string> log;  // newest last
+  std::string error;             // last error, shown until the next success
+  std::vector<std::string> files;  // names opened, for the share link's hint
+
+  View view = View::Overview;
+  bool view_changed = true;  // select the tab on the next frame
+  uint32_t rank = 0;
+  std::optional<uint32_t> selected;  // node position in `rank`
+  std::string query;
+  std::map<uint32_t, RankCache> caches;
+
+  // graph view
+  int collapse_chains = 8;
+  bool ctrl_edges = false;
+  bool show_critical = false;
+  float graph_zoom = 1, graph_x = 0, graph_y = 0;
+  bool graph_fit = true;
+  std::vector<uint8_t> highlight;  // per node of `rank`: 1 ancestor, 2 descendant
+  std::optional<uint32_t> highlight_for;
+
+  TimelineViewState timeline;
+
+  SimSettings sim;
+  std::vector<std::unique_ptr<SimRun>> runs;
+  int next_run_id = 1;
+  int compare_a = 0, compare_b = 0;
+  std::string sim_error;
+
+  SynthSettings synth;
+  std::string last_hash;
+  std::string pending_hash;  // applied once the files it names are open
+  std::optional<std::pair<uint32_t, uint64_t>> deferred_selection;  // (rank, node id) from a link, before its files
+
+  // app.cpp
+  void note(const std::string& line);
+  void fail(const std::string& what);
+  const chakra::RankTrace* current_rank() const;
+  RankCache* cache();
+  void invalidate_rank_data();
+  void draw_sidebar();
+  void draw_overview();
+  void draw_nodes();
+  void draw_details();
+  void draw_synthetic();
+  bool generate_synthetic();
+  chakra::ShareState state() const;
+  void apply(const chakra::ShareState& s);
+  // view_graph.cpp
+  void draw_graph();
+  // view_timeline.cpp
+  void draw_timeline();
+  const chakra::TimelineModel* timeline_model();
+  // view_simulation.cpp
+  void draw_simulation();
+  void use_preset(const std::string& name);
+  void fit_settings_to_ranks();
+  bool run_simulation();
+  void sim_state(chakra::ShareState& s) const;
+  void apply_sim_state(const chakra::ShareState& s);
+};
+
+// Colours per node type and span kind, shared by all views.
+ImU32 node_type_colour(int32_t type, float alpha = 1.0f);
+ImU32 span_kind_colour(int kind, float alpha = 1.0f);
+std::string format_duration(double value, const std::string& unit);
+
+}  // namespace chakra_web

@@ -1,0 +1,149 @@
+// Browser entry point: GLFW window (Emscripten's emulation) + WebGL2, one ImGui frame per
+// animation frame, the page services the app asks for (URL hash, clipboard, file picker,
+// downloads), and the functions the page's JavaScript calls to hand over files and links.
+#include <emscripten.h>
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "app.h"
+#include "rect_renderer.h"
+
+namespace {
+
+class BrowserPlatform : public chakra_web::Platform {
+ public:
+  chakra_web::RectRenderer rects;
+  bool gpu_rects = false;
+
+  void set_location_hash(const std::string& hash) override {
+    EM_ASM({ history.replaceState(null, document.title, '#' + UTF8ToString($0)); }, hash.c_str());
+  }
+  void copy_text(const std::string& hash) override {
+    EM_ASM({
+      const url = location.href.split('#')[0] + '#' + UTF8ToString($0);
+      if (navigator.clipboard) navigator.clipboard.writeText(url).catch(() => {});
+      window.chakrakitLastCopied = url;
+    }, hash.c_str());
+  }
+  void open_file_picker() override { EM_ASM({ document.getElementById('file').click(); }); }
+  void download(const std::string& name, const std::string& content) override {
+    EM_ASM({
+      const blob = new Blob([UTF8ToString($1)], {type: 'text/plain'});
+      const a = document.createElement('a');
+      a.href = URL.createObjectURL(blob);
+      a.download = UTF8ToString($0);
+      a.click();
+      setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+    }, name.c_str(), content.c_str());
+  }
+  bool draw_rects(const std::vector<chakra_web::RectInstance>& r) override { return gpu_rects && rects.queue(r); }
+};
+
+GLFWwindow* g_window = nullptr;
+BrowserPlatform g_platform;
+chakra_web::App* g_app = nullptr;
+std::string g_status;  // keeps the string returned to JavaScript alive until the next call
+double g_frame_ms = 0;  // CPU time of the last frame (work + UI + render), for the benchmark
+
+// Matches the canvas's backing store to its CSS size times the device pixel ratio.
+void fit_canvas() {
+  int width = EM_ASM_INT({ return Math.floor(Module.canvas.clientWidth * (window.devicePixelRatio || 1)); });
+  int height = EM_ASM_INT({ return Math.floor(Module.canvas.clientHeight * (window.devicePixelRatio || 1)); });
+  int current_w = 0, current_h = 0;
+  glfwGetWindowSize(g_window, &current_w, &current_h);
+  if (width > 0 && height > 0 && (width != current_w || height != current_h)) glfwSetWindowSize(g_window, width, height);
+}
+
+void frame() {
+  auto start = std::chrono::steady_clock::now();
+  fit_canvas();
+  glfwPollEvents();
+  g_app->work(12.0);  // open files a slice at a time so the page keeps drawing
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGui::NewFrame();
+  g_app->draw();
+  ImGui::Render();
+  int w = 0, h = 0;
+  glfwGetFramebufferSize(g_window, &w, &h);
+  glViewport(0, 0, w, h);
+  glClearColor(0.09f, 0.10f, 0.12f, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  g_platform.rects.end_frame();
+  glfwSwapBuffers(g_window);
+  g_frame_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+extern "C" {
+
+// Takes a copy of `size` bytes at `data` (the page frees them afterwards); opened over the next frames.
+EMSCRIPTEN_KEEPALIVE void app_queue_file(const uint8_t* data, int size, const char* name) {
+  g_app->queue_file(std::vector<uint8_t>(data, data + size), name);
+}
+
+EMSCRIPTEN_KEEPALIVE const char* app_status_json() {
+  g_status = g_app->status_json();
+  return g_status.c_str();
+}
+
+EMSCRIPTEN_KEEPALIVE void app_apply_hash(const char* hash) { g_app->apply_hash(hash); }
+
+// The buttons' actions, for scripted use (tests): view names as in share links.
+EMSCRIPTEN_KEEPALIVE int app_command(const char* command) {
+  std::string c = command;
+  if (c == "simulate") return g_app->run_simulation() ? 1 : 0;
+  if (c == "synthesize") return g_app->generate_synthetic() ? 1 : 0;
+  if (c == "fit") return g_app->fit_network_to_ranks(), 1;
+  if (c == "clear") return g_app->clear(), 1;
+  const char* views[] = {"overview", "nodes", "graph", "timeline", "simulation"};
+  for (int v = 0; v < 5; ++v)
+    if (c == std::string("view ") + views[v]) {
+      g_app->set_view(static_cast<chakra_web::View>(v));
+      return 1;
+    }
+  return 0;
+}
+
+EMSCRIPTEN_KEEPALIVE double app_frame_ms() { return g_frame_ms; }
+
+}  // extern "C"
+
+int main() {
+  if (!glfwInit()) {
+    std::fprintf(stderr, "glfwInit failed\n");
+    return 1;
+  }
+  glfwWindowHint(GLFW_CLIENT_API, GLFW_OPENGL_ES_API);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  g_window = glfwCreateWindow(1280, 720, "chakrakit", nullptr, nullptr);
+  if (!g_window) {
+    std::fprintf(stderr, "no WebGL2 context\n");
+    return 1;
+  }
+  glfwMakeContextCurrent(g_window);
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGui::GetIO().IniFilename = nullptr;
+  ImGui::StyleColorsDark();
+  ImGui_ImplGlfw_InitForOpenGL(g_window, true);
+  ImGui_ImplOpenGL3_Init("#version 300 es");
+  g_platform.gpu_rects = g_platform.rects.init("#version 300 es");
+  g_app = new chakra_web::App(g_platform);
+  std::printf("chakrakit web %s: GL %s, instanced rects %s\n", CHAKRA_VERSION,
+              reinterpret_cast<const char*>(glGetString(GL_VERSION)), g_platform.gpu_rects ? "on" : "off");
+  // A share link opened: restore its state (settings now; node selection once files are dropped).
+  std::string hash = emscripten_run_script_string("location.hash.slice(1)");
+  if (!hash.empty()) g_app->apply_hash(hash);
+  EM_ASM({ if (Module.onAppReady) Module.onAppReady(); });
+  emscripten_set_main_loop(frame, 0, false);
+  return 0;
+}

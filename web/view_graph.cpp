@@ -1,0 +1,149 @@
+// Graph view: the layered DAG of the selected rank from chakra::layout_graph (long chains
+// collapsed), drawn with culling and level of detail so only what is on screen costs anything.
+#include <algorithm>
+#include <cmath>
+
+#include <imgui.h>
+
+#include "app_state.h"
+#include "chakra/schema.h"
+
+namespace chakra_web {
+
+namespace {
+constexpr size_t kMaxEdgesDrawn = 30000;
+constexpr size_t kMaxHighlight = 200000;
+}  // namespace
+
+void App::Impl::draw_graph() {
+  RankCache* c = cache();
+  if (!c) {
+    ImGui::TextDisabled("No trace loaded.");
+    return;
+  }
+  const chakra::Trace& t = c->rank->trace;
+  ImGui::SetNextItemWidth(120);
+  ImGui::SliderInt("collapse chains of", &collapse_chains, 0, 64);
+  ImGui::SameLine();
+  ImGui::Checkbox("ctrl edges", &ctrl_edges);
+  ImGui::SameLine();
+  ImGui::Checkbox("critical path", &show_critical);
+  ImGui::SameLine();
+  if (ImGui::Button("Fit")) graph_fit = true;
+  if (!c->layout_ready || c->layout_collapse != static_cast<uint32_t>(collapse_chains) || c->layout_ctrl != ctrl_edges) {
+    std::vector<uint32_t> all(t.size());
+    for (uint32_t n = 0; n < t.size(); ++n) all[n] = n;
+    chakra::SvgOptions o;
+    o.collapse_chains = static_cast<uint32_t>(collapse_chains);
+    o.ctrl_edges = ctrl_edges;
+    c->layout = chakra::layout_graph(t, all, o);
+    c->layout_collapse = o.collapse_chains;
+    c->layout_ctrl = ctrl_edges;
+    c->layout_ready = true;
+    graph_fit = true;
+  }
+  if (show_critical && !c->critical) c->critical = chakra::critical_path(t, c->deps);
+  // Ancestors / descendants of the selection, per node.
+  if (selected != highlight_for) {
+    highlight.assign(t.size(), 0);
+    if (selected && *selected < t.size()) {
+      for (uint32_t n : chakra::reachable(c->deps, *selected, kMaxHighlight)) highlight[n] = 1;
+      for (uint32_t n : chakra::reachable(c->dependants, *selected, kMaxHighlight)) highlight[n] = 2;
+    }
+    highlight_for = selected;
+  }
+  const chakra::GraphLayout& L = c->layout;
+  ImGui::SameLine();
+  ImGui::TextDisabled("%zu boxes, %zu edges, %u layers%s", L.boxes.size(), L.edges.size(), L.layers,
+                      L.cycle_edges ? " (has cycles)" : "");
+  if (show_critical && c->critical)
+    ImGui::Text("critical path: %zu nodes, %llu us", c->critical->nodes.size(),
+                static_cast<unsigned long long>(c->critical->duration_micros));
+
+  ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImVec2 size = ImGui::GetContentRegionAvail();
+  if (size.x < 50 || size.y < 50) return;
+  ImGui::InvisibleButton("graph_canvas", size, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
+  bool hovered = ImGui::IsItemHovered();
+  ImGuiIO& io = ImGui::GetIO();
+  if (graph_fit && L.width > 0) {
+    graph_zoom = static_cast<float>(std::min(size.x / L.width, size.y / L.height));
+    graph_zoom = std::clamp(graph_zoom, 0.002f, 2.0f);
+    graph_x = 0;
+    graph_y = 0;
+    graph_fit = false;
+  }
+  if (hovered && io.MouseWheel != 0) {
+    float old = graph_zoom;
+    graph_zoom = std::clamp(graph_zoom * std::pow(1.2f, io.MouseWheel), 0.002f, 8.0f);
+    ImVec2 m(io.MousePos.x - origin.x, io.MousePos.y - origin.y);
+    graph_x = (graph_x + m.x) * graph_zoom / old - m.x;  // keep the point under the cursor
+    graph_y = (graph_y + m.y) * graph_zoom / old - m.y;
+  }
+  if (ImGui::IsItemActive() && (ImGui::IsMouseDragging(ImGuiMouseButton_Left) || ImGui::IsMouseDragging(ImGuiMouseButton_Right))) {
+    graph_x -= io.MouseDelta.x;
+    graph_y -= io.MouseDelta.y;
+  }
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(origin, ImVec2(origin.x + size.x, origin.y + size.y), true);
+  dl->AddRectFilled(origin, ImVec2(origin.x + size.x, origin.y + size.y), IM_COL32(24, 26, 31, 255));
+  auto to_screen = [&](double x, double y) {
+    return ImVec2(origin.x + static_cast<float>(x) * graph_zoom - graph_x, origin.y + static_cast<float>(y) * graph_zoom - graph_y);
+  };
+  auto visible = [&](const chakra::GraphLayout::Box& b) {
+    ImVec2 a = to_screen(b.x, b.y), z = to_screen(b.x + b.w, b.y + b.h);
+    return z.x >= origin.x && a.x <= origin.x + size.x && z.y >= origin.y && a.y <= origin.y + size.y;
+  };
+  std::vector<uint8_t> on_path;
+  if (show_critical && c->critical) {
+    on_path.assign(L.boxes.size(), 0);
+    for (uint32_t n : c->critical->nodes) on_path[L.box_of[n]] = 1;
+  }
+  auto box_highlight = [&](uint32_t b) -> uint8_t { return highlight.empty() ? 0 : highlight[L.boxes[b].first]; };
+  // Edges: only when they can be seen (zoomed in, or touching the selection), and bounded.
+  size_t drawn = 0;
+  for (const chakra::GraphLayout::Edge& e : L.edges) {
+    if (drawn >= kMaxEdgesDrawn) break;
+    const auto& a = L.boxes[e.from];
+    const auto& b = L.boxes[e.to];
+    bool related = box_highlight(e.from) || box_highlight(e.to) ||
+                   (selected && (L.box_of[*selected] == e.from || L.box_of[*selected] == e.to));
+    if (graph_zoom < 0.15f && !related) continue;
+    if (!visible(a) && !visible(b)) continue;
+    ImU32 colour = related ? IM_COL32(240, 220, 120, 220) : e.ctrl ? IM_COL32(120, 120, 140, 90) : IM_COL32(150, 160, 180, 140);
+    dl->AddLine(to_screen(a.x + a.w, a.y + a.h / 2), to_screen(b.x, b.y + b.h / 2), colour);
+    ++drawn;
+  }
+  std::optional<uint32_t> hovered_box;
+  for (uint32_t bi = 0; bi < L.boxes.size(); ++bi) {
+    const auto& b = L.boxes[bi];
+    if (!visible(b)) continue;
+    ImVec2 p0 = to_screen(b.x, b.y), p1 = to_screen(b.x + b.w, b.y + b.h);
+    if (p1.x - p0.x < 1) p1.x = p0.x + 1;
+    uint8_t h = box_highlight(bi);
+    float alpha = (!highlight.empty() && selected && h == 0 && L.box_of[*selected] != bi) ? 0.35f : 1.0f;
+    dl->AddRectFilled(p0, p1, node_type_colour(t.type(b.first), alpha), p1.x - p0.x > 8 ? 3.0f : 0.0f);
+    if (h == 1) dl->AddRect(p0, p1, IM_COL32(100, 170, 255, 255), 0, 0, 2);
+    if (h == 2) dl->AddRect(p0, p1, IM_COL32(120, 230, 120, 255), 0, 0, 2);
+    if (!on_path.empty() && on_path[bi]) dl->AddRect(p0, p1, IM_COL32(255, 80, 80, 255), 0, 0, 2.5f);
+    if (selected && L.box_of[*selected] == bi) dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 255), 0, 0, 3);
+    if (p1.x - p0.x > 40 && p1.y - p0.y > 10) {
+      std::string label(t.name(b.first));
+      if (b.count > 1) label += " (+" + std::to_string(b.count - 1) + ")";
+      dl->PushClipRect(p0, p1, true);
+      dl->AddText(ImVec2(p0.x + 3, p0.y + 1), IM_COL32(15, 15, 20, 255), label.c_str());
+      dl->PopClipRect();
+    }
+    if (hovered && io.MousePos.x >= p0.x && io.MousePos.x <= p1.x && io.MousePos.y >= p0.y && io.MousePos.y <= p1.y)
+      hovered_box = bi;
+  }
+  dl->PopClipRect();
+  if (hovered_box) {
+    const auto& b = L.boxes[*hovered_box];
+    ImGui::SetTooltip("%llu %s%s", static_cast<unsigned long long>(t.id(b.first)), std::string(t.name(b.first)).c_str(),
+                      b.count > 1 ? (" and " + std::to_string(b.count - 1) + " chained nodes").c_str() : "");
+    if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[0] < 16) selected = b.first;
+  }
+}
+
+}  // namespace chakra_web

@@ -1,0 +1,386 @@
+// Simulation view: cluster settings (a preset, then any field edited), runs of chakra::sim on the
+// loaded ranks, results per NPU, and two runs side by side.
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+
+#include <imgui.h>
+
+#include "app_state.h"
+#include "chakra/error.h"
+#include "chakra/io.h"
+#include "chakra/sim_presets.h"
+
+namespace chakra_web {
+
+namespace sim = chakra::sim;
+
+namespace {
+const char* kTopologies[] = {"Ring", "FullyConnected", "Switch"};
+const char* kCollectiveKeys[] = {"ar", "ag", "rs", "a2a"};
+const char* kAlgorithms[] = {"ring", "direct", "halvingDoubling", "doubleBinaryTree"};
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "," : "") + parts[i];
+  return out;
+}
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    if (comma == std::string::npos) comma = s.size();
+    out.push_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+}  // namespace
+
+void App::Impl::use_preset(const std::string& name) {
+  const sim::ClusterPreset& p = sim::cluster_preset(name);
+  sim.preset = name;
+  sim.network = p.network;
+  sim.system = p.system;
+}
+
+void App::Impl::fit_settings_to_ranks() {
+  size_t n = workspace.ranks().size();
+  sim.network = sim::fit_network(sim.network, n);
+  sim::fit_system(sim.system, sim.network.topology.size());
+}
+
+bool App::Impl::run_simulation() {
+  sim_error.clear();
+  try {
+    if (workspace.ranks().empty()) throw chakra::Error("load traces (or generate a workload) first");
+    auto run = std::make_unique<SimRun>();
+    run->id = next_run_id;
+    run->settings = sim;
+    sim::SimOptions options;
+    options.backend = sim.congestion_aware ? sim::Backend::CongestionAware : sim::Backend::CongestionUnaware;
+    options.record_spans = true;
+    auto start = std::chrono::steady_clock::now();
+    run->result = workspace.simulate(sim.network, sim.system, options);
+    run->wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::string dims;
+    for (size_t d = 0; d < sim.network.npus.size(); ++d)
+      dims += (d ? " x " : "") + std::to_string(sim.network.npus[d]) + " " + sim::topology_name(sim.network.topology[d]) +
+              " " + chakra::format_number(sim.network.bandwidth[d]) + " GB/s";
+    run->label = sim.preset + ": " + dims + (sim.congestion_aware ? ", congestion-aware" : "");
+    ++next_run_id;
+    note("run " + std::to_string(run->id) + ": " + format_duration(static_cast<double>(run->result.end()), "ns") +
+         (run->result.deadlock ? " (deadlock)" : ""));
+    compare_b = compare_a;
+    compare_a = run->id;
+    runs.push_back(std::move(run));
+    return true;
+  } catch (const std::exception& e) {
+    sim_error = e.what();
+    note("error: " + sim_error);
+    return false;
+  }
+}
+
+bool App::Impl::generate_synthetic() {
+  try {
+    chakra::synth::SynthOptions o;
+    chakra::synth::apply_preset(synth.preset, o);
+    o.shape.layers = static_cast<uint64_t>(synth.layers);
+    o.shape.micro_batches = static_cast<uint64_t>(synth.micro_batches);
+    o.par.dp = static_cast<uint64_t>(synth.dp);
+    o.par.tp = static_cast<uint64_t>(synth.tp);
+    o.par.pp = static_cast<uint64_t>(synth.pp);
+    o.par.fsdp = synth.fsdp;
+    note(workspace.add_synthetic(o));
+    synth.active = true;
+    files.clear();
+    invalidate_rank_data();
+    rank = 0;
+    sim.system.roofline = true;  // synthetic traces carry FLOPs and bytes, not durations
+    if (sim.system.peak_perf <= 0) sim.system.peak_perf = 989;
+    if (sim.system.local_mem_bw <= 0) sim.system.local_mem_bw = 3350;
+    error.clear();
+    return true;
+  } catch (const std::exception& e) {
+    fail(e.what());
+    return false;
+  }
+}
+
+void App::Impl::draw_simulation() {
+  // Settings.
+  ImGui::SetNextItemWidth(260);
+  if (ImGui::BeginCombo("preset", sim.preset.c_str())) {
+    for (const sim::ClusterPreset& p : sim::cluster_presets())
+      if (ImGui::Selectable((p.name + " - " + p.title).c_str(), p.name == sim.preset)) use_preset(p.name);
+    ImGui::EndCombo();
+  }
+  for (const sim::ClusterPreset& p : sim::cluster_presets())
+    if (p.name == sim.preset && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p.source.c_str());
+  ImGui::SameLine();
+  uint64_t ranks = workspace.ranks().size();
+  bool fits = sim.network.total_npus() == ranks;
+  if (!fits && ranks >= 2) {
+    if (ImGui::Button("Fit network to ranks")) {
+      try {
+        fit_settings_to_ranks();
+      } catch (const std::exception& e) {
+        sim_error = e.what();
+      }
+    }
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "network: %llu NPUs, loaded: %llu ranks",
+                       static_cast<unsigned long long>(sim.network.total_npus()), static_cast<unsigned long long>(ranks));
+  }
+  sim::NetworkConfig& net = sim.network;
+  if (ImGui::BeginTable("dims", 6, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
+    for (const char* h : {"dim", "topology", "NPUs", "bandwidth (GB/s)", "latency (ns)", ""}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    for (size_t d = 0; d < net.topology.size(); ++d) {
+      ImGui::PushID(static_cast<int>(d));
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("%zu", d);
+      ImGui::TableNextColumn();
+      int topo = static_cast<int>(net.topology[d]);
+      ImGui::SetNextItemWidth(140);
+      if (ImGui::Combo("##topo", &topo, kTopologies, 3)) net.topology[d] = static_cast<sim::TopologyKind>(topo);
+      ImGui::TableNextColumn();
+      int npus = static_cast<int>(net.npus[d]);
+      ImGui::SetNextItemWidth(100);
+      if (ImGui::InputInt("##npus", &npus)) net.npus[d] = static_cast<uint32_t>(std::clamp(npus, 2, 1 << 20));
+      ImGui::TableNextColumn();
+      ImGui::SetNextItemWidth(120);
+      ImGui::InputDouble("##bw", &net.bandwidth[d], 0, 0, "%.6g");
+      net.bandwidth[d] = std::max(net.bandwidth[d], 1e-6);
+      ImGui::TableNextColumn();
+      ImGui::SetNextItemWidth(120);
+      ImGui::InputDouble("##lat", &net.latency[d], 0, 0, "%.6g");
+      net.latency[d] = std::max(net.latency[d], 0.0);
+      ImGui::TableNextColumn();
+      if (net.topology.size() > 1 && ImGui::SmallButton("remove")) {
+        net.topology.erase(net.topology.begin() + static_cast<long>(d));
+        net.npus.erase(net.npus.begin() + static_cast<long>(d));
+        net.bandwidth.erase(net.bandwidth.begin() + static_cast<long>(d));
+        net.latency.erase(net.latency.begin() + static_cast<long>(d));
+        sim::fit_system(sim.system, net.topology.size());
+        ImGui::PopID();
+        break;
+      }
+      ImGui::PopID();
+    }
+    ImGui::EndTable();
+  }
+  if (net.topology.size() < 4 && ImGui::SmallButton("add dimension")) {
+    net.topology.push_back(sim::TopologyKind::Switch);
+    net.npus.push_back(2);
+    net.bandwidth.push_back(net.bandwidth.empty() ? 50 : net.bandwidth.back());
+    net.latency.push_back(net.latency.empty() ? 500 : net.latency.back());
+    sim::fit_system(sim.system, net.topology.size());
+  }
+  sim::SystemConfig& sys = sim.system;
+  ImGui::Separator();
+  ImGui::TextUnformatted("System");
+  static const char* kCollectives[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
+  for (int c = 0; c < sim::kCollectiveTypes; ++c) {
+    if (sys.algorithms[c].empty()) continue;
+    int a = static_cast<int>(sys.algorithms[c][0].kind);
+    ImGui::SetNextItemWidth(170);
+    if (ImGui::Combo(kCollectives[c], &a, kAlgorithms, 4))
+      for (auto& choice : sys.algorithms[c]) choice = {static_cast<sim::Algorithm>(a), false, -1};
+    if (c % 2 == 0) ImGui::SameLine(360);
+  }
+  int splits = static_cast<int>(sys.preferred_dataset_splits);
+  ImGui::SetNextItemWidth(120);
+  if (ImGui::InputInt("chunks per collective", &splits)) sys.preferred_dataset_splits = static_cast<uint32_t>(std::clamp(splits, 1, 1 << 16));
+  ImGui::SameLine(360);
+  int active = static_cast<int>(sys.active_chunks_per_dimension);
+  ImGui::SetNextItemWidth(120);
+  if (ImGui::InputInt("active chunks per dim", &active)) sys.active_chunks_per_dimension = static_cast<uint32_t>(std::clamp(active, 1, 1 << 16));
+  int sched = static_cast<int>(sys.scheduling);
+  const char* kSched[] = {"LIFO", "FIFO"};
+  ImGui::SetNextItemWidth(120);
+  if (ImGui::Combo("scheduling", &sched, kSched, 2)) sys.scheduling = static_cast<sim::SchedulingPolicy>(sched);
+  ImGui::SameLine(360);
+  ImGui::SetNextItemWidth(120);
+  ImGui::InputDouble("endpoint delay (ns)", &sys.endpoint_delay, 0, 0, "%.6g");
+  sys.endpoint_delay = std::max(0.0, std::floor(sys.endpoint_delay));
+  ImGui::Checkbox("congestion-aware network", &sim.congestion_aware);
+  ImGui::TextUnformatted("Compute");
+  ImGui::SetNextItemWidth(120);
+  ImGui::InputDouble("peak TFLOP/s", &sys.peak_perf, 0, 0, "%.6g");
+  ImGui::SameLine(360);
+  ImGui::SetNextItemWidth(120);
+  ImGui::InputDouble("memory GB/s", &sys.local_mem_bw, 0, 0, "%.6g");
+  sys.peak_perf = std::max(0.0, sys.peak_perf);
+  sys.local_mem_bw = std::max(0.0, sys.local_mem_bw);
+  ImGui::Checkbox("roofline compute (from num_ops and tensor_size instead of recorded durations)", &sys.roofline);
+  if (ImGui::Button("Run simulation")) run_simulation();
+  ImGui::SameLine();
+  if (ImGui::Button("Export configs")) {
+    platform.download("network.yml", sim::format_network(sim.network));
+    platform.download("system.json", sim::format_system(sim.system));
+  }
+  if (!sim_error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s", sim_error.c_str());
+
+  // Results.
+  if (runs.empty()) return;
+  ImGui::Separator();
+  auto find_run = [&](int id) -> SimRun* {
+    for (auto& r : runs)
+      if (r->id == id) return r.get();
+    return nullptr;
+  };
+  SimRun* a = find_run(compare_a);
+  SimRun* b = find_run(compare_b);
+  auto run_combo = [&](const char* label, int& id) {
+    std::string current = find_run(id) ? "run " + std::to_string(id) : "none";
+    ImGui::SetNextItemWidth(180);
+    if (ImGui::BeginCombo(label, current.c_str())) {
+      if (ImGui::Selectable("none", id == 0)) id = 0;
+      for (const auto& r : runs)
+        if (ImGui::Selectable(("run " + std::to_string(r->id) + ": " + r->label).c_str(), r->id == id)) id = r->id;
+      ImGui::EndCombo();
+    }
+  };
+  run_combo("shown", compare_a);
+  ImGui::SameLine();
+  run_combo("compared with", compare_b);
+  if (a) {
+    ImGui::SameLine();
+    if (ImGui::Button("Open in timeline")) {
+      timeline.source = a->id;
+      timeline.t1 = timeline.t0;
+      view = View::Timeline;
+      view_changed = true;
+    }
+  }
+  if (!a) return;
+  auto summary = [&](SimRun* r) {
+    ImGui::Text("run %d: %s", r->id, r->label.c_str());
+    ImGui::Text("end %s (%llu ns), %llu events, %llu messages, simulated in %.1f ms%s",
+                format_duration(static_cast<double>(r->result.end()), "ns").c_str(),
+                static_cast<unsigned long long>(r->result.end()), static_cast<unsigned long long>(r->result.events),
+                static_cast<unsigned long long>(r->result.messages), r->wall_ms, r->result.deadlock ? "  DEADLOCK" : "");
+  };
+  summary(a);
+  if (b) summary(b);
+  if (b) ImGui::Text("run %d / run %d end time: %.4f", b->id, a->id,
+                     a->result.end() ? static_cast<double>(b->result.end()) / static_cast<double>(a->result.end()) : 0.0);
+  int cols = b ? 9 : 6;
+  if (ImGui::BeginTable("npus", cols, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY)) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("NPU");
+    ImGui::TableSetupColumn("finish (ns)");
+    ImGui::TableSetupColumn("compute (ns)");
+    ImGui::TableSetupColumn("comm (ns)");
+    ImGui::TableSetupColumn("exposed comm (ns)");
+    ImGui::TableSetupColumn("nodes");
+    if (b) {
+      ImGui::TableSetupColumn(("finish, run " + std::to_string(b->id)).c_str());
+      ImGui::TableSetupColumn(("exposed, run " + std::to_string(b->id)).c_str());
+      ImGui::TableSetupColumn("finish ratio");
+    }
+    ImGui::TableHeadersRow();
+    ImGuiListClipper clipper;
+    clipper.Begin(static_cast<int>(a->result.npus.size()));
+    while (clipper.Step())
+      for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+        const sim::NpuResult& n = a->result.npus[i];
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::Text("%d", i);
+        for (uint64_t v : {n.finish, n.compute, n.comm, n.exposed_comm, n.nodes}) {
+          ImGui::TableNextColumn();
+          ImGui::Text("%llu", static_cast<unsigned long long>(v));
+        }
+        if (b) {
+          bool has = static_cast<size_t>(i) < b->result.npus.size();
+          ImGui::TableNextColumn();
+          if (has) ImGui::Text("%llu", static_cast<unsigned long long>(b->result.npus[i].finish));
+          ImGui::TableNextColumn();
+          if (has) ImGui::Text("%llu", static_cast<unsigned long long>(b->result.npus[i].exposed_comm));
+          ImGui::TableNextColumn();
+          if (has && n.finish) ImGui::Text("%.4f", static_cast<double>(b->result.npus[i].finish) / static_cast<double>(n.finish));
+        }
+      }
+    ImGui::EndTable();
+  }
+}
+
+// ---- share-link keys of the simulation settings ----------------------------------------------------
+
+void App::Impl::sim_state(chakra::ShareState& s) const {
+  const sim::NetworkConfig& net = sim.network;
+  std::vector<std::string> topo, npus, bw, lat;
+  for (size_t d = 0; d < net.topology.size(); ++d) {
+    topo.push_back(sim::topology_name(net.topology[d]));
+    npus.push_back(std::to_string(net.npus[d]));
+    bw.push_back(chakra::format_number(net.bandwidth[d]));
+    lat.push_back(chakra::format_number(net.latency[d]));
+  }
+  s["sim.preset"] = sim.preset;
+  s["sim.topo"] = join(topo);
+  s["sim.npus"] = join(npus);
+  s["sim.bw"] = join(bw);
+  s["sim.lat"] = join(lat);
+  for (int c = 0; c < sim::kCollectiveTypes; ++c) {
+    std::vector<std::string> names;
+    for (const auto& a : sim.system.algorithms[c]) names.push_back(sim::algorithm_name(a));
+    if (!names.empty()) s[std::string("sim.") + kCollectiveKeys[c]] = join(names);
+  }
+  s["sim.splits"] = std::to_string(sim.system.preferred_dataset_splits);
+  s["sim.chunks"] = std::to_string(sim.system.active_chunks_per_dimension);
+  s["sim.sched"] = sim.system.scheduling == sim::SchedulingPolicy::FIFO ? "FIFO" : "LIFO";
+  s["sim.delay"] = chakra::format_number(sim.system.endpoint_delay);
+  if (sim.system.peak_perf > 0) s["sim.peak"] = chakra::format_number(sim.system.peak_perf);
+  if (sim.system.local_mem_bw > 0) s["sim.mem"] = chakra::format_number(sim.system.local_mem_bw);
+  if (sim.system.roofline) s["sim.roofline"] = "1";
+  if (sim.congestion_aware) s["sim.backend"] = "aware";
+}
+
+void App::Impl::apply_sim_state(const chakra::ShareState& s) {
+  if (!s.count("sim.topo")) return;
+  // Through the same readers as dropped config files, so a link cannot hold what a file could not.
+  auto list = [&](const char* key) {
+    auto it = s.find(key);
+    if (it == s.end()) throw chakra::Error(std::string("share link: '") + key + "' is missing");
+    return "[" + it->second + "]";
+  };
+  std::string yaml = "topology: " + list("sim.topo") + "\nnpus_count: " + list("sim.npus") + "\nbandwidth: " +
+                     list("sim.bw") + "\nlatency: " + list("sim.lat") + "\n";
+  sim::NetworkConfig net = sim::parse_network(yaml, "share link");
+  std::string json = "{";
+  auto add = [&](const std::string& key, const std::string& value) { json += (json.size() > 1 ? "," : "") + ("\"" + key + "\":" + value); };
+  static const char* kTypeKeys[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
+  for (int c = 0; c < sim::kCollectiveTypes; ++c) {
+    auto it = s.find(std::string("sim.") + kCollectiveKeys[c]);
+    if (it == s.end()) continue;
+    std::string names;
+    for (const std::string& n : split(it->second)) {
+      for (char ch : n)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) throw chakra::Error("share link: bad algorithm name '" + n + "'");
+      names += (names.empty() ? "\"" : ",\"") + n + "\"";
+    }
+    add(std::string(kTypeKeys[c]) + "-implementation", "[" + names + "]");
+  }
+  add("preferred-dataset-splits", std::to_string(chakra::share_int(s, "sim.splits", 1, 1 << 16, 4)));
+  add("active-chunks-per-dimension", std::to_string(chakra::share_int(s, "sim.chunks", 1, 1 << 16, 1)));
+  add("scheduling-policy", "\"" + chakra::share_choice(s, "sim.sched", {"LIFO", "FIFO"}, "LIFO") + "\"");
+  add("endpoint-delay", std::to_string(chakra::share_int(s, "sim.delay", 0, 1000000000, 10)));
+  if (s.count("sim.peak")) add("peak-perf", chakra::format_number(chakra::share_number(s, "sim.peak", 1e-9, 1e9, 0)));
+  if (s.count("sim.mem")) add("local-mem-bw", chakra::format_number(chakra::share_number(s, "sim.mem", 1e-9, 1e9, 0)));
+  if (chakra::share_int(s, "sim.roofline", 0, 1, 0)) add("roofline-enabled", "1");
+  json += "}";
+  sim::SystemConfig sys = sim::parse_system(json, "share link");
+  bool aware = chakra::share_choice(s, "sim.backend", {"aware", "unaware"}, "unaware") == "aware";
+  sim.network = std::move(net);
+  sim.system = std::move(sys);
+  sim.congestion_aware = aware;
+  sim.preset = s.count("sim.preset") ? s.at("sim.preset").substr(0, 64) : "(link)";
+}
+
+}  // namespace chakra_web

@@ -1,0 +1,291 @@
+// Timeline view: one track per rank/NPU and lane (recorded times or a simulation run). Each frame
+// asks chakra::visible_rects for what covers the pixels, so the cost follows the screen size, not
+// the number of events; rectangles go to the GPU in one instanced draw (shaders/) when the
+// platform has it.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <imgui.h>
+
+#include "app_state.h"
+#include "chakra/schema.h"
+
+namespace chakra_web {
+
+namespace {
+constexpr float kLabelWidth = 120;
+constexpr float kRowHeight = 18;
+constexpr float kAxisHeight = 22;
+
+// ImGui 1.86 indexes keys by the platform's key codes; GLFW's (native and Emscripten's) are the
+// ASCII capitals for letters.
+bool key_down(char upper) { return ImGui::IsKeyDown(upper); }
+
+double nice_step(double span, double pixels) {
+  double raw = span / std::max(1.0, pixels / 110.0);
+  double p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * p >= raw) return m * p;
+  return 10 * p;
+}
+}  // namespace
+
+const chakra::TimelineModel* App::Impl::timeline_model() {
+  if (timeline.source > 0) {
+    for (auto& run : runs)
+      if (run->id == timeline.source) {
+        if (!run->timeline) {
+          std::vector<const chakra::Trace*> traces;
+          for (const auto& r : workspace.ranks()) traces.push_back(&r->trace);
+          run->timeline = std::make_unique<chakra::TimelineModel>(chakra::timeline_of_spans(run->result.spans, traces));
+        }
+        return run->timeline.get();
+      }
+    return nullptr;
+  }
+  if (!timeline.recorded_ready) {
+    std::vector<const chakra::Trace*> traces;
+    for (const auto& r : workspace.ranks()) traces.push_back(&r->trace);
+    timeline.recorded = std::make_unique<chakra::TimelineModel>(chakra::timeline_of_traces(traces));
+    timeline.recorded_ready = true;
+  }
+  return timeline.recorded.get();
+}
+
+void App::Impl::draw_timeline() {
+  // Source: recorded times or one of the runs.
+  std::string current = timeline.source == 0 ? "recorded times (trace timestamps)" : "simulation run " + std::to_string(timeline.source);
+  ImGui::SetNextItemWidth(280);
+  if (ImGui::BeginCombo("source", current.c_str())) {
+    if (ImGui::Selectable("recorded times (trace timestamps)", timeline.source == 0)) timeline.source = 0, timeline.t1 = timeline.t0;
+    for (const auto& run : runs) {
+      std::string label = "simulation run " + std::to_string(run->id) + ": " + run->label;
+      if (ImGui::Selectable(label.c_str(), timeline.source == run->id)) timeline.source = run->id, timeline.t1 = timeline.t0;
+    }
+    ImGui::EndCombo();
+  }
+  const chakra::TimelineModel* m = timeline_model();
+  if (!m || m->events == 0) {
+    ImGui::TextDisabled(workspace.ranks().empty() ? "No trace loaded."
+                        : timeline.source == 0 ? "These traces carry no start times; run a simulation to get a timeline."
+                                               : "This run recorded no spans.");
+    return;
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Fit") || timeline.t1 <= timeline.t0) {
+    double pad = std::max(1.0, static_cast<double>(m->end - m->begin) * 0.01);
+    timeline.t0 = static_cast<double>(m->begin) - pad;
+    timeline.t1 = static_cast<double>(m->end) + pad;
+  }
+  ImGui::SameLine();
+  ImGui::TextDisabled("%llu events on %zu tracks; wheel or W/S zoom, A/D or right-drag pan, drag to select",
+                      static_cast<unsigned long long>(m->events), m->tracks.size());
+
+  const float stats_height = timeline.sel_t1 > timeline.sel_t0 ? 170.0f : 0.0f;
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  ImGui::BeginChild("timeline_canvas", ImVec2(0, avail.y - stats_height), false, ImGuiWindowFlags_NoScrollWithMouse);
+  ImGuiIO& io = ImGui::GetIO();
+  ImVec2 origin = ImGui::GetCursorScreenPos();
+  float width = ImGui::GetContentRegionAvail().x - kLabelWidth;
+  float view_h = ImGui::GetWindowHeight();
+  float content_h = kAxisHeight + kRowHeight * static_cast<float>(m->tracks.size());
+  ImGui::InvisibleButton("tl", ImVec2(kLabelWidth + width, std::max(content_h, view_h - 4)),
+                         ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
+  bool hovered = ImGui::IsItemHovered();
+  float scroll = ImGui::GetScrollY();
+  if (width < 50) {
+    ImGui::EndChild();
+    return;
+  }
+  double span = timeline.t1 - timeline.t0;
+  double px_per_unit = width / span;
+  float x_left = origin.x + kLabelWidth;
+  auto time_at = [&](float sx) { return timeline.t0 + (sx - x_left) / px_per_unit; };
+  // Zoom and pan: wheel at the cursor, WASD, right-drag.
+  if (hovered && io.MouseWheel != 0) {
+    double at = time_at(io.MousePos.x), f = std::pow(0.8, io.MouseWheel);
+    timeline.t0 = at - (at - timeline.t0) * f;
+    timeline.t1 = at + (timeline.t1 - at) * f;
+  }
+  if (hovered || ImGui::IsWindowFocused()) {
+    double dt = io.DeltaTime > 0 ? io.DeltaTime : 1.0 / 60;
+    double zoom = 1.0, pan = 0;
+    if (key_down('W')) zoom *= std::pow(0.2, dt);
+    if (key_down('S')) zoom *= std::pow(5.0, dt);
+    if (key_down('A')) pan -= span * dt;
+    if (key_down('D')) pan += span * dt;
+    double mid = (timeline.t0 + timeline.t1) / 2 + pan, half = span / 2 * zoom;
+    if (zoom != 1.0 || pan != 0) timeline.t0 = mid - half, timeline.t1 = mid + half;
+  }
+  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Right)) {
+    double shift = io.MouseDelta.x / px_per_unit;
+    timeline.t0 -= shift;
+    timeline.t1 -= shift;
+  }
+  span = std::max(timeline.t1 - timeline.t0, 1e-3);
+  timeline.t1 = timeline.t0 + span;
+  px_per_unit = width / span;
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  // Axis.
+  float axis_y = origin.y + scroll;
+  dl->AddRectFilled(ImVec2(origin.x, axis_y), ImVec2(x_left + width, axis_y + kAxisHeight), IM_COL32(34, 37, 45, 255));
+  double step = nice_step(span, width);
+  for (double tick = std::ceil(timeline.t0 / step) * step; tick < timeline.t1; tick += step) {
+    float x = x_left + static_cast<float>((tick - timeline.t0) * px_per_unit);
+    dl->AddLine(ImVec2(x, axis_y + kAxisHeight - 6), ImVec2(x, axis_y + kAxisHeight), IM_COL32(180, 180, 190, 255));
+    std::string label = format_duration(tick - static_cast<double>(m->begin) + 0.0, m->unit);
+    dl->AddText(ImVec2(x + 3, axis_y + 3), IM_COL32(200, 200, 210, 255), label.c_str());
+  }
+  // Rows visible in the scrolled child.
+  int first_row = std::max(0, static_cast<int>((scroll - kAxisHeight) / kRowHeight));
+  int last_row = std::min(static_cast<int>(m->tracks.size()), static_cast<int>((scroll + view_h) / kRowHeight) + 1);
+  std::vector<chakra::TimelineRect> rects;
+  std::vector<RectInstance> instances;
+  struct Label {
+    ImVec2 p0, p1;
+    uint32_t track, index;
+  };
+  std::vector<Label> labels;
+  bool by_span = timeline.source > 0;
+  auto colour = [&](uint8_t category, float alpha) {
+    return by_span ? span_kind_colour(category, alpha) : node_type_colour(category, alpha);
+  };
+  for (int row = first_row; row < last_row; ++row) {
+    const chakra::TimelineTrack& track = m->tracks[row];
+    float y = origin.y + kAxisHeight + kRowHeight * static_cast<float>(row);
+    if (track.lane == 0) dl->AddLine(ImVec2(origin.x, y), ImVec2(x_left + width, y), IM_COL32(60, 64, 75, 255));
+    char label[64];
+    std::snprintf(label, sizeof label, "%s %u%s%s", by_span ? "npu" : "rank", track.group,
+                  track.lane_class ? " comm" : "", track.lane ? (" ." + std::to_string(track.lane)).c_str() : "");
+    if (track.lane == 0 || row == first_row) dl->AddText(ImVec2(origin.x + 4, y + 2), IM_COL32(200, 200, 210, 255), label);
+    rects.clear();
+    chakra::visible_rects(track, timeline.t0, timeline.t1, px_per_unit, rects);
+    for (const chakra::TimelineRect& r : rects) {
+      float x0 = x_left + static_cast<float>(std::max(r.x0, -1.0));
+      float x1 = x_left + static_cast<float>(std::min(r.x1, static_cast<double>(width) + 1));
+      x1 = std::max(x1, x0 + 1);
+      instances.push_back({x0, y + 1, x1, y + kRowHeight - 1, colour(r.category, r.count > 1 ? 0.75f : 1.0f)});
+      if (r.count == 1 && x1 - x0 > 50) labels.push_back({ImVec2(x0, y + 1), ImVec2(x1, y + kRowHeight - 1), static_cast<uint32_t>(row), r.first});
+    }
+  }
+  dl->PushClipRect(ImVec2(x_left, axis_y + kAxisHeight), ImVec2(x_left + width, axis_y + view_h), true);
+  if (!platform.draw_rects(instances))
+    for (const RectInstance& r : instances) dl->AddRectFilled(ImVec2(r.x0, r.y0), ImVec2(r.x1, r.y1), r.colour);
+  auto event_name = [&](uint32_t track, uint32_t index) -> std::string {
+    const chakra::TimelineTrack& tr = m->tracks[track];
+    const chakra::RankTrace* r = workspace.rank(tr.group);
+    uint32_t item = tr.item[index];
+    if (!r || item >= r->trace.size()) return "?";
+    return std::string(r->trace.name(item));
+  };
+  for (const Label& l : labels) {
+    std::string text = event_name(l.track, l.index);
+    dl->PushClipRect(l.p0, l.p1, true);
+    dl->AddText(ImVec2(l.p0.x + 3, l.p0.y), IM_COL32(15, 15, 20, 255), text.c_str());
+    dl->PopClipRect();
+  }
+  // Selection and its dependencies as flow arrows (same rank).
+  auto place = [&](uint32_t group, uint32_t item) -> std::optional<std::pair<ImVec2, ImVec2>> {
+    auto ref = m->find(group, item);
+    if (!ref) return std::nullopt;
+    const auto& tr = m->tracks[ref->track];
+    float y = origin.y + kAxisHeight + kRowHeight * static_cast<float>(ref->track);
+    float x0 = x_left + static_cast<float>((static_cast<double>(tr.start[ref->index]) - timeline.t0) * px_per_unit);
+    float x1 = x_left + static_cast<float>((static_cast<double>(tr.end[ref->index]) - timeline.t0) * px_per_unit);
+    return std::make_pair(ImVec2(x0, y + 1), ImVec2(std::max(x1, x0 + 2), y + kRowHeight - 1));
+  };
+  if (selected && current_rank()) {
+    if (auto me = place(rank, *selected)) {
+      dl->AddRect(me->first, me->second, IM_COL32(255, 255, 255, 255), 0, 0, 2);
+      if (RankCache* c = cache())
+        for (uint32_t d : c->deps.deps(*selected))
+          if (auto from = place(rank, d)) {
+            ImVec2 a(from->second.x, (from->first.y + from->second.y) / 2), b(me->first.x, (me->first.y + me->second.y) / 2);
+            dl->AddBezierCubic(a, ImVec2(a.x + 30, a.y), ImVec2(b.x - 30, b.y), b, IM_COL32(250, 220, 120, 230), 1.5f);
+            dl->AddTriangleFilled(b, ImVec2(b.x - 6, b.y - 3), ImVec2(b.x - 6, b.y + 3), IM_COL32(250, 220, 120, 230));
+          }
+    }
+  }
+  // Area selection (left drag) or click to select an event.
+  float row_top = origin.y + kAxisHeight;
+  auto row_at = [&](float sy) { return std::clamp(static_cast<int>((sy - row_top) / kRowHeight), 0, static_cast<int>(m->tracks.size()) - 1); };
+  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 4)) {
+    ImVec2 start = io.MouseClickedPos[0];
+    timeline.sel_t0 = time_at(std::min(start.x, io.MousePos.x));
+    timeline.sel_t1 = time_at(std::max(start.x, io.MousePos.x));
+    timeline.sel_track0 = row_at(std::min(start.y, io.MousePos.y));
+    timeline.sel_track1 = row_at(std::max(start.y, io.MousePos.y));
+  } else if (hovered && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[0] < 16 &&
+             io.MousePos.x >= x_left) {
+    int row = static_cast<int>((io.MousePos.y - row_top) / kRowHeight);
+    timeline.sel_t1 = timeline.sel_t0;  // a click clears the area
+    if (row >= 0 && row < static_cast<int>(m->tracks.size())) {
+      const auto& tr = m->tracks[row];
+      if (auto e = chakra::pick_event(tr, time_at(io.MousePos.x), 3 / px_per_unit)) {
+        if (tr.item[*e] != UINT32_MAX) {
+          rank = tr.group;
+          selected = tr.item[*e];
+        }
+      }
+    }
+  }
+  if (timeline.sel_t1 > timeline.sel_t0) {
+    float x0 = x_left + static_cast<float>((timeline.sel_t0 - timeline.t0) * px_per_unit);
+    float x1 = x_left + static_cast<float>((timeline.sel_t1 - timeline.t0) * px_per_unit);
+    float y0 = row_top + kRowHeight * static_cast<float>(timeline.sel_track0);
+    float y1 = row_top + kRowHeight * static_cast<float>(timeline.sel_track1 + 1);
+    dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(120, 170, 255, 50));
+    dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(120, 170, 255, 200));
+  }
+  dl->PopClipRect();
+  if (hovered && io.MousePos.x >= x_left) {
+    int row = static_cast<int>((io.MousePos.y - row_top) / kRowHeight);
+    if (row >= 0 && row < static_cast<int>(m->tracks.size()))
+      if (auto e = chakra::pick_event(m->tracks[row], time_at(io.MousePos.x), 3 / px_per_unit)) {
+        const auto& tr = m->tracks[row];
+        ImGui::SetTooltip("%s\n%s", event_name(row, *e).c_str(),
+                          format_duration(static_cast<double>(tr.end[*e] - tr.start[*e]), m->unit).c_str());
+      }
+  }
+  ImGui::EndChild();
+
+  if (stats_height > 0) {
+    std::vector<uint32_t> tracks;
+    for (int r = timeline.sel_track0; r <= timeline.sel_track1; ++r) tracks.push_back(static_cast<uint32_t>(r));
+    chakra::AreaStats st = chakra::area_stats(*m, tracks, timeline.sel_t0, timeline.sel_t1);
+    ImGui::Text("Selection: %s on %zu tracks, %llu events, busy %s", format_duration(timeline.sel_t1 - timeline.sel_t0, m->unit).c_str(),
+                tracks.size(), static_cast<unsigned long long>(st.events), format_duration(st.busy, m->unit).c_str());
+    std::map<std::string, std::pair<uint64_t, double>> by_name;
+    for (const auto& ref : st.refs) {
+      const auto& tr = m->tracks[ref.track];
+      double overlap = std::min<double>(timeline.sel_t1, static_cast<double>(tr.end[ref.index])) -
+                       std::max<double>(timeline.sel_t0, static_cast<double>(tr.start[ref.index]));
+      auto& e = by_name[event_name(ref.track, ref.index)];
+      ++e.first;
+      e.second += overlap;
+    }
+    std::vector<std::pair<std::string, std::pair<uint64_t, double>>> sorted(by_name.begin(), by_name.end());
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+    if (ImGui::BeginTable("area", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg)) {
+      ImGui::TableSetupScrollFreeze(0, 1);
+      ImGui::TableSetupColumn("name");
+      ImGui::TableSetupColumn("events");
+      ImGui::TableSetupColumn("time in selection");
+      ImGui::TableHeadersRow();
+      for (const auto& [name, v] : sorted) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(name.c_str());
+        ImGui::TableNextColumn();
+        ImGui::Text("%llu", static_cast<unsigned long long>(v.first));
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(format_duration(v.second, m->unit).c_str());
+      }
+      ImGui::EndTable();
+    }
+  }
+}
+
+}  // namespace chakra_web
