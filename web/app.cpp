@@ -578,7 +578,9 @@ void App::Impl::apply(const ShareState& s) {
   timeline.source = source;
   timeline.t0 = t0;
   timeline.t1 = t1;
-  if (want_synth) {
+  bool same_workload = synth.active && syn.preset == synth.preset && syn.layers == synth.layers && syn.dp == synth.dp &&
+                       syn.tp == synth.tp && syn.pp == synth.pp && syn.fsdp == synth.fsdp;
+  if (want_synth && !same_workload) {  // regenerate only when the link names another workload
     synth = syn;
     generate_synthetic();
   }

@@ -67,6 +67,11 @@ void frame() {
   g_app->work(12.0);  // open files a slice at a time so the page keeps drawing
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
+  // Emscripten's GLFW hands over the DOM's deltaY (pixels, positive = down) where GLFW means
+  // notches, positive = up: about 100 pixels per notch in Chromium and Firefox.
+  ImGuiIO& io = ImGui::GetIO();
+  io.MouseWheel = -io.MouseWheel / 100.0f;
+  io.MouseWheelH = -io.MouseWheelH / 100.0f;
   ImGui::NewFrame();
   g_app->draw();
   ImGui::Render();

@@ -75,7 +75,7 @@ void App::Impl::draw_graph() {
   }
   if (hovered && io.MouseWheel != 0) {
     float old = graph_zoom;
-    graph_zoom = std::clamp(graph_zoom * std::pow(1.2f, io.MouseWheel), 0.002f, 8.0f);
+    graph_zoom = std::clamp(graph_zoom * std::pow(1.2f, std::clamp(io.MouseWheel, -5.0f, 5.0f)), 0.002f, 8.0f);
     ImVec2 m(io.MousePos.x - origin.x, io.MousePos.y - origin.y);
     graph_x = (graph_x + m.x) * graph_zoom / old - m.x;  // keep the point under the cursor
     graph_y = (graph_y + m.y) * graph_zoom / old - m.y;

@@ -104,7 +104,8 @@ void App::Impl::draw_timeline() {
   auto time_at = [&](float sx) { return timeline.t0 + (sx - x_left) / px_per_unit; };
   // Zoom and pan: wheel at the cursor, WASD, right-drag.
   if (hovered && io.MouseWheel != 0) {
-    double at = time_at(io.MousePos.x), f = std::pow(0.8, io.MouseWheel);
+    // Browsers report wheel steps from fractions to hundreds; a few steps per event at most.
+    double at = time_at(io.MousePos.x), f = std::pow(0.8, std::clamp(static_cast<double>(io.MouseWheel), -5.0, 5.0));
     timeline.t0 = at - (at - timeline.t0) * f;
     timeline.t1 = at + (timeline.t1 - at) * f;
   }
@@ -123,7 +124,11 @@ void App::Impl::draw_timeline() {
     timeline.t0 -= shift;
     timeline.t1 -= shift;
   }
-  span = std::max(timeline.t1 - timeline.t0, 1e-3);
+  // Keep the window finite and between a nanosecond-ish and a hundred times the whole run.
+  const double whole = static_cast<double>(m->end - m->begin) + 1;
+  if (!std::isfinite(timeline.t0) || !std::isfinite(timeline.t1)) timeline.t0 = static_cast<double>(m->begin), timeline.t1 = timeline.t0 + whole;
+  span = std::clamp(timeline.t1 - timeline.t0, 1e-3, 100 * whole);
+  timeline.t0 = std::clamp(timeline.t0, static_cast<double>(m->begin) - 50 * whole, static_cast<double>(m->end) + 50 * whole);
   timeline.t1 = timeline.t0 + span;
   px_per_unit = width / span;
 

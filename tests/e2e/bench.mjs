@@ -1,8 +1,10 @@
 // On-demand benchmark of the web app in headless Chromium (not part of the test run):
-//   node tests/e2e/bench.mjs TRACE.et
+//   node tests/e2e/bench.mjs TRACE.et        a trace file
+//   node tests/e2e/bench.mjs '#SHARE-HASH'   a share link (e.g. a synthetic workload), simulated
 // Prints: page ready (navigation to the app accepting files), time to open TRACE (dropped through
-// the file input until the workspace holds it) and show its timeline, and the app's CPU time per
-// frame (app_frame_ms: file work + UI + draw submission) while the timeline pans and zooms.
+// the file input until the workspace holds it) or to generate and simulate the link's workload,
+// then the app's CPU time per frame (app_frame_ms: file work + UI + draw submission) while the
+// timeline pans and zooms.
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -12,7 +14,8 @@ import { chromium } from 'playwright-core';
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const webDir = process.env.CHAKRA_WEB_DIR ?? path.join(repo, 'build/wasm/web');
 const trace = process.argv[2];
-if (!trace) throw new Error('usage: node tests/e2e/bench.mjs TRACE.et');
+if (!trace) throw new Error("usage: node tests/e2e/bench.mjs TRACE.et | '#HASH'");
+const link = trace.startsWith('#') ? trace : '';
 const mime = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm' };
 const server = createServer(async (req, res) => {
   const name = path.basename(new URL(req.url, 'http://x').pathname) || 'index.html';
@@ -33,26 +36,43 @@ const browser = await chromium.launch({
 const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
 const status = () => page.evaluate(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])));
 let t = performance.now();
-await page.goto(`http://127.0.0.1:${server.address().port}/index.html`);
+await page.goto(`http://127.0.0.1:${server.address().port}/index.html${link}`);
 await page.waitForSelector('body[data-ready="1"]');
 console.log(`page ready             ${((performance.now() - t) / 1000).toFixed(2)} s`);
 t = performance.now();
-await page.setInputFiles('#file', trace);
+if (link) {
+  await page.evaluate(() => Module.ccall('app_command', 'number', ['string'], ['fit']));
+  await page.evaluate(() => Module.ccall('app_command', 'number', ['string'], ['simulate']));
+  const h = (await status()).hash;
+  await page.evaluate((h) => Module.ccall('app_apply_hash', null, ['string'], [h.replace(/&?t\.(0|1|src)=[^&]*/g, '') + '&t.src=1']), h);
+  const run = (await status()).runs[0];
+  console.log(`link applied + simulated ${((performance.now() - t) / 1000).toFixed(2)} s (end ${run?.end_ns} ns)`);
+  t = performance.now();
+} else {
+  await page.setInputFiles('#file', trace);
+}
 await page.waitForFunction(() => window.chakrakitReading === 0 && !JSON.parse(Module.ccall('app_status_json', 'string', [], [])).busy,
   null, { timeout: 120000, polling: 50 });
 const s = await status();
 await page.evaluate(() => Module.ccall('app_command', 'number', ['string'], ['view timeline']));
 await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-console.log(`open + timeline shown  ${((performance.now() - t) / 1000).toFixed(2)} s  (${s.ranks[0]?.summary.nodes} nodes, ${s.error || 'no error'})`);
+const nodes = s.ranks.reduce((n, r) => n + r.summary.nodes, 0);
+console.log(`open + timeline shown  ${((performance.now() - t) / 1000).toFixed(2)} s  (${s.ranks.length} ranks, ${nodes} nodes, ${s.error || 'no error'})`);
 const box = await page.locator('canvas').boundingBox();
 await page.mouse.move(box.x + 800, box.y + 300);
 const frames = [];
+// 20 wheel steps in, then 40 frames of right-button drag panning.
 for (let i = 0; i < 60; ++i) {
-  if (i % 20 < 10) await page.mouse.wheel(0, -120); else await page.keyboard.down('d');
+  if (i < 20) {
+    await page.mouse.wheel(0, -100);
+  } else {
+    if (i === 20) await page.mouse.down({ button: 'right' });
+    await page.mouse.move(box.x + 800 - 10 * (i - 20), box.y + 300);
+  }
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(r)));
   frames.push(await page.evaluate(() => Module.ccall('app_frame_ms', 'number', [], [])));
-  await page.keyboard.up('d');
 }
+await page.mouse.up({ button: 'right' });
 frames.sort((a, b) => a - b);
 console.log(`frame CPU while panning/zooming: median ${frames[30].toFixed(1)} ms, p90 ${frames[54].toFixed(1)} ms (SwiftShader, no GPU)`);
 await page.screenshot({ path: path.join(repo, 'build/e2e-shots/bench-timeline.png') });
