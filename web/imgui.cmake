@@ -1,11 +1,6 @@
 # Dear ImGui from Debian's source package (unpacked by .ci/setup-deps into CHAKRA_DEPS_DIR), as
 # a static library, plus the app's UI (web/, no platform code) on top of it.
-file(GLOB CHAKRA_IMGUI_DIRS LIST_DIRECTORIES true "${CHAKRA_DEPS_DIR}/imgui-*")
-list(FILTER CHAKRA_IMGUI_DIRS EXCLUDE REGEX "\\.(tar|dsc|xz|gz|bz2)")
-if(NOT CHAKRA_IMGUI_DIRS)
-  message(FATAL_ERROR "No imgui source in ${CHAKRA_DEPS_DIR}: run .ci/setup-deps all first")
-endif()
-list(GET CHAKRA_IMGUI_DIRS 0 IMGUI_SOURCE_DIR)
+chakra_find_source(IMGUI_SOURCE_DIR "imgui-*")  # from wasm_deps.cmake
 add_library(imgui_lib STATIC
   ${IMGUI_SOURCE_DIR}/imgui.cpp ${IMGUI_SOURCE_DIR}/imgui_draw.cpp
   ${IMGUI_SOURCE_DIR}/imgui_tables.cpp ${IMGUI_SOURCE_DIR}/imgui_widgets.cpp

@@ -5,38 +5,21 @@
 // the file input until the workspace holds it) or to generate and simulate the link's workload,
 // then the app's CPU time per frame (app_frame_ms: file work + UI + draw submission) while the
 // timeline pans and zooms.
-import { createServer } from 'node:http';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { serveDir, launchChromium } from './serve.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const webDir = process.env.CHAKRA_WEB_DIR ?? path.join(repo, 'build/wasm/web');
 const trace = process.argv[2];
 if (!trace) throw new Error("usage: node tests/e2e/bench.mjs TRACE.et | '#HASH'");
 const link = trace.startsWith('#') ? trace : '';
-const mime = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm' };
-const server = createServer(async (req, res) => {
-  const name = path.basename(new URL(req.url, 'http://x').pathname) || 'index.html';
-  try {
-    const body = await readFile(path.join(webDir, name));
-    res.writeHead(200, { 'content-type': mime[path.extname(name)] ?? 'application/octet-stream' });
-    res.end(body);
-  } catch {
-    res.writeHead(404).end();
-  }
-});
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--enable-unsafe-swiftshader'],
-});
+const { server, url } = await serveDir(webDir);
+const browser = await launchChromium();
 const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
 const status = () => page.evaluate(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])));
 let t = performance.now();
-await page.goto(`http://127.0.0.1:${server.address().port}/index.html${link}`);
+await page.goto(url + link);
 await page.waitForSelector('body[data-ready="1"]');
 console.log(`page ready             ${((performance.now() - t) / 1000).toFixed(2)} s`);
 t = performance.now();

@@ -8,14 +8,13 @@
 // CHAKRA_SHARED_DIR (../shared). Run: node --test tests/e2e/
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import { readFile, readdir, mkdir, writeFile, mkdtemp } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { serveDir, launchChromium } from './serve.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const webDir = process.env.CHAKRA_WEB_DIR ?? path.join(repo, 'build/wasm/web');
@@ -26,28 +25,12 @@ const twoRank = path.join(shared, 'data/chakra_et/ericding_pytorch_converted_2ra
 const resnet64 = path.join(shared, 'data/chakra_et/astra-sim_resnet50_dp_64npus_2023-11_no_metadata');
 if (!existsSync(twoRank) || !existsSync(resnet64)) throw new Error(`reference traces missing under ${shared}`);
 
-const mime = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm' };
 let server, browser, page, url;
 const consoleLines = [];
 
 before(async () => {
-  server = createServer(async (req, res) => {
-    const name = path.basename(new URL(req.url, 'http://x').pathname) || 'index.html';
-    try {
-      const body = await readFile(path.join(webDir, name));
-      res.writeHead(200, { 'content-type': mime[path.extname(name)] ?? 'application/octet-stream' });
-      res.end(body);
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${server.address().port}/index.html`;
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--enable-unsafe-swiftshader'],
-  });
+  ({ server, url } = await serveDir(webDir));
+  browser = await launchChromium();
   page = await openPage(url);
   await mkdir(shotsDir, { recursive: true });
 });
