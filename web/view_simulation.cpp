@@ -184,12 +184,11 @@ void App::Impl::draw_simulation() {
   sim::SystemConfig& sys = sim.system;
   ImGui::Separator();
   ImGui::TextUnformatted("System");
-  static const char* kCollectives[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
   for (int c = 0; c < sim::kCollectiveTypes; ++c) {
     if (sys.algorithms[c].empty()) continue;
     int a = static_cast<int>(sys.algorithms[c][0].kind);
     ImGui::SetNextItemWidth(170);
-    if (ImGui::Combo(kCollectives[c], &a, kAlgorithms, 4))
+    if (ImGui::Combo(sim::collective_name(static_cast<sim::Collective>(c)), &a, kAlgorithms, 4))
       for (auto& choice : sys.algorithms[c]) choice = {static_cast<sim::Algorithm>(a), false, -1};
     if (c % 2 == 0) ImGui::SameLine(360);
   }
@@ -355,7 +354,6 @@ void App::Impl::apply_sim_state(const chakra::ShareState& s) {
   sim::NetworkConfig net = sim::parse_network(yaml, "share link");
   std::string json = "{";
   auto add = [&](const std::string& key, const std::string& value) { json += (json.size() > 1 ? "," : "") + ("\"" + key + "\":" + value); };
-  static const char* kTypeKeys[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
   for (int c = 0; c < sim::kCollectiveTypes; ++c) {
     auto it = s.find(std::string("sim.") + kCollectiveKeys[c]);
     if (it == s.end()) continue;
@@ -365,7 +363,7 @@ void App::Impl::apply_sim_state(const chakra::ShareState& s) {
         if (!std::isalnum(static_cast<unsigned char>(ch))) throw chakra::Error("share link: bad algorithm name '" + n + "'");
       names += (names.empty() ? "\"" : ",\"") + n + "\"";
     }
-    add(std::string(kTypeKeys[c]) + "-implementation", "[" + names + "]");
+    add(std::string(sim::collective_name(static_cast<sim::Collective>(c))) + "-implementation", "[" + names + "]");
   }
   add("preferred-dataset-splits", std::to_string(chakra::share_int(s, "sim.splits", 1, 1 << 16, 4)));
   add("active-chunks-per-dimension", std::to_string(chakra::share_int(s, "sim.chunks", 1, 1 << 16, 1)));

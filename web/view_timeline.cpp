@@ -32,22 +32,22 @@ double nice_step(double span, double pixels) {
 }  // namespace
 
 const chakra::TimelineModel* App::Impl::timeline_model() {
+  auto rank_traces = [&] {
+    std::vector<const chakra::Trace*> traces;
+    for (const auto& r : workspace.ranks()) traces.push_back(&r->trace);
+    return traces;
+  };
   if (timeline.source > 0) {
     for (auto& run : runs)
       if (run->id == timeline.source) {
-        if (!run->timeline) {
-          std::vector<const chakra::Trace*> traces;
-          for (const auto& r : workspace.ranks()) traces.push_back(&r->trace);
-          run->timeline = std::make_unique<chakra::TimelineModel>(chakra::timeline_of_spans(run->result.spans, traces));
-        }
+        if (!run->timeline)
+          run->timeline = std::make_unique<chakra::TimelineModel>(chakra::timeline_of_spans(run->result.spans, rank_traces()));
         return run->timeline.get();
       }
     return nullptr;
   }
   if (!timeline.recorded_ready) {
-    std::vector<const chakra::Trace*> traces;
-    for (const auto& r : workspace.ranks()) traces.push_back(&r->trace);
-    timeline.recorded = std::make_unique<chakra::TimelineModel>(chakra::timeline_of_traces(traces));
+    timeline.recorded = std::make_unique<chakra::TimelineModel>(chakra::timeline_of_traces(rank_traces()));
     timeline.recorded_ready = true;
   }
   return timeline.recorded.get();

@@ -185,8 +185,6 @@ SystemConfig parse_system(std::string_view text, const std::string& name,
   json j = parse_json(text, name);
   if (!j.is_object()) fail(name, "the system configuration must be a JSON object");
   SystemConfig c;
-  static const char* kTypeKeys[kCollectiveTypes] = {"all-reduce", "all-gather", "reduce-scatter",
-                                                     "all-to-all"};
   auto number = [&](const std::string& key) -> double {
     const json& v = j[key];
     if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
@@ -247,7 +245,7 @@ SystemConfig parse_system(std::string_view text, const std::string& name,
     } else {
       bool matched = false;
       for (int t = 0; t < kCollectiveTypes; ++t) {
-        std::string base = kTypeKeys[t];
+        std::string base = collective_name(static_cast<Collective>(t));
         if (key == base + "-implementation") {
           if (!it->is_array() || it->empty())
             fail(name, "'" + key + "' must be a non-empty list of algorithms");
@@ -402,7 +400,6 @@ json number_value(double v) {
 }  // namespace
 
 std::string format_system(const SystemConfig& sys) {
-  static const char* kTypeKeys[kCollectiveTypes] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
   json j = json::object();
   j["scheduling-policy"] = sys.scheduling == SchedulingPolicy::LIFO   ? "LIFO"
                            : sys.scheduling == SchedulingPolicy::FIFO ? "FIFO"
@@ -411,11 +408,12 @@ std::string format_system(const SystemConfig& sys) {
   j["active-chunks-per-dimension"] = sys.active_chunks_per_dimension;
   if (sys.preferred_dataset_splits > 0) j["preferred-dataset-splits"] = sys.preferred_dataset_splits;
   for (int t = 0; t < kCollectiveTypes; ++t) {
-    if (!sys.custom[t].empty()) j[std::string(kTypeKeys[t]) + "-implementation-custom"] = json::array({sys.custom[t]});
+    const std::string base = collective_name(static_cast<Collective>(t));
+    if (!sys.custom[t].empty()) j[base + "-implementation-custom"] = json::array({sys.custom[t]});
     if (sys.algorithms[t].empty()) continue;
     json names = json::array();
     for (const AlgorithmChoice& a : sys.algorithms[t]) names.push_back(algorithm_name(a));
-    j[std::string(kTypeKeys[t]) + "-implementation"] = names;
+    j[base + "-implementation"] = names;
   }
   j["collective-optimization"] = sys.optimization == CollectiveOptimization::Baseline ? "baseline" : "localBWAware";
   if (sys.local_mem_bw > 0) j["local-mem-bw"] = number_value(sys.local_mem_bw);

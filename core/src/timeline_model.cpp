@@ -109,16 +109,22 @@ TimelineModel timeline_of_spans(std::span<const sim::Span> spans, std::span<cons
   return build_timeline(std::move(events), "ns");
 }
 
+namespace {
+// Index of the first event ending after t (ends are sorted: events in a track are disjoint).
+size_t first_ending_after(const TimelineTrack& track, double t) {
+  return std::upper_bound(track.end.begin(), track.end.end(), t,
+                          [](double v, uint64_t e) { return v < static_cast<double>(e); }) -
+         track.end.begin();
+}
+}  // namespace
+
 void visible_rects(const TimelineTrack& track, double t0, double t1, double px_per_unit,
                    std::vector<TimelineRect>& out) {
   const size_t n = track.size();
   if (n == 0 || !(px_per_unit > 0) || !(t1 > t0)) return;
   auto px = [&](uint64_t t) { return (static_cast<double>(t) - t0) * px_per_unit; };
   auto wide = [&](size_t i) { return px(track.end[i]) - px(track.start[i]) >= 1.0; };
-  // Ends are sorted (disjoint events), so the first visible event is found by binary search.
-  size_t i = std::upper_bound(track.end.begin(), track.end.end(), t0,
-                              [](double t, uint64_t e) { return t < static_cast<double>(e); }) -
-             track.end.begin();
+  size_t i = first_ending_after(track, t0);
   while (i < n && static_cast<double>(track.start[i]) < t1) {
     if (wide(i)) {
       out.push_back({px(track.start[i]), px(track.end[i]), static_cast<uint32_t>(i), 1, track.category[i]});
@@ -151,9 +157,7 @@ void visible_rects(const TimelineTrack& track, double t0, double t1, double px_p
 }
 
 std::optional<uint32_t> pick_event(const TimelineTrack& track, double t, double slop) {
-  size_t i = std::upper_bound(track.end.begin(), track.end.end(), t - slop,
-                              [](double v, uint64_t e) { return v < static_cast<double>(e); }) -
-             track.end.begin();
+  size_t i = first_ending_after(track, t - slop);
   if (i < track.size() && static_cast<double>(track.start[i]) <= t + slop) return static_cast<uint32_t>(i);
   return std::nullopt;
 }
@@ -164,9 +168,7 @@ AreaStats area_stats(const TimelineModel& model, std::span<const uint32_t> track
   for (uint32_t ti : tracks) {
     if (ti >= model.tracks.size()) continue;
     const TimelineTrack& track = model.tracks[ti];
-    size_t i = std::upper_bound(track.end.begin(), track.end.end(), t0,
-                                [](double v, uint64_t e) { return v < static_cast<double>(e); }) -
-               track.end.begin();
+    size_t i = first_ending_after(track, t0);
     for (; i < track.size() && static_cast<double>(track.start[i]) < t1; ++i) {
       double overlap = std::min<double>(t1, track.end[i]) - std::max<double>(t0, track.start[i]);
       uint8_t c = track.category[i];
