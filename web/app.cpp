@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include <imgui.h>
-#include <misc/cpp/imgui_stdlib.h>
+#include <imgui_stdlib.h>
 
 #include "app_state.h"
 #include "chakra/error.h"
@@ -85,9 +85,13 @@ void App::work(double budget_ms) {
       if (!s.loading->step(4096)) continue;
       std::string message = s.workspace.finish(*s.loading);
       s.files.push_back(s.loading->name());
+      chakra::InputKind kind = s.loading->kind();
       s.loading.reset();
       s.note(message);
       s.error.clear();
+      // The new file may replace any rank: keep the selection by node id, not position.
+      if (s.selected && s.current_rank() && !s.deferred_selection)
+        s.deferred_selection = std::make_pair(s.rank, s.current_rank()->trace.id(*s.selected));
       s.invalidate_rank_data();
       if (!s.workspace.ranks().empty() && !s.workspace.rank(s.rank)) s.rank = s.workspace.ranks().front()->rank;
       if (s.deferred_selection && s.workspace.rank(s.deferred_selection->first)) {
@@ -98,7 +102,10 @@ void App::work(double budget_ms) {
             s.deferred_selection.reset();
           }
       }
-      if (s.workspace.network && s.workspace.system) {
+      // A dropped network or system file replaces the settings, once both are known; other
+      // files leave the (perhaps edited) settings alone.
+      bool config = kind == chakra::InputKind::NetworkYaml || kind == chakra::InputKind::SystemJson;
+      if (config && s.workspace.network && s.workspace.system) {
         s.sim.preset = "(dropped files)";
         s.sim.network = *s.workspace.network;
         s.sim.system = *s.workspace.system;
@@ -121,6 +128,7 @@ void App::set_view(View v) {
 }
 
 bool App::run_simulation() { return impl_->run_simulation(); }
+void App::cancel_simulation() { impl_->cancel_simulation(); }
 bool App::generate_synthetic() { return impl_->generate_synthetic(); }
 
 void App::fit_network_to_ranks() {
@@ -133,6 +141,7 @@ void App::fit_network_to_ranks() {
 
 void App::clear() {
   Impl& s = *impl_;
+  s.cancel_simulation();
   s.workspace.clear();
   s.files.clear();
   s.runs.clear();
@@ -140,6 +149,22 @@ void App::clear() {
   s.synth.active = false;
   s.error.clear();
   s.invalidate_rank_data();
+}
+
+bool App::command(const std::string& c) {
+  if (c == "simulate") return run_simulation();
+  if (c == "cancel") return cancel_simulation(), true;
+  if (c == "synthesize") return generate_synthetic();
+  if (c == "fit") return fit_network_to_ranks(), true;
+  if (c == "clear") return clear(), true;
+  for (int v = 0; v < 5; ++v)
+    if (c == std::string("view ") + kViewNames[v]) return set_view(static_cast<View>(v)), true;
+  if (c.rfind("timeline ", 0) == 0) {
+    std::string id = c.substr(9);
+    return !id.empty() && id.size() < 9 && id.find_first_not_of("0123456789") == std::string::npos &&
+           impl_->open_in_timeline(std::stoi(id));
+  }
+  return false;
 }
 
 void App::select_node(uint32_t rank, uint32_t node) {
@@ -251,6 +276,11 @@ void App::Impl::draw_sidebar() {
     ImGui::ProgressBar(f < 0 ? static_cast<float>(std::fmod(ImGui::GetTime(), 1.0)) : static_cast<float>(f), ImVec2(-1, 0),
                        label.c_str());
     if (!queue.empty()) ImGui::TextDisabled("%zu more file(s) queued", queue.size());
+  }
+  if (running) {
+    ImGui::TextUnformatted("Simulating");
+    draw_run_progress(-1);
+    if (ImGui::SmallButton("Cancel run")) cancel_simulation();
   }
   ImGui::TextUnformatted("Ranks");
   if (workspace.ranks().empty()) {
@@ -367,7 +397,8 @@ void App::Impl::draw_overview() {
   }
   const chakra::RankTrace* r = current_rank();
   if (!r) return;
-  ImGui::Text("rank %u: %s, decoded in %.1f ms", r->rank, r->source.c_str(), r->load_ms);
+  if (platform.show_timings()) ImGui::Text("rank %u: %s, decoded in %.1f ms", r->rank, r->source.c_str(), r->load_ms);
+  else ImGui::Text("rank %u: %s", r->rank, r->source.c_str());
   for (const auto& [type, c] : r->summary.collectives) {
     std::string name(chakra::comm_type_name(type));
     ImGui::BulletText("%s: %llu, %s", name.empty() ? "(unknown comm_type)" : name.c_str(),
@@ -645,6 +676,10 @@ std::string App::status_json() const {
   w.key("network").value(chakra::sim::format_network(s.sim.network));
   w.key("system").value(chakra::sim::format_system(s.sim.system));
   w.key("backend").value(s.sim.congestion_aware ? "aware" : "unaware");
+  w.key("simulating");
+  if (s.running) w.value_double(s.running_fraction);
+  else w.value_null();
+  w.key("sim_error").value(s.sim_error);
   w.key("runs").begin_array();
   for (const auto& run : s.runs) {
     w.begin_object();

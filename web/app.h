@@ -39,6 +39,16 @@ class Platform {
   // window at this point of its draw list. Returns false when there is none (then the app draws
   // them through ImGui).
   virtual bool draw_rects(const std::vector<RectInstance>& rects) { return false; }
+  // Starts a simulation (chakra::sim::encode_job bytes) away from the UI thread; the host then
+  // reports to App::simulation_progress and, once, to simulation_finished or simulation_failed,
+  // from the UI thread between frames. Returns false when the host has no such runner: the app
+  // then runs it in place, blocking. At most one runs at a time.
+  virtual bool start_simulation(std::string job) { return false; }
+  // Stops the running simulation; nothing more is reported for it.
+  virtual void cancel_simulation() {}
+  // Whether to show wall-clock figures (decode and simulation times); golden screenshots leave
+  // them out because they differ from run to run.
+  virtual bool show_timings() const { return true; }
 };
 
 enum class View { Overview, Nodes, Graph, Timeline, Simulation };
@@ -61,11 +71,22 @@ class App {
 
   // The actions behind the UI's buttons, also used by tests.
   void set_view(View v);
+  // Starts a run (in the background when the platform can; see Platform::start_simulation).
   bool run_simulation();
   bool generate_synthetic();
   void fit_network_to_ranks();
   void clear();
   void select_node(uint32_t rank, uint32_t node);
+  void cancel_simulation();
+  // The same actions by name, for scripts and tests: "simulate", "cancel", "synthesize", "fit",
+  // "clear", "view overview|nodes|graph|timeline|simulation", "timeline RUN" (a run's timeline;
+  // 0: recorded times). False when it failed or is unknown.
+  bool command(const std::string& name);
+
+  // Reports from the Platform's simulation runner.
+  void simulation_progress(uint64_t nodes_done, uint64_t nodes_total);
+  void simulation_finished(std::string_view result);  // chakra::sim::encode_result bytes
+  void simulation_failed(const std::string& message);
 
   // Machine-readable state for tests and the page's status line.
   std::string status_json() const;

@@ -1,6 +1,7 @@
 // The App's state, shared by the files that draw its views (app.cpp, view_*.cpp). Private to web/.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <map>
 #include <string>
@@ -103,6 +104,9 @@ struct App::Impl {
   int next_run_id = 1;
   int compare_a = 0, compare_b = 0;
   std::string sim_error;
+  std::unique_ptr<SimRun> running;  // started on the platform's runner, not finished yet
+  double running_fraction = 0;
+  std::chrono::steady_clock::time_point running_since;
 
   SynthSettings synth;
   std::string last_hash;
@@ -133,6 +137,10 @@ struct App::Impl {
   void use_preset(const std::string& name);
   void fit_settings_to_ranks();
   bool run_simulation();
+  void finish_run(std::unique_ptr<SimRun> run);
+  void draw_run_progress(float width);
+  void cancel_simulation();
+  bool open_in_timeline(int run_id);  // 0: recorded times
   void sim_state(chakra::ShareState& s) const;
   void apply_sim_state(const chakra::ShareState& s);
 };

@@ -1,16 +1,41 @@
-# Dear ImGui from Debian's source package (unpacked by .ci/setup-deps into CHAKRA_DEPS_DIR), as
-# a static library, plus the app's UI (web/, no platform code) on top of it.
-chakra_find_source(IMGUI_SOURCE_DIR "imgui-*")  # from wasm_deps.cmake
-add_library(imgui_lib STATIC
-  ${IMGUI_SOURCE_DIR}/imgui.cpp ${IMGUI_SOURCE_DIR}/imgui_draw.cpp
-  ${IMGUI_SOURCE_DIR}/imgui_tables.cpp ${IMGUI_SOURCE_DIR}/imgui_widgets.cpp
-  ${IMGUI_SOURCE_DIR}/misc/cpp/imgui_stdlib.cpp)
-target_include_directories(imgui_lib SYSTEM PUBLIC ${IMGUI_SOURCE_DIR} ${IMGUI_SOURCE_DIR}/backends)
-# WebGL2 has no base-vertex draws, so 16-bit indices would cap a window at 65536 vertices.
-target_compile_definitions(imgui_lib PUBLIC "ImDrawIdx=unsigned int")
-target_compile_options(imgui_lib PRIVATE -w)
+# Dear ImGui and the app's UI (web/, no platform code) on top of it, for both hosts:
+#   - wasm: built from Debian's source package (unpacked by .ci/setup-deps into CHAKRA_DEPS_DIR),
+#     with 32-bit indices (WebGL2 has no base-vertex draws, so 16-bit ones would cap a window at
+#     65536 vertices);
+#   - native: Debian's libimgui-dev (the library as Debian built it, 16-bit indices, which desktop
+#     GL draws with base vertices) and the backend sources it ships as examples.
+if(EMSCRIPTEN)
+  chakra_find_source(IMGUI_SOURCE_DIR "imgui-*")  # from wasm_deps.cmake
+  add_library(imgui_lib STATIC
+    ${IMGUI_SOURCE_DIR}/imgui.cpp ${IMGUI_SOURCE_DIR}/imgui_draw.cpp
+    ${IMGUI_SOURCE_DIR}/imgui_tables.cpp ${IMGUI_SOURCE_DIR}/imgui_widgets.cpp
+    ${IMGUI_SOURCE_DIR}/misc/cpp/imgui_stdlib.cpp)
+  target_include_directories(imgui_lib SYSTEM PUBLIC ${IMGUI_SOURCE_DIR} ${IMGUI_SOURCE_DIR}/misc/cpp)
+  target_compile_definitions(imgui_lib PUBLIC "ImDrawIdx=unsigned int")
+  target_compile_options(imgui_lib PRIVATE -w)
+  set(IMGUI_BACKENDS_DIR ${IMGUI_SOURCE_DIR}/backends)
+else()
+  find_path(IMGUI_INCLUDE_DIR imgui.h PATH_SUFFIXES imgui REQUIRED)
+  find_library(IMGUI_LIBRARY NAMES libimgui.a imgui REQUIRED)
+  find_library(STB_LIBRARY NAMES stb)
+  add_library(imgui_lib INTERFACE)
+  target_include_directories(imgui_lib SYSTEM INTERFACE ${IMGUI_INCLUDE_DIR})
+  target_link_libraries(imgui_lib INTERFACE ${IMGUI_LIBRARY})
+  if(STB_LIBRARY)
+    target_link_libraries(imgui_lib INTERFACE ${STB_LIBRARY})
+  endif()
+  set(IMGUI_BACKENDS_DIR /usr/share/doc/libimgui-dev/examples/backends)
+endif()
 
-# The UI of the app without its platform loop (main_wasm.cpp), so another host can drive it.
+# The GLFW platform and OpenGL (ES) 3 renderer backends, for either host's window.
+add_library(imgui_backends STATIC
+  ${IMGUI_BACKENDS_DIR}/imgui_impl_glfw.cpp ${IMGUI_BACKENDS_DIR}/imgui_impl_opengl3.cpp)
+target_include_directories(imgui_backends SYSTEM PUBLIC ${IMGUI_BACKENDS_DIR} ${IMGUI_INCLUDE_DIR}/backends)
+target_link_libraries(imgui_backends PUBLIC imgui_lib)
+target_compile_options(imgui_backends PRIVATE -w)
+
+# The UI of the app without its platform loop, so each host (main_wasm.cpp, main_glfw.cpp) and
+# the headless UI tests drive the same code.
 set(CHAKRA_UI_SOURCES
   ${PROJECT_SOURCE_DIR}/web/app.cpp ${PROJECT_SOURCE_DIR}/web/view_graph.cpp
   ${PROJECT_SOURCE_DIR}/web/view_timeline.cpp ${PROJECT_SOURCE_DIR}/web/view_simulation.cpp)

@@ -43,6 +43,12 @@ class BrowserPlatform : public chakra_web::Platform {
     }, name.c_str(), content.c_str());
   }
   bool draw_rects(const std::vector<chakra_web::RectInstance>& r) override { return gpu_rects && rects.queue(r); }
+  // In a Web Worker (sim_client.js); its reports come back through app_sim_* below.
+  bool start_simulation(std::string job) override {
+    return EM_ASM_INT({ return Module.chakrakitSimulation.start(HEAPU8.subarray($0, $0 + $1)) ? 1 : 0; }, job.data(),
+                      job.size()) != 0;
+  }
+  void cancel_simulation() override { EM_ASM({ Module.chakrakitSimulation.cancel(); }); }
 };
 
 GLFWwindow* g_window = nullptr;
@@ -102,23 +108,19 @@ EMSCRIPTEN_KEEPALIVE const char* app_status_json() {
 
 EMSCRIPTEN_KEEPALIVE void app_apply_hash(const char* hash) { g_app->apply_hash(hash); }
 
-// The buttons' actions, for scripted use (tests): view names as in share links.
-EMSCRIPTEN_KEEPALIVE int app_command(const char* command) {
-  std::string c = command;
-  if (c == "simulate") return g_app->run_simulation() ? 1 : 0;
-  if (c == "synthesize") return g_app->generate_synthetic() ? 1 : 0;
-  if (c == "fit") return g_app->fit_network_to_ranks(), 1;
-  if (c == "clear") return g_app->clear(), 1;
-  const char* views[] = {"overview", "nodes", "graph", "timeline", "simulation"};
-  for (int v = 0; v < 5; ++v)
-    if (c == std::string("view ") + views[v]) {
-      g_app->set_view(static_cast<chakra_web::View>(v));
-      return 1;
-    }
-  return 0;
-}
+// The buttons' actions, for scripted use (tests); see App::command.
+EMSCRIPTEN_KEEPALIVE int app_command(const char* command) { return g_app->command(command) ? 1 : 0; }
 
 EMSCRIPTEN_KEEPALIVE double app_frame_ms() { return g_frame_ms; }
+
+// Reports of the simulation worker (sim_client.js).
+EMSCRIPTEN_KEEPALIVE void app_sim_progress(double done, double total) {
+  g_app->simulation_progress(static_cast<uint64_t>(done), static_cast<uint64_t>(total));
+}
+EMSCRIPTEN_KEEPALIVE void app_sim_finished(const char* data, int size) {
+  g_app->simulation_finished(std::string_view(data, static_cast<size_t>(size)));
+}
+EMSCRIPTEN_KEEPALIVE void app_sim_failed(const char* message) { g_app->simulation_failed(message); }
 
 }  // extern "C"
 

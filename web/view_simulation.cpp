@@ -4,12 +4,14 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 
 #include <imgui.h>
 
 #include "app_state.h"
 #include "chakra/error.h"
 #include "chakra/io.h"
+#include "chakra/sim_job.h"
 #include "chakra/sim_presets.h"
 
 namespace chakra_web {
@@ -55,33 +57,92 @@ void App::Impl::fit_settings_to_ranks() {
 bool App::Impl::run_simulation() {
   sim_error.clear();
   try {
+    if (running) throw chakra::Error("a simulation is running; wait for it or cancel it");
     if (workspace.ranks().empty()) throw chakra::Error("load traces (or generate a workload) first");
     auto run = std::make_unique<SimRun>();
-    run->id = next_run_id;
+    run->id = next_run_id++;
     run->settings = sim;
-    sim::SimOptions options;
-    options.backend = sim.congestion_aware ? sim::Backend::CongestionAware : sim::Backend::CongestionUnaware;
-    options.record_spans = true;
-    auto start = std::chrono::steady_clock::now();
-    run->result = workspace.simulate(sim.network, sim.system, options);
-    run->wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::string dims;
     for (size_t d = 0; d < sim.network.npus.size(); ++d)
       dims += (d ? " x " : "") + std::to_string(sim.network.npus[d]) + " " + sim::topology_name(sim.network.topology[d]) +
               " " + chakra::format_number(sim.network.bandwidth[d]) + " GB/s";
     run->label = sim.preset + ": " + dims + (sim.congestion_aware ? ", congestion-aware" : "");
-    ++next_run_id;
-    note("run " + std::to_string(run->id) + ": " + format_duration(static_cast<double>(run->result.end()), "ns") +
-         (run->result.deadlock ? " (deadlock)" : ""));
-    compare_b = compare_a;
-    compare_a = run->id;
-    runs.push_back(std::move(run));
+    sim::SimOptions options;
+    options.backend = sim.congestion_aware ? sim::Backend::CongestionAware : sim::Backend::CongestionUnaware;
+    options.record_spans = true;
+    sim::SimJob job = workspace.simulation_job(sim.network, sim.system, options);
+    running_since = std::chrono::steady_clock::now();
+    if (platform.start_simulation(sim::encode_job(job))) {
+      running = std::move(run);
+      running_fraction = 0;
+      note("run " + std::to_string(running->id) + " started");
+      return true;
+    }
+    run->result = sim::run_job(job);
+    finish_run(std::move(run));
     return true;
   } catch (const std::exception& e) {
     sim_error = e.what();
     note("error: " + sim_error);
     return false;
   }
+}
+
+void App::Impl::finish_run(std::unique_ptr<SimRun> run) {
+  run->wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - running_since).count();
+  note("run " + std::to_string(run->id) + ": " + format_duration(static_cast<double>(run->result.end()), "ns") +
+       (run->result.deadlock ? " (deadlock)" : ""));
+  compare_b = compare_a;
+  compare_a = run->id;
+  runs.push_back(std::move(run));
+}
+
+void App::simulation_progress(uint64_t nodes_done, uint64_t nodes_total) {
+  if (impl_->running && nodes_total)
+    impl_->running_fraction = std::min(1.0, static_cast<double>(nodes_done) / static_cast<double>(nodes_total));
+}
+
+void App::simulation_finished(std::string_view result) {
+  Impl& s = *impl_;
+  if (!s.running) return;
+  std::unique_ptr<SimRun> run = std::move(s.running);
+  try {
+    run->result = sim::decode_result(result);
+  } catch (const std::exception& e) {
+    simulation_failed(e.what());
+    return;
+  }
+  s.finish_run(std::move(run));
+}
+
+void App::simulation_failed(const std::string& message) {
+  Impl& s = *impl_;
+  s.running.reset();
+  s.sim_error = message;
+  s.note("error: " + message);
+}
+
+void App::Impl::cancel_simulation() {
+  if (!running) return;
+  platform.cancel_simulation();
+  note("run " + std::to_string(running->id) + " cancelled");
+  running.reset();
+}
+
+bool App::Impl::open_in_timeline(int run_id) {
+  if (run_id != 0 && std::none_of(runs.begin(), runs.end(), [&](const auto& r) { return r->id == run_id; })) return false;
+  timeline.source = run_id;
+  timeline.t1 = timeline.t0;  // fit
+  view = View::Timeline;
+  view_changed = true;
+  return true;
+}
+
+void App::Impl::draw_run_progress(float width) {
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - running_since).count();
+  char overlay[64];
+  std::snprintf(overlay, sizeof overlay, "run %d: %.0f%% of nodes, %.1f s", running->id, running_fraction * 100, seconds);
+  ImGui::ProgressBar(static_cast<float>(running_fraction), ImVec2(width, 0), overlay);
 }
 
 bool App::Impl::generate_synthetic() {
@@ -217,7 +278,13 @@ void App::Impl::draw_simulation() {
   sys.peak_perf = std::max(0.0, sys.peak_perf);
   sys.local_mem_bw = std::max(0.0, sys.local_mem_bw);
   ImGui::Checkbox("roofline compute (from num_ops and tensor_size instead of recorded durations)", &sys.roofline);
-  if (ImGui::Button("Run simulation")) run_simulation();
+  if (running) {
+    draw_run_progress(320);
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) cancel_simulation();
+  } else if (ImGui::Button("Run simulation")) {
+    run_simulation();
+  }
   ImGui::SameLine();
   if (ImGui::Button("Export configs")) {
     platform.download("network.yml", sim::format_network(sim.network));
@@ -250,20 +317,17 @@ void App::Impl::draw_simulation() {
   run_combo("compared with", compare_b);
   if (a) {
     ImGui::SameLine();
-    if (ImGui::Button("Open in timeline")) {
-      timeline.source = a->id;
-      timeline.t1 = timeline.t0;
-      view = View::Timeline;
-      view_changed = true;
-    }
+    if (ImGui::Button("Open in timeline")) open_in_timeline(a->id);
   }
   if (!a) return;
   auto summary = [&](SimRun* r) {
     ImGui::Text("run %d: %s", r->id, r->label.c_str());
-    ImGui::Text("end %s (%llu ns), %llu events, %llu messages, simulated in %.1f ms%s",
+    char wall[48] = "";
+    if (platform.show_timings()) std::snprintf(wall, sizeof wall, ", simulated in %.1f ms", r->wall_ms);
+    ImGui::Text("end %s (%llu ns), %llu events, %llu messages%s%s",
                 format_duration(static_cast<double>(r->result.end()), "ns").c_str(),
                 static_cast<unsigned long long>(r->result.end()), static_cast<unsigned long long>(r->result.events),
-                static_cast<unsigned long long>(r->result.messages), r->wall_ms, r->result.deadlock ? "  DEADLOCK" : "");
+                static_cast<unsigned long long>(r->result.messages), wall, r->result.deadlock ? "  DEADLOCK" : "");
   };
   summary(a);
   if (b) summary(b);

@@ -382,9 +382,9 @@ class Engine {
       now_ = e.time;
       ++result_.events;
       dispatch(e);
-      if (++since_report == (1u << 16)) {
+      if (++since_report == (1u << 12)) {
         since_report = 0;
-        report_progress(o_.progress, "simulate", now_, 0);
+        report_progress(o_.progress, "simulate", nodes_run_, o_.expected_nodes);
       }
     }
     return finish();
@@ -1714,6 +1714,7 @@ class Engine {
       p.in_flight.erase(it);
     }
     ++p.nodes;
+    ++nodes_run_;
     p.feeder->mark_done(id);
   }
 
@@ -1797,6 +1798,7 @@ class Engine {
   int threshold_ = 1;
 
   Tick now_ = 0;
+  uint64_t nodes_run_ = 0;  // over all NPUs, for progress
   uint64_t seq_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
   std::vector<std::vector<SysCall>> buckets_;

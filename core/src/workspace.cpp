@@ -386,25 +386,33 @@ std::string Workspace::add(std::span<const uint8_t> bytes, const std::string& na
   return finish(*l);
 }
 
-sim::SimResult Workspace::simulate(const sim::NetworkConfig& net, const sim::SystemConfig& sys,
-                                   const sim::SimOptions& options) const {
+sim::SimJob Workspace::simulation_job(const sim::NetworkConfig& net, const sim::SystemConfig& sys,
+                                      const sim::SimOptions& options) const {
   uint64_t npus = net.total_npus();
   if (ranks_.size() != npus || (npus && ranks_.back()->rank != npus - 1))
     throw Error("the network has " + std::to_string(npus) + " NPUs but " + std::to_string(ranks_.size()) +
                 " ranks are loaded" + (ranks_.empty() ? "" : " (ranks " + std::to_string(ranks_.front()->rank) + " to " +
                                                                   std::to_string(ranks_.back()->rank) + ")") +
                 "; the simulator needs one trace per NPU, ranks 0 to " + std::to_string(npus - 1));
-  std::vector<std::string> encoded;
-  encoded.reserve(npus);
-  for (const auto& t : ranks_) encoded.push_back(encode_et(t->trace));
-  sim::SimInputs in;
-  in.workload = "workspace";
-  in.encoded_traces = &encoded;
-  in.network = net;
-  in.system = sys;
-  in.memory = memory.value_or(sim::RemoteMemoryConfig{});
-  in.groups = groups;
-  return sim::simulate(in, options);
+  sim::SimJob job;
+  job.traces.reserve(npus);
+  job.options = options;
+  job.options.progress = nullptr;
+  job.options.expected_nodes = 0;
+  for (const auto& t : ranks_) {
+    job.traces.push_back(encode_et(t->trace));
+    job.options.expected_nodes += t->trace.size();
+  }
+  job.network = net;
+  job.system = sys;
+  job.memory = memory.value_or(sim::RemoteMemoryConfig{});
+  job.groups = groups;
+  return job;
+}
+
+sim::SimResult Workspace::simulate(const sim::NetworkConfig& net, const sim::SystemConfig& sys,
+                                   const sim::SimOptions& options) const {
+  return sim::run_job(simulation_job(net, sys, options), options.progress);
 }
 
 }  // namespace chakra

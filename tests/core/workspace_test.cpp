@@ -9,6 +9,7 @@
 #include "chakra/error.h"
 #include "chakra/graph.h"
 #include "chakra/share_link.h"
+#include "chakra/sim_job.h"
 #include "chakra/sim_presets.h"
 #include "chakra/simulate.h"
 #include "chakra/timeline_model.h"
@@ -466,4 +467,136 @@ TEST(NodeSearch, MatchesNamesTypesIdsAndStringAttributesCaseInsensitively) {
   EXPECT_EQ(attr_value_text(t, t.attr(t.attr_begin(2))), "\"TP_group\"");
   EXPECT_EQ(attr_value_text(t, t.attr(t.attr_begin(0))), "[2, 3]");
   EXPECT_EQ(attr_value_text(t, t.attr(t.attr_begin(0)), 1), "[2, … (2 in all)]");
+}
+
+namespace {
+// A synthetic workload with communicator groups, on a preset fitted to its ranks.
+struct SyntheticRun {
+  Workspace ws;
+  sim::NetworkConfig net;
+  sim::SystemConfig sys;
+  explicit SyntheticRun(uint64_t layers, uint64_t dp) {
+    synth::SynthOptions o;
+    synth::apply_preset("llama2-7b", o);
+    o.shape.layers = layers;
+    o.par.dp = dp;
+    o.par.tp = 2;
+    ws.add_synthetic(o);
+    sim::ClusterPreset p = sim::cluster_preset("h100-hgx-8");
+    net = sim::fit_network(p.network, ws.ranks().size());
+    sys = p.system;
+    sys.roofline = true;
+  }
+};
+
+void expect_same(const sim::SimResult& a, const sim::SimResult& b) {
+  ASSERT_EQ(a.npus.size(), b.npus.size());
+  for (size_t i = 0; i < a.npus.size(); ++i) {
+    EXPECT_EQ(a.npus[i].finish, b.npus[i].finish);
+    EXPECT_EQ(a.npus[i].exposed_comm, b.npus[i].exposed_comm);
+    EXPECT_EQ(a.npus[i].overlap, b.npus[i].overlap);
+    EXPECT_EQ(a.npus[i].nodes, b.npus[i].nodes);
+    EXPECT_EQ(a.npus[i].stuck, b.npus[i].stuck);
+  }
+  for (int c = 0; c <= sim::kCollectiveTypes; ++c) {
+    EXPECT_EQ(a.collectives[c].count, b.collectives[c].count);
+    EXPECT_EQ(a.collectives[c].bytes, b.collectives[c].bytes);
+    EXPECT_EQ(a.collectives[c].time, b.collectives[c].time);
+  }
+  EXPECT_EQ(a.messages, b.messages);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.deadlock, b.deadlock);
+  ASSERT_EQ(a.spans.size(), b.spans.size());
+  for (size_t i = 0; i < a.spans.size(); ++i) {
+    const sim::Span &x = a.spans[i], &y = b.spans[i];
+    ASSERT_TRUE(x.npu == y.npu && x.kind == y.kind && x.node == y.node && x.start == y.start && x.end == y.end &&
+                x.name == y.name)
+        << "span " << i;
+  }
+}
+}  // namespace
+
+TEST(SimJob, TravelsAsBytesAndRunsToTheSameResult) {
+  SyntheticRun run(2, 2);
+  sim::SimOptions options;
+  options.record_spans = true;
+  options.backend = sim::Backend::CongestionAware;
+  sim::SimJob job = run.ws.simulation_job(run.net, run.sys, options);
+  uint64_t nodes = 0;
+  for (const auto& r : run.ws.ranks()) nodes += r->trace.size();
+  EXPECT_EQ(job.options.expected_nodes, nodes);
+  std::string bytes = sim::encode_job(job);
+  sim::SimJob back = sim::decode_job(bytes);
+  EXPECT_EQ(sim::encode_job(back), bytes);  // nothing lost
+  EXPECT_EQ(back.traces, job.traces);
+  EXPECT_EQ(back.groups, run.ws.groups);
+  EXPECT_EQ(back.options.backend, sim::Backend::CongestionAware);
+  EXPECT_TRUE(back.options.record_spans);
+
+  sim::SimResult here = run.ws.simulate(run.net, run.sys, options);
+  ASSERT_GT(here.spans.size(), 100u);
+  EXPECT_GT(here.collectives[0].count, 0u);
+  sim::SimResult there = sim::decode_result(sim::encode_result(sim::run_job(back)));
+  expect_same(here, there);
+}
+
+TEST(SimJob, DamagedBytesAreErrorsNeverCrashes) {
+  SyntheticRun run(1, 2);
+  sim::SimOptions options;
+  options.record_spans = true;
+  std::string job = sim::encode_job(run.ws.simulation_job(run.net, run.sys, options));
+  std::string result = sim::encode_result(run.ws.simulate(run.net, run.sys, options));
+  // Every truncation is refused.
+  for (size_t cut = 0; cut < job.size(); cut += 1 + cut / 64)
+    EXPECT_THROW(sim::decode_job(std::string_view(job).substr(0, cut)), Error) << cut;
+  for (size_t cut = 0; cut < result.size(); cut += 1 + cut / 64)
+    EXPECT_THROW(sim::decode_result(std::string_view(result).substr(0, cut)), Error) << cut;
+  EXPECT_THROW(sim::decode_result(job), Error);  // the other kind
+  EXPECT_THROW(sim::decode_job(job + "x"), Error);
+  // Random corruption decodes or throws chakra::Error (a trace's own damage shows when it runs).
+  std::mt19937 rng(7);
+  for (int i = 0; i < 300; ++i) {
+    std::string bad = result;
+    for (int k = 0; k < 4; ++k) bad[rng() % bad.size()] = static_cast<char>(rng());
+    try {
+      sim::decode_result(bad);
+    } catch (const Error&) {
+    }
+  }
+  try {
+    sim::decode_result(std::string_view(result).substr(0, 12));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "simulation result: truncated");
+  }
+}
+
+TEST(SimJob, ProgressCountsNodesAndCanStopTheRun) {
+  SyntheticRun run(4, 16);  // enough events for several progress reports
+  struct Recorder : Progress {
+    std::vector<std::pair<uint64_t, uint64_t>> calls;
+    size_t stop_at = SIZE_MAX;
+    bool report(std::string_view stage, uint64_t done, uint64_t total) override {
+      EXPECT_EQ(stage, "simulate");
+      calls.emplace_back(done, total);
+      return calls.size() < stop_at;
+    }
+  } seen;
+  sim::SimJob job = run.ws.simulation_job(run.net, run.sys);
+  sim::SimResult r = sim::run_job(job, &seen);
+  ASSERT_GE(seen.calls.size(), 2u);
+  for (size_t i = 0; i < seen.calls.size(); ++i) {
+    EXPECT_EQ(seen.calls[i].second, job.options.expected_nodes);
+    EXPECT_LE(seen.calls[i].first, job.options.expected_nodes);
+    if (i > 0) {
+      EXPECT_GE(seen.calls[i].first, seen.calls[i - 1].first);
+    }
+  }
+  uint64_t ran = 0;
+  for (const auto& n : r.npus) ran += n.nodes;
+  EXPECT_EQ(ran, job.options.expected_nodes);
+  Recorder stopper;
+  stopper.stop_at = 1;
+  EXPECT_THROW(sim::run_job(job, &stopper), Cancelled);
+  EXPECT_EQ(stopper.calls.size(), 1u);
 }

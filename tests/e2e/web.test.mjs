@@ -51,6 +51,14 @@ async function openPage(address) {
 
 const status = (p = page) => p.evaluate(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])));
 const command = (c, p = page) => p.evaluate((c) => Module.ccall('app_command', 'number', ['string'], [c]), c);
+// Starts a run (in the page's simulation worker) and waits for it to end; returns what the
+// command returned (0 when it could not start).
+async function simulate(p = page) {
+  const started = await command('simulate', p);
+  await p.waitForFunction(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])).simulating === null,
+    null, { timeout: 120000 });
+  return started;
+}
 const shot = async (name, p = page) => { await p.waitForTimeout(400); await p.screenshot({ path: path.join(shotsDir, name) }); };
 
 // Drops files on the canvas the way a browser does (a DataTransfer with File objects).
@@ -117,9 +125,10 @@ test('a simulation of a real trace gives the CLI\'s numbers; its errors show in 
   // The 2-rank trace names a communicator its comm_group.json lacks: a clear error, no dead page.
   await command('view simulation');
   await command('fit');
-  assert.equal(await command('simulate'), 0);
+  assert.equal(await simulate(), 1);  // the worker finds the problem
   let s = await status();
   assert.match(s.log.at(-1), /communicator group \d+ is not defined/);
+  assert.match(s.sim_error, /communicator group \d+ is not defined/);
   await shot('04-sim-error.png');
 
   await command('clear');
@@ -127,7 +136,7 @@ test('a simulation of a real trace gives the CLI\'s numbers; its errors show in 
   s = await status();
   assert.equal(s.ranks.length, 64);
   await command('fit');
-  assert.equal(await command('simulate'), 1);
+  assert.equal(await simulate(), 1);
   s = await status();
   assert.equal(s.runs.length, 1);
   const run = s.runs[0];
@@ -146,7 +155,7 @@ test('a simulation of a real trace gives the CLI\'s numbers; its errors show in 
   const slower = s.hash.replace(/sim\.bw=[^&]*/, 'sim.bw=45');
   await page.evaluate((h) => Module.ccall('app_apply_hash', null, ['string'], [h]), slower);
   assert.equal((await status()).error, '');
-  assert.equal(await command('simulate'), 1);
+  assert.equal(await simulate(), 1);
   s = await status();
   assert.equal(s.runs.length, 2);
   assert.match(s.network, /bandwidth: \[ 45 \]/);
@@ -197,4 +206,46 @@ test('a broken file dropped on the page gives an error naming it and changes not
   assert.equal(s.ranks.length, before, 'nothing added for a broken file');
   assert.match(s.error, /^truncated\.0\.et: /);
   await shot('09-error.png');
+});
+
+test('a long simulation runs in a worker: the page keeps drawing, shows progress, and can cancel it', async () => {
+  const p = await openPage(url + '#synth=llama2-7b&synth.layers=128&synth.dp=16&synth.tp=8&v=simulation');
+  await p.waitForFunction(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])).ranks.length === 128,
+    null, { timeout: 60000 });
+  await command('fit', p);
+  // Frames drawn by the page while the run is under way.
+  const countFrames = (ms) => p.evaluate((ms) => new Promise((done) => {
+    let frames = 0;
+    const end = performance.now() + ms;
+    const tick = () => { frames++; if (performance.now() < end) requestAnimationFrame(tick); else done(frames); };
+    requestAnimationFrame(tick);
+  }), ms);
+  await command('view overview');  // the first page's 64-rank timeline would compete for the CPU
+  const idle = await countFrames(2000);
+  assert.equal(await command('simulate', p), 1);
+  const frames = await countFrames(2000);
+  console.log(`# frames idle ${idle}, while simulating ${frames}`);
+  let s = await status(p);
+  assert.notEqual(s.simulating, null, 'still running after two seconds');
+  // SwiftShader draws on the CPU, which the worker shares: half the idle rate is enough (a run on
+  // the page's thread would draw one frame at most).
+  assert.ok(frames >= Math.max(4, idle / 2), `the page drew ${frames} frames in the 2 s after the run started, ${idle} idle`);
+  await p.waitForFunction(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])).simulating > 0,
+    null, { timeout: 60000 });
+  await shot('10-sim-progress.png', p);
+  assert.notEqual((await status(p)).simulating, null, 'the run must still be going to be cancelled');
+  assert.equal(await command('cancel', p), 1);
+  s = await status(p);
+  assert.equal(s.simulating, null);
+  assert.equal(s.runs.length, 0);
+  assert.equal(s.log.at(-1), 'run 1 cancelled');
+  // A smaller workload afterwards runs to the end in a fresh worker, with the same numbers as here.
+  await p.evaluate(() => Module.ccall('app_apply_hash', null, ['string'], ['synth=llama2-7b&synth.layers=2&synth.dp=2&synth.tp=2&v=simulation']));
+  await command('fit', p);
+  assert.equal(await simulate(p), 1);
+  s = await status(p);
+  assert.equal(s.runs.length, 1, s.log.join('\n'));
+  assert.equal(s.runs[0].id, 2);
+  assert.ok(s.runs[0].end_ns > 0 && !s.runs[0].deadlock);
+  await p.close();
 });

@@ -127,7 +127,10 @@ struct SimOptions {
   // Simulate every message of ring phases on the congestion-unaware network instead of
   // solving them in closed form (same results, far slower; for cross-checking).
   bool every_message = false;
-  Progress* progress = nullptr;  // stage "simulate", done = simulated ns; may stop the run
+  // Stage "simulate": nodes run so far out of `expected_nodes` (the nodes in all traces, when
+  // the caller knows them; 0 otherwise). It may stop the run.
+  Progress* progress = nullptr;
+  uint64_t expected_nodes = 0;
 };
 
 enum class SpanKind : uint8_t { Compute, Cpu, Collective, Send, Recv, Memory, Other };

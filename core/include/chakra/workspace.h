@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "chakra/et_io.h"
-#include "chakra/simulate.h"
+#include "chakra/sim_job.h"
 #include "chakra/summary.h"
 #include "chakra/synth.h"
 #include "chakra/text_workload.h"
@@ -57,6 +57,7 @@ class Workspace {
     double fraction() const;
     uint64_t nodes() const;
     const std::string& name() const { return name_; }
+    InputKind kind() const { return kind_; }
 
    private:
     friend class Workspace;
@@ -99,8 +100,12 @@ class Workspace {
   void set_text_npus(uint32_t npus);
   uint32_t text_npus() const { return text_npus_; }
 
-  // Runs the simulator over ranks 0..N-1 (N = the network's NPUs). Throws chakra::Error when
-  // the loaded ranks are not exactly 0..N-1.
+  // A simulation of ranks 0..N-1 (N = the network's NPUs) with these settings, ready to run here
+  // or elsewhere (options.expected_nodes is filled in). Throws chakra::Error when the loaded
+  // ranks are not exactly 0..N-1.
+  sim::SimJob simulation_job(const sim::NetworkConfig& network, const sim::SystemConfig& system,
+                             const sim::SimOptions& options = {}) const;
+  // Runs simulation_job() here.
   sim::SimResult simulate(const sim::NetworkConfig& network, const sim::SystemConfig& system,
                           const sim::SimOptions& options = {}) const;
 

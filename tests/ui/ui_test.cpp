@@ -1,0 +1,332 @@
+// The web app's UI, natively: App driven headless (an ImGui context without a window) for its
+// logic, and chakra-view under Xvfb for golden screenshots of the same views as in the browser.
+#include <gtest/gtest.h>
+
+#include <imgui.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "app.h"
+#include "chakra/error.h"
+#include "chakra/simulate.h"
+#include "png.h"
+#include "sim_thread.h"
+#include "test_support.h"
+
+using nlohmann::json;
+using testing_support::read_raw;
+using testing_support::shared;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kTwoRank = "data/chakra_et/ericding_pytorch_converted_2rank";
+const std::string kAllReduce = "data/chakra_et/astra-sim_AllReduce_1MB_8npus_2024-11";
+const std::string kRing8 = "reference/astra-sim/inputs/net/ring_8.yml";
+const std::string kRingSys = "reference/astra-sim/inputs/sys/ring_s4_c1.json";
+
+// A host with a simulation thread when `threaded`, like chakra-view; otherwise runs happen in place.
+class TestPlatform : public chakra_web::Platform {
+ public:
+  explicit TestPlatform(bool threaded) : threaded_(threaded) {}
+  bool start_simulation(std::string job) override { return threaded_ && runner.start(std::move(job)); }
+  void cancel_simulation() override { runner.cancel(); }
+  chakra_web::SimThread runner;
+
+ private:
+  bool threaded_;
+};
+
+// One ImGui context per test, no window: frames are built and discarded.
+class Headless {
+ public:
+  explicit Headless(bool threaded = false) : platform(threaded) {
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(1280, 800);
+    io.DeltaTime = 1.0f / 60;
+    unsigned char* pixels = nullptr;
+    int w = 0, h = 0;
+    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+    app = std::make_unique<chakra_web::App>(platform);
+  }
+  ~Headless() {
+    app.reset();
+    ImGui::DestroyContext();
+  }
+  void frame() {
+    app->work(50);
+    platform.runner.poll(*app);
+    ImGui::NewFrame();
+    app->draw();
+    ImGui::Render();
+  }
+  // Frames until files are open and the simulation thread is idle.
+  void settle() {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    do {
+      frame();
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the app never settled";
+    } while (app->busy() || platform.runner.running());
+    frame();
+  }
+  void drop(const std::string& path) {
+    std::string bytes = read_raw(path);
+    app->queue_file(std::vector<uint8_t>(bytes.begin(), bytes.end()), fs::path(path).filename().string());
+  }
+  void drop_dir(const std::string& dir) {
+    for (const auto& e : fs::directory_iterator(dir)) drop(e.path().string());
+  }
+  json status() const { return json::parse(app->status_json()); }
+
+  TestPlatform platform;
+  std::unique_ptr<chakra_web::App> app;
+};
+
+void load_allreduce(Headless& h) {
+  h.drop(shared(kRing8));
+  h.drop(shared(kRingSys));
+  h.drop_dir(shared(kAllReduce));
+  h.settle();
+}
+
+// What the simulator says for the same files, without the UI.
+std::vector<uint64_t> reference_finish() {
+  chakra::sim::SimInputs in;
+  in.workload = shared(kAllReduce) + "/AllReduce_1MB";
+  in.network = chakra::sim::load_network(shared(kRing8));
+  in.system = chakra::sim::load_system(shared(kRingSys));
+  std::vector<uint64_t> out;
+  for (const auto& n : chakra::sim::simulate(in).npus) out.push_back(n.finish);
+  return out;
+}
+
+}  // namespace
+
+TEST(AppUi, EveryViewDrawsAFileSetAndTheOverviewCountsIt) {
+  Headless h;
+  h.drop_dir(shared(kTwoRank));
+  h.settle();
+  json s = h.status();
+  EXPECT_EQ(s["error"], "");
+  ASSERT_EQ(s["ranks"].size(), 2u);
+  EXPECT_EQ(s["ranks"][0]["summary"]["nodes"], 1634);
+  for (const char* v : {"overview", "nodes", "graph", "timeline", "simulation"}) {
+    ASSERT_TRUE(h.app->command(std::string("view ") + v));
+    h.frame();
+    h.frame();
+    EXPECT_EQ(h.status()["view"], v);
+  }
+  EXPECT_FALSE(h.app->command("view nowhere"));
+  EXPECT_FALSE(h.app->command("timeline 7"));  // no such run
+}
+
+TEST(AppUi, SimulationInPlaceMatchesTheSimulator) {
+  Headless h;
+  load_allreduce(h);
+  ASSERT_TRUE(h.app->command("simulate"));
+  json s = h.status();
+  ASSERT_EQ(s["runs"].size(), 1u);
+  EXPECT_EQ(s["runs"][0]["finish_ns"].get<std::vector<uint64_t>>(), reference_finish());
+  EXPECT_TRUE(s["simulating"].is_null());
+  EXPECT_TRUE(h.app->command("timeline 1"));
+  h.frame();
+  EXPECT_EQ(h.status()["view"], "timeline");
+}
+
+TEST(AppUi, BackgroundRunReportsProgressThenTheSameNumbers) {
+  Headless h(/*threaded=*/true);
+  load_allreduce(h);
+  ASSERT_TRUE(h.app->command("simulate"));
+  EXPECT_FALSE(h.status()["simulating"].is_null());  // started, not finished
+  EXPECT_FALSE(h.app->command("simulate"));          // one at a time, with a reason
+  EXPECT_NE(h.status()["sim_error"].get<std::string>().find("a simulation is running"), std::string::npos);
+  h.settle();
+  json s = h.status();
+  EXPECT_TRUE(s["simulating"].is_null());
+  ASSERT_EQ(s["runs"].size(), 1u);
+  EXPECT_EQ(s["runs"][0]["finish_ns"].get<std::vector<uint64_t>>(), reference_finish());
+}
+
+TEST(AppUi, ALongRunCanBeCancelledAndTheNextOneRuns) {
+  Headless h(/*threaded=*/true);
+  // A synthetic workload big enough to be still running after the cancel below.
+  h.app->apply_hash("v=simulation&synth=llama2-7b&synth.layers=32&synth.dp=16&synth.tp=8&synth.pp=1");
+  h.settle();
+  ASSERT_EQ(h.status()["ranks"].size(), 128u) << h.status()["error"];
+  h.app->command("fit");
+  ASSERT_TRUE(h.app->command("simulate"));
+  h.frame();
+  ASSERT_FALSE(h.status()["simulating"].is_null());
+  ASSERT_TRUE(h.app->command("cancel"));
+  json s = h.status();
+  EXPECT_TRUE(s["simulating"].is_null());
+  EXPECT_TRUE(s["runs"].empty());
+  EXPECT_EQ(s["log"].back(), "run 1 cancelled");
+  h.settle();
+  EXPECT_TRUE(h.status()["runs"].empty());  // nothing arrives from the cancelled run
+  // Clearing while a run is under way cancels it too.
+  ASSERT_TRUE(h.app->command("simulate"));
+  h.app->command("clear");
+  EXPECT_TRUE(h.status()["simulating"].is_null());
+  EXPECT_FALSE(h.platform.runner.running());
+}
+
+TEST(AppUi, DroppedConfigsAreAdoptedOnceAndLaterFilesKeepEdits) {
+  Headless h;
+  h.drop(shared(kRing8));
+  h.drop(shared(kRingSys));
+  h.settle();
+  EXPECT_EQ(h.status()["network"], chakra::sim::format_network(chakra::sim::load_network(shared(kRing8))));
+  // Edit the bandwidth (as the Simulation view's field does, through the link state), then drop traces.
+  std::string hash = h.status()["hash"];
+  size_t at = hash.find("sim.bw=50");
+  ASSERT_NE(at, std::string::npos) << hash;
+  hash.replace(at, 9, "sim.bw=75");
+  h.app->apply_hash(hash);
+  h.drop_dir(shared(kAllReduce));
+  h.settle();
+  EXPECT_NE(h.status()["network"].get<std::string>().find("bandwidth: [ 75 ]"), std::string::npos) << h.status()["network"];
+  // A newly dropped network replaces the settings again.
+  h.drop(shared(kRing8));
+  h.settle();
+  EXPECT_NE(h.status()["network"].get<std::string>().find("bandwidth: [ 50 ]"), std::string::npos) << h.status()["network"];
+}
+
+TEST(AppUi, ShareLinkRestoresViewAndSelectionInAFreshApp) {
+  std::string hash;
+  {
+    Headless a;
+    a.drop_dir(shared(kTwoRank));
+    a.settle();
+    a.app->select_node(1, 40);
+    a.app->command("view graph");
+    a.frame();
+    hash = a.status()["hash"];
+    EXPECT_EQ(a.status()["rank"], 1);
+  }
+  Headless b;
+  b.app->apply_hash(hash);  // before the files, as when a link is opened
+  b.drop_dir(shared(kTwoRank));
+  b.settle();
+  json s = b.status();
+  EXPECT_EQ(s["view"], "graph");
+  EXPECT_EQ(s["rank"], 1);
+  EXPECT_GE(s["selected"].get<int64_t>(), 0);
+  EXPECT_EQ(s["hash"], hash);
+}
+
+TEST(AppUi, BadFilesAreNamedInTheErrorAndTheAppCarriesOn) {
+  Headless h;
+  std::string good = read_raw(shared(kTwoRank) + "/chakra_trace.0.et");
+  std::string cut = good.substr(0, good.size() / 2);
+  h.app->queue_file(std::vector<uint8_t>(cut.begin(), cut.end()), "cut.0.et");
+  h.app->queue_file({'{', '"', 'x'}, "broken.json");
+  h.app->queue_file(std::vector<uint8_t>(good.begin(), good.end()), "chakra_trace.0.et");
+  h.settle();
+  json s = h.status();
+  std::string log = s["log"].dump();
+  EXPECT_NE(log.find("cut.0.et"), std::string::npos) << log;
+  EXPECT_NE(log.find("broken.json"), std::string::npos) << log;
+  ASSERT_EQ(s["ranks"].size(), 1u);
+  EXPECT_EQ(s["ranks"][0]["source"], "chakra_trace.0.et");
+}
+
+// ---- golden screenshots: chakra-view under Xvfb -------------------------------------------------
+
+namespace {
+
+struct Shot {
+  const char* name;
+  std::vector<std::string> args;
+};
+
+// Share of pixels whose colour differs by more than a small tolerance in some channel.
+double differing_fraction(const chakra_web::Image& a, const chakra_web::Image& b, chakra_web::Image& diff) {
+  diff = a;
+  size_t differing = 0;
+  for (size_t i = 0; i < a.rgba.size(); i += 4) {
+    bool differs = false;
+    for (int c = 0; c < 3; ++c) differs |= std::abs(int(a.rgba[i + c]) - int(b.rgba[i + c])) > 24;
+    differing += differs;
+    for (int c = 0; c < 3; ++c) diff.rgba[i + c] = differs ? (c == 0 ? 255 : 0) : a.rgba[i + c] / 4;
+  }
+  return static_cast<double>(differing) / static_cast<double>(a.rgba.size() / 4);
+}
+
+}  // namespace
+
+TEST(AppGolden, NativeViewsLookAsRecorded) {
+  ASSERT_EQ(std::system("command -v xvfb-run >/dev/null"), 0) << "xvfb-run is missing: run .ci/setup-deps native";
+  std::string out = testing_support::temp_dir();
+  std::string two = shared(kTwoRank), ar = shared(kAllReduce);
+  std::vector<std::string> allreduce = {shared(kRing8), shared(kRingSys)};
+  for (int r = 0; r < 8; ++r) allreduce.push_back(ar + "/AllReduce_1MB." + std::to_string(r) + ".et");
+  auto with = [](std::vector<std::string> files, std::vector<std::string> opts) {
+    opts.insert(opts.end(), files.begin(), files.end());
+    return opts;
+  };
+  std::vector<Shot> shots = {
+      {"overview", with({two + "/chakra_trace.0.et", two + "/chakra_trace.1.et", two + "/comm_group.json"}, {})},
+      {"nodes", with({two + "/chakra_trace.0.et"}, {"--hash", "v=nodes&r=0&n=12&q=detach"})},
+      {"graph", with({two + "/chakra_trace.0.et"}, {"--hash", "v=graph&r=0&n=12&g.critical=1"})},
+      {"simulation", with(allreduce, {"--do", "simulate", "--do", "view simulation"})},
+      {"timeline", {"--hash", "synth=llama2-7b&synth.layers=2&synth.dp=2&synth.tp=2", "--do", "fit", "--do", "simulate",
+                    "--do", "timeline 1"}},
+  };
+  bool update = std::getenv("CHAKRA_UPDATE_GOLDEN") != nullptr;
+  for (const Shot& shot : shots) {
+    SCOPED_TRACE(shot.name);
+    std::string png = out + "/" + shot.name + ".png";
+    std::string cmd = "xvfb-run -a -s '-screen 0 1400x900x24' '" CHAKRA_VIEW "' --size 1280x800 --screenshot '" + png +
+                      "' --status '" + out + "/" + shot.name + ".json'";
+    for (const std::string& a : shot.args) cmd += " '" + a + "'";
+    ASSERT_EQ(std::system((cmd + " 2>" + out + "/stderr.txt").c_str()), 0) << cmd << "\n" << read_raw(out + "/stderr.txt");
+    json status = json::parse(read_raw(out + "/" + shot.name + ".json"));
+    EXPECT_EQ(status["error"], "") << shot.name;
+    std::string golden = std::string(CHAKRA_GOLDEN_DIR) + "/" + shot.name + ".png";
+    if (update) {
+      fs::copy_file(png, golden, fs::copy_options::overwrite_existing);
+      continue;
+    }
+    ASSERT_TRUE(fs::exists(golden)) << golden << " is missing; record it with CHAKRA_UPDATE_GOLDEN=1";
+    chakra_web::Image want = chakra_web::decode_png(read_raw(golden), golden);
+    chakra_web::Image got = chakra_web::decode_png(read_raw(png), png);
+    ASSERT_EQ(got.width, want.width);
+    ASSERT_EQ(got.height, want.height);
+    chakra_web::Image diff;
+    double fraction = differing_fraction(got, want, diff);
+    std::string diff_path = out + "/" + shot.name + ".diff.png";
+    testing_support::write_raw(diff_path, chakra_web::encode_png(diff));
+    EXPECT_LE(fraction, 0.002) << shot.name << ": " << fraction * 100 << "% of pixels differ; see " << png << " and "
+                               << diff_path;
+  }
+  ASSERT_FALSE(update) << "golden images rewritten in " CHAKRA_GOLDEN_DIR "; look at them, then run again without "
+                          "CHAKRA_UPDATE_GOLDEN";
+}
+
+TEST(Png, RoundTripsAndRefusesDamage) {
+  chakra_web::Image img;
+  img.width = 3;
+  img.height = 2;
+  for (int i = 0; i < 24; ++i) img.rgba.push_back(static_cast<uint8_t>(i * 10));
+  std::string bytes = chakra_web::encode_png(img);
+  chakra_web::Image back = chakra_web::decode_png(bytes, "x.png");
+  EXPECT_EQ(back.rgba, img.rgba);
+  for (size_t cut = 0; cut < bytes.size(); ++cut)
+    EXPECT_THROW(chakra_web::decode_png(bytes.substr(0, cut), "x.png"), chakra::Error) << cut;
+}
+
+TEST(Png, GoldenComparisonSeesAnotherView) {
+  std::string dir = CHAKRA_GOLDEN_DIR;
+  chakra_web::Image a = chakra_web::decode_png(read_raw(dir + "/overview.png"), "overview.png");
+  chakra_web::Image b = chakra_web::decode_png(read_raw(dir + "/nodes.png"), "nodes.png");
+  chakra_web::Image diff;
+  EXPECT_GT(differing_fraction(a, b, diff), 0.02);
+  EXPECT_EQ(differing_fraction(a, a, diff), 0.0);
+}

@@ -1,0 +1,69 @@
+#include "sim_thread.h"
+
+#include "app.h"
+#include "chakra/error.h"
+#include "chakra/progress.h"
+#include "chakra/sim_job.h"
+
+namespace chakra_web {
+
+SimThread::~SimThread() { cancel(); }
+
+bool SimThread::start(std::string job) {
+  if (thread_.joinable()) return false;
+  stop_ = false;
+  finished_ = false;
+  done_ = 0;
+  total_ = 0;
+  result_.clear();
+  error_.clear();
+  thread_ = std::thread([this, job = std::move(job)] {
+    struct Relay : chakra::Progress {
+      SimThread& owner;
+      explicit Relay(SimThread& o) : owner(o) {}
+      bool report(std::string_view, uint64_t done, uint64_t total) override {
+        owner.done_ = done;
+        owner.total_ = total;
+        return !owner.stop_;
+      }
+    } relay(*this);
+    std::string result, error;
+    try {
+      result = chakra::sim::encode_result(chakra::sim::run_job(chakra::sim::decode_job(job), &relay));
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    result_ = std::move(result);
+    error_ = std::move(error);
+    finished_ = true;
+  });
+  return true;
+}
+
+void SimThread::cancel() {
+  if (!thread_.joinable()) return;
+  stop_ = true;
+  thread_.join();
+  finished_ = false;
+}
+
+void SimThread::poll(App& app) {
+  if (!thread_.joinable()) return;
+  if (!finished_) {
+    app.simulation_progress(done_, total_);
+    return;
+  }
+  thread_.join();
+  finished_ = false;
+  std::string result, error;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    result.swap(result_);
+    error.swap(error_);
+  }
+  if (error.empty()) app.simulation_finished(result);
+  else app.simulation_failed(error);
+}
+
+}  // namespace chakra_web

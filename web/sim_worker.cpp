@@ -1,0 +1,48 @@
+// Web Worker entry point: runs the simulation jobs the page posts (see sim_worker_pre.js and
+// sim_client.js), so a long run neither blocks the page nor needs threads in the page's module.
+// Cancelling is the page terminating this worker.
+#include <emscripten.h>
+
+#include <string>
+#include <string_view>
+
+#include "chakra/progress.h"
+#include "chakra/sim_job.h"
+
+EM_JS(void, post_progress, (double done, double total), { postMessage({progress: [done, total]}); });
+EM_JS(void, post_result, (const char* data, size_t size), {
+  const bytes = HEAPU8.slice(data, data + size);
+  postMessage({result: bytes}, [bytes.buffer]);
+});
+EM_JS(void, post_error, (const char* message), { postMessage({error: UTF8ToString(message)}); });
+
+namespace {
+// At most ten progress messages a second: the page only draws a bar.
+class Relay : public chakra::Progress {
+ public:
+  bool report(std::string_view, uint64_t done, uint64_t total) override {
+    double now = emscripten_get_now();
+    if (now - last_ >= 100) {
+      last_ = now;
+      post_progress(static_cast<double>(done), static_cast<double>(total));
+    }
+    return true;
+  }
+
+ private:
+  double last_ = 0;
+};
+}  // namespace
+
+extern "C" EMSCRIPTEN_KEEPALIVE void sim_worker_run(const char* job, size_t size) {
+  Relay relay;
+  try {
+    namespace sim = chakra::sim;
+    std::string result = sim::encode_result(sim::run_job(sim::decode_job(std::string_view(job, size)), &relay));
+    post_result(result.data(), result.size());
+  } catch (const std::exception& e) {
+    post_error(e.what());
+  }
+}
+
+int main() { return 0; }
