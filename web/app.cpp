@@ -207,6 +207,23 @@ void App::Impl::invalidate_rank_data() {
   selected.reset();
 }
 
+namespace {
+constexpr float kSplitterWidth = 6;
+
+// A vertical bar between two panes; dragging it changes `width` of the pane on its left
+// (direction +1) or on its right (-1).
+void pane_splitter(const char* id, float& width, float direction) {
+  ImGui::InvisibleButton(id, ImVec2(kSplitterWidth, std::max(1.0f, ImGui::GetContentRegionAvail().y)));
+  if (ImGui::IsItemHovered() || ImGui::IsItemActive()) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeEW);
+  if (ImGui::IsItemActive()) width += direction * ImGui::GetIO().MouseDelta.x;
+  if (ImGui::IsItemHovered() || ImGui::IsItemActive()) {
+    ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(a.x + 2, a.y), ImVec2(b.x - 2, b.y),
+                                              ImGui::GetColorU32(ImGuiCol_SeparatorHovered));
+  }
+}
+}  // namespace
+
 void App::draw() {
   Impl& s = *impl_;
   const ImGuiViewport* vp = ImGui::GetMainViewport();
@@ -227,13 +244,18 @@ void App::draw() {
   ImGui::TextDisabled("chakrakit %s - traces are decoded in this page and never uploaded", CHAKRA_VERSION);
   if (!s.error.empty()) ImGui::TextColored(kErrorColour, "Error: %s", s.error.c_str());
 
-  const float sidebar = 260;
-  ImGui::BeginChild("sidebar", ImVec2(sidebar, 0), true);
+  // Three panes side by side; the bars between them are dragged to resize.
+  float total = ImGui::GetContentRegionAvail().x;
+  s.sidebar_width = std::clamp(s.sidebar_width, 160.0f, std::max(160.0f, total * 0.5f));
+  ImGui::BeginChild("sidebar", ImVec2(s.sidebar_width, 0), true);
   s.draw_sidebar();
   ImGui::EndChild();
-  ImGui::SameLine();
+  ImGui::SameLine(0, 0);
+  pane_splitter("##sidebar_splitter", s.sidebar_width, +1);
+  ImGui::SameLine(0, 0);
   bool details = s.selected && s.current_rank() && *s.selected < s.current_rank()->trace.size();
-  float main_width = details ? ImGui::GetContentRegionAvail().x - 340 : 0;
+  s.details_width = std::clamp(s.details_width, 200.0f, std::max(200.0f, total * 0.6f));
+  float main_width = details ? ImGui::GetContentRegionAvail().x - s.details_width - kSplitterWidth : 0;
   ImGui::BeginChild("main", ImVec2(main_width, 0), false);
   if (ImGui::BeginTabBar("views")) {
     for (int v = 0; v < 5; ++v) {
@@ -254,7 +276,9 @@ void App::draw() {
   }
   ImGui::EndChild();
   if (details) {
-    ImGui::SameLine();
+    ImGui::SameLine(0, 0);
+    pane_splitter("##details_splitter", s.details_width, -1);
+    ImGui::SameLine(0, 0);
     ImGui::BeginChild("details", ImVec2(0, 0), true);
     s.draw_details();
     ImGui::EndChild();

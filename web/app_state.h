@@ -82,6 +82,7 @@ struct App::Impl {
   std::vector<std::string> files;  // names opened, for the share link's hint
 
   View view = View::Overview;
+  float sidebar_width = 260, details_width = 340;  // pane widths, changed by dragging the bars
   bool view_changed = true;  // select the tab on the next frame
   uint32_t rank = 0;
   std::optional<uint32_t> selected;  // node position in `rank`
