@@ -59,6 +59,10 @@ bool App::Impl::run_simulation() {
   try {
     if (running) throw chakra::Error("a simulation is running; wait for it or cancel it");
     if (workspace.ranks().empty()) throw chakra::Error("load traces (or generate a workload) first");
+    sim::SimOptions options;
+    options.backend = sim.congestion_aware ? sim::Backend::CongestionAware : sim::Backend::CongestionUnaware;
+    options.record_spans = true;
+    sim::SimJob job = workspace.simulation_job(sim.network, sim.system, options);  // checks the ranks
     auto run = std::make_unique<SimRun>();
     run->id = next_run_id++;
     run->settings = sim;
@@ -67,10 +71,6 @@ bool App::Impl::run_simulation() {
       dims += (d ? " x " : "") + std::to_string(sim.network.npus[d]) + " " + sim::topology_name(sim.network.topology[d]) +
               " " + chakra::format_number(sim.network.bandwidth[d]) + " GB/s";
     run->label = sim.preset + ": " + dims + (sim.congestion_aware ? ", congestion-aware" : "");
-    sim::SimOptions options;
-    options.backend = sim.congestion_aware ? sim::Backend::CongestionAware : sim::Backend::CongestionUnaware;
-    options.record_spans = true;
-    sim::SimJob job = workspace.simulation_job(sim.network, sim.system, options);
     running_since = std::chrono::steady_clock::now();
     if (platform.start_simulation(sim::encode_job(job))) {
       running = std::move(run);

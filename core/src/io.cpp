@@ -79,7 +79,7 @@ class MemorySource : public ByteSource {
       : ByteSource(std::move(name)), bytes_(bytes) {}
   size_t read(uint8_t* dst, size_t n) override {
     size_t k = std::min(n, bytes_.size() - pos_);
-    std::memcpy(dst, bytes_.data() + pos_, k);
+    if (k) std::memcpy(dst, bytes_.data() + pos_, k);  // an empty span's data() may be null
     pos_ += k;
     return k;
   }

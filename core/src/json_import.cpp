@@ -72,6 +72,10 @@ json parse_piece(std::string_view s, size_t begin, size_t end) {
     std::string msg = e.what();
     if (auto p = msg.find("parse error"); p != std::string::npos) msg = msg.substr(p);
     throw JsonError{begin + at, msg};
+  } catch (const json::exception& e) {  // a number out of range (nlohmann's out_of_range.406)
+    std::string msg = e.what();
+    if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
+    throw JsonError{begin, msg};
   }
 }
 

@@ -20,7 +20,7 @@ uint32_t hash_bytes(std::string_view s) {
     n -= 8;
   }
   uint64_t tail = 0;
-  std::memcpy(&tail, p, n);
+  if (n) std::memcpy(&tail, p, n);  // an empty view's data() may be null, which memcpy may not take
   h = (h ^ tail) * kMul;
   h ^= h >> 29;
   h *= 0xBF58476D1CE4E5B9ull;

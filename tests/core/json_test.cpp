@@ -127,6 +127,9 @@ std::string json_error(const std::string& text) {
 TEST(JsonErrors, NameTheLocationAndTheProblem) {
   EXPECT_EQ(json_error(""), "bad.json:1:1: empty input: no JSON trace");
   EXPECT_EQ(json_error("[1]"), "bad.json:1:1: expected '{' (a JSON trace starts with an object)");
+  // Found by fuzzing: a number beyond double's range escaped as nlohmann's exception.
+  EXPECT_EQ(json_error("{\"nodes\": [{\"id\": 1, \"duration_micros\": 3E332}]}"),
+            "bad.json:1:12: number overflow parsing '3E332'");
   EXPECT_EQ(json_error("{\"nodes\": [\n  {\"id\": 1, \"colour\": 2}]}"), "bad.json:2:3: node 0 (id 1): unknown key \"colour\"");
   EXPECT_EQ(json_error("{\"nodes\": [{\"id\": -1}]}"), "bad.json:1:12: node 0 (id -1): id out of range, got -1");
   EXPECT_EQ(json_error("{\"nodes\": [{\"id\": 1, \"type\": \"GPU_NODE\"}]}"),

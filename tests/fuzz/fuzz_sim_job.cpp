@@ -1,0 +1,10 @@
+// Simulation jobs and results as they cross to and from the web app's worker.
+#include "chakra/sim_job.h"
+#include "fuzz_support.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view bytes = fuzz_support::text(data, size);
+  fuzz_support::expect_clean([&] { chakra::sim::decode_job(bytes); });
+  fuzz_support::expect_clean([&] { chakra::sim::decode_result(bytes); });
+  return 0;
+}

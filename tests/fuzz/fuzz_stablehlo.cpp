@@ -1,0 +1,9 @@
+// StableHLO / MLIR text (chakra import-stablehlo).
+#include "chakra/stablehlo.h"
+#include "fuzz_support.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  fuzz_support::expect_clean(
+      [&] { chakra::shlo::parse_program(std::string(fuzz_support::text(data, size)), "fuzz.mlir"); });
+  return 0;
+}
