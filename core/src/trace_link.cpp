@@ -491,7 +491,8 @@ std::vector<int32_t> find_launchers(Device& d, bool innermost, uint64_t* orphans
   std::unordered_map<TidKey, std::vector<int32_t>> by_tid;  // candidate positions
   struct PairHash {
     size_t operator()(const std::pair<TidKey, int64_t>& k) const {
-      return std::hash<int64_t>()(k.first * 1000003 ^ k.second);
+      // Unsigned: hostile tids are any 64-bit value, and signed overflow is undefined.
+      return std::hash<uint64_t>()(static_cast<uint64_t>(k.first) * 1000003u ^ static_cast<uint64_t>(k.second));
     }
   };
   std::unordered_map<std::pair<TidKey, int64_t>, std::vector<int32_t>, PairHash> by_tid_ext;
