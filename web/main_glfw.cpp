@@ -19,6 +19,7 @@
 #include "chakra/io.h"
 #include "png.h"
 #include "rect_renderer.h"
+#include "render_frame.h"
 #include "sim_thread.h"
 
 namespace {
@@ -188,17 +189,10 @@ int main(int argc, char** argv) {
     if (!screenshot.empty()) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);  // no hover effects
     ImGui::NewFrame();
     app.draw();
-    ImGui::Render();
-    int fb_w = 0, fb_h = 0;
-    glfwGetFramebufferSize(window, &fb_w, &fb_h);
-    glViewport(0, 0, fb_w, fb_h);
-    glClearColor(0.09f, 0.10f, 0.12f, 1.0f);
-    glClear(GL_COLOR_BUFFER_BIT);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    g_platform.rects.end_frame();
+    ImVec2 framebuffer = chakra_web::render_frame(window, g_platform.rects);
     bool settled = !app.busy() && !g_platform.runner.running() && next_command == commands.size();
     if (!screenshot.empty() && settled && --frames_left <= 0) {
-      status = write_screenshot(screenshot, fb_w, fb_h) ? 0 : 1;
+      status = write_screenshot(screenshot, static_cast<int>(framebuffer.x), static_cast<int>(framebuffer.y)) ? 0 : 1;
       if (status) std::fprintf(stderr, "chakra-view: could not write %s\n", screenshot.c_str());
       break;
     }

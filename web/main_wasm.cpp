@@ -13,6 +13,7 @@
 
 #include "app.h"
 #include "rect_renderer.h"
+#include "render_frame.h"
 
 namespace {
 
@@ -80,14 +81,7 @@ void frame() {
   io.MouseWheelH = -io.MouseWheelH / 100.0f;
   ImGui::NewFrame();
   g_app->draw();
-  ImGui::Render();
-  int w = 0, h = 0;
-  glfwGetFramebufferSize(g_window, &w, &h);
-  glViewport(0, 0, w, h);
-  glClearColor(0.09f, 0.10f, 0.12f, 1.0f);
-  glClear(GL_COLOR_BUFFER_BIT);
-  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-  g_platform.rects.end_frame();
+  chakra_web::render_frame(g_window, g_platform.rects);
   glfwSwapBuffers(g_window);
   g_frame_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
