@@ -266,6 +266,12 @@ void TerminalProgress::clear() {
 void add_read_options(Args& args) {
   args.option("--metadata", "MODE",
               "whether record 0 is a GlobalMetadata: auto (detect), present, absent", "auto");
+  // Limits for untrusted inputs; the defaults let every real trace through.
+  args.option("--max-nodes", "N", "refuse a trace with more than N nodes (0: no limit)", "0");
+  args.option("--max-record-bytes", "N", "refuse a record (node) longer than N bytes", std::to_string(uint64_t{1} << 30));
+  args.option("--max-input-bytes", "N", "refuse an input larger than N bytes once decompressed (0: no limit)", "0");
+  args.option("--max-gzip-ratio", "R",
+              "refuse gzip input that inflates more than R times (beyond its first 4 MiB): a zip bomb", "1000");
 }
 
 chakra::ReadOptions read_options(const Args& args, chakra::Progress* progress) {
@@ -275,6 +281,11 @@ chakra::ReadOptions read_options(const Args& args, chakra::Progress* progress) {
   else if (mode == "present") o.metadata = chakra::MetadataMode::Present;
   else if (mode == "absent") o.metadata = chakra::MetadataMode::Absent;
   else args.fail("--metadata must be auto, present or absent, not '" + mode + "'");
+  o.max_nodes = args.get_uint("--max-nodes");
+  o.max_record_bytes = args.get_uint("--max-record-bytes");
+  if (o.max_record_bytes == 0) args.fail("--max-record-bytes must be at least 1");
+  o.input.max_bytes = args.get_uint("--max-input-bytes");
+  o.input.max_gzip_ratio = args.get_positive_double("--max-gzip-ratio");
   o.progress = progress;
   return o;
 }

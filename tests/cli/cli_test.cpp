@@ -225,6 +225,41 @@ TEST(Cli, BadInputsGiveClearErrorsAndNoOutput) {
   EXPECT_FALSE(fs::exists(dir + "/bad.et"));
 }
 
+TEST(Cli, ConfigurableLimitsRefuseTracesBeyondThem) {
+  const std::string dir = temp_dir();
+  const std::string trace = dir + "/t.0.et";
+  write_raw(trace, read_decompressed(example(0)));
+  struct Case {
+    std::vector<std::string> options;
+    const char* expected;
+  } cases[] = {
+      {{"--max-nodes", "10"}, "more than 10 nodes (limit)"},
+      {{"--max-record-bytes", "16"}, "exceeds the limit of 16 bytes per record"},
+      {{"--max-input-bytes", "1000"}, "input exceeds the limit of 1000 bytes"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.options[0]);
+    for (const char* cmd : {"info", "validate"}) {
+      std::vector<std::string> args = {cmd};
+      args.insert(args.end(), c.options.begin(), c.options.end());
+      args.push_back(trace);
+      Result r = run(args);
+      EXPECT_EQ(r.exit_code, 1) << cmd;
+      EXPECT_TRUE(contains(r.err + r.out, trace + ": ") && contains(r.err + r.out, c.expected)) << r.err << r.out;
+    }
+    std::vector<std::string> args = {"jsonize"};
+    args.insert(args.end(), c.options.begin(), c.options.end());
+    args.insert(args.end(), {trace, dir + "/out.json"});
+    EXPECT_EQ(run(args).exit_code, 1);
+    EXPECT_FALSE(fs::exists(dir + "/out.json"));
+  }
+  // Within the limits the same trace reads.
+  EXPECT_EQ(run({"info", "--max-nodes", "100000", "--max-input-bytes", "100000000", trace}).exit_code, 0);
+  Result bad = run({"info", "--max-gzip-ratio", "0", trace});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(contains(bad.err, "--max-gzip-ratio expects a positive number")) << bad.err;
+}
+
 TEST(Cli, CtrlCStopsWithoutLeavingOutput) {
   // The input is a FIFO so the interrupt arrives, deterministically, while the command is
   // already running and waiting for data.
