@@ -2,6 +2,7 @@
 
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -166,14 +167,16 @@ std::optional<int64_t> read_int_like(JsonPull& p, std::string& scratch) {
       bool is_int;
       Number n = pyjson::parse_number(p.read_number_text(is_int));
       if (n.is_int) return n.i;
-      if (!std::isfinite(n.f)) return std::nullopt;
+      // Beyond int64 (or not finite) it names no id; converting it would be undefined.
+      if (!(n.f >= -9223372036854775808.0 && n.f < 9223372036854775808.0)) return std::nullopt;
       return static_cast<int64_t>(n.f);
     }
     case JsonPull::Kind::String: {
       p.read_string(scratch);
       char* end = nullptr;
+      errno = 0;
       long long v = std::strtoll(scratch.c_str(), &end, 10);
-      if (scratch.empty() || *end) return std::nullopt;
+      if (scratch.empty() || *end || errno == ERANGE) return std::nullopt;
       return v;
     }
     default:
