@@ -13,6 +13,7 @@
 
 #include "chakra/graph.h"
 #include "chakra/share_link.h"
+#include "chakra/sim_job.h"
 #include "chakra/simulate.h"
 #include "chakra/synth.h"
 #include "chakra/timeline_model.h"
@@ -39,11 +40,13 @@ class Platform {
   // window at this point of its draw list. Returns false when there is none (then the app draws
   // them through ImGui).
   virtual bool draw_rects(const std::vector<RectInstance>& rects) { return false; }
-  // Starts a simulation (chakra::sim::encode_job bytes) away from the UI thread; the host then
-  // reports to App::simulation_progress and, once, to simulation_finished or simulation_failed,
-  // from the UI thread between frames. Returns false when the host has no such runner: the app
-  // then runs it in place, blocking. At most one runs at a time.
-  virtual bool start_simulation(std::string job) { return false; }
+  // Whether the host runs simulations away from the UI thread (start_simulation); otherwise the
+  // app runs them in place, blocking.
+  virtual bool runs_simulations() const { return false; }
+  // Starts `job` away from the UI thread (the browser encodes it for a Web Worker, a native host
+  // runs it on a thread). The host then reports to App::simulation_progress and, once, to
+  // simulation_finished or simulation_failed, from the UI thread. At most one runs at a time.
+  virtual void start_simulation(chakra::sim::SimJob job) {}
   // Stops the running simulation; nothing more is reported for it.
   virtual void cancel_simulation() {}
   // Whether to show wall-clock figures (decode and simulation times); golden screenshots leave
@@ -85,7 +88,7 @@ class App {
 
   // Reports from the Platform's simulation runner.
   void simulation_progress(uint64_t nodes_done, uint64_t nodes_total);
-  void simulation_finished(std::string_view result);  // chakra::sim::encode_result bytes
+  void simulation_finished(chakra::sim::SimResult result);
   void simulation_failed(const std::string& message);
 
   // Machine-readable state for tests and the page's status line.

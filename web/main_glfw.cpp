@@ -54,7 +54,8 @@ class DesktopPlatform : public chakra_web::Platform {
     std::fprintf(stderr, "wrote %s\n", name.c_str());
   }
   bool draw_rects(const std::vector<chakra_web::RectInstance>& r) override { return gpu_rects && rects.queue(r); }
-  bool start_simulation(std::string job) override { return runner.start(std::move(job)); }
+  bool runs_simulations() const override { return true; }
+  void start_simulation(chakra::sim::SimJob job) override { runner.start(std::move(job)); }
   void cancel_simulation() override { runner.cancel(); }
   bool show_timings() const override { return !stable; }
 };

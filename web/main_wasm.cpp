@@ -44,10 +44,12 @@ class BrowserPlatform : public chakra_web::Platform {
     }, name.c_str(), content.c_str());
   }
   bool draw_rects(const std::vector<chakra_web::RectInstance>& r) override { return gpu_rects && rects.queue(r); }
-  // In a Web Worker (sim_client.js); its reports come back through app_sim_* below.
-  bool start_simulation(std::string job) override {
-    return EM_ASM_INT({ return Module.chakrakitSimulation.start(HEAPU8.subarray($0, $0 + $1)) ? 1 : 0; }, job.data(),
-                      job.size()) != 0;
+  // In a Web Worker (sim_client.js), which gets the job as bytes; its reports come back through
+  // app_sim_* below.
+  bool runs_simulations() const override { return EM_ASM_INT({ return typeof Worker !== 'undefined'; }) != 0; }
+  void start_simulation(chakra::sim::SimJob job) override {
+    std::string bytes = chakra::sim::encode_job(job);
+    EM_ASM({ Module.chakrakitSimulation.start(HEAPU8.subarray($0, $0 + $1)); }, bytes.data(), bytes.size());
   }
   void cancel_simulation() override { EM_ASM({ Module.chakrakitSimulation.cancel(); }); }
 };
@@ -112,7 +114,14 @@ EMSCRIPTEN_KEEPALIVE void app_sim_progress(double done, double total) {
   g_app->simulation_progress(static_cast<uint64_t>(done), static_cast<uint64_t>(total));
 }
 EMSCRIPTEN_KEEPALIVE void app_sim_finished(const char* data, int size) {
-  g_app->simulation_finished(std::string_view(data, static_cast<size_t>(size)));
+  chakra::sim::SimResult result;
+  try {
+    result = chakra::sim::decode_result(std::string_view(data, static_cast<size_t>(size)));
+  } catch (const std::exception& e) {
+    g_app->simulation_failed(e.what());
+    return;
+  }
+  g_app->simulation_finished(std::move(result));
 }
 EMSCRIPTEN_KEEPALIVE void app_sim_failed(const char* message) { g_app->simulation_failed(message); }
 

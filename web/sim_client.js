@@ -3,9 +3,9 @@
 // the page's module with --pre-js.
 Module.chakrakitSimulation = {
   worker: null,
-  // `job` is a view of the module's memory; it is copied and moved to the worker.
+  // `job` is a view of the module's memory (sim::encode_job bytes); it is copied and moved to
+  // the worker.
   start(job) {
-    if (typeof Worker === 'undefined') return false;
     if (!this.worker) {
       const w = new Worker('chakra_sim_worker.js');
       w.onmessage = (e) => { if (w === this.worker) this.receive(e.data); };
@@ -18,7 +18,6 @@ Module.chakrakitSimulation = {
     }
     const copy = job.slice();
     this.worker.postMessage({job: copy}, [copy.buffer]);
-    return true;
   },
   // A worker cannot be interrupted from outside but can be ended; the next run starts a new one.
   cancel() {

@@ -9,14 +9,12 @@ namespace chakra_web {
 
 SimThread::~SimThread() { cancel(); }
 
-bool SimThread::start(std::string job) {
-  if (thread_.joinable()) return false;
+void SimThread::start(chakra::sim::SimJob job) {
+  cancel();
   stop_ = false;
   finished_ = false;
   done_ = 0;
   total_ = 0;
-  result_.clear();
-  error_.clear();
   thread_ = std::thread([this, job = std::move(job)] {
     struct Relay : chakra::Progress {
       SimThread& owner;
@@ -27,9 +25,10 @@ bool SimThread::start(std::string job) {
         return !owner.stop_;
       }
     } relay(*this);
-    std::string result, error;
+    chakra::sim::SimResult result;
+    std::string error;
     try {
-      result = chakra::sim::encode_result(chakra::sim::run_job(chakra::sim::decode_job(job), &relay));
+      result = chakra::sim::run_job(job, &relay);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -38,7 +37,6 @@ bool SimThread::start(std::string job) {
     error_ = std::move(error);
     finished_ = true;
   });
-  return true;
 }
 
 void SimThread::cancel() {
@@ -56,13 +54,15 @@ void SimThread::poll(App& app) {
   }
   thread_.join();
   finished_ = false;
-  std::string result, error;
+  chakra::sim::SimResult result;
+  std::string error;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    result.swap(result_);
+    result = std::move(result_);
+    result_ = {};
     error.swap(error_);
   }
-  if (error.empty()) app.simulation_finished(result);
+  if (error.empty()) app.simulation_finished(std::move(result));
   else app.simulation_failed(error);
 }
 

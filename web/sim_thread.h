@@ -5,9 +5,10 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
+
+#include "chakra/sim_job.h"
 
 namespace chakra_web {
 
@@ -16,8 +17,8 @@ class App;
 class SimThread {
  public:
   ~SimThread();
-  // Starts `job` (sim::encode_job bytes); false when one is still running.
-  bool start(std::string job);
+  // Starts `job`, first stopping a run still going (whose outcome is then never reported).
+  void start(chakra::sim::SimJob job);
   // Asks the run to stop and waits for it; nothing is reported for it afterwards.
   void cancel();
   // Reports progress and, once finished, the result or error to `app`.
@@ -30,7 +31,8 @@ class SimThread {
   std::atomic<uint64_t> done_{0}, total_{0};
   std::atomic<bool> finished_{false};
   std::mutex mutex_;  // guards the outcome below, written once by the worker
-  std::string result_, error_;
+  chakra::sim::SimResult result_;
+  std::string error_;
 };
 
 }  // namespace chakra_web

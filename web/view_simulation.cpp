@@ -72,10 +72,11 @@ bool App::Impl::run_simulation() {
               " " + chakra::format_number(sim.network.bandwidth[d]) + " GB/s";
     run->label = sim.preset + ": " + dims + (sim.congestion_aware ? ", congestion-aware" : "");
     running_since = std::chrono::steady_clock::now();
-    if (platform.start_simulation(sim::encode_job(job))) {
-      running = std::move(run);
+    if (platform.runs_simulations()) {
+      running = std::move(run);  // first: the platform may report a failure at once
       running_fraction = 0;
       note("run " + std::to_string(running->id) + " started");
+      platform.start_simulation(std::move(job));
       return true;
     }
     run->result = sim::run_job(job);
@@ -102,16 +103,11 @@ void App::simulation_progress(uint64_t nodes_done, uint64_t nodes_total) {
     impl_->running_fraction = std::min(1.0, static_cast<double>(nodes_done) / static_cast<double>(nodes_total));
 }
 
-void App::simulation_finished(std::string_view result) {
+void App::simulation_finished(sim::SimResult result) {
   Impl& s = *impl_;
   if (!s.running) return;
   std::unique_ptr<SimRun> run = std::move(s.running);
-  try {
-    run->result = sim::decode_result(result);
-  } catch (const std::exception& e) {
-    simulation_failed(e.what());
-    return;
-  }
+  run->result = std::move(result);
   s.finish_run(std::move(run));
 }
 

@@ -33,7 +33,8 @@ const std::string kRingSys = "reference/astra-sim/inputs/sys/ring_s4_c1.json";
 class TestPlatform : public chakra_web::Platform {
  public:
   explicit TestPlatform(bool threaded) : threaded_(threaded) {}
-  bool start_simulation(std::string job) override { return threaded_ && runner.start(std::move(job)); }
+  bool runs_simulations() const override { return threaded_; }
+  void start_simulation(chakra::sim::SimJob job) override { runner.start(std::move(job)); }
   void cancel_simulation() override { runner.cancel(); }
   chakra_web::SimThread runner;
 
