@@ -140,6 +140,23 @@ TEST(AppUi, SimulationInPlaceMatchesTheSimulator) {
   EXPECT_EQ(h.status()["view"], "timeline");
 }
 
+TEST(AppUi, ARunThatCannotStartUsesNoRunNumber) {
+  Headless h;
+  h.drop(shared(kRing8));
+  h.drop(shared(kRingSys));
+  h.drop(shared(kAllReduce) + "/AllReduce_1MB.0.et");
+  h.settle();
+  EXPECT_FALSE(h.app->command("simulate"));  // 8 NPUs, 1 rank
+  EXPECT_NE(h.status()["sim_error"].get<std::string>().find("8 NPUs but 1 ranks"), std::string::npos);
+  h.drop_dir(shared(kAllReduce));
+  h.settle();
+  ASSERT_TRUE(h.app->command("simulate"));
+  json s = h.status();
+  ASSERT_EQ(s["runs"].size(), 1u);
+  EXPECT_EQ(s["runs"][0]["id"], 1);
+  EXPECT_EQ(s["sim_error"], "");
+}
+
 TEST(AppUi, BackgroundRunReportsProgressThenTheSameNumbers) {
   Headless h(/*threaded=*/true);
   load_allreduce(h);
