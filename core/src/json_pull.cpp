@@ -38,10 +38,26 @@ void append_utf8(uint32_t cp, std::string& out) {
   }
 }
 
+// Whether any of the 8 bytes at p ends a plain run inside a string: '"', '\\' or a control
+// character (exact as a yes/no; the caller then finds which byte bytewise).
+bool has_string_special(const char* p) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  auto has_zero = [&](uint64_t v) { return (v - kOnes) & ~v & kHighs; };
+  uint64_t below_space = (w - kOnes * 0x20) & ~w & kHighs;
+  return (has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\')) | below_space) != 0;
+}
+
 // A validated JSON number literal as a double.
 double parse_double(std::string_view literal) {
-  std::string s(literal);
-  return std::strtod(s.c_str(), nullptr);
+#if __cpp_lib_to_chars >= 201611L
+  double v = 0;
+  auto [end, ec] = std::from_chars(literal.data(), literal.data() + literal.size(), v);
+  // from_chars reports out-of-range literals (1e999, 1e-999) where strtod gives +-inf or 0.
+  if (ec != std::errc::result_out_of_range) return v;
+#endif
+  return std::strtod(std::string(literal).c_str(), nullptr);
 }
 
 }  // namespace
@@ -103,6 +119,7 @@ void JsonPull::scan_string(std::string& out) {
   for (;;) {
     // Copy a run of plain bytes.
     size_t start = pos_;
+    while (buf_.size() - pos_ >= 8 && !has_string_special(base_ + pos_)) pos_ += 8;
     while (pos_ < buf_.size()) {
       char c = buf_[pos_];
       if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) break;
@@ -177,13 +194,18 @@ std::string_view JsonPull::read_number_text(bool& is_integer) {
   while (buf_.size() - pos_ < 64 && fill()) {
   }
   size_t start = pos_;
-  std::string_view rest(buf_.data() + pos_, buf_.size() - pos_);
-  for (std::string_view lit : {"NaN", "Infinity", "-Infinity"})
-    if (rest.substr(0, lit.size()) == lit) {
-      pos_ += lit.size();
-      is_integer = false;
-      return {buf_.data() + start, lit.size()};
-    }
+  // Python's json writes NaN and +-Infinity; only a leading letter can start them.
+  const char lead = pos_ < buf_.size() ? buf_[pos_] : 0;
+  if (lead == 'N' || lead == 'I' || (lead == '-' && pos_ + 1 < buf_.size() && buf_[pos_ + 1] == 'I')) {
+    std::string_view rest(buf_.data() + pos_, buf_.size() - pos_);
+    for (std::string_view lit : {"NaN", "Infinity", "-Infinity"})
+      if (rest.substr(0, lit.size()) == lit) {
+        pos_ += lit.size();
+        is_integer = false;
+        return {buf_.data() + start, lit.size()};
+      }
+    fail("malformed number");
+  }
   is_integer = true;
   size_t i = pos_;
   if (i < buf_.size() && buf_[i] == '-') ++i;

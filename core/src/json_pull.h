@@ -124,7 +124,9 @@ class JsonPull {
   size_t pos_ = 0;
   uint64_t consumed_ = 0;   // bytes dropped from the front of buf_
   bool eof_ = false;
-  std::string first_;        // per open container: '1' until its first member was read
+  // Per open container, outermost first: true until its first member was read.
+  bool awaiting_first_[kMaxDepth] = {};
+  int depth_ = 0;
   std::string scratch_;
 };
 
@@ -158,19 +160,19 @@ inline JsonPull::Kind JsonPull::peek() {
 
 inline void JsonPull::open(char c) {
   expect(c);
-  if (first_.size() >= kMaxDepth) fail("JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
-  first_ += '1';
+  if (depth_ >= kMaxDepth) fail("JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
+  awaiting_first_[depth_++] = true;
 }
 
 inline bool JsonPull::next_in(char close) {
   char c = peek_char();
   if (c == close) {
     ++pos_;
-    first_.pop_back();
+    --depth_;
     return false;
   }
-  if (first_.back() == '1') {
-    first_.back() = '0';
+  if (awaiting_first_[depth_ - 1]) {
+    awaiting_first_[depth_ - 1] = false;
   } else {
     if (c != ',') {
       if (c == 0) fail("unexpected end of input inside a JSON container (truncated file?)");

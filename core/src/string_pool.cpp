@@ -30,60 +30,63 @@ uint32_t hash_bytes(std::string_view s) {
 
 }  // namespace
 
+namespace {
+uint64_t slot_entry(StrId id, uint32_t hash) { return (uint64_t{hash} << 32) | (uint64_t{id} + 1); }
+StrId entry_id(uint64_t e) { return static_cast<StrId>(static_cast<uint32_t>(e) - 1); }
+uint32_t entry_hash(uint64_t e) { return static_cast<uint32_t>(e >> 32); }
+}  // namespace
+
 StringPool::StringPool() {
   offsets_ = {0, 0};
-  hashes_ = {hash_bytes({})};
   table_.assign(1024, 0);
-  table_[slot_of({}, hashes_[0])] = 1;
+  const uint32_t h = hash_bytes({});
+  table_[slot_of({}, h)] = slot_entry(kEmpty, h);
 }
 
 size_t StringPool::slot_of(std::string_view s, uint32_t hash) const {
   const size_t mask = table_.size() - 1;
   for (size_t i = hash & mask;; i = (i + 1) & mask) {
-    uint32_t e = table_[i];
+    uint64_t e = table_[i];
     if (e == 0) return i;
-    StrId id = e - 1;
-    if (hashes_[id] == hash && view(id) == s) return i;
+    if (entry_hash(e) == hash && view(entry_id(e)) == s) return i;
   }
 }
 
 bool StringPool::find(std::string_view s, StrId* id) const {
-  uint32_t e = table_[slot_of(s, hash_bytes(s))];
+  uint64_t e = table_[slot_of(s, hash_bytes(s))];
   if (e == 0) return false;
-  *id = e - 1;
+  *id = entry_id(e);
   return true;
 }
 
 StrId StringPool::intern(std::string_view s) {
   const uint32_t h = hash_bytes(s);
   size_t slot = slot_of(s, h);
-  if (table_[slot] != 0) return table_[slot] - 1;
+  if (table_[slot] != 0) return entry_id(table_[slot]);
 
   const StrId id = static_cast<StrId>(size());
   chars_.append(std::span(s.data(), s.size()));
   offsets_.push_back(chars_.size());
-  hashes_.push_back(h);
-  table_[slot] = id + 1;
+  table_[slot] = slot_entry(id, h);
   if (size() * 2 > table_.size()) grow_table();
   return id;
 }
 
 void StringPool::grow_table() {
-  std::vector<uint32_t> old;
+  std::vector<uint64_t> old;
   old.swap(table_);
   table_.assign(old.size() * 2, 0);
   const size_t mask = table_.size() - 1;
-  for (uint32_t e : old) {
+  for (uint64_t e : old) {
     if (e == 0) continue;
-    size_t i = hashes_[e - 1] & mask;
+    size_t i = entry_hash(e) & mask;
     while (table_[i] != 0) i = (i + 1) & mask;
     table_[i] = e;
   }
 }
 
 size_t StringPool::memory_bytes() const {
-  return chars_.capacity() + offsets_.capacity() * sizeof(uint64_t) +
-         hashes_.capacity() * sizeof(uint32_t) + table_.capacity() * sizeof(uint32_t);
+  return chars_.capacity() + offsets_.capacity() * sizeof(uint64_t) + table_.capacity() * sizeof(uint64_t);
 }
 
 }  // namespace chakra
