@@ -360,7 +360,8 @@ int run_guarded(const std::string& prog, int (*body)(const Args&), const Args& a
     std::cerr << "\n" << prog << ": interrupted; no output was written\n";
     return kInterrupted;
   } catch (const chakra::Error& e) {
-    std::cerr << prog << ": error: " << e.what() << "\n";
+    // Messages quote input files, which may hold terminal escape sequences.
+    std::cerr << prog << ": error: " << chakra::printable(e.what()) << "\n";
     return kFailed;
   } catch (const std::bad_alloc&) {
     std::cerr << prog << ": error: out of memory\n";

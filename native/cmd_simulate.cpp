@@ -177,10 +177,13 @@ void load_common(Request& q, const std::string& workload, const std::string& sys
   q.in.workload = workload;
   q.in.network = load_network(network);
   q.in.system = load_system(system);
+  q.in.system_source = system;
   if (!memory.empty()) q.in.memory = load_remote_memory(memory);
   // As the reference: a path containing "empty" means no groups.
-  if (!groups.empty() && groups.find("empty") == std::string::npos)
+  if (!groups.empty() && groups.find("empty") == std::string::npos) {
     q.in.groups = load_comm_groups(groups);
+    q.in.groups_source = groups;
+  }
 }
 
 int run_simulate(const cli::Args& a) {

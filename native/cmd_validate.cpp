@@ -3,6 +3,7 @@
 
 #include "chakra/error.h"
 #include "chakra/et_io.h"
+#include "chakra/text.h"
 #include "chakra/validate.h"
 #include "cli.h"
 #include "commands.h"
@@ -46,7 +47,7 @@ int run(const cli::Args& args) {
       if (json) {
         w.begin_object().key("file").value(path).key("ok").value(false).key("read_error").value(e.what()).end_object();
       } else {
-        std::cout << path << ": cannot be read\n  error   [unreadable] " << e.what() << "\n";
+        std::cout << path << ": cannot be read\n  error   [unreadable] " << chakra::printable(e.what()) << "\n";
       }
       continue;
     }

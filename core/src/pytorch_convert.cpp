@@ -45,6 +45,15 @@ struct HostNode {
   std::optional<int64_t> int_input1, int_input2;
 };
 
+// String equality without a library call: the keys compared here are a few bytes long, and
+// std::string_view's == calls memcmp for each.
+bool same_text(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 // Bytes of one tensor value [tensor_id, storage_id, offset, numel, itemsize, device], written
 // in Python repr form; nullopt if it is not such a list.
 std::optional<uint64_t> tensor_bytes(std::string_view repr) {
@@ -95,7 +104,7 @@ class Parser {
   Parser(JsonPull& json, Trace& strings, Progress* progress, const ByteSource& src)
       : j_(json), t_(strings), progress_(progress), src_(src) {}
 
-  std::vector<HostNode> nodes;
+  Column<HostNode> nodes;  // huge-page backed: first-touch faults of a std::vector cost 1/5 of a run
   std::vector<std::pair<uint32_t, int64_t>> sync_deps;  // (node position, node id it waits for)
   std::map<std::string, nlohmann::json> metadata;  // schema, pid, time, start_ts, finish_ts
 
@@ -149,7 +158,7 @@ class Parser {
     nodes.reserve(static_cast<size_t>(std::min<uint64_t>(raw / 700, uint64_t{1} << 26)));
     while (j_.next_element()) {
       if (j_.peek() != JsonPull::Kind::Object) j_.fail("a node is not a JSON object");
-      nodes.emplace_back();
+      nodes.push_back(HostNode{});
       node(nodes.back());
       if ((nodes.size() & 4095) == 0) report_progress(progress_, "reading", src_.raw_position(), src_.raw_size());
     }
@@ -160,6 +169,11 @@ class Parser {
     std::string values, shapes, types_repr;
     std::vector<std::pair<size_t, size_t>> value_spans;  // top-level elements in `values`
     std::vector<std::string> types;
+    // Empties every field but keeps its memory: nodes are read into the same two Io objects.
+    void clear() {
+      values.clear(), shapes.clear(), types_repr.clear();
+      value_spans.clear(), types.clear();
+    }
   };
 
   void list_repr(std::string& out, std::vector<std::pair<size_t, size_t>>* spans) {
@@ -224,7 +238,7 @@ class Parser {
   // Index of `name` in kIntAttrs, or -1.
   static int int_attr_index(std::string_view name) {
     for (int k = 0; k < kIntAttrCount; ++k)
-      if (name == kIntAttrs[k]) return k;
+      if (same_text(name, kIntAttrs[k])) return k;
     return -1;
   }
   static void set_int_attr(HostNode& n, int k, int64_t v) {
@@ -243,12 +257,12 @@ class Parser {
     bool has_number = false, has_string = false;
     int64_t number = 0;
     while (j_.next_key(key)) {
-      if (key == "name"sv && j_.peek() == JsonPull::Kind::String) {
+      if (same_text(key, "name") && j_.peek() == JsonPull::Kind::String) {
         j_.read_string(name);
-      } else if (key == "value"sv && j_.peek() == JsonPull::Kind::Number) {
+      } else if (same_text(key, "value") && j_.peek() == JsonPull::Kind::Number) {
         number = j_.read_int64();
         has_number = true;
-      } else if (key == "value"sv && j_.peek() == JsonPull::Kind::String) {
+      } else if (same_text(key, "value") && j_.peek() == JsonPull::Kind::String) {
         j_.read_string(attr_str_);
         has_string = true;
       } else {
@@ -293,92 +307,138 @@ class Parser {
     }
   }
 
+  // The node keys the converter reads; IntAttr + k is kIntAttrs[k] at the top level.
+  enum NodeKey : uint8_t {
+    Other, Id, Name, Parent, Inputs, Outputs, InputShapes, OutputShapes, InputTypes, OutputTypes, Attrs,
+    ExclusiveDur, InterThreadDep, SyncDep, Cat, Stream, PgName, OpSchema, IntAttr
+  };
+  // A switch on the length, then one comparison: every node has ~10 keys and ~7 attribute
+  // objects, and a chain of string compares cost more than the rest of the node.
+  static NodeKey classify(std::string_view key) {
+    auto is = [&](std::string_view text) { return same_text(key, text); };
+    NodeKey k = Other;
+    switch (key.size()) {
+      case 2: k = is("id") ? Id : Other; break;
+      case 3: k = is("cat") ? Cat : Other; break;
+      case 4: k = is("name") ? Name : Other; break;
+      case 5: k = is("attrs") ? Attrs : Other; break;
+      case 6: k = is("parent") ? Parent : is("inputs") ? Inputs : is("stream") ? Stream : Other; break;
+      case 7: k = is("outputs") ? Outputs : is("pg_name") ? PgName : Other; break;
+      case 8: k = is("sync_dep") ? SyncDep : Other; break;
+      case 9: k = is("ctrl_deps") ? Parent : is("op_schema") ? OpSchema : Other; break;
+      case 11: k = is("input_types") ? InputTypes : Other; break;
+      case 12: k = is("input_shapes") ? InputShapes : is("output_types") ? OutputTypes : Other; break;
+      case 13: k = is("output_shapes") ? OutputShapes : is("exclusive_dur") ? ExclusiveDur : Other; break;
+      case 16: k = is("inter_thread_dep") ? InterThreadDep : Other; break;
+    }
+    if (k == Other)
+      if (int a = int_attr_index(key); a >= 0) k = static_cast<NodeKey>(IntAttr + a);
+    return k;
+  }
+
   void node(HostNode& n) {
     j_.begin_object();
     std::string key;
     bool has_id = false;
-    in_ = Io{};
-    out_ = Io{};
+    in_.clear();
+    out_.clear();
     while (j_.next_key(key)) {
-      if (key == "id"sv) {
-        n.id = integer("id");
-        has_id = true;
-      } else if (key == "name"sv) {
-        if (j_.peek() != JsonPull::Kind::String) j_.fail("a node's \"name\" is not a string");
-        j_.read_string(str_);
-        n.name = t_.intern(str_);
-      } else if (key == "ctrl_deps"sv || key == "parent"sv) {
-        if (j_.peek() == JsonPull::Kind::Number) {
-          n.parent = j_.read_int64();
-          n.has_parent = true;
-        } else {
-          j_.skip();
+      const NodeKey k = classify(key);
+      switch (k) {
+        case Id:
+          n.id = integer("id");
+          has_id = true;
+          break;
+        case Name:
+          if (j_.peek() != JsonPull::Kind::String) j_.fail("a node's \"name\" is not a string");
+          j_.read_string(str_);
+          n.name = t_.intern(str_);
+          break;
+        case Parent:
+          if (j_.peek() == JsonPull::Kind::Number) {
+            n.parent = j_.read_int64();
+            n.has_parent = true;
+          } else {
+            j_.skip();
+          }
+          break;
+        case Inputs:
+        case Outputs: {
+          Io& io = k == Inputs ? in_ : out_;
+          if (j_.peek() == JsonPull::Kind::Array) list_repr(io.values, &io.value_spans);  // schema 1.0.1: the values list itself
+          else io_object(io);
+          break;
         }
-      } else if (key == "inputs"sv || key == "outputs"sv) {
-        Io& io = key == "inputs"sv ? in_ : out_;
-        if (j_.peek() == JsonPull::Kind::Array) {  // schema 1.0.1: the values list itself
-                list_repr(io.values, &io.value_spans);
-        } else {
-          io_object(io);
-        }
-      } else if (key == "input_shapes"sv || key == "output_shapes"sv) {
-        list_repr(key[0] == 'i' ? in_.shapes : out_.shapes, nullptr);
-      } else if (key == "input_types"sv || key == "output_types"sv) {
-        types_list(key[0] == 'i' ? in_ : out_);
-      } else if (key == "attrs"sv) {
-        if (j_.peek() != JsonPull::Kind::Array) {
-          j_.skip();
-          continue;
-        }
-        j_.begin_array();
-        while (j_.next_element()) attr_entry(n);
-      } else if (key == "exclusive_dur"sv) {
-        if (j_.peek() == JsonPull::Kind::Number) n.exclusive_dur = j_.read_double();
-        else j_.skip();
-      } else if (key == "inter_thread_dep"sv) {
-        if (j_.peek() == JsonPull::Kind::Number) n.inter_thread_dep = j_.read_int64();
-        else j_.skip();
-      } else if (key == "sync_dep"sv && j_.peek() == JsonPull::Kind::Array) {
-        j_.begin_array();
-        while (j_.next_element()) {
-          if (j_.peek() == JsonPull::Kind::Number) sync_deps.emplace_back(static_cast<uint32_t>(nodes.size() - 1), j_.read_int64());
+        case InputShapes:
+        case OutputShapes: list_repr(k == InputShapes ? in_.shapes : out_.shapes, nullptr); break;
+        case InputTypes:
+        case OutputTypes: types_list(k == InputTypes ? in_ : out_); break;
+        case Attrs:
+          if (j_.peek() != JsonPull::Kind::Array) {
+            j_.skip();
+            break;
+          }
+          j_.begin_array();
+          while (j_.next_element()) attr_entry(n);
+          break;
+        case ExclusiveDur:
+          if (j_.peek() == JsonPull::Kind::Number) n.exclusive_dur = j_.read_double();
           else j_.skip();
-        }
-      } else if (key == "cat"sv) {
-        if (j_.peek() == JsonPull::Kind::Null) j_.read_null();
-        else {
-          n.gpu = true;
-          j_.skip();
-        }
-      } else if (key == "stream"sv) {
-        if (j_.peek() == JsonPull::Kind::Null) {
-          j_.read_null();
-          n.stream_null = true;
-        } else if (j_.peek() == JsonPull::Kind::Number) {
-          n.stream = j_.read_int64();
-        } else {
-          j_.skip();
-        }
-      } else if (key == "pg_name"sv) {
-        if (j_.peek() == JsonPull::Kind::String) {
-          j_.read_string(str_);
-          if (n.pg_name == StringPool::kEmpty) n.pg_name = t_.intern(str_);
-        } else {
-          j_.skip();
-        }
-      } else if (key == "op_schema"sv) {  // schema 1.0.1 keeps attributes at the top level
-        if (j_.peek() == JsonPull::Kind::String) {
-          j_.read_string(str_);
-          n.op_schema = t_.intern(str_);
-          n.has_op_schema = true;
-        } else {
-          j_.skip();
-        }
-      } else if (int k = int_attr_index(key); k >= 0) {  // schema 1.0.1 keeps them at the top level
-        if (j_.peek() == JsonPull::Kind::Number) set_int_attr(n, k, j_.read_int64());
-        else j_.skip();
-      } else {
-        j_.skip();
+          break;
+        case InterThreadDep:
+          if (j_.peek() == JsonPull::Kind::Number) n.inter_thread_dep = j_.read_int64();
+          else j_.skip();
+          break;
+        case SyncDep:
+          if (j_.peek() != JsonPull::Kind::Array) {
+            j_.skip();
+            break;
+          }
+          j_.begin_array();
+          while (j_.next_element()) {
+            if (j_.peek() == JsonPull::Kind::Number) sync_deps.emplace_back(static_cast<uint32_t>(nodes.size() - 1), j_.read_int64());
+            else j_.skip();
+          }
+          break;
+        case Cat:
+          if (j_.peek() == JsonPull::Kind::Null) {
+            j_.read_null();
+          } else {
+            n.gpu = true;
+            j_.skip();
+          }
+          break;
+        case Stream:
+          if (j_.peek() == JsonPull::Kind::Null) {
+            j_.read_null();
+            n.stream_null = true;
+          } else if (j_.peek() == JsonPull::Kind::Number) {
+            n.stream = j_.read_int64();
+          } else {
+            j_.skip();
+          }
+          break;
+        case PgName:
+          if (j_.peek() == JsonPull::Kind::String) {
+            j_.read_string(str_);
+            if (n.pg_name == StringPool::kEmpty) n.pg_name = t_.intern(str_);
+          } else {
+            j_.skip();
+          }
+          break;
+        case OpSchema:  // schema 1.0.1 keeps attributes at the top level
+          if (j_.peek() == JsonPull::Kind::String) {
+            j_.read_string(str_);
+            n.op_schema = t_.intern(str_);
+            n.has_op_schema = true;
+          } else {
+            j_.skip();
+          }
+          break;
+        case Other: j_.skip(); break;
+        default:  // IntAttr + k: schema 1.0.1 keeps them at the top level
+          if (j_.peek() == JsonPull::Kind::Number) set_int_attr(n, k - IntAttr, j_.read_int64());
+          else j_.skip();
       }
     }
     if (!has_id) j_.fail("a node has no \"id\"");
@@ -547,7 +607,7 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
   JsonPull json(*in);
   Parser parser(json, t, options.progress, *in);
   parser.document();
-  std::vector<HostNode>& nodes = parser.nodes;
+  const Column<HostNode>& nodes = parser.nodes;
   result.host_nodes = nodes.size();
   if (auto it = parser.metadata.find("schema"); it != parser.metadata.end() && it->second.is_string())
     result.schema = it->second.get<std::string>();
@@ -574,6 +634,32 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     for (uint32_t i = 0; i < nodes.size(); ++i)
       if (nodes[i].has_parent)
         if (auto it = by_id.find(nodes[i].parent); it != by_id.end()) children[fill[it->second]++] = i;
+  }
+  // Parent cycles (a node its own ancestor; being one's own parent marks a root) put nodes
+  // under no thread: they get no dependencies and are pruned, so say why they are missing.
+  {
+    std::vector<uint32_t> walk_of(nodes.size(), 0);  // 0: not visited, else the walk's number
+    for (uint32_t start = 0; start < nodes.size(); ++start) {
+      uint32_t i = start;
+      bool cycle = false;
+      for (;;) {
+        if (walk_of[i] != 0) {  // met this walk again (a cycle) or an earlier one (no news)
+          cycle = walk_of[i] == start + 1;
+          break;
+        }
+        walk_of[i] = start + 1;
+        auto it = nodes[i].has_parent ? by_id.find(nodes[i].parent) : by_id.end();
+        if (it == by_id.end() || it->second == i) break;
+        i = it->second;
+      }
+      if (!cycle) continue;
+      // i is on a cycle found by this walk: name its members from i round to i.
+      std::string text = "node " + std::to_string(nodes[i].id);
+      for (uint32_t j = by_id.at(nodes[i].parent); j != i; j = by_id.at(nodes[j].parent))
+        text += " -> " + std::to_string(nodes[j].id);
+      warn("parent cycle: " + text + " -> " + std::to_string(nodes[i].id) +
+           " (each is its own ancestor, so none is under a thread and all are left out)");
+    }
   }
 
   // ---- conversion order: every non-GPU node in file order, each followed by its GPU children ----

@@ -10,6 +10,7 @@
 #include "chakra/io.h"
 #include "chakra/share_link.h"
 #include "chakra/simulate.h"
+#include "chakra/text.h"
 
 namespace chakra::sim {
 namespace {
@@ -36,7 +37,7 @@ double parse_number(const std::string& text, const std::string& name, const std:
     used = 0;
   }
   if (used == 0 || used != text.size() || !std::isfinite(v))
-    fail(name, key + ": '" + text + "' is not a number");
+    fail(name, key + ": " + quoted_excerpt(text) + " is not a number");
   return v;
 }
 
@@ -89,9 +90,9 @@ NetworkConfig parse_network(std::string_view yaml, const std::string& name) {
     std::string key = trim(std::string_view(line).substr(0, colon));
     std::string value = trim(std::string_view(line).substr(colon + 1));
     if (!std::set<std::string>{"topology", "npus_count", "bandwidth", "latency"}.count(key))
-      fail(name, where + ": unknown key '" + key +
-                     "' (the analytical network has topology, npus_count, bandwidth, latency)");
-    if (lists.count(key)) fail(name, where + ": '" + key + "' given twice");
+      fail(name, where + ": unknown key " + quoted_excerpt(key) +
+                     " (the analytical network has topology, npus_count, bandwidth, latency)");
+    if (lists.count(key)) fail(name, where + ": " + quoted_excerpt(key) + " given twice");
     auto& items = lists[key];
     open_key.clear();
     if (value.empty()) {
@@ -99,7 +100,7 @@ NetworkConfig parse_network(std::string_view yaml, const std::string& name) {
       continue;
     }
     if (value.front() != '[' || value.back() != ']')
-      fail(name, where + ": '" + key + "' must be a list like [ 8, 4 ]");
+      fail(name, where + ": " + quoted_excerpt(key) + " must be a list like [ 8, 4 ]");
     std::string inner = value.substr(1, value.size() - 2);
     size_t start = 0;
     while (start <= inner.size()) {
@@ -111,11 +112,11 @@ NetworkConfig parse_network(std::string_view yaml, const std::string& name) {
     }
   }
   for (const char* key : {"topology", "npus_count", "bandwidth", "latency"})
-    if (!lists.count(key) || lists[key].empty()) fail(name, std::string("missing '") + key + "'");
+    if (!lists.count(key) || lists[key].empty()) fail(name, "missing " + quoted_excerpt(key));
   size_t dims = lists["topology"].size();
   for (const char* key : {"npus_count", "bandwidth", "latency"})
     if (lists[key].size() != dims)
-      fail(name, std::string("'") + key + "' has " + std::to_string(lists[key].size()) +
+      fail(name, quoted_excerpt(key) + " has " + std::to_string(lists[key].size()) +
                      " entries but 'topology' has " + std::to_string(dims));
   NetworkConfig net;
   uint64_t total = 1;
@@ -126,10 +127,10 @@ NetworkConfig parse_network(std::string_view yaml, const std::string& name) {
     if (t == "Ring") net.topology.push_back(TopologyKind::Ring);
     else if (t == "FullyConnected") net.topology.push_back(TopologyKind::FullyConnected);
     else if (t == "Switch") net.topology.push_back(TopologyKind::Switch);
-    else fail(name, "topology '" + t + "' is not supported (Ring, FullyConnected or Switch)");
+    else fail(name, "topology " + quoted_excerpt(t) + " is not supported (Ring, FullyConnected or Switch)");
     double n = parse_number(lists["npus_count"][d], name, "npus_count");
     if (n != std::floor(n) || n < 2 || n > (1u << 24))
-      fail(name, "npus_count '" + lists["npus_count"][d] + "' must be an integer from 2 to 2^24");
+      fail(name, "npus_count " + quoted_excerpt(lists["npus_count"][d]) + " must be an integer from 2 to 2^24");
     total *= static_cast<uint64_t>(n);
     if (total > (1u << 24)) fail(name, "more than 2^24 NPUs in total");
     net.npus.push_back(static_cast<uint32_t>(n));
@@ -167,12 +168,12 @@ AlgorithmChoice parse_algorithm(const std::string& s, const std::string& name,
     std::string w = rest.substr(6);
     if (!w.empty()) {
       if (w.find_first_not_of("0123456789") != std::string::npos || w.size() > 6 || std::stoi(w) < 1)
-        fail(name, key + ": '" + s + "' is not a collective algorithm");
+        fail(name, key + ": " + quoted_excerpt(s) + " is not a collective algorithm");
       a.window = std::stoi(w);
     }
   } else {
-    fail(name, key + ": unknown collective algorithm '" + s +
-                   "' (ring, direct[N], halvingDoubling, doubleBinaryTree, oneRing, oneDirect[N], "
+    fail(name, key + ": unknown collective algorithm " + quoted_excerpt(s) +
+                   " (ring, direct[N], halvingDoubling, doubleBinaryTree, oneRing, oneDirect[N], "
                    "oneHalvingDoubling)");
   }
   return a;
@@ -188,17 +189,17 @@ SystemConfig parse_system(std::string_view text, const std::string& name,
   auto number = [&](const std::string& key) -> double {
     const json& v = j[key];
     if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
-    if (!v.is_number()) fail(name, "'" + key + "' must be a number");
+    if (!v.is_number()) fail(name, quoted_excerpt(key) + " must be a number");
     return v.get<double>();
   };
   auto string = [&](const std::string& key) -> std::string {
-    if (!j[key].is_string()) fail(name, "'" + key + "' must be a string");
+    if (!j[key].is_string()) fail(name, quoted_excerpt(key) + " must be a string");
     return j[key].get<std::string>();
   };
   auto count = [&](const std::string& key, double lo, double hi) -> double {
     double v = number(key);
     if (v != std::floor(v) || v < lo || v > hi)
-      fail(name, "'" + key + "' must be an integer from " + std::to_string(int64_t(lo)) +
+      fail(name, quoted_excerpt(key) + " must be an integer from " + std::to_string(int64_t(lo)) +
                      " to " + std::to_string(int64_t(hi)));
     return v;
   };
@@ -209,12 +210,12 @@ SystemConfig parse_system(std::string_view text, const std::string& name,
       if (v == "LIFO") c.scheduling = SchedulingPolicy::LIFO;
       else if (v == "FIFO") c.scheduling = SchedulingPolicy::FIFO;
       else if (v == "EXPLICIT") c.scheduling = SchedulingPolicy::Explicit;
-      else fail(name, "scheduling-policy '" + v + "' is not LIFO, FIFO or EXPLICIT");
+      else fail(name, "scheduling-policy " + quoted_excerpt(v) + " is not LIFO, FIFO or EXPLICIT");
     } else if (key == "collective-optimization") {
       std::string v = string(key);
       if (v == "baseline") c.optimization = CollectiveOptimization::Baseline;
       else if (v == "localBWAware") c.optimization = CollectiveOptimization::LocalBWAware;
-      else fail(name, "collective-optimization '" + v + "' is not baseline or localBWAware");
+      else fail(name, "collective-optimization " + quoted_excerpt(v) + " is not baseline or localBWAware");
     } else if (key == "endpoint-delay") {
       c.endpoint_delay = count(key, 0, 1e12);
     } else if (key == "active-chunks-per-dimension") {
@@ -241,22 +242,22 @@ SystemConfig parse_system(std::string_view text, const std::string& name,
                key == "intra-dimension-scheduling" || key == "inter-dimension-scheduling" ||
                key == "L" || key == "o" || key == "g" || key == "G" ||
                key == "local-reduction-delay") {
-      c.notes.push_back("'" + key + "' has no effect on the simulated times; ignored");
+      c.notes.push_back(quoted_excerpt(key) + " has no effect on the simulated times; ignored");
     } else {
       bool matched = false;
       for (int t = 0; t < kCollectiveTypes; ++t) {
         std::string base = collective_name(static_cast<Collective>(t));
         if (key == base + "-implementation") {
           if (!it->is_array() || it->empty())
-            fail(name, "'" + key + "' must be a non-empty list of algorithms");
+            fail(name, quoted_excerpt(key) + " must be a non-empty list of algorithms");
           for (const json& a : *it) {
-            if (!a.is_string()) fail(name, "'" + key + "' must list algorithm names");
+            if (!a.is_string()) fail(name, quoted_excerpt(key) + " must list algorithm names");
             c.algorithms[t].push_back(parse_algorithm(a.get<std::string>(), name, key));
           }
           matched = true;
         } else if (key == base + "-implementation-custom") {
           if (!it->is_array() || it->size() != 1 || !(*it)[0].is_string())
-            fail(name, "'" + key + "' must be a list holding one trace prefix");
+            fail(name, quoted_excerpt(key) + " must be a list holding one trace prefix");
           std::string prefix = (*it)[0].get<std::string>();
           std::error_code ec;
           bool here = std::filesystem::exists(prefix + ".0.et", ec);
@@ -276,7 +277,7 @@ SystemConfig parse_system(std::string_view text, const std::string& name,
         }
       }
       if (!matched)
-        fail(name, "unknown key '" + key + "' (ASTRA-sim would silently ignore it)");
+        fail(name, "unknown key " + quoted_excerpt(key) + " (ASTRA-sim would silently ignore it)");
     }
   }
   return c;
@@ -297,13 +298,13 @@ RemoteMemoryConfig parse_remote_memory(std::string_view text, const std::string&
   else if (type == "PER_NPU_MEMORY_EXPANSION") m.type = MemoryType::PerNpu;
   else if (type == "PER_NODE_MEMORY_EXPANSION") m.type = MemoryType::PerNode;
   else if (type == "MEMORY_POOL") m.type = MemoryType::Pool;
-  else fail(name, "memory-type '" + type + "' is not known");
+  else fail(name, "memory-type " + quoted_excerpt(type) + " is not known");
   auto number = [&](const char* key, bool required) -> double {
     if (!j.contains(key)) {
-      if (required) fail(name, std::string("'") + key + "' is required for " + type);
+      if (required) fail(name, quoted_excerpt(key) + " is required for " + type);
       return 0;
     }
-    if (!j[key].is_number()) fail(name, std::string("'") + key + "' must be a number");
+    if (!j[key].is_number()) fail(name, quoted_excerpt(key) + " must be a number");
     return j[key].get<double>();
   };
   bool expanded = m.type != MemoryType::None;
@@ -320,7 +321,7 @@ RemoteMemoryConfig parse_remote_memory(std::string_view text, const std::string&
     if (!std::set<std::string>{"memory-type", "remote-mem-latency", "remote-mem-bw", "num-nodes",
                                "num-npus-per-node"}
              .count(it.key()))
-      fail(name, "unknown key '" + it.key() + "'");
+      fail(name, "unknown key " + quoted_excerpt(it.key()));
   return m;
 }
 
@@ -336,7 +337,7 @@ CommGroups parse_comm_groups(std::string_view text, const std::string& name) {
     const std::string& key = it.key();
     if (key.empty() || key.size() > 9 || key.find_first_not_of("0123456789") != std::string::npos ||
         std::stoi(key) <= 0)
-      fail(name, "group id '" + key + "' must be an integer > 0 (0 means all NPUs)");
+      fail(name, "group id " + quoted_excerpt(key) + " must be an integer > 0 (0 means all NPUs)");
     if (!it->is_array() || it->empty()) fail(name, "group " + key + " must list its ranks");
     std::vector<uint32_t> ranks;
     std::set<uint32_t> seen;

@@ -26,6 +26,9 @@
 namespace chakra::sim {
 namespace {
 
+// "FILE: " for messages about a configuration read from FILE; nothing if it came from no file.
+std::string source_prefix(const std::string& source) { return source.empty() ? "" : source + ": "; }
+
 constexpr int64_t kCollectiveTags = 500000000;  // tag spaces of the reference's send types
 constexpr int64_t kRendezvousTags = 1000000000;
 constexpr uint64_t kRendezvousBytes = 8192;
@@ -348,7 +351,7 @@ class Engine {
     threshold_ = static_cast<int>(std::ceil(double(s.active_chunks_per_dimension) / o.queues_per_dim));
     for (int t = 0; t < kCollectiveTypes; ++t)
       if (s.algorithms[t].size() > dims_)
-        throw Error("the system configuration lists " + std::to_string(s.algorithms[t].size()) +
+        throw Error(source_prefix(in.system_source) + "the system configuration lists " + std::to_string(s.algorithms[t].size()) +
                     " " + collective_name(Collective(t)) + " algorithms for a " +
                     std::to_string(dims_) + "-dimensional network");
     for (const auto& [id, members] : in.groups) {
@@ -356,7 +359,7 @@ class Engine {
       g.members = members;
       for (uint32_t i = 0; i < members.size(); ++i) {
         if (members[i] >= n_npus_)
-          throw Error("communicator group " + std::to_string(id) + " names NPU " +
+          throw Error(source_prefix(in.groups_source) + "communicator group " + std::to_string(id) + " names NPU " +
                       std::to_string(members[i]) + " but the network has " +
                       std::to_string(n_npus_));
         g.index_of[members[i]] = i;

@@ -5,12 +5,14 @@
 #include <cstring>
 
 #include "chakra/error.h"
+#include "chakra/text.h"
 #include "stablehlo_ir.h"
 
 namespace chakra::shlo::ir {
 namespace {
 
 constexpr size_t kMaxNesting = 200;  // regions within regions; deeper input is hostile
+constexpr double kMaxValueBytes = 1125899906842624.0;  // 2^50: one value of a petabyte is hostile
 
 bool ident_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$' || c == '-';
@@ -78,6 +80,11 @@ class Lexer {
         if ((word == "tensor" || word == "tuple" || word == "complex" || word == "vector" || word == "memref") && peek(0) == '<') {
           scan_angle(col);
           kind = Tok::Type;
+          // Dims past int64 saturate and their product overflows to nonsense costs; no real
+          // program has a value of a petabyte.
+          const std::string_view type = s_.substr(start, i_ - start);
+          if (!(parse_type(type).bytes() <= kMaxValueBytes))
+            fail(col, "type " + quoted_excerpt(type) + " holds more than 2^50 bytes");
         }
       } else if (std::strchr("()[]{}<>,:=*?+|", c)) {
         ++i_;

@@ -161,6 +161,34 @@ bool is_valid_utf8(std::string_view s) {
   return true;
 }
 
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  uint32_t cp;
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = utf8_sequence(s, i, &cp);
+    if (len == 0 || (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      ++i;
+      continue;
+    }
+    out.append(s.substr(i, len));
+    i += len;
+  }
+  return out;
+}
+
+std::string quoted_excerpt(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return "'" + printable(s) + "'";
+  size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+  return "'" + printable(s.substr(0, cut)) + "...' (" + std::to_string(s.size()) + " bytes)";
+}
+
 namespace {
 
 // True when none of the 8 bytes at p needs attention in a JSON string: all printable ASCII

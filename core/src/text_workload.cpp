@@ -6,6 +6,7 @@
 
 #include "chakra/error.h"
 #include "chakra/schema.h"
+#include "chakra/text.h"
 
 namespace chakra {
 namespace {
@@ -69,7 +70,7 @@ class Parser {
     if (!t.empty() && t[0] == '+') t.remove_prefix(1);
     auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
     if (ec != std::errc() || p != t.data() + t.size() || t.empty())
-      fail(line, std::string(what) + " is not an integer: '" + std::string(tok) + "'");
+      fail(line, std::string(what) + " is not an integer: " + quoted_excerpt(tok));
     return v;
   }
   uint64_t count(std::string_view tok, uint32_t line, std::string_view what) const {
@@ -110,7 +111,7 @@ TextWorkload parse_text_workload(std::string text, const std::string& source) {
     if (w.type == "DATA_REORDER")
       p.fail(1, "parallelism type DATA_REORDER is not supported: no ASTRA-sim release defines "
                 "its training loop (known types: " + known + ")");
-    p.fail(1, "unknown parallelism type '" + w.type + "' (known types: " + known + ")");
+    p.fail(1, "unknown parallelism type " + quoted_excerpt(w.type) + " (known types: " + known + ")");
   }
   if (w.type == "HYBRID_DLRM" || w.type == "HYBRID_DLRM_ENHANCED") {
     if (head.size() < 2) p.fail(1, w.type + " needs the last bottom-MLP layer index after the type");
@@ -120,7 +121,7 @@ TextWorkload parse_text_workload(std::string text, const std::string& source) {
     for (size_t i = 1; i < head.size(); ++i) {
       std::string_view key = head[i];
       auto need = [&](size_t k) {
-        if (i + k >= head.size()) p.fail(1, "missing value after '" + std::string(key) + "'");
+        if (i + k >= head.size()) p.fail(1, "missing value after " + quoted_excerpt(key));
         return head[i + k];
       };
       if (key == "model_parallel_NPU_group:") {
@@ -133,7 +134,7 @@ TextWorkload parse_text_workload(std::string text, const std::string& source) {
           list.push_back(static_cast<uint32_t>(p.count(need(2 + k), 1, "layer index")));
         i += 1 + n;
       } else {
-        p.fail(1, "unexpected '" + std::string(key) + "' in the header");
+        p.fail(1, "unexpected " + quoted_excerpt(key) + " in the header");
       }
     }
   }
@@ -163,7 +164,7 @@ TextWorkload parse_text_workload(std::string text, const std::string& source) {
       if (cols.size() < 13) p.fail(ln, "HYBRID_CUSTOMIZED layers need their parallelism after the 12 columns");
       layer.parallelism = std::string(cols[12]);
       if (!one_of(cols[12], kLayerParallelisms))
-        p.fail(ln, "unknown layer parallelism '" + layer.parallelism + "'");
+        p.fail(ln, "unknown layer parallelism " + quoted_excerpt(layer.parallelism));
     }
     w.layers.push_back(std::move(layer));
   }
@@ -188,9 +189,9 @@ TextWorkload parse_text_workload(std::string text, const std::string& source) {
     for (const TextLayer::Phase* ph : {&l.fwd, &l.ig, &l.wg}) {
       static constexpr std::string_view kKnown[] = {"ALLREDUCE", "ALLTOALL", "ALLGATHER", "REDUCESCATTER", "NONE"};
       if (one_of(ph->comm, kKnown)) continue;
-      if (!reference) p.fail(l.line, "unknown collective '" + ph->comm + "'");
-      w.warnings.push_back(source + ":" + std::to_string(l.line) + ": unknown collective '" + ph->comm +
-                           "' converted as ALL_REDUCE (as the reference does)");
+      if (!reference) p.fail(l.line, "unknown collective " + quoted_excerpt(ph->comm));
+      w.warnings.push_back(source + ":" + std::to_string(l.line) + ": unknown collective " + quoted_excerpt(ph->comm) +
+                           " converted as ALL_REDUCE (as the reference does)");
     }
   return w;
 }

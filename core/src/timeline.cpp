@@ -6,6 +6,7 @@
 
 #include "chakra/chrome_trace.h"
 #include "chakra/error.h"
+#include "chakra/text.h"
 
 namespace chakra {
 
@@ -78,7 +79,7 @@ std::vector<TimelineSlice> parse_astra_sim_log(std::string_view text, const std:
       std::string_view v = value(k);
       uint64_t x = 0;
       auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-      if (ec != std::errc() || p != v.data() + v.size()) fail("'" + std::string(v) + "' is not a non-negative integer");
+      if (ec != std::errc() || p != v.data() + v.size()) fail(quoted_excerpt(v) + " is not a non-negative integer");
       return x;
     };
     uint64_t npu = number(1), cycle = number(2), id = number(3);
@@ -105,6 +106,10 @@ std::vector<TimelineSlice> parse_astra_sim_log(std::string_view text, const std:
       open.erase(it);
     }
   }
+  // Other lines are skipped, so a wrong file (a trace, a config) would give an empty timeline.
+  if (slices.empty() && open.empty() && text.find_first_not_of(" \t\r\n") != std::string_view::npos)
+    throw Error(name + ": no issue or callback lines: not an ASTRA-sim log (the simulator writes them "
+                       "with its issue/callback logging on)");
   return slices;
 }
 

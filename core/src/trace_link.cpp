@@ -217,10 +217,17 @@ int64_t parse_stream(const Device& d, uint32_t stream) {
   return ec == std::errc() && end == text.data() + text.size() ? v : -1;
 }
 
-Number read_number(JsonPull& p, const char* field) {
+// An event's "ts" or "dur": a finite number, and for durations not negative (Python's json
+// reads NaN and Infinity, which would make every time computed from them meaningless).
+Number read_time(JsonPull& p, const char* field) {
   if (p.peek() != JsonPull::Kind::Number) p.fail(std::string("event field \"") + field + "\" is not a number");
   bool is_int;
-  return pyjson::parse_number(p.read_number_text(is_int));
+  std::string_view text = p.read_number_text(is_int);
+  Number n = pyjson::parse_number(text);
+  if (!std::isfinite(n.as_double())) p.fail(std::string("event field \"") + field + "\" is " + std::string(text) + ", not a time");
+  if (field == std::string_view("dur") && n.as_double() < 0)
+    p.fail("event duration \"dur\" is negative (" + std::string(text) + ")");
+  return n;
 }
 
 void load_device(ByteSource& in, Device& d, Progress* progress) {
@@ -248,9 +255,9 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
       } else if (key == "ph") {
         op.ph = read_value(p, d, scratch);
       } else if (key == "ts") {
-        op.ts = read_number(p, "ts");
+        op.ts = read_time(p, "ts");
       } else if (key == "dur") {
-        op.dur = read_number(p, "dur");
+        op.dur = read_time(p, "dur");
       } else if (key == "tid") {
         JsonPull::Kind k = p.peek();
         if (k == JsonPull::Kind::Null) {

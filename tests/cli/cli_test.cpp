@@ -7,9 +7,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
+#include <sstream>
 
 #include "chakra/simulate.h"
 #include "chakra/stablehlo.h"
@@ -770,4 +773,59 @@ TEST(CliStableHlo, BadInputsExitWithTheReason) {
   EXPECT_FALSE(fs::exists(dir + "/w.0.et"));
   r = run({"import", "onnx", program});
   EXPECT_EQ(r.exit_code, 2);
+}
+
+// Each case of the hostile-input corpus (tests/data/hostile/cases.tsv): the command's exit
+// status and message, the message naming the file, printable output, no output left behind
+// by a failure; and no file of the corpus left out of the list.
+TEST(Cli, HostileCorpus) {
+  const std::string dir = std::string(CHAKRA_SOURCE_DIR) + "/tests/data/hostile";
+  auto fill = [&](std::string text, const std::string& file, const std::string& out) {
+    for (const auto& [from, to] : {std::pair<std::string, std::string>{"{ok}", dir + "/ok"}, {"{out}", out}, {"{}", file}})
+      for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+        text.replace(at, from.size(), to);
+    return text;
+  };
+  std::set<std::string> listed;
+  int cases = 0;
+  std::istringstream lines(read_raw(dir + "/cases.tsv"));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> field;
+    for (size_t start = 0;;) {
+      size_t tab = line.find('\t', start);
+      field.push_back(line.substr(start, tab - start));
+      if (tab == std::string::npos) break;
+      start = tab + 1;
+    }
+    ASSERT_EQ(field.size(), 4u) << "cases.tsv: " << line;
+    const std::string& name = field[0];
+    SCOPED_TRACE(name + ": chakra " + field[2]);
+    listed.insert(name);
+    ++cases;
+    const std::string file = dir + "/" + name, out_dir = temp_dir();
+    ASSERT_TRUE(fs::is_regular_file(file)) << "cases.tsv lists a missing file";
+    std::vector<std::string> args;
+    std::istringstream words(fill(field[2], file, out_dir + "/out"));
+    for (std::string w; words >> w;) args.push_back(w);
+    Result r = run(args);
+    const std::string expected = fill(field[3], file, out_dir + "/out"), all = r.out + r.err;
+    EXPECT_EQ(r.exit_code, std::stoi(field[1])) << all;
+    EXPECT_TRUE(contains(all, expected)) << "expected: " << expected << "\ngot: " << all;
+    if (!contains(field[3], "{ok}")) {
+      EXPECT_TRUE(contains(all, file)) << "the message does not name the file:\n" << all;
+    }
+    EXPECT_EQ(std::count_if(all.begin(), all.end(), [](char c) { return (c >= 0 && c < 0x20 && c != '\n' && c != '\t') || c == 0x7f; }), 0)
+        << "control characters in the output:\n" << all;
+    if (r.exit_code != 0) {
+      EXPECT_TRUE(fs::is_empty(out_dir)) << "a failed run left output behind";
+    }
+  }
+  EXPECT_GE(cases, 70);
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    const std::string rel = fs::relative(entry.path(), dir).string();
+    if (entry.is_regular_file() && rel.rfind("ok/", 0) != 0 && rel != "cases.tsv" && rel != "make_corpus.py") {
+      EXPECT_TRUE(listed.count(rel)) << rel << " is in the corpus but not in cases.tsv";
+    }
+  }
 }

@@ -205,6 +205,16 @@ TEST(PythonRepr, MatchesPythonForJsonValues) {
             "[\"it's\", 'say \"hi\"', 'both \\' \"', 'tab\\there\\n', '\\x01', '\u00e9\\xa0']");
   EXPECT_EQ(repr("{\"a\": [1, {\"b\": null}], \"c\": \"d\"}"), "{'a': [1, {'b': None}], 'c': 'd'}");
   EXPECT_EQ(repr("[NaN, Infinity, -Infinity]"), "[nan, inf, -inf]");
+  // Beyond double's range, as Python's float(): infinite or zero.
+  EXPECT_EQ(repr("[1e400, -1e400, 1e-400]"), "[inf, -inf, 0.0]");
+  // Strings are scanned 8 bytes at a time: escapes and quotes at every offset of a word.
+  for (int lead = 0; lead < 9; ++lead) {
+    const std::string pad(static_cast<size_t>(lead), 'x');
+    EXPECT_EQ(repr("[\"" + pad + "\\n" + pad + "\"]"), "['" + pad + "\\n" + pad + "']") << lead;
+    EXPECT_EQ(repr("\"" + pad + "abcdefgh\""), "'" + pad + "abcdefgh'") << lead;
+  }
+  // Misspelt non-numbers, and a raw control character inside a string.
+  for (const char* bad : {"[Nan]", "[-Inf]", "[Infinit]", "[\"abcdefghij\x01\"]"}) EXPECT_THROW(repr(bad), chakra::Error) << bad;
 }
 
 // Kernels the reference cannot classify: the pre-2.19 ncclKernel_SendRecv spelling is a

@@ -119,3 +119,14 @@ TEST(Base64, RoundTripsAndMatchesRfc4648) {
 }
 
 }  // namespace
+
+TEST(Printable, EscapesControlBytesAndInvalidUtf8ButKeepsText) {
+  EXPECT_EQ(chakra::printable("plain text, tab\tand newline\n"), "plain text, tab\tand newline\n");
+  EXPECT_EQ(chakra::printable("caf\xc3\xa9 \xe2\x86\x92"), "caf\xc3\xa9 \xe2\x86\x92");  // UTF-8 stays
+  EXPECT_EQ(chakra::printable(std::string("\x1b[31mred\x00\x7f\xff", 11)), "\\x1b[31mred\\x00\\x7f\\xff");
+  EXPECT_EQ(chakra::quoted_excerpt("Ring"), "'Ring'");
+  const std::string long_token = std::string(100, 'a') + "\x01";
+  EXPECT_EQ(chakra::quoted_excerpt(long_token, 10), "'aaaaaaaaaa...' (101 bytes)");
+  // The cut never splits a UTF-8 character: "\xc3\xa9" straddles byte 10 here and is dropped whole.
+  EXPECT_EQ(chakra::quoted_excerpt("123456789\xc3\xa9xyz", 10), "'123456789...' (14 bytes)");
+}

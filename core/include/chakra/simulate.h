@@ -116,6 +116,9 @@ struct SimInputs {
   SystemConfig system;
   RemoteMemoryConfig memory;
   CommGroups groups;
+  // Files the system and the groups came from, named in errors found when they meet the
+  // network (a group naming an NPU it lacks); empty when they came from no file.
+  std::string system_source, groups_source;
 };
 
 struct SimOptions {

@@ -34,6 +34,13 @@ void append_json_double(std::string& out, double v);
 void append_json_string(std::string& out, std::string_view s, bool ascii_only);
 bool is_valid_utf8(std::string_view s);
 
+// Text from an input file made safe for a message on a terminal: control characters (other
+// than newline and tab) and bytes that are not valid UTF-8 become \xNN.
+std::string printable(std::string_view s);
+// A token from an input file for an error message: printable() and in single quotes, cut after
+// `max_bytes` bytes with "..." (a hostile file's "token" can be megabytes of binary).
+std::string quoted_excerpt(std::string_view s, size_t max_bytes = 80);
+
 void append_base64(std::string& out, std::string_view bytes);
 // Accepts standard and URL-safe alphabets, with or without padding.
 bool decode_base64(std::string_view text, std::string& out);
