@@ -160,7 +160,7 @@ int run(const Request& q) {
   if (!q.json_out.empty()) write_json(r, q.json_out);
   if (!q.timeline_out.empty()) write_timeline(r, q.timeline_out);
   if (r.deadlock) {
-    std::cerr << "deadlock: some NPUs could not finish\n";
+    std::cerr << "deadlock: some NPUs of " << q.in.workload << ".*.et could not finish\n";
     size_t shown = 0;
     for (uint32_t i = 0; i < r.npus.size() && shown < 20; ++i)
       for (const std::string& s : r.npus[i].stuck) {
@@ -197,6 +197,7 @@ int run_simulate(const cli::Args& a) {
   q.opt.queues_per_dim = static_cast<uint32_t>(a.get_uint("--num-queues-per-dim", 1024));
   q.opt.injection_scale = a.get_positive_double("--injection-scale");
   q.opt.rendezvous = a.has("--rendezvous");
+  q.in.read = cli::read_options(a, nullptr);
   q.json_out = a.get("--json");
   q.timeline_out = a.get("--timeline");
   q.summary = !a.has("--no-summary");
@@ -268,6 +269,7 @@ int cmd_simulate(int argc, char** argv) {
   args.option("--json", "OUT", "write per-NPU results and totals as JSON", "");
   args.option("--timeline", "OUT", "write a Chrome/Perfetto trace of every node on every NPU", "");
   args.flag("--no-summary", "print only ASTRA-sim's per-NPU lines");
+  cli::add_read_options(args);
   args.parse(argc, argv);
   return cli::run_guarded("chakra simulate", run_simulate, args);
 }

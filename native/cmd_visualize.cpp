@@ -21,12 +21,13 @@ struct Request {
   std::string input, output;
   chakra::GraphFilter filter;
   chakra::SvgOptions svg;
+  chakra::ReadOptions read;
   bool reference_bytes = false;
 };
 
 int visualize(const Request& r) {
   cli::TerminalProgress progress;
-  chakra::ReadOptions read;
+  chakra::ReadOptions read = r.read;
   read.progress = &progress;
   chakra::Trace t = chakra::read_et(r.input, read);
   progress.clear();
@@ -44,6 +45,7 @@ int run_visualize(const cli::Args& a) {
   Request r;
   r.input = a.values("IN")[0];
   r.output = a.get("--output");
+  r.read = cli::read_options(a, nullptr);
   if (a.has("--range")) {
     const std::string& v = a.get("--range");
     uint64_t first = 0, last = 0;
@@ -108,6 +110,7 @@ int cmd_visualize(int argc, char** argv) {
   args.option("--types", "T,T", "only these node types (COMP_NODE, COMM_COLL_NODE, ... or COMP, COMM_COLL, ...)");
   args.option("--name", "REGEX", "only nodes whose name matches (ECMAScript regex, searched)");
   args.option("--collapse", "N", "SVG: draw chains of N or more nodes as one box (0: never)", "8");
+  cli::add_read_options(args);
   args.flag("--ctrl-edges", "SVG: also draw control edges (dashed)");
   args.flag("--by-time", "SVG: place nodes by earliest start time (from durations)");
   args.flag("--reference-bytes", "GraphML: collapse data+ctrl pairs into one 'control' edge, as the reference");

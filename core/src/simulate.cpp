@@ -401,6 +401,8 @@ class Engine {
     FeederOptions fo;
     fo.gate = DepKind::Both;
     fo.dangling_is_error = true;
+    fo.read = in_.read;
+    fo.read.progress = nullptr;  // the run reports its own progress
     for (uint32_t n = 0; n < n_npus_; ++n) {
       Npu& p = npus_[n];
       p.file = in_.workload + "." + std::to_string(n) + ".et";
@@ -414,10 +416,10 @@ class Engine {
         if (!std::filesystem::is_regular_file(p.file, ec))
           throw Error(p.file + ": workload file of NPU " + std::to_string(n) +
                       " does not exist (the network has " + std::to_string(n_npus_) + " NPUs)");
-        p.bytes = std::make_unique<const std::string>(read_file(p.file));
+        p.bytes = std::make_unique<const std::string>(read_file(p.file, in_.read.input));
       }
       p.feeder = std::make_unique<Feeder>(
-          memory_input({reinterpret_cast<const uint8_t*>(p.bytes->data()), p.bytes->size()}, p.file),
+          memory_input({reinterpret_cast<const uint8_t*>(p.bytes->data()), p.bytes->size()}, p.file, in_.read.input),
           fo);
       uint32_t total_queues = dims_ * o_.queues_per_dim;
       p.queues.resize(total_queues);
@@ -435,7 +437,20 @@ class Engine {
 
   // ---------------------------------------------------------------- events
 
+  // The clock is 64-bit nanoseconds (584 years). Hostile or broken inputs (a size of 2^62 bytes
+  // on a slow link) go past it; wrapping around would give silently wrong times, and converting
+  // such a double to an integer is undefined.
+  [[noreturn]] void clock_overflow() const {
+    throw Error(in_.workload + ".*.et: simulated time passed 2^64 ns (584 years): a duration or size in "
+                "the traces or configuration is beyond any real run");
+  }
+  Tick to_tick(double ns) const {
+    if (!(ns < 18446744073709549568.0)) clock_overflow();  // the largest double below 2^64; NaN too
+    return ns > 0 ? static_cast<Tick>(ns) : 0;
+  }
+
   void schedule(Tick t, EventKind k, uint32_t a, uint64_t b = 0) {
+    if (t < now_) clock_overflow();  // now_ + delay wrapped around
     queue_.push(Event{t, seq_++, k, a, b});
   }
 
@@ -524,7 +539,7 @@ class Engine {
     }
     double link = hops * net_.latency[d];
     double serial = static_cast<double>(bytes) / bw_bpns_[d];
-    return static_cast<Tick>(link + serial);
+    return to_tick(link + serial);
   }
 
   void net_send(uint32_t src, uint32_t dst, uint64_t bytes, int64_t tag, Handler on_arrival) {
@@ -657,8 +672,8 @@ class Engine {
     l.busy = true;
     double bytes = static_cast<double>(messages_[m].key.size);
     double serial = bytes / bw_bpns_[l.dim];
-    schedule(now_ + static_cast<Tick>(net_.latency[l.dim] + serial), EventKind::Hop, m);
-    schedule(now_ + static_cast<Tick>(serial), EventKind::LinkFree, 0, key);
+    schedule(now_ + to_tick(net_.latency[l.dim] + serial), EventKind::Hop, m);
+    schedule(now_ + to_tick(serial), EventKind::LinkFree, 0, key);
   }
 
   void hop_arrived(uint32_t m) {
@@ -734,7 +749,8 @@ class Engine {
       throw Error("a collective needs a local reduction but the system configuration sets no "
                   "'local-mem-bw'");
     // one write and two reads of the message, each truncated (as the reference)
-    auto one = static_cast<Tick>(static_cast<double>(bytes) / local_mem_bw_ * 1e9);
+    Tick one = to_tick(static_cast<double>(bytes) / local_mem_bw_ * 1e9);
+    if (one > UINT64_MAX / 3) clock_overflow();
     return one + one + one;
   }
 
@@ -1031,11 +1047,16 @@ class Engine {
     const Tick R = reduces ? reduction_delay(msg) : 0;
     std::vector<uint32_t> prev(n);
     std::vector<Tick> net(n), send(n), recv(n);
+    Tick last_start = 0, slowest_net = 0;
     for (uint32_t i = 0; i < n; ++i) {
       prev[i] = p.dir == Dir::Clockwise ? (i + n - 1) % n : (i + 1) % n;
       net[i] = unaware_delay(r.at(prev[i]), r.at(i), msg);
       send[i] = g.start[i] + E;
+      last_start = std::max(last_start, g.start[i]);
+      slowest_net = std::max(slowest_net, net[i]);
     }
+    // Every step adds at most one hop and one handoff: past 2^64 ns the sums below would wrap.
+    to_tick(double(last_start) + double(steps + 1) * (double(slowest_net) + double(E) + double(R)));
     for (int64_t k = 0; k < steps; ++k) {
       // the packet inserted on receive k is insert k + 1: a cycle of one local and n - 1
       // received packets; all-reduce reduces in the first cycle only, reduce-scatter always
@@ -1113,7 +1134,7 @@ class Engine {
           break;
         }
         case NodeType::Comp:
-          register_call(s.npu, replay_time(node), SysCall{CallKind::CustomDone, false, si, id});
+          register_call(s.npu, replay_time(what), SysCall{CallKind::CustomDone, false, si, id});
           break;
         default:
           // the reference takes other nodes and never finishes them; they finish at once here
@@ -1488,8 +1509,11 @@ class Engine {
     }
   }
 
-  Tick replay_time(const FeederNode& node) const {
-    uint64_t us = node.duration_micros();
+  static Tick replay_time(const Where& what) {
+    uint64_t us = what.node.duration_micros();
+    if (us > UINT64_MAX / 1000)
+      throw Error(what() + ": duration_micros " + std::to_string(us) +
+                  " is past the simulator's clock (64-bit nanoseconds, 584 years)");
     return us == 0 ? 1 : us * 1000;
   }
 
@@ -1509,7 +1533,7 @@ class Engine {
                                                                                 : SpanKind::Other;
     p.in_flight[id] = Running{now_, kind};
     auto replay = [&] {
-      Tick t = replay_time(node);
+      Tick t = replay_time(what);
       if (!node.is_cpu_op()) p.gpu_time += t;
       register_call(n, t, SysCall{CallKind::NodeDone, false, 0, id});
     };
@@ -1528,12 +1552,13 @@ class Engine {
                       "than NO_MEMORY_EXPANSION");
         auto size = node.tensor_size();
         if (!size) throw Error(what() + ": memory node without a tensor_size attribute");
-        Tick access = static_cast<Tick>(m.latency + double(*size) / m.bandwidth);
+        Tick access = to_tick(m.latency + double(*size) / m.bandwidth);
         Tick start = now_;
         if (m.type != MemoryType::PerNpu) {
           uint32_t unit = m.type == MemoryType::Pool ? 0 : n / m.npus_per_node + 1;
           Tick& busy_until = memory_busy_[unit];
           start = std::max(start, busy_until);
+          if (access > UINT64_MAX - start) clock_overflow();
           busy_until = start + access;
         }
         register_call(n, start + access - now_, SysCall{CallKind::NodeDone, false, 0, id});
@@ -1554,7 +1579,7 @@ class Engine {
         double intensity = static_cast<double>(*ops) / static_cast<double>(*size);
         double perf = std::min(local_mem_bw_ * intensity, peak_perf_);
         double seconds = static_cast<double>(*ops) / perf;
-        Tick t = static_cast<Tick>(seconds * 1e9);
+        Tick t = to_tick(seconds * 1e9);
         p.gpu_time += t;
         register_call(n, t, SysCall{CallKind::NodeDone, false, 0, id});
         return false;
@@ -1630,7 +1655,7 @@ class Engine {
         ++totals[kCollectiveTypes].count;
         totals[kCollectiveTypes].bytes += uint64_t(*size);
         uint32_t di = datasets_.add(Dataset{n, node.id(), 1, 0, now_, kCollectiveTypes, 0});
-        register_call(n, replay_time(node), SysCall{CallKind::DatasetDone, false, di, 0});
+        register_call(n, replay_time(what), SysCall{CallKind::DatasetDone, false, di, 0});
         return false;
       }
       default:

@@ -232,6 +232,9 @@ TEST(Cli, ConfigurableLimitsRefuseTracesBeyondThem) {
   const std::string dir = temp_dir();
   const std::string trace = dir + "/t.0.et";
   write_raw(trace, read_decompressed(example(0)));
+  write_raw(dir + "/t.1.et", read_decompressed(example(1)));  // simulate reads both ranks
+  const std::string hostile = std::string(CHAKRA_SOURCE_DIR) + "/tests/data/hostile";
+  const std::string groups = assets("examples/pytorch_2rank/comm_group.json");
   struct Case {
     std::vector<std::string> options;
     const char* expected;
@@ -255,9 +258,24 @@ TEST(Cli, ConfigurableLimitsRefuseTracesBeyondThem) {
     args.insert(args.end(), {trace, dir + "/out.json"});
     EXPECT_EQ(run(args).exit_code, 1);
     EXPECT_FALSE(fs::exists(dir + "/out.json"));
+    args = {"visualize", trace, "-o", dir + "/graph.svg"};
+    args.insert(args.end(), c.options.begin(), c.options.end());
+    Result r = run(args);
+    EXPECT_EQ(r.exit_code, 1) << "visualize";
+    EXPECT_TRUE(contains(r.err, trace + ": ") && contains(r.err, c.expected)) << r.err;
+    EXPECT_FALSE(fs::exists(dir + "/graph.svg"));
+    args = {"simulate", "--workload", dir + "/t", "--system", hostile + "/ok/system.json", "--network",
+            hostile + "/ok/ring2.yml", "--comm-group", groups};
+    args.insert(args.end(), c.options.begin(), c.options.end());
+    r = run(args);
+    EXPECT_EQ(r.exit_code, 1) << "simulate";
+    EXPECT_TRUE(contains(r.err, trace + ": ") && contains(r.err, c.expected)) << r.err;
   }
-  // Within the limits the same trace reads.
+  // Within the limits the same trace reads and draws, and a trace of one node simulates.
   EXPECT_EQ(run({"info", "--max-nodes", "100000", "--max-input-bytes", "100000000", trace}).exit_code, 0);
+  EXPECT_EQ(run({"visualize", "--max-nodes", "100000", trace, "-o", dir + "/graph.svg"}).exit_code, 0);
+  EXPECT_EQ(run({"simulate", "--workload", hostile + "/ok/allreduce", "--system", hostile + "/ok/system.json", "--network",
+                 hostile + "/ok/ring2.yml", "--max-nodes", "1", "--max-input-bytes", "1000"}).exit_code, 0);
   Result bad = run({"info", "--max-gzip-ratio", "0", trace});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_TRUE(contains(bad.err, "--max-gzip-ratio expects a positive number")) << bad.err;
@@ -781,7 +799,9 @@ TEST(CliStableHlo, BadInputsExitWithTheReason) {
 TEST(Cli, HostileCorpus) {
   const std::string dir = std::string(CHAKRA_SOURCE_DIR) + "/tests/data/hostile";
   auto fill = [&](std::string text, const std::string& file, const std::string& out) {
-    for (const auto& [from, to] : {std::pair<std::string, std::string>{"{ok}", dir + "/ok"}, {"{out}", out}, {"{}", file}})
+    // A per-NPU workload case lists its NPU 0 file; {prefix} is the workload prefix.
+    const std::string prefix = file.size() > 5 && file.compare(file.size() - 5, 5, ".0.et") == 0 ? file.substr(0, file.size() - 5) : file;
+    for (const auto& [from, to] : {std::pair<std::string, std::string>{"{ok}", dir + "/ok"}, {"{out}", out}, {"{prefix}", prefix}, {"{}", file}})
       for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
         text.replace(at, from.size(), to);
     return text;
@@ -812,8 +832,11 @@ TEST(Cli, HostileCorpus) {
     const std::string expected = fill(field[3], file, out_dir + "/out"), all = r.out + r.err;
     EXPECT_EQ(r.exit_code, std::stoi(field[1])) << all;
     EXPECT_TRUE(contains(all, expected)) << "expected: " << expected << "\ngot: " << all;
+    const bool per_npu = contains(field[2], "{prefix}");
+    const std::string named = per_npu ? fill("{prefix}", file, "") : file;
+    if (per_npu) listed.insert(name.substr(0, name.size() - 5) + ".1.et");
     if (!contains(field[3], "{ok}")) {
-      EXPECT_TRUE(contains(all, file)) << "the message does not name the file:\n" << all;
+      EXPECT_TRUE(contains(all, named)) << "the message does not name the file:\n" << all;
     }
     EXPECT_EQ(std::count_if(all.begin(), all.end(), [](char c) { return (c >= 0 && c < 0x20 && c != '\n' && c != '\t') || c == 0x7f; }), 0)
         << "control characters in the output:\n" << all;

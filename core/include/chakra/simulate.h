@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chakra/et_io.h"
 #include "chakra/progress.h"
 
 namespace chakra::sim {
@@ -116,6 +117,9 @@ struct SimInputs {
   SystemConfig system;
   RemoteMemoryConfig memory;
   CommGroups groups;
+  // How each trace is read (limits for untrusted inputs: node count, record and input size,
+  // gzip ratio); its progress field is not used.
+  ReadOptions read;
   // Files the system and the groups came from, named in errors found when they meet the
   // network (a group naming an NPU it lacks); empty when they came from no file.
   std::string system_source, groups_source;

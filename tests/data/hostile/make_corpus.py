@@ -206,6 +206,22 @@ def config_files():
     write("groups/truncated.json", '{"1": [0, 1')
 
 
+def sim_files():
+    """Per-NPU workloads (PREFIX.{0,1}.et) that the simulator must refuse or report on."""
+    ar = attr_int("comm_type", 0) + attr_int("comm_size", 1 << 20)
+    # 2^62 us: past a 64-bit nanosecond clock, where a wrapped time would read as 0.
+    for npu in range(2):
+        write("sim/duration-overflow.%d.et" % npu, metadata() + node(0, "gemm", duration=1 << 62) + node(1, "ar", COLL, data=[0], extra=ar))
+    # NPU 0 waits for a message NPU 1 never sends.
+    recv = attr_int("comm_src", 1) + attr_int("comm_dst", 0) + attr_int("comm_tag", 7) + attr_int("comm_size", 4096)
+    write("sim/never-sent.0.et", metadata() + node(0, "recv", 6, extra=recv))
+    write("sim/never-sent.1.et", metadata() + node(0, "gemm"))
+    # 2^62 bytes on ok/slow-ring2.yml's 1 kB/s link.
+    for npu in range(2):
+        write("sim/size-overflow.%d.et" % npu, metadata() + node(0, "ar", COLL, extra=attr_int("comm_type", 0) + attr_int("comm_size", 1 << 62)))
+    write("ok/slow-ring2.yml", "topology: [ Ring ]\nnpus_count: [ 2 ]\nbandwidth: [ 0.000001 ]\nlatency: [ 500 ]\n")
+
+
 def mlir_files():
     func = ("module @m {\n  func.func public @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {\n"
             "    %0 = stablehlo.add %arg0, %arg0 : tensor<8x8xf32>\n    return %0 : tensor<8x8xf32>\n  }\n}\n")
@@ -229,5 +245,6 @@ if __name__ == "__main__":
     kineto_files()
     text_files()
     config_files()
+    sim_files()
     mlir_files()
     log_files()
