@@ -344,7 +344,12 @@ class Engine {
       bw_bpns_.push_back(net_.bandwidth[d] * (1 << 30) / (1'000'000'000));
     // The reference scales endpoint-delay only when the key is present; an int keeps its
     // truncation.
-    endpoint_delay_ = static_cast<Tick>(static_cast<int>(s.endpoint_delay * o.injection_scale));
+    // The reference keeps the scaled delay in an int; past it the conversion is undefined.
+    const double scaled_delay = s.endpoint_delay * o.injection_scale;
+    if (!(scaled_delay < 2147483648.0))
+      throw Error(source_prefix(in.system_source) + "endpoint-delay x injection scale (" +
+                  std::to_string(scaled_delay) + " ns) does not fit ASTRA-sim's int");
+    endpoint_delay_ = static_cast<Tick>(static_cast<int>(scaled_delay));
     local_mem_bw_ = s.local_mem_bw * 1000000000;
     peak_perf_ = s.peak_perf * 1000000000000;
     closed_form_ = o.backend == Backend::CongestionUnaware && !o.rendezvous && !o.every_message;

@@ -193,6 +193,8 @@ def config_files():
     write("sys/unknown-algorithm.json", system % ('"teleport"', ""))
     write("sys/wrong-type.json", system % ('"ring"', ', "peak-perf": "fast"'))
     write("sys/negative-value.json", system.replace('"endpoint-delay": 10', '"endpoint-delay": -10') % ('"ring"', ""))
+    # Within the configuration's range, but the reference keeps the delay in an int.
+    write("sys/endpoint-delay-overflow.json", system.replace('"endpoint-delay": 10', '"endpoint-delay": 100000000000') % ('"ring"', ""))
     write("sys/truncated.json", (system % ('"ring"', ""))[:60])
     write("sys/not-an-object.json", "[1, 2, 3]\n")
 
