@@ -104,7 +104,7 @@ class Parser {
   Parser(JsonPull& json, Trace& strings, Progress* progress, const ByteSource& src)
       : j_(json), t_(strings), progress_(progress), src_(src) {}
 
-  Column<HostNode> nodes;  // huge-page backed: first-touch faults of a std::vector cost 1/5 of a run
+  Column<HostNode> nodes;  // huge-page backed: far fewer first-touch page faults than a std::vector
   std::vector<std::pair<uint32_t, int64_t>> sync_deps;  // (node position, node id it waits for)
   std::map<std::string, nlohmann::json> metadata;  // schema, pid, time, start_ts, finish_ts
 
@@ -313,7 +313,7 @@ class Parser {
     ExclusiveDur, InterThreadDep, SyncDep, Cat, Stream, PgName, OpSchema, IntAttr
   };
   // A switch on the length, then one comparison: every node has ~10 keys and ~7 attribute
-  // objects, and a chain of string compares cost more than the rest of the node.
+  // objects, and a chain of string compares per key showed in profiles.
   static NodeKey classify(std::string_view key) {
     auto is = [&](std::string_view text) { return same_text(key, text); };
     NodeKey k = Other;
