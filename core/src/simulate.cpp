@@ -342,9 +342,8 @@ class Engine {
     for (uint32_t d = 0; d < dims_; ++d) strides_[d + 1] = strides_[d] * net_.npus[d];
     for (uint32_t d = 0; d < dims_; ++d)
       bw_bpns_.push_back(net_.bandwidth[d] * (1 << 30) / (1'000'000'000));
-    // The reference scales endpoint-delay only when the key is present; an int keeps its
-    // truncation.
-    // The reference keeps the scaled delay in an int; past it the conversion is undefined.
+    // The reference scales endpoint-delay only when the key is present and keeps the product
+    // in an int (its truncation is kept; past an int the conversion would be undefined).
     const double scaled_delay = s.endpoint_delay * o.injection_scale;
     if (!(scaled_delay < 2147483648.0))
       throw Error(source_prefix(in.system_source) + "endpoint-delay x injection scale (" +

@@ -224,7 +224,8 @@ Number read_time(JsonPull& p, const char* field) {
   bool is_int;
   std::string_view text = p.read_number_text(is_int);
   Number n = pyjson::parse_number(text);
-  if (!std::isfinite(n.as_double())) p.fail(std::string("event field \"") + field + "\" is " + std::string(text) + ", not a time");
+  if (!std::isfinite(n.as_double()))
+    p.fail(std::string("event field \"") + field + "\" is " + std::string(text) + ", not a time");
   if (field == std::string_view("dur") && n.as_double() < 0)
     p.fail("event duration \"dur\" is negative (" + std::string(text) + ")");
   return n;
