@@ -382,16 +382,28 @@ class Engine {
 
   SimResult run() {
     for (uint32_t n = 0; n < n_npus_; ++n) workload_step(n);
-    uint64_t since_report = 0;
+    constexpr uint64_t kCheckEvery = 1u << 12;
+    uint64_t since_check = 0, events_standing_still = 0, nodes_at_check = 0;
+    Tick time_at_check = 0;
     while (!queue_.empty()) {
       Event e = queue_.top();
       queue_.pop();
       now_ = e.time;
       ++result_.events;
       dispatch(e);
-      if (++since_report == (1u << 12)) {
-        since_report = 0;
-        report_progress(o_.progress, "simulate", nodes_run_, o_.expected_nodes);
+      if (++since_check < kCheckEvery) continue;
+      since_check = 0;
+      report_progress(o_.progress, "simulate", nodes_run_, o_.expected_nodes);
+      // An empty queue ends a deadlocked run; a run that keeps making events while neither
+      // its clock nor its finished nodes move is stopped too, instead of spinning.
+      if (now_ != time_at_check || nodes_run_ != nodes_at_check) {
+        time_at_check = now_, nodes_at_check = nodes_run_, events_standing_still = 0;
+      } else if ((events_standing_still += kCheckEvery) >= o_.max_events_without_progress &&
+                 o_.max_events_without_progress > 0) {
+        throw Error(in_.workload + ".*.et: no progress: " + std::to_string(events_standing_still) +
+                    " events at " + std::to_string(now_) + " ns without the clock advancing or a node finishing (" +
+                    std::to_string(nodes_run_) + " nodes finished, " + std::to_string(queue_.size()) +
+                    " events pending)");
       }
     }
     return finish();

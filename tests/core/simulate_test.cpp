@@ -564,3 +564,31 @@ TEST(SimulateGroups, GroupAndGlobalCollectivesDoNotMatchEachOther) {
     EXPECT_FALSE(r.npus[1].finished);
   }
 }
+
+// A run that keeps making events while its clock and its finished nodes stand still is stopped
+// with a report. With no latency, no endpoint delay and a link fast enough that every message
+// takes 0 ns, a congestion-aware all-to-all makes all its events at time 0.
+TEST(SimulateErrors, EventsWithoutProgressStopTheRun) {
+  Fixture f;
+  SimInputs in;
+  in.network = net1("Ring", 16, 1e9, 0);
+  in.system = ring_system("ring");
+  in.system.endpoint_delay = 0;
+  in.workload = f.write_collective(CommType::AllToAll, 1 << 10, 16);
+  SimOptions o;
+  o.backend = Backend::CongestionAware;
+  SimResult whole = simulate(in, o);  // the default bound is far above this run's events
+  ASSERT_EQ(whole.npus.size(), 16u);
+  for (const NpuResult& n : whole.npus) EXPECT_TRUE(n.finished && n.finish == 0);
+  ASSERT_GT(whole.events, uint64_t{3} << 12);
+  o.max_events_without_progress = uint64_t{2} << 12;
+  try {
+    simulate(in, o);
+    ADD_FAILURE() << "the run was not stopped";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(in.workload + ".*.et: no progress: 8192 events at 0 ns without the clock "
+                                         "advancing or a node finishing (0 nodes finished"),
+              std::string::npos)
+        << e.what();
+  }
+}

@@ -138,6 +138,9 @@ struct SimOptions {
   // the caller knows them; 0 otherwise). It may stop the run.
   Progress* progress = nullptr;
   uint64_t expected_nodes = 0;
+  // The run stops with an error after this many events without the clock advancing or a node
+  // finishing (a livelock; every event should retire work). 0: never.
+  uint64_t max_events_without_progress = uint64_t{1} << 30;
 };
 
 enum class SpanKind : uint8_t { Compute, Cpu, Collective, Send, Recv, Memory, Other };
