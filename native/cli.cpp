@@ -290,22 +290,6 @@ chakra::ReadOptions read_options(const Args& args, chakra::Progress* progress) {
   return o;
 }
 
-std::optional<int64_t> rank_from_name(const std::string& path) {
-  std::string name = path.substr(path.rfind('/') + 1);
-  std::optional<int64_t> rank;
-  for (size_t i = 0; i < name.size();) {
-    if (!std::isdigit(static_cast<unsigned char>(name[i]))) {
-      ++i;
-      continue;
-    }
-    size_t j = i;
-    while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
-    if (j - i < 10) rank = std::stoll(name.substr(i, j - i));
-    i = j;
-  }
-  return rank;
-}
-
 void run_jobs(size_t n, const std::function<void(size_t)>& job, std::string_view progress_stage) {
   std::vector<std::string> errors(n);
   std::atomic<size_t> next{0}, done{0};

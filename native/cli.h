@@ -106,10 +106,6 @@ class EtFileSet {
 void add_read_options(Args& args);
 chakra::ReadOptions read_options(const Args& args, chakra::Progress* progress);
 
-// Rank of a per-rank file: the last number of fewer than 10 digits in its name ("rank3.json",
-// "linked.3.json.gz"); longer numbers are timestamps.
-std::optional<int64_t> rank_from_name(const std::string& path);
-
 // Runs job(i) for every i < n on up to one thread per core. A chakra::Error thrown by a job is
 // kept and no further job starts; once the running ones ended, the first error (in index
 // order) is rethrown, so callers publish their outputs only when every job succeeded. With a

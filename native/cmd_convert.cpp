@@ -160,7 +160,7 @@ int run_pytorch(const cli::Args& a) {
   for (const auto& entry : std::filesystem::directory_iterator(input)) {
     std::string p = entry.path().string();
     if (!entry.is_regular_file() || !(chakra::ends_with(p, ".json") || chakra::ends_with(p, ".json.gz"))) continue;
-    std::optional<int64_t> rank = cli::rank_from_name(p);
+    std::optional<int64_t> rank = chakra::rank_from_file_name(p);
     if (!rank) throw chakra::Error(p + ": cannot tell the rank from the file name (expected a number in it)");
     if (seen.count(*rank)) throw chakra::Error(input + ": two files for rank " + std::to_string(*rank) + ": " + seen[*rank] + " and " + p);
     seen[*rank] = p;

@@ -116,15 +116,16 @@ std::vector<Pair> find_pairs(const std::string& dir) {
     std::vector<std::string>& ds = devices[folder];
     if (ds.empty()) continue;  // host ETs alone (e.g. outputs of an earlier link) are not pairs
     if (hs.size() == 1 && ds.size() == 1 && folder != fs::path(dir).lexically_normal().string()) {
-      std::optional<int64_t> rank = cli::rank_from_name(folder);
-      add(hs[0], ds[0], rank ? rank : cli::rank_from_name(hs[0]));
+      std::optional<int64_t> rank = chakra::rank_from_file_name(folder);
+      if (!rank) rank = chakra::rank_from_file_name(hs[0]);
+      add(hs[0], ds[0], rank);
       continue;
     }
     std::map<int64_t, std::string> device_by_rank;
     for (const std::string& d : ds)
-      if (auto r = cli::rank_from_name(d)) device_by_rank[*r] = d;
+      if (auto r = chakra::rank_from_file_name(d)) device_by_rank[*r] = d;
     for (const std::string& h : hs) {
-      std::optional<int64_t> r = cli::rank_from_name(h);
+      std::optional<int64_t> r = chakra::rank_from_file_name(h);
       if (!r || !device_by_rank.count(*r))
         throw chakra::Error(h + ": no Kineto trace with the same rank number next to it (put each rank's pair in "
                                 "its own folder, e.g. rank3/)");

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "chakra/error.h"
@@ -352,6 +353,35 @@ void OutputFile::commit() {
   if (!s.to_stdout && ::rename(s.tmp_path.c_str(), path_.c_str()) != 0)
     throw Error(sys_error(path_ + ": cannot move finished output into place"));
   s.committed = true;
+}
+
+std::optional<uint32_t> rank_from_file_name(std::string_view name) {
+  size_t slash = name.find_last_of('/');
+  if (slash != std::string_view::npos) name.remove_prefix(slash + 1);
+  auto digits_at = [&](size_t i) -> std::optional<uint32_t> {
+    size_t j = i;
+    while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
+    if (j == i || j - i > 6) return std::nullopt;
+    return static_cast<uint32_t>(std::stoul(std::string(name.substr(i, j - i))));
+  };
+  // "rank3", "rank-3", "rank_3", "worker3", "worker_3"
+  for (std::string_view word : {"rank", "worker"}) {
+    size_t at = name.find(word);
+    if (at == std::string_view::npos) continue;
+    size_t i = at + word.size();
+    if (i < name.size() && (name[i] == '-' || name[i] == '_' || name[i] == '.')) ++i;
+    if (auto r = digits_at(i)) return r;
+  }
+  // "prefix.3.et", "prefix.3.et.gz", "prefix_3.json": the last number before the extension(s).
+  std::string_view stem = name;
+  for (std::string_view ext : {".gz", ".et", ".eg", ".json", ".pt.trace", ".txt"})
+    if (stem.size() > ext.size() && stem.substr(stem.size() - ext.size()) == ext) stem.remove_suffix(ext.size());
+  size_t end = stem.size();
+  size_t begin = end;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(stem[begin - 1]))) --begin;
+  if (begin == end || begin == 0 || !(stem[begin - 1] == '.' || stem[begin - 1] == '_' || stem[begin - 1] == '-'))
+    return std::nullopt;
+  return digits_at(begin);
 }
 
 }  // namespace chakra

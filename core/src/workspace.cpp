@@ -99,35 +99,6 @@ InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> byte
   return InputKind::Unknown;
 }
 
-std::optional<uint32_t> rank_from_name(std::string_view name) {
-  size_t slash = name.find_last_of('/');
-  if (slash != std::string_view::npos) name.remove_prefix(slash + 1);
-  auto digits_at = [&](size_t i) -> std::optional<uint32_t> {
-    size_t j = i;
-    while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
-    if (j == i || j - i > 6) return std::nullopt;
-    return static_cast<uint32_t>(std::stoul(std::string(name.substr(i, j - i))));
-  };
-  // "rank3", "rank-3", "rank_3", "worker3", "worker_3"
-  for (std::string_view word : {"rank", "worker"}) {
-    size_t at = name.find(word);
-    if (at == std::string_view::npos) continue;
-    size_t i = at + word.size();
-    if (i < name.size() && (name[i] == '-' || name[i] == '_' || name[i] == '.')) ++i;
-    if (auto r = digits_at(i)) return r;
-  }
-  // "prefix.3.et", "prefix.3.et.gz", "prefix_3.json": the last number before the extension(s).
-  std::string_view stem = name;
-  for (std::string_view ext : {".gz", ".et", ".eg", ".json", ".pt.trace", ".txt"})
-    if (stem.size() > ext.size() && stem.substr(stem.size() - ext.size()) == ext) stem.remove_suffix(ext.size());
-  size_t end = stem.size();
-  size_t begin = end;
-  while (begin > 0 && std::isdigit(static_cast<unsigned char>(stem[begin - 1]))) --begin;
-  if (begin == end || begin == 0 || !(stem[begin - 1] == '.' || stem[begin - 1] == '_' || stem[begin - 1] == '-'))
-    return std::nullopt;
-  return digits_at(begin);
-}
-
 Workspace::Loading::~Loading() = default;
 
 bool Workspace::Loading::step(uint32_t max_nodes) {
@@ -286,7 +257,7 @@ std::string Workspace::finish(Loading& l) {
   switch (l.kind_) {
     case InputKind::ChakraEt: {
       auto t = std::make_unique<RankTrace>();
-      t->rank = rank_from_name(name).value_or(next_free_rank());
+      t->rank = rank_from_file_name(name).value_or(next_free_rank());
       t->source = name;
       t->bytes = l.bytes_.size();
       t->load_ms = l.elapsed_ms_;
@@ -299,7 +270,7 @@ std::string Workspace::finish(Loading& l) {
     case InputKind::PytorchHostEt:
     case InputKind::KinetoTrace: {
       bool host = l.kind_ == InputKind::PytorchHostEt;
-      std::optional<uint32_t> stated = rank_from_name(name);
+      std::optional<uint32_t> stated = rank_from_file_name(name);
       // A file without a rank pairs with an unpaired other half, else takes a new rank.
       auto it = std::find_if(pytorch_.begin(), pytorch_.end(), [&](const auto& p) {
         if (stated) return p.first == *stated;

@@ -281,13 +281,17 @@ TEST(Workspace, RecognisesEveryKindOfInputInTheCorpus) {
 }
 
 TEST(Workspace, RanksFromFileNames) {
-  EXPECT_EQ(rank_from_name("chakra_trace.3.et"), 3u);
-  EXPECT_EQ(rank_from_name("dir/x.12.et.gz"), 12u);
-  EXPECT_EQ(rank_from_name("rank-5_trace.json"), 5u);
-  EXPECT_EQ(rank_from_name("worker0_step_12.1694128201545.pt.trace.json"), 0u);
-  EXPECT_EQ(rank_from_name("dlrm_eg_7.json"), 7u);
-  EXPECT_FALSE(rank_from_name("trace.et").has_value());
-  EXPECT_FALSE(rank_from_name("resnet50.et").has_value());
+  EXPECT_EQ(rank_from_file_name("chakra_trace.3.et"), 3u);
+  EXPECT_EQ(rank_from_file_name("dir/x.12.et.gz"), 12u);
+  EXPECT_EQ(rank_from_file_name("rank-5_trace.json"), 5u);
+  EXPECT_EQ(rank_from_file_name("worker0_step_12.1694128201545.pt.trace.json"), 0u);
+  EXPECT_EQ(rank_from_file_name("dlrm_eg_7.json"), 7u);
+  EXPECT_EQ(rank_from_file_name("rank0_step5.json"), 0u);     // the CLI once said 5
+  EXPECT_EQ(rank_from_file_name("linked.3.json.gz"), 3u);
+  EXPECT_EQ(rank_from_file_name("/data/rank7"), 7u);          // a rank's folder
+  EXPECT_FALSE(rank_from_file_name("trace_1694128201545.json").has_value());  // a timestamp
+  EXPECT_FALSE(rank_from_file_name("trace.et").has_value());
+  EXPECT_FALSE(rank_from_file_name("resnet50.et").has_value());
 }
 
 TEST(Workspace, LoadsRanksInStepsAndSimulatesLikeTheFileBasedRun) {

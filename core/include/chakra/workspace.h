@@ -29,10 +29,6 @@ const char* input_kind_name(InputKind kind);
 // From the first bytes (inflated when gzip) and the name's suffix.
 InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> bytes);
 
-// The rank a file name states: "trace.3.et", "x.3.et.gz", "rank3.json", "rank-3_trace.json",
-// "worker_3.pt.trace.json"; nullopt when it states none.
-std::optional<uint32_t> rank_from_name(std::string_view name);
-
 struct RankTrace {
   uint32_t rank = 0;
   std::string source;  // file name(s) it came from
