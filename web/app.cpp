@@ -21,7 +21,7 @@ using chakra::ShareState;
 
 namespace {
 using Clock = std::chrono::steady_clock;
-const char* kViewNames[] = {"overview", "nodes", "graph", "timeline", "simulation"};
+constexpr std::string_view kViewNames[] = {"overview", "nodes", "graph", "timeline", "simulation"};
 const char* kViewTitles[] = {"Overview", "Nodes", "Graph", "Timeline", "Simulation"};
 const ImVec4 kErrorColour(1.0f, 0.45f, 0.45f, 1.0f);
 }  // namespace
@@ -157,8 +157,8 @@ bool App::command(const std::string& c) {
   if (c == "synthesize") return generate_synthetic();
   if (c == "fit") return fit_network_to_ranks(), true;
   if (c == "clear") return clear(), true;
-  for (int v = 0; v < 5; ++v)
-    if (c == std::string("view ") + kViewNames[v]) return set_view(static_cast<View>(v)), true;
+  for (int v = 0; v < static_cast<int>(std::size(kViewNames)); ++v)
+    if (c == "view " + std::string(kViewNames[v])) return set_view(static_cast<View>(v)), true;
   if (c.rfind("timeline ", 0) == 0) {
     std::string id = c.substr(9);
     return !id.empty() && id.size() < 9 && id.find_first_not_of("0123456789") == std::string::npos &&
@@ -574,7 +574,7 @@ void App::Impl::draw_details() {
 
 ShareState App::Impl::state() const {
   ShareState s;
-  s["v"] = kViewNames[static_cast<int>(view)];
+  s["v"] = std::string(kViewNames[static_cast<int>(view)]);
   if (!workspace.ranks().empty()) s["r"] = std::to_string(rank);
   if (selected && current_rank() && *selected < current_rank()->trace.size())
     s["n"] = std::to_string(current_rank()->trace.id(*selected));
@@ -605,7 +605,7 @@ ShareState App::Impl::state() const {
 
 void App::Impl::apply(const ShareState& s) {
   // Everything is read and checked before anything changes, so a bad link changes nothing.
-  std::string v = chakra::share_choice(s, "v", {"overview", "nodes", "graph", "timeline", "simulation"}, "overview");
+  std::string v = chakra::share_choice(s, "v", kViewNames, "overview");
   int64_t r = chakra::share_int(s, "r", 0, UINT32_MAX, rank);
   std::optional<uint64_t> node;
   if (s.count("n")) node = static_cast<uint64_t>(chakra::share_int(s, "n", 0, INT64_MAX, 0));

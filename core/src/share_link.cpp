@@ -123,6 +123,11 @@ double share_number(const ShareState& state, const std::string& key, double lo, 
 
 std::string share_choice(const ShareState& state, const std::string& key,
                          std::initializer_list<std::string_view> allowed, std::string fallback) {
+  return share_choice(state, key, std::span<const std::string_view>(allowed.begin(), allowed.size()), std::move(fallback));
+}
+
+std::string share_choice(const ShareState& state, const std::string& key,
+                         std::span<const std::string_view> allowed, std::string fallback) {
   auto it = state.find(key);
   if (it == state.end()) return fallback;
   std::string names;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,8 @@ ShareState decode_share_state(std::string_view hash, const ShareLimits& limits =
 // out-of-range value throws chakra::Error naming the key.
 int64_t share_int(const ShareState& state, const std::string& key, int64_t lo, int64_t hi, int64_t fallback);
 double share_number(const ShareState& state, const std::string& key, double lo, double hi, double fallback);
+std::string share_choice(const ShareState& state, const std::string& key,
+                         std::span<const std::string_view> allowed, std::string fallback);
 std::string share_choice(const ShareState& state, const std::string& key,
                          std::initializer_list<std::string_view> allowed, std::string fallback);
 
