@@ -11,6 +11,7 @@
 
 #include "chakra/error.h"
 #include "chakra/text.h"
+#include "swar.h"
 
 namespace chakra {
 namespace {
@@ -41,12 +42,8 @@ void append_utf8(uint32_t cp, std::string& out) {
 // Whether any of the 8 bytes at p ends a plain run inside a string: '"', '\\' or a control
 // character (exact as a yes/no; the caller then finds which byte bytewise).
 bool has_string_special(const char* p) {
-  constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
-  uint64_t w;
-  std::memcpy(&w, p, 8);
-  auto has_zero = [&](uint64_t v) { return (v - kOnes) & ~v & kHighs; };
-  uint64_t below_space = (w - kOnes * 0x20) & ~w & kHighs;
-  return (has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\')) | below_space) != 0;
+  const uint64_t w = swar::load8(p);
+  return (swar::has_byte(w, '"') | swar::has_byte(w, '\\') | swar::has_below(w, 0x20)) != 0;
 }
 
 // A validated JSON number literal as a double.

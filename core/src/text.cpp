@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "swar.h"
+
 namespace chakra {
 namespace {
 
@@ -194,13 +196,9 @@ namespace {
 // True when none of the 8 bytes at p needs attention in a JSON string: all printable ASCII
 // (0x20..0x7e) other than '"' and '\\'. Lets the common case move a word at a time.
 bool plain_json_word(const char* p) {
-  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
-  uint64_t w;
-  std::memcpy(&w, p, 8);
-  auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
-  const uint64_t below_space = (w - kOnes * 0x20) & ~w & kHigh;
-  return !((w & kHigh) | below_space | has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\')) |
-           has_zero(w ^ (kOnes * 0x7f)));
+  const uint64_t w = swar::load8(p);
+  return !(swar::has_high_bit(w) | swar::has_below(w, 0x20) | swar::has_byte(w, '"') | swar::has_byte(w, '\\') |
+           swar::has_byte(w, 0x7f));
 }
 
 constexpr auto kPlainJsonByte = [] {
