@@ -622,18 +622,22 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
                   std::to_string(it->second) + " and " + std::to_string(i) + " in the \"nodes\" list)");
     result.gpu_nodes += nodes[i].gpu;
   }
+  // parent_pos[i]: position of node i's parent, kNoParent when it has none or it is missing.
+  constexpr uint32_t kNoParent = UINT32_MAX;
+  std::vector<uint32_t> parent_pos(nodes.size(), kNoParent);
+  for (uint32_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].has_parent)
+      if (auto it = by_id.find(nodes[i].parent); it != by_id.end()) parent_pos[i] = it->second;
   // children[i]: positions of the nodes whose parent is node i, in file order (CSR layout).
   std::vector<uint32_t> child_begin(nodes.size() + 1, 0), children;
-  for (const HostNode& n : nodes)
-    if (n.has_parent)
-      if (auto it = by_id.find(n.parent); it != by_id.end()) ++child_begin[it->second + 1];
+  for (uint32_t p : parent_pos)
+    if (p != kNoParent) ++child_begin[p + 1];
   for (size_t i = 0; i < nodes.size(); ++i) child_begin[i + 1] += child_begin[i];
   children.resize(child_begin.back());
   {
     std::vector<uint32_t> fill(child_begin.begin(), child_begin.end() - 1);
     for (uint32_t i = 0; i < nodes.size(); ++i)
-      if (nodes[i].has_parent)
-        if (auto it = by_id.find(nodes[i].parent); it != by_id.end()) children[fill[it->second]++] = i;
+      if (parent_pos[i] != kNoParent) children[fill[parent_pos[i]]++] = i;
   }
   // Parent cycles (a node its own ancestor; being one's own parent marks a root) put nodes
   // under no thread: they get no dependencies and are pruned, so say why they are missing.
@@ -648,15 +652,13 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
           break;
         }
         walk_of[i] = start + 1;
-        auto it = nodes[i].has_parent ? by_id.find(nodes[i].parent) : by_id.end();
-        if (it == by_id.end() || it->second == i) break;
-        i = it->second;
+        if (parent_pos[i] == kNoParent || parent_pos[i] == i) break;
+        i = parent_pos[i];
       }
       if (!cycle) continue;
       // i is on a cycle found by this walk: name its members from i round to i.
       std::string text = "node " + std::to_string(nodes[i].id);
-      for (uint32_t j = by_id.at(nodes[i].parent); j != i; j = by_id.at(nodes[j].parent))
-        text += " -> " + std::to_string(nodes[j].id);
+      for (uint32_t j = parent_pos[i]; j != i; j = parent_pos[j]) text += " -> " + std::to_string(nodes[j].id);
       warn("parent cycle: " + text + " -> " + std::to_string(nodes[i].id) +
            " (each is its own ancestor, so none is under a thread and all are left out)");
     }
@@ -681,10 +683,8 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
   // ctrl_deps = [parent] only if the parent was converted before the node (reference rule).
   std::vector<int64_t> ctrl(order.size(), -1);
   for (uint32_t k = 0; k < order.size(); ++k) {
-    const HostNode& n = nodes[order[k]];
-    if (!n.has_parent) continue;
-    auto it = by_id.find(n.parent);
-    if (it != by_id.end() && slot[it->second] != kNotConverted && slot[it->second] < k) ctrl[k] = n.parent;
+    const uint32_t p = parent_pos[order[k]];
+    if (p != kNoParent && slot[p] != kNotConverted && slot[p] < k) ctrl[k] = nodes[p].id;
   }
 
   // ---- data dependencies: a pre-order walk of each thread's call tree ----

@@ -28,9 +28,7 @@ uint32_t hash_bytes(std::string_view s) {
   return static_cast<uint32_t>(h);
 }
 
-}  // namespace
-
-namespace {
+// Table slots: 0 when empty, else (id + 1) | hash << 32.
 uint64_t slot_entry(StrId id, uint32_t hash) { return (uint64_t{hash} << 32) | (uint64_t{id} + 1); }
 StrId entry_id(uint64_t e) { return static_cast<StrId>(static_cast<uint32_t>(e) - 1); }
 uint32_t entry_hash(uint64_t e) { return static_cast<uint32_t>(e >> 32); }
