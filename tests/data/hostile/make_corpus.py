@@ -195,6 +195,8 @@ def config_files():
     write("sys/negative-value.json", system.replace('"endpoint-delay": 10', '"endpoint-delay": -10') % ('"ring"', ""))
     # Within the configuration's range, but the reference keeps the delay in an int.
     write("sys/endpoint-delay-overflow.json", system.replace('"endpoint-delay": 10', '"endpoint-delay": 100000000000') % ('"ring"', ""))
+    # Two all-reduce algorithms for the 1-D network the cases run on.
+    write("sys/more-algorithms-than-dimensions.json", system % ('"ring", "direct"', ""))
     write("sys/truncated.json", (system % ('"ring"', ""))[:60])
     write("sys/not-an-object.json", "[1, 2, 3]\n")
 
@@ -232,6 +234,8 @@ def mlir_files():
     write("mlir/deep-nesting.mlir", "module @m {\n" + "(" * 20000 + "\n}\n")
     write("mlir/huge-dimension.mlir", func.replace("tensor<8x8xf32>", "tensor<99999999999999999999x8xf32>"))
     write("mlir/dimension-product-overflow.mlir", func.replace("tensor<8x8xf32>", "tensor<4294967296x4294967296x16xf32>"))
+    # A terminal escape sequence (ESC [31m) where a token should be: the message must not replay it.
+    write("mlir/escape-sequence.mlir", "module @m {\n  \x1b[31m\n}\n")
     write("mlir/binary-garbage.mlir", bytes(range(256)) * 4)
 
 
