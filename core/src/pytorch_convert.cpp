@@ -280,7 +280,7 @@ class Parser {
   }
 
   void finish_io(HostNode& n, Io& in, Io& out) {
-    auto intern_or_empty_list = [&](const std::string& s) { return t_.intern(s.empty() ? "[]" : s); };
+    auto intern_or_empty_list = [&](std::string_view s) { return t_.intern(s.empty() ? "[]"sv : s); };
     n.inputs = {intern_or_empty_list(in.values), intern_or_empty_list(in.shapes), intern_or_empty_list(in.types_repr)};
     n.outputs = {intern_or_empty_list(out.values), intern_or_empty_list(out.shapes), intern_or_empty_list(out.types_repr)};
     // Tensor bytes of the inputs (the reference's comm_size).

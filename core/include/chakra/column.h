@@ -1,10 +1,11 @@
 // Growable array of trivially copyable values, the storage of every trace column.
 //
 // Unlike std::vector it never copies a large column to grow it: on Linux, blocks of a megabyte
-// and more are their own mappings, grown with mremap (the kernel moves page tables, not bytes)
-// and marked for transparent huge pages. Loading a million-node trace grows dozens of columns
-// to hundreds of megabytes; with std::vector half of the load time went into copying and
-// first-touch page faults. Elsewhere (wasm) it is plain realloc().
+// and more are their own mappings, grown with mremap (the kernel moves page tables, not bytes),
+// sized in whole 2 MiB pages and marked for transparent huge pages: on virtual machines each
+// first touch of a 4 KiB page costs microseconds. Loading a million-node trace grows dozens of
+// columns to hundreds of megabytes; with std::vector half of the load time went into copying
+// and first-touch page faults. Elsewhere (wasm) it is plain realloc().
 #pragma once
 
 #include <cstddef>
@@ -18,8 +19,12 @@
 namespace chakra {
 
 namespace detail {
-// Grows a block from `old_bytes` to `new_bytes` >= old_bytes (old may be 0), keeping its contents;
-// null when memory is exhausted (the old block is then untouched).
+// The size a block of at least `bytes` gets: mapped blocks come in whole 2 MiB pages, all of
+// which the caller may use. Sizes given to the two functions below are ones block_bytes
+// returned, or less by less than an element.
+size_t block_bytes(size_t bytes);
+// Grows a block from `old_bytes` to `new_bytes` >= old_bytes (old may be 0), keeping its
+// contents; null when memory is exhausted (the old block is then untouched).
 void* resize_block(void* data, size_t old_bytes, size_t new_bytes);
 void free_block(void* data, size_t bytes);
 }  // namespace detail
@@ -93,10 +98,11 @@ class Column {
   }
   void reallocate(size_t capacity) {
     if (capacity > static_cast<size_t>(-1) / sizeof(T)) throw std::bad_alloc();
-    void* p = detail::resize_block(data_, capacity_ * sizeof(T), capacity * sizeof(T));
+    const size_t bytes = detail::block_bytes(capacity * sizeof(T));
+    void* p = detail::resize_block(data_, capacity_ * sizeof(T), bytes);
     if (!p) throw std::bad_alloc();
     data_ = static_cast<T*>(p);
-    capacity_ = capacity;
+    capacity_ = bytes / sizeof(T);
   }
 
   T* data_ = nullptr;
