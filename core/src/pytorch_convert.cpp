@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <deque>
+#include <span>
 #include <unordered_map>
 
 using namespace std::string_view_literals;
@@ -455,6 +456,41 @@ class Parser {
 
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
+// The data dependencies of the converted nodes, in flat arrays rather than a vector per node:
+// (node, dependency) pairs are collected as the walk finds them, then grouped by node.
+class DepLists {
+ public:
+  void add(uint32_t node, int64_t dep) { found_.emplace_back(node, dep); }
+  // Groups what add() collected by node, in the order added; a repeated dependency of a node
+  // keeps its first place. Call once, before the functions below.
+  void group(size_t nodes) {
+    begin_.assign(nodes + 1, 0);
+    for (const auto& f : found_) ++begin_[f.first + 1];
+    for (size_t k = 0; k < nodes; ++k) begin_[k + 1] += begin_[k];
+    deps_.resize(found_.size());
+    std::vector<uint32_t> fill(begin_.begin(), begin_.end() - 1);
+    for (const auto& [node, dep] : found_) deps_[fill[node]++] = dep;
+    found_ = {};
+    size_.assign(nodes, 0);
+    for (size_t k = 0; k < nodes; ++k) {
+      int64_t* d = deps_.data() + begin_[k];
+      for (uint32_t i = 0; i < begin_[k + 1] - begin_[k]; ++i)
+        if (std::find(d, d + size_[k], d[i]) == d + size_[k]) d[size_[k]++] = d[i];
+    }
+  }
+  std::span<const int64_t> of(uint32_t node) const { return {deps_.data() + begin_[node], size_[node]}; }
+  void drop(uint32_t node, size_t i) {
+    int64_t* d = deps_.data() + begin_[node];
+    std::copy(d + i + 1, d + size_[node], d + i);
+    --size_[node];
+  }
+
+ private:
+  std::vector<std::pair<uint32_t, int64_t>> found_;
+  std::vector<uint32_t> begin_, size_;  // node k's dependencies: deps_[begin_[k], begin_[k] + size_[k])
+  std::vector<int64_t> deps_;
+};
+
 }  // namespace
 
 std::vector<std::string> simulate_conversion(const Trace& t, Progress* progress) {
@@ -688,11 +724,7 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
   }
 
   // ---- data dependencies: a pre-order walk of each thread's call tree ----
-  std::vector<std::vector<int64_t>> data(order.size());
-  auto add_dep = [&](uint32_t k, int64_t dep) {
-    auto& d = data[k];
-    if (std::find(d.begin(), d.end(), dep) == d.end()) d.push_back(dep);
-  };
+  DepLists data;
   {
     std::vector<uint32_t> stack;
     std::vector<uint32_t> visited_epoch(nodes.size(), 0);
@@ -714,11 +746,11 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
         if (s != kNotConverted) {
           const HostNode& n = nodes[h];
           if (n.gpu) {
-            if (last_any >= 0) add_dep(s, nodes[last_any].id);
+            if (last_any >= 0) data.add(s, nodes[last_any].id);
             last_any = last_cpu;
           } else {
-            if (n.inter_thread_dep) add_dep(s, n.inter_thread_dep);
-            if (last_cpu >= 0) add_dep(s, nodes[last_cpu].id);
+            if (n.inter_thread_dep) data.add(s, n.inter_thread_dep);
+            if (last_cpu >= 0) data.add(s, nodes[last_cpu].id);
             last_cpu = last_any = h;
           }
         }
@@ -733,7 +765,8 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
   // Sync dependencies (`chakra link --sync-deps`): the reference converter never adds them.
   if (!options.reference_bytes)
     for (const auto& [position, dep] : parser.sync_deps)
-      if (slot[position] != kNotConverted) add_dep(slot[position], dep);
+      if (slot[position] != kNotConverted) data.add(slot[position], dep);
+  data.group(order.size());
 
   // ---- node types and communication attributes ----
   auto parent_of = [&](const HostNode& n) -> const HostNode* {
@@ -821,12 +854,12 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
 
   // ---- pruning: nodes with no data deps that nobody depends on ----
   std::vector<bool> depended_on(order.size(), false);
-  for (const auto& d : data)
-    for (int64_t x : d)
+  for (uint32_t k = 0; k < order.size(); ++k)
+    for (int64_t x : data.of(k))
       if (uint32_t s = slot_of_id(x); s != kNotConverted) depended_on[s] = true;
   std::vector<bool> keep(order.size());
   for (uint32_t k = 0; k < order.size(); ++k) {
-    keep[k] = !data[k].empty() || depended_on[k];
+    keep[k] = !data.of(k).empty() || depended_on[k];
     result.pruned += !keep[k];
   }
   auto kept = [&](int64_t id) {
@@ -837,15 +870,15 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
   // dropped; the reference crashes on them.
   for (uint32_t k = 0; k < order.size(); ++k) {
     if (!keep[k]) continue;
-    auto& d = data[k];
-    for (size_t x = 0; x < d.size();) {
-      if (kept(d[x])) {
+    for (size_t x = 0; x < data.of(k).size();) {
+      const int64_t dep = data.of(k)[x];
+      if (kept(dep)) {
         ++x;
         continue;
       }
-      warn("node " + std::to_string(nodes[order[k]].id) + " depends on node " + std::to_string(d[x]) +
+      warn("node " + std::to_string(nodes[order[k]].id) + " depends on node " + std::to_string(dep) +
            ", which is not in the trace; dependency dropped");
-      d.erase(d.begin() + static_cast<std::ptrdiff_t>(x));
+      data.drop(k, x);
     }
     if (!options.reference_bytes && ctrl[k] >= 0 && !kept(ctrl[k])) ctrl[k] = -1;
   }
@@ -858,7 +891,7 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     g.offsets.assign(1, 0);
     for (uint32_t k = 0; k < order.size(); ++k) {
       if (keep[k]) {
-        for (int64_t x : data[k]) g.targets.push_back(slot_of_id(x));
+        for (int64_t x : data.of(k)) g.targets.push_back(slot_of_id(x));
         if (ctrl[k] >= 0 && kept(ctrl[k])) g.targets.push_back(slot_of_id(ctrl[k]));
       }
       g.offsets.push_back(static_cast<uint32_t>(g.targets.size()));
@@ -877,8 +910,8 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
       // The last node depends on the first: drop that data dependency, else the ctrl one.
       const uint32_t last = cycle.back();
       const int64_t first_id = nodes[order[cycle[0]]].id;
-      auto& d = data[last];
-      if (auto it = std::find(d.begin(), d.end(), first_id); it != d.end()) d.erase(it);
+      std::span<const int64_t> d = data.of(last);
+      if (auto it = std::find(d.begin(), d.end(), first_id); it != d.end()) data.drop(last, static_cast<size_t>(it - d.begin()));
       else ctrl[last] = -1;
     }
   }
@@ -949,7 +982,7 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     d.name = n.name;
     d.type = type[k];
     if (ctrl[k] >= 0) d.ctrl_deps.push_back(static_cast<uint64_t>(ctrl[k]));
-    for (int64_t x : data[k]) d.data_deps.push_back(static_cast<uint64_t>(x));
+    for (int64_t x : data.of(k)) d.data_deps.push_back(static_cast<uint64_t>(x));
     d.duration_micros = contains(t.str(n.name), "Optimizer.step") ? 0 : static_cast<uint64_t>(static_cast<int64_t>(n.exclusive_dur));
     d.has_inputs = d.has_outputs = true;
     d.inputs = n.inputs;

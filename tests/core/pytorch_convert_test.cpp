@@ -257,6 +257,18 @@ TEST(PytorchConvert, DependencyOnAMissingNodeIsDroppedWithAWarning) {
   EXPECT_EQ(std::vector<uint64_t>(d.begin(), d.end()), std::vector<uint64_t>{3});
 }
 
+// A node's data dependencies keep the order found (inter-thread dependency, then the thread's
+// previous op), and one found twice is kept once.
+TEST(PytorchConvert, DependenciesKeepTheirOrderAndAppearOnce) {
+  auto deps_of_4 = [](int64_t inter_thread_dep) {
+    chakra::PytorchConvertResult r = convert_text(host_et("", inter_thread_dep));
+    auto d = r.trace.data_deps(find(r.trace, 4));
+    return std::vector<uint64_t>(d.begin(), d.end());
+  };
+  EXPECT_EQ(deps_of_4(2), (std::vector<uint64_t>{2, 3}));
+  EXPECT_EQ(deps_of_4(3), std::vector<uint64_t>{3});
+}
+
 // The reference accepts schema 1.1.1-chakra.1.0.0 but then parses no node fields; we convert it.
 TEST(PytorchConvert, Schema111Chakra100Converts) {
   std::string json = host_et();
