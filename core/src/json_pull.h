@@ -14,6 +14,7 @@
 
 #include "chakra/io.h"
 #include "chakra/error.h"
+#include "swar.h"
 
 namespace chakra {
 
@@ -75,9 +76,7 @@ class JsonPull {
         // Indented JSON is mostly runs of spaces: skip them 8 bytes at a time.
         constexpr uint64_t kSpaces = 0x2020202020202020ull;
         while (size_ - p >= 8) {
-          uint64_t w;
-          std::memcpy(&w, base + p, 8);
-          uint64_t diff = w ^ kSpaces;
+          uint64_t diff = swar::load8(base + p) ^ kSpaces;
           if (diff) {
             p += static_cast<size_t>(first_set_byte(diff));
             break;

@@ -456,6 +456,29 @@ class Parser {
 
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
+// Values grouped by row in flat arrays (compressed rows): row r holds values[begin[r], begin[r + 1]).
+template <class Value>
+struct Rows {
+  std::vector<uint32_t> begin;
+  std::vector<Value> values;
+  std::span<const Value> of(uint32_t r) const { return {values.data() + begin[r], begin[r + 1] - begin[r]}; }
+};
+// Groups `items` items by row, each row's values in item order: item i goes to row row_of(i)
+// (left out when that is `rows` or more) with value value_of(i).
+template <class Value, class RowOf, class ValueOf>
+Rows<Value> group_rows(size_t rows, size_t items, RowOf row_of, ValueOf value_of) {
+  Rows<Value> out;
+  out.begin.assign(rows + 1, 0);
+  for (size_t i = 0; i < items; ++i)
+    if (size_t r = row_of(i); r < rows) ++out.begin[r + 1];
+  for (size_t r = 0; r < rows; ++r) out.begin[r + 1] += out.begin[r];
+  out.values.resize(out.begin.back());
+  std::vector<uint32_t> fill(out.begin.begin(), out.begin.end() - 1);
+  for (size_t i = 0; i < items; ++i)
+    if (size_t r = row_of(i); r < rows) out.values[fill[r]++] = value_of(i);
+  return out;
+}
+
 // The data dependencies of the converted nodes, in flat arrays rather than a vector per node:
 // (node, dependency) pairs are collected as the walk finds them, then grouped by node.
 class DepLists {
@@ -464,31 +487,27 @@ class DepLists {
   // Groups what add() collected by node, in the order added; a repeated dependency of a node
   // keeps its first place. Call once, before the functions below.
   void group(size_t nodes) {
-    begin_.assign(nodes + 1, 0);
-    for (const auto& f : found_) ++begin_[f.first + 1];
-    for (size_t k = 0; k < nodes; ++k) begin_[k + 1] += begin_[k];
-    deps_.resize(found_.size());
-    std::vector<uint32_t> fill(begin_.begin(), begin_.end() - 1);
-    for (const auto& [node, dep] : found_) deps_[fill[node]++] = dep;
+    rows_ = group_rows<int64_t>(nodes, found_.size(), [&](size_t i) { return found_[i].first; },
+                                [&](size_t i) { return found_[i].second; });
     found_ = {};
     size_.assign(nodes, 0);
-    for (size_t k = 0; k < nodes; ++k) {
-      int64_t* d = deps_.data() + begin_[k];
-      for (uint32_t i = 0; i < begin_[k + 1] - begin_[k]; ++i)
-        if (std::find(d, d + size_[k], d[i]) == d + size_[k]) d[size_[k]++] = d[i];
+    for (uint32_t k = 0; k < nodes; ++k) {
+      int64_t* d = rows_.values.data() + rows_.begin[k];
+      for (int64_t dep : rows_.of(k))
+        if (std::find(d, d + size_[k], dep) == d + size_[k]) d[size_[k]++] = dep;
     }
   }
-  std::span<const int64_t> of(uint32_t node) const { return {deps_.data() + begin_[node], size_[node]}; }
+  std::span<const int64_t> of(uint32_t node) const { return rows_.of(node).first(size_[node]); }
   void drop(uint32_t node, size_t i) {
-    int64_t* d = deps_.data() + begin_[node];
+    int64_t* d = rows_.values.data() + rows_.begin[node];
     std::copy(d + i + 1, d + size_[node], d + i);
     --size_[node];
   }
 
  private:
   std::vector<std::pair<uint32_t, int64_t>> found_;
-  std::vector<uint32_t> begin_, size_;  // node k's dependencies: deps_[begin_[k], begin_[k] + size_[k])
-  std::vector<int64_t> deps_;
+  Rows<int64_t> rows_;
+  std::vector<uint32_t> size_;  // node k's dependencies: the first size_[k] of rows_.of(k)
 };
 
 }  // namespace
@@ -664,17 +683,9 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
   for (uint32_t i = 0; i < nodes.size(); ++i)
     if (nodes[i].has_parent)
       if (auto it = by_id.find(nodes[i].parent); it != by_id.end()) parent_pos[i] = it->second;
-  // children[i]: positions of the nodes whose parent is node i, in file order (CSR layout).
-  std::vector<uint32_t> child_begin(nodes.size() + 1, 0), children;
-  for (uint32_t p : parent_pos)
-    if (p != kNoParent) ++child_begin[p + 1];
-  for (size_t i = 0; i < nodes.size(); ++i) child_begin[i + 1] += child_begin[i];
-  children.resize(child_begin.back());
-  {
-    std::vector<uint32_t> fill(child_begin.begin(), child_begin.end() - 1);
-    for (uint32_t i = 0; i < nodes.size(); ++i)
-      if (parent_pos[i] != kNoParent) children[fill[parent_pos[i]]++] = i;
-  }
+  // children.of(i): positions of the nodes whose parent is node i, in file order.
+  const Rows<uint32_t> children = group_rows<uint32_t>(
+      nodes.size(), nodes.size(), [&](size_t i) { return parent_pos[i]; }, [](size_t i) { return static_cast<uint32_t>(i); });
   // Parent cycles (a node its own ancestor; being one's own parent marks a root) put nodes
   // under no thread: they get no dependencies and are pruned, so say why they are missing.
   {
@@ -709,8 +720,7 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     if (nodes[i].gpu) continue;
     slot[i] = static_cast<uint32_t>(order.size());
     order.push_back(i);
-    for (uint32_t c = child_begin[i]; c < child_begin[i + 1]; ++c) {
-      uint32_t g = children[c];
+    for (uint32_t g : children.of(i)) {
       if (!nodes[g].gpu || slot[g] != kNotConverted) continue;
       slot[g] = static_cast<uint32_t>(order.size());
       order.push_back(g);
@@ -754,7 +764,7 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
             last_cpu = last_any = h;
           }
         }
-        kids.assign(children.begin() + child_begin[h], children.begin() + child_begin[h + 1]);
+        kids.assign(children.of(h).begin(), children.of(h).end());
         std::sort(kids.begin(), kids.end(), [&](uint32_t a, uint32_t b) { return nodes[a].id > nodes[b].id; });
         for (uint32_t c : kids) stack.push_back(c);
       }
