@@ -24,13 +24,13 @@
 #include <iostream>
 #include <sstream>
 
-#include "chakra/error.h"
-#include "chakra/et_io.h"
-#include "chakra/et_json.h"
-#include "chakra/simulate.h"
-#include "chakra/stablehlo.h"
-#include "chakra/timeline_model.h"
-#include "chakra/text.h"
+#include "chakra/format/et_io.h"
+#include "chakra/format/et_json.h"
+#include "chakra/sim/simulate.h"
+#include "chakra/stablehlo/stablehlo.h"
+#include "chakra/support/error.h"
+#include "chakra/support/text.h"
+#include "chakra/viz/timeline_model.h"
 #include "cli.h"
 
 namespace {

@@ -15,11 +15,11 @@
 #include <thread>
 #include <vector>
 
-#include "chakra/error.h"
-#include "chakra/et_io.h"
-#include "chakra/pytorch_convert.h"
-#include "chakra/trace.h"
-#include "chakra/text.h"
+#include "chakra/format/et_io.h"
+#include "chakra/pytorch/pytorch_convert.h"
+#include "chakra/support/error.h"
+#include "chakra/support/text.h"
+#include "chakra/trace/trace.h"
 
 namespace cli {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "chakra/et_io.h"
-#include "chakra/io.h"
-#include "chakra/progress.h"
+#include "chakra/format/et_io.h"
+#include "chakra/format/io.h"
+#include "chakra/support/progress.h"
 
 namespace cli {
 

@@ -8,12 +8,12 @@
 #include <memory>
 #include <optional>
 
-#include "chakra/error.h"
-#include "chakra/et_io.h"
-#include "chakra/io.h"
-#include "chakra/pytorch_convert.h"
-#include "chakra/schema.h"
-#include "chakra/text_workload.h"
+#include "chakra/astra/text_workload.h"
+#include "chakra/format/et_io.h"
+#include "chakra/format/io.h"
+#include "chakra/pytorch/pytorch_convert.h"
+#include "chakra/support/error.h"
+#include "chakra/trace/schema.h"
 #include "cli.h"
 #include "commands.h"
 

@@ -4,10 +4,10 @@
 #include <iostream>
 #include <memory>
 
-#include "chakra/error.h"
-#include "chakra/et_io.h"
-#include "chakra/generate.h"
-#include "chakra/io.h"
+#include "chakra/astra/generate.h"
+#include "chakra/format/et_io.h"
+#include "chakra/format/io.h"
+#include "chakra/support/error.h"
 #include "cli.h"
 #include "commands.h"
 

@@ -2,9 +2,9 @@
 #include <cstdio>
 #include <iostream>
 
-#include "chakra/et_io.h"
-#include "chakra/summary.h"
-#include "chakra/text.h"
+#include "chakra/analysis/summary.h"
+#include "chakra/format/et_io.h"
+#include "chakra/support/text.h"
 #include "cli.h"
 #include "commands.h"
 

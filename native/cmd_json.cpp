@@ -1,8 +1,8 @@
 // chakra jsonize / dejsonize, and the drop-in chakra_jsonizer.
 #include <iostream>
 
-#include "chakra/et_io.h"
-#include "chakra/et_json.h"
+#include "chakra/format/et_io.h"
+#include "chakra/format/et_json.h"
 #include "cli.h"
 #include "commands.h"
 

@@ -5,9 +5,9 @@
 #include <map>
 #include <memory>
 
-#include "chakra/error.h"
-#include "chakra/io.h"
-#include "chakra/trace_link.h"
+#include "chakra/format/io.h"
+#include "chakra/pytorch/trace_link.h"
+#include "chakra/support/error.h"
 #include "cli.h"
 #include "commands.h"
 

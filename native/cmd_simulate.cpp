@@ -4,11 +4,11 @@
 #include <cstdio>
 #include <iostream>
 
-#include "chakra/chrome_trace.h"
-#include "chakra/error.h"
-#include "chakra/io.h"
-#include "chakra/json_writer.h"
-#include "chakra/simulate.h"
+#include "chakra/format/chrome_trace.h"
+#include "chakra/format/io.h"
+#include "chakra/format/json_writer.h"
+#include "chakra/sim/simulate.h"
+#include "chakra/support/error.h"
 #include "cli.h"
 #include "commands.h"
 

@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "chakra/error.h"
-#include "chakra/io.h"
-#include "chakra/stablehlo.h"
-#include "chakra/trace.h"
+#include "chakra/format/io.h"
+#include "chakra/stablehlo/stablehlo.h"
+#include "chakra/support/error.h"
+#include "chakra/trace/trace.h"
 #include "cli.h"
 #include "commands.h"
 

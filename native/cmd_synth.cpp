@@ -1,8 +1,8 @@
 // chakra synth: per-rank traces of an LLM training step (STAGE-like), written in parallel.
 #include <iostream>
 
-#include "chakra/error.h"
-#include "chakra/synth.h"
+#include "chakra/support/error.h"
+#include "chakra/synth/synth.h"
 #include "cli.h"
 #include "commands.h"
 

@@ -3,9 +3,9 @@
 #include <fstream>
 #include <iostream>
 
-#include "chakra/error.h"
-#include "chakra/io.h"
-#include "chakra/timeline.h"
+#include "chakra/astra/timeline.h"
+#include "chakra/format/io.h"
+#include "chakra/support/error.h"
 #include "cli.h"
 #include "commands.h"
 

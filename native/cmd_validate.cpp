@@ -1,10 +1,10 @@
 // chakra validate: find what makes simulators abort, hang or mis-read a trace.
 #include <iostream>
 
-#include "chakra/error.h"
-#include "chakra/et_io.h"
-#include "chakra/text.h"
-#include "chakra/validate.h"
+#include "chakra/analysis/validate.h"
+#include "chakra/format/et_io.h"
+#include "chakra/support/error.h"
+#include "chakra/support/text.h"
 #include "cli.h"
 #include "commands.h"
 

@@ -3,11 +3,11 @@
 #include <charconv>
 #include <iostream>
 
-#include "chakra/error.h"
-#include "chakra/et_io.h"
-#include "chakra/io.h"
-#include "chakra/schema.h"
-#include "chakra/visualize.h"
+#include "chakra/format/et_io.h"
+#include "chakra/format/io.h"
+#include "chakra/support/error.h"
+#include "chakra/trace/schema.h"
+#include "chakra/viz/visualize.h"
 #include "cli.h"
 #include "commands.h"
 

@@ -9,11 +9,11 @@
 #include <imgui_stdlib.h>
 
 #include "app_state.h"
-#include "chakra/error.h"
-#include "chakra/io.h"
-#include "chakra/json_writer.h"
-#include "chakra/schema.h"
-#include "chakra/text.h"
+#include "chakra/format/io.h"
+#include "chakra/format/json_writer.h"
+#include "chakra/support/error.h"
+#include "chakra/support/text.h"
+#include "chakra/trace/schema.h"
 
 namespace chakra_web {
 

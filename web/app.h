@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "chakra/graph.h"
-#include "chakra/share_link.h"
-#include "chakra/sim_job.h"
-#include "chakra/simulate.h"
-#include "chakra/synth.h"
-#include "chakra/timeline_model.h"
-#include "chakra/visualize.h"
-#include "chakra/workspace.h"
+#include "chakra/app/share_link.h"
+#include "chakra/app/sim_job.h"
+#include "chakra/app/workspace.h"
+#include "chakra/sim/simulate.h"
+#include "chakra/synth/synth.h"
+#include "chakra/trace/graph.h"
+#include "chakra/viz/timeline_model.h"
+#include "chakra/viz/visualize.h"
 
 namespace chakra_web {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "app.h"
-#include "chakra/io.h"
+#include "chakra/format/io.h"
 #include "png.h"
 #include "rect_renderer.h"
 #include "render_frame.h"

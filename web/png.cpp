@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "chakra/error.h"
+#include "chakra/support/error.h"
 
 namespace chakra_web {
 

@@ -1,9 +1,9 @@
 #include "sim_thread.h"
 
 #include "app.h"
-#include "chakra/error.h"
-#include "chakra/progress.h"
-#include "chakra/sim_job.h"
+#include "chakra/app/sim_job.h"
+#include "chakra/support/error.h"
+#include "chakra/support/progress.h"
 
 namespace chakra_web {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include "chakra/sim_job.h"
+#include "chakra/app/sim_job.h"
 
 namespace chakra_web {
 

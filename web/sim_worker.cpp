@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "chakra/progress.h"
-#include "chakra/sim_job.h"
+#include "chakra/app/sim_job.h"
+#include "chakra/support/progress.h"
 
 EM_JS(void, post_progress, (double done, double total), { postMessage({progress: [done, total]}); });
 EM_JS(void, post_result, (const char* data, size_t size), {

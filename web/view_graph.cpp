@@ -6,7 +6,7 @@
 #include <imgui.h>
 
 #include "app_state.h"
-#include "chakra/schema.h"
+#include "chakra/trace/schema.h"
 
 namespace chakra_web {
 

@@ -9,10 +9,10 @@
 #include <imgui.h>
 
 #include "app_state.h"
-#include "chakra/error.h"
-#include "chakra/io.h"
-#include "chakra/sim_job.h"
-#include "chakra/sim_presets.h"
+#include "chakra/app/sim_job.h"
+#include "chakra/app/sim_presets.h"
+#include "chakra/format/io.h"
+#include "chakra/support/error.h"
 
 namespace chakra_web {
 

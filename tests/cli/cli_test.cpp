@@ -14,8 +14,8 @@
 #include <set>
 #include <sstream>
 
-#include "chakra/simulate.h"
-#include "chakra/stablehlo.h"
+#include "chakra/sim/simulate.h"
+#include "chakra/stablehlo/stablehlo.h"
 #include "test_support.h"
 
 using namespace testing_support;

@@ -9,7 +9,7 @@
 
 #include <unistd.h>
 
-#include "chakra/io.h"
+#include "chakra/format/io.h"
 
 namespace fs = std::filesystem;
 

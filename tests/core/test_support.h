@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "chakra/et_io.h"
+#include "chakra/format/et_io.h"
 
 namespace testing_support {
 

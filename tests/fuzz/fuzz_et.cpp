@@ -1,7 +1,7 @@
 // Chakra .et reader (plain or gzip), then what every front end does with a decoded trace.
-#include "chakra/et_io.h"
-#include "chakra/io.h"
-#include "chakra/validate.h"
+#include "chakra/analysis/validate.h"
+#include "chakra/format/et_io.h"
+#include "chakra/format/io.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

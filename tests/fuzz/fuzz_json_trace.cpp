@@ -1,5 +1,5 @@
 // Chakra JSON (chakra_jsonizer's output) read back into a trace.
-#include "chakra/et_json.h"
+#include "chakra/format/et_json.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

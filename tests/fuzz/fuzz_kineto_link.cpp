@@ -1,7 +1,7 @@
 // Kineto trace JSON linked against a small valid host ET (chakra link): the fuzzed input is the
 // device side; when it contains "\n@@host@@\n", the part before is the host ET instead.
-#include "chakra/io.h"
-#include "chakra/trace_link.h"
+#include "chakra/format/io.h"
+#include "chakra/pytorch/trace_link.h"
 #include "fuzz_support.h"
 
 namespace {

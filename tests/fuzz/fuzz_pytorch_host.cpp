@@ -1,6 +1,6 @@
 // PyTorch host execution trace JSON converted to Chakra (chakra convert --input-type PyTorch).
-#include "chakra/io.h"
-#include "chakra/pytorch_convert.h"
+#include "chakra/format/io.h"
+#include "chakra/pytorch/pytorch_convert.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

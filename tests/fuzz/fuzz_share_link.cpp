@@ -2,7 +2,7 @@
 // canonical form that decodes to the same state.
 #include <cstdlib>
 
-#include "chakra/share_link.h"
+#include "chakra/app/share_link.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,6 +1,6 @@
 // ASTRA-sim configs: the first byte picks network YAML, system JSON, comm-group JSON or
 // remote-memory JSON; the rest is the file. A config that parses must also write and read back.
-#include "chakra/simulate.h"
+#include "chakra/sim/simulate.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

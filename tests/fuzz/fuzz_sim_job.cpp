@@ -1,5 +1,5 @@
 // Simulation jobs and results as they cross to and from the web app's worker.
-#include "chakra/sim_job.h"
+#include "chakra/app/sim_job.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

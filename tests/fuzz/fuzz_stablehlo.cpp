@@ -1,5 +1,5 @@
 // StableHLO / MLIR text (chakra import-stablehlo).
-#include "chakra/stablehlo.h"
+#include "chakra/stablehlo/stablehlo.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "chakra/error.h"
+#include "chakra/support/error.h"
 
 namespace fuzz_support {
 

@@ -1,5 +1,5 @@
 // Legacy ASTRA-sim text workloads, parsed and instantiated for one NPU.
-#include "chakra/text_workload.h"
+#include "chakra/astra/text_workload.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,6 +1,6 @@
 // Files dropped on the web app: the first byte picks the file name (which, with the content,
 // decides the kind), the rest is the file; it is opened in small steps as the page does.
-#include "chakra/workspace.h"
+#include "chakra/app/workspace.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "app.h"
-#include "chakra/error.h"
-#include "chakra/simulate.h"
+#include "chakra/sim/simulate.h"
+#include "chakra/support/error.h"
 #include "png.h"
 #include "sim_thread.h"
 #include "test_support.h"

@@ -1,0 +1,125 @@
+// A set of traces and simulator settings opened together, as the web app holds them: files are
+// recognised by content, ranks by name, PyTorch host ETs paired with their Kineto traces and
+// converted, ASTRA-sim text workloads instantiated per NPU, configs parsed. The app only shows
+// what this holds; every decision about files lives here so it is tested without a browser.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chakra/analysis/summary.h"
+#include "chakra/analysis/validate.h"
+#include "chakra/app/sim_job.h"
+#include "chakra/astra/text_workload.h"
+#include "chakra/format/et_io.h"
+#include "chakra/synth/synth.h"
+#include "chakra/trace/trace.h"
+
+namespace chakra {
+
+enum class InputKind { ChakraEt, PytorchHostEt, KinetoTrace, TextWorkload, NetworkYaml, SystemJson, CommGroupJson,
+                       RemoteMemoryJson, Unknown };
+const char* input_kind_name(InputKind kind);
+
+// From the first bytes (inflated when gzip) and the name's suffix.
+InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> bytes);
+
+struct RankTrace {
+  uint32_t rank = 0;
+  std::string source;  // file name(s) it came from
+  uint64_t bytes = 0;  // size of those files
+  double load_ms = 0;
+  Trace trace;
+  TraceSummary summary;
+  ValidationReport report;
+  std::vector<std::string> notes;  // from linking/conversion
+};
+
+class Workspace {
+ public:
+  // Opening one file in steps, so a page can draw between them. For .et files each step decodes
+  // at most `max_nodes` nodes; other kinds are handled in one step.
+  class Loading {
+   public:
+    ~Loading();
+    // Does some work; true when finished (then call Workspace::finish).
+    bool step(uint32_t max_nodes);
+    // 0..1, or -1 when unknown (gzip input).
+    double fraction() const;
+    uint64_t nodes() const;
+    const std::string& name() const { return name_; }
+    InputKind kind() const { return kind_; }
+
+   private:
+    friend class Workspace;
+    std::string name_;
+    InputKind kind_ = InputKind::Unknown;
+    std::vector<uint8_t> bytes_;
+    std::unique_ptr<EtReader> reader_;
+    Trace trace_;
+    NodeDraft draft_;
+    bool done_ = false;
+    double elapsed_ms_ = 0;
+  };
+
+  // Starts opening a file (the bytes are copied). Throws chakra::Error naming the file when it
+  // is of no kind this workspace takes.
+  std::unique_ptr<Loading> begin(std::span<const uint8_t> bytes, const std::string& name);
+  // Adds what a finished Loading produced; returns a one-line description. Throws chakra::Error
+  // naming the file for malformed content; the workspace is then unchanged.
+  std::string finish(Loading& loading);
+  // Replaces the ranks with a synthetic training step (chakra synth) and its communicator
+  // groups; returns a one-line description. Throws chakra::Error for inconsistent options.
+  std::string add_synthetic(const synth::SynthOptions& options);
+
+  // begin + step to the end + finish.
+  std::string add(std::span<const uint8_t> bytes, const std::string& name);
+
+  // Ranks by rank number (a file without a rank in its name takes the next free one).
+  const std::vector<std::unique_ptr<RankTrace>>& ranks() const { return ranks_; }
+  const RankTrace* rank(uint32_t r) const;
+  void clear();
+
+  // Settings read from dropped config files (the last one of each kind wins).
+  std::optional<sim::NetworkConfig> network;
+  std::optional<sim::SystemConfig> system;
+  std::optional<sim::RemoteMemoryConfig> memory;
+  sim::CommGroups groups;
+  std::string network_source, system_source;
+
+  // A text workload is instantiated for this many NPUs (default 8, or a loaded network's size).
+  void set_text_npus(uint32_t npus);
+  uint32_t text_npus() const { return text_npus_; }
+
+  // A simulation of ranks 0..N-1 (N = the network's NPUs) with these settings, ready to run here
+  // or elsewhere (options.expected_nodes is filled in). Throws chakra::Error when the loaded
+  // ranks are not exactly 0..N-1.
+  sim::SimJob simulation_job(const sim::NetworkConfig& network, const sim::SystemConfig& system,
+                             const sim::SimOptions& options = {}) const;
+  // Runs simulation_job() here.
+  sim::SimResult simulate(const sim::NetworkConfig& network, const sim::SystemConfig& system,
+                          const sim::SimOptions& options = {}) const;
+
+ private:
+  void put_rank(std::unique_ptr<RankTrace> rank);
+  uint32_t next_free_rank() const;
+  void instantiate_text();
+  std::string convert_pytorch_rank(uint32_t rank);
+
+  std::vector<std::unique_ptr<RankTrace>> ranks_;
+  struct PytorchPair {
+    std::string host, kineto;  // raw bytes, kept to relink when the other half arrives
+    std::string host_name, kineto_name;
+  };
+  std::vector<std::pair<uint32_t, PytorchPair>> pytorch_;
+  std::optional<TextWorkload> text_;
+  std::string text_name_;
+  uint32_t text_npus_ = 8;
+};
+
+}  // namespace chakra

@@ -1,0 +1,201 @@
+// A pull parser over a JSON byte stream: the caller walks the document (objects, arrays,
+// scalars) and the parser keeps only a sliding window of the input, so multi-gigabyte PyTorch
+// traces are read in constant memory. Values can be rendered straight into Python's repr()
+// form, which the Chakra PyTorch converter stores in IOInfo strings.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <cstdlib>
+#include <memory>
+
+#include "chakra/format/io.h"
+#include "chakra/support/error.h"
+#include "chakra/support/swar.h"
+
+namespace chakra {
+
+// Memory for parse windows and whole inputs: `bytes` is rounded up to 2 MiB, the block is
+// 2 MiB-aligned with a huge-page hint (on VMs each 4 KiB page fault is costly). Release it with
+// std::free.
+char* allocate_input_buffer(size_t& bytes);
+
+class JsonPull {
+ public:
+  enum class Kind : uint8_t { Object, Array, String, Number, Bool, Null, End };
+
+  // `in` must outlive the parser; errors name in.name() and the byte offset.
+  explicit JsonPull(ByteSource& in);
+  // Parses `whole`, an input already in memory that must outlive the parser, without copying
+  // it; `named` is not read, it only names the input in errors.
+  JsonPull(ByteSource& named, std::string_view whole);
+
+  // Kind of the next value (skipping whitespace). End: at the end of the input.
+  Kind peek();
+  bool at_end() { return peek_char() == 0; }
+
+  // Objects: begin_object(), then next_key(key) until it returns false (consumes '}').
+  void begin_object();
+  bool next_key(std::string& key);
+  // Arrays: begin_array(), then next_element() until it returns false (consumes ']').
+  void begin_array();
+  bool next_element();
+
+  void read_string(std::string& out);  // decoded UTF-8
+  // Numbers: the raw text (as written) and whether it is an integer literal.
+  std::string_view read_number_text(bool& is_integer);
+  int64_t read_int64();     // an integer literal (or a float with an integral value)
+  double read_double();     // any number
+  bool read_bool();
+  void read_null();
+  void skip();              // any value
+
+  // Appends Python's repr() of the next value as json.load would build it: lists, dicts,
+  // 'strings', ints, floats in shortest round-trip form, True/False/None.
+  void repr(std::string& out);
+
+  // Position of the next unread byte in the decompressed input.
+  uint64_t offset() const { return consumed_ + pos_; }
+  [[noreturn]] void fail(const std::string& what) const;
+
+  // Deepest nesting accepted (hostile inputs).
+  static constexpr int kMaxDepth = 512;
+
+ private:
+  bool fill();                 // reads more; keeps bytes from keep_ on; false at EOF
+  // Next non-whitespace byte, 0 at EOF. Inline: it runs once per token.
+  char peek_char() {
+    const char* base = base_;
+    size_t p = pos_;
+    while (p < size_) {
+      char c = base[p];
+      if (c == ' ') {
+        // Indented JSON is mostly runs of spaces: skip them 8 bytes at a time.
+        constexpr uint64_t kSpaces = 0x2020202020202020ull;
+        while (size_ - p >= 8) {
+          uint64_t diff = swar::load8(base + p) ^ kSpaces;
+          if (diff) {
+            p += static_cast<size_t>(first_set_byte(diff));
+            break;
+          }
+          p += 8;
+        }
+        while (p < size_ && base[p] == ' ') ++p;
+        continue;
+      }
+      if (c != '\n' && c != '\r' && c != '\t') {
+        pos_ = p;
+        return c;
+      }
+      ++p;
+    }
+    pos_ = p;
+    return peek_char_refill();
+  }
+  // Index of the lowest non-zero byte of x (x != 0) in memory order.
+  static int first_set_byte(uint64_t x) {
+    if constexpr (std::endian::native == std::endian::little) return __builtin_ctzll(x) / 8;
+    else return __builtin_clzll(x) / 8;
+  }
+  char peek_char_refill();
+  void expect(char c);
+  void open(char c);           // consumes '{' or '['
+  bool next_in(char close);    // comma handling shared by next_key / next_element
+  void scan_string(std::string& out);
+  void repr_string(std::string_view s, std::string& out);
+  void repr_number(std::string& out);
+  void repr_depth(std::string& out, int depth);
+  void skip_depth(int depth);
+
+  ByteSource& in_;
+  // Window over the input: bytes [pos_, size_) of buf_ are unread; capacity_ is allocated.
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  using Storage = std::unique_ptr<char[], Free>;
+  Storage storage_;
+  size_t capacity_ = 0, size_ = 0;
+  std::string_view buf_;   // storage_[0, size_), or the whole in-memory input
+  const char* base_ = nullptr;  // buf_.data()
+  size_t pos_ = 0;
+  uint64_t consumed_ = 0;   // bytes dropped from the front of buf_
+  bool eof_ = false;
+  // Per open container, outermost first: true until its first member was read.
+  bool awaiting_first_[kMaxDepth] = {};
+  int depth_ = 0;
+  std::string scratch_;
+};
+
+
+// ---- per-token operations, inline: they run for every token of multi-gigabyte inputs ----
+
+inline void JsonPull::expect(char c) {
+  char got = peek_char();
+  if (got != c) {
+    if (got == 0) fail(std::string("unexpected end of input, expected '") + c + "' (truncated file?)");
+    fail(std::string("expected '") + c + "', found '" + got + "'");
+  }
+  ++pos_;
+}
+
+inline JsonPull::Kind JsonPull::peek() {
+  char c = peek_char();
+  switch (c) {
+    case '{': return Kind::Object;
+    case '[': return Kind::Array;
+    case '"': return Kind::String;
+    case 't': case 'f': return Kind::Bool;
+    case 'n': return Kind::Null;
+    case 0: return Kind::End;
+    default:
+      if (c == '-' || (c >= '0' && c <= '9')) return Kind::Number;
+      if (c == 'N' || c == 'I') return Kind::Number;  // NaN, Infinity (Python's json accepts them)
+      fail(std::string("unexpected character '") + c + "'");
+  }
+}
+
+inline void JsonPull::open(char c) {
+  expect(c);
+  if (depth_ >= kMaxDepth) fail("JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
+  awaiting_first_[depth_++] = true;
+}
+
+inline bool JsonPull::next_in(char close) {
+  char c = peek_char();
+  if (c == close) {
+    ++pos_;
+    --depth_;
+    return false;
+  }
+  if (awaiting_first_[depth_ - 1]) {
+    awaiting_first_[depth_ - 1] = false;
+  } else {
+    if (c != ',') {
+      if (c == 0) fail("unexpected end of input inside a JSON container (truncated file?)");
+      fail(std::string("expected ',' or '") + close + "', found '" + c + "'");
+    }
+    ++pos_;
+  }
+  return true;
+}
+
+inline void JsonPull::begin_object() { open('{'); }
+inline void JsonPull::begin_array() { open('['); }
+
+inline bool JsonPull::next_key(std::string& key) {
+  if (!next_in('}')) return false;
+  if (peek_char() != '"') fail("expected a string key in JSON object");
+  read_string(key);
+  expect(':');
+  return true;
+}
+
+inline bool JsonPull::next_element() {
+  if (!next_in(']')) return false;
+  return true;
+}
+
+}  // namespace chakra

@@ -1,0 +1,67 @@
+// Host execution trace + Kineto trace → linked trace (the "ET+" JSON that `chakra convert
+// pytorch` reads), as mlcommons/chakra's `chakra_trace_link` builds it
+// (chakra-reference-tools.md §2): host ops get the duration, timestamp and inter-thread
+// dependency of their Kineto CPU op, and every GPU kernel/memcpy becomes a node right after the
+// host op that launched it. The output is byte-identical to the reference where the reference
+// works; core/docs/trace-linker.md lists where and why ours differs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chakra/format/io.h"
+#include "chakra/support/progress.h"
+
+namespace chakra {
+
+// How host ops were paired with Kineto CPU ops.
+enum class LinkMethod : uint8_t {
+  Auto,              // options only: the first of the methods below that applies
+  RecordFunctionId,  // host rf_id == Kineto "Record function id" (the reference's only method)
+  ExternalId,        // host rf_id + constant offset == Kineto "External id", names agreeing
+  EvIdx,             // the same with Kineto "Ev Idx"
+  InOrder,           // per thread, ops in order, names aligned (traces without shared ids)
+};
+std::string_view link_method_name(LinkMethod m);
+// Parses "auto", "rf-id", "external-id", "ev-idx", "in-order"; false if unknown.
+bool parse_link_method(std::string_view text, LinkMethod* out);
+
+struct LinkOptions {
+  LinkMethod method = LinkMethod::Auto;
+  // Compute `sync_dep` from the CUDA/HIP synchronisation calls in the Kineto trace
+  // (cudaDeviceSynchronize, cudaStreamSynchronize, event syncs and stream waits): the node that
+  // runs after a sync lists the GPU nodes it waited for. Off by default: the reference writes
+  // none (core/docs/trace-linker.md).
+  bool sync_deps = false;
+  Progress* progress = nullptr;
+};
+
+struct LinkReport {
+  LinkMethod method = LinkMethod::Auto;
+  int64_t id_offset = 0;          // ExternalId / EvIdx: Kineto id − host rf_id
+  std::string window;             // the part of the Kineto trace matched, when not all of it
+  uint64_t host_nodes = 0;        // nodes in the host ET
+  uint64_t host_ops_linked = 0;   // host nodes that got a Kineto op (durations, ts)
+  uint64_t names_agree = 0;       // of which (profiler annotations aside) with the same op name
+  uint64_t kineto_cpu_ops = 0;    // cpu_op / user_annotation events (ProfilerStep excluded)
+  uint64_t gpu_ops = 0;           // kernel / gpu_memcpy events
+  uint64_t gpu_ops_linked = 0;    // of which attached under a linked host op
+  uint64_t gpu_nodes = 0;         // GPU nodes written (an op shared by host ops is copied)
+  uint64_t output_nodes = 0;
+  uint64_t sync_calls = 0;        // with sync_deps: synchronising calls in the Kineto trace
+  uint64_t sync_waits = 0;        // of which gave a sync dependency
+  uint64_t sync_edges = 0;        // sync_dep entries written
+  std::vector<std::string> warnings;
+};
+
+// Links one rank. Writes the linked JSON to `out` (the caller makes it atomic and compressed as
+// it likes). Throws chakra::Error naming the inputs for malformed or unusable inputs, and when
+// fewer than half of the host ops pair with a Kineto op of the same name: such traces are not
+// from the same run and rank, and a silently unlinked or mislinked output would be worse.
+LinkReport link_traces(std::unique_ptr<ByteSource> host, std::unique_ptr<ByteSource> device,
+                       ByteSink& out, const LinkOptions& options = {});
+
+}  // namespace chakra

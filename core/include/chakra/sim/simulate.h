@@ -1,0 +1,107 @@
+// Replaying per-NPU Chakra traces on a modelled cluster: ASTRA-sim's analytical simulator
+// (workload layer, system layer with chunked collectives, congestion-unaware and -aware
+// networks), reproducing its numbers to the nanosecond. The behaviour matched, and where we
+// deliberately differ from the reference (its crashes, hangs and silent drops), is specified in
+// ../shared/docs/astra-sim-analytical-model.md and summarised in core/docs/simulator.md.
+//
+// Inputs are ASTRA-sim's own files: the network YAML, the system JSON, the remote-memory JSON,
+// the communicator-group JSON and `PREFIX.<npu>.et` traces (one per NPU; the NPU count comes
+// from the network). All times are integer nanoseconds.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chakra/astra/config.h"
+#include "chakra/format/et_io.h"
+#include "chakra/support/progress.h"
+
+namespace chakra::sim {
+
+using Tick = uint64_t;
+
+// ---- Running ---------------------------------------------------------------------------------
+
+enum class Backend { CongestionUnaware, CongestionAware };
+
+struct SimInputs {
+  std::string workload;  // NPU i reads `workload + "." + i + ".et"`
+  // When set, NPU i's trace is (*encoded_traces)[i] (the bytes of an .et file) and `workload`
+  // only names them in messages; one entry per NPU.
+  const std::vector<std::string>* encoded_traces = nullptr;
+  NetworkConfig network;
+  SystemConfig system;
+  RemoteMemoryConfig memory;
+  CommGroups groups;
+  // How each trace is read (limits for untrusted inputs: node count, record and input size,
+  // gzip ratio); its progress field is not used.
+  ReadOptions read;
+  // Files the system and the groups came from, named in errors found when they meet the
+  // network (a group naming an NPU it lacks); empty when they came from no file.
+  std::string system_source, groups_source;
+};
+
+struct SimOptions {
+  Backend backend = Backend::CongestionUnaware;
+  uint32_t queues_per_dim = 1;   // --num-queues-per-dim
+  double injection_scale = 1;    // multiplies endpoint-delay (as the reference: only if set)
+  bool rendezvous = false;       // 8 KiB handshake before every send
+  bool record_spans = false;     // fill SimResult::spans (for --timeline)
+  // Simulate every message of ring phases on the congestion-unaware network instead of
+  // solving them in closed form (same results, far slower; for cross-checking).
+  bool every_message = false;
+  // Stage "simulate": nodes run so far out of `expected_nodes` (the nodes in all traces, when
+  // the caller knows them; 0 otherwise). It may stop the run.
+  Progress* progress = nullptr;
+  uint64_t expected_nodes = 0;
+  // The run stops with an error after this many events without the clock advancing or a node
+  // finishing (a livelock; every event should retire work). 0: never.
+  uint64_t max_events_without_progress = uint64_t{1} << 30;
+};
+
+enum class SpanKind : uint8_t { Compute, Cpu, Collective, Send, Recv, Memory, Other };
+
+// One node's execution on one NPU, for timelines.
+struct Span {
+  uint32_t npu;
+  SpanKind kind;
+  uint64_t node;
+  Tick start, end;
+  std::string name;
+};
+
+struct NpuResult {
+  bool finished = false;        // every node of the trace ran
+  Tick finish = 0;              // when its last node finished (ASTRA-sim's "finished, X cycles")
+  Tick exposed_comm = 0;        // finish - GPU compute time issued ("exposed communication")
+  Tick compute = 0, comm = 0, cpu = 0, memory = 0;  // busy time per class (union of intervals)
+  Tick overlap = 0;             // time GPU compute and communication both ran
+  uint64_t nodes = 0;           // nodes run
+  std::vector<std::string> stuck;  // for an unfinished NPU: what it waits on, one per node
+};
+
+struct CollectiveTotals {
+  uint64_t count = 0;   // collectives issued, summed over NPUs
+  uint64_t bytes = 0;   // comm_size summed over NPUs
+  Tick time = 0;        // issue-to-finish summed over NPUs
+};
+
+struct SimResult {
+  std::vector<NpuResult> npus;
+  CollectiveTotals collectives[kCollectiveTypes + 1];  // by Collective, then broadcast
+  uint64_t messages = 0;  // network messages delivered
+  uint64_t events = 0;    // discrete events processed
+  bool deadlock = false;  // some NPU could not finish (see NpuResult::stuck)
+  std::vector<Span> spans;
+  Tick end() const;       // latest finish over NPUs
+};
+
+// Runs the simulation. Bad inputs (missing trace files, malformed traces, a node ASTRA-sim
+// cannot run, a config feature that is used but missing) throw chakra::Error naming the file or
+// the NPU and node; a deadlock is not an error but is reported in the result.
+SimResult simulate(const SimInputs& inputs, const SimOptions& options = {});
+
+}  // namespace chakra::sim

@@ -1,0 +1,55 @@
+// Number and string formatting shared by every text output of the core. Where a reference
+// tool is written in Python, its output is reproduced exactly, so these follow Python's rules.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace chakra {
+
+void append_uint(std::string& out, uint64_t v);
+void append_int(std::string& out, int64_t v);
+
+// Python's repr(float): shortest digits that read back to the same double, fixed notation for
+// decimal exponents -4..15 (with ".0" on integral values), otherwise "1e-05"/"1.5e+16";
+// "nan", "inf", "-inf".
+void append_python_float(std::string& out, double v);
+
+// Python's repr(str): single quotes unless the text has ' and no "; backslash escapes for \\,
+// the quote, \n \r \t; \xNN / \uNNNN / \UNNNNNNNN for characters Python does not print.
+void append_python_string(std::string& out, std::string_view utf8);
+
+// The shortest decimal (starting from 6 significant digits, as protobuf's Python runtime does)
+// that reads back to the same float32, returned as a double.
+double shortest_float32(float v);
+
+// A double as a JSON value: Python repr for finite values, "NaN"/"Infinity"/"-Infinity" as
+// strings (the proto3 JSON convention).
+void append_json_double(std::string& out, double v);
+
+// A JSON string literal. With ascii_only, every character outside printable ASCII becomes a
+// \uXXXX escape (Python json's ensure_ascii); otherwise UTF-8 passes through. Bytes that are not
+// valid UTF-8 become U+FFFD.
+void append_json_string(std::string& out, std::string_view s, bool ascii_only);
+bool is_valid_utf8(std::string_view s);
+
+// Text from an input file made safe for a message on a terminal: control characters (other
+// than newline and tab) and bytes that are not valid UTF-8 become \xNN.
+std::string printable(std::string_view s);
+// A token from an input file for an error message: printable() and in single quotes, cut after
+// `max_bytes` bytes with "..." (a hostile file's "token" can be megabytes of binary).
+std::string quoted_excerpt(std::string_view s, size_t max_bytes = 80);
+
+void append_base64(std::string& out, std::string_view bytes);
+// Accepts standard and URL-safe alphabets, with or without padding.
+bool decode_base64(std::string_view text, std::string& out);
+
+// Shortest text that reads back as the same double (integers without exponent), for share
+// links and configuration files.
+std::string format_number(double v);
+
+// "12.3 MiB" style sizes for humans.
+std::string format_bytes(uint64_t bytes);
+
+}  // namespace chakra

@@ -1,0 +1,92 @@
+// The data model behind interactive timelines: events packed into tracks, and per-frame queries
+// whose cost depends on the pixels shown, not on the number of events (so a view of a million
+// events stays interactive). Used by the web app's timeline; no drawing here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "chakra/sim/simulate.h"
+#include "chakra/trace/trace.h"
+
+namespace chakra {
+
+// One event to place: `group` is the rank/NPU, `lane_class` splits a group into kinds of tracks
+// (e.g. compute and communication), `item` is the caller's handle (a node position).
+struct TimelineEvent {
+  uint32_t group = 0;
+  uint32_t lane_class = 0;
+  uint64_t start = 0, end = 0;  // end >= start; time unit is the model's
+  uint32_t item = 0;
+  uint8_t category = 0;
+};
+
+// Events of one track, sorted by start and pairwise disjoint (so ends are sorted too); columns.
+struct TimelineTrack {
+  uint32_t group = 0, lane_class = 0, lane = 0;
+  std::vector<uint64_t> start, end;
+  std::vector<uint32_t> item;
+  std::vector<uint8_t> category;
+  size_t size() const { return start.size(); }
+};
+
+struct TimelineModel {
+  std::vector<TimelineTrack> tracks;  // by (group, lane_class, lane)
+  uint64_t begin = 0, end = 0;        // earliest start and latest end over all events
+  std::string unit = "us";            // "us" (trace timestamps) or "ns" (simulated)
+  uint64_t events = 0;
+
+  struct Ref {
+    uint32_t track = 0, index = 0;
+  };
+  // Where the event with this (group, item) went; O(log events).
+  std::optional<Ref> find(uint32_t group, uint32_t item) const;
+
+  std::vector<std::pair<uint64_t, Ref>> by_item_;  // (group << 32 | item) -> place, sorted
+};
+
+// Packs events into tracks: per (group, lane_class) each event takes the lowest-numbered lane that
+// is free at its start (nested events stack like a flame graph). O(n log n).
+TimelineModel build_timeline(std::vector<TimelineEvent> events, std::string unit);
+
+// Recorded times of traces (rank = position in `ranks`): every node with a duration, at its
+// start_time_micros, category = node type. Ranks whose nodes all start at 0 (durations without
+// timestamps) are left out; empty when no rank has both.
+TimelineModel timeline_of_traces(std::span<const Trace* const> ranks);
+
+// Simulated spans (ns): lane class 0 for compute, CPU and memory, 1 for communication; item =
+// the node's position in ranks[npu] (found by id), category = SpanKind.
+TimelineModel timeline_of_spans(std::span<const sim::Span> spans, std::span<const Trace* const> ranks);
+
+// A rectangle to draw: x in pixels from the view's left edge. count > 1: a run of events too
+// small to show one by one, merged (first = index of the first of them in the track).
+struct TimelineRect {
+  double x0 = 0, x1 = 0;
+  uint32_t first = 0, count = 1;
+  uint8_t category = 0;
+};
+
+// Appends the rects of `track` visible in [t0, t1) at `px_per_unit` pixels per time unit. Events
+// narrower than a pixel merge with their neighbours when the gap between them is under a pixel, so
+// the work per call is O((pixels + events wider than a pixel) × log n).
+void visible_rects(const TimelineTrack& track, double t0, double t1, double px_per_unit,
+                   std::vector<TimelineRect>& out);
+
+// The event under time t (within `slop` time units), if any.
+std::optional<uint32_t> pick_event(const TimelineTrack& track, double t, double slop);
+
+// Statistics of an area selection: the events of `tracks` overlapping [t0, t1), their time
+// inside the window summed per category, and the first `max_refs` of them.
+struct AreaStats {
+  uint64_t events = 0;
+  double busy = 0;  // summed overlap with [t0, t1)
+  std::vector<std::pair<uint64_t, double>> by_category;  // [category] = (events, time)
+  std::vector<TimelineModel::Ref> refs;
+};
+AreaStats area_stats(const TimelineModel& model, std::span<const uint32_t> tracks, double t0, double t1,
+                     size_t max_refs = 100000);
+
+}  // namespace chakra

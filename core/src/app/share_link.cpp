@@ -1,0 +1,141 @@
+#include "chakra/app/share_link.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "chakra/support/error.h"
+
+namespace chakra {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what) { throw Error("share link: " + what); }
+
+bool unreserved(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_' || c == '.' || c == '~';
+}
+
+bool key_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'; }
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string percent_decode(std::string_view s, const std::string& key) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '%') {
+      int hi = i + 2 < s.size() ? hex_value(s[i + 1]) : -1;
+      int lo = i + 2 < s.size() ? hex_value(s[i + 2]) : -1;
+      if (hi < 0 || lo < 0) fail("bad %-escape in the value of '" + key + "'");
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else if (c == '+') {
+      out.push_back(' ');  // what form encoding and some link shorteners produce
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string encode_share_state(const ShareState& state) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (const auto& entry : state) {
+    if (!out.empty()) out.push_back('&');
+    out += entry.first;
+    out.push_back('=');
+    for (char c : entry.second) {
+      if (unreserved(c)) {
+        out.push_back(c);
+      } else {
+        auto b = static_cast<unsigned char>(c);
+        out.push_back('%');
+        out.push_back(kHex[b >> 4]);
+        out.push_back(kHex[b & 15]);
+      }
+    }
+  }
+  return out;
+}
+
+ShareState decode_share_state(std::string_view hash, const ShareLimits& limits) {
+  if (!hash.empty() && hash.front() == '#') hash.remove_prefix(1);
+  if (hash.size() > limits.max_chars)
+    fail(std::to_string(hash.size()) + " characters is over the limit of " + std::to_string(limits.max_chars));
+  ShareState state;
+  size_t pos = 0;
+  while (pos < hash.size()) {
+    size_t amp = hash.find('&', pos);
+    if (amp == std::string_view::npos) amp = hash.size();
+    std::string_view item = hash.substr(pos, amp - pos);
+    pos = amp + 1;
+    if (item.empty()) continue;  // "a=1&&b=2", a trailing '&'
+    size_t eq = item.find('=');
+    std::string_view key = item.substr(0, eq);
+    if (key.empty() || key.size() > limits.max_key_chars)
+      fail("a key must have 1 to " + std::to_string(limits.max_key_chars) + " characters");
+    for (char c : key)
+      if (!key_char(c)) fail("key '" + std::string(key.substr(0, 32)) + "' has characters other than a-z 0-9 _ . -");
+    std::string k(key);
+    std::string value = eq == std::string_view::npos ? std::string() : percent_decode(item.substr(eq + 1), k);
+    if (!state.emplace(k, std::move(value)).second) fail("key '" + k + "' appears twice");
+    if (state.size() > limits.max_keys) fail("more than " + std::to_string(limits.max_keys) + " keys");
+  }
+  return state;
+}
+
+int64_t share_int(const ShareState& state, const std::string& key, int64_t lo, int64_t hi, int64_t fallback) {
+  auto it = state.find(key);
+  if (it == state.end()) return fallback;
+  const std::string& s = it->second;
+  char* end = nullptr;
+  errno = 0;
+  long long v = s.empty() ? 0 : std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno == ERANGE || v < lo || v > hi)
+    fail("'" + key + "' must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", not '" +
+         s.substr(0, 32) + "'");
+  return v;
+}
+
+double share_number(const ShareState& state, const std::string& key, double lo, double hi, double fallback) {
+  auto it = state.find(key);
+  if (it == state.end()) return fallback;
+  const std::string& s = it->second;
+  char* end = nullptr;
+  double v = s.empty() ? NAN : std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi)
+    fail("'" + key + "' must be a number from " + format_number(lo) + " to " + format_number(hi) + ", not '" +
+         s.substr(0, 32) + "'");
+  return v;
+}
+
+std::string share_choice(const ShareState& state, const std::string& key,
+                         std::initializer_list<std::string_view> allowed, std::string fallback) {
+  return share_choice(state, key, std::span<const std::string_view>(allowed.begin(), allowed.size()), std::move(fallback));
+}
+
+std::string share_choice(const ShareState& state, const std::string& key,
+                         std::span<const std::string_view> allowed, std::string fallback) {
+  auto it = state.find(key);
+  if (it == state.end()) return fallback;
+  std::string names;
+  for (std::string_view a : allowed) {
+    if (a == it->second) return it->second;
+    names += (names.empty() ? "" : ", ") + std::string(a);
+  }
+  fail("'" + key + "' must be one of " + names + ", not '" + it->second.substr(0, 32) + "'");
+}
+
+}  // namespace chakra

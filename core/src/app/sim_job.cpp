@@ -1,0 +1,229 @@
+#include "chakra/app/sim_job.h"
+
+#include <cstring>
+#include <type_traits>
+#include <unordered_map>
+
+#include "chakra/support/error.h"
+
+namespace chakra::sim {
+
+namespace {
+
+constexpr char kJobMagic[8] = {'C', 'K', 'S', 'I', 'M', 'J', 'O', '1'};
+constexpr char kResultMagic[8] = {'C', 'K', 'S', 'I', 'M', 'R', 'E', '1'};
+
+// Fixed-width little-endian fields (wasm32 and x86-64 are both little-endian).
+class Writer {
+ public:
+  explicit Writer(const char (&magic)[8]) { out.append(magic, 8); }
+  template <class T>
+  void raw(T v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  void u64(uint64_t v) { raw(v); }
+  void f64(double v) { raw(v); }
+  void str(std::string_view s) {
+    u64(s.size());
+    out.append(s);
+  }
+  std::string out;
+};
+
+class Reader {
+ public:
+  Reader(std::string_view bytes, const char (&magic)[8], const char* what) : in_(bytes), what_(what) {
+    if (in_.size() < 8 || std::memcmp(in_.data(), magic, 8) != 0) fail("not produced by this version of chakrakit");
+    in_.remove_prefix(8);
+  }
+  template <class T>
+  T raw() {
+    T v;
+    take(&v, sizeof v);
+    return v;
+  }
+  uint64_t u64() { return raw<uint64_t>(); }
+  double f64() { return raw<double>(); }
+  // A count of items that take at least `min_item_bytes` each: bounded by what is left, so a
+  // damaged count cannot make the caller reserve gigabytes.
+  uint64_t count(uint64_t min_item_bytes) {
+    uint64_t n = u64();
+    if (n > in_.size() / min_item_bytes) fail("a count of " + std::to_string(n) + " exceeds the bytes left");
+    return n;
+  }
+  std::string_view str() {
+    uint64_t n = count(1);
+    std::string_view s = in_.substr(0, n);
+    in_.remove_prefix(n);
+    return s;
+  }
+  void end() {
+    if (!in_.empty()) fail(std::to_string(in_.size()) + " unexpected bytes after the end");
+  }
+  [[noreturn]] void fail(const std::string& why) const { throw Error(std::string(what_) + ": " + why); }
+
+ private:
+  void take(void* dst, size_t n) {
+    if (in_.size() < n) fail("truncated");
+    std::memcpy(dst, in_.data(), n);
+    in_.remove_prefix(n);
+  }
+  std::string_view in_;
+  const char* what_;
+};
+
+}  // namespace
+
+std::string encode_job(const SimJob& job) {
+  Writer w(kJobMagic);
+  w.u64(job.traces.size());
+  for (const std::string& t : job.traces) w.str(t);
+  // Configs travel in their ASTRA-sim text forms, which read back equal (tested).
+  w.str(format_network(job.network));
+  w.str(format_system(job.system));
+  w.raw(job.memory.type);
+  w.f64(job.memory.latency);
+  w.f64(job.memory.bandwidth);
+  w.u64(job.memory.npus_per_node);
+  w.u64(job.groups.size());
+  for (const auto& [id, members] : job.groups) {
+    w.raw<int64_t>(id);
+    w.u64(members.size());
+    for (uint32_t m : members) w.raw(m);
+  }
+  const SimOptions& o = job.options;
+  w.raw(o.backend);
+  w.u64(o.queues_per_dim);
+  w.f64(o.injection_scale);
+  w.raw<uint8_t>(o.rendezvous);
+  w.raw<uint8_t>(o.record_spans);
+  w.raw<uint8_t>(o.every_message);
+  w.u64(o.expected_nodes);
+  return std::move(w.out);
+}
+
+SimJob decode_job(std::string_view bytes) {
+  Reader r(bytes, kJobMagic, "simulation job");
+  SimJob job;
+  job.traces.resize(r.count(8));
+  for (std::string& t : job.traces) t = r.str();
+  job.network = parse_network(r.str(), "simulation job network");
+  job.system = parse_system(r.str(), "simulation job system");
+  job.memory.type = r.raw<MemoryType>();
+  if (static_cast<unsigned>(job.memory.type) > static_cast<unsigned>(MemoryType::Pool)) r.fail("bad memory type");
+  job.memory.latency = r.f64();
+  job.memory.bandwidth = r.f64();
+  job.memory.npus_per_node = static_cast<uint32_t>(r.u64());
+  for (uint64_t g = r.count(16); g > 0; --g) {
+    int id = static_cast<int>(r.raw<int64_t>());
+    std::vector<uint32_t>& members = job.groups[id];
+    members.resize(r.count(4));
+    for (uint32_t& m : members) m = r.raw<uint32_t>();
+  }
+  SimOptions& o = job.options;
+  o.backend = r.raw<Backend>();
+  if (o.backend != Backend::CongestionAware && o.backend != Backend::CongestionUnaware) r.fail("bad backend");
+  o.queues_per_dim = static_cast<uint32_t>(r.u64());
+  o.injection_scale = r.f64();
+  o.rendezvous = r.raw<uint8_t>() != 0;
+  o.record_spans = r.raw<uint8_t>() != 0;
+  o.every_message = r.raw<uint8_t>() != 0;
+  o.expected_nodes = r.u64();
+  r.end();
+  return job;
+}
+
+std::string encode_result(const SimResult& result) {
+  Writer w(kResultMagic);
+  w.u64(result.npus.size());
+  for (const NpuResult& n : result.npus) {
+    w.raw<uint8_t>(n.finished);
+    for (Tick t : {n.finish, n.exposed_comm, n.compute, n.comm, n.cpu, n.memory, n.overlap, n.nodes}) w.u64(t);
+    w.u64(n.stuck.size());
+    for (const std::string& s : n.stuck) w.str(s);
+  }
+  for (const CollectiveTotals& c : result.collectives) {
+    w.u64(c.count);
+    w.u64(c.bytes);
+    w.u64(c.time);
+  }
+  w.u64(result.messages);
+  w.u64(result.events);
+  w.raw<uint8_t>(result.deadlock);
+  // Spans repeat a few names many times: a name table, then an index per span.
+  std::unordered_map<std::string_view, uint32_t> name_index;
+  std::vector<std::string_view> names;
+  std::vector<uint32_t> span_names;
+  span_names.reserve(result.spans.size());
+  for (const Span& s : result.spans) {
+    auto [it, added] = name_index.try_emplace(s.name, static_cast<uint32_t>(names.size()));
+    if (added) names.push_back(s.name);
+    span_names.push_back(it->second);
+  }
+  w.u64(names.size());
+  for (std::string_view n : names) w.str(n);
+  w.u64(result.spans.size());
+  for (size_t i = 0; i < result.spans.size(); ++i) {
+    const Span& s = result.spans[i];
+    w.raw(s.npu);
+    w.raw(s.kind);
+    w.u64(s.node);
+    w.u64(s.start);
+    w.u64(s.end);
+    w.raw(span_names[i]);
+  }
+  return std::move(w.out);
+}
+
+SimResult decode_result(std::string_view bytes) {
+  Reader r(bytes, kResultMagic, "simulation result");
+  SimResult result;
+  result.npus.resize(r.count(73));
+  for (NpuResult& n : result.npus) {
+    n.finished = r.raw<uint8_t>() != 0;
+    for (Tick* t : {&n.finish, &n.exposed_comm, &n.compute, &n.comm, &n.cpu, &n.memory, &n.overlap, &n.nodes})
+      *t = r.u64();
+    n.stuck.resize(r.count(8));
+    for (std::string& s : n.stuck) s = r.str();
+  }
+  for (CollectiveTotals& c : result.collectives) {
+    c.count = r.u64();
+    c.bytes = r.u64();
+    c.time = r.u64();
+  }
+  result.messages = r.u64();
+  result.events = r.u64();
+  result.deadlock = r.raw<uint8_t>() != 0;
+  std::vector<std::string> names(r.count(8));
+  for (std::string& n : names) n = r.str();
+  result.spans.resize(r.count(33));
+  for (Span& s : result.spans) {
+    s.npu = r.raw<uint32_t>();
+    s.kind = r.raw<SpanKind>();
+    if (static_cast<int>(s.kind) > static_cast<int>(SpanKind::Other)) r.fail("bad span kind");
+    s.node = r.u64();
+    s.start = r.u64();
+    s.end = r.u64();
+    uint32_t name = r.raw<uint32_t>();
+    if (name >= names.size()) r.fail("span name index out of range");
+    s.name = names[name];
+  }
+  r.end();
+  return result;
+}
+
+SimResult run_job(const SimJob& job, Progress* progress) {
+  SimInputs in;
+  in.workload = "workspace";
+  in.encoded_traces = &job.traces;
+  in.network = job.network;
+  in.system = job.system;
+  in.memory = job.memory;
+  in.groups = job.groups;
+  SimOptions options = job.options;
+  options.progress = progress;
+  return simulate(in, options);
+}
+
+}  // namespace chakra::sim

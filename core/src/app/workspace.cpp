@@ -1,0 +1,389 @@
+#include "chakra/app/workspace.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cctype>
+
+#include "chakra/format/io.h"
+#include "chakra/pytorch/pytorch_convert.h"
+#include "chakra/pytorch/trace_link.h"
+#include "chakra/support/error.h"
+
+namespace chakra {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+bool is_gzip(std::span<const uint8_t> b) { return b.size() >= 2 && b[0] == 0x1f && b[1] == 0x8b; }
+
+// Up to 64 KiB of the content, inflated when gzip (a corrupt stream gives what could be read).
+std::string head_of(std::span<const uint8_t> bytes, const std::string& name) {
+  if (!is_gzip(bytes)) return std::string(reinterpret_cast<const char*>(bytes.data()), std::min<size_t>(bytes.size(), 65536));
+  std::string out(65536, '\0');
+  size_t got = 0;
+  try {
+    auto in = memory_input(bytes, name);
+    while (got < out.size()) {
+      size_t n = in->read(reinterpret_cast<uint8_t*>(out.data()) + got, out.size() - got);
+      if (n == 0) break;
+      got += n;
+    }
+  } catch (const Error&) {
+  }
+  out.resize(got);
+  return out;
+}
+
+bool contains(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
+
+// Text workloads start with a parallelism type word, e.g. "DATA", "HYBRID_TRANSFORMER",
+// "MICRO", followed by more tokens or a newline and a layer count.
+bool looks_like_text_workload(std::string_view head) {
+  size_t i = 0;
+  while (i < head.size() && (std::isupper(static_cast<unsigned char>(head[i])) || head[i] == '_')) ++i;
+  if (i < 4 || i >= head.size() || !(head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r'))
+    return false;
+  size_t eol = head.find('\n');
+  if (eol == std::string_view::npos) return false;
+  size_t j = eol + 1;
+  while (j < head.size() && (head[j] == ' ' || head[j] == '\t')) ++j;
+  return j < head.size() && std::isdigit(static_cast<unsigned char>(head[j]));
+}
+
+}  // namespace
+
+const char* input_kind_name(InputKind kind) {
+  switch (kind) {
+    case InputKind::ChakraEt: return "Chakra ET";
+    case InputKind::PytorchHostEt: return "PyTorch host ET";
+    case InputKind::KinetoTrace: return "Kineto trace";
+    case InputKind::TextWorkload: return "ASTRA-sim text workload";
+    case InputKind::NetworkYaml: return "ASTRA-sim network config";
+    case InputKind::SystemJson: return "ASTRA-sim system config";
+    case InputKind::CommGroupJson: return "communicator groups";
+    case InputKind::RemoteMemoryJson: return "ASTRA-sim remote-memory config";
+    case InputKind::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> bytes) {
+  std::string head = head_of(bytes, std::string(name));
+  size_t first = head.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && head[first] == '{') {
+    if (contains(head, "\"traceEvents\"")) return InputKind::KinetoTrace;
+    if (contains(head, "\"nodes\"") && (contains(head, "\"schema\"") || contains(head, "\"pid\""))) return InputKind::PytorchHostEt;
+    if (contains(head, "-implementation\"") || contains(head, "\"scheduling-policy\"") ||
+        contains(head, "\"preferred-dataset-splits\""))
+      return InputKind::SystemJson;
+    if (contains(head, "\"memory-type\"")) return InputKind::RemoteMemoryJson;
+    if (contains(head, "[")) return InputKind::CommGroupJson;
+    return InputKind::Unknown;
+  }
+  if (contains(head, "topology") && contains(head, "npus_count")) return InputKind::NetworkYaml;
+  if (looks_like_text_workload(head)) return InputKind::TextWorkload;
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (std::string_view suffix : {".et", ".et.gz", ".eg", ".eg.gz", ".chakra", ".chakra.gz"})
+    if (ends_with(lower, suffix)) return InputKind::ChakraEt;
+  // Binary content (control bytes no text file has) starting with a plausible record length: a
+  // Chakra trace under another name.
+  bool binary = std::any_of(head.begin(), head.begin() + std::min<size_t>(head.size(), 256), [](char c) {
+    auto b = static_cast<unsigned char>(c);
+    return b < 9 || (b > 13 && b < 32);
+  });
+  if (binary && head.size() > 1 && static_cast<unsigned char>(head[0]) > 0 && (head[1] & 7) <= 2 && (head[1] >> 3) >= 1)
+    return InputKind::ChakraEt;
+  return InputKind::Unknown;
+}
+
+Workspace::Loading::~Loading() = default;
+
+bool Workspace::Loading::step(uint32_t max_nodes) {
+  if (done_) return true;
+  auto start = Clock::now();
+  if (kind_ == InputKind::ChakraEt) {
+    if (!reader_) {
+      reader_ = std::make_unique<EtReader>(memory_input(bytes_, name_));
+      reader_->read_metadata(trace_);
+    }
+    for (uint32_t i = 0; i < max_nodes; ++i) {
+      if (!reader_->next_node(trace_, draft_)) {
+        done_ = true;
+        break;
+      }
+      trace_.append(draft_);
+    }
+  } else {
+    done_ = true;  // the rest of the work happens in finish()
+  }
+  elapsed_ms_ += ms_since(start);
+  return done_;
+}
+
+double Workspace::Loading::fraction() const {
+  if (done_) return 1;
+  if (!reader_ || bytes_.empty()) return 0;
+  if (is_gzip(bytes_)) return -1;
+  return static_cast<double>(reader_->offset()) / static_cast<double>(bytes_.size());
+}
+
+uint64_t Workspace::Loading::nodes() const { return trace_.size(); }
+
+std::unique_ptr<Workspace::Loading> Workspace::begin(std::span<const uint8_t> bytes, const std::string& name) {
+  auto loading = std::unique_ptr<Loading>(new Loading());
+  loading->name_ = name;
+  loading->kind_ = detect_input_kind(name, bytes);
+  if (loading->kind_ == InputKind::Unknown)
+    throw Error(name + ": not a file chakrakit opens (Chakra .et, PyTorch host ET or Kineto JSON, ASTRA-sim text "
+                       "workload, network YAML, system, remote-memory or communicator-group JSON)");
+  loading->bytes_.assign(bytes.begin(), bytes.end());
+  return loading;
+}
+
+const RankTrace* Workspace::rank(uint32_t r) const {
+  for (const auto& t : ranks_)
+    if (t->rank == r) return t.get();
+  return nullptr;
+}
+
+void Workspace::clear() {
+  ranks_.clear();
+  pytorch_.clear();
+  text_.reset();
+  network.reset();
+  system.reset();
+  memory.reset();
+  groups.clear();
+  network_source.clear();
+  system_source.clear();
+}
+
+uint32_t Workspace::next_free_rank() const {
+  uint32_t r = 0;
+  while (rank(r)) ++r;
+  return r;
+}
+
+void Workspace::put_rank(std::unique_ptr<RankTrace> t) {
+  t->summary = summarize(t->trace);
+  t->report = validate(t->trace);
+  auto it = std::find_if(ranks_.begin(), ranks_.end(), [&](const auto& x) { return x->rank == t->rank; });
+  if (it != ranks_.end()) {
+    *it = std::move(t);
+    return;
+  }
+  ranks_.push_back(std::move(t));
+  std::sort(ranks_.begin(), ranks_.end(), [](const auto& a, const auto& b) { return a->rank < b->rank; });
+}
+
+std::string Workspace::convert_pytorch_rank(uint32_t r) {
+  auto pair = std::find_if(pytorch_.begin(), pytorch_.end(), [&](const auto& p) { return p.first == r; });
+  PytorchPair& p = pair->second;
+  auto start = Clock::now();
+  auto t = std::make_unique<RankTrace>();
+  t->rank = r;
+  std::string linked;
+  std::string json_name = p.host_name;
+  if (!p.kineto.empty()) {
+    StringSink sink;
+    auto as_bytes = [](const std::string& s) { return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size()); };
+    LinkReport report = link_traces(memory_input(as_bytes(p.host), p.host_name), memory_input(as_bytes(p.kineto), p.kineto_name), sink);
+    linked = std::move(sink.out);
+    json_name = p.host_name + " + " + p.kineto_name;
+    t->notes.push_back("linked with " + std::string(link_method_name(report.method)) + ": " +
+                       std::to_string(report.host_ops_linked) + " of " + std::to_string(report.host_nodes) +
+                       " host ops timed, " + std::to_string(report.gpu_nodes) + " GPU ops");
+    for (const std::string& w : report.warnings) t->notes.push_back(w);
+  } else {
+    t->notes.push_back("host ET without a Kineto trace: converted unlinked (drop rank " + std::to_string(r) +
+                       "'s Kineto trace to add GPU ops and times)");
+  }
+  const std::string& json = p.kineto.empty() ? p.host : linked;
+  PytorchConvertOptions options;
+  options.rank = r;
+  PytorchConvertResult result = convert_pytorch(
+      memory_input(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(json.data()), json.size()), json_name), options);
+  for (const std::string& w : result.warnings) t->notes.push_back(w);
+  for (const auto& [pg, members] : result.process_groups) {
+    int id = 0;
+    try {
+      id = std::stoi(pg);
+    } catch (...) {
+      continue;  // names that are not numbers are not ASTRA-sim communicator ids
+    }
+    if (id <= 0 || groups.count(id)) continue;
+    std::vector<uint32_t> ranks;
+    for (int64_t m : members) ranks.push_back(static_cast<uint32_t>(m));
+    groups[id] = ranks;
+  }
+  t->trace = std::move(result.trace);
+  t->source = json_name;
+  t->bytes = p.host.size() + p.kineto.size();
+  t->load_ms = ms_since(start);
+  put_rank(std::move(t));
+  return "rank " + std::to_string(r) + ": " + (p.kineto.empty() ? "converted host ET " : "linked and converted ") + json_name;
+}
+
+void Workspace::instantiate_text() {
+  for (uint32_t r = 0; r < text_npus_; ++r) {
+    auto t = std::make_unique<RankTrace>();
+    t->rank = r;
+    t->source = text_name_;
+    t->bytes = text_->text.size();
+    auto start = Clock::now();
+    t->trace = text_workload_trace(*text_, 1, 0);
+    t->load_ms = ms_since(start);
+    t->notes = text_->warnings;
+    t->notes.push_back("text workload instantiated for " + std::to_string(text_npus_) + " NPUs, 1 pass");
+    put_rank(std::move(t));
+  }
+}
+
+void Workspace::set_text_npus(uint32_t npus) {
+  if (npus == 0 || npus > (1u << 16)) throw Error("text workload: NPU count must be from 1 to 65536");
+  text_npus_ = npus;
+  if (!text_) return;
+  std::erase_if(ranks_, [&](const auto& t) { return t->source == text_name_ && t->rank >= npus; });
+  instantiate_text();
+}
+
+std::string Workspace::finish(Loading& l) {
+  if (!l.done_) while (!l.step(1u << 20)) {}
+  const std::string& name = l.name_;
+  auto whole_text = [&]() { return read_all(*memory_input(l.bytes_, name)); };
+  switch (l.kind_) {
+    case InputKind::ChakraEt: {
+      auto t = std::make_unique<RankTrace>();
+      t->rank = rank_from_file_name(name).value_or(next_free_rank());
+      t->source = name;
+      t->bytes = l.bytes_.size();
+      t->load_ms = l.elapsed_ms_;
+      t->trace = std::move(l.trace_);
+      uint32_t r = t->rank;
+      uint64_t nodes = t->trace.size();
+      put_rank(std::move(t));
+      return "rank " + std::to_string(r) + ": " + name + " (" + std::to_string(nodes) + " nodes)";
+    }
+    case InputKind::PytorchHostEt:
+    case InputKind::KinetoTrace: {
+      bool host = l.kind_ == InputKind::PytorchHostEt;
+      std::optional<uint32_t> stated = rank_from_file_name(name);
+      // A file without a rank pairs with an unpaired other half, else takes a new rank.
+      auto it = std::find_if(pytorch_.begin(), pytorch_.end(), [&](const auto& p) {
+        if (stated) return p.first == *stated;
+        return host ? p.second.host.empty() : p.second.kineto.empty();
+      });
+      uint32_t r = it != pytorch_.end() ? it->first : stated.value_or(next_free_rank());
+      if (it == pytorch_.end()) {
+        pytorch_.push_back({r, {}});
+        it = pytorch_.end() - 1;
+      }
+      PytorchPair saved = it->second;
+      (host ? it->second.host : it->second.kineto) = whole_text();
+      (host ? it->second.host_name : it->second.kineto_name) = name;
+      if (it->second.host.empty()) return "rank " + std::to_string(r) + ": Kineto trace " + name + " waits for its host ET";
+      try {
+        return convert_pytorch_rank(r);
+      } catch (...) {
+        auto again = std::find_if(pytorch_.begin(), pytorch_.end(), [&](const auto& p) { return p.first == r; });
+        again->second = std::move(saved);  // leave the workspace as it was
+        if (again->second.host.empty() && again->second.kineto.empty()) pytorch_.erase(again);
+        throw;
+      }
+    }
+    case InputKind::TextWorkload: {
+      TextWorkload w = parse_text_workload(whole_text(), name);
+      if (text_) std::erase_if(ranks_, [&](const auto& t) { return t->source == text_name_; });
+      text_ = std::move(w);
+      text_name_ = name;
+      instantiate_text();
+      return name + ": " + text_->type + " workload, " + std::to_string(text_->layers.size()) + " layers, " +
+             std::to_string(text_npus_) + " NPUs";
+    }
+    case InputKind::NetworkYaml: {
+      network = sim::parse_network(whole_text(), name);
+      network_source = name;
+      return name + ": network of " + std::to_string(network->total_npus()) + " NPUs";
+    }
+    case InputKind::SystemJson:
+      system = sim::parse_system(whole_text(), name);
+      system_source = name;
+      return name + ": system config";
+    case InputKind::RemoteMemoryJson:
+      memory = sim::parse_remote_memory(whole_text(), name);
+      return name + ": remote-memory config";
+    case InputKind::CommGroupJson:
+      groups = sim::parse_comm_groups(whole_text(), name);
+      return name + ": " + std::to_string(groups.size()) + " communicator groups";
+    case InputKind::Unknown: break;
+  }
+  throw Error(name + ": not a file chakrakit opens");
+}
+
+std::string Workspace::add_synthetic(const synth::SynthOptions& options) {
+  auto start = Clock::now();
+  std::shared_ptr<const synth::Workload> w = synth::synthesize(options);
+  uint32_t n = synth::num_ranks(*w);
+  if (n > 4096) throw Error("synthetic workload: " + std::to_string(n) + " ranks is more than the page holds (4096)");
+  std::vector<std::unique_ptr<RankTrace>> ranks;
+  for (uint32_t r = 0; r < n; ++r) {
+    auto t = std::make_unique<RankTrace>();
+    t->rank = r;
+    t->source = "synthetic";
+    synth::rank_trace(*w, r, t->trace);
+    ranks.push_back(std::move(t));
+  }
+  sim::CommGroups new_groups;
+  for (const auto& [id, members] : synth::comm_groups(*w)) {
+    std::vector<uint32_t> m(members.begin(), members.end());
+    new_groups[std::stoi(id)] = m;
+  }
+  ranks_.clear();  // the traces are replaced; dropped configs stay
+  pytorch_.clear();
+  text_.reset();
+  groups = std::move(new_groups);
+  for (auto& t : ranks) {
+    t->load_ms = ms_since(start) / n;
+    put_rank(std::move(t));
+  }
+  return "synthetic workload: " + std::to_string(n) + " ranks, " + std::to_string(synth::num_stages(*w)) + " pipeline stages";
+}
+
+std::string Workspace::add(std::span<const uint8_t> bytes, const std::string& name) {
+  auto l = begin(bytes, name);
+  return finish(*l);
+}
+
+sim::SimJob Workspace::simulation_job(const sim::NetworkConfig& net, const sim::SystemConfig& sys,
+                                      const sim::SimOptions& options) const {
+  uint64_t npus = net.total_npus();
+  if (ranks_.size() != npus || (npus && ranks_.back()->rank != npus - 1))
+    throw Error("the network has " + std::to_string(npus) + " NPUs but " + std::to_string(ranks_.size()) +
+                " ranks are loaded" + (ranks_.empty() ? "" : " (ranks " + std::to_string(ranks_.front()->rank) + " to " +
+                                                                  std::to_string(ranks_.back()->rank) + ")") +
+                "; the simulator needs one trace per NPU, ranks 0 to " + std::to_string(npus - 1));
+  sim::SimJob job;
+  job.traces.reserve(npus);
+  job.options = options;
+  job.options.progress = nullptr;
+  job.options.expected_nodes = 0;
+  for (const auto& t : ranks_) {
+    job.traces.push_back(encode_et(t->trace));
+    job.options.expected_nodes += t->trace.size();
+  }
+  job.network = net;
+  job.system = sys;
+  job.memory = memory.value_or(sim::RemoteMemoryConfig{});
+  job.groups = groups;
+  return job;
+}
+
+sim::SimResult Workspace::simulate(const sim::NetworkConfig& net, const sim::SystemConfig& sys,
+                                   const sim::SimOptions& options) const {
+  return sim::run_job(simulation_job(net, sys, options), options.progress);
+}
+
+}  // namespace chakra

@@ -1,0 +1,424 @@
+#include <algorithm>
+#include <cstring>
+
+#include "chakra/format/et_io.h"
+#include "chakra/format/wire.h"
+#include "chakra/support/error.h"
+
+namespace chakra {
+namespace {
+
+using wire::DecodeError;
+using wire::read_len;
+using wire::read_varint;
+
+// Field numbers of Node, IOInfo, AttributeProto, GlobalMetadata (core/proto/et_def.proto).
+enum NodeField : uint32_t {
+  kNodeId = 1, kNodeName = 2, kNodeType = 3, kNodeCtrlDeps = 4, kNodeDataDeps = 5,
+  kNodeStart = 6, kNodeDuration = 7, kNodeInputs = 8, kNodeOutputs = 9, kNodeAttr = 10,
+};
+enum AttrField : uint32_t { kAttrName = 1, kAttrDoc = 2 };
+enum MetaField : uint32_t { kMetaVersion = 1, kMetaAttr = 2 };
+
+// Decodes one scalar of kind k into its 64-bit storage form (see trace.h).
+uint64_t read_scalar(AttrKind k, const uint8_t*& p, const uint8_t* end, StringPool& pool) {
+  switch (k) {
+    case AttrKind::Double: case AttrKind::Fixed64: case AttrKind::Sfixed64:
+      return wire::read_fixed64(p, end);
+    case AttrKind::Float: case AttrKind::Fixed32:
+      return wire::read_fixed32(p, end);
+    case AttrKind::Sfixed32:
+      return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(wire::read_fixed32(p, end))));
+    case AttrKind::Int32:  // protobuf truncates to 32 bits, then sign-extends
+      return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(read_varint(p, end))));
+    case AttrKind::Uint32:
+      return static_cast<uint32_t>(read_varint(p, end));
+    case AttrKind::Sint32:
+      return static_cast<uint64_t>(static_cast<int64_t>(
+          wire::unzigzag32(static_cast<uint32_t>(read_varint(p, end)))));
+    case AttrKind::Sint64:
+      return static_cast<uint64_t>(wire::unzigzag64(read_varint(p, end)));
+    case AttrKind::Bool:
+      return read_varint(p, end) != 0 ? 1 : 0;
+    case AttrKind::String: case AttrKind::Bytes:
+      return pool.intern(read_len(p, end));
+    default:  // Int64, Uint64
+      return read_varint(p, end);
+  }
+}
+
+// Appends the elements of a <T>List message to drafts.elems. Unknown fields inside are counted.
+void parse_list(std::string_view msg, AttrKind list, AttrDrafts& drafts, StringPool& pool,
+                uint64_t& dropped) {
+  const AttrKind elem = element_kind(list);
+  const wire::WireType elem_wt = wire::scalar_wire_type(elem);
+  auto* p = reinterpret_cast<const uint8_t*>(msg.data());
+  const uint8_t* end = p + msg.size();
+  while (p < end) {
+    uint64_t key = read_varint(p, end);
+    uint32_t field = static_cast<uint32_t>(key >> 3), wt = static_cast<uint32_t>(key & 7);
+    if (field == 0) throw DecodeError{"field number 0", p};
+    if (field == 1 && wt == elem_wt) {
+      drafts.elems.push_back(read_scalar(elem, p, end, pool));
+    } else if (field == 1 && wt == wire::kLen && elem_wt != wire::kLen) {  // packed
+      std::string_view packed = read_len(p, end);
+      auto* q = reinterpret_cast<const uint8_t*>(packed.data());
+      const uint8_t* qend = q + packed.size();
+      while (q < qend) drafts.elems.push_back(read_scalar(elem, q, qend, pool));
+    } else {
+      wire::skip_value(wt, field, p, end);
+      ++dropped;
+    }
+  }
+}
+
+void parse_attr(std::string_view msg, AttrDrafts& drafts, StringPool& pool, uint64_t& dropped) {
+  AttrDraft a;
+  a.list_begin = static_cast<uint32_t>(drafts.elems.size());
+  a.unknown_begin = static_cast<uint32_t>(drafts.unknown.size());
+  auto* p = reinterpret_cast<const uint8_t*>(msg.data());
+  const uint8_t* end = p + msg.size();
+  while (p < end) {
+    const uint8_t* field_start = p;
+    uint64_t key = read_varint(p, end);
+    uint32_t field = static_cast<uint32_t>(key >> 3), wt = static_cast<uint32_t>(key & 7);
+    if (field == 0) throw DecodeError{"field number 0", field_start};
+    if (field == kAttrName && wt == wire::kLen) {
+      a.name = pool.intern(read_len(p, end));
+      continue;
+    }
+    if (field == kAttrDoc && wt == wire::kLen) {
+      a.doc = pool.intern(read_len(p, end));
+      continue;
+    }
+    if (field >= 3 && field <= static_cast<uint32_t>(kMaxAttrKind)) {
+      const AttrKind k = static_cast<AttrKind>(field);
+      const bool list = is_list(k);
+      if (list ? wt == wire::kLen : wt == wire::scalar_wire_type(k)) {
+        // Setting a oneof member discards the previous one; a repeated list message merges.
+        if (a.kind != k) {
+          drafts.elems.resize(a.list_begin);
+          a.list_len = 0;
+        }
+        a.kind = k;
+        if (list) {
+          parse_list(read_len(p, end), k, drafts, pool, dropped);
+          a.list_len = static_cast<uint32_t>(drafts.elems.size() - a.list_begin);
+          a.bits = 0;
+        } else {
+          a.bits = read_scalar(k, p, end, pool);
+        }
+        continue;
+      }
+    }
+    wire::skip_value(wt, field, p, end);
+    drafts.unknown.append(reinterpret_cast<const char*>(field_start), p - field_start);
+  }
+  a.unknown_len = static_cast<uint32_t>(drafts.unknown.size() - a.unknown_begin);
+  drafts.attrs.push_back(a);
+}
+
+void parse_io(std::string_view msg, IoStrings& io, StringPool& pool, uint64_t& dropped) {
+  auto* p = reinterpret_cast<const uint8_t*>(msg.data());
+  const uint8_t* end = p + msg.size();
+  while (p < end) {
+    uint64_t key = read_varint(p, end);
+    uint32_t field = static_cast<uint32_t>(key >> 3), wt = static_cast<uint32_t>(key & 7);
+    if (field == 0) throw DecodeError{"field number 0", p};
+    if (wt == wire::kLen && field >= 1 && field <= 3) {
+      StrId s = pool.intern(read_len(p, end));
+      (field == 1 ? io.values : field == 2 ? io.shapes : io.types) = s;
+    } else {
+      wire::skip_value(wt, field, p, end);
+      ++dropped;
+    }
+  }
+}
+
+void read_deps(uint32_t wt, const uint8_t*& p, const uint8_t* end, std::vector<uint64_t>& out, bool& unpacked) {
+  if (wt == wire::kVarint) {
+    out.push_back(read_varint(p, end));
+    unpacked = true;
+    return;
+  }
+  std::string_view packed = read_len(p, end);
+  auto* q = reinterpret_cast<const uint8_t*>(packed.data());
+  const uint8_t* qend = q + packed.size();
+  while (q < qend) out.push_back(read_varint(q, qend));
+}
+
+void parse_node(const uint8_t* p, const uint8_t* end, NodeDraft& d, StringPool& pool, uint64_t& dropped) {
+  d.clear();
+  while (p < end) {
+    const uint8_t* field_start = p;
+    uint64_t key = read_varint(p, end);
+    uint32_t field = static_cast<uint32_t>(key >> 3), wt = static_cast<uint32_t>(key & 7);
+    if (field == 0) throw DecodeError{"field number 0", field_start};
+    bool known = true;
+    switch (field) {
+      case kNodeId:
+        if (wt == wire::kVarint) d.id = read_varint(p, end); else known = false;
+        break;
+      case kNodeName:
+        if (wt == wire::kLen) d.name = pool.intern(read_len(p, end)); else known = false;
+        break;
+      case kNodeType:
+        if (wt == wire::kVarint) d.type = static_cast<int32_t>(read_varint(p, end)); else known = false;
+        break;
+      case kNodeCtrlDeps:
+      case kNodeDataDeps:
+        if (wt == wire::kVarint || wt == wire::kLen)
+          read_deps(wt, p, end, field == kNodeCtrlDeps ? d.ctrl_deps : d.data_deps,
+                    field == kNodeCtrlDeps ? d.ctrl_deps_unpacked : d.data_deps_unpacked);
+        else
+          known = false;
+        break;
+      case kNodeStart:
+        if (wt == wire::kVarint) d.start_time_micros = read_varint(p, end); else known = false;
+        break;
+      case kNodeDuration:
+        if (wt == wire::kVarint) d.duration_micros = read_varint(p, end); else known = false;
+        break;
+      case kNodeInputs:
+      case kNodeOutputs:
+        if (wt == wire::kLen) {
+          bool in = field == kNodeInputs;
+          (in ? d.has_inputs : d.has_outputs) = true;
+          parse_io(read_len(p, end), in ? d.inputs : d.outputs, pool, dropped);
+        } else {
+          known = false;
+        }
+        break;
+      case kNodeAttr:
+        if (wt == wire::kLen) parse_attr(read_len(p, end), d.attrs, pool, dropped); else known = false;
+        break;
+      default:
+        known = false;
+    }
+    if (!known) {
+      wire::skip_value(wt, field, p, end);
+      d.unknown.append(reinterpret_cast<const char*>(field_start), p - field_start);
+    }
+  }
+}
+
+void parse_metadata(const uint8_t* p, const uint8_t* end, Trace& trace, uint64_t& dropped) {
+  AttrDrafts attrs;
+  std::string unknown;
+  StrId version = StringPool::kEmpty;
+  while (p < end) {
+    const uint8_t* field_start = p;
+    uint64_t key = read_varint(p, end);
+    uint32_t field = static_cast<uint32_t>(key >> 3), wt = static_cast<uint32_t>(key & 7);
+    if (field == 0) throw DecodeError{"field number 0", field_start};
+    if (field == kMetaVersion && wt == wire::kLen) {
+      version = trace.intern(read_len(p, end));
+    } else if (field == kMetaAttr && wt == wire::kLen) {
+      parse_attr(read_len(p, end), attrs, trace.strings(), dropped);
+    } else {
+      wire::skip_value(wt, field, p, end);
+      unknown.append(reinterpret_cast<const char*>(field_start), p - field_start);
+    }
+  }
+  trace.set_metadata(version, attrs, unknown);
+}
+
+// Is this first record a GlobalMetadata (fields: 1 version string, 2 repeated attribute) rather
+// than a Node? The first telling field decides: field 1 is a string in GlobalMetadata but a varint
+// (id) in a Node, fields 3..10 exist only in a Node. Field 2 is ambiguous (Node.name or
+// GlobalMetadata.attr): an attribute message starts with its name field (0x0a), a node name
+// practically never with a newline. Other field numbers are unknown to both and say nothing.
+bool looks_like_metadata(const uint8_t* p, const uint8_t* end) {
+  try {
+    while (p < end) {
+      uint64_t key = read_varint(p, end);
+      uint32_t field = static_cast<uint32_t>(key >> 3), wt = static_cast<uint32_t>(key & 7);
+      if (field == kMetaVersion) return wt == wire::kLen;
+      if (field >= kNodeType && field <= kNodeAttr) return false;
+      if (field == kMetaAttr) {
+        if (wt != wire::kLen) return false;
+        std::string_view payload = read_len(p, end);
+        if (payload.empty() || payload[0] != 0x0a) return false;
+        continue;
+      }
+      wire::skip_value(wt, field, p, end);
+    }
+    return true;
+  } catch (const DecodeError&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+struct EtReader::Impl {
+  std::unique_ptr<ByteSource> in;
+  ReadOptions opt;
+  std::vector<uint8_t> buf;
+  size_t lo = 0, hi = 0;      // unread bytes are buf[lo, hi)
+  uint64_t base = 0;          // stream offset of buf[0]
+  bool eof = false;
+  uint64_t records = 0;
+  bool metadata_done = false;
+  bool has_metadata = false;
+  // Record 0 when it turned out to be a Node: kept in buf until next_node() takes it.
+  bool pending = false;
+  size_t pending_lo = 0, pending_hi = 0;
+  uint64_t pending_offset = 0;
+  uint64_t dropped = 0;
+  uint64_t next_progress = 0;
+
+  // Makes at least n unread bytes available; false if the input ends first.
+  bool fill(size_t n) {
+    if (hi - lo >= n) return true;
+    if (lo > 0) {
+      std::memmove(buf.data(), buf.data() + lo, hi - lo);
+      base += lo;
+      hi -= lo;
+      lo = 0;
+    }
+    if (buf.size() < n) buf.resize(std::max(n, buf.size() * 2));
+    while (hi < n && !eof) {
+      size_t got = in->read(buf.data() + hi, buf.size() - hi);
+      if (got == 0) eof = true;
+      hi += got;
+    }
+    return hi - lo >= n;
+  }
+
+  // Names the record being decoded (records counts from 1 once it has been located).
+  std::string where(uint64_t offset) const {
+    return in->name() + ": record " + std::to_string(records) + " at byte " + std::to_string(offset) +
+           (in->compressed() ? " (of the decompressed data)" : "");
+  }
+
+  // Locates the next record; false at the end of the input.
+  bool next_record(const uint8_t*& b, const uint8_t*& e, uint64_t& offset) {
+    if (!fill(1)) return false;
+    offset = base + lo;
+    ++records;
+    fill(10);
+    const uint8_t* p = buf.data() + lo;
+    uint64_t len;
+    try {
+      len = read_varint(p, buf.data() + hi);
+    } catch (const DecodeError& err) {
+      throw Error(where(offset) + ": bad length prefix: " + err.what);
+    }
+    const size_t prefix = static_cast<size_t>(p - (buf.data() + lo));
+    const uint64_t left = in->raw_size() > offset + prefix ? in->raw_size() - offset - prefix : 0;
+    if (!in->compressed() && in->raw_size() && len > left)
+      throw Error(where(offset) + ": record length " + std::to_string(len) + " exceeds the " + std::to_string(left) +
+                  " bytes left in the file (truncated, or not a Chakra trace)");
+    if (len > opt.max_record_bytes)
+      throw Error(where(offset) + ": record length " + std::to_string(len) + " exceeds the limit of " +
+                  std::to_string(opt.max_record_bytes) + " bytes per record (not a Chakra trace?)");
+    if (!fill(prefix + static_cast<size_t>(len)))
+      throw Error(where(offset) + ": record of " + std::to_string(len) + " bytes is cut off after " +
+                  std::to_string(hi - lo - prefix) + " bytes (truncated file?)");
+    b = buf.data() + lo + prefix;
+    e = b + len;
+    lo += prefix + static_cast<size_t>(len);
+    if (opt.max_nodes && records > opt.max_nodes + 1)
+      throw Error(in->name() + ": more than " + std::to_string(opt.max_nodes) + " nodes (limit)");
+    if (opt.progress && base + lo >= next_progress) {
+      next_progress = base + lo + (8u << 20);
+      report_progress(opt.progress, "reading " + in->name(), in->raw_position(), in->raw_size());
+    }
+    return true;
+  }
+
+  [[noreturn]] void decode_failed(const DecodeError& err, const uint8_t* rec_begin, uint64_t offset,
+                                  const char* what) {
+    throw Error(where(offset) + ": malformed " + what + ": " + err.what + " (at byte " +
+                std::to_string(offset + (err.at - rec_begin)) + ")");
+  }
+};
+
+EtReader::EtReader(std::unique_ptr<ByteSource> in, const ReadOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->in = std::move(in);
+  impl_->opt = options;
+  // A megabyte at most; less for a small uncompressed file (simulators open thousands).
+  size_t size = 1 << 20;
+  const ByteSource& src = *impl_->in;
+  if (!src.compressed() && src.raw_size() > src.raw_position())
+    size = std::min<size_t>(size, std::max<uint64_t>(src.raw_size() - src.raw_position() + 16, 4096));
+  impl_->buf.resize(size);
+}
+
+EtReader::~EtReader() = default;
+
+void EtReader::read_metadata(Trace& trace) {
+  Impl& s = *impl_;
+  if (s.metadata_done) return;
+  s.metadata_done = true;
+  const uint8_t *b, *e;
+  uint64_t offset;
+  if (!s.next_record(b, e, offset))
+    throw Error(s.in->name() + ": empty " + (s.in->compressed() ? "gzip content" : "file") +
+                " (0 bytes): not a Chakra trace");
+  switch (s.opt.metadata) {
+    case MetadataMode::Present: s.has_metadata = true; break;
+    case MetadataMode::Absent: s.has_metadata = false; break;
+    case MetadataMode::Auto: s.has_metadata = looks_like_metadata(b, e); break;
+  }
+  if (s.has_metadata) {
+    try {
+      parse_metadata(b, e, trace, s.dropped);
+    } catch (const DecodeError& err) {
+      s.decode_failed(err, b, offset, "GlobalMetadata record");
+    }
+  } else {
+    trace.clear_metadata();
+    s.pending = true;
+    s.pending_lo = static_cast<size_t>(b - s.buf.data());
+    s.pending_hi = static_cast<size_t>(e - s.buf.data());
+    s.pending_offset = offset;
+  }
+}
+
+bool EtReader::next_node(Trace& strings, NodeDraft& node) {
+  Impl& s = *impl_;
+  if (!s.metadata_done) read_metadata(strings);
+  const uint8_t *b, *e;
+  uint64_t offset;
+  if (s.pending) {
+    s.pending = false;
+    b = s.buf.data() + s.pending_lo;
+    e = s.buf.data() + s.pending_hi;
+    offset = s.pending_offset;
+  } else if (!s.next_record(b, e, offset)) {
+    strings.add_dropped_unknown_fields(s.dropped);
+    s.dropped = 0;
+    return false;
+  }
+  try {
+    parse_node(b, e, node, strings.strings(), s.dropped);
+  } catch (const DecodeError& err) {
+    s.decode_failed(err, b, offset, "Node record");
+  }
+  return true;
+}
+
+bool EtReader::has_metadata() const { return impl_->has_metadata; }
+uint64_t EtReader::records_read() const { return impl_->records; }
+uint64_t EtReader::offset() const { return impl_->base + impl_->lo; }
+const std::string& EtReader::name() const { return impl_->in->name(); }
+
+Trace read_et(std::unique_ptr<ByteSource> in, const ReadOptions& options) {
+  Trace trace;
+  EtReader reader(std::move(in), options);
+  reader.read_metadata(trace);
+  NodeDraft node;
+  while (reader.next_node(trace, node)) trace.append(node);
+  return trace;
+}
+
+Trace read_et(const std::string& path, const ReadOptions& options) {
+  return read_et(open_input(path, options.input), options);
+}
+
+}  // namespace chakra

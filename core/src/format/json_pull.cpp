@@ -1,0 +1,354 @@
+#include "chakra/format/json_pull.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
+#include "chakra/support/error.h"
+#include "chakra/support/swar.h"
+#include "chakra/support/text.h"
+
+namespace chakra {
+namespace {
+
+constexpr size_t kChunk = 1 << 20;
+constexpr size_t kHuge = 2 << 20;
+
+bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+void append_utf8(uint32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// Whether any of the 8 bytes at p ends a plain run inside a string: '"', '\\' or a control
+// character (exact as a yes/no; the caller then finds which byte bytewise).
+bool has_string_special(const char* p) {
+  const uint64_t w = swar::load8(p);
+  return (swar::has_byte(w, '"') | swar::has_byte(w, '\\') | swar::has_below(w, 0x20)) != 0;
+}
+
+// A validated JSON number literal as a double.
+double parse_double(std::string_view literal) {
+#if __cpp_lib_to_chars >= 201611L
+  double v = 0;
+  auto [end, ec] = std::from_chars(literal.data(), literal.data() + literal.size(), v);
+  // from_chars reports out-of-range literals (1e999, 1e-999) where strtod gives +-inf or 0.
+  if (ec != std::errc::result_out_of_range) return v;
+#endif
+  return std::strtod(std::string(literal).c_str(), nullptr);
+}
+
+}  // namespace
+
+char* allocate_input_buffer(size_t& bytes) {
+  bytes = (bytes + kHuge - 1) / kHuge * kHuge;
+  char* p = static_cast<char*>(std::aligned_alloc(kHuge, bytes));
+  if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+JsonPull::JsonPull(ByteSource& in) : in_(in) {}
+
+JsonPull::JsonPull(ByteSource& named, std::string_view whole)
+    : in_(named), size_(whole.size()), buf_(whole), base_(whole.data()), eof_(true) {}
+
+void JsonPull::fail(const std::string& what) const {
+  throw Error(in_.name() + ": byte " + std::to_string(offset()) + ": " + what);
+}
+
+bool JsonPull::fill() {
+  if (eof_) return false;
+  // Move the unread bytes to the front, grow if a single token needs it, then append a chunk.
+  if (pos_ > 0) {
+    std::memmove(storage_.get(), storage_.get() + pos_, size_ - pos_);
+    size_ -= pos_;
+    consumed_ += pos_;
+    pos_ = 0;
+  }
+  if (capacity_ - size_ < kChunk) {
+    size_t grown = std::max(capacity_ * 2, size_ + kChunk);
+    Storage next(allocate_input_buffer(grown));
+    if (size_) std::memcpy(next.get(), storage_.get(), size_);
+    storage_ = std::move(next);
+    capacity_ = grown;
+  }
+  size_t n = in_.read(reinterpret_cast<uint8_t*>(storage_.get() + size_), kChunk);
+  size_ += n;
+  buf_ = std::string_view(storage_.get(), size_);
+  base_ = buf_.data();
+  if (n == 0) eof_ = true;
+  return n > 0;
+}
+
+char JsonPull::peek_char_refill() {
+  for (;;) {
+    while (pos_ < buf_.size() && is_ws(buf_[pos_])) ++pos_;
+    if (pos_ < buf_.size()) return buf_[pos_];
+    if (!fill()) return 0;
+  }
+}
+
+void JsonPull::scan_string(std::string& out) {
+  expect('"');
+  out.clear();
+  for (;;) {
+    // Copy a run of plain bytes.
+    size_t start = pos_;
+    while (buf_.size() - pos_ >= 8 && !has_string_special(base_ + pos_)) pos_ += 8;
+    while (pos_ < buf_.size()) {
+      char c = buf_[pos_];
+      if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) break;
+      ++pos_;
+    }
+    out.append(buf_.data() + start, pos_ - start);
+    if (pos_ >= buf_.size()) {
+      if (!fill()) fail("unexpected end of input inside a string (truncated file?)");
+      continue;
+    }
+    char c = buf_[pos_];
+    if (c == '"') {
+      ++pos_;
+      return;
+    }
+    if (c != '\\') fail("control character inside a string");
+    // Escapes: make sure the whole sequence is in the buffer.
+    while (buf_.size() - pos_ < 12 && fill()) {
+    }
+    if (buf_.size() - pos_ < 2) fail("unexpected end of input inside a string (truncated file?)");
+    char e = buf_[pos_ + 1];
+    pos_ += 2;
+    switch (e) {
+      case '"': out += '"'; break;
+      case '\\': out += '\\'; break;
+      case '/': out += '/'; break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 't': out += '\t'; break;
+      case 'u': {
+        auto hex4 = [&](size_t at) -> uint32_t {
+          if (buf_.size() < at + 4) fail("truncated \\u escape");
+          uint32_t v = 0;
+          for (size_t k = 0; k < 4; ++k) {
+            char h = buf_[at + k];
+            v <<= 4;
+            if (h >= '0' && h <= '9') v |= static_cast<uint32_t>(h - '0');
+            else if (h >= 'a' && h <= 'f') v |= static_cast<uint32_t>(h - 'a' + 10);
+            else if (h >= 'A' && h <= 'F') v |= static_cast<uint32_t>(h - 'A' + 10);
+            else fail("bad \\u escape");
+          }
+          return v;
+        };
+        uint32_t cp = hex4(pos_);
+        pos_ += 4;
+        if (cp >= 0xD800 && cp <= 0xDBFF && buf_.size() >= pos_ + 6 && buf_[pos_] == '\\' && buf_[pos_ + 1] == 'u') {
+          uint32_t lo = hex4(pos_ + 2);
+          if (lo >= 0xDC00 && lo <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            pos_ += 6;
+          }
+        }
+        append_utf8(cp, out);
+        break;
+      }
+      default:
+        fail(std::string("bad escape '\\") + e + "' in string");
+    }
+  }
+}
+
+void JsonPull::read_string(std::string& out) {
+  if (peek_char() != '"') fail("expected a string");
+  scan_string(out);
+}
+
+std::string_view JsonPull::read_number_text(bool& is_integer) {
+  peek_char();
+  // A number is short; make sure it is entirely in the buffer.
+  while (buf_.size() - pos_ < 64 && fill()) {
+  }
+  size_t start = pos_;
+  // Python's json writes NaN and +-Infinity; only a leading letter can start them.
+  const char lead = pos_ < buf_.size() ? buf_[pos_] : 0;
+  if (lead == 'N' || lead == 'I' || (lead == '-' && pos_ + 1 < buf_.size() && buf_[pos_ + 1] == 'I')) {
+    std::string_view rest(buf_.data() + pos_, buf_.size() - pos_);
+    for (std::string_view lit : {"NaN", "Infinity", "-Infinity"})
+      if (rest.substr(0, lit.size()) == lit) {
+        pos_ += lit.size();
+        is_integer = false;
+        return {buf_.data() + start, lit.size()};
+      }
+    fail("malformed number");
+  }
+  is_integer = true;
+  size_t i = pos_;
+  if (i < buf_.size() && buf_[i] == '-') ++i;
+  size_t digits_at = i;
+  while (i < buf_.size() && buf_[i] >= '0' && buf_[i] <= '9') ++i;
+  if (i == digits_at) fail("malformed number");
+  if (i < buf_.size() && buf_[i] == '.') {
+    is_integer = false;
+    ++i;
+    size_t frac = i;
+    while (i < buf_.size() && buf_[i] >= '0' && buf_[i] <= '9') ++i;
+    if (i == frac) fail("malformed number");
+  }
+  if (i < buf_.size() && (buf_[i] == 'e' || buf_[i] == 'E')) {
+    is_integer = false;
+    ++i;
+    if (i < buf_.size() && (buf_[i] == '+' || buf_[i] == '-')) ++i;
+    size_t ex = i;
+    while (i < buf_.size() && buf_[i] >= '0' && buf_[i] <= '9') ++i;
+    if (i == ex) fail("malformed number");
+  }
+  pos_ = i;
+  return {buf_.data() + start, i - start};
+}
+
+double JsonPull::read_double() {
+  bool is_int;
+  std::string_view t = read_number_text(is_int);
+  if (t == "NaN") return std::nan("");
+  if (t == "Infinity") return HUGE_VAL;
+  if (t == "-Infinity") return -HUGE_VAL;
+  return parse_double(t);
+}
+
+int64_t JsonPull::read_int64() {
+  bool is_int;
+  std::string_view t = read_number_text(is_int);
+  int64_t v = 0;
+  if (is_int) {
+    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc()) fail("integer " + std::string(t) + " does not fit in 64 bits");
+    return v;
+  }
+  double d = parse_double(t);
+  if (!(d >= -9.2e18 && d <= 9.2e18)) fail("number " + std::string(t) + " is not a 64-bit integer");
+  return static_cast<int64_t>(d);
+}
+
+bool JsonPull::read_bool() {
+  peek_char();
+  while (buf_.size() - pos_ < 5 && fill()) {
+  }
+  std::string_view rest(buf_.data() + pos_, buf_.size() - pos_);
+  if (rest.substr(0, 4) == "true") {
+    pos_ += 4;
+    return true;
+  }
+  if (rest.substr(0, 5) == "false") {
+    pos_ += 5;
+    return false;
+  }
+  fail("expected true or false");
+}
+
+void JsonPull::read_null() {
+  peek_char();
+  while (buf_.size() - pos_ < 4 && fill()) {
+  }
+  if (std::string_view(buf_.data() + pos_, std::min<size_t>(4, buf_.size() - pos_)) != "null") fail("expected null");
+  pos_ += 4;
+}
+
+void JsonPull::skip() { skip_depth(0); }
+
+void JsonPull::skip_depth(int depth) {
+  switch (peek()) {
+    case Kind::Object:
+      begin_object();
+      while (next_key(scratch_)) skip_depth(depth + 1);
+      break;
+    case Kind::Array:
+      begin_array();
+      while (next_element()) skip_depth(depth + 1);
+      break;
+    case Kind::String: scan_string(scratch_); break;
+    case Kind::Number: { bool i; read_number_text(i); break; }
+    case Kind::Bool: read_bool(); break;
+    case Kind::Null: read_null(); break;
+    case Kind::End: fail("unexpected end of input (truncated file?)");
+  }
+}
+
+void JsonPull::repr(std::string& out) { repr_depth(out, 0); }
+
+void JsonPull::repr_number(std::string& out) {
+  bool is_int;
+  std::string_view t = read_number_text(is_int);
+  if (is_int) {
+    if (t == "-0") out += '0';
+    else out.append(t);
+    return;
+  }
+  if (t == "NaN") { out += "nan"; return; }
+  if (t == "Infinity") { out += "inf"; return; }
+  if (t == "-Infinity") { out += "-inf"; return; }
+  append_python_float(out, parse_double(t));
+}
+
+void JsonPull::repr_depth(std::string& out, int depth) {
+  switch (peek()) {
+    case Kind::Object: {
+      begin_object();
+      out += '{';
+      bool first = true;
+      std::string key;
+      while (next_key(key)) {
+        if (!first) out += ", ";
+        first = false;
+        append_python_string(out, key);
+        out += ": ";
+        repr_depth(out, depth + 1);
+      }
+      out += '}';
+      break;
+    }
+    case Kind::Array: {
+      begin_array();
+      out += '[';
+      bool first = true;
+      while (next_element()) {
+        if (!first) out += ", ";
+        first = false;
+        repr_depth(out, depth + 1);
+      }
+      out += ']';
+      break;
+    }
+    case Kind::String:
+      scan_string(scratch_);
+      append_python_string(out, scratch_);
+      break;
+    case Kind::Number: repr_number(out); break;
+    case Kind::Bool: out += read_bool() ? "True" : "False"; break;
+    case Kind::Null: read_null(); out += "None"; break;
+    case Kind::End: fail("unexpected end of input (truncated file?)");
+  }
+}
+
+}  // namespace chakra

@@ -1,0 +1,1026 @@
+#include "chakra/pytorch/pytorch_convert.h"
+
+#include <algorithm>
+#include <charconv>
+#include <deque>
+#include <span>
+#include <unordered_map>
+
+using namespace std::string_view_literals;
+
+#include <nlohmann/json.hpp>
+
+#include "chakra/format/json_pull.h"
+#include "chakra/support/error.h"
+#include "chakra/support/text.h"
+#include "chakra/trace/graph.h"
+#include "chakra/trace/schema.h"
+
+namespace chakra {
+namespace {
+
+// The host-ET attributes the reference copies into every node, in its order (int64 values).
+constexpr std::string_view kIntAttrs[] = {"rf_id", "fw_parent", "seq_id", "scope", "tid", "fw_tid"};
+constexpr int kIntAttrCount = 6;
+
+// One host-ET node, as much as the conversion needs.
+struct HostNode {
+  int64_t id = 0;
+  int64_t parent = 0;
+  bool has_parent = false;
+  StrId name = StringPool::kEmpty;
+  bool gpu = false;               // has a non-null "cat" (a Kineto GPU event joined by the linker)
+  double exclusive_dur = 0;
+  int64_t inter_thread_dep = 0;   // 0: none (the reference tests truthiness)
+  bool stream_null = false;
+  int64_t stream = 0;
+  StrId pg_name = StringPool::kEmpty;
+  int64_t int_attr[kIntAttrCount] = {};
+  uint8_t int_attr_present = 0;   // bit per kIntAttrs entry
+  bool has_op_schema = false;
+  StrId op_schema = StringPool::kEmpty;
+  IoStrings inputs, outputs;
+  uint64_t input_tensor_bytes = 0;  // Σ numel × itemsize over Tensor-typed inputs
+  bool malformed_tensor = false;
+  // Integer inputs 1 and 2 (c10d::send/recv_: peer rank and tag).
+  std::optional<int64_t> int_input1, int_input2;
+};
+
+// String equality without a library call: the keys compared here are a few bytes long, and
+// std::string_view's == calls memcmp for each.
+bool same_text(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+// Bytes of one tensor value [tensor_id, storage_id, offset, numel, itemsize, device], written
+// in Python repr form; nullopt if it is not such a list.
+std::optional<uint64_t> tensor_bytes(std::string_view repr) {
+  if (repr.size() < 2 || repr.front() != '[') return std::nullopt;
+  repr = repr.substr(1);
+  int64_t field[5];
+  for (int k = 0; k < 5; ++k) {
+    while (!repr.empty() && repr.front() == ' ') repr.remove_prefix(1);
+    auto [p, ec] = std::from_chars(repr.data(), repr.data() + repr.size(), field[k]);
+    if (ec != std::errc()) return std::nullopt;
+    repr.remove_prefix(static_cast<size_t>(p - repr.data()));
+    if (repr.empty() || (repr.front() != ',' && repr.front() != ']')) return std::nullopt;
+    if (repr.front() == ']' && k < 4) return std::nullopt;
+    repr.remove_prefix(1);
+  }
+  return static_cast<uint64_t>(field[3]) * static_cast<uint64_t>(field[4]);
+}
+
+// Splits a Python list repr "[a, [b, c], 'd']" into its top-level element texts.
+std::vector<std::string_view> split_list_repr(std::string_view s) {
+  std::vector<std::string_view> out;
+  if (s.size() < 2 || s.front() != '[') return out;
+  int depth = 0;
+  char quote = 0;
+  size_t start = 1;
+  for (size_t i = 1; i + 1 < s.size(); ++i) {
+    char c = s[i];
+    if (quote) {
+      if (c == '\\') ++i;
+      else if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '[' || c == '{' || c == '(') {
+      ++depth;
+    } else if (c == ']' || c == '}' || c == ')') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      out.push_back(s.substr(start, i - start));
+      start = i + 2;  // ", "
+    }
+  }
+  if (s.size() > 2) out.push_back(s.substr(start, s.size() - 1 - start));
+  return out;
+}
+
+class Parser {
+ public:
+  Parser(JsonPull& json, Trace& strings, Progress* progress, const ByteSource& src)
+      : j_(json), t_(strings), progress_(progress), src_(src) {}
+
+  Column<HostNode> nodes;  // huge-page backed: far fewer first-touch page faults than a std::vector
+  std::vector<std::pair<uint32_t, int64_t>> sync_deps;  // (node position, node id it waits for)
+  std::map<std::string, nlohmann::json> metadata;  // schema, pid, time, start_ts, finish_ts
+
+  void document() {
+    if (j_.peek() != JsonPull::Kind::Object) j_.fail("not a PyTorch execution trace: the document is not a JSON object");
+    j_.begin_object();
+    std::string key;
+    bool saw_nodes = false, saw_trace_events = false;
+    while (j_.next_key(key)) {
+      if (key == "nodes"sv) {
+        saw_nodes = true;
+        node_list();
+      } else if (key == "schema"sv || key == "pid"sv || key == "time"sv || key == "start_ts"sv || key == "finish_ts"sv) {
+        metadata[key] = scalar();
+      } else {
+        saw_trace_events |= key == "traceEvents"sv;
+        j_.skip();
+      }
+    }
+    if (!j_.at_end()) j_.fail("trailing data after the JSON document");
+    if (!saw_nodes)
+      j_.fail(saw_trace_events ? "this is a Kineto (profiler) trace, not a host execution trace; link it "
+                                 "with its host trace first (chakra link)"
+                               : "not a PyTorch execution trace: no \"nodes\" list");
+  }
+
+ private:
+  nlohmann::json scalar() {
+    switch (j_.peek()) {
+      case JsonPull::Kind::String: {
+        std::string s;
+        j_.read_string(s);
+        return s;
+      }
+      case JsonPull::Kind::Number: {
+        bool is_int;
+        std::string t(j_.read_number_text(is_int));
+        return nlohmann::json::parse(t, nullptr, false);
+      }
+      default:
+        j_.skip();
+        return nullptr;
+    }
+  }
+
+  void node_list() {
+    if (j_.peek() != JsonPull::Kind::Array) j_.fail("\"nodes\" is not a list");
+    j_.begin_array();
+    // Host ET nodes take 1-3 KB of JSON; reserving address space is free until touched.
+    uint64_t raw = src_.raw_size() * (src_.compressed() ? 20 : 1);
+    nodes.reserve(static_cast<size_t>(std::min<uint64_t>(raw / 700, uint64_t{1} << 26)));
+    while (j_.next_element()) {
+      if (j_.peek() != JsonPull::Kind::Object) j_.fail("a node is not a JSON object");
+      nodes.push_back(HostNode{});
+      node(nodes.back());
+      if ((nodes.size() & 4095) == 0) report_progress(progress_, "reading", src_.raw_position(), src_.raw_size());
+    }
+  }
+
+  // values / shapes / types of an IOInfo (0.0.4 schemas: an object; 1.0.1: separate keys).
+  struct Io {
+    std::string values, shapes, types_repr;
+    std::vector<std::pair<size_t, size_t>> value_spans;  // top-level elements in `values`
+    std::vector<std::string> types;
+    // Empties every field but keeps its memory: nodes are read into the same two Io objects.
+    void clear() {
+      values.clear(), shapes.clear(), types_repr.clear();
+      value_spans.clear(), types.clear();
+    }
+  };
+
+  void list_repr(std::string& out, std::vector<std::pair<size_t, size_t>>* spans) {
+    out.clear();
+    if (j_.peek() != JsonPull::Kind::Array) {
+      j_.repr(out);
+      return;
+    }
+    j_.begin_array();
+    out += '[';
+    bool first = true;
+    while (j_.next_element()) {
+      if (!first) out += ", ";
+      first = false;
+      size_t b = out.size();
+      j_.repr(out);
+      if (spans) spans->push_back({b, out.size()});
+    }
+    out += ']';
+  }
+
+  void types_list(Io& io) {
+    io.types.clear();
+    io.types_repr.clear();
+    if (j_.peek() != JsonPull::Kind::Array) {
+      j_.repr(io.types_repr);
+      return;
+    }
+    j_.begin_array();
+    io.types_repr += '[';
+    while (j_.next_element()) {
+      if (io.types.size()) io.types_repr += ", ";
+      if (j_.peek() == JsonPull::Kind::String) {
+        io.types.emplace_back();
+        j_.read_string(io.types.back());
+        append_python_string(io.types_repr, io.types.back());
+      } else {
+        io.types.emplace_back();
+        j_.repr(io.types_repr);
+      }
+    }
+    io.types_repr += ']';
+  }
+
+  void io_object(Io& io) {
+    if (j_.peek() != JsonPull::Kind::Object) j_.fail("\"inputs\"/\"outputs\" is not an object");
+    j_.begin_object();
+    std::string key;
+    while (j_.next_key(key)) {
+      if (key == "values"sv) list_repr(io.values, &io.value_spans);
+      else if (key == "shapes"sv) list_repr(io.shapes, nullptr);
+      else if (key == "types"sv) types_list(io);
+      else j_.skip();
+    }
+  }
+
+  int64_t integer(const char* what) {
+    if (j_.peek() != JsonPull::Kind::Number) j_.fail(std::string("\"") + what + "\" is not a number");
+    return j_.read_int64();
+  }
+
+  // Index of `name` in kIntAttrs, or -1.
+  static int int_attr_index(std::string_view name) {
+    for (int k = 0; k < kIntAttrCount; ++k)
+      if (same_text(name, kIntAttrs[k])) return k;
+    return -1;
+  }
+  static void set_int_attr(HostNode& n, int k, int64_t v) {
+    n.int_attr[k] = v;
+    n.int_attr_present |= static_cast<uint8_t>(1u << k);
+  }
+
+  void attr_entry(HostNode& n) {
+    if (j_.peek() != JsonPull::Kind::Object) {
+      j_.skip();
+      return;
+    }
+    j_.begin_object();
+    std::string key, name;
+    // The value, kept as what the reference would see: an int (or float) or a string.
+    bool has_number = false, has_string = false;
+    int64_t number = 0;
+    while (j_.next_key(key)) {
+      if (same_text(key, "name") && j_.peek() == JsonPull::Kind::String) {
+        j_.read_string(name);
+      } else if (same_text(key, "value") && j_.peek() == JsonPull::Kind::Number) {
+        number = j_.read_int64();
+        has_number = true;
+      } else if (same_text(key, "value") && j_.peek() == JsonPull::Kind::String) {
+        j_.read_string(attr_str_);
+        has_string = true;
+      } else {
+        j_.skip();
+      }
+    }
+    if (int k = int_attr_index(name); has_number && k >= 0) set_int_attr(n, k, number);
+    if (has_string && name == "op_schema"sv) {
+      n.op_schema = t_.intern(attr_str_);
+      n.has_op_schema = true;
+    }
+    // Every attribute becomes a field of the reference's node object, so this one replaces the
+    // top-level pg_name.
+    if (has_string && name == "pg_name"sv) n.pg_name = t_.intern(attr_str_);
+  }
+
+  void finish_io(HostNode& n, Io& in, Io& out) {
+    auto intern_or_empty_list = [&](std::string_view s) { return t_.intern(s.empty() ? "[]"sv : s); };
+    n.inputs = {intern_or_empty_list(in.values), intern_or_empty_list(in.shapes), intern_or_empty_list(in.types_repr)};
+    n.outputs = {intern_or_empty_list(out.values), intern_or_empty_list(out.shapes), intern_or_empty_list(out.types_repr)};
+    // Tensor bytes of the inputs (the reference's comm_size).
+    for (size_t k = 0; k < in.value_spans.size() && k < in.types.size(); ++k) {
+      const std::string& type = in.types[k];
+      std::string_view v(in.values.data() + in.value_spans[k].first, in.value_spans[k].second - in.value_spans[k].first);
+      if (k == 1 || k == 2) {
+        int64_t x;
+        auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+        if (ec == std::errc() && p == v.data() + v.size()) (k == 1 ? n.int_input1 : n.int_input2) = x;
+      }
+      if (type.find("Tensor") == std::string::npos) continue;
+      if (type.rfind("GenericList[", 0) == 0) {
+        for (std::string_view inner : split_list_repr(v)) {
+          auto b = tensor_bytes(inner);
+          if (b) n.input_tensor_bytes += *b;
+          else n.malformed_tensor = true;
+        }
+      } else {
+        auto b = tensor_bytes(v);
+        if (b) n.input_tensor_bytes += *b;
+        else n.malformed_tensor = true;
+      }
+    }
+  }
+
+  // The node keys the converter reads; IntAttr + k is kIntAttrs[k] at the top level.
+  enum NodeKey : uint8_t {
+    Other, Id, Name, Parent, Inputs, Outputs, InputShapes, OutputShapes, InputTypes, OutputTypes, Attrs,
+    ExclusiveDur, InterThreadDep, SyncDep, Cat, Stream, PgName, OpSchema, IntAttr
+  };
+  // A switch on the length, then one comparison: every node has ~10 keys and ~7 attribute
+  // objects, and a chain of string compares per key showed in profiles.
+  static NodeKey classify(std::string_view key) {
+    auto is = [&](std::string_view text) { return same_text(key, text); };
+    NodeKey k = Other;
+    switch (key.size()) {
+      case 2: k = is("id") ? Id : Other; break;
+      case 3: k = is("cat") ? Cat : Other; break;
+      case 4: k = is("name") ? Name : Other; break;
+      case 5: k = is("attrs") ? Attrs : Other; break;
+      case 6: k = is("parent") ? Parent : is("inputs") ? Inputs : is("stream") ? Stream : Other; break;
+      case 7: k = is("outputs") ? Outputs : is("pg_name") ? PgName : Other; break;
+      case 8: k = is("sync_dep") ? SyncDep : Other; break;
+      case 9: k = is("ctrl_deps") ? Parent : is("op_schema") ? OpSchema : Other; break;
+      case 11: k = is("input_types") ? InputTypes : Other; break;
+      case 12: k = is("input_shapes") ? InputShapes : is("output_types") ? OutputTypes : Other; break;
+      case 13: k = is("output_shapes") ? OutputShapes : is("exclusive_dur") ? ExclusiveDur : Other; break;
+      case 16: k = is("inter_thread_dep") ? InterThreadDep : Other; break;
+    }
+    if (k == Other)
+      if (int a = int_attr_index(key); a >= 0) k = static_cast<NodeKey>(IntAttr + a);
+    return k;
+  }
+
+  void node(HostNode& n) {
+    j_.begin_object();
+    std::string key;
+    bool has_id = false;
+    in_.clear();
+    out_.clear();
+    while (j_.next_key(key)) {
+      const NodeKey k = classify(key);
+      switch (k) {
+        case Id:
+          n.id = integer("id");
+          has_id = true;
+          break;
+        case Name:
+          if (j_.peek() != JsonPull::Kind::String) j_.fail("a node's \"name\" is not a string");
+          j_.read_string(str_);
+          n.name = t_.intern(str_);
+          break;
+        case Parent:
+          if (j_.peek() == JsonPull::Kind::Number) {
+            n.parent = j_.read_int64();
+            n.has_parent = true;
+          } else {
+            j_.skip();
+          }
+          break;
+        case Inputs:
+        case Outputs: {
+          Io& io = k == Inputs ? in_ : out_;
+          if (j_.peek() == JsonPull::Kind::Array) list_repr(io.values, &io.value_spans);  // schema 1.0.1: the values list itself
+          else io_object(io);
+          break;
+        }
+        case InputShapes:
+        case OutputShapes: list_repr(k == InputShapes ? in_.shapes : out_.shapes, nullptr); break;
+        case InputTypes:
+        case OutputTypes: types_list(k == InputTypes ? in_ : out_); break;
+        case Attrs:
+          if (j_.peek() != JsonPull::Kind::Array) {
+            j_.skip();
+            break;
+          }
+          j_.begin_array();
+          while (j_.next_element()) attr_entry(n);
+          break;
+        case ExclusiveDur:
+          if (j_.peek() == JsonPull::Kind::Number) n.exclusive_dur = j_.read_double();
+          else j_.skip();
+          break;
+        case InterThreadDep:
+          if (j_.peek() == JsonPull::Kind::Number) n.inter_thread_dep = j_.read_int64();
+          else j_.skip();
+          break;
+        case SyncDep:
+          if (j_.peek() != JsonPull::Kind::Array) {
+            j_.skip();
+            break;
+          }
+          j_.begin_array();
+          while (j_.next_element()) {
+            if (j_.peek() == JsonPull::Kind::Number) sync_deps.emplace_back(static_cast<uint32_t>(nodes.size() - 1), j_.read_int64());
+            else j_.skip();
+          }
+          break;
+        case Cat:
+          if (j_.peek() == JsonPull::Kind::Null) {
+            j_.read_null();
+          } else {
+            n.gpu = true;
+            j_.skip();
+          }
+          break;
+        case Stream:
+          if (j_.peek() == JsonPull::Kind::Null) {
+            j_.read_null();
+            n.stream_null = true;
+          } else if (j_.peek() == JsonPull::Kind::Number) {
+            n.stream = j_.read_int64();
+          } else {
+            j_.skip();
+          }
+          break;
+        case PgName:
+          if (j_.peek() == JsonPull::Kind::String) {
+            j_.read_string(str_);
+            if (n.pg_name == StringPool::kEmpty) n.pg_name = t_.intern(str_);
+          } else {
+            j_.skip();
+          }
+          break;
+        case OpSchema:  // schema 1.0.1 keeps attributes at the top level
+          if (j_.peek() == JsonPull::Kind::String) {
+            j_.read_string(str_);
+            n.op_schema = t_.intern(str_);
+            n.has_op_schema = true;
+          } else {
+            j_.skip();
+          }
+          break;
+        case Other: j_.skip(); break;
+        default:  // IntAttr + k: schema 1.0.1 keeps them at the top level
+          if (j_.peek() == JsonPull::Kind::Number) set_int_attr(n, k - IntAttr, j_.read_int64());
+          else j_.skip();
+      }
+    }
+    if (!has_id) j_.fail("a node has no \"id\"");
+    finish_io(n, in_, out_);
+  }
+
+  JsonPull& j_;
+  Trace& t_;
+  Progress* progress_;
+  const ByteSource& src_;
+  Io in_, out_;
+  std::string str_, attr_str_;
+};
+
+bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+// Values grouped by row in flat arrays (compressed rows): row r holds values[begin[r], begin[r + 1]).
+template <class Value>
+struct Rows {
+  std::vector<uint32_t> begin;
+  std::vector<Value> values;
+  std::span<const Value> of(uint32_t r) const { return {values.data() + begin[r], begin[r + 1] - begin[r]}; }
+};
+// Groups `items` items by row, each row's values in item order: item i goes to row row_of(i)
+// (left out when that is `rows` or more) with value value_of(i).
+template <class Value, class RowOf, class ValueOf>
+Rows<Value> group_rows(size_t rows, size_t items, RowOf row_of, ValueOf value_of) {
+  Rows<Value> out;
+  out.begin.assign(rows + 1, 0);
+  for (size_t i = 0; i < items; ++i)
+    if (size_t r = row_of(i); r < rows) ++out.begin[r + 1];
+  for (size_t r = 0; r < rows; ++r) out.begin[r + 1] += out.begin[r];
+  out.values.resize(out.begin.back());
+  std::vector<uint32_t> fill(out.begin.begin(), out.begin.end() - 1);
+  for (size_t i = 0; i < items; ++i)
+    if (size_t r = row_of(i); r < rows) out.values[fill[r]++] = value_of(i);
+  return out;
+}
+
+// The data dependencies of the converted nodes, in flat arrays rather than a vector per node:
+// (node, dependency) pairs are collected as the walk finds them, then grouped by node.
+class DepLists {
+ public:
+  void add(uint32_t node, int64_t dep) { found_.emplace_back(node, dep); }
+  // Groups what add() collected by node, in the order added; a repeated dependency of a node
+  // keeps its first place. Call once, before the functions below.
+  void group(size_t nodes) {
+    rows_ = group_rows<int64_t>(nodes, found_.size(), [&](size_t i) { return found_[i].first; },
+                                [&](size_t i) { return found_[i].second; });
+    found_ = {};
+    size_.assign(nodes, 0);
+    for (uint32_t k = 0; k < nodes; ++k) {
+      int64_t* d = rows_.values.data() + rows_.begin[k];
+      for (int64_t dep : rows_.of(k))
+        if (std::find(d, d + size_[k], dep) == d + size_[k]) d[size_[k]++] = dep;
+    }
+  }
+  std::span<const int64_t> of(uint32_t node) const { return rows_.of(node).first(size_[node]); }
+  void drop(uint32_t node, size_t i) {
+    int64_t* d = rows_.values.data() + rows_.begin[node];
+    std::copy(d + i + 1, d + size_[node], d + i);
+    --size_[node];
+  }
+
+ private:
+  std::vector<std::pair<uint32_t, int64_t>> found_;
+  Rows<int64_t> rows_;
+  std::vector<uint32_t> size_;  // node k's dependencies: the first size_[k] of rows_.of(k)
+};
+
+}  // namespace
+
+std::vector<std::string> simulate_conversion(const Trace& t, Progress* progress) {
+  struct Info {
+    bool gpu;
+    int64_t tid;
+    std::optional<int64_t> stream;
+    uint32_t pending;  // data dependencies not issued yet
+  };
+  std::unordered_map<uint64_t, uint32_t> position;
+  for (uint32_t n = 0; n < t.size(); ++n) position.emplace(t.id(n), n);
+  std::vector<Info> info(t.size());
+  std::vector<std::vector<uint32_t>> children(t.size());
+  std::deque<uint32_t> cpu_ready;  // popped from the front, as the reference's list
+  std::vector<uint32_t> gpu_ready;
+  auto attr_int = [&](uint32_t n, const char* name) -> std::optional<int64_t> {
+    auto a = t.find_attr(n, name);
+    return a ? a->as_int64() : std::nullopt;
+  };
+  for (uint32_t n = 0; n < t.size(); ++n) {
+    auto cpu = t.find_attr(n, "is_cpu_op");
+    info[n].gpu = cpu && cpu->as_bool() == std::optional<bool>(false);
+    info[n].tid = attr_int(n, "tid").value_or(0);
+    info[n].stream = attr_int(n, "stream");
+    for (uint64_t dep : t.data_deps(n)) {
+      auto it = position.find(dep);
+      if (it == position.end())
+        throw Error("node " + std::to_string(t.id(n)) + " depends on node " + std::to_string(dep) +
+                    ", which is not in the trace");
+      children[it->second].push_back(n);
+      ++info[n].pending;
+    }
+  }
+  auto make_ready = [&](uint32_t n) {
+    if (info[n].gpu) gpu_ready.push_back(n);
+    else cpu_ready.push_back(n);
+  };
+  for (uint32_t n = 0; n < t.size(); ++n)
+    if (info[n].pending == 0) make_ready(n);
+  auto by_id = [&](uint32_t a, uint32_t b) { return t.id(a) < t.id(b); };
+  std::stable_sort(cpu_ready.begin(), cpu_ready.end(), by_id);
+  std::stable_sort(gpu_ready.begin(), gpu_ready.end(), by_id);
+  auto stream_text = [](const std::optional<int64_t>& s) { return s ? std::to_string(*s) : std::string("None"); };
+  auto node_text = [&](uint32_t n) { return std::to_string(t.id(n)) + " (" + std::string(t.name(n)) + ")"; };
+
+  std::vector<std::string> log;
+  log.push_back("Simulating execution of Chakra nodes based on data dependencies.");
+  constexpr uint32_t kIdle = UINT32_MAX;
+  uint32_t cpu = kIdle;  // the running CPU node
+  uint64_t cpu_start = 0;
+  std::vector<std::pair<std::optional<int64_t>, std::pair<uint32_t, uint64_t>>> gpu;  // by stream, in issue order
+  std::vector<uint32_t> issued, order;
+  int slot[8];
+  uint64_t now = 0;
+  while (!cpu_ready.empty() || !gpu_ready.empty() || cpu != kIdle || !gpu.empty()) {
+    if (!cpu_ready.empty() && cpu == kIdle) {
+      uint32_t n = cpu_ready.front();
+      cpu_ready.pop_front();
+      cpu = n;
+      cpu_start = now;
+      issued.push_back(n);
+      log.push_back("Issuing CPU Node ID " + node_text(n) + " at " + std::to_string(now) + "us with duration " +
+                    std::to_string(t.duration_micros(n)) + "us, tid: " + std::to_string(info[n].tid));
+    }
+    for (size_t i = 0; i < gpu_ready.size();) {
+      uint32_t n = gpu_ready[i];
+      bool busy = std::any_of(gpu.begin(), gpu.end(), [&](const auto& g) { return g.first == info[n].stream; });
+      if (busy) {
+        ++i;
+        continue;
+      }
+      gpu_ready.erase(gpu_ready.begin() + static_cast<std::ptrdiff_t>(i));
+      gpu.push_back({info[n].stream, {n, now}});
+      issued.push_back(n);
+      std::string s = stream_text(info[n].stream);
+      log.push_back("Issuing GPU Node ID " + node_text(n) + " at " + std::to_string(now) + "us on stream " + s +
+                    " with duration " + std::to_string(t.duration_micros(n)) + "us, tid: stream " + s);
+    }
+    ++now;
+    if (cpu != kIdle && now - cpu_start >= t.duration_micros(cpu)) {
+      log.push_back("CPU Node ID " + std::to_string(t.id(cpu)) + " completed at " + std::to_string(now) +
+                    "us, tid: " + std::to_string(info[cpu].tid));
+      cpu = kIdle;
+    }
+    for (size_t i = 0; i < gpu.size();) {
+      auto [stream, run] = gpu[i];
+      if (now - run.second >= t.duration_micros(run.first)) {
+        std::string s = stream_text(stream);
+        log.push_back("GPU Node ID " + std::to_string(t.id(run.first)) + " on stream " + s + " completed at " +
+                      std::to_string(now) + "us, tid: stream " + s);
+        gpu.erase(gpu.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
+    // Children of the nodes issued this tick become ready, visited in the order CPython
+    // iterates a set of up to 4 ints: its 8-slot table, filled by CPython's probe sequence.
+    if (issued.size() <= 4) {
+      std::fill(std::begin(slot), std::end(slot), -1);
+      for (uint32_t k = 0; k < issued.size(); ++k) {
+        uint64_t perturb = t.id(issued[k]);
+        size_t i = perturb & 7;
+        while (slot[i] >= 0) {
+          perturb >>= 5;
+          i = (i * 5 + 1 + perturb) & 7;
+        }
+        slot[i] = static_cast<int>(k);
+      }
+      order.clear();
+      for (int k : slot)
+        if (k >= 0) order.push_back(issued[k]);
+    } else {
+      order = issued;  // rare (more than three busy streams); insertion order
+    }
+    for (uint32_t p : order)
+      for (uint32_t c : children[p])
+        if (--info[c].pending == 0) make_ready(c);
+    issued.clear();
+    if ((now & 0xffff) == 0) report_progress(progress, "simulating", now, 0);
+  }
+  log.push_back("Simulation of Chakra node execution completed.");
+  return log;
+}
+
+std::string comm_group_json(const std::map<std::string, std::vector<int64_t>>& groups) {
+  // Numeric group names sort numerically, as ASTRA-sim users write them.
+  std::vector<std::string> names;
+  for (const auto& [name, ranks] : groups) names.push_back(name);
+  std::stable_sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    if (a.size() != b.size() && std::all_of(a.begin(), a.end(), ::isdigit) && std::all_of(b.begin(), b.end(), ::isdigit))
+      return a.size() < b.size();
+    return a < b;
+  });
+  std::string out = "{\n";
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += "  " + nlohmann::json(names[i]).dump() + ": [";
+    const auto& ranks = groups.at(names[i]);
+    for (size_t k = 0; k < ranks.size(); ++k) out += (k ? ", " : "") + std::to_string(ranks[k]);
+    out += i + 1 < names.size() ? "],\n" : "]\n";
+  }
+  return out + "}\n";
+}
+
+PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const PytorchConvertOptions& options) {
+  PytorchConvertResult result;
+  Trace& t = result.trace;
+  const std::string source = in->name();
+  auto warn = [&](const std::string& m) { result.warnings.push_back(source + ": " + m); };
+
+  JsonPull json(*in);
+  Parser parser(json, t, options.progress, *in);
+  parser.document();
+  const Column<HostNode>& nodes = parser.nodes;
+  result.host_nodes = nodes.size();
+  if (auto it = parser.metadata.find("schema"); it != parser.metadata.end() && it->second.is_string())
+    result.schema = it->second.get<std::string>();
+
+  // ---- index and tree ----
+  std::unordered_map<int64_t, uint32_t> by_id;
+  by_id.reserve(nodes.size() * 2);
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    auto [it, fresh] = by_id.emplace(nodes[i].id, i);
+    if (!fresh)
+      throw Error(source + ": duplicate node id " + std::to_string(nodes[i].id) + " (nodes " +
+                  std::to_string(it->second) + " and " + std::to_string(i) + " in the \"nodes\" list)");
+    result.gpu_nodes += nodes[i].gpu;
+  }
+  // parent_pos[i]: position of node i's parent, kNoParent when it has none or it is missing.
+  constexpr uint32_t kNoParent = UINT32_MAX;
+  std::vector<uint32_t> parent_pos(nodes.size(), kNoParent);
+  for (uint32_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].has_parent)
+      if (auto it = by_id.find(nodes[i].parent); it != by_id.end()) parent_pos[i] = it->second;
+  // children.of(i): positions of the nodes whose parent is node i, in file order.
+  const Rows<uint32_t> children = group_rows<uint32_t>(
+      nodes.size(), nodes.size(), [&](size_t i) { return parent_pos[i]; }, [](size_t i) { return static_cast<uint32_t>(i); });
+  // Parent cycles (a node its own ancestor; being one's own parent marks a root) put nodes
+  // under no thread: they get no dependencies and are pruned, so say why they are missing.
+  {
+    std::vector<uint32_t> walk_of(nodes.size(), 0);  // 0: not visited, else the walk's number
+    for (uint32_t start = 0; start < nodes.size(); ++start) {
+      uint32_t i = start;
+      bool cycle = false;
+      for (;;) {
+        if (walk_of[i] != 0) {  // met this walk again (a cycle) or an earlier one (no news)
+          cycle = walk_of[i] == start + 1;
+          break;
+        }
+        walk_of[i] = start + 1;
+        if (parent_pos[i] == kNoParent || parent_pos[i] == i) break;
+        i = parent_pos[i];
+      }
+      if (!cycle) continue;
+      // i is on a cycle found by this walk: name its members from i round to i.
+      std::string text = "node " + std::to_string(nodes[i].id);
+      for (uint32_t j = parent_pos[i]; j != i; j = parent_pos[j]) text += " -> " + std::to_string(nodes[j].id);
+      warn("parent cycle: " + text + " -> " + std::to_string(nodes[i].id) +
+           " (each is its own ancestor, so none is under a thread and all are left out)");
+    }
+  }
+
+  // ---- conversion order: every non-GPU node in file order, each followed by its GPU children ----
+  constexpr uint32_t kNotConverted = UINT32_MAX;
+  std::vector<uint32_t> order;  // host positions in conversion order
+  std::vector<uint32_t> slot(nodes.size(), kNotConverted);  // host position → index in `order`
+  order.reserve(nodes.size());
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].gpu) continue;
+    slot[i] = static_cast<uint32_t>(order.size());
+    order.push_back(i);
+    for (uint32_t g : children.of(i)) {
+      if (!nodes[g].gpu || slot[g] != kNotConverted) continue;
+      slot[g] = static_cast<uint32_t>(order.size());
+      order.push_back(g);
+    }
+  }
+  // ctrl_deps = [parent] only if the parent was converted before the node (reference rule).
+  std::vector<int64_t> ctrl(order.size(), -1);
+  for (uint32_t k = 0; k < order.size(); ++k) {
+    const uint32_t p = parent_pos[order[k]];
+    if (p != kNoParent && slot[p] != kNotConverted && slot[p] < k) ctrl[k] = nodes[p].id;
+  }
+
+  // ---- data dependencies: a pre-order walk of each thread's call tree ----
+  DepLists data;
+  {
+    std::vector<uint32_t> stack;
+    std::vector<uint32_t> visited_epoch(nodes.size(), 0);
+    uint32_t epoch = 0;
+    std::vector<uint32_t> kids;
+    for (uint32_t k = 0; k < order.size(); ++k) {
+      std::string_view name = t.str(nodes[order[k]].name);
+      if (name != "[pytorch|profiler|execution_trace|thread]" && name != "[pytorch|profiler|execution_graph|thread]")
+        continue;
+      ++epoch;
+      int64_t last_cpu = -1, last_any = -1;  // host positions
+      stack.assign(1, order[k]);
+      while (!stack.empty()) {
+        uint32_t h = stack.back();
+        stack.pop_back();
+        if (visited_epoch[h] == epoch) continue;
+        visited_epoch[h] = epoch;
+        uint32_t s = slot[h];
+        if (s != kNotConverted) {
+          const HostNode& n = nodes[h];
+          if (n.gpu) {
+            if (last_any >= 0) data.add(s, nodes[last_any].id);
+            last_any = last_cpu;
+          } else {
+            if (n.inter_thread_dep) data.add(s, n.inter_thread_dep);
+            if (last_cpu >= 0) data.add(s, nodes[last_cpu].id);
+            last_cpu = last_any = h;
+          }
+        }
+        kids.assign(children.of(h).begin(), children.of(h).end());
+        std::sort(kids.begin(), kids.end(), [&](uint32_t a, uint32_t b) { return nodes[a].id > nodes[b].id; });
+        for (uint32_t c : kids) stack.push_back(c);
+      }
+      report_progress(options.progress, "dependencies", k, order.size());
+    }
+  }
+
+  // Sync dependencies (`chakra link --sync-deps`): the reference converter never adds them.
+  if (!options.reference_bytes)
+    for (const auto& [position, dep] : parser.sync_deps)
+      if (slot[position] != kNotConverted) data.add(slot[position], dep);
+  data.group(order.size());
+
+  // ---- node types and communication attributes ----
+  auto parent_of = [&](const HostNode& n) -> const HostNode* {
+    auto it = n.has_parent ? by_id.find(n.parent) : by_id.end();
+    return it == by_id.end() ? nullptr : &nodes[it->second];
+  };
+  std::vector<int32_t> type(order.size(), static_cast<int32_t>(NodeType::Comp));
+  std::vector<int64_t> coll_type(order.size(), -1);
+  std::vector<StrId> pg(order.size(), StringPool::kEmpty);
+  std::vector<std::optional<int64_t>> peer(order.size()), tag(order.size());
+  for (uint32_t k = 0; k < order.size(); ++k) {
+    const HostNode& n = nodes[order[k]];
+    std::string_view name = t.str(n.name);
+    pg[k] = n.pg_name;
+    if (contains(name, "process_group:init")) {
+      type[k] = static_cast<int32_t>(NodeType::Metadata);
+      continue;
+    }
+    if (!n.gpu) continue;
+    bool is_comm = false;
+    if (contains(name, "ncclDevKernel_SendRecv") || contains(name, "ncclKernel_SendRecv")) {
+      // The launcher is record_param_comms (then its caller names the operation) or the op itself.
+      const HostNode* launcher = parent_of(n);
+      std::string keyword;
+      const HostNode* op = launcher;
+      if (launcher && t.str(launcher->name) == "record_param_comms") {
+        if (launcher->pg_name != StringPool::kEmpty) pg[k] = launcher->pg_name;
+        op = parent_of(*launcher);
+      }
+      if (op) keyword = std::string(t.str(op->name));
+      if (contains(keyword, "send") || contains(keyword, "recv")) {
+        type[k] = static_cast<int32_t>(contains(keyword, "send") ? NodeType::CommSend : NodeType::CommRecv);
+        if (op) peer[k] = op->int_input1, tag[k] = op->int_input2;
+        if (!peer[k] || !tag[k])
+          warn("node " + std::to_string(n.id) + " \"" + std::string(name) +
+               "\": the peer rank and tag of this point-to-point operation are not in its launcher's inputs");
+        continue;
+      }
+      is_comm = contains(keyword, "nccl:all_to_all") || contains(name, "ncclDevKernel_SendRecv") ||
+                contains(name, "ncclKernel_SendRecv");
+      if (!is_comm) continue;
+    }
+    if (!is_comm && !contains(name, "ncclKernel") && !contains(name, "ncclDevKernel")) continue;
+    // Collective type from the kernel name.
+    std::string squashed;
+    for (char c : name)
+      if (c != '_' && c != '-') squashed += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    static const std::pair<std::string_view, CommType> kKnown[] = {
+        {"allreduce", CommType::AllReduce}, {"alltoall", CommType::AllToAll}, {"allgather", CommType::AllGather},
+        {"reducescatter", CommType::ReduceScatter}, {"broadcast", CommType::Broadcast}};
+    // Not recognised by the reference (it aborts the whole file); converted with a warning.
+    static const std::pair<std::string_view, CommType> kExtra[] = {
+        {"reduce", CommType::Reduce}, {"gather", CommType::Gather}, {"scatter", CommType::Scatter},
+        {"barrier", CommType::Barrier}};
+    int64_t ct = -1;
+    for (const auto& [key, value] : kKnown)
+      if (contains(squashed, key)) {
+        ct = static_cast<int64_t>(value);
+        break;
+      }
+    if (ct < 0 && contains(name, "SendRecv")) ct = static_cast<int64_t>(CommType::AllToAll);
+    if (ct < 0)
+      for (const auto& [key, value] : kExtra)
+        if (contains(squashed, key)) {
+          ct = static_cast<int64_t>(value);
+          warn("node " + std::to_string(n.id) + " \"" + std::string(name) + "\": collective " +
+               std::string(comm_type_name(ct)) +
+               " is not one the reference converter knows (it aborts here); converted, but ASTRA-sim cannot simulate it");
+          break;
+        }
+    if (ct < 0) {
+      warn("node " + std::to_string(n.id) + " \"" + std::string(name) +
+           "\": unknown NCCL kernel; kept as a compute node (the reference converter aborts here)");
+      continue;
+    }
+    type[k] = static_cast<int32_t>(NodeType::CommColl);
+    coll_type[k] = ct;
+  }
+
+  // Position in `order` of the converted node with this id, or kNotConverted.
+  auto slot_of_id = [&](int64_t id) {
+    auto it = by_id.find(id);
+    return it == by_id.end() ? kNotConverted : slot[it->second];
+  };
+
+  // ---- pruning: nodes with no data deps that nobody depends on ----
+  std::vector<bool> depended_on(order.size(), false);
+  for (uint32_t k = 0; k < order.size(); ++k)
+    for (int64_t x : data.of(k))
+      if (uint32_t s = slot_of_id(x); s != kNotConverted) depended_on[s] = true;
+  std::vector<bool> keep(order.size());
+  for (uint32_t k = 0; k < order.size(); ++k) {
+    keep[k] = !data.of(k).empty() || depended_on[k];
+    result.pruned += !keep[k];
+  }
+  auto kept = [&](int64_t id) {
+    uint32_t s = slot_of_id(id);
+    return s != kNotConverted && keep[s];
+  };
+  // Dependencies on nodes that do not exist (an inter_thread_dep naming a missing node) are
+  // dropped; the reference crashes on them.
+  for (uint32_t k = 0; k < order.size(); ++k) {
+    if (!keep[k]) continue;
+    for (size_t x = 0; x < data.of(k).size();) {
+      const int64_t dep = data.of(k)[x];
+      if (kept(dep)) {
+        ++x;
+        continue;
+      }
+      warn("node " + std::to_string(nodes[order[k]].id) + " depends on node " + std::to_string(dep) +
+           ", which is not in the trace; dependency dropped");
+      data.drop(k, x);
+    }
+    if (!options.reference_bytes && ctrl[k] >= 0 && !kept(ctrl[k])) ctrl[k] = -1;
+  }
+
+  // ---- cycles: over data and ctrl deps, since simulators wait for both ----
+  // The graph's cycle finder reports one cycle per strongly connected component; breaking
+  // drops each reported cycle's closing edge and looks again until none is left.
+  for (;;) {
+    DepGraph g;
+    g.offsets.assign(1, 0);
+    for (uint32_t k = 0; k < order.size(); ++k) {
+      if (keep[k]) {
+        for (int64_t x : data.of(k)) g.targets.push_back(slot_of_id(x));
+        if (ctrl[k] >= 0 && kept(ctrl[k])) g.targets.push_back(slot_of_id(ctrl[k]));
+      }
+      g.offsets.push_back(static_cast<uint32_t>(g.targets.size()));
+    }
+    CycleReport cycles = find_cycles(g, options.break_cycles ? SIZE_MAX : 1);
+    if (cycles.components == 0) break;
+    for (const std::vector<uint32_t>& cycle : cycles.examples) {
+      std::string text;
+      for (uint32_t k : cycle)
+        text += "node " + std::to_string(nodes[order[k]].id) + " \"" + std::string(t.str(nodes[order[k]].name)) + "\" -> ";
+      text += "node " + std::to_string(nodes[order[cycle[0]]].id);
+      if (!options.break_cycles)
+        throw Error(source + ": dependency cycle: " + text + " (use --break-cycles to drop the closing edge)");
+      warn("dependency cycle broken by dropping its last edge: " + text);
+      ++result.cycles_broken;
+      // The last node depends on the first: drop that data dependency, else the ctrl one.
+      const uint32_t last = cycle.back();
+      const int64_t first_id = nodes[order[cycle[0]]].id;
+      std::span<const int64_t> d = data.of(last);
+      if (auto it = std::find(d.begin(), d.end(), first_id); it != d.end()) data.drop(last, static_cast<size_t>(it - d.begin()));
+      else ctrl[last] = -1;
+    }
+  }
+
+  // ---- process groups (METADATA node) ----
+  for (uint32_t k = 0; k < order.size(); ++k) {
+    if (type[k] != static_cast<int32_t>(NodeType::Metadata)) continue;
+    // inputs.values is "['<json list of groups>']"
+    std::string_view v = t.str(nodes[order[k]].inputs.values);
+    if (v.size() < 4) continue;
+    std::string inner(v.substr(2, v.size() - 4));
+    auto groups = nlohmann::json::parse(inner, nullptr, false);
+    if (!groups.is_array()) {
+      warn("process_group:init node " + std::to_string(nodes[order[k]].id) + ": its process-group list is not JSON");
+      continue;
+    }
+    for (const auto& g : groups) {
+      if (!g.is_object() || !g.contains("pg_name") || !g.contains("ranks") || !g["ranks"].is_array()) continue;
+      std::vector<int64_t> ranks;
+      for (const auto& r : g["ranks"])
+        if (r.is_number_integer()) ranks.push_back(r.get<int64_t>());
+      if (!ranks.empty() && g["pg_name"].is_string()) result.process_groups[g["pg_name"].get<std::string>()] = ranks;
+    }
+  }
+
+  // ---- output ----
+  AttrDrafts meta;
+  auto meta_string = [&](const char* key) {
+    auto it = parser.metadata.find(key);
+    if (it == parser.metadata.end() || !it->second.is_string()) {
+      warn(std::string("no \"") + key + "\" string in the trace's metadata");
+      return;
+    }
+    meta.add_string(t.intern(key), t.intern(it->second.get<std::string>()));
+  };
+  auto meta_uint = [&](const char* key) {
+    auto it = parser.metadata.find(key);
+    if (it == parser.metadata.end() || !it->second.is_number_integer()) {
+      warn(std::string("no integer \"") + key + "\" in the trace's metadata");
+      return;
+    }
+    meta.add_uint64(t.intern(key), it->second.get<uint64_t>());
+  };
+  meta_string("schema");
+  meta_uint("pid");
+  meta_string("time");
+  meta_uint("start_ts");
+  meta_uint("finish_ts");
+  t.set_metadata(StringPool::kEmpty, meta);
+
+  std::vector<uint32_t> out_order;
+  for (uint32_t k = 0; k < order.size(); ++k)
+    if (keep[k]) out_order.push_back(k);
+  std::sort(out_order.begin(), out_order.end(),
+            [&](uint32_t a, uint32_t b) { return nodes[order[a]].id < nodes[order[b]].id; });
+
+  StrId attr_name[kIntAttrCount];
+  for (int a = 0; a < kIntAttrCount; ++a) attr_name[a] = t.intern(kIntAttrs[a]);
+  const StrId op_schema = t.intern("op_schema"), is_cpu_op = t.intern("is_cpu_op"), stream = t.intern("stream"),
+              comm_type = t.intern("comm_type"), comm_size = t.intern("comm_size"), pg_name = t.intern("pg_name"),
+              comm_src = t.intern("comm_src"), comm_dst = t.intern("comm_dst"), comm_tag = t.intern("comm_tag");
+  t.reserve(out_order.size(), 2, 10);
+  NodeDraft d;
+  for (uint32_t k : out_order) {
+    const HostNode& n = nodes[order[k]];
+    d.clear();
+    d.id = static_cast<uint64_t>(n.id);
+    d.name = n.name;
+    d.type = type[k];
+    if (ctrl[k] >= 0) d.ctrl_deps.push_back(static_cast<uint64_t>(ctrl[k]));
+    for (int64_t x : data.of(k)) d.data_deps.push_back(static_cast<uint64_t>(x));
+    d.duration_micros = contains(t.str(n.name), "Optimizer.step") ? 0 : static_cast<uint64_t>(static_cast<int64_t>(n.exclusive_dur));
+    d.has_inputs = d.has_outputs = true;
+    d.inputs = n.inputs;
+    d.outputs = n.outputs;
+    for (int a = 0; a < kIntAttrCount; ++a)
+      if (n.int_attr_present & (1u << a)) d.attrs.add_int64(attr_name[a], n.int_attr[a]);
+    if (n.has_op_schema) d.attrs.add_string(op_schema, n.op_schema);
+    d.attrs.add_bool(is_cpu_op, !n.gpu);
+    if (!n.stream_null) d.attrs.add_int64(stream, n.stream);
+    bool coll = type[k] == static_cast<int32_t>(NodeType::CommColl);
+    bool p2p = type[k] == static_cast<int32_t>(NodeType::CommSend) || type[k] == static_cast<int32_t>(NodeType::CommRecv);
+    if (coll) d.attrs.add_int64(comm_type, coll_type[k]);
+    if (coll || p2p) {
+      if (n.malformed_tensor)
+        warn("node " + std::to_string(n.id) + ": an input typed Tensor is not [id, storage, offset, numel, itemsize, device]; comm_size counts only the well-formed ones");
+      d.attrs.add_int64(comm_size, static_cast<int64_t>(n.input_tensor_bytes));
+      if (pg[k] != StringPool::kEmpty) d.attrs.add_string(pg_name, pg[k]);
+    }
+    if (p2p && !options.reference_bytes) {
+      bool send = type[k] == static_cast<int32_t>(NodeType::CommSend);
+      std::optional<int64_t> src = send ? options.rank : peer[k], dst = send ? peer[k] : options.rank;
+      if (src) d.attrs.add_int32(comm_src, static_cast<int32_t>(*src));
+      if (dst) d.attrs.add_int32(comm_dst, static_cast<int32_t>(*dst));
+      if (tag[k]) d.attrs.add_int32(comm_tag, static_cast<int32_t>(*tag[k]));
+    }
+    t.append(d);
+  }
+  return result;
+}
+
+}  // namespace chakra

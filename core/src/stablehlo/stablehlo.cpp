@@ -1,0 +1,1061 @@
+// StableHLO cost model, execution (calls inlined, loops unrolled), per-device Chakra traces and
+// step-time prediction. The parser is in stablehlo_parse.cpp.
+#include "chakra/stablehlo/stablehlo.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <numeric>
+#include <unordered_map>
+
+#include "chakra/format/et_io.h"
+#include "chakra/format/io.h"
+#include "chakra/support/error.h"
+#include "chakra/trace/schema.h"
+#include "chakra/trace/trace.h"
+#include "stablehlo_ir.h"
+
+namespace chakra::shlo {
+
+extern const char* const kDevicesJson;
+
+using ir::Tok;
+
+// ---- types and names ------------------------------------------------------------------------
+
+double TensorType::elements() const {
+  if (tuple_bytes >= 0 || bits == 0) return 0;
+  double n = 1;
+  for (int64_t d : dims) n *= static_cast<double>(d);
+  return n;
+}
+
+double TensorType::bytes() const {
+  if (tuple_bytes >= 0) return tuple_bytes;
+  return elements() * bits / 8.0;
+}
+
+const char* op_class_name(OpClass c) {
+  static const char* const names[] = {"matmul", "convolution", "elementwise", "reduction",
+                                      "data movement", "collective", "free", "unmodelled"};
+  return names[static_cast<int>(c)];
+}
+
+const char* collective_kind_name(CollectiveKind k) {
+  static const char* const names[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+                                      "collective_permute", "collective_broadcast"};
+  return names[static_cast<int>(k)];
+}
+
+double Analysis::matmul_conv_flops() const {
+  return by_class[int(OpClass::Matmul)].flops + by_class[int(OpClass::Convolution)].flops;
+}
+
+// ---- Program --------------------------------------------------------------------------------
+
+struct Program::Impl {
+  std::unique_ptr<ir::File> file;
+};
+
+Program::Program(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Program::~Program() = default;
+Program::Program(Program&&) noexcept = default;
+Program& Program::operator=(Program&&) noexcept = default;
+size_t Program::modules() const { return impl_->file->modules.size(); }
+std::string_view Program::module_name(size_t m) const { return impl_->file->modules.at(m).name; }
+const std::string& Program::file() const { return impl_->file->name; }
+
+Program parse_program(std::string text, const std::string& name) {
+  auto impl = std::make_unique<Program::Impl>();
+  impl->file = ir::parse(std::move(text), name);
+  return Program(std::move(impl));
+}
+
+Program load_program(const std::string& path) { return parse_program(read_file(path), path); }
+
+namespace {
+
+std::string_view short_name(std::string_view name) {
+  const size_t dot = name.rfind('.');
+  return dot == std::string_view::npos ? name : name.substr(dot + 1);
+}
+
+bool in(std::string_view s, std::initializer_list<std::string_view> set) {
+  return std::find(set.begin(), set.end(), s) != set.end();
+}
+
+bool is_return(std::string_view name) {
+  return in(name, {"return", "func.return", "stablehlo.return", "mhlo.return", "sdy.return"});
+}
+
+std::optional<CollectiveKind> collective_kind(std::string_view name) {
+  const std::string_view s = short_name(name);
+  if (name.substr(0, 4) == "sdy.") return std::nullopt;
+  if (s == "all_reduce") return CollectiveKind::AllReduce;
+  if (s == "all_gather") return CollectiveKind::AllGather;
+  if (s == "reduce_scatter") return CollectiveKind::ReduceScatter;
+  if (s == "all_to_all") return CollectiveKind::AllToAll;
+  if (s == "collective_permute") return CollectiveKind::CollectivePermute;
+  if (s == "collective_broadcast") return CollectiveKind::CollectiveBroadcast;
+  return std::nullopt;
+}
+
+// Cost class by op name, before attributes are looked at.
+OpClass classify(std::string_view name, std::string_view callee) {
+  const std::string_view s = short_name(name);
+  if (collective_kind(name)) return OpClass::Collective;
+  if (in(s, {"dot_general", "dot"})) return OpClass::Matmul;
+  if (s == "convolution") return OpClass::Convolution;
+  if (in(s, {"add", "subtract", "multiply", "divide", "maximum", "minimum", "compare", "and", "or", "xor",
+             "power", "atan2", "remainder", "shift_left", "shift_right_arithmetic", "shift_right_logical",
+             "complex", "exponential", "exponential_minus_one", "log", "log_plus_one", "tanh", "rsqrt", "sqrt",
+             "cbrt", "logistic", "negate", "abs", "convert", "sine", "cosine", "tan", "is_finite", "not", "floor",
+             "ceil", "round_nearest_even", "round_nearest_afz", "sign", "popcnt", "count_leading_zeros", "real",
+             "imag", "select", "clamp", "reduce_precision", "rng", "rng_bit_generator", "erf", "erf_inv",
+             "lgamma", "digamma", "polygamma", "zeta", "next_after", "acos", "asin", "atan", "acosh", "asinh",
+             "atanh", "cosh", "sinh", "square", "uniform_quantize", "uniform_dequantize"}))
+    return OpClass::Elementwise;
+  if (in(s, {"reduce", "reduce_window", "select_and_scatter", "sort", "top_k"})) return OpClass::Reduction;
+  if (in(s, {"broadcast_in_dim", "broadcast", "transpose", "reshape", "pad", "reverse", "slice", "dynamic_slice",
+             "dynamic_update_slice", "concatenate", "gather", "scatter", "copy", "bitcast", "bitcast_convert",
+             "dynamic_reshape", "real_dynamic_slice", "dynamic_broadcast_in_dim", "dynamic_gather",
+             "torch_index_select", "dynamic_pad", "dynamic_iota"}))
+    return OpClass::DataMovement;
+  if (in(s, {"constant", "iota", "get_tuple_element", "tuple", "partition_id", "replica_id",
+             "optimization_barrier", "after_all", "create_token", "get_dimension_size", "sharding_constraint",
+             "set_dimension_size", "add_dependency"}))
+    return OpClass::Free;
+  if (s == "custom_call") {
+    if (in(callee, {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement",
+                    "MoveToHost", "MoveToDevice", "xla.sdy.GlobalToLocalShape", "xla.sdy.LocalToGlobalShape",
+                    "xla.sdy.FuncResultSharding", "LayoutConstraint"}) ||
+        callee.substr(0, 6) == "check." || callee.substr(0, 8) == "xla.sdy.")
+      return OpClass::Free;
+  }
+  return OpClass::Unmodelled;
+}
+
+// The value of a scalar `stablehlo.constant dense<N> : tensor<...>`, for while trip counts.
+std::optional<int64_t> scalar_constant(const ir::File& f, const ir::Op& op) {
+  if (short_name(op.name) != "constant" || op.attr_begin >= op.attr_end || !f.tokens[op.attr_begin].is("dense") ||
+      op.result_types.size() != 1 || !op.result_types[0].dims.empty())
+    return std::nullopt;
+  std::vector<int64_t> v = ir::int_list(f, op.attr_begin);
+  if (v.size() != 1) return std::nullopt;
+  return v[0];
+}
+
+struct Value {
+  int64_t producer = -1;  // ExecOp index, -1 for arguments and constants
+  const TensorType* type = nullptr;
+  std::optional<int64_t> constant;  // scalar integer constants, for while trip counts
+};
+
+const TensorType kNoType{};
+
+class Scope {
+ public:
+  explicit Scope(const Scope* parent) : parent_(parent) {}
+  void bind(std::string_view name, Value v) { values_[name] = v; }
+  const Value* find(std::string_view name) const {
+    for (const Scope* s = this; s; s = s->parent_) {
+      auto it = s->values_.find(name);
+      if (it != s->values_.end()) return &it->second;
+    }
+    return nullptr;
+  }
+
+ private:
+  const Scope* parent_;
+  std::unordered_map<std::string_view, Value> values_;
+};
+
+class Executor {
+ public:
+  Executor(const ir::File& f, const ir::Module& m, Analysis& a, const AnalyzeOptions& o) : f_(f), m_(m), a_(a), o_(o) {}
+
+  void run(const ir::Func& entry) {
+    Scope s(nullptr);
+    for (size_t k = 0; k < entry.body.args.size(); ++k) s.bind(entry.body.args[k], {-1, &entry.body.arg_types[k], {}});
+    std::vector<Value> ret;
+    run_block(entry.body, s, ret, 0);
+  }
+
+ private:
+  [[noreturn]] void fail(const ir::Op& op, const std::string& what) const {
+    throw Error(f_.name + ":" + std::to_string(op.line) + ":" + std::to_string(op.col) + ": " + what);
+  }
+  void warn(const std::string& w) {
+    if (std::find(a_.warnings.begin(), a_.warnings.end(), w) == a_.warnings.end()) a_.warnings.push_back(w);
+  }
+
+  Value operand(const ir::Op& op, size_t k, const Scope& s) {
+    const Value* v = s.find(op.operands[k]);
+    if (!v) fail(op, "'" + std::string(op.operands[k]) + "' is used but never defined");
+    Value out = *v;
+    if ((!out.type || (out.type->bits == 0 && out.type->tuple_bytes < 0)) && k < op.operand_types.size())
+      out.type = &op.operand_types[k];
+    if (!out.type) out.type = &kNoType;
+    return out;
+  }
+  std::vector<Value> operands(const ir::Op& op, const Scope& s) {
+    std::vector<Value> v;
+    v.reserve(op.operands.size());
+    for (size_t k = 0; k < op.operands.size(); ++k) v.push_back(operand(op, k, s));
+    return v;
+  }
+  void bind_results(const ir::Op& op, Scope& s, int64_t producer, std::optional<int64_t> constant = {}) {
+    for (size_t k = 0; k < op.results.size(); ++k)
+      s.bind(op.results[k], {producer, k < op.result_types.size() ? &op.result_types[k] : &kNoType, constant});
+  }
+  void bind_values(const ir::Op& op, Scope& s, const std::vector<Value>& values) {
+    if (values.size() < op.results.size())
+      fail(op, std::string(op.name) + " yields " + std::to_string(values.size()) + " values for " +
+                   std::to_string(op.results.size()) + " results");
+    for (size_t k = 0; k < op.results.size(); ++k) {
+      Value v = values[k];
+      if (k < op.result_types.size()) v.type = &op.result_types[k];
+      s.bind(op.results[k], v);
+    }
+  }
+
+  void run_block(const ir::Block& b, Scope& s, std::vector<Value>& returned, size_t depth) {
+    for (const ir::Op& op : b.ops) {
+      if (is_return(op.name)) {
+        returned = operands(op, s);
+        continue;
+      }
+      run_op(op, s, depth);
+    }
+  }
+
+  // Runs a block with its arguments bound to `args` in a scope under `parent` (null for a
+  // function body, which sees nothing of its caller); returns what it yields.
+  std::vector<Value> run_body(const ir::Block& b, const Scope* parent, const std::vector<Value>& args, size_t depth) {
+    Scope s(parent);
+    for (size_t k = 0; k < b.args.size(); ++k) {
+      Value v = k < args.size() ? args[k] : Value{};
+      v.type = &b.arg_types[k];
+      s.bind(b.args[k], v);
+    }
+    std::vector<Value> ret;
+    run_block(b, s, ret, depth + 1);
+    return ret;
+  }
+  std::vector<Value> run_region(const ir::Op& op, const ir::Region& r, const Scope& outer, const std::vector<Value>& args, size_t depth) {
+    if (r.blocks.empty()) return {};
+    if (r.blocks.size() > 1) warn(std::string(op.name) + ": regions with several blocks: only the first is counted");
+    return run_body(r.blocks[0], &outer, args, depth);
+  }
+
+  const ir::Func* find_func(std::string_view name) const {
+    for (const ir::Func& fn : m_.funcs)
+      if (fn.name == name) return &fn;
+    return nullptr;
+  }
+
+  void run_op(const ir::Op& op, Scope& s, size_t depth) {
+    if (depth > 256) fail(op, "calls or regions nested more than 256 deep (recursion?)");
+    const std::string_view sn = short_name(op.name);
+    if (sn == "call" && (op.name == "call" || op.name == "func.call")) {
+      const ir::Func* fn = find_func(op.callee);
+      if (!fn || !fn->has_body) fail(op, "call of undefined function @" + std::string(op.callee));
+      bind_values(op, s, run_body(fn->body, nullptr, operands(op, s), depth));
+      return;
+    }
+    if (sn == "while" && !op.regions.empty()) return run_while(op, s, depth);
+    if ((sn == "case" || sn == "if") && !op.regions.empty()) return run_branches(op, s, depth);
+    if (sn == "manual_computation" || sn == "named_computation") {
+      if (op.regions.empty()) fail(op, std::string(op.name) + " without a body");
+      bind_values(op, s, run_region(op, op.regions[0], s, operands(op, s), depth));
+      return;
+    }
+    if (sn == "fusion" && !op.regions.empty()) return run_fusion(op, s, depth);
+    if (sn == "async_start" && !op.callee.empty()) {
+      if (const ir::Func* fn = find_func(op.callee)) {
+        int64_t last = -1;  // the bundle is ready when the callee's last result is
+        for (const Value& v : run_body(fn->body, nullptr, operands(op, s), depth)) last = std::max(last, v.producer);
+        bind_results(op, s, last);
+        return;
+      }
+    }
+    if (sn == "async_done" || sn == "async_update") {
+      std::vector<Value> args = operands(op, s);
+      bind_results(op, s, args.empty() ? -1 : args[0].producer);
+      return;
+    }
+    leaf(op, s);
+  }
+
+  void run_while(const ir::Op& op, Scope& s, size_t depth) {
+    std::vector<Value> state = operands(op, s);
+    const uint64_t trips = trip_count(op, s, state);
+    if (op.regions.size() < 2) fail(op, "while needs a cond and a body region");
+    for (uint64_t t = 0; t < trips; ++t) {
+      std::vector<Value> next = run_region(op, op.regions[1], s, state, depth);
+      if (next.size() != state.size()) fail(op, "while body yields " + std::to_string(next.size()) + " values for " + std::to_string(state.size()) + " loop values");
+      state = std::move(next);
+    }
+    bind_values(op, s, state);
+  }
+
+  // The trip count of `for (i = c0; i < N; ++i)`-shaped loops: the cond compares a loop value
+  // against a constant, and that loop value starts at a constant.
+  uint64_t trip_count(const ir::Op& op, const Scope& outer, const std::vector<Value>& init) {
+    const ir::Region& cond = op.regions[0];
+    if (!cond.blocks.empty()) {
+      const ir::Block& b = cond.blocks[0];
+      std::unordered_map<std::string_view, int64_t> consts;
+      std::string_view returned;
+      for (const ir::Op& c : b.ops) {
+        if (std::optional<int64_t> v = scalar_constant(f_, c); v && c.results.size() == 1) consts[c.results[0]] = *v;
+        if (is_return(c.name) && c.operands.size() == 1) returned = c.operands[0];
+      }
+      for (const ir::Op& c : b.ops) {
+        if (short_name(c.name) != "compare" || c.results.size() != 1 || c.results[0] != returned || c.operands.size() != 2) continue;
+        auto arg_index = [&](std::string_view n) -> int {
+          for (size_t k = 0; k < b.args.size(); ++k)
+            if (b.args[k] == n) return static_cast<int>(k);
+          return -1;
+        };
+        auto constant = [&](std::string_view n) -> std::optional<int64_t> {
+          if (auto it = consts.find(n); it != consts.end()) return it->second;
+          if (const Value* v = outer.find(n)) return v->constant;
+          return std::nullopt;
+        };
+        const int i = arg_index(c.operands[0]);
+        const std::optional<int64_t> limit = constant(c.operands[1]);
+        if (i >= 0 && limit && static_cast<size_t>(i) < init.size() && init[i].constant) {
+          const int64_t start = *init[i].constant;
+          int64_t n = -1;
+          if (ir::has_word(f_, c, "LT")) n = *limit - start;
+          else if (ir::has_word(f_, c, "LE")) n = *limit - start + 1;
+          else if (ir::has_word(f_, c, "NE")) n = *limit - start;
+          if (n >= 0) return static_cast<uint64_t>(n);
+        }
+      }
+    }
+    warn("line " + std::to_string(op.line) + ": while loop without a constant trip count; counted " +
+         std::to_string(o_.default_trip_count) + " time(s)");
+    return o_.default_trip_count;
+  }
+
+  // case/if: the branch with the most FLOPs (then bytes) is the one counted.
+  void run_branches(const ir::Op& op, Scope& s, size_t depth) {
+    const size_t ops0 = a_.ops.size(), deps0 = a_.deps.size(), coll0 = a_.collectives.size();
+    size_t best = 0;
+    std::pair<double, double> best_cost{-1, -1};
+    for (size_t r = 0; r < op.regions.size(); ++r) {
+      run_region(op, op.regions[r], s, {}, depth);
+      std::pair<double, double> cost{0, 0};
+      for (size_t k = ops0; k < a_.ops.size(); ++k) cost.first += a_.ops[k].flops, cost.second += a_.ops[k].bytes;
+      if (cost > best_cost) best_cost = cost, best = r;
+      a_.ops.resize(ops0), a_.deps.resize(deps0), a_.dep_bytes.resize(deps0), a_.collectives.resize(coll0);
+    }
+    if (op.regions.size() > 1) warn(std::string(op.name) + ": the costliest branch is counted");
+    bind_values(op, s, run_region(op, op.regions[best], s, {}, depth));
+  }
+
+  // mhlo.fusion: FLOPs of the fused ops, bytes of the fusion's operands and results only.
+  void run_fusion(const ir::Op& op, Scope& s, size_t depth) {
+    std::vector<Value> args = operands(op, s);
+    const size_t ops0 = a_.ops.size(), deps0 = a_.deps.size(), coll0 = a_.collectives.size();
+    run_region(op, op.regions[0], s, args, depth);
+    if (a_.collectives.size() != coll0) {  // a collective inside: keep the ops as they are
+      bind_results(op, s, static_cast<int64_t>(a_.ops.size()) - 1);
+      return;
+    }
+    ExecOp e{};
+    double best = -1;
+    e.cls = OpClass::Elementwise;
+    for (size_t k = ops0; k < a_.ops.size(); ++k) {
+      e.flops += a_.ops[k].flops;
+      if (a_.ops[k].flops > best && a_.ops[k].cls != OpClass::Free) best = a_.ops[k].flops, e.cls = a_.ops[k].cls, e.dtype = a_.ops[k].dtype;
+    }
+    a_.ops.resize(ops0);
+    a_.deps.resize(deps0);
+    a_.dep_bytes.resize(deps0);
+    for (const Value& v : args) e.bytes += v.type->bytes();
+    for (const TensorType& t : op.result_types) e.bytes += t.bytes();
+    push(op, e, args, s);
+  }
+
+  uint32_t intern_name(std::string_view n) {
+    auto it = name_ids_.find(n);
+    if (it != name_ids_.end()) return it->second;
+    a_.names.emplace_back(n);
+    return name_ids_[n] = static_cast<uint32_t>(a_.names.size() - 1);
+  }
+  uint8_t intern_dtype(const std::string& d) {
+    for (size_t k = 0; k < a_.dtypes.size(); ++k)
+      if (a_.dtypes[k] == d) return static_cast<uint8_t>(k);
+    if (a_.dtypes.size() >= 255) return 0;
+    a_.dtypes.push_back(d);
+    return static_cast<uint8_t>(a_.dtypes.size() - 1);
+  }
+
+  void push(const ir::Op& op, ExecOp e, const std::vector<Value>& args, Scope& s, std::optional<int64_t> constant = {}) {
+    if (a_.ops.size() >= o_.max_exec_ops)
+      fail(op, "more than " + std::to_string(o_.max_exec_ops) + " ops after unrolling loops and inlining calls");
+    e.name = intern_name(op.name);
+    e.deps_begin = static_cast<uint32_t>(a_.deps.size());
+    for (size_t k = 0; k < args.size(); ++k) {
+      const Value& v = args[k];
+      if (k < op.operands.size() && std::find(op.operands.begin(), op.operands.begin() + k, op.operands[k]) != op.operands.begin() + k)
+        continue;  // the same value twice is read once
+      if (v.producer < 0) {
+        e.arg_bytes += v.type->bytes();
+        continue;
+      }
+      auto it = std::find(a_.deps.begin() + e.deps_begin, a_.deps.end(), v.producer);
+      if (it == a_.deps.end()) {
+        a_.deps.push_back(static_cast<uint32_t>(v.producer));
+        a_.dep_bytes.push_back(v.type->bytes());
+      } else {
+        a_.dep_bytes[it - a_.deps.begin()] += v.type->bytes();
+      }
+    }
+    e.deps_end = static_cast<uint32_t>(a_.deps.size());
+    for (const TensorType& t : op.result_types) e.out_bytes += t.bytes();
+    a_.ops.push_back(e);
+    bind_results(op, s, static_cast<int64_t>(a_.ops.size()) - 1, constant);
+  }
+
+  void leaf(const ir::Op& op, Scope& s) {
+    std::vector<Value> args = operands(op, s);
+    ExecOp e{};
+    e.cls = classify(op.name, op.callee);
+    // Roofline element type: the widest operand (the result for ops without operands).
+    const TensorType* widest = op.result_types.empty() ? &kNoType : &op.result_types[0];
+    for (const Value& v : args)
+      if (v.type->bits > widest->bits) widest = v.type;
+    e.dtype = intern_dtype(widest->dtype);
+    for (const Value& v : args)
+      if (v.type->dynamic) warn(std::string(op.name) + ": dynamic dimensions are counted as 1");
+    double in_bytes = 0, out_bytes = 0, out_elems = 0;
+    for (const Value& v : args) in_bytes += v.type->bytes();
+    for (const TensorType& t : op.result_types) out_bytes += t.bytes(), out_elems += t.elements();
+    const std::string_view sn = short_name(op.name);
+    std::optional<int64_t> constant;
+    switch (e.cls) {
+      case OpClass::Matmul: {
+        if (args.size() < 2 || op.result_types.empty()) fail(op, std::string(op.name) + " needs two operands and a result type");
+        const TensorType& lhs = *args[0].type;
+        std::vector<int64_t> contracting;
+        if (uint32_t at = ir::find_attr(f_, op, "contracting_dims")) contracting = ir::int_list(f_, at);
+        else if (uint32_t at2 = ir::find_attr(f_, op, "lhs_contracting_dimensions")) contracting = ir::int_list(f_, at2);
+        else if (sn == "dot" && !lhs.dims.empty()) contracting = {static_cast<int64_t>(lhs.dims.size()) - 1};
+        double k = 1;
+        for (int64_t c : contracting) {
+          if (c < 0 || static_cast<size_t>(c) >= lhs.dims.size()) fail(op, "contracting dimension " + std::to_string(c) + " out of range for the lhs type");
+          k *= static_cast<double>(lhs.dims[c]);
+        }
+        e.flops = 2 * out_elems * k;
+        e.bytes = in_bytes + out_bytes;
+        break;
+      }
+      case OpClass::Convolution: {
+        if (args.size() < 2 || op.result_types.empty()) fail(op, "convolution needs two operands and a result type");
+        const TensorType& rhs = *args[1].type;
+        const int o = kernel_output_dim(op);
+        if (o < 0 || static_cast<size_t>(o) >= rhs.dims.size() || rhs.dims[o] == 0)
+          fail(op, "convolution: cannot find the kernel's output-feature dimension in dim_numbers");
+        e.flops = 2 * out_elems * (rhs.elements() / static_cast<double>(rhs.dims[o]));
+        e.bytes = in_bytes + out_bytes;
+        break;
+      }
+      case OpClass::Elementwise:
+        e.flops = out_elems;
+        e.bytes = in_bytes + out_bytes;
+        break;
+      case OpClass::Reduction: {
+        if (sn == "reduce") {
+          const size_t n = args.size() / 2;
+          for (size_t k = 0; k < n && k < op.result_types.size(); ++k)
+            e.flops += std::max(0.0, args[k].type->elements() - op.result_types[k].elements());
+          e.bytes = out_bytes;
+          for (size_t k = 0; k < n; ++k) e.bytes += args[k].type->bytes();
+        } else if (sn == "reduce_window" || sn == "select_and_scatter") {
+          double window = 1;
+          for (int64_t w : ir::int_list(f_, ir::find_attr(f_, op, "window_dimensions"))) window *= static_cast<double>(w);
+          const double base = sn == "reduce_window" ? out_elems : (args.size() > 1 ? args[1].type->elements() : 0);
+          e.flops = std::max(0.0, window - 1) * base;
+          e.bytes = sn == "reduce_window" ? (args.empty() ? 0 : args[0].type->bytes()) + out_bytes
+                                          : (args.size() > 1 ? args[0].type->bytes() + args[1].type->bytes() : 0) + out_bytes;
+        } else {  // sort, top_k: n log n comparisons
+          const double n = args.empty() ? 0 : args[0].type->elements();
+          e.flops = n * std::log2(std::max(2.0, args.empty() || args[0].type->dims.empty() ? 2.0 : static_cast<double>(args[0].type->dims.back())));
+          e.bytes = in_bytes + out_bytes;
+        }
+        break;
+      }
+      case OpClass::DataMovement:
+        if (in(sn, {"slice", "dynamic_slice", "real_dynamic_slice", "gather", "dynamic_gather", "torch_index_select"}))
+          e.bytes = 2 * out_bytes;
+        else if (sn == "dynamic_update_slice" && args.size() > 1)
+          e.bytes = 2 * args[1].type->bytes();
+        else
+          e.bytes = in_bytes + out_bytes;
+        break;
+      case OpClass::Collective:
+        e.collective = static_cast<int32_t>(a_.collectives.size());
+        a_.collectives.push_back(make_collective(op, args));
+        break;
+      case OpClass::Free:
+        constant = scalar_constant(f_, op);
+        if (in(sn, {"get_tuple_element", "optimization_barrier", "custom_call", "sharding_constraint"})) {
+          // Pass the operand's producer through: these do not compute.
+          if (args.size() == op.results.size() || sn == "get_tuple_element") {
+            for (size_t k = 0; k < op.results.size(); ++k) {
+              Value v = args.empty() ? Value{} : args[std::min(k, args.size() - 1)];
+              v.type = k < op.result_types.size() ? &op.result_types[k] : &kNoType;
+              s.bind(op.results[k], v);
+            }
+            return;
+          }
+        }
+        break;
+      case OpClass::Unmodelled:
+        warn(std::string("unmodelled op ") + std::string(op.name) + (op.callee.empty() ? "" : " @" + std::string(op.callee)) +
+             " counted as free");
+        break;
+    }
+    push(op, e, args, s, constant);
+  }
+
+  // Index of the kernel's output-feature dimension: `o` in `[0, 1, i, o]` of dim_numbers, or the
+  // raw form's kernel_output_feature_dimension.
+  int kernel_output_dim(const ir::Op& op) const {
+    if (uint32_t at = ir::find_attr(f_, op, "kernel_output_feature_dimension")) return static_cast<int>(ir::int_list(f_, at).at(0));
+    uint32_t at = ir::find_attr(f_, op, "dim_numbers");
+    if (!at) at = ir::find_attr(f_, op, "dimension_numbers");
+    if (!at) return -1;
+    const std::vector<ir::Token>& t = f_.tokens;
+    // Skip to the `x` between the input and kernel lists, then read the kernel list.
+    uint32_t k = at;
+    while (k < op.attr_end && !(t[k].is("x") && t[k + 1].is('['))) ++k;
+    if (k >= op.attr_end) return -1;
+    int index = 0;
+    for (k += 2; k < op.attr_end && !t[k].is(']'); ++k) {
+      if (t[k].is(',')) ++index;
+      else if (t[k].is("o")) return index;
+    }
+    return -1;
+  }
+
+  CollectiveOp make_collective(const ir::Op& op, const std::vector<Value>& args) {
+    CollectiveOp c;
+    c.kind = *collective_kind(op.name);
+    c.line = op.line;
+    for (const Value& v : args) c.operand_bytes += v.type->bytes();
+    for (const TensorType& t : op.result_types) c.result_bytes += t.bytes();
+    const int64_t P = a_.num_partitions, R = a_.num_replicas, N = P * R;
+    int64_t channel = 0;
+    if (uint32_t at = ir::find_attr(f_, op, "channel_handle")) {
+      for (uint32_t k = at; k + 2 < op.attr_end && !f_.tokens[k].is('}'); ++k)
+        if (f_.tokens[k].is("handle") && f_.tokens[k + 1].is('=')) {
+          channel = std::strtoll(std::string(f_.tokens[k + 2].text).c_str(), nullptr, 10);
+          break;
+        }
+    } else if (uint32_t at2 = ir::find_attr(f_, op, "channel_id")) {
+      channel = std::strtoll(std::string(f_.tokens[at2].text).c_str(), nullptr, 10);
+    }
+    const bool global_ids = ir::has_word(f_, op, "use_global_device_ids");
+    const bool all_style = c.kind == CollectiveKind::AllReduce || c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::ReduceScatter;
+    enum class Mode { CrossReplica, CrossReplicaAndPartition, Flattened, CrossPartition } mode;
+    if (all_style) mode = global_ids ? Mode::Flattened : channel > 0 ? Mode::CrossReplicaAndPartition : Mode::CrossReplica;
+    else mode = channel > 0 ? Mode::CrossPartition : Mode::CrossReplica;
+    if (!m_.declares_devices) mode = Mode::Flattened;  // ids are device ids; analyze() counted them
+    auto check = [&](int64_t id, int64_t limit, const char* what) {
+      if (id < 0 || id >= limit)
+        fail(op, std::string(what) + " " + std::to_string(id) + " out of range: the module has " + std::to_string(P) +
+                     " partition(s) x " + std::to_string(R) + " replica(s)");
+    };
+    const int64_t id_limit = mode == Mode::Flattened ? N : mode == Mode::CrossPartition ? P : R;
+
+    if (c.kind == CollectiveKind::CollectivePermute) {
+      std::vector<int64_t> flat = ir::int_list(f_, ir::find_attr(f_, op, "source_target_pairs"));
+      if (flat.size() % 2) fail(op, "source_target_pairs must be a list of pairs");
+      for (size_t k = 0; k + 1 < flat.size(); k += 2) {
+        check(flat[k], id_limit, "device id"), check(flat[k + 1], id_limit, "device id");
+        if (mode == Mode::CrossPartition)
+          for (int64_t r = 0; r < R; ++r) c.pairs.emplace_back(uint32_t(r * P + flat[k]), uint32_t(r * P + flat[k + 1]));
+        else
+          for (int64_t p = 0; p < P; ++p) c.pairs.emplace_back(uint32_t(flat[k] * P + p), uint32_t(flat[k + 1] * P + p));
+      }
+      return c;
+    }
+    const uint32_t at = ir::find_attr(f_, op, "replica_groups");
+    std::vector<std::vector<int64_t>> written;
+    if (at && f_.tokens[at].kind == Tok::Hash) {
+      warn(std::string(op.name) + ": replica_group_mesh_axes is not resolved; one group of all devices assumed");
+    } else if (at) {
+      std::vector<int64_t> flat = ir::int_list(f_, at);
+      // The shape from `: tensor<GxSxi64>`, which also expands a splat dense<0>.
+      const std::vector<int64_t> shape = ir::literal_shape(f_, op, at);
+      if (shape.size() == 2) {
+        const int64_t g = shape[0], size = shape[1];
+        if (g < 0 || size < 0 || g * size > (int64_t{1} << 26)) fail(op, "implausible replica_groups shape");
+        if (flat.size() == 1 && g * size > 1) flat.assign(static_cast<size_t>(g * size), flat[0]);
+        if (static_cast<int64_t>(flat.size()) != g * size) fail(op, "replica_groups has " + std::to_string(flat.size()) + " ids for a " + std::to_string(g) + "x" + std::to_string(size) + " shape");
+        for (int64_t r = 0; r < g; ++r) written.emplace_back(flat.begin() + r * size, flat.begin() + (r + 1) * size);
+      } else if (!flat.empty()) {
+        written.push_back(flat);
+      }
+    }
+    if (written.empty() || (written.size() == 1 && written[0].empty())) {  // empty: everyone
+      written.assign(1, {});
+      for (int64_t k = 0; k < id_limit; ++k) written[0].push_back(k);
+    }
+    c.group_size = static_cast<uint32_t>(written[0].size());
+    for (const auto& g : written) {
+      for (int64_t id : g) check(id, id_limit, mode == Mode::Flattened ? "device id" : mode == Mode::CrossPartition ? "partition id" : "replica id");
+      switch (mode) {
+        case Mode::Flattened:
+          c.groups.emplace_back(g.begin(), g.end());
+          break;
+        case Mode::CrossReplica:
+          for (int64_t p = 0; p < P; ++p) {
+            c.groups.emplace_back();
+            for (int64_t r : g) c.groups.back().push_back(uint32_t(r * P + p));
+          }
+          break;
+        case Mode::CrossReplicaAndPartition:
+          c.groups.emplace_back();
+          for (int64_t r : g)
+            for (int64_t p = 0; p < P; ++p) c.groups.back().push_back(uint32_t(r * P + p));
+          break;
+        case Mode::CrossPartition:
+          for (int64_t r = 0; r < R; ++r) {
+            c.groups.emplace_back();
+            for (int64_t p : g) c.groups.back().push_back(uint32_t(r * P + p));
+          }
+          break;
+      }
+    }
+    return c;
+  }
+
+  const ir::File& f_;
+  const ir::Module& m_;
+  Analysis& a_;
+  const AnalyzeOptions& o_;
+  std::unordered_map<std::string_view, uint32_t> name_ids_;
+};
+
+void walk_ops(const ir::Block& b, const std::function<void(const ir::Op&)>& fn) {
+  for (const ir::Op& op : b.ops) {
+    fn(op);
+    for (const ir::Region& r : op.regions)
+      for (const ir::Block& inner : r.blocks) walk_ops(inner, fn);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+bool fusible(OpClass c) { return c == OpClass::Elementwise || c == OpClass::DataMovement || c == OpClass::Free; }
+
+// Chains of elementwise and data-movement ops run as one kernel (XLA's loop fusion), and a
+// reduction absorbs the chain that feeds it (input fusion): such ops read from memory only what
+// a matmul, convolution, collective or the caller produced, and write only what those consume
+// or nobody consumes (the program's results).
+void fuse_elementwise(Analysis& a) {
+  auto absorbs = [](OpClass c) { return fusible(c) || c == OpClass::Reduction; };
+  std::vector<uint8_t> consumers(a.ops.size(), 0);  // bit 0: any consumer, bit 1: one outside the fusion
+  for (const ExecOp& e : a.ops)
+    for (uint32_t k = e.deps_begin; k < e.deps_end; ++k) consumers[a.deps[k]] |= absorbs(e.cls) ? 1 : 3;
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    ExecOp& e = a.ops[i];
+    if (!absorbs(e.cls) || e.bytes == 0) continue;
+    double bytes = e.arg_bytes;
+    for (uint32_t k = e.deps_begin; k < e.deps_end; ++k)
+      if (!fusible(a.ops[a.deps[k]].cls)) bytes += a.dep_bytes[k];
+    if (e.cls == OpClass::Reduction || consumers[i] != 1) bytes += e.out_bytes;
+    e.bytes = bytes;
+  }
+  a.fused = true;
+}
+
+}  // namespace
+
+StaticStats static_stats(const Program& p) {
+  const ir::File& f = *p.impl().file;
+  StaticStats st;
+  st.modules = f.modules.size();
+  for (const ir::Module& m : f.modules)
+    for (const ir::Func& fn : m.funcs)
+      walk_ops(fn.body, [&](const ir::Op& op) {
+        if (is_return(op.name)) return;
+        ++st.ops[std::string(op.name)];
+        const std::optional<CollectiveKind> k = collective_kind(op.name);
+        if (!k) return;
+        ++st.collectives[collective_kind_name(*k)];
+        for (const TensorType& t : op.operand_types) st.collective_operand_bytes += t.bytes();
+        if (*k == CollectiveKind::CollectivePermute) {
+          ++st.group_sizes["None"];
+          return;
+        }
+        const std::vector<int64_t> shape = ir::literal_shape(f, op, ir::find_attr(f, op, "replica_groups"));
+        ++st.group_sizes[shape.size() == 2 ? std::to_string(shape[1]) : "None"];
+      });
+  return st;
+}
+
+Analysis analyze(const Program& p, size_t module, const AnalyzeOptions& options) {
+  const ir::File& f = *p.impl().file;
+  if (module >= f.modules.size())
+    throw Error(f.name + ": module " + std::to_string(module) + " does not exist (the file has " + std::to_string(f.modules.size()) + ")");
+  const ir::Module& m = f.modules[module];
+  Analysis a;
+  a.file = f.name;
+  a.module = std::string(m.name);
+  a.num_partitions = m.num_partitions;
+  a.num_replicas = m.num_replicas;
+  if (m.num_partitions * m.num_replicas > (1 << 20)) throw Error(f.name + ": module declares more than 2^20 devices");
+  a.devices = static_cast<uint32_t>(m.num_partitions * m.num_replicas);
+  if (!m.declares_devices) {
+    int64_t max_id = 0;
+    for (const ir::Func& fn : m.funcs)
+      walk_ops(fn.body, [&](const ir::Op& op) {
+        if (!collective_kind(op.name)) return;
+        for (const char* key : {"replica_groups", "source_target_pairs"})
+          for (int64_t id : ir::int_list(f, ir::find_attr(f, op, key))) max_id = std::max(max_id, id);
+      });
+    if (max_id >= (1 << 20)) throw Error(f.name + ": device id " + std::to_string(max_id) + " in module '" + a.module + "' is implausible");
+    if (max_id > 0) {
+      a.num_partitions = max_id + 1;
+      a.devices = static_cast<uint32_t>(max_id + 1);
+      a.warnings.push_back("module '" + a.module + "' declares no mhlo.num_partitions/num_replicas; " +
+                           std::to_string(a.devices) + " devices inferred from its replica groups");
+    }
+  }
+  const ir::Func* entry = nullptr;
+  for (const ir::Func& fn : m.funcs)
+    if (fn.name == "main" && fn.has_body) entry = &fn;
+  for (const ir::Func& fn : m.funcs)
+    if (!entry && fn.is_public && fn.has_body) entry = &fn;
+  if (!entry) throw Error(f.name + ": module '" + a.module + "' has no @main or public function to run");
+  Executor(f, m, a, options).run(*entry);
+  // Communicator ids in order of first use; a group of one device talks to nobody and gets none.
+  std::map<std::vector<uint32_t>, uint32_t> ids;
+  for (CollectiveOp& c : a.collectives)
+    for (const auto& g : c.groups)
+      c.group_ids.push_back(g.size() > 1 ? ids.emplace(g, static_cast<uint32_t>(ids.size()) + 1).first->second : 0);
+  if (options.fuse_elementwise && f.text.find("mhlo.fusion") == std::string::npos) fuse_elementwise(a);
+  for (const ExecOp& e : a.ops) {
+    OpTotals& n = a.by_name[a.names[e.name]];
+    OpTotals& c = a.by_class[int(e.cls)];
+    ++n.count, ++c.count;
+    n.flops += e.flops, c.flops += e.flops;
+    n.bytes += e.bytes, c.bytes += e.bytes;
+  }
+  bool collectives = !a.collectives.empty();
+  if (!collectives && a.devices > 1 && f.text.find("mhlo.sharding") != std::string::npos &&
+      f.text.find("SPMDFullToShardShape") == std::string::npos)
+    a.warnings.push_back("the module declares " + std::to_string(a.devices) +
+                         " devices and shardings but has no collectives: a global-view program? Communication is not modelled");
+  return a;
+}
+
+// ---- devices ----------------------------------------------------------------------------------
+
+double DeviceSpec::peak_for(std::string_view dtype, bool matmul) const {
+  if (matmul && dtype == "f32") {
+    if (auto it = peak_flops.find("tf32"); it != peak_flops.end()) return it->second;
+  }
+  if (auto it = peak_flops.find(std::string(dtype)); it != peak_flops.end()) return it->second;
+  if (dtype == "si8" || dtype == "ui8") return peak_for("i8", matmul);
+  return fallback_flops;
+}
+
+namespace {
+const nlohmann::json& devices_json() {
+  static const nlohmann::json j = nlohmann::json::parse(kDevicesJson);
+  return j.at("devices");
+}
+}  // namespace
+
+std::vector<std::string> device_presets() {
+  std::vector<std::string> out;
+  for (auto it = devices_json().begin(); it != devices_json().end(); ++it) out.push_back(it.key());
+  return out;
+}
+
+DeviceSpec device_preset(std::string_view key) {
+  std::string k(key);
+  std::transform(k.begin(), k.end(), k.begin(), [](unsigned char c) { return std::tolower(c); });
+  const nlohmann::json& all = devices_json();
+  auto it = all.find(k);
+  if (it == all.end()) {
+    std::string known;
+    for (const std::string& n : device_presets()) known += (known.empty() ? "" : ", ") + n;
+    throw Error("unknown device '" + std::string(key) + "' (known: " + known + ")");
+  }
+  DeviceSpec d;
+  d.key = k;
+  d.name = it->at("name").get<std::string>();
+  d.source = it->at("source").get<std::string>();
+  const nlohmann::json& peaks = it->at("peak_flops");
+  for (auto p = peaks.begin(); p != peaks.end(); ++p) d.peak_flops[p.key()] = p.value().get<double>();
+  d.fallback_flops = it->at("fallback_flops").get<double>();
+  d.hbm_bytes_per_s = it->at("hbm_bytes_per_s").get<double>();
+  return d;
+}
+
+namespace {
+// The two sides of an op's roofline: seconds at peak FLOP/s and seconds at HBM bandwidth.
+std::pair<double, double> roofline_parts(const Analysis& a, const ExecOp& op, const DeviceSpec& d) {
+  if (op.cls == OpClass::Collective) return {0, 0};
+  const bool matmul = op.cls == OpClass::Matmul || op.cls == OpClass::Convolution;
+  const double peak = d.peak_for(a.dtypes.empty() ? "" : a.dtypes[op.dtype], matmul);
+  const double compute = op.flops > 0 && peak > 0 ? op.flops / peak : 0;
+  const double memory = op.bytes > 0 && d.hbm_bytes_per_s > 0 ? op.bytes / d.hbm_bytes_per_s : 0;
+  return {compute, memory};
+}
+}  // namespace
+
+double roofline_seconds(const Analysis& a, const ExecOp& op, const DeviceSpec& d) {
+  const auto [compute, memory] = roofline_parts(a, op, d);
+  return std::max(compute, memory);
+}
+
+// ---- traces -----------------------------------------------------------------------------------
+
+
+std::map<std::string, std::vector<int64_t>> comm_groups(const Analysis& a) {
+  std::map<std::string, std::vector<int64_t>> out;
+  for (const CollectiveOp& c : a.collectives)
+    for (size_t k = 0; k < c.groups.size(); ++k)
+      if (c.group_ids[k]) out.emplace(std::to_string(c.group_ids[k]), std::vector<int64_t>(c.groups[k].begin(), c.groups[k].end()));
+  return out;
+}
+
+void device_trace(const Analysis& a, const DeviceSpec& d, uint32_t device, Trace& out) {
+  if (device >= a.devices) throw Error(a.file + ": device " + std::to_string(device) + " out of range (" + std::to_string(a.devices) + " devices)");
+  out.clear_nodes();
+  AttrDrafts meta;
+  meta.add_string(out.intern("schema"), out.intern("chakrakit stablehlo"));
+  meta.add_string(out.intern("generator"), out.intern(a.file + (a.module.empty() ? "" : " @" + a.module) + " on " + d.name));
+  out.set_metadata(out.intern("0.0.4"), meta);
+  const StrId num_ops = out.intern("num_ops"), tensor_size = out.intern("tensor_size"), comm_type = out.intern("comm_type"),
+              comm_size = out.intern("comm_size"), pg_name = out.intern("pg_name"), is_cpu_op = out.intern("is_cpu_op"),
+              comm_src = out.intern("comm_src"), comm_dst = out.intern("comm_dst"), comm_tag = out.intern("comm_tag");
+
+  std::vector<int64_t> node_of(a.ops.size(), -1);
+  std::vector<bool> is_comm;  // by node id
+  uint64_t next_id = 0;
+  NodeDraft n;
+
+  struct Region {
+    bool open = false;
+    uint64_t id = 0;
+    uint64_t ops = 0;
+    double flops = 0, bytes = 0, seconds = 0;
+    std::vector<uint64_t> deps;
+    std::map<uint32_t, uint32_t> names;
+  } r;
+  int64_t prev_region = -1;
+  double total_us = 0;
+  uint64_t emitted_us = 0;
+  uint64_t regions = 0;
+
+  auto close_region = [&] {
+    if (!r.open) return;
+    total_us += r.seconds * 1e6;
+    const uint64_t until = static_cast<uint64_t>(std::llround(total_us));
+    n.clear();
+    n.id = r.id;
+    std::vector<std::pair<uint32_t, uint32_t>> top(r.names.begin(), r.names.end());
+    std::sort(top.begin(), top.end(), [](auto x, auto y) { return x.second != y.second ? x.second > y.second : x.first < y.first; });
+    std::string name = "compute." + std::to_string(regions++) + " (" + std::to_string(r.ops) + " ops:";
+    for (size_t k = 0; k < top.size() && k < 3; ++k) name += " " + std::string(short_name(a.names[top[k].first])) + " x" + std::to_string(top[k].second);
+    n.name = out.intern(name + (top.size() > 3 ? " ...)" : ")"));
+    n.type = static_cast<int32_t>(NodeType::Comp);
+    n.duration_micros = until - emitted_us;
+    emitted_us = until;
+    std::sort(r.deps.begin(), r.deps.end());
+    n.data_deps = r.deps;
+    n.attrs.add_int64(num_ops, static_cast<int64_t>(std::min(r.flops, 9.2e18)));
+    n.attrs.add_uint64(tensor_size, static_cast<uint64_t>(std::min(r.bytes, 1.8e19)));
+    out.append(n);
+    prev_region = static_cast<int64_t>(r.id);
+    r = Region{};
+  };
+  auto reserve = [&](bool comm) {
+    is_comm.push_back(comm);
+    return next_id++;
+  };
+  auto dep_nodes = [&](const ExecOp& e) {
+    std::vector<uint64_t> deps;
+    for (uint32_t k = e.deps_begin; k < e.deps_end; ++k) {
+      const int64_t node = node_of[a.deps[k]];
+      if (node >= 0 && std::find(deps.begin(), deps.end(), uint64_t(node)) == deps.end()) deps.push_back(uint64_t(node));
+    }
+    return deps;
+  };
+  auto comm_node = [&](int32_t type, const std::string& name, const std::vector<uint64_t>& deps) {
+    n.clear();
+    n.id = reserve(true);
+    n.name = out.intern(name);
+    n.type = type;
+    n.data_deps = deps;
+    std::sort(n.data_deps.begin(), n.data_deps.end());
+    n.attrs.add_bool(is_cpu_op, false);
+    return n.id;
+  };
+
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    const ExecOp& e = a.ops[i];
+    if (e.collective >= 0) {
+      const CollectiveOp& c = a.collectives[e.collective];
+      const std::string cname = std::string(collective_kind_name(c.kind)) + "." + std::to_string(e.collective);
+      const std::vector<uint64_t> deps = dep_nodes(e);
+      if (c.kind == CollectiveKind::CollectivePermute) {
+        std::vector<std::pair<uint32_t, uint32_t>> mine;
+        for (const auto& p : c.pairs)
+          if ((p.first == device || p.second == device) && p.first != p.second) mine.push_back(p);
+        if (!mine.empty()) {
+          close_region();
+          int64_t last_recv = -1;
+          for (const auto& [src, dst] : mine) {
+            const bool send = src == device;
+            std::vector<uint64_t> d2 = send ? deps : std::vector<uint64_t>{};
+            if (!send && last_recv >= 0) d2.push_back(uint64_t(last_recv));
+            comm_node(static_cast<int32_t>(send ? NodeType::CommSend : NodeType::CommRecv), cname + (send ? ".send" : ".recv"), d2);
+            n.attrs.add_int64(comm_size, static_cast<int64_t>(c.operand_bytes));
+            n.attrs.add_int32(comm_src, static_cast<int32_t>(src));
+            n.attrs.add_int32(comm_dst, static_cast<int32_t>(dst));
+            n.attrs.add_int32(comm_tag, e.collective);
+            out.append(n);
+            if (!send) last_recv = static_cast<int64_t>(n.id);
+          }
+          node_of[i] = last_recv;
+          continue;
+        }
+      } else {
+        const std::vector<uint32_t>* group = nullptr;
+        uint32_t group_id = 0;
+        for (size_t k = 0; k < c.groups.size(); ++k)
+          if (std::find(c.groups[k].begin(), c.groups[k].end(), device) != c.groups[k].end())
+            group = &c.groups[k], group_id = c.group_ids[k];
+        if (group_id) {
+          close_region();
+          const bool broadcast = c.kind == CollectiveKind::CollectiveBroadcast;
+          CommType type = c.kind == CollectiveKind::AllReduce ? CommType::AllReduce
+                          : c.kind == CollectiveKind::AllGather || broadcast ? CommType::AllGather
+                          : c.kind == CollectiveKind::ReduceScatter ? CommType::ReduceScatter
+                                                                    : CommType::AllToAll;
+          // A broadcast of S bytes moves about what an all-gather of S/N per device moves.
+          const double size = broadcast ? std::ceil(c.operand_bytes / group->size()) : c.operand_bytes;
+          node_of[i] = static_cast<int64_t>(comm_node(static_cast<int32_t>(NodeType::CommColl), cname, deps));
+          n.attrs.add_int64(comm_type, static_cast<int64_t>(type));
+          n.attrs.add_int64(comm_size, static_cast<int64_t>(size));
+          n.attrs.add_string(pg_name, out.intern(std::to_string(group_id)));
+          out.append(n);
+          continue;
+        }
+      }
+    }
+    // Compute (or a collective that stays on this device).
+    std::vector<uint64_t> deps = dep_nodes(e);
+    if (e.flops == 0 && e.bytes == 0 && deps.size() <= 1) {  // free: pass the producer through
+      node_of[i] = deps.empty() ? -1 : static_cast<int64_t>(deps[0]);
+      continue;
+    }
+    bool waits_on_new_comm = false;
+    for (uint64_t dn : deps)
+      if (is_comm[dn] && std::find(r.deps.begin(), r.deps.end(), dn) == r.deps.end()) waits_on_new_comm = true;
+    if (r.open && waits_on_new_comm && r.ops > 0) close_region();  // what came before need not wait
+    if (!r.open) {
+      r.open = true;
+      r.id = reserve(false);
+      if (prev_region >= 0) r.deps.push_back(static_cast<uint64_t>(prev_region));
+    }
+    for (uint64_t dn : deps)
+      if (is_comm[dn] && std::find(r.deps.begin(), r.deps.end(), dn) == r.deps.end()) r.deps.push_back(dn);
+    ++r.ops;
+    r.flops += e.flops;
+    r.bytes += e.bytes;
+    r.seconds += roofline_seconds(a, e, d);
+    ++r.names[e.name];
+    node_of[i] = static_cast<int64_t>(r.id);
+  }
+  close_region();
+}
+
+// ---- prediction -------------------------------------------------------------------------------
+
+sim::SystemConfig default_system(const sim::NetworkConfig& net, const DeviceSpec& d) {
+  std::string algos;
+  for (size_t k = 0; k < net.topology.size(); ++k)
+    algos += std::string(k ? ", " : "") + (net.topology[k] == sim::TopologyKind::FullyConnected ? "\"direct\"" : "\"ring\"");
+  char bw[64];
+  std::snprintf(bw, sizeof bw, "%.1f", d.hbm_bytes_per_s / 1e9);
+  const std::string json = std::string(R"({"scheduling-policy": "LIFO", "endpoint-delay": 1, "active-chunks-per-dimension": 1,
+      "preferred-dataset-splits": 1, "collective-optimization": "localBWAware", "boost-mode": 0, "local-mem-bw": )") + bw +
+                           R"(, "all-reduce-implementation": [)" + algos + R"(], "all-gather-implementation": [)" + algos +
+                           R"(], "reduce-scatter-implementation": [)" + algos + R"(], "all-to-all-implementation": [)" + algos + "]}";
+  return sim::parse_system(json, "default system (hespas settings)");
+}
+
+Prediction predict(const Analysis& a, const DeviceSpec& d, const sim::NetworkConfig& net, const sim::SystemConfig& system) {
+  if (net.total_npus() != a.devices)
+    throw Error("the network has " + std::to_string(net.total_npus()) + " NPUs but " + a.file + " runs on " +
+                std::to_string(a.devices) + " devices (mhlo.num_partitions x mhlo.num_replicas)");
+  Prediction p;
+  for (const ExecOp& e : a.ops) {
+    ClassBreakdown& c = p.classes[int(e.cls)];
+    ++c.totals.count;
+    c.totals.flops += e.flops;
+    c.totals.bytes += e.bytes;
+    const auto [compute, memory] = roofline_parts(a, e, d);
+    const double t = std::max(compute, memory);
+    c.roofline_s += t;
+    p.compute_s += t;
+    if (compute >= memory) c.compute_bound_s += t;
+    if (e.collective >= 0) {
+      const CollectiveOp& col = a.collectives[e.collective];
+      ++p.collective_count[int(col.kind)];
+      p.collective_bytes[int(col.kind)] += col.operand_bytes;
+    }
+  }
+  std::vector<std::string> encoded(a.devices);
+  Trace t;
+  for (uint32_t dev = 0; dev < a.devices; ++dev) {
+    device_trace(a, d, dev, t);
+    encoded[dev] = encode_et(t);
+  }
+  sim::SimInputs in;
+  in.workload = a.file;
+  in.encoded_traces = &encoded;
+  in.network = net;
+  in.system = system;
+  for (const auto& [id, members] : comm_groups(a))
+    in.groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
+  p.sim = sim::simulate(in);
+  if (p.sim.deadlock) throw Error(a.file + ": the simulation deadlocked (a collective not every group member runs?)");
+  p.step_s = static_cast<double>(p.sim.end()) * 1e-9;
+  p.exposed_comm_s = std::max(0.0, p.step_s - p.compute_s);
+  return p;
+}
+
+double median_trend_error(const std::vector<double>& predicted, const std::vector<double>& measured) {
+  if (predicted.size() != measured.size()) throw Error("trend error: predicted and measured lists differ in length");
+  std::vector<double> errors;
+  for (size_t i = 0; i < predicted.size(); ++i)
+    for (size_t j = i + 1; j < predicted.size(); ++j)
+      if (predicted[j] > 0 && measured[j] > 0 && measured[i] > 0)
+        errors.push_back(std::fabs((predicted[i] / predicted[j]) / (measured[i] / measured[j]) - 1));
+  if (errors.empty()) return std::nan("");
+  std::sort(errors.begin(), errors.end());
+  const size_t m = errors.size() / 2;
+  return errors.size() % 2 ? errors[m] : (errors[m - 1] + errors[m]) / 2;
+}
+
+}  // namespace chakra::shlo

@@ -1,0 +1,101 @@
+#include "chakra/trace/schema.h"
+
+#include <array>
+
+namespace chakra {
+namespace {
+
+constexpr std::array<std::string_view, kNodeTypeCount> kNodeTypeNames = {
+    "INVALID_NODE", "METADATA_NODE",  "MEM_LOAD_NODE",  "MEM_STORE_NODE",
+    "COMP_NODE",    "COMM_SEND_NODE", "COMM_RECV_NODE", "COMM_COLL_NODE",
+};
+
+constexpr std::array<std::string_view, kCommTypeCount> kCommTypeNames = {
+    "ALL_REDUCE", "REDUCE",     "ALL_GATHER",     "GATHER",
+    "SCATTER",    "BROADCAST",  "ALL_TO_ALL",     "REDUCE_SCATTER",
+    "REDUCE_SCATTER_BLOCK",     "BARRIER",
+};
+
+struct KindNames {
+  std::string_view proto;
+  std::string_view json;
+};
+
+// Indexed by field number; 0 = unset, 1 and 2 are not value fields.
+constexpr std::array<KindNames, kMaxAttrKind + 1> kKindNames = {{
+    {"", ""}, {"", ""}, {"", ""},
+    {"double_val", "doubleVal"},     {"double_list", "doubleList"},
+    {"float_val", "floatVal"},       {"float_list", "floatList"},
+    {"int32_val", "int32Val"},       {"int32_list", "int32List"},
+    {"int64_val", "int64Val"},       {"int64_list", "int64List"},
+    {"uint32_val", "uint32Val"},     {"uint32_list", "uint32List"},
+    {"uint64_val", "uint64Val"},     {"uint64_list", "uint64List"},
+    {"sint32_val", "sint32Val"},     {"sint32_list", "sint32List"},
+    {"sint64_val", "sint64Val"},     {"sint64_list", "sint64List"},
+    {"fixed32_val", "fixed32Val"},   {"fixed32_list", "fixed32List"},
+    {"fixed64_val", "fixed64Val"},   {"fixed64_list", "fixed64List"},
+    {"sfixed32_val", "sfixed32Val"}, {"sfixed32_list", "sfixed32List"},
+    {"sfixed64_val", "sfixed64Val"}, {"sfixed64_list", "sfixed64List"},
+    {"bool_val", "boolVal"},         {"bool_list", "boolList"},
+    {"string_val", "stringVal"},     {"string_list", "stringList"},
+    {"bytes_val", "bytesVal"},       {"bytes_list", "bytesList"},
+}};
+
+// The attributes ASTRA-sim and the Chakra feeders interpret (chakra-reference-tools.md §1.4).
+constexpr KnownAttr kKnownAttrs[] = {
+    {"is_cpu_op", AttrKind::Bool, KindRule::Exact,
+     "compute on the CPU slot instead of the GPU; must be false on communication nodes"},
+    {"comm_type", AttrKind::Int64, KindRule::AnyInteger, "collective type (CollectiveCommType)"},
+    {"comm_size", AttrKind::Int64, KindRule::AnyInteger, "bytes moved by a collective or send/recv"},
+    {"comm_src", AttrKind::Int32, KindRule::AnyInteger, "sending rank of a point-to-point message"},
+    {"comm_dst", AttrKind::Int32, KindRule::AnyInteger, "receiving rank of a point-to-point message"},
+    {"comm_tag", AttrKind::Int32, KindRule::AnyInteger, "tag matching a send with its receive"},
+    {"comm_priority", AttrKind::Int32, KindRule::AnyInteger, "scheduling priority of a message"},
+    {"pg_name", AttrKind::String, KindRule::Exact, "process group of a collective (\"\" = all ranks)"},
+    {"tensor_size", AttrKind::Uint64, KindRule::AnyInteger,
+     "bytes of a memory access, or bytes touched by a roofline compute node"},
+    {"num_ops", AttrKind::Int64, KindRule::AnyInteger, "operation count of a roofline compute node"},
+    {"involved_dim", AttrKind::BoolList, KindRule::Exact,
+     "network dimensions a collective spans (ASTRA-sim)"},
+};
+
+}  // namespace
+
+std::string_view node_type_name(int32_t type) {
+  return type >= 0 && type < kNodeTypeCount ? kNodeTypeNames[type] : std::string_view{};
+}
+
+std::optional<int32_t> parse_node_type(std::string_view name) {
+  for (int32_t i = 0; i < kNodeTypeCount; ++i)
+    if (kNodeTypeNames[i] == name) return i;
+  return std::nullopt;
+}
+
+std::string_view comm_type_name(int64_t type) {
+  return type >= 0 && type < kCommTypeCount ? kCommTypeNames[type] : std::string_view{};
+}
+
+std::optional<int32_t> parse_comm_type(std::string_view name) {
+  for (int32_t i = 0; i < kCommTypeCount; ++i)
+    if (kCommTypeNames[i] == name) return i;
+  return std::nullopt;
+}
+
+std::string_view attr_kind_proto_name(AttrKind k) { return kKindNames[static_cast<int>(k)].proto; }
+std::string_view attr_kind_json_name(AttrKind k) { return kKindNames[static_cast<int>(k)].json; }
+
+std::optional<AttrKind> parse_attr_kind(std::string_view name) {
+  for (int i = 3; i <= kMaxAttrKind; ++i)
+    if (kKindNames[i].proto == name || kKindNames[i].json == name) return static_cast<AttrKind>(i);
+  return std::nullopt;
+}
+
+std::span<const KnownAttr> known_attrs() { return kKnownAttrs; }
+
+const KnownAttr* find_known_attr(std::string_view name) {
+  for (const KnownAttr& k : kKnownAttrs)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+}  // namespace chakra

@@ -1,0 +1,186 @@
+#include "chakra/viz/timeline_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+#include <set>
+
+#include "chakra/trace/graph.h"
+#include "chakra/trace/schema.h"
+
+namespace chakra {
+
+std::optional<TimelineModel::Ref> TimelineModel::find(uint32_t group, uint32_t item) const {
+  uint64_t key = uint64_t{group} << 32 | item;
+  auto it = std::lower_bound(by_item_.begin(), by_item_.end(), key,
+                             [](const auto& entry, uint64_t k) { return entry.first < k; });
+  if (it == by_item_.end() || it->first != key) return std::nullopt;
+  return it->second;
+}
+
+TimelineModel build_timeline(std::vector<TimelineEvent> events, std::string unit) {
+  TimelineModel model;
+  model.unit = std::move(unit);
+  model.events = events.size();
+  std::sort(events.begin(), events.end(), [](const TimelineEvent& a, const TimelineEvent& b) {
+    if (a.group != b.group) return a.group < b.group;
+    if (a.lane_class != b.lane_class) return a.lane_class < b.lane_class;
+    if (a.start != b.start) return a.start < b.start;
+    return a.end > b.end;  // the enclosing event first, so children stack under it
+  });
+  model.by_item_.reserve(events.size());
+  if (!events.empty()) model.begin = UINT64_MAX;
+  for (size_t first = 0; first < events.size();) {
+    size_t last = first;
+    while (last < events.size() && events[last].group == events[first].group &&
+           events[last].lane_class == events[first].lane_class)
+      ++last;
+    // Interval partitioning: busy lanes by end time, free lanes by number.
+    size_t track_base = model.tracks.size();
+    std::priority_queue<std::pair<uint64_t, uint32_t>, std::vector<std::pair<uint64_t, uint32_t>>, std::greater<>> busy;
+    std::set<uint32_t> free_lanes;
+    for (size_t e = first; e < last; ++e) {
+      const TimelineEvent& ev = events[e];
+      while (!busy.empty() && busy.top().first <= ev.start) {
+        free_lanes.insert(busy.top().second);
+        busy.pop();
+      }
+      uint32_t lane;
+      if (!free_lanes.empty()) {
+        lane = *free_lanes.begin();
+        free_lanes.erase(free_lanes.begin());
+      } else {
+        lane = static_cast<uint32_t>(model.tracks.size() - track_base);
+        TimelineTrack& t = model.tracks.emplace_back();
+        t.group = ev.group;
+        t.lane_class = ev.lane_class;
+        t.lane = lane;
+      }
+      busy.emplace(ev.end, lane);
+      TimelineTrack& t = model.tracks[track_base + lane];
+      model.by_item_.push_back({uint64_t{ev.group} << 32 | ev.item,
+                                {static_cast<uint32_t>(track_base + lane), static_cast<uint32_t>(t.size())}});
+      t.start.push_back(ev.start);
+      t.end.push_back(ev.end);
+      t.item.push_back(ev.item);
+      t.category.push_back(ev.category);
+      model.begin = std::min(model.begin, ev.start);
+      model.end = std::max(model.end, ev.end);
+    }
+    first = last;
+  }
+  std::sort(model.by_item_.begin(), model.by_item_.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return model;
+}
+
+TimelineModel timeline_of_traces(std::span<const Trace* const> ranks) {
+  std::vector<TimelineEvent> events;
+  for (uint32_t r = 0; r < ranks.size(); ++r) {
+    const Trace& t = *ranks[r];
+    // Converters that keep durations but not start times write 0 for every start: such a rank
+    // has no recorded timeline (stacking all its events at 0 would only mislead).
+    bool has_starts = false;
+    for (uint32_t n = 0; n < t.size() && !has_starts; ++n) has_starts = t.start_time_micros(n) > 0;
+    if (!has_starts) continue;
+    for (uint32_t n = 0; n < t.size(); ++n) {
+      uint64_t dur = t.duration_micros(n);
+      if (dur == 0) continue;
+      uint64_t start = t.start_time_micros(n);
+      events.push_back({r, 0, start, start + dur, n, static_cast<uint8_t>(std::clamp(t.type(n), 0, 255))});
+    }
+  }
+  return build_timeline(std::move(events), "us");
+}
+
+TimelineModel timeline_of_spans(std::span<const sim::Span> spans, std::span<const Trace* const> ranks) {
+  std::vector<IdIndex> index;
+  index.reserve(ranks.size());
+  for (const Trace* t : ranks) index.emplace_back(*t);
+  std::vector<TimelineEvent> events;
+  events.reserve(spans.size());
+  for (const sim::Span& s : spans) {
+    uint32_t item = UINT32_MAX;
+    if (s.npu < index.size())
+      if (auto pos = index[s.npu].find(s.node)) item = *pos;
+    bool comm = s.kind == sim::SpanKind::Collective || s.kind == sim::SpanKind::Send || s.kind == sim::SpanKind::Recv;
+    events.push_back({s.npu, comm ? 1u : 0u, s.start, s.end, item, static_cast<uint8_t>(s.kind)});
+  }
+  return build_timeline(std::move(events), "ns");
+}
+
+namespace {
+// Index of the first event ending after t (ends are sorted: events in a track are disjoint).
+size_t first_ending_after(const TimelineTrack& track, double t) {
+  return std::upper_bound(track.end.begin(), track.end.end(), t,
+                          [](double v, uint64_t e) { return v < static_cast<double>(e); }) -
+         track.end.begin();
+}
+}  // namespace
+
+void visible_rects(const TimelineTrack& track, double t0, double t1, double px_per_unit,
+                   std::vector<TimelineRect>& out) {
+  const size_t n = track.size();
+  if (n == 0 || !(px_per_unit > 0) || !(t1 > t0)) return;
+  auto px = [&](uint64_t t) { return (static_cast<double>(t) - t0) * px_per_unit; };
+  auto wide = [&](size_t i) { return px(track.end[i]) - px(track.start[i]) >= 1.0; };
+  size_t i = first_ending_after(track, t0);
+  while (i < n && static_cast<double>(track.start[i]) < t1) {
+    if (wide(i)) {
+      out.push_back({px(track.start[i]), px(track.end[i]), static_cast<uint32_t>(i), 1, track.category[i]});
+      ++i;
+      continue;
+    }
+    size_t first = i;
+    double x0 = px(track.start[i]), x1 = px(track.end[i]);
+    for (;;) {
+      // Events starting less than a pixel after the run's end join the run; only the last of
+      // them can be wider than a pixel (the others end before it starts).
+      double boundary = t0 + (x1 + 1.0) / px_per_unit;
+      size_t j = std::lower_bound(track.start.begin() + i + 1, track.start.end(), boundary,
+                                  [](uint64_t s, double b) { return static_cast<double>(s) < b; }) -
+                 track.start.begin();
+      if (j == i + 1) break;
+      if (wide(j - 1)) {
+        if (j - 2 > i) {
+          i = j - 2;
+          x1 = std::max(x1, px(track.end[i]));
+        }
+        break;
+      }
+      i = j - 1;
+      x1 = std::max(x1, px(track.end[i]));
+    }
+    out.push_back({x0, x1, static_cast<uint32_t>(first), static_cast<uint32_t>(i - first + 1), track.category[first]});
+    ++i;
+  }
+}
+
+std::optional<uint32_t> pick_event(const TimelineTrack& track, double t, double slop) {
+  size_t i = first_ending_after(track, t - slop);
+  if (i < track.size() && static_cast<double>(track.start[i]) <= t + slop) return static_cast<uint32_t>(i);
+  return std::nullopt;
+}
+
+AreaStats area_stats(const TimelineModel& model, std::span<const uint32_t> tracks, double t0, double t1,
+                     size_t max_refs) {
+  AreaStats stats;
+  for (uint32_t ti : tracks) {
+    if (ti >= model.tracks.size()) continue;
+    const TimelineTrack& track = model.tracks[ti];
+    size_t i = first_ending_after(track, t0);
+    for (; i < track.size() && static_cast<double>(track.start[i]) < t1; ++i) {
+      double overlap = std::min<double>(t1, track.end[i]) - std::max<double>(t0, track.start[i]);
+      uint8_t c = track.category[i];
+      if (stats.by_category.size() <= c) stats.by_category.resize(c + 1);
+      ++stats.events;
+      stats.busy += overlap;
+      ++stats.by_category[c].first;
+      stats.by_category[c].second += overlap;
+      if (stats.refs.size() < max_refs) stats.refs.push_back({ti, static_cast<uint32_t>(i)});
+    }
+  }
+  return stats;
+}
+
+}  // namespace chakra

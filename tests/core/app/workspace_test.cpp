@@ -1,0 +1,606 @@
+// The web app's model layer, tested natively: share links, config writers, the timeline model,
+// graph queries and the workspace that recognises, pairs and converts dropped files.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+
+#include "chakra/analysis/validate.h"
+#include "chakra/app/share_link.h"
+#include "chakra/app/sim_job.h"
+#include "chakra/app/sim_presets.h"
+#include "chakra/app/workspace.h"
+#include "chakra/sim/simulate.h"
+#include "chakra/support/error.h"
+#include "chakra/trace/graph.h"
+#include "chakra/viz/timeline_model.h"
+#include "chakra/viz/visualize.h"
+#include "test_support.h"
+
+using namespace chakra;
+using testing_support::as_bytes;
+using testing_support::read_raw;
+using testing_support::shared;
+
+namespace fs = std::filesystem;
+
+TEST(ShareLink, RoundTripsAnyValueAndIsCanonical) {
+  ShareState s{{"view", "timeline"}, {"net.bw", "450,50"}, {"name", "a b&c=d%e/#é"}, {"empty", ""}};
+  std::string hash = encode_share_state(s);
+  EXPECT_EQ(hash.find_first_of(" &=#", hash.find("name=") + 5), hash.find("&", hash.find("name=")));
+  EXPECT_EQ(decode_share_state("#" + hash), s);
+  EXPECT_EQ(encode_share_state(decode_share_state(hash)), hash);
+  EXPECT_TRUE(decode_share_state("").empty());
+  EXPECT_TRUE(decode_share_state("#").empty());
+  EXPECT_EQ(decode_share_state("a=1&&b=2&").size(), 2u);
+  EXPECT_EQ(decode_share_state("a=x+y").at("a"), "x y");
+}
+
+TEST(ShareLink, RejectsHostileHashesWithReasons) {
+  auto error_of = [](const std::string& h) {
+    try {
+      decode_share_state(h);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(error_of("a=1&a=2"), "share link: key 'a' appears twice");
+  EXPECT_EQ(error_of("a=%4"), "share link: bad %-escape in the value of 'a'");
+  EXPECT_EQ(error_of("a=%zz"), "share link: bad %-escape in the value of 'a'");
+  EXPECT_NE(error_of("A<script>=1").find("characters other than"), std::string::npos);
+  EXPECT_NE(error_of("=1").find("1 to 64 characters"), std::string::npos);
+  EXPECT_NE(error_of(std::string(20000, 'a')).find("over the limit"), std::string::npos);
+  std::string many;
+  for (int i = 0; i < 300; ++i) many += "k" + std::to_string(i) + "=1&";
+  EXPECT_NE(error_of(many).find("more than 256 keys"), std::string::npos);
+  // Random bytes never crash: they decode or give a share-link error.
+  std::mt19937 rng(7);
+  for (int round = 0; round < 2000; ++round) {
+    std::string h(rng() % 64, '\0');
+    for (char& c : h) c = static_cast<char>(rng() % 256);
+    std::string e = error_of(h);
+    EXPECT_TRUE(e == "accepted" || e.rfind("share link: ", 0) == 0) << e;
+  }
+}
+
+TEST(ShareLink, TypedReadsCheckRanges) {
+  ShareState s = decode_share_state("n=12&x=1.5&bad=1e999&neg=-3&word=ring");
+  EXPECT_EQ(share_int(s, "n", 1, 100, 0), 12);
+  EXPECT_EQ(share_int(s, "missing", 1, 100, 7), 7);
+  EXPECT_THROW(share_int(s, "n", 1, 10, 0), Error);
+  EXPECT_THROW(share_int(s, "x", 0, 10, 0), Error);
+  EXPECT_DOUBLE_EQ(share_number(s, "x", 0, 10, 0), 1.5);
+  EXPECT_THROW(share_number(s, "bad", 0, 1e300, 0), Error);
+  EXPECT_THROW(share_number(s, "neg", 0, 10, 0), Error);
+  EXPECT_EQ(share_choice(s, "word", {"ring", "direct"}, "direct"), "ring");
+  EXPECT_THROW(share_choice(s, "word", {"direct"}, "direct"), Error);
+  EXPECT_EQ(format_number(0.1), "0.1");
+  EXPECT_EQ(format_number(936.25), "936.25");
+  EXPECT_EQ(format_number(10), "10");
+  EXPECT_EQ(format_number(1500), "1500");
+  EXPECT_EQ(format_number(-3), "-3");
+  EXPECT_EQ(std::stod(format_number(1.0 / 3)), 1.0 / 3);
+}
+
+TEST(SimConfigWriters, EveryReferenceConfigReadsBackEqual) {
+  int networks = 0, systems = 0;
+  for (const std::string& path : testing_support::find_files(shared("reference/astra-sim/inputs/net"), {".yml"})) {
+    sim::NetworkConfig a = sim::load_network(path);
+    sim::NetworkConfig b = sim::parse_network(sim::format_network(a), "written");
+    EXPECT_EQ(a.topology, b.topology) << path;
+    EXPECT_EQ(a.npus, b.npus) << path;
+    EXPECT_EQ(a.bandwidth, b.bandwidth) << path;
+    EXPECT_EQ(a.latency, b.latency) << path;
+    ++networks;
+  }
+  for (const std::string& path : testing_support::find_files(shared("reference/astra-sim/inputs/sys"), {".json"})) {
+    sim::SystemConfig a;
+    try {
+      a = sim::load_system(path);
+    } catch (const Error&) {
+      continue;  // configs this simulator rejects are covered by the simulator tests
+    }
+    std::string text = sim::format_system(a);
+    sim::SystemConfig b = sim::parse_system(text, "written");
+    EXPECT_EQ(text, sim::format_system(b)) << path;
+    EXPECT_EQ(a.preferred_dataset_splits, b.preferred_dataset_splits);
+    EXPECT_EQ(a.endpoint_delay, b.endpoint_delay);
+    for (int t = 0; t < sim::kCollectiveTypes; ++t) {
+      ASSERT_EQ(a.algorithms[t].size(), b.algorithms[t].size()) << path;
+      for (size_t d = 0; d < a.algorithms[t].size(); ++d) {
+        EXPECT_EQ(sim::algorithm_name(a.algorithms[t][d]), sim::algorithm_name(b.algorithms[t][d]));
+        EXPECT_EQ(a.algorithms[t][d].kind, b.algorithms[t][d].kind);
+        EXPECT_EQ(a.algorithms[t][d].flat, b.algorithms[t][d].flat);
+        EXPECT_EQ(a.algorithms[t][d].window, b.algorithms[t][d].window);
+      }
+    }
+    ++systems;
+  }
+  EXPECT_GE(networks, 8);
+  EXPECT_GE(systems, 8);
+  sim::AlgorithmChoice flat{sim::Algorithm::HalvingDoubling, true, -1};
+  EXPECT_EQ(sim::algorithm_name(flat), "oneHalvingDoubling");
+  EXPECT_EQ(sim::algorithm_name({sim::Algorithm::Direct, false, 4}), "direct4");
+}
+
+namespace {
+TimelineTrack make_track(const std::vector<std::pair<uint64_t, uint64_t>>& events) {
+  std::vector<TimelineEvent> ev;
+  for (uint32_t i = 0; i < events.size(); ++i) ev.push_back({0, 0, events[i].first, events[i].second, i, 0});
+  TimelineModel m = build_timeline(ev, "ns");
+  EXPECT_EQ(m.tracks.size(), 1u);
+  return m.tracks[0];
+}
+}  // namespace
+
+TEST(TimelineModel, NestedAndOverlappingEventsGetLowestFreeLanes) {
+  // rank 0: [0,100) holds [10,20) and [30,60) which holds [40,50); [50,150) overlaps the first.
+  std::vector<TimelineEvent> ev = {{0, 0, 0, 100, 0, 1},  {0, 0, 10, 20, 1, 1}, {0, 0, 30, 60, 2, 1},
+                                   {0, 0, 40, 50, 3, 1},  {0, 0, 60, 150, 4, 1}, {1, 0, 5, 6, 0, 2},
+                                   {0, 1, 0, 10, 9, 3}};
+  TimelineModel m = build_timeline(ev, "us");
+  ASSERT_EQ(m.tracks.size(), 5u);  // rank 0 class 0: 3 lanes; rank 0 class 1; rank 1
+  EXPECT_EQ(m.begin, 0u);
+  EXPECT_EQ(m.end, 150u);
+  auto where = [&](uint32_t group, uint32_t item) {
+    auto r = m.find(group, item);
+    EXPECT_TRUE(r.has_value());
+    return std::make_pair(m.tracks[r->track].lane, m.tracks[r->track].start[r->index]);
+  };
+  EXPECT_EQ(where(0, 0), std::make_pair(0u, uint64_t{0}));
+  EXPECT_EQ(where(0, 1), std::make_pair(1u, uint64_t{10}));
+  EXPECT_EQ(where(0, 2), std::make_pair(1u, uint64_t{30}));
+  EXPECT_EQ(where(0, 3), std::make_pair(2u, uint64_t{40}));
+  EXPECT_EQ(where(0, 4), std::make_pair(1u, uint64_t{60}));
+  EXPECT_FALSE(m.find(2, 0).has_value());
+  for (const TimelineTrack& t : m.tracks)
+    for (size_t i = 1; i < t.size(); ++i) EXPECT_LE(t.end[i - 1], t.start[i]) << "lanes must be disjoint";
+}
+
+TEST(TimelineModel, VisibleRectsMergeSubPixelRunsAndKeepWideEvents) {
+  // 1000 events of 1 ns every 2 ns, then one long event, then a gap and one more.
+  std::vector<std::pair<uint64_t, uint64_t>> ev;
+  for (uint64_t i = 0; i < 1000; ++i) ev.push_back({2 * i, 2 * i + 1});
+  ev.push_back({2000, 3000});
+  ev.push_back({5000, 5001});
+  TimelineTrack t = make_track(ev);
+  std::vector<TimelineRect> rects;
+  visible_rects(t, 0, 6000, 0.1, rects);  // 10 ns per pixel
+  ASSERT_EQ(rects.size(), 3u);
+  EXPECT_EQ(rects[0].count, 1000u);
+  EXPECT_NEAR(rects[0].x1, 199.9, 1e-9);
+  EXPECT_EQ(rects[1].first, 1000u);
+  EXPECT_EQ(rects[1].count, 1u);
+  EXPECT_NEAR(rects[1].x0, 200, 1e-9);
+  EXPECT_NEAR(rects[1].x1, 300, 1e-9);
+  EXPECT_EQ(rects[2].first, 1001u);
+  // Zoomed in, each event is its own rect; only the visible ones are returned.
+  rects.clear();
+  visible_rects(t, 100, 120, 10.0, rects);
+  ASSERT_EQ(rects.size(), 10u);
+  EXPECT_EQ(rects[0].first, 50u);
+  EXPECT_NEAR(rects[0].x0, 0, 1e-9);
+  // Every event is accounted for exactly once at any zoom.
+  for (double scale : {0.001, 0.05, 0.3, 0.7, 1.0, 3.0}) {
+    rects.clear();
+    visible_rects(t, 0, 6000, scale, rects);
+    uint64_t covered = 0;
+    for (size_t i = 0; i < rects.size(); ++i) {
+      covered += rects[i].count;
+      if (i) {
+        EXPECT_EQ(rects[i].first, rects[i - 1].first + rects[i - 1].count);
+      }
+    }
+    EXPECT_EQ(covered, t.size()) << scale;
+  }
+}
+
+TEST(TimelineModel, RectCountIsBoundedByPixelsNotEvents) {
+  std::vector<std::pair<uint64_t, uint64_t>> ev;
+  std::mt19937_64 rng(3);
+  uint64_t at = 0;
+  for (int i = 0; i < 1000000; ++i) {
+    at += rng() % 50;
+    uint64_t dur = 1 + rng() % 40;
+    ev.push_back({at, at + dur});
+    at += dur;
+  }
+  TimelineTrack t = make_track(ev);
+  std::vector<TimelineRect> rects;
+  visible_rects(t, 0, static_cast<double>(at), 2000.0 / static_cast<double>(at), rects);
+  EXPECT_LE(rects.size(), 2001u);
+  uint64_t covered = 0;
+  for (const auto& r : rects) covered += r.count;
+  EXPECT_EQ(covered, 1000000u);
+}
+
+TEST(TimelineModel, PickAndAreaStats) {
+  TimelineTrack t = make_track({{0, 10}, {20, 30}, {40, 100}});
+  EXPECT_EQ(pick_event(t, 25, 0), 1u);
+  EXPECT_FALSE(pick_event(t, 15, 0).has_value());
+  EXPECT_EQ(pick_event(t, 15, 5), 1u);
+  std::vector<TimelineEvent> ev = {{0, 0, 0, 10, 0, 1}, {0, 0, 20, 30, 1, 2}, {1, 0, 5, 50, 2, 2}};
+  TimelineModel m = build_timeline(ev, "ns");
+  std::vector<uint32_t> both{0, 1};
+  AreaStats s = area_stats(m, both, 5, 25);
+  EXPECT_EQ(s.events, 3u);
+  EXPECT_DOUBLE_EQ(s.busy, 5 + 5 + 20);
+  EXPECT_EQ(s.by_category[1].first, 1u);
+  EXPECT_DOUBLE_EQ(s.by_category[2].second, 25);
+  EXPECT_EQ(s.refs.size(), 3u);
+}
+
+TEST(GraphQueries, ReachableAndCriticalPath) {
+  // 0 -> 1 -> 3, 0 -> 2 -> 3 (arrows: "is depended on by"); durations 5, 1, 10, 2.
+  Trace t;
+  NodeDraft d;
+  uint64_t durations[] = {5, 1, 10, 2};
+  std::vector<std::vector<uint64_t>> deps = {{}, {0}, {0}, {1, 2}};
+  for (uint64_t i = 0; i < 4; ++i) {
+    d.clear();
+    d.id = i;
+    d.type = 4;
+    d.duration_micros = durations[i];
+    d.data_deps = deps[i];
+    t.append(d);
+  }
+  IdIndex index(t);
+  DepGraph g = DepGraph::build(t, index, DepKind::Both);
+  auto sorted = [](std::vector<uint32_t> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  EXPECT_EQ(sorted(reachable(g, 3)), (std::vector<uint32_t>{0, 1, 2}));
+  DepGraph r = reverse(g);
+  EXPECT_EQ(sorted(reachable(r, 0)), (std::vector<uint32_t>{1, 2, 3}));
+  EXPECT_EQ(reachable(r, 0, 1).size(), 1u);
+  CriticalPath cp = critical_path(t, g);
+  EXPECT_EQ(cp.nodes, (std::vector<uint32_t>{0, 2, 3}));
+  EXPECT_EQ(cp.duration_micros, 17u);
+}
+
+TEST(Workspace, RecognisesEveryKindOfInputInTheCorpus) {
+  auto kind = [](const std::string& rel) {
+    std::string path = shared(rel);
+    return detect_input_kind(fs::path(path).filename().string(), as_bytes(read_raw(path)));
+  };
+  EXPECT_EQ(kind("data/chakra_et/ericding_pytorch_converted_2rank/chakra_trace.0.et"), InputKind::ChakraEt);
+  EXPECT_EQ(kind("data/chakra_et/ericding_pytorch_converted_2rank/comm_group.json"), InputKind::CommGroupJson);
+  EXPECT_EQ(kind("data/pairs/dlrm_8rank_v100/rank0/dlrm_eg_0.json"), InputKind::PytorchHostEt);
+  EXPECT_EQ(kind("data/pairs/dlrm_8rank_v100/rank0/worker0_step_12.1694128201545.pt.trace.json"), InputKind::KinetoTrace);
+  EXPECT_EQ(kind("data/pairs/param_linear_rtx2080ti_1rank/linear_kineto.json.gz"), InputKind::KinetoTrace);
+  EXPECT_EQ(kind("data/pairs/param_linear_rtx2080ti_1rank/linear_et.json.gz"), InputKind::PytorchHostEt);
+  EXPECT_EQ(kind("data/text_workloads/astra-sim-1.0__Resnet50_DataParallel.txt"), InputKind::TextWorkload);
+  EXPECT_EQ(kind("reference/astra-sim/inputs/net/sw8_ring4.yml"), InputKind::NetworkYaml);
+  EXPECT_EQ(kind("reference/astra-sim/inputs/sys/DGX_H100.json"), InputKind::SystemJson);
+  for (const std::string& path : testing_support::all_shared_traces())
+    EXPECT_EQ(detect_input_kind(fs::path(path).filename().string(), as_bytes(read_raw(path))), InputKind::ChakraEt) << path;
+  EXPECT_EQ(detect_input_kind("notes.md", as_bytes(std::string("# hello\nworld\n"))), InputKind::Unknown);
+}
+
+TEST(Workspace, RanksFromFileNames) {
+  EXPECT_EQ(rank_from_file_name("chakra_trace.3.et"), 3u);
+  EXPECT_EQ(rank_from_file_name("dir/x.12.et.gz"), 12u);
+  EXPECT_EQ(rank_from_file_name("rank-5_trace.json"), 5u);
+  EXPECT_EQ(rank_from_file_name("worker0_step_12.1694128201545.pt.trace.json"), 0u);
+  EXPECT_EQ(rank_from_file_name("dlrm_eg_7.json"), 7u);
+  EXPECT_EQ(rank_from_file_name("rank0_step5.json"), 0u);     // the CLI once said 5
+  EXPECT_EQ(rank_from_file_name("linked.3.json.gz"), 3u);
+  EXPECT_EQ(rank_from_file_name("/data/rank7"), 7u);          // a rank's folder
+  EXPECT_FALSE(rank_from_file_name("trace_1694128201545.json").has_value());  // a timestamp
+  EXPECT_FALSE(rank_from_file_name("trace.et").has_value());
+  EXPECT_FALSE(rank_from_file_name("resnet50.et").has_value());
+}
+
+TEST(Workspace, LoadsRanksInStepsAndSimulatesLikeTheFileBasedRun) {
+  std::string dir = shared("data/chakra_et/astra-sim_AllReduce_1MB_8npus_2024-11");
+  Workspace ws;
+  for (int r = 7; r >= 0; --r) {  // any order
+    std::string name = "AllReduce_1MB." + std::to_string(r) + ".et";
+    std::string bytes = read_raw(dir + "/" + name);
+    auto loading = ws.begin(as_bytes(bytes), name);
+    int steps = 0;
+    while (!loading->step(1)) ++steps;
+    EXPECT_DOUBLE_EQ(loading->fraction(), 1);
+    EXPECT_EQ(ws.finish(*loading), "rank " + std::to_string(r) + ": " + name + " (1 nodes)");
+  }
+  ASSERT_EQ(ws.ranks().size(), 8u);
+  EXPECT_EQ(ws.ranks()[3]->rank, 3u);
+  sim::NetworkConfig net = sim::load_network(shared("reference/astra-sim/inputs/net/ring_8.yml"));
+  sim::SystemConfig sys = sim::load_system(shared("reference/astra-sim/inputs/sys/ring_s4_c1.json"));
+  sim::SimResult in_memory = ws.simulate(net, sys);
+  sim::SimInputs files;
+  files.workload = dir + "/AllReduce_1MB";
+  files.network = net;
+  files.system = sys;
+  sim::SimResult from_files = sim::simulate(files);
+  ASSERT_EQ(in_memory.npus.size(), 8u);
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(in_memory.npus[i].finish, from_files.npus[i].finish);
+  EXPECT_GT(in_memory.end(), 0u);
+  // A network of another size is refused with the reason.
+  sim::NetworkConfig big = sim::load_network(shared("reference/astra-sim/inputs/net/ring_16.yml"));
+  try {
+    ws.simulate(big, sys);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("16 NPUs but 8 ranks"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Workspace, PairsHostEtWithKinetoInEitherOrder) {
+  std::string dir = shared("data/pairs/param_linear_rtx2080ti_1rank");
+  std::string host = read_raw(dir + "/linear_et.json.gz"), kineto = read_raw(dir + "/linear_kineto.json.gz");
+  Workspace a;
+  EXPECT_NE(a.add(as_bytes(kineto), "linear_kineto.json.gz").find("waits for its host ET"), std::string::npos);
+  EXPECT_TRUE(a.ranks().empty());
+  EXPECT_NE(a.add(as_bytes(host), "linear_et.json.gz").find("linked and converted"), std::string::npos);
+  Workspace b;
+  EXPECT_NE(b.add(as_bytes(host), "linear_et.json.gz").find("converted host ET"), std::string::npos);
+  uint64_t unlinked_nodes = b.ranks()[0]->trace.size();
+  b.add(as_bytes(kineto), "linear_kineto.json.gz");
+  ASSERT_EQ(a.ranks().size(), 1u);
+  ASSERT_EQ(b.ranks().size(), 1u);
+  EXPECT_EQ(encode_et(a.ranks()[0]->trace), encode_et(b.ranks()[0]->trace));
+  EXPECT_GT(a.ranks()[0]->summary.by_type[static_cast<int>(NodeType::CommColl)].nodes +
+                a.ranks()[0]->summary.by_type[static_cast<int>(NodeType::Comp)].nodes,
+            0u);
+  EXPECT_GE(a.ranks()[0]->trace.size(), unlinked_nodes);
+  EXPECT_EQ(a.ranks()[0]->report.errors, 0u);
+}
+
+TEST(Workspace, TextWorkloadsConfigsAndBadFiles) {
+  Workspace ws;
+  std::string text = read_raw(shared("data/text_workloads/astra-sim-1.0__Resnet50_DataParallel.txt"));
+  EXPECT_NE(ws.add(as_bytes(text), "Resnet50_DataParallel.txt").find("8 NPUs"), std::string::npos);
+  EXPECT_EQ(ws.ranks().size(), 8u);
+  ws.set_text_npus(4);
+  EXPECT_EQ(ws.ranks().size(), 4u);
+  ws.add(as_bytes(read_raw(shared("reference/astra-sim/inputs/net/ring_8.yml"))), "ring_8.yml");
+  ASSERT_TRUE(ws.network.has_value());
+  EXPECT_EQ(ws.network->total_npus(), 8u);
+  ws.add(as_bytes(read_raw(shared("reference/astra-sim/inputs/sys/ring_s4_c1.json"))), "ring_s4_c1.json");
+  EXPECT_TRUE(ws.system.has_value());
+  // Bad inputs name the file and leave the workspace as it was.
+  std::string et = read_raw(shared("data/chakra_et/ericding_pytorch_converted_2rank/chakra_trace.0.et"));
+  EXPECT_THROW(ws.add(as_bytes(et.substr(0, et.size() / 2)), "cut.0.et"), Error);
+  EXPECT_THROW(ws.add(as_bytes(std::string("hello")), "notes.md"), Error);
+  try {
+    ws.add(as_bytes(std::string("{\"schema\": \"1.0\", \"nodes\": [ {\"id\": ")), "broken_et.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("broken_et.json"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(ws.ranks().size(), 4u);
+}
+
+TEST(ClusterPresets, ParseAndFitToTheRankCount) {
+  const auto& presets = sim::cluster_presets();
+  ASSERT_GE(presets.size(), 4u);
+  for (const auto& p : presets) {
+    EXPECT_FALSE(p.source.empty()) << p.name;
+    EXPECT_EQ(p.system.algorithms[0].size(), p.network.topology.size()) << p.name;
+  }
+  // The ASTRA-sim example preset is exactly the reference files.
+  const sim::ClusterPreset& ring = sim::cluster_preset("astra-sim-ring-8");
+  EXPECT_EQ(sim::format_network(ring.network),
+            sim::format_network(sim::load_network(shared("reference/astra-sim/inputs/net/ring_8.yml"))));
+  EXPECT_EQ(sim::format_system(ring.system),
+            sim::format_system(sim::load_system(shared("reference/astra-sim/inputs/sys/ring_s4_c1.json"))));
+  EXPECT_THROW(sim::cluster_preset("nope"), Error);
+  const sim::NetworkConfig& ib = sim::cluster_preset("h100-ib-2x8").network;
+  EXPECT_EQ(sim::fit_network(ib, 32).npus, (std::vector<uint32_t>{8, 4}));
+  EXPECT_EQ(sim::fit_network(ib, 32).bandwidth, (std::vector<double>{450, 50}));
+  EXPECT_EQ(sim::fit_network(ib, 2).npus, (std::vector<uint32_t>{2}));
+  EXPECT_EQ(sim::fit_network(ib, 2).bandwidth, (std::vector<double>{450}));
+  EXPECT_EQ(sim::fit_network(ib, 12).npus, (std::vector<uint32_t>{12}));
+  const sim::NetworkConfig& tpu = sim::cluster_preset("tpu-v4-4x4x4").network;
+  EXPECT_EQ(sim::fit_network(tpu, 128).npus, (std::vector<uint32_t>{4, 4, 8}));
+  EXPECT_EQ(sim::fit_network(tpu, 8).npus, (std::vector<uint32_t>{4, 2}));
+  EXPECT_THROW(sim::fit_network(tpu, 1), Error);
+  sim::SystemConfig sys = sim::cluster_preset("tpu-v4-4x4x4").system;
+  sim::fit_system(sys, 2);
+  EXPECT_EQ(sys.algorithms[0].size(), 2u);
+  sim::fit_system(sys, 4);
+  EXPECT_EQ(sys.algorithms[3].size(), 4u);
+}
+
+TEST(Workspace, SyntheticWorkloadsSimulateOnAPreset) {
+  Workspace ws;
+  synth::SynthOptions o;
+  synth::apply_preset("llama2-7b", o);
+  o.shape.layers = 2;
+  o.par.dp = 2;
+  o.par.tp = 2;
+  EXPECT_EQ(ws.add_synthetic(o), "synthetic workload: 4 ranks, 1 pipeline stages");
+  ASSERT_EQ(ws.ranks().size(), 4u);
+  EXPECT_FALSE(ws.groups.empty());
+  sim::ClusterPreset p = sim::cluster_preset("h100-hgx-8");
+  sim::SystemConfig sys = p.system;
+  sys.roofline = true;
+  sim::SimResult r = ws.simulate(sim::fit_network(p.network, 4), sys);
+  EXPECT_FALSE(r.deadlock);
+  EXPECT_GT(r.end(), 0u);
+  EXPECT_GT(r.collectives[0].count, 0u);
+  o.par.tp = 3;
+  EXPECT_THROW(ws.add_synthetic(o), Error);
+  EXPECT_EQ(ws.ranks().size(), 4u);
+}
+
+TEST(TimelineModel, RecordedTimelinesSkipRanksWithoutStartTimes) {
+  std::vector<Trace> traces(2);
+  NodeDraft d;
+  for (uint64_t i = 0; i < 3; ++i) {
+    d.clear();
+    d.id = i;
+    d.duration_micros = 5;
+    traces[0].append(d);  // durations, every start 0
+    d.start_time_micros = 10 * i + 1;
+    traces[1].append(d);
+  }
+  std::vector<const Trace*> ranks{&traces[0], &traces[1]};
+  TimelineModel m = timeline_of_traces(ranks);
+  EXPECT_EQ(m.events, 3u);
+  ASSERT_EQ(m.tracks.size(), 1u);
+  EXPECT_EQ(m.tracks[0].group, 1u);
+  EXPECT_EQ(m.begin, 1u);
+  EXPECT_EQ(m.end, 26u);
+  EXPECT_EQ(m.unit, "us");
+}
+
+TEST(NodeSearch, MatchesNamesTypesIdsAndStringAttributesCaseInsensitively) {
+  Trace t;
+  NodeDraft d;
+  const char* names[] = {"aten::linear", "ncclAllReduce", "aten::relu"};
+  for (uint64_t i = 0; i < 3; ++i) {
+    d.clear();
+    d.id = 100 + i;
+    d.name = t.intern(names[i]);
+    d.type = i == 1 ? static_cast<int32_t>(NodeType::CommColl) : static_cast<int32_t>(NodeType::Comp);
+    if (i == 2) d.attrs.add_string(t.intern("pg_name"), t.intern("TP_group"));
+    d.attrs.add_list(t.intern("shape"), AttrKind::Int64List, std::vector<uint64_t>{2, 3});
+    t.append(d);
+  }
+  EXPECT_EQ(search_nodes(t, ""), (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(search_nodes(t, "ATEN"), (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(search_nodes(t, "comm_coll"), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(search_nodes(t, "101"), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(search_nodes(t, "tp_gr"), (std::vector<uint32_t>{2}));
+  EXPECT_TRUE(search_nodes(t, "nothing like it").empty());
+  EXPECT_EQ(attr_value_text(t, t.attr(t.attr_begin(2))), "\"TP_group\"");
+  EXPECT_EQ(attr_value_text(t, t.attr(t.attr_begin(0))), "[2, 3]");
+  EXPECT_EQ(attr_value_text(t, t.attr(t.attr_begin(0)), 1), "[2, … (2 in all)]");
+}
+
+namespace {
+// A synthetic workload with communicator groups, on a preset fitted to its ranks.
+struct SyntheticRun {
+  Workspace ws;
+  sim::NetworkConfig net;
+  sim::SystemConfig sys;
+  explicit SyntheticRun(uint64_t layers, uint64_t dp) {
+    synth::SynthOptions o;
+    synth::apply_preset("llama2-7b", o);
+    o.shape.layers = layers;
+    o.par.dp = dp;
+    o.par.tp = 2;
+    ws.add_synthetic(o);
+    sim::ClusterPreset p = sim::cluster_preset("h100-hgx-8");
+    net = sim::fit_network(p.network, ws.ranks().size());
+    sys = p.system;
+    sys.roofline = true;
+  }
+};
+
+void expect_same(const sim::SimResult& a, const sim::SimResult& b) {
+  ASSERT_EQ(a.npus.size(), b.npus.size());
+  for (size_t i = 0; i < a.npus.size(); ++i) {
+    EXPECT_EQ(a.npus[i].finish, b.npus[i].finish);
+    EXPECT_EQ(a.npus[i].exposed_comm, b.npus[i].exposed_comm);
+    EXPECT_EQ(a.npus[i].overlap, b.npus[i].overlap);
+    EXPECT_EQ(a.npus[i].nodes, b.npus[i].nodes);
+    EXPECT_EQ(a.npus[i].stuck, b.npus[i].stuck);
+  }
+  for (int c = 0; c <= sim::kCollectiveTypes; ++c) {
+    EXPECT_EQ(a.collectives[c].count, b.collectives[c].count);
+    EXPECT_EQ(a.collectives[c].bytes, b.collectives[c].bytes);
+    EXPECT_EQ(a.collectives[c].time, b.collectives[c].time);
+  }
+  EXPECT_EQ(a.messages, b.messages);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.deadlock, b.deadlock);
+  ASSERT_EQ(a.spans.size(), b.spans.size());
+  for (size_t i = 0; i < a.spans.size(); ++i) {
+    const sim::Span &x = a.spans[i], &y = b.spans[i];
+    ASSERT_TRUE(x.npu == y.npu && x.kind == y.kind && x.node == y.node && x.start == y.start && x.end == y.end &&
+                x.name == y.name)
+        << "span " << i;
+  }
+}
+}  // namespace
+
+TEST(SimJob, TravelsAsBytesAndRunsToTheSameResult) {
+  SyntheticRun run(2, 2);
+  sim::SimOptions options;
+  options.record_spans = true;
+  options.backend = sim::Backend::CongestionAware;
+  sim::SimJob job = run.ws.simulation_job(run.net, run.sys, options);
+  uint64_t nodes = 0;
+  for (const auto& r : run.ws.ranks()) nodes += r->trace.size();
+  EXPECT_EQ(job.options.expected_nodes, nodes);
+  std::string bytes = sim::encode_job(job);
+  sim::SimJob back = sim::decode_job(bytes);
+  EXPECT_EQ(sim::encode_job(back), bytes);  // nothing lost
+  EXPECT_EQ(back.traces, job.traces);
+  EXPECT_EQ(back.groups, run.ws.groups);
+  EXPECT_EQ(back.options.backend, sim::Backend::CongestionAware);
+  EXPECT_TRUE(back.options.record_spans);
+
+  sim::SimResult here = run.ws.simulate(run.net, run.sys, options);
+  ASSERT_GT(here.spans.size(), 100u);
+  EXPECT_GT(here.collectives[0].count, 0u);
+  sim::SimResult there = sim::decode_result(sim::encode_result(sim::run_job(back)));
+  expect_same(here, there);
+}
+
+TEST(SimJob, DamagedBytesAreErrorsNeverCrashes) {
+  SyntheticRun run(1, 2);
+  sim::SimOptions options;
+  options.record_spans = true;
+  std::string job = sim::encode_job(run.ws.simulation_job(run.net, run.sys, options));
+  std::string result = sim::encode_result(run.ws.simulate(run.net, run.sys, options));
+  // Every truncation is refused.
+  for (size_t cut = 0; cut < job.size(); cut += 1 + cut / 64)
+    EXPECT_THROW(sim::decode_job(std::string_view(job).substr(0, cut)), Error) << cut;
+  for (size_t cut = 0; cut < result.size(); cut += 1 + cut / 64)
+    EXPECT_THROW(sim::decode_result(std::string_view(result).substr(0, cut)), Error) << cut;
+  EXPECT_THROW(sim::decode_result(job), Error);  // the other kind
+  EXPECT_THROW(sim::decode_job(job + "x"), Error);
+  // Random corruption decodes or throws chakra::Error (a trace's own damage shows when it runs).
+  std::mt19937 rng(7);
+  for (int i = 0; i < 300; ++i) {
+    std::string bad = result;
+    for (int k = 0; k < 4; ++k) bad[rng() % bad.size()] = static_cast<char>(rng());
+    try {
+      sim::decode_result(bad);
+    } catch (const Error&) {
+    }
+  }
+  try {
+    sim::decode_result(std::string_view(result).substr(0, 12));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "simulation result: truncated");
+  }
+}
+
+TEST(SimJob, ProgressCountsNodesAndCanStopTheRun) {
+  SyntheticRun run(4, 16);  // enough events for several progress reports
+  struct Recorder : Progress {
+    std::vector<std::pair<uint64_t, uint64_t>> calls;
+    size_t stop_at = SIZE_MAX;
+    bool report(std::string_view stage, uint64_t done, uint64_t total) override {
+      EXPECT_EQ(stage, "simulate");
+      calls.emplace_back(done, total);
+      return calls.size() < stop_at;
+    }
+  } seen;
+  sim::SimJob job = run.ws.simulation_job(run.net, run.sys);
+  sim::SimResult r = sim::run_job(job, &seen);
+  ASSERT_GE(seen.calls.size(), 2u);
+  for (size_t i = 0; i < seen.calls.size(); ++i) {
+    EXPECT_EQ(seen.calls[i].second, job.options.expected_nodes);
+    EXPECT_LE(seen.calls[i].first, job.options.expected_nodes);
+    if (i > 0) {
+      EXPECT_GE(seen.calls[i].first, seen.calls[i - 1].first);
+    }
+  }
+  uint64_t ran = 0;
+  for (const auto& n : r.npus) ran += n.nodes;
+  EXPECT_EQ(ran, job.options.expected_nodes);
+  Recorder stopper;
+  stopper.stop_at = 1;
+  EXPECT_THROW(sim::run_job(job, &stopper), Cancelled);
+  EXPECT_EQ(stopper.calls.size(), 1u);
+}

@@ -1,0 +1,594 @@
+// The simulator against ASTRA-sim: every reference case in ../shared (exact per-NPU numbers),
+// closed forms of the collective algorithms, the reference's defects handled, bad configs.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "chakra/astra/generate.h"
+#include "chakra/format/et_io.h"
+#include "chakra/sim/simulate.h"
+#include "chakra/support/error.h"
+#include "chakra/trace/schema.h"
+#include "test_support.h"
+
+using namespace chakra;
+using namespace chakra::sim;
+using namespace testing_support;
+
+namespace {
+
+const std::string& inputs() {
+  static const std::string dir = shared("reference/astra-sim/inputs");
+  return dir;
+}
+
+struct Case {
+  std::string name, backend, workload, system, network, memory, groups, flags;
+  int rc;
+  std::vector<uint64_t> finish, exposed;
+};
+
+std::vector<Case> load_cases() {
+  std::ifstream in(shared("reference/astra-sim/cases.jsonl"));
+  EXPECT_TRUE(in) << "cases.jsonl missing";
+  std::vector<Case> cases;
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    Case c{j["name"], j["backend"], j["workload"], j["system"], j["network"], j["remote_memory"],
+           j["comm_group"], j["extra_flags"], j["rc"].get<int>(),
+           j["finish_ns"].get<std::vector<uint64_t>>(), j["exposed_comm_ns"].get<std::vector<uint64_t>>()};
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+SimResult run_case(const Case& c, bool every_message = false) {
+  // The reference ran in the inputs folder; relative paths (custom collectives) resolve there.
+  std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(inputs());
+  struct Restore {
+    std::filesystem::path p;
+    ~Restore() { std::filesystem::current_path(p); }
+  } restore{cwd};
+  SimInputs in;
+  in.workload = c.workload;
+  in.network = load_network(c.network);
+  in.system = load_system(c.system);
+  // The reference ran with ASTRA-sim's custom ring all-reduce traces under
+  // examples/system/custom_collectives/; ../shared keeps them under data/chakra_et.
+  std::string& custom = in.system.custom[int(Collective::AllReduce)];
+  if (custom.find("custom_ring_allreduce_8npus_1MB") != std::string::npos)
+    custom = shared("data/chakra_et/astra-sim_custom_ring_allreduce_8npus_1MB/custom_allreduce");
+  in.memory = load_remote_memory(c.memory);
+  if (c.groups != "empty") in.groups = load_comm_groups(c.groups);
+  SimOptions o;
+  o.backend = c.backend == "aware" ? Backend::CongestionAware : Backend::CongestionUnaware;
+  o.every_message = every_message;
+  std::istringstream flags(c.flags);
+  for (std::string f; flags >> f;) {
+    std::string value = f.substr(f.find('=') + 1);
+    if (f.rfind("--num-queues-per-dim", 0) == 0) o.queues_per_dim = std::stoul(value);
+    else if (f.rfind("--injection-scale", 0) == 0) o.injection_scale = std::stod(value);
+    else if (f.rfind("--rendezvous-protocol", 0) == 0) o.rendezvous = value == "true";
+    // anything else was a deliberately misspelt flag the reference ignored
+  }
+  return simulate(in, o);
+}
+
+// The message of the chakra::Error `f` throws; empty if it throws none.
+std::string error_text(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string error_of(const Case& c) {
+  return error_text([&] { run_case(c); });
+}
+
+}  // namespace
+
+// Every case where ASTRA-sim printed results: identical to the nanosecond, per NPU.
+TEST(SimulateReference, EveryCaseWithResultsMatchesExactly) {
+  std::vector<Case> cases = load_cases();
+  ASSERT_EQ(cases.size(), 129u);
+  int compared = 0;
+  for (const Case& c : cases) {
+    if (c.rc != 0 || c.finish.empty()) continue;
+    SimResult r = run_case(c);
+    ASSERT_EQ(r.npus.size(), c.finish.size()) << c.name;
+    std::vector<uint64_t> finish, exposed;
+    for (const NpuResult& n : r.npus) {
+      EXPECT_TRUE(n.finished) << c.name;
+      finish.push_back(n.finish);
+      exposed.push_back(n.exposed_comm);
+    }
+    EXPECT_EQ(finish, c.finish) << c.name;
+    EXPECT_EQ(exposed, c.exposed) << c.name;
+    EXPECT_FALSE(r.deadlock) << c.name;
+    if (c.backend == "unaware") {  // the every-message path matches the reference too
+      SimResult e = run_case(c, true);
+      for (size_t i = 0; i < e.npus.size(); ++i) EXPECT_EQ(e.npus[i].finish, c.finish[i]) << c.name;
+    }
+    ++compared;
+  }
+  EXPECT_EQ(compared, 123);
+}
+
+const Case& find_case(const std::vector<Case>& cases, const std::string& name) {
+  for (const Case& c : cases)
+    if (c.name == name) return c;
+  throw std::runtime_error("no case " + name);
+}
+
+// Where the reference crashed or printed nothing: the right numbers or a clear error.
+TEST(SimulateReference, ReferenceDefectsGetResultsOrClearErrors) {
+  std::vector<Case> cases = load_cases();
+  // A node released by an INVALID node is issued (the reference never issues it: 0 NPUs report).
+  SimResult r = run_case(find_case(cases, "case_invalid_then_comp"));
+  for (const NpuResult& n : r.npus) {
+    EXPECT_TRUE(n.finished);
+    EXPECT_EQ(n.finish, 10000u);  // the 10 µs compute node
+    EXPECT_EQ(n.exposed_comm, 0u);
+  }
+  // A METADATA node does not crash the statistics (reference: assert, rc 134).
+  r = run_case(find_case(cases, "case_metadata_node"));
+  for (const NpuResult& n : r.npus) EXPECT_EQ(n.finish, 1000u);
+  EXPECT_NE(error_of(find_case(cases, "case_mem_load")).find("NO_MEMORY_EXPANSION"), std::string::npos);
+  std::string e = error_of(find_case(cases, "case_missing_parent"));
+  EXPECT_NE(e.find("t.0.et"), std::string::npos) << e;
+  EXPECT_NE(e.find("not in the file"), std::string::npos) << e;
+  e = error_of(find_case(cases, "cfg_no_splits"));
+  EXPECT_NE(e.find("preferred-dataset-splits"), std::string::npos) << e;
+  // Multi-dimensional congestion-aware (the reference refuses, rc 255): store-and-forward makes
+  // it slower than the unaware model, and every NPU ends together.
+  const Case& aware = find_case(cases, "md_AR1MB_32_sw8ring4_aware_expect_fail");
+  r = run_case(aware);
+  uint64_t unaware = find_case(cases, "md_AR1MB_32_sw8ring4_ring2_lbw").finish[0];
+  for (const NpuResult& n : r.npus) {
+    EXPECT_TRUE(n.finished);
+    EXPECT_EQ(n.finish, r.npus[0].finish);
+  }
+  EXPECT_GT(r.npus[0].finish, unaware);
+}
+
+// ---- closed forms (spec c.2) on generated workloads ----------------------------------------
+
+namespace {
+
+struct Fixture {
+  std::string dir = temp_dir();
+  std::string write_collective(CommType type, uint64_t size, uint32_t npus, uint32_t count = 1) {
+    std::string prefix = dir + "/w" + std::to_string(int(type)) + "_" + std::to_string(npus);
+    CollectiveOptions o;
+    o.type = type, o.size = size, o.npus = npus, o.count = count;
+    for (uint32_t n = 0; n < npus; ++n)
+      write_et(collective_trace(o, n), prefix + "." + std::to_string(n) + ".et");
+    return prefix;
+  }
+};
+
+SystemConfig ring_system(const char* algo, uint32_t splits = 4, uint32_t active = 1) {
+  std::string json = std::string(R"({"scheduling-policy": "LIFO", "endpoint-delay": 10,
+    "active-chunks-per-dimension": )") + std::to_string(active) +
+                     R"(, "preferred-dataset-splits": )" + std::to_string(splits) +
+                     R"(, "all-reduce-implementation": [")" + algo +
+                     R"("], "all-gather-implementation": [")" + algo +
+                     R"("], "reduce-scatter-implementation": [")" + algo +
+                     R"("], "all-to-all-implementation": [")" + algo +
+                     R"("], "collective-optimization": "localBWAware", "local-mem-bw": 1600})";
+  return parse_system(json, "test.json");
+}
+
+NetworkConfig net1(const char* topo, uint32_t n, double bw = 50, double lat = 500) {
+  return parse_network(std::string("topology: [ ") + topo + " ]\nnpus_count: [ " +
+                           std::to_string(n) + " ]\nbandwidth: [ " + std::to_string(bw) +
+                           " ]\nlatency: [ " + std::to_string(lat) + " ]\n",
+                       "test.yml");
+}
+
+uint64_t net_time(double hops, double lat, uint64_t bytes, double bw) {
+  return static_cast<uint64_t>(hops * lat + double(bytes) / (bw * (1 << 30) / 1e9));
+}
+uint64_t reduction(uint64_t bytes) {
+  return 3 * static_cast<uint64_t>(double(bytes) / 1.6e12 * 1e9);
+}
+
+uint64_t run_all_same(const SimInputs& in, Backend b = Backend::CongestionUnaware) {
+  SimOptions o;
+  o.backend = b;
+  SimResult r = simulate(in, o);
+  for (const NpuResult& n : r.npus) EXPECT_EQ(n.finish, r.npus[0].finish);
+  return r.npus[0].finish;
+}
+
+}  // namespace
+
+TEST(SimulateClosedForm, RingCollectivesOnRingSwitchAndFullyConnected) {
+  Fixture f;
+  const uint64_t E = 10, size = 1 << 20, chunk = size / 4;
+  for (const char* topo : {"Ring", "Switch", "FullyConnected"}) {
+    double hops = std::string(topo) == "Switch" ? 2 : 1;
+    for (uint32_t n : {4u, 8u, 16u}) {
+      SimInputs in;
+      in.network = net1(topo, n);
+      in.system = ring_system("ring");
+      // all-reduce: E + (n-1)(net + E + R) + (n-1)(net + E) per chunk, chunks back to back
+      in.workload = f.write_collective(CommType::AllReduce, size, n);
+      uint64_t msg = chunk / n, net = net_time(hops, 500, msg, 50);
+      EXPECT_EQ(run_all_same(in), 4 * (E + (n - 1) * (net + E + reduction(msg)) + (n - 1) * (net + E)))
+          << topo << " " << n;
+      // reduce-scatter: E + (n-1)(net + E + R)
+      in.workload = f.write_collective(CommType::ReduceScatter, size, n);
+      EXPECT_EQ(run_all_same(in), 4 * (E + (n - 1) * (net + E + reduction(msg)))) << topo << n;
+      // all-gather of D per NPU: E + (n-1)(net(D) + E)
+      in.workload = f.write_collective(CommType::AllGather, size, n);
+      uint64_t ag = net_time(hops, 500, chunk, 50);
+      EXPECT_EQ(run_all_same(in), 4 * (E + (n - 1) * (ag + E))) << topo << n;
+      // all-to-all around the ring: E + n(n-1)/2 (net + E)
+      in.workload = f.write_collective(CommType::AllToAll, size, n);
+      EXPECT_EQ(run_all_same(in), 4 * (E + n * (n - 1) / 2 * (net + E))) << topo << n;
+    }
+  }
+}
+
+TEST(SimulateClosedForm, DirectAllReduceAndActiveChunks) {
+  Fixture f;
+  const uint64_t E = 10, size = 1 << 20, chunk = size / 4;
+  for (uint32_t n : {4u, 8u, 16u}) {
+    SimInputs in;
+    in.network = net1("FullyConnected", n);
+    in.system = ring_system("direct");
+    in.workload = f.write_collective(CommType::AllReduce, size, n);
+    // every peer at once: E + (net + E + R) + (net + E) per chunk
+    uint64_t msg = chunk / n, net = net_time(1, 500, msg, 50);
+    EXPECT_EQ(run_all_same(in), 4 * (E + net + E + reduction(msg) + net + E)) << n;
+    // 4 chunks in flight on a congestion-free network take one chunk's time
+    in.system = ring_system("ring", 4, 4);
+    uint64_t one = E + (n - 1) * (net + E + reduction(msg)) + (n - 1) * (net + E);
+    EXPECT_EQ(run_all_same(in), one) << n;
+  }
+}
+
+TEST(SimulateClosedForm, CongestionAwareSwitchIsStoreAndForward) {
+  Fixture f;
+  // 2 NPUs on a switch, one chunk, ring all-gather: one message each way per step, each
+  // crossing two links: 2 (L + S/B) instead of 2L + S/B.
+  SimInputs in;
+  in.network = net1("Switch", 2);
+  in.system = ring_system("ring", 1);
+  in.workload = f.write_collective(CommType::AllGather, 1 << 20, 2);
+  uint64_t S = 1 << 20;
+  double bw = 50.0 * (1 << 30) / 1e9;
+  uint64_t hop = static_cast<uint64_t>(500 + double(S) / bw);
+  EXPECT_EQ(run_all_same(in, Backend::CongestionAware), 10 + 2 * hop + 10);
+  EXPECT_EQ(run_all_same(in, Backend::CongestionUnaware), 10 + net_time(2, 500, S, 50) + 10);
+}
+
+// ---- deadlocks, bad input ------------------------------------------------------------------
+
+namespace {
+
+void write_nodes(const std::string& path, const std::vector<NodeDraft>& nodes, Trace& t) {
+  for (const NodeDraft& d : nodes) t.append(d);
+  write_et(t, path);
+}
+
+}  // namespace
+
+TEST(SimulateErrors, RecvWithoutSendIsAReportedDeadlock) {
+  std::string dir = temp_dir();
+  for (uint32_t npu = 0; npu < 2; ++npu) {
+    Trace t;
+    NodeDraft d;
+    d.id = 1;
+    d.name = t.intern(npu == 0 ? "compute" : "wait_for_npu0");
+    if (npu == 0) {
+      d.type = int32_t(NodeType::Comp);
+      d.duration_micros = 5;
+    } else {
+      d.type = int32_t(NodeType::CommRecv);
+      d.attrs.add_int32(t.intern("comm_src"), 0);
+      d.attrs.add_int32(t.intern("comm_tag"), 7);
+      d.attrs.add_int64(t.intern("comm_size"), 4096);
+    }
+    write_nodes(dir + "/p." + std::to_string(npu) + ".et", {d}, t);
+  }
+  SimInputs in;
+  in.workload = dir + "/p";
+  in.network = net1("Ring", 2);
+  in.system = ring_system("ring");
+  SimResult r = simulate(in);
+  EXPECT_TRUE(r.deadlock);
+  EXPECT_TRUE(r.npus[0].finished);
+  EXPECT_EQ(r.npus[0].finish, 5000u);
+  EXPECT_FALSE(r.npus[1].finished);
+  ASSERT_EQ(r.npus[1].stuck.size(), 1u);
+  EXPECT_NE(r.npus[1].stuck[0].find("wait_for_npu0"), std::string::npos);
+  EXPECT_NE(r.npus[1].stuck[0].find("never sent"), std::string::npos);
+}
+
+TEST(SimulateErrors, BadConfigurationsNameTheFileAndKey) {
+  auto net_error = [](const std::string& yaml) { return error_text([&] { parse_network(yaml, "n.yml"); }); };
+  EXPECT_NE(net_error("topology: [ Torus ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n")
+                .find("Torus"), std::string::npos);
+  EXPECT_NE(net_error("topology: [ Ring ]\nnpus_count: [ 1 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n")
+                .find("npus_count"), std::string::npos);
+  EXPECT_NE(net_error("topology: [ Ring, Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n")
+                .find("'npus_count' has 1 entries"), std::string::npos);
+  EXPECT_NE(net_error("topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwith: [ 1 ]\nlatency: [ 1 ]\n")
+                .find("bandwith"), std::string::npos);
+  // block lists are YAML too
+  NetworkConfig block = parse_network("topology:\n  - Switch\nnpus_count:\n  - 8\nbandwidth:\n  - 400\nlatency:\n  - 936.25\n", "b.yml");
+  EXPECT_EQ(block.total_npus(), 8u);
+  EXPECT_EQ(block.latency[0], 936.25);
+
+  auto sys_error = [](const std::string& json) { return error_text([&] { parse_system(json, "s.json"); }); };
+  EXPECT_NE(sys_error(R"({"preferred-dataset-split": 4})").find("preferred-dataset-split'"), std::string::npos);
+  EXPECT_NE(sys_error(R"({"scheduling-policy": "RANDOM"})").find("RANDOM"), std::string::npos);
+  EXPECT_NE(sys_error(R"({"all-reduce-implementation": ["rign"]})").find("rign"), std::string::npos);
+  EXPECT_NE(sys_error(R"({"active-chunks-per-dimension": 0})").find("active-chunks"), std::string::npos);
+  EXPECT_NE(sys_error("{").find("s.json"), std::string::npos);
+  SystemConfig s = parse_system(R"({"all-to-all-implementation": ["oneDirect4", "direct"]})", "s.json");
+  ASSERT_EQ(s.algorithms[int(Collective::AllToAll)].size(), 2u);
+  EXPECT_TRUE(s.algorithms[int(Collective::AllToAll)][0].flat);
+  EXPECT_EQ(s.algorithms[int(Collective::AllToAll)][0].window, 4);
+
+  // A missing trace file names the file and the NPU count.
+  SimInputs in;
+  in.workload = temp_dir() + "/none";
+  in.network = net1("Ring", 4);
+  in.system = ring_system("ring");
+  std::string e = error_text([&] { simulate(in); });
+  EXPECT_NE(e.find("none.0.et"), std::string::npos) << e;
+}
+
+// The closed-form ring phases against simulating every message: NPUs reach the collectives at
+// different times (skewed compute), on 1-D and 2-D networks, in communicator groups, for every
+// collective type.
+TEST(SimulateClosedForm, RingPhasesInClosedFormEqualEveryMessageSimulated) {
+  std::string dir = temp_dir();
+  const uint32_t npus = 16;
+  CommGroups groups{{1, {0, 2, 4, 6, 8, 10, 12, 14}}, {2, {15, 1, 13, 3, 11, 5, 9, 7}}};
+  for (uint32_t npu = 0; npu < npus; ++npu) {
+    Trace t;
+    uint64_t id = 0;
+    std::vector<uint64_t> prev;
+    auto add = [&](NodeType type, uint64_t micros, int comm_type, uint64_t size, const char* pg) {
+      NodeDraft d;
+      d.id = id++;
+      d.name = t.intern("n" + std::to_string(d.id));
+      d.type = int32_t(type);
+      d.duration_micros = micros;
+      d.data_deps = prev;
+      d.attrs.add_bool(t.intern("is_cpu_op"), false);
+      if (type == NodeType::CommColl) {
+        d.attrs.add_int64(t.intern("comm_type"), comm_type);
+        d.attrs.add_int64(t.intern("comm_size"), int64_t(size));
+        if (pg) d.attrs.add_string(t.intern("pg_name"), t.intern(pg));
+      }
+      t.append(d);
+      prev = {d.id};
+    };
+    add(NodeType::Comp, 1 + (npu * 7) % 5, 0, 0, nullptr);
+    add(NodeType::CommColl, 0, 0, 1 << 20, nullptr);               // all-reduce
+    add(NodeType::Comp, 1 + (npu * 3) % 4, 0, 0, nullptr);
+    add(NodeType::CommColl, 0, 7, 3 << 18, nullptr);               // reduce-scatter
+    add(NodeType::CommColl, 0, 2, 1 << 16, nullptr);               // all-gather
+    add(NodeType::CommColl, 0, 6, 1 << 18, nullptr);               // all-to-all
+    add(NodeType::CommColl, 0, 0, 1 << 19, npu % 2 ? "2" : "1");   // group all-reduce
+    write_et(t, dir + "/skew." + std::to_string(npu) + ".et");
+  }
+  for (const char* net : {"topology: [ Ring ]\nnpus_count: [ 16 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
+                          "topology: [ Switch, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 700, 1000 ]\n"}) {
+    for (const char* opt : {"localBWAware", "baseline"}) {
+      SimInputs in;
+      in.workload = dir + "/skew";
+      in.network = parse_network(net, "n.yml");
+      in.system = parse_system(std::string(R"({"endpoint-delay": 10, "active-chunks-per-dimension": 2,
+        "preferred-dataset-splits": 3, "all-reduce-implementation": ["ring", "ring"],
+        "all-gather-implementation": ["ring", "ring"], "reduce-scatter-implementation": ["ring", "ring"],
+        "all-to-all-implementation": ["ring", "ring"], "local-mem-bw": 1600, "collective-optimization": ")") +
+                                   opt + "\"}",
+                               "s.json");
+      if (in.network.npus.size() == 1)
+        for (auto& a : in.system.algorithms) a.resize(1);
+      in.groups = groups;
+      SimOptions fast, exact;
+      exact.every_message = true;
+      SimResult a = simulate(in, fast), b = simulate(in, exact);
+      ASSERT_EQ(a.npus.size(), npus);
+      for (uint32_t i = 0; i < npus; ++i) {
+        EXPECT_TRUE(a.npus[i].finished);
+        EXPECT_EQ(a.npus[i].finish, b.npus[i].finish) << net << opt << " NPU " << i;
+        EXPECT_EQ(a.npus[i].exposed_comm, b.npus[i].exposed_comm);
+      }
+      EXPECT_EQ(a.messages, b.messages);
+      EXPECT_LT(a.events * 4, b.events);
+    }
+  }
+}
+
+namespace {
+
+// Writes PREFIX.{npu}.et, each NPU's nodes made by `make(npu, trace, nodes)`.
+std::string write_traces(uint32_t npus, const std::function<void(uint32_t, Trace&, std::vector<NodeDraft>&)>& make) {
+  std::string prefix = temp_dir() + "/t";
+  for (uint32_t npu = 0; npu < npus; ++npu) {
+    Trace t;
+    std::vector<NodeDraft> nodes;
+    make(npu, t, nodes);
+    write_nodes(prefix + "." + std::to_string(npu) + ".et", nodes, t);
+  }
+  return prefix;
+}
+
+}  // namespace
+
+// Remote memory: per NPU accesses are independent; per node and pooled ones queue (FIFO).
+TEST(SimulateMemory, PerNodeAndPoolAccessesQueue) {
+  std::string prefix = write_traces(4, [](uint32_t, Trace& t, std::vector<NodeDraft>& nodes) {
+    NodeDraft d;
+    d.id = 1;
+    d.name = t.intern("load");
+    d.type = int32_t(NodeType::MemLoad);
+    d.attrs.add_uint64(t.intern("tensor_size"), 1 << 20);
+    nodes.push_back(d);
+  });
+  SimInputs in;
+  in.workload = prefix;
+  in.network = net1("Ring", 4);
+  in.system = ring_system("ring");
+  const Tick access = 1000 + (1 << 20) / 100;  // latency + bytes / (GB/s as B/ns), truncated
+  auto finishes = [&](const char* json) {
+    in.memory = parse_remote_memory(json, "m.json");
+    std::vector<Tick> f;
+    for (const NpuResult& n : simulate(in).npus) f.push_back(n.finish);
+    return f;
+  };
+  EXPECT_EQ(finishes(R"({"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 1000, "remote-mem-bw": 100})"),
+            (std::vector<Tick>{access, access, access, access}));
+  EXPECT_EQ(finishes(R"({"memory-type": "PER_NODE_MEMORY_EXPANSION", "remote-mem-latency": 1000,
+                         "remote-mem-bw": 100, "num-npus-per-node": 2})"),
+            (std::vector<Tick>{access, 2 * access, access, 2 * access}));
+  EXPECT_EQ(finishes(R"({"memory-type": "MEMORY_POOL", "remote-mem-latency": 1000, "remote-mem-bw": 100})"),
+            (std::vector<Tick>{access, 2 * access, 3 * access, 4 * access}));
+}
+
+// Process groups announced by a METADATA node (PyTorch's JSON, as the converter stores it)
+// behave exactly as the same groups given in a comm-group file.
+TEST(SimulateGroups, MetadataProcessGroupsEqualTheGroupFile) {
+  auto make = [](bool metadata) {
+    return write_traces(4, [metadata](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
+      if (metadata) {
+        NodeDraft m;
+        m.id = 0;
+        m.name = t.intern("## process_group:init ##");
+        m.type = int32_t(NodeType::Metadata);
+        m.has_inputs = true;
+        m.inputs.values = t.intern(R"(['[{"pg_name": "1", "ranks": [0, 2]}, {"pg_name": "2", "ranks": [3, 1]}]'])");
+        nodes.push_back(m);
+      }
+      NodeDraft c;
+      c.id = 1;
+      c.name = t.intern("ar");
+      c.type = int32_t(NodeType::CommColl);
+      if (metadata) c.data_deps = {0};
+      c.attrs.add_int64(t.intern("comm_type"), 0);
+      c.attrs.add_int64(t.intern("comm_size"), 1 << 20);
+      c.attrs.add_string(t.intern("pg_name"), t.intern(npu % 2 ? "2" : "1"));
+      nodes.push_back(c);
+    });
+  };
+  SimInputs in;
+  in.network = net1("Ring", 4);
+  in.system = ring_system("ring");
+  in.workload = make(true);
+  SimResult from_metadata = simulate(in);
+  in.workload = make(false);
+  in.groups = parse_comm_groups(R"({"1": [0, 2], "2": [3, 1]})", "g.json");
+  SimResult from_file = simulate(in);
+  for (uint32_t i = 0; i < 4; ++i) {
+    EXPECT_TRUE(from_metadata.npus[i].finished);
+    EXPECT_GT(from_metadata.npus[i].finish, 0u);
+    EXPECT_EQ(from_metadata.npus[i].finish, from_file.npus[i].finish) << i;
+  }
+  // without the groups the pg_name is an error naming it
+  in.groups.clear();
+  std::string e = error_text([&] { simulate(in); });
+  EXPECT_NE(e.find("communicator group 1 is not defined"), std::string::npos) << e;
+}
+
+TEST(SimulateErrors, BadNodesAndOtherConfigFiles) {
+  std::string prefix = write_traces(2, [](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
+    NodeDraft d;
+    d.id = 1;
+    d.name = t.intern("self_send");
+    d.type = int32_t(NodeType::CommSend);
+    d.attrs.add_int32(t.intern("comm_dst"), int32_t(npu));
+    d.attrs.add_int32(t.intern("comm_tag"), 1);
+    d.attrs.add_int64(t.intern("comm_size"), 8);
+    nodes.push_back(d);
+  });
+  SimInputs in;
+  in.workload = prefix;
+  in.network = net1("Ring", 2);
+  in.system = ring_system("ring");
+  std::string e = error_text([&] { simulate(in); });
+  EXPECT_NE(e.find("t.0.et: node 1 (self_send): comm_dst 0 is not another NPU"), std::string::npos) << e;
+  EXPECT_NE(error_text([] { parse_system(R"({"model-shared-bus": 1})", "s.json"); }).find("model-shared-bus"), std::string::npos);
+  EXPECT_NE(error_text([] { parse_system(R"({"per-node-custom-implementation": "x.yml"})", "s.json"); })
+                .find("per-node-custom-implementation"), std::string::npos);
+  EXPECT_NE(error_text([] { parse_remote_memory(R"({"memory-type": "MEMORY_POOL"})", "m.json"); })
+                .find("'remote-mem-latency' is required"), std::string::npos);
+  EXPECT_NE(error_text([] { parse_remote_memory(R"({"memory-type": "FLASH"})", "m.json"); }).find("FLASH"), std::string::npos);
+  EXPECT_NE(error_text([] { parse_comm_groups(R"({"0": [1, 2]})", "g.json"); }).find("0 means all NPUs"), std::string::npos);
+  EXPECT_NE(error_text([] { parse_comm_groups(R"({"1": [1, 1]})", "g.json"); }).find("repeated"), std::string::npos);
+}
+
+// A group's collectives are told apart from the global ones by their stream ids (tags), as in
+// the reference: NPUs that issue a group and a global all-reduce in opposite orders wait for
+// each other forever instead of pairing one's group messages with the other's global ones.
+TEST(SimulateGroups, GroupAndGlobalCollectivesDoNotMatchEachOther) {
+  std::string prefix = write_traces(2, [](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
+    for (uint64_t k = 0; k < 2; ++k) {
+      NodeDraft c;
+      c.id = k;
+      c.name = t.intern("ar" + std::to_string(k));
+      c.type = int32_t(NodeType::CommColl);
+      if (k) c.data_deps = {0};
+      c.attrs.add_int64(t.intern("comm_type"), 0);
+      c.attrs.add_int64(t.intern("comm_size"), 1 << 20);
+      if ((npu == 0) == (k == 0)) c.attrs.add_string(t.intern("pg_name"), t.intern("1"));
+      nodes.push_back(c);
+    }
+  });
+  SimInputs in;
+  in.workload = prefix;
+  in.network = net1("Ring", 2);
+  in.system = ring_system("ring");
+  in.groups = parse_comm_groups(R"({"1": [0, 1]})", "g.json");
+  for (bool every_message : {false, true}) {
+    SimOptions o;
+    o.every_message = every_message;
+    SimResult r = simulate(in, o);
+    EXPECT_TRUE(r.deadlock);
+    EXPECT_FALSE(r.npus[0].finished);
+    EXPECT_FALSE(r.npus[1].finished);
+  }
+}
+
+// A run that keeps making events while its clock and its finished nodes stand still is stopped
+// with a report. With no latency, no endpoint delay and a link fast enough that every message
+// takes 0 ns, a congestion-aware all-to-all makes all its events at time 0.
+TEST(SimulateErrors, EventsWithoutProgressStopTheRun) {
+  Fixture f;
+  SimInputs in;
+  in.network = net1("Ring", 16, 1e9, 0);
+  in.system = ring_system("ring");
+  in.system.endpoint_delay = 0;
+  in.workload = f.write_collective(CommType::AllToAll, 1 << 10, 16);
+  SimOptions o;
+  o.backend = Backend::CongestionAware;
+  SimResult whole = simulate(in, o);  // the default bound is far above this run's events
+  ASSERT_EQ(whole.npus.size(), 16u);
+  for (const NpuResult& n : whole.npus) EXPECT_TRUE(n.finished && n.finish == 0);
+  ASSERT_GT(whole.events, uint64_t{3} << 12);
+  o.max_events_without_progress = uint64_t{2} << 12;
+  try {
+    simulate(in, o);
+    ADD_FAILURE() << "the run was not stopped";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(in.workload + ".*.et: no progress: 8192 events at 0 ns without the clock "
+                                         "advancing or a node finishing (0 nodes finished"),
+              std::string::npos)
+        << e.what();
+  }
+}

@@ -1,0 +1,132 @@
+// Number and string formatting against Python's documented behaviour (values checked with
+// CPython 3.11: repr(float), json.dumps(ensure_ascii=True), protobuf's float32 shortening).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "chakra/support/text.h"
+
+namespace {
+
+std::string repr(double v) {
+  std::string s;
+  chakra::append_python_float(s, v);
+  return s;
+}
+
+TEST(PythonFloatRepr, MatchesCPython) {
+  const std::pair<double, const char*> cases[] = {
+      {0.0, "0.0"},
+      {-0.0, "-0.0"},
+      {1.0, "1.0"},
+      {0.1, "0.1"},
+      {1e-05, "1e-05"},
+      {0.0001, "0.0001"},
+      {1e16, "1e+16"},
+      {1234567890123456.0, "1234567890123456.0"},
+      {12345678901234567.0, "1.2345678901234568e+16"},
+      {1.5e300, "1.5e+300"},
+      {5e-324, "5e-324"},
+      {1.7976931348623157e308, "1.7976931348623157e+308"},
+      {123456789.0, "123456789.0"},
+      {0.3, "0.3"},
+      {2.0 / 3, "0.6666666666666666"},
+      {-1.25, "-1.25"},
+      {100.0, "100.0"},
+      {1e22, "1e+22"},
+      {250.75, "250.75"},
+      {1700000000001515.8, "1700000000001515.8"},
+      {std::numeric_limits<double>::infinity(), "inf"},
+      {-std::numeric_limits<double>::infinity(), "-inf"},
+      {std::numeric_limits<double>::quiet_NaN(), "nan"},
+  };
+  for (const auto& [value, expected] : cases) EXPECT_EQ(repr(value), expected) << value;
+}
+
+// Significant digits of a decimal string, without leading/trailing zeros or the exponent.
+std::string significant_digits(const std::string& s) {
+  std::string d;
+  for (char c : s.substr(0, s.find('e')))
+    if (c >= '0' && c <= '9') d += c;
+  d.erase(0, std::min(d.find_first_not_of('0'), d.size()));
+  while (!d.empty() && d.back() == '0') d.pop_back();
+  return d;
+}
+
+TEST(PythonFloatRepr, ShortestDigitsThatRoundTrip) {
+  std::mt19937_64 rng(42);
+  for (int i = 0; i < 20000; ++i) {
+    uint64_t bits = rng();
+    double v;
+    std::memcpy(&v, &bits, 8);
+    if (!std::isfinite(v) || v == 0) continue;
+    const std::string ours = repr(v);
+    ASSERT_EQ(std::strtod(ours.c_str(), nullptr), v) << ours;
+    // Brute force: the first precision whose correctly rounded form reads back exactly.
+    char buf[48];
+    for (int p = 0; p <= 16; ++p) {
+      std::snprintf(buf, sizeof buf, "%.*e", p, v);
+      if (std::strtod(buf, nullptr) == v) break;
+    }
+    ASSERT_EQ(significant_digits(ours), significant_digits(buf)) << ours << " vs " << buf;
+  }
+}
+
+TEST(ShortestFloat32, MatchesProtobufPython) {
+  const std::pair<float, const char*> cases[] = {
+      {1.2345f, "1.2345"}, {2.3456f, "2.3456"}, {0.1f, "0.1"}, {3.0f, "3.0"}, {1e-5f, "1e-05"},
+      {16777217.0f, "16777216.0"}, {3.4028234663852886e38f, "3.4028235e+38"}, {1.401298464324817e-45f, "1.4013e-45"},
+      {0.9f, "0.9"},
+  };
+  for (const auto& [value, expected] : cases) EXPECT_EQ(repr(chakra::shortest_float32(value)), expected);
+}
+
+TEST(JsonString, PythonEnsureAscii) {
+  std::string s;
+  chakra::append_json_string(s, "a\"b\\c\n\t\x01\x7f/\xc3\xa9\xf0\x9f\x98\x80", true);
+  EXPECT_EQ(s, "\"a\\\"b\\\\c\\n\\t\\u0001\\u007f/\\u00e9\\ud83d\\ude00\"");
+}
+
+TEST(JsonString, Utf8PassesThroughAndInvalidBytesAreReplaced) {
+  std::string s;
+  chakra::append_json_string(s, "\xc3\xa9 \xff", false);
+  EXPECT_EQ(s, "\"\xc3\xa9 \xef\xbf\xbd\"");
+  EXPECT_TRUE(chakra::is_valid_utf8("\xc3\xa9"));
+  EXPECT_FALSE(chakra::is_valid_utf8("\xc3"));
+  EXPECT_FALSE(chakra::is_valid_utf8("\xed\xa0\x80"));  // a UTF-16 surrogate
+  EXPECT_FALSE(chakra::is_valid_utf8("\xc0\xaf"));      // overlong
+}
+
+TEST(Base64, RoundTripsAndMatchesRfc4648) {
+  std::string s;
+  chakra::append_base64(s, "12345");
+  EXPECT_EQ(s, "MTIzNDU=");
+  const char* vectors[][2] = {{"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foobar", "Zm9vYmFy"}};
+  for (auto& v : vectors) {
+    std::string enc, dec;
+    chakra::append_base64(enc, v[0]);
+    EXPECT_EQ(enc, v[1]);
+    ASSERT_TRUE(chakra::decode_base64(enc, dec));
+    EXPECT_EQ(dec, v[0]);
+  }
+  std::string dec;
+  EXPECT_FALSE(chakra::decode_base64("Zm9v!", dec));
+  EXPECT_FALSE(chakra::decode_base64("Zg==Zg", dec));
+}
+
+}  // namespace
+
+TEST(Printable, EscapesControlBytesAndInvalidUtf8ButKeepsText) {
+  EXPECT_EQ(chakra::printable("plain text, tab\tand newline\n"), "plain text, tab\tand newline\n");
+  EXPECT_EQ(chakra::printable("caf\xc3\xa9 \xe2\x86\x92"), "caf\xc3\xa9 \xe2\x86\x92");  // UTF-8 stays
+  EXPECT_EQ(chakra::printable(std::string("\x1b[31mred\x00\x7f\xff", 11)), "\\x1b[31mred\\x00\\x7f\\xff");
+  EXPECT_EQ(chakra::quoted_excerpt("Ring"), "'Ring'");
+  const std::string long_token = std::string(100, 'a') + "\x01";
+  EXPECT_EQ(chakra::quoted_excerpt(long_token, 10), "'aaaaaaaaaa...' (101 bytes)");
+  // The cut never splits a UTF-8 character: "\xc3\xa9" straddles byte 10 here and is dropped whole.
+  EXPECT_EQ(chakra::quoted_excerpt("123456789\xc3\xa9xyz", 10), "'123456789...' (14 bytes)");
+}
