@@ -21,7 +21,16 @@ namespace sim = chakra::sim;
 namespace {
 const char* kTopologies[] = {"Ring", "FullyConnected", "Switch"};
 const char* kCollectiveKeys[] = {"ar", "ag", "rs", "a2a"};
-const char* kAlgorithms[] = {"ring", "direct", "halvingDoubling", "doubleBinaryTree"};
+
+// The collective algorithms' config spellings, in sim::Algorithm order (the menu's index is the kind).
+const std::vector<const char*>& algorithm_spellings() {
+  static const std::vector<const char*> names = [] {
+    std::vector<const char*> v;
+    for (const sim::AlgorithmInfo& a : sim::collective_algorithms()) v.push_back(a.spelling);
+    return v;
+  }();
+  return names;
+}
 
 std::string join(const std::vector<std::string>& parts) {
   std::string out;
@@ -245,7 +254,8 @@ void App::Impl::draw_simulation() {
     if (sys.algorithms[c].empty()) continue;
     int a = static_cast<int>(sys.algorithms[c][0].kind);
     ImGui::SetNextItemWidth(170);
-    if (ImGui::Combo(sim::collective_name(static_cast<sim::Collective>(c)), &a, kAlgorithms, 4))
+    if (ImGui::Combo(sim::collective_name(static_cast<sim::Collective>(c)), &a, algorithm_spellings().data(),
+                     static_cast<int>(algorithm_spellings().size())))
       for (auto& choice : sys.algorithms[c]) choice = {static_cast<sim::Algorithm>(a), false, -1};
     if (c % 2 == 0) ImGui::SameLine(360);
   }

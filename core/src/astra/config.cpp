@@ -156,26 +156,28 @@ AlgorithmChoice parse_algorithm(const std::string& s, const std::string& name,
     rest = rest.substr(3);
     rest[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(rest[0])));
   }
-  if (rest == "ring") {
-    a.kind = Algorithm::Ring;
-  } else if (rest == "halvingDoubling") {
-    a.kind = Algorithm::HalvingDoubling;
-  } else if (rest == "doubleBinaryTree" && !a.flat) {
-    a.kind = Algorithm::DoubleBinaryTree;
-  } else if (rest.rfind("direct", 0) == 0) {
-    a.kind = Algorithm::Direct;
-    std::string w = rest.substr(6);
-    if (!w.empty()) {
+  for (const AlgorithmInfo& info : collective_algorithms()) {
+    if (a.flat && !info.flat) continue;
+    if (rest == info.spelling) {
+      a.kind = info.kind;
+      return a;
+    }
+    if (info.windowed && rest.rfind(info.spelling, 0) == 0) {
+      a.kind = info.kind;
+      std::string w = rest.substr(std::string_view(info.spelling).size());
       if (w.find_first_not_of("0123456789") != std::string::npos || w.size() > 6 || std::stoi(w) < 1)
         fail(name, key + ": " + quoted_excerpt(s) + " is not a collective algorithm");
       a.window = std::stoi(w);
+      return a;
     }
-  } else {
-    fail(name, key + ": unknown collective algorithm " + quoted_excerpt(s) +
-                   " (ring, direct[N], halvingDoubling, doubleBinaryTree, oneRing, oneDirect[N], "
-                   "oneHalvingDoubling)");
   }
-  return a;
+  std::string known;
+  for (int flat = 0; flat < 2; ++flat)
+    for (const AlgorithmInfo& info : collective_algorithms())
+      if (!flat || info.flat)
+        known += (known.empty() ? "" : ", ") + algorithm_name({info.kind, flat == 1, -1}) +
+                 (info.windowed ? "[N]" : "");
+  fail(name, key + ": unknown collective algorithm " + quoted_excerpt(s) + " (" + known + ")");
 }
 
 }  // namespace
@@ -381,12 +383,18 @@ std::string format_network(const NetworkConfig& net) {
          "latency: " + list([&](size_t d) { return format_number(net.latency[d]); }) + "  # ns\n";
 }
 
+std::span<const AlgorithmInfo> collective_algorithms() {
+  static constexpr AlgorithmInfo kAlgorithms[] = {
+#define CHAKRA_COLLECTIVE_ALGORITHM(Name, spelling, flat, windowed) {Algorithm::Name, spelling, flat, windowed},
+#include "chakra/astra/collective_algorithms.def"
+#undef CHAKRA_COLLECTIVE_ALGORITHM
+  };
+  return kAlgorithms;
+}
+
 std::string algorithm_name(const AlgorithmChoice& a) {
-  std::string base = a.kind == Algorithm::Ring              ? "ring"
-                     : a.kind == Algorithm::HalvingDoubling ? "halvingDoubling"
-                     : a.kind == Algorithm::DoubleBinaryTree ? "doubleBinaryTree"
-                                                             : "direct";
-  if (a.kind == Algorithm::Direct && a.window > 0) base += std::to_string(a.window);
+  std::string base = collective_algorithms()[size_t(a.kind)].spelling;
+  if (a.window > 0 && collective_algorithms()[size_t(a.kind)].windowed) base += std::to_string(a.window);
   if (a.flat) base = "one" + std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(base[0])))) + base.substr(1);
   return base;
 }

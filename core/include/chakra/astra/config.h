@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,7 +38,19 @@ const char* topology_name(TopologyKind t);
 
 // ---- System (ASTRA-sim system JSON) --------------------------------------------------------
 
-enum class Algorithm { Ring, Direct, HalvingDoubling, DoubleBinaryTree };
+enum class Algorithm {
+#define CHAKRA_COLLECTIVE_ALGORITHM(Name, spelling, flat, windowed) Name,
+#include "chakra/astra/collective_algorithms.def"
+#undef CHAKRA_COLLECTIVE_ALGORITHM
+};
+struct AlgorithmInfo {
+  Algorithm kind;
+  const char* spelling;  // "ring", "halvingDoubling", ...
+  bool flat, windowed;   // whether "one<Spelling>" and "<spelling>N" exist
+};
+// Every algorithm, in Algorithm order (collective_algorithms.def).
+std::span<const AlgorithmInfo> collective_algorithms();
+
 struct AlgorithmChoice {
   Algorithm kind = Algorithm::Ring;
   bool flat = false;   // "oneRing"/"oneDirect"/"oneHalvingDoubling": one ring of all NPUs

@@ -1,0 +1,64 @@
+// Small pieces every layer of the simulator uses: naming a node in errors, a node's replayed
+// duration, and slot pools.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "chakra/astra/feeder.h"
+#include "chakra/sim/simulate.h"
+#include "chakra/support/error.h"
+
+namespace chakra::sim {
+
+// "FILE: " for messages about a configuration read from FILE; nothing if it came from no file.
+inline std::string source_prefix(const std::string& source) { return source.empty() ? "" : source + ": "; }
+
+inline std::string node_label(const FeederNode& n) {
+  return "node " + std::to_string(n.id()) + " (" + std::string(n.name()) + ")";
+}
+
+// Names a node for error messages: "FILE: node ID (NAME)", built only when an error is raised
+// (nodes are issued on the hot path).
+struct Where {
+  const std::string& file;
+  const FeederNode& node;
+  std::string operator()() const { return file + ": " + node_label(node); }
+};
+
+// A node's recorded duration in ns; a zero duration takes 1 ns, as the reference.
+inline Tick replay_time(const Where& what) {
+  uint64_t us = what.node.duration_micros();
+  if (us > UINT64_MAX / 1000)
+    throw Error(what() + ": duration_micros " + std::to_string(us) +
+                " is past the simulator's clock (64-bit nanoseconds, 584 years)");
+  return us == 0 ? 1 : us * 1000;
+}
+
+// Slots reused through a free list: indices stay valid while in use, and nothing is allocated
+// per use in the steady state.
+template <class T>
+class Pool {
+ public:
+  uint32_t add(T v) {
+    if (free_.empty()) {
+      items_.push_back(std::move(v));
+      return static_cast<uint32_t>(items_.size() - 1);
+    }
+    uint32_t i = free_.back();
+    free_.pop_back();
+    items_[i] = std::move(v);
+    return i;
+  }
+  void release(uint32_t i) { free_.push_back(i); }
+  T& operator[](uint32_t i) { return items_[i]; }
+  const T& operator[](uint32_t i) const { return items_[i]; }
+
+ private:
+  std::vector<T> items_;
+  std::vector<uint32_t> free_;
+};
+
+}  // namespace chakra::sim

@@ -1,0 +1,54 @@
+// ASTRA-sim's congestion-unaware analytical network: a message takes its hops' latency plus
+// its serialisation on the first dimension where its ends differ, whatever else is in flight.
+#include <algorithm>
+
+#include "sim/network/network.h"
+
+namespace chakra::sim {
+namespace {
+
+class CongestionUnawareNetwork final : public Network {
+ public:
+  using Network::Network;
+  bool fixed_delays() const override { return true; }
+  Tick delay(uint32_t src, uint32_t dst, uint64_t bytes) const override;
+
+ private:
+  void transport(uint32_t m) override;
+};
+
+Tick CongestionUnawareNetwork::delay(uint32_t src, uint32_t dst, uint64_t bytes) const {
+  uint32_t d = 0;
+  while (d < topo_.dims && topo_.coord(src, d) == topo_.coord(dst, d)) ++d;
+  if (d == topo_.dims) return 0;
+  const NetworkConfig& net = topo_.net;
+  int64_t s = topo_.coord(src, d), t = topo_.coord(dst, d), n = net.npus[d];
+  int hops = 1;
+  switch (net.topology[d]) {
+    case TopologyKind::Ring: {
+      int64_t cw = t - s;
+      if (cw < 0) cw += n;
+      hops = static_cast<int>(std::min(cw, n - cw));
+      break;
+    }
+    case TopologyKind::FullyConnected: hops = 1; break;
+    case TopologyKind::Switch: hops = 2; break;
+  }
+  double link = hops * net.latency[d];
+  double serial = static_cast<double>(bytes) / topo_.bytes_per_ns[d];
+  return queue_.to_tick(link + serial);
+}
+
+void CongestionUnawareNetwork::transport(uint32_t m) {
+  const MatchKey& k = key(m);
+  schedule(queue_.now() + delay(k.src, k.dst, k.size), kArrival, m);
+}
+
+}  // namespace
+
+std::unique_ptr<Network> make_congestion_unaware_network(EventQueue& queue, MessageSink& sink,
+                                                         const NetworkConfig& net) {
+  return std::make_unique<CongestionUnawareNetwork>(queue, sink, net);
+}
+
+}  // namespace chakra::sim

@@ -1,0 +1,120 @@
+// The network layer's interface (ASTRA-sim's AstraNetworkAPI): the system layer sends and
+// receives messages through it and nothing else. Sends and receives are matched by
+// (tag, src, dst, size) and their order within that stream, whichever is posted first, as
+// ASTRA-sim's callback tracker does; a backend only decides how long a message travels.
+//
+// To add a backend: a file in this folder deriving from Network (transport(), and its own
+// events if it has any), an enumerator in sim::Backend, and one row in registry.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "chakra/astra/config.h"
+#include "sim/common.h"
+#include "sim/engine/event_queue.h"
+
+namespace chakra::sim {
+
+// Who is told when a message arrives (send side) or is received (recv side): a value the
+// network stores and hands back without looking into it. Kind 0 tells nobody.
+struct Handler {
+  uint8_t kind = 0;
+  uint32_t npu = 0;
+  uint64_t arg = 0;
+};
+
+class MessageSink {
+ public:
+  virtual void deliver(const Handler& h) = 0;
+
+ protected:
+  ~MessageSink() = default;
+};
+
+// Coordinates of NPUs in a multi-dimensional network; dimension 0 varies fastest.
+struct Topology {
+  explicit Topology(const NetworkConfig& net);
+  uint32_t coord(uint32_t npu, uint32_t d) const { return (npu / strides[d]) % net.npus[d]; }
+
+  const NetworkConfig& net;
+  uint32_t npus = 0, dims = 0;
+  std::vector<uint32_t> strides;  // per dimension, plus the total
+  std::vector<double> bytes_per_ns;  // per dimension
+};
+
+struct MatchKey {
+  int64_t tag;
+  uint32_t src, dst;
+  uint64_t size, seq;
+  bool operator==(const MatchKey&) const = default;
+};
+
+class Network : public EventSink {
+ public:
+  Network(EventQueue& queue, MessageSink& sink, const NetworkConfig& net);
+  virtual ~Network() = default;
+
+  void send(uint32_t src, uint32_t dst, uint64_t bytes, int64_t tag, Handler on_arrival);
+  void recv(uint32_t npu, uint32_t src, uint64_t bytes, int64_t tag, Handler on_receive);
+  uint64_t messages_delivered() const { return delivered_; }
+
+  // Whether a message's delay depends only on its ends and size (no contention): then the
+  // system layer may solve whole phases in closed form with delay().
+  virtual bool fixed_delays() const { return false; }
+  virtual Tick delay(uint32_t src, uint32_t dst, uint64_t bytes) const;
+
+  void on_event(const Event& e) final;
+
+ protected:
+  enum : uint8_t { kArrival, kHandlerNow, kFirstBackendEvent };
+  // Carries message m to key(m).dst and calls arrived(m) once it is there (through events
+  // scheduled with schedule()).
+  virtual void transport(uint32_t m) = 0;
+  virtual void on_backend_event(const Event& e) {}
+  void arrived(uint32_t m);
+  const MatchKey& key(uint32_t m) const { return keys_[m]; }
+  void schedule(Tick t, uint8_t kind, uint32_t a, uint64_t b = 0) { queue_.schedule(t, sink_id_, kind, a, b); }
+
+  EventQueue& queue_;
+  const Topology topo_;
+
+ private:
+  struct PairKey {
+    int64_t tag;
+    uint32_t src, dst;
+    uint64_t size;
+    bool operator==(const PairKey&) const = default;
+  };
+  struct MatchHash {
+    size_t operator()(const MatchKey& k) const;
+  };
+  struct PairHash {
+    size_t operator()(const PairKey& k) const;
+  };
+  struct MatchEntry {
+    Handler send, recv;
+    bool has_recv = false, arrived = false;
+  };
+  struct PairCounters {
+    uint64_t sends = 0, recvs = 0;
+  };
+  void forget_pair(const PairKey& pk);
+
+  MessageSink& sink_;
+  uint8_t sink_id_;
+  uint64_t delivered_ = 0;
+  std::unordered_map<PairKey, PairCounters, PairHash> counters_;
+  std::unordered_map<MatchKey, MatchEntry, MatchHash> matches_;
+  std::vector<MatchKey> keys_;  // per message in flight
+  std::vector<uint32_t> free_messages_;
+  Pool<Handler> handlers_;      // receives that met an arrived message, told at once
+};
+
+// The backend registered for `backend` (registry.cpp).
+std::unique_ptr<Network> make_network(Backend backend, EventQueue& queue, MessageSink& sink,
+                                      const NetworkConfig& net);
+
+}  // namespace chakra::sim

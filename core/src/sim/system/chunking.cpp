@@ -1,0 +1,236 @@
+// How the system layer turns a collective into work: its communicator group or dimensions (the
+// plan), its chunks, and each chunk's phases with their queues and algorithms.
+#include <algorithm>
+
+#include "sim/system/system.h"
+
+namespace chakra::sim {
+
+// Queues of a dimension are handed out round robin; with several queues, the first half runs
+// reduce-scatter and all-reduce phases clockwise, the second half all-gathers anticlockwise.
+std::pair<int, Dir> System::next_queue(Npu& p, uint32_t dim, int which) {
+  QueueLevel& l = p.levels[dim];
+  if (which == 0) {  // any queue of the dimension, round robin
+    Dir d = (l.count > 1 && l.allocator >= l.count / 2) ? Dir::Anticlockwise : Dir::Clockwise;
+    int q = static_cast<int>(l.first_queue + l.allocator++);
+    if (l.allocator >= l.count) l.allocator = 0;
+    return {q, d};
+  }
+  if (which == 1) {  // first half: reduce-scatter / all-reduce phases
+    int q = static_cast<int>(l.first_queue + l.first_allocator++);
+    if (l.first_allocator >= l.count / 2) l.first_allocator = 0;
+    return {q, Dir::Clockwise};
+  }
+  int q = static_cast<int>(l.first_queue + l.last_allocator++);  // second half: all-gather
+  if (l.last_allocator >= l.count) l.last_allocator = l.count / 2;
+  return {q, Dir::Anticlockwise};
+}
+
+// The logical topology a collective runs over: per dimension, a ring (or a tree) and its
+// algorithm. `group` < 0: all NPUs.
+System::Plan System::make_plan(uint32_t npu, Collective type, int group, const std::vector<bool>& involved,
+                               const Where& what) {
+  const auto& algos = in_.system.algorithms[int(type)];
+  if (algos.empty())
+    throw Error(what() + ": the system configuration has no " + std::string(collective_name(type)) +
+                "-implementation");
+  Plan plan;
+  bool whole = group < 0 || groups_[group].members.size() == topo_npus_;
+  if (!whole) {
+    const Group& g = groups_[group];
+    if (!g.index_of.count(npu))
+      throw Error(what() + ": NPU " + std::to_string(npu) + " is not in its communicator group");
+    AlgorithmChoice a = algos.size() > 1 ? AlgorithmChoice{} : algos[0];
+    if (a.kind == Algorithm::DoubleBinaryTree)
+      throw Error(what() + ": doubleBinaryTree cannot run on a communicator group");
+    a.flat = false;
+    RingView r;
+    r.n = static_cast<uint32_t>(g.members.size());
+    r.members = &g.members;
+    r.index_of = &g.index_of;
+    r.local = true;
+    plan.algos.push_back(a);
+    plan.rings.push_back(r);
+    plan.involved.push_back(true);
+    return plan;
+  }
+  for (uint32_t d = 0; d < algos.size(); ++d) {
+    RingView r;
+    if (algos[d].flat) {
+      r.n = topo_npus_;
+      r.stride = 1;
+      r.base = 0;
+    } else {
+      r.n = dim_npus_[d];
+      r.stride = strides_[d];
+      r.base = npu - (npu / strides_[d]) % dim_npus_[d] * strides_[d];
+    }
+    plan.algos.push_back(algos[d]);
+    plan.rings.push_back(r);
+    // a group of all NPUs involves every dimension, as the reference
+    plan.involved.push_back(group >= 0 ? true : (d < involved.size() ? bool(involved[d]) : true));
+    if (algos[d].flat) break;
+  }
+  return plan;
+}
+
+PhaseSpec System::make_phase(uint32_t npu, Collective type, Collective phase_type, const Plan& plan, uint32_t dim,
+                             uint64_t size, std::pair<int, Dir> queue, const Where& what) {
+  PhaseSpec p;
+  const AlgorithmChoice& a = plan.algos[dim];
+  p.type = phase_type;
+  p.size = size;
+  p.queue = queue.first;
+  p.dir = queue.second;
+  p.ring = plan.rings[dim];
+  p.window = a.window;
+  p.algo = &algorithm(a.kind);
+  p.algo->configure(p, PhaseSite{npu, type, dim, what});
+  uint64_t n = p.ring.n;
+  switch (p.type) {
+    case Collective::AllReduce:
+    case Collective::AllToAll: p.final_size = size; break;
+    case Collective::AllGather: p.final_size = size * n; break;
+    case Collective::ReduceScatter: p.final_size = size / n; break;
+  }
+  return p;
+}
+
+void System::issue_collective(uint32_t npu, const Where& what, Collective type, uint64_t size,
+                              const std::vector<bool>& involved, int group, int explicit_priority) {
+  ++totals_[int(type)].count;
+  totals_[int(type)].bytes += size;
+  const SystemConfig& sys = in_.system;
+  if (sys.preferred_dataset_splits == 0)
+    throw Error(what() + ": the system configuration sets no 'preferred-dataset-splits' "
+                "(ASTRA-sim divides by zero)");
+  Npu& p = npus_[npu];
+  Plan plan;
+  const bool custom = !sys.custom[int(type)].empty();
+  if (!custom) plan = make_plan(npu, type, group, involved, what);
+  // chunking: every chunk has the same size, the last one included
+  uint64_t chunk = size / sys.preferred_dataset_splits;
+  if (type != Collective::AllGather && chunk < topo_npus_) {
+    chunk = topo_npus_;
+    size = uint64_t(sys.preferred_dataset_splits) * chunk;
+  }
+  int priority = sys.scheduling == SchedulingPolicy::LIFO   ? p.priority_counter++
+                 : sys.scheduling == SchedulingPolicy::FIFO ? p.priority_counter--
+                                                            : explicit_priority;
+  uint32_t di = datasets_.add(Dataset{npu, what.node.id(), 0, 0, queue_.now(), int(type), size});
+  std::vector<std::vector<PhaseSpec>> chunks;
+  if (custom) {
+    // One stream for the whole collective, on queue 0; the rank's trace is chosen by its
+    // position in the group (sorted ranks, as the reference).
+    PhaseSpec c{};
+    if (!custom_) custom_ = make_custom_algorithm();
+    c.algo = custom_.get();
+    c.type = type;
+    c.size = c.final_size = size;
+    c.queue = 0;
+    c.dir = Dir::Clockwise;
+    uint32_t pos = npu;
+    if (group >= 0) {
+      std::vector<uint32_t> sorted = groups_[group].members;
+      std::sort(sorted.begin(), sorted.end());
+      auto it = std::find(sorted.begin(), sorted.end(), npu);
+      if (it == sorted.end())
+        throw Error(what() + ": NPU " + std::to_string(npu) + " is not in its communicator group");
+      pos = static_cast<uint32_t>(it - sorted.begin());
+      c.group = group;
+    }
+    c.custom_file = sys.custom[int(type)] + "." + std::to_string(pos) + ".et";
+    chunks.push_back({c});
+  }
+  uint32_t dims = static_cast<uint32_t>(plan.rings.size());
+  auto active = [&](uint32_t d) { return plan.rings[d].n > 1 && plan.involved[d]; };
+  if (chunk == 0) chunk = 1;  // an all-gather smaller than the splits: one byte per chunk
+  while (!custom && size > 0) {
+    size = chunk > size ? 0 : size - chunk;
+    uint64_t remain = chunk;
+    std::vector<PhaseSpec> phases;
+    if (type != Collective::AllReduce || sys.optimization == CollectiveOptimization::Baseline) {
+      for (uint32_t k = 0; k < dims; ++k) {
+        uint32_t d = type == Collective::AllGather ? dims - 1 - k : k;
+        if (!active(d)) continue;
+        phases.push_back(make_phase(npu, type, type, plan, d, remain, next_queue(p, d, 0), what));
+        remain = phases.back().final_size;
+      }
+    } else {
+      // localBWAware: reduce-scatter up to the last active dimension, all-reduce there,
+      // all-gather back down
+      int last = 0;
+      for (uint32_t d = 0; d < dims; ++d)
+        if (active(d)) last = static_cast<int>(d);
+      int d = 0;
+      for (; d < last; ++d) {
+        if (!active(d)) continue;
+        phases.push_back(make_phase(npu, type, Collective::ReduceScatter, plan, d, remain, next_queue(p, d, 1), what));
+        remain = phases.back().final_size;
+      }
+      if (active(d)) {
+        phases.push_back(make_phase(npu, type, Collective::AllReduce, plan, d, remain, next_queue(p, d, 1), what));
+        remain = phases.back().final_size;
+      }
+      for (--d; d >= 0; --d) {
+        if (!active(d)) continue;
+        phases.push_back(make_phase(npu, type, Collective::AllGather, plan, d, remain, next_queue(p, d, 2), what));
+        remain = phases.back().final_size;
+      }
+    }
+    if (phases.empty()) break;
+    chunks.push_back(std::move(phases));
+  }
+  datasets_[di].total = static_cast<uint32_t>(chunks.size());
+  if (chunks.empty()) {
+    // Nobody to talk to (every dimension excluded): done at once. The reference never
+    // finishes such a collective.
+    datasets_[di].total = 1;
+    register_call(npu, 0, SysCall{CallKind::DatasetDone, false, di, 0});
+    return;
+  }
+  for (auto& phases : chunks) {
+    uint32_t si = streams_.add(Stream{});
+    Stream& s = streams_[si];
+    s.npu = npu;
+    s.dataset = di;
+    s.priority = priority;
+    s.id = group >= 0 ? npus_[npu].group_streams.try_emplace(group, groups_[group].first_stream_id).first->second++
+                      : npus_[npu].streams_created++;
+    s.phases = std::move(phases);
+    s.next_phase = 0;
+    s.queue = -1;
+    proceed(si);
+  }
+}
+
+void System::replay_broadcast(uint32_t npu, uint64_t node, uint64_t bytes, Tick duration) {
+  ++totals_[kCollectiveTypes].count;
+  totals_[kCollectiveTypes].bytes += bytes;
+  uint32_t di = datasets_.add(Dataset{npu, node, 1, 0, queue_.now(), kCollectiveTypes, 0});
+  register_call(npu, duration, SysCall{CallKind::DatasetDone, false, di, 0});
+}
+
+int System::group_of(uint32_t npu, int pg_name, const std::string& spelled, const Where& what) const {
+  auto rt = npus_[npu].runtime_groups.find(pg_name);
+  if (rt != npus_[npu].runtime_groups.end()) return rt->second;
+  auto it = group_index_.find(pg_name);
+  if (it == group_index_.end())
+    throw Error(what() + ": communicator group " + spelled + " is not defined");
+  return it->second;
+}
+
+void System::add_process_group(uint32_t npu, int id, std::vector<uint32_t> members) {
+  // Group ids are pg_name + 1, as the reference.
+  auto [it, added] = runtime_groups_.try_emplace({id, members}, static_cast<int>(groups_.size()));
+  if (added) {
+    Group g;
+    g.members = std::move(members);
+    for (uint32_t i = 0; i < g.members.size(); ++i) g.index_of[g.members[i]] = i;
+    g.first_stream_id = int64_t(id + 1) * 1000000;
+    groups_.push_back(std::move(g));
+  }
+  npus_[npu].runtime_groups[id] = it->second;
+}
+
+}  // namespace chakra::sim

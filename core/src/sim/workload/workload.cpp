@@ -1,0 +1,362 @@
+#include "sim/workload/workload.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "chakra/format/io.h"
+#include "chakra/trace/schema.h"
+
+namespace chakra::sim {
+namespace {
+
+bool is_comm(NodeType t) { return t == NodeType::CommColl || t == NodeType::CommSend || t == NodeType::CommRecv; }
+
+// One resource of each kind per NPU (ASTRA-sim's HardwareResource); receives take none.
+bool slot_free(int cpu_busy, int comp_busy, int comm_busy, const FeederNode& node) {
+  if (node.is_cpu_op()) return cpu_busy == 0;
+  if (node.type() == NodeType::Comp) return comp_busy == 0;
+  return comm_busy == 0 || node.type() == NodeType::CommRecv;
+}
+
+// Length of the union of intervals.
+Tick union_length(std::vector<std::pair<Tick, Tick>>& v) {
+  std::sort(v.begin(), v.end());
+  Tick total = 0, cur_b = 0, cur_e = 0;
+  bool open = false;
+  for (auto [b, e] : v) {
+    if (!open || b > cur_e) {
+      if (open) total += cur_e - cur_b;
+      cur_b = b, cur_e = e, open = true;
+    } else {
+      cur_e = std::max(cur_e, e);
+    }
+  }
+  if (open) total += cur_e - cur_b;
+  return total;
+}
+
+}  // namespace
+
+Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, System& system)
+    : queue_(queue), in_(in), o_(o), system_(system) {
+  n_npus_ = static_cast<uint32_t>(in.network.total_npus());
+  local_mem_bw_ = in.system.local_mem_bw * 1000000000;
+  peak_perf_ = in.system.peak_perf * 1000000000000;
+  npus_.resize(n_npus_);
+  FeederOptions fo;
+  fo.gate = DepKind::Both;
+  fo.dangling_is_error = true;
+  fo.read = in_.read;
+  fo.read.progress = nullptr;  // the run reports its own progress
+  for (uint32_t n = 0; n < n_npus_; ++n) {
+    Npu& p = npus_[n];
+    p.file = in_.workload + "." + std::to_string(n) + ".et";
+    if (in_.encoded_traces) {
+      if (in_.encoded_traces->size() != n_npus_)
+        throw Error(in_.workload + ": " + std::to_string(in_.encoded_traces->size()) + " traces for a network of " +
+                    std::to_string(n_npus_) + " NPUs");
+      p.bytes = std::make_unique<const std::string>((*in_.encoded_traces)[n]);
+    } else {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(p.file, ec))
+        throw Error(p.file + ": workload file of NPU " + std::to_string(n) + " does not exist (the network has " +
+                    std::to_string(n_npus_) + " NPUs)");
+      p.bytes = std::make_unique<const std::string>(read_file(p.file, in_.read.input));
+    }
+    p.feeder = std::make_unique<Feeder>(
+        memory_input({reinterpret_cast<const uint8_t*>(p.bytes->data()), p.bytes->size()}, p.file, in_.read.input), fo);
+  }
+}
+
+void Workload::start() {
+  for (uint32_t n = 0; n < n_npus_; ++n) step(n);
+}
+
+// Issue every issuable node whose resource is free, smallest id first; repeated while nodes
+// finish instantly (INVALID, METADATA), whose dependants the reference would leave waiting.
+void Workload::step(uint32_t n) {
+  Npu& p = npus_[n];
+  if (p.finished) return;
+  bool again = true;
+  while (again) {
+    again = false;
+    std::vector<uint64_t> ready = npus_[n].feeder->take_all();
+    for (uint64_t id : ready) {
+      Npu& q = npus_[n];
+      FeederNode node = q.feeder->node(id);
+      if (!slot_free(q.cpu_busy, q.comp_busy, q.comm_busy, node)) {
+        q.feeder->untake(id);
+        continue;
+      }
+      if (issue(n, node)) again = true;
+    }
+  }
+  Npu& q = npus_[n];
+  if (q.feeder->finished() && q.cpu_busy == 0 && q.comp_busy == 0 && q.comm_busy == 0) {
+    q.finished = true;
+    q.finish = queue_.now();
+  }
+}
+
+static void occupy(int& cpu_busy, int& comp_busy, int& comm_busy, const FeederNode& node, int delta) {
+  if (node.is_cpu_op()) cpu_busy += delta;
+  else if (node.type() == NodeType::Comp) comp_busy += delta;
+  else if (node.type() != NodeType::CommRecv) comm_busy += delta;
+}
+
+// Returns true when the node finished at once.
+bool Workload::issue(uint32_t n, const FeederNode& node) {
+  Npu& p = npus_[n];
+  occupy(p.cpu_busy, p.comp_busy, p.comm_busy, node, +1);
+  uint64_t id = node.id();
+  NodeType type = node.type();
+  Where what{p.file, node};
+  SpanKind kind = node.is_cpu_op()                                    ? SpanKind::Cpu
+                  : type == NodeType::Comp                             ? SpanKind::Compute
+                  : type == NodeType::CommColl                         ? SpanKind::Collective
+                  : type == NodeType::CommSend                         ? SpanKind::Send
+                  : type == NodeType::CommRecv                         ? SpanKind::Recv
+                  : (type == NodeType::MemLoad || type == NodeType::MemStore) ? SpanKind::Memory
+                                                                              : SpanKind::Other;
+  const Tick now = queue_.now();
+  p.in_flight[id] = Running{now, kind};
+  auto replay = [&] {
+    Tick t = replay_time(what);
+    if (!node.is_cpu_op()) p.gpu_time += t;
+    system_.finish_after(n, t, id);
+  };
+  if (in_.system.replay_only) {
+    replay();
+    return false;
+  }
+  if (is_comm(type) && node.is_cpu_op())
+    throw Error(what() + ": a communication node cannot be a CPU op (is_cpu_op is set)");
+  switch (type) {
+    case NodeType::MemLoad:
+    case NodeType::MemStore: {
+      const RemoteMemoryConfig& m = in_.memory;
+      if (m.type == MemoryType::None)
+        throw Error(what() + ": remote memory access needs a remote-memory configuration other "
+                    "than NO_MEMORY_EXPANSION");
+      auto size = node.tensor_size();
+      if (!size) throw Error(what() + ": memory node without a tensor_size attribute");
+      Tick access = queue_.to_tick(m.latency + double(*size) / m.bandwidth);
+      Tick start = now;
+      if (m.type != MemoryType::PerNpu) {
+        uint32_t unit = m.type == MemoryType::Pool ? 0 : n / m.npus_per_node + 1;
+        Tick& busy_until = memory_busy_[unit];
+        start = std::max(start, busy_until);
+        if (access > UINT64_MAX - start) queue_.clock_overflow();
+        busy_until = start + access;
+      }
+      system_.finish_after(n, start + access - now, id);
+      return false;
+    }
+    case NodeType::Comp: {
+      if (!in_.system.roofline || node.is_cpu_op()) {
+        replay();
+        return false;
+      }
+      auto ops = node.num_ops();
+      auto size = node.tensor_size();
+      if (!ops || !size) throw Error(what() + ": roofline compute needs num_ops and tensor_size attributes");
+      if (*size == 0) return finish_now(n, id);  // the reference skips it as invalid
+      if (!(peak_perf_ > 0)) throw Error(what() + ": roofline-enabled needs 'peak-perf' in the system configuration");
+      double intensity = static_cast<double>(*ops) / static_cast<double>(*size);
+      double perf = std::min(local_mem_bw_ * intensity, peak_perf_);
+      double seconds = static_cast<double>(*ops) / perf;
+      Tick t = queue_.to_tick(seconds * 1e9);
+      p.gpu_time += t;
+      system_.finish_after(n, t, id);
+      return false;
+    }
+    case NodeType::CommColl: return issue_coll(n, node, what);
+    case NodeType::CommSend: return issue_p2p(n, node, what, true);
+    case NodeType::CommRecv: return issue_p2p(n, node, what, false);
+    case NodeType::Invalid: return finish_now(n, id);
+    case NodeType::Metadata:
+      read_process_groups(n, node, what);
+      return finish_now(n, id);
+  }
+  throw Error(what() + ": unknown node type " + std::to_string(int(type)));
+}
+
+// SEND: the peer is comm_dst and comm_src (optional) must be this NPU; RECV the other way.
+bool Workload::issue_p2p(uint32_t n, const FeederNode& node, const Where& what, bool send) {
+  const char* peer_key = send ? "comm_dst" : "comm_src";
+  const char* self_key = send ? "comm_src" : "comm_dst";
+  auto peer = send ? node.comm_dst() : node.comm_src();
+  auto tag = node.comm_tag();
+  if (!peer || !tag)
+    throw Error(what() + ": a " + (send ? "send" : "recv") + " needs " + peer_key + " and comm_tag attributes");
+  int64_t self = (send ? node.comm_src() : node.comm_dst()).value_or(n);
+  if (self != int64_t(n)) throw Error(what() + ": " + self_key + " " + std::to_string(self) + " is not this NPU");
+  if (*peer < 0 || *peer >= int64_t(n_npus_) || *peer == int64_t(n))
+    throw Error(what() + ": " + peer_key + " " + std::to_string(*peer) + " is not another NPU");
+  uint64_t size = static_cast<uint64_t>(node.comm_size().value_or(0));
+  system_.node_message(n, node.id(), static_cast<uint32_t>(*peer), size, *tag, send);
+  return false;
+}
+
+bool Workload::issue_coll(uint32_t n, const FeederNode& node, const Where& what) {
+  auto comm_type = node.comm_type();
+  auto size = node.comm_size();
+  if (!comm_type) throw Error(what() + ": collective without a comm_type attribute");
+  if (!size || *size < 0) throw Error(what() + ": collective without a comm_size attribute");
+  std::vector<bool> involved;
+  if (auto a = node.trace().find_attr(node.position(), "involved_dim")) {
+    if (a->kind() != AttrKind::BoolList) throw Error(what() + ": involved_dim must be a bool_list");
+    for (uint64_t v : a->list()) involved.push_back(v != 0);
+  }
+  int group = -1;
+  if (auto pg = node.pg_name(); pg && !pg->empty() && *pg != "0") {
+    std::string name(*pg);
+    if (name.find_first_not_of("0123456789") != std::string::npos || name.size() > 9)
+      throw Error(what() + ": pg_name '" + name + "' is not a group number");
+    group = system_.group_of(n, std::stoi(name), name, what);
+  }
+  Collective type;
+  switch (*comm_type) {
+    case 0: type = Collective::AllReduce; break;
+    case 2: type = Collective::AllGather; break;
+    case 6: type = Collective::AllToAll; break;
+    case 7: type = Collective::ReduceScatter; break;
+    case 5:  // broadcast: replayed with its duration, as the reference
+      system_.replay_broadcast(n, node.id(), uint64_t(*size), replay_time(what));
+      return false;
+    default:
+      throw Error(what() + ": collective type " + std::to_string(*comm_type) +
+                  " is not supported (all-reduce 0, all-gather 2, broadcast 5, all-to-all 6, reduce-scatter 7)");
+  }
+  system_.issue_collective(n, what, type, uint64_t(*size), involved, group, static_cast<int>(node.comm_priority()));
+  return false;
+}
+
+// A METADATA node may carry PyTorch process groups: [{"pg_name": "3", "ranks": [..]}, ...],
+// stored by the converter as the Python repr of a one-string list (['[{"pg_name": ...}]']),
+// which the reference unwraps by dropping two characters at each end; a JSON string list
+// is accepted too.
+void Workload::read_process_groups(uint32_t n, const FeederNode& node, const Where& what) {
+  std::string text(node.inputs_values());
+  if (text.size() >= 4 && text.compare(0, 2, "['") == 0 && text.compare(text.size() - 2, 2, "']") == 0)
+    text = text.substr(2, text.size() - 4);
+  if (text.empty()) return;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+    if (j.is_array() && j.size() == 1 && j[0].is_string()) j = nlohmann::json::parse(j[0].get<std::string>());
+  } catch (const std::exception&) {
+    return;  // not process-group information
+  }
+  if (!j.is_array()) return;
+  for (const auto& item : j) {
+    if (!item.is_object() || !item.contains("pg_name") || !item.contains("ranks")) continue;
+    std::string name = item["pg_name"].is_string() ? item["pg_name"].get<std::string>() : item["pg_name"].dump();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos || name.size() > 9)
+      throw Error(what() + ": process group name '" + name + "' is not a number");
+    std::vector<uint32_t> members;
+    for (const auto& r : item["ranks"]) {
+      if (!r.is_number_unsigned() || r.get<uint64_t>() >= n_npus_)
+        throw Error(what() + ": process group " + name + " has an invalid rank");
+      members.push_back(r.get<uint32_t>());
+    }
+    if (members.empty())
+      for (uint32_t i = 0; i < n_npus_; ++i) members.push_back(i);
+    system_.add_process_group(n, std::stoi(name), std::move(members));
+  }
+}
+
+bool Workload::finish_now(uint32_t n, uint64_t id) {
+  complete(n, id);
+  return true;
+}
+
+// Bookkeeping of a finished node (no issuing).
+void Workload::complete(uint32_t n, uint64_t id) {
+  Npu& p = npus_[n];
+  FeederNode node = p.feeder->node(id);
+  occupy(p.cpu_busy, p.comp_busy, p.comm_busy, node, -1);
+  auto it = p.in_flight.find(id);
+  if (it != p.in_flight.end()) {
+    Running r = it->second;
+    const Tick now = queue_.now();
+    int cls = r.kind == SpanKind::Compute ? 0
+              : (r.kind == SpanKind::Collective || r.kind == SpanKind::Send || r.kind == SpanKind::Recv) ? 1
+              : r.kind == SpanKind::Cpu    ? 2
+              : r.kind == SpanKind::Memory ? 3
+                                           : -1;  // INVALID / METADATA: no busy time
+    if (cls >= 0 && now > r.start) p.intervals[cls].emplace_back(r.start, now);
+    if (o_.record_spans) spans_.push_back(Span{n, r.kind, id, r.start, now, std::string(node.name())});
+    p.in_flight.erase(it);
+  }
+  ++p.nodes;
+  ++nodes_run_;
+  p.feeder->mark_done(id);
+}
+
+void Workload::node_done(uint32_t n, uint64_t id) {
+  if (npus_[n].finished) return;
+  complete(n, id);
+  step(n);
+}
+
+void Workload::finish(SimResult& result) {
+  result.npus.resize(n_npus_);
+  for (uint32_t n = 0; n < n_npus_; ++n) {
+    Npu& p = npus_[n];
+    NpuResult& r = result.npus[n];
+    r.finished = p.finished;
+    r.nodes = p.nodes;
+    r.finish = p.finished ? p.finish : 0;
+    r.exposed_comm = p.finished ? p.finish - std::min(p.finish, p.gpu_time) : 0;
+    std::vector<std::pair<Tick, Tick>> both = p.intervals[0];
+    both.insert(both.end(), p.intervals[1].begin(), p.intervals[1].end());
+    r.compute = union_length(p.intervals[0]);
+    r.comm = union_length(p.intervals[1]);
+    r.cpu = union_length(p.intervals[2]);
+    r.memory = union_length(p.intervals[3]);
+    Tick u = union_length(both);
+    r.overlap = r.compute + r.comm - u;
+    if (!p.finished) {
+      result.deadlock = true;
+      describe_stuck(n, r);
+    }
+  }
+  result.spans = std::move(spans_);
+}
+
+void Workload::describe_stuck(uint32_t n, NpuResult& r) {
+  Npu& p = npus_[n];
+  std::vector<uint64_t> ids;
+  for (const auto& [id, run] : p.in_flight) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  for (uint64_t id : ids) {
+    FeederNode node = p.feeder->node(id);
+    std::string s = node_label(node) + " ";
+    switch (node.type()) {
+      case NodeType::CommRecv:
+        s += "waits for a message from NPU " + std::to_string(node.comm_src().value_or(-1)) + " (tag " +
+             std::to_string(node.comm_tag().value_or(-1)) + ", " + std::to_string(node.comm_size().value_or(0)) +
+             " bytes) that was never sent";
+        break;
+      case NodeType::CommSend:
+        s += "sent to NPU " + std::to_string(node.comm_dst().value_or(-1)) + ", which never posted the matching receive";
+        break;
+      case NodeType::CommColl: s += "is a collective some of its peers never reached"; break;
+      default: s += "never finished"; break;
+    }
+    r.stuck.push_back(s);
+  }
+  std::vector<uint64_t> ready = p.feeder->take_all();
+  for (uint64_t id : ready) {
+    r.stuck.push_back(node_label(p.feeder->node(id)) + " was ready but never issued");
+    p.feeder->untake(id);
+  }
+  if (p.in_flight.empty() && ready.empty()) {
+    std::string why = p.feeder->stalled() ? p.feeder->stall_report() : "nodes remain";
+    r.stuck.push_back(why);
+  }
+}
+
+}  // namespace chakra::sim

@@ -1,0 +1,72 @@
+// The workload layer (ASTRA-sim's Workload and HardwareResource), one instance for all NPUs:
+// each NPU's trace is fed node by node as dependencies finish; a node is issued when its
+// resource (CPU, GPU compute, GPU communication) is free, and runs as a replay of its recorded
+// duration, a roofline estimate, a remote-memory access, or a message or collective handed to
+// the system layer. It keeps what the results report per NPU.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/system/system.h"
+
+namespace chakra::sim {
+
+class Workload final : public NodeSink {
+ public:
+  // Opens every NPU's trace (errors name the file).
+  Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, System& system);
+
+  // Issues what every NPU can run at time 0.
+  void start();
+  void node_done(uint32_t n, uint64_t id) override;
+  uint64_t nodes_run() const { return nodes_run_; }
+  // Fills result.npus, spans and deadlock.
+  void finish(SimResult& result);
+
+ private:
+  struct Running {
+    Tick start;
+    SpanKind kind;
+  };
+  struct Npu {
+    std::string file;
+    // The whole trace, read at start (thousands of NPUs must not hold thousands of open
+    // files); the feeder reads from it, so it is declared first and outlives the feeder.
+    std::unique_ptr<const std::string> bytes;
+    std::unique_ptr<Feeder> feeder;
+    int cpu_busy = 0, comp_busy = 0, comm_busy = 0;
+    Tick gpu_time = 0;
+    bool finished = false;
+    Tick finish = 0;
+    std::unordered_map<uint64_t, Running> in_flight;
+    std::vector<std::pair<Tick, Tick>> intervals[4];  // busy time: compute, comm, cpu, memory
+    uint64_t nodes = 0;
+  };
+
+  void step(uint32_t n);
+  bool issue(uint32_t n, const FeederNode& node);
+  bool issue_p2p(uint32_t n, const FeederNode& node, const Where& what, bool send);
+  bool issue_coll(uint32_t n, const FeederNode& node, const Where& what);
+  void read_process_groups(uint32_t n, const FeederNode& node, const Where& what);
+  bool finish_now(uint32_t n, uint64_t id);
+  void complete(uint32_t n, uint64_t id);
+  void describe_stuck(uint32_t n, NpuResult& r);
+
+  EventQueue& queue_;
+  const SimInputs& in_;
+  const SimOptions& o_;
+  System& system_;
+  uint32_t n_npus_ = 0;
+  double local_mem_bw_ = 0, peak_perf_ = 0;
+  std::vector<Npu> npus_;
+  std::map<uint32_t, Tick> memory_busy_;  // shared remote memories: busy until
+  uint64_t nodes_run_ = 0;                // over all NPUs, for progress
+  std::vector<Span> spans_;
+};
+
+}  // namespace chakra::sim
