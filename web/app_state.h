@@ -1,10 +1,12 @@
-// The App's state, shared by the files that draw its views (app.cpp, view_*.cpp). Private to web/.
+// The App's state, shared by the shell (app.cpp), the views (view_*.cpp) and the share-link
+// mapping (share_state.cpp). Private to web/.
 #pragma once
 
 #include <chrono>
 #include <deque>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <imgui.h>
@@ -12,6 +14,10 @@
 #include "app.h"
 
 namespace chakra_web {
+
+// Share-link and command spellings of the views, in View order.
+inline constexpr std::string_view kViewNames[] = {"overview", "nodes", "graph", "timeline", "simulation"};
+inline const ImVec4 kErrorColour(1.0f, 0.45f, 0.45f, 1.0f);
 
 // Derived data of one rank, built when first needed.
 struct RankCache {
@@ -114,18 +120,20 @@ struct App::Impl {
   std::string pending_hash;  // applied once the files it names are open
   std::optional<std::pair<uint32_t, uint64_t>> deferred_selection;  // (rank, node id) from a link, before its files
 
-  // app.cpp
+  // app.cpp (the shell: panes, sidebar, dispatch)
   void note(const std::string& line);
   void fail(const std::string& what);
   const chakra::RankTrace* current_rank() const;
   RankCache* cache();
   void invalidate_rank_data();
   void draw_sidebar();
+  void draw_synthetic();
+  bool generate_synthetic();
+  // view_overview.cpp, view_nodes.cpp, view_details.cpp
   void draw_overview();
   void draw_nodes();
   void draw_details();
-  void draw_synthetic();
-  bool generate_synthetic();
+  // share_state.cpp
   chakra::ShareState state() const;
   void apply(const chakra::ShareState& s);
   // view_graph.cpp

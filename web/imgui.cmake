@@ -39,7 +39,9 @@ target_compile_options(imgui_backends PRIVATE -w $<$<BOOL:${CHAKRA_SANITIZE}>:-f
 # The UI of the app without its platform loop, so each host (main_wasm.cpp, main_glfw.cpp) and
 # the headless UI tests drive the same code.
 set(CHAKRA_UI_SOURCES
-  ${PROJECT_SOURCE_DIR}/web/app.cpp ${PROJECT_SOURCE_DIR}/web/view_graph.cpp
+  ${PROJECT_SOURCE_DIR}/web/app.cpp ${PROJECT_SOURCE_DIR}/web/share_state.cpp
+  ${PROJECT_SOURCE_DIR}/web/view_overview.cpp ${PROJECT_SOURCE_DIR}/web/view_nodes.cpp
+  ${PROJECT_SOURCE_DIR}/web/view_details.cpp ${PROJECT_SOURCE_DIR}/web/view_graph.cpp
   ${PROJECT_SOURCE_DIR}/web/view_timeline.cpp ${PROJECT_SOURCE_DIR}/web/view_simulation.cpp)
 add_library(chakra_ui STATIC ${CHAKRA_UI_SOURCES})
 target_link_libraries(chakra_ui PUBLIC chakra_core imgui_lib)

@@ -1,0 +1,111 @@
+// Share links: the state of every view and setting as key/value pairs, and back.
+#include <algorithm>
+#include <cstdio>
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include "app_state.h"
+
+namespace chakra_web {
+
+using chakra::ShareState;
+
+ShareState App::Impl::state() const {
+  ShareState s;
+  s["v"] = std::string(kViewNames[static_cast<int>(view)]);
+  if (!workspace.ranks().empty()) s["r"] = std::to_string(rank);
+  if (selected && current_rank() && *selected < current_rank()->trace.size())
+    s["n"] = std::to_string(current_rank()->trace.id(*selected));
+  if (!query.empty()) s["q"] = query;
+  s["g.collapse"] = std::to_string(collapse_chains);
+  if (ctrl_edges) s["g.ctrl"] = "1";
+  if (show_critical) s["g.critical"] = "1";
+  if (timeline.source) s["t.src"] = std::to_string(timeline.source);
+  if (timeline.t1 > timeline.t0) {
+    s["t.0"] = chakra::format_number(timeline.t0);
+    s["t.1"] = chakra::format_number(timeline.t1);
+  }
+  sim_state(s);
+  if (synth.active) {
+    s["synth"] = synth.preset;
+    s["synth.layers"] = std::to_string(synth.layers);
+    s["synth.dp"] = std::to_string(synth.dp);
+    s["synth.tp"] = std::to_string(synth.tp);
+    s["synth.pp"] = std::to_string(synth.pp);
+    if (synth.fsdp) s["synth.fsdp"] = "1";
+  } else if (!files.empty()) {
+    std::string names;
+    for (size_t i = 0; i < files.size() && names.size() < 2000; ++i) names += (i ? "," : "") + files[i];
+    s["files"] = names;
+  }
+  return s;
+}
+
+void App::Impl::apply(const ShareState& s) {
+  // Everything is read and checked before anything changes, so a bad link changes nothing.
+  std::string v = chakra::share_choice(s, "v", kViewNames, "overview");
+  int64_t r = chakra::share_int(s, "r", 0, UINT32_MAX, rank);
+  std::optional<uint64_t> node;
+  if (s.count("n")) node = static_cast<uint64_t>(chakra::share_int(s, "n", 0, INT64_MAX, 0));
+  int collapse = static_cast<int>(chakra::share_int(s, "g.collapse", 0, 1000000, 8));
+  int source = static_cast<int>(chakra::share_int(s, "t.src", 0, 1000000, 0));
+  double t0 = chakra::share_number(s, "t.0", -1e300, 1e300, 0), t1 = chakra::share_number(s, "t.1", -1e300, 1e300, 0);
+  SynthSettings syn = synth;
+  bool want_synth = s.count("synth");
+  if (want_synth) {
+    syn.preset = s.at("synth");
+    syn.layers = static_cast<int>(chakra::share_int(s, "synth.layers", 1, 1000, syn.layers));
+    syn.dp = static_cast<int>(chakra::share_int(s, "synth.dp", 1, 4096, syn.dp));
+    syn.tp = static_cast<int>(chakra::share_int(s, "synth.tp", 1, 4096, syn.tp));
+    syn.pp = static_cast<int>(chakra::share_int(s, "synth.pp", 1, 4096, syn.pp));
+    syn.fsdp = chakra::share_int(s, "synth.fsdp", 0, 1, 0) == 1;
+  }
+  apply_sim_state(s);  // validates the settings; throws before changing them when they are bad
+  for (int i = 0; i < 5; ++i)
+    if (v == kViewNames[i]) view = static_cast<View>(i);
+  view_changed = true;
+  collapse_chains = collapse;
+  ctrl_edges = s.count("g.ctrl") && s.at("g.ctrl") == "1";
+  show_critical = s.count("g.critical") && s.at("g.critical") == "1";
+  query = s.count("q") ? s.at("q") : "";
+  timeline.source = source;
+  timeline.t0 = t0;
+  timeline.t1 = t1;
+  bool same_workload = synth.active && syn.preset == synth.preset && syn.layers == synth.layers && syn.dp == synth.dp &&
+                       syn.tp == synth.tp && syn.pp == synth.pp && syn.fsdp == synth.fsdp;
+  if (want_synth && !same_workload) {  // regenerate only when the link names another workload
+    synth = syn;
+    generate_synthetic();
+  }
+  rank = static_cast<uint32_t>(r);
+  selected.reset();
+  deferred_selection.reset();
+  if (node) {
+    if (RankCache* c = cache()) {
+      if (auto pos = c->index->find(*node)) selected = *pos;
+    } else {
+      deferred_selection = std::make_pair(rank, *node);  // once the link's files are dropped
+    }
+  }
+  if (s.count("files") && workspace.ranks().empty())
+    note("this link was made with: " + s.at("files") + " - drop those files to see it");
+}
+
+std::string App::share_hash() const { return chakra::encode_share_state(impl_->state()); }
+
+void App::apply_hash(const std::string& hash) {
+  Impl& s = *impl_;
+  if (busy()) {
+    s.pending_hash = hash;  // after the files being opened
+    return;
+  }
+  try {
+    s.apply(chakra::decode_share_state(hash));
+    s.error.clear();
+  } catch (const std::exception& e) {
+    s.fail(e.what());
+  }
+}
+
+}  // namespace chakra_web

@@ -1,0 +1,88 @@
+// The Nodes view: the current rank's nodes as a searchable, sortable table.
+#include <algorithm>
+#include <cstdio>
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include "app_state.h"
+
+namespace chakra_web {
+
+void App::Impl::draw_nodes() {
+  RankCache* c = cache();
+  if (!c) {
+    ImGui::TextDisabled("No trace loaded.");
+    return;
+  }
+  const chakra::Trace& t = c->rank->trace;
+  ImGui::SetNextItemWidth(320);
+  ImGui::InputTextWithHint("##search", "search name, type or attribute value", &query);
+  ImGui::SameLine();
+  ImGui::Text("%zu of %u nodes", c->rows.size(), t.size());
+  ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
+                          ImGuiTableFlags_Sortable | ImGuiTableFlags_Resizable;
+  if (!ImGui::BeginTable("nodes", 6, flags)) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("id", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_WidthFixed, 70);
+  ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn("type", ImGuiTableColumnFlags_WidthFixed, 130);
+  ImGui::TableSetupColumn("start (us)", ImGuiTableColumnFlags_WidthFixed, 90);
+  ImGui::TableSetupColumn("duration (us)", ImGuiTableColumnFlags_WidthFixed, 100);
+  ImGui::TableSetupColumn("deps", ImGuiTableColumnFlags_WidthFixed, 50);
+  ImGui::TableHeadersRow();
+  int column = 0;
+  bool ascending = true;
+  if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && specs->SpecsCount > 0) {
+    column = specs->Specs[0].ColumnIndex;
+    ascending = specs->Specs[0].SortDirection == ImGuiSortDirection_Ascending;
+  }
+  if (!c->rows_ready || c->rows_query != query || c->rows_sort_column != column || c->rows_sort_ascending != ascending) {
+    c->rows = chakra::search_nodes(t, query);
+    auto key = [&](uint32_t n) -> uint64_t {
+      switch (column) {
+        case 3: return t.start_time_micros(n);
+        case 4: return t.duration_micros(n);
+        case 5: return t.data_deps(n).size() + t.ctrl_deps(n).size();
+        case 2: return static_cast<uint64_t>(t.type(n));
+        default: return t.id(n);
+      }
+    };
+    if (column == 1)
+      std::stable_sort(c->rows.begin(), c->rows.end(), [&](uint32_t a, uint32_t b) { return t.name(a) < t.name(b); });
+    else
+      std::stable_sort(c->rows.begin(), c->rows.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+    if (!ascending) std::reverse(c->rows.begin(), c->rows.end());
+    c->rows_query = query;
+    c->rows_sort_column = column;
+    c->rows_sort_ascending = ascending;
+    c->rows_ready = true;
+  }
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(c->rows.size()));
+  while (clipper.Step()) {
+    for (int row = clipper.DisplayStart; row < clipper.DisplayEnd; ++row) {
+      uint32_t n = c->rows[row];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      char label[32];
+      std::snprintf(label, sizeof label, "%llu", static_cast<unsigned long long>(t.id(n)));
+      if (ImGui::Selectable(label, selected == n, ImGuiSelectableFlags_SpanAllColumns)) selected = n;
+      ImGui::TableNextColumn();
+      std::string name(t.name(n));
+      ImGui::TextUnformatted(name.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(node_type_colour(t.type(n))), "%s",
+                         std::string(chakra::node_type_name(t.type(n))).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(t.start_time_micros(n)));
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(t.duration_micros(n)));
+      ImGui::TableNextColumn();
+      ImGui::Text("%zu", t.data_deps(n).size() + t.ctrl_deps(n).size());
+    }
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace chakra_web

@@ -1,0 +1,88 @@
+// The Overview view: what was opened, per rank its summary and validation findings.
+#include <algorithm>
+#include <cstdio>
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include "app_state.h"
+
+namespace chakra_web {
+
+void App::Impl::draw_overview() {
+  if (workspace.ranks().empty()) {
+    ImGui::TextDisabled("No trace loaded.");
+    return;
+  }
+  ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollX |
+                          ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
+  std::vector<int32_t> types;
+  for (int32_t t = 0; t < chakra::kNodeTypeCount; ++t)
+    for (const auto& r : workspace.ranks())
+      if (r->summary.by_type[t].nodes) {
+        types.push_back(t);
+        break;
+      }
+  int columns = 7 + static_cast<int>(types.size());
+  if (ImGui::BeginTable("overview", columns, flags, ImVec2(0, ImGui::GetContentRegionAvail().y * 0.6f))) {
+    ImGui::TableSetupScrollFreeze(1, 1);
+    ImGui::TableSetupColumn("rank");
+    ImGui::TableSetupColumn("source");
+    ImGui::TableSetupColumn("nodes");
+    for (int32_t t : types) ImGui::TableSetupColumn(std::string(chakra::node_type_name(t)).c_str());
+    ImGui::TableSetupColumn("collectives");
+    ImGui::TableSetupColumn("comm bytes");
+    ImGui::TableSetupColumn("compute (us)");
+    ImGui::TableSetupColumn("validate");
+    ImGui::TableHeadersRow();
+    for (const auto& r : workspace.ranks()) {
+      const chakra::TraceSummary& m = r->summary;
+      uint64_t colls = 0, bytes = 0;
+      for (const auto& [type, c] : m.collectives) {
+        colls += c.count;
+        bytes += c.bytes;
+      }
+      bytes += m.sends.bytes;
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("%u", r->rank);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(r->source.c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(m.nodes));
+      for (int32_t t : types) {
+        ImGui::TableNextColumn();
+        ImGui::Text("%llu", static_cast<unsigned long long>(m.by_type[t].nodes));
+      }
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(colls));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(chakra::format_bytes(bytes).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(m.by_type[static_cast<int>(chakra::NodeType::Comp)].duration_micros));
+      ImGui::TableNextColumn();
+      if (r->report.errors) ImGui::TextColored(kErrorColour, "%llu errors", static_cast<unsigned long long>(r->report.errors));
+      else if (r->report.warnings) ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%llu warnings", static_cast<unsigned long long>(r->report.warnings));
+      else ImGui::TextColored(ImVec4(0.4f, 1, 0.5f, 1), "ok");
+    }
+    ImGui::EndTable();
+  }
+  const chakra::RankTrace* r = current_rank();
+  if (!r) return;
+  if (platform.show_timings()) ImGui::Text("rank %u: %s, decoded in %.1f ms", r->rank, r->source.c_str(), r->load_ms);
+  else ImGui::Text("rank %u: %s", r->rank, r->source.c_str());
+  for (const auto& [type, c] : r->summary.collectives) {
+    std::string name(chakra::comm_type_name(type));
+    ImGui::BulletText("%s: %llu, %s", name.empty() ? "(unknown comm_type)" : name.c_str(),
+                      static_cast<unsigned long long>(c.count), chakra::format_bytes(c.bytes).c_str());
+  }
+  for (const std::string& n : r->notes) ImGui::BulletText("%s", n.c_str());
+  for (const chakra::Finding& f : r->report.findings) {
+    ImGui::TextColored(f.severity == chakra::Severity::Error ? kErrorColour : ImVec4(1, 0.8f, 0.3f, 1), "%s",
+                       f.code.c_str());
+    ImGui::SameLine();
+    ImGui::TextWrapped("%s", f.message.c_str());
+  }
+}
+
+}  // namespace chakra_web
