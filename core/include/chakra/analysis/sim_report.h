@@ -1,0 +1,29 @@
+// What a simulation's result looks like to people and to other tools: ASTRA-sim's per-NPU
+// lines, a human summary, a JSON document of every per-NPU figure and total, and a
+// Chrome/Perfetto trace of every node that ran (SimOptions::record_spans).
+#pragma once
+
+#include <string>
+
+#include "chakra/format/io.h"
+#include "chakra/sim/simulate.h"
+
+namespace chakra {
+
+// "sys[N] finished, T cycles, exposed communication E cycles." for each finished NPU, in the
+// order they finished (ties: NPU order), as ASTRA-sim prints them.
+std::string astra_finish_lines(const sim::SimResult& r);
+
+// The step time and slowest NPU, mean busy times over finished NPUs, and per collective type
+// its count, bytes and mean time; begins with an empty line.
+std::string sim_summary_text(const sim::SimResult& r);
+
+// {"end_ns", "deadlock", "messages", "events", "npus": [{finished, finish_ns, ...}],
+//  "collectives": {"all_reduce": {count, bytes, time_ns}, ...}} and a newline.
+void write_sim_json(const sim::SimResult& r, ByteSink& out);
+
+// One process per NPU with a thread per span kind (compute, cpu, collectives, sends,
+// receives, memory, other), a complete event per span (microseconds), its node id in args.
+void write_sim_chrome_trace(const sim::SimResult& r, ByteSink& out);
+
+}  // namespace chakra

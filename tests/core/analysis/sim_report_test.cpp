@@ -1,0 +1,90 @@
+// The simulation report writers (chakra/analysis/sim_report.h) on a result built by hand, so
+// every figure they print is known.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "chakra/analysis/sim_report.h"
+
+namespace {
+
+using namespace chakra::sim;
+
+class StringSink : public chakra::ByteSink {
+ public:
+  void write(const void* data, size_t n) override { text.append(static_cast<const char*>(data), n); }
+  using ByteSink::write;
+  std::string text;
+};
+
+SimResult three_npus() {
+  SimResult r;
+  r.npus.resize(3);
+  r.npus[0] = {true, 2500, 500, 2000, 700, 0, 0, 200, 5, {}};
+  r.npus[1] = {true, 1500, 100, 1400, 300, 0, 0, 100, 4, {}};
+  r.npus[2].stuck = {"node 7 (recv) waits for a message"};
+  r.collectives[int(Collective::AllReduce)] = {2, 2048, 1200};
+  r.messages = 12;
+  r.events = 34;
+  r.deadlock = true;
+  r.spans.push_back(Span{1, SpanKind::Collective, 9, 1000, 1500, "all_reduce"});
+  return r;
+}
+
+TEST(SimReport, FinishLinesInFinishOrderAsAstraSim) {
+  EXPECT_EQ(chakra::astra_finish_lines(three_npus()),
+            "sys[1] finished, 1500 cycles, exposed communication 100 cycles.\n"
+            "sys[0] finished, 2500 cycles, exposed communication 500 cycles.\n");
+}
+
+TEST(SimReport, SummaryOverFinishedNpus) {
+  // Means over the two finished NPUs; the unfinished one counts only in the NPU total; types
+  // never issued are left out.
+  EXPECT_EQ(chakra::sim_summary_text(three_npus()),
+            "\nsummary: 3 NPUs, 2 finished, 12 messages, 34 events\n"
+            "  step time                   2.500 us  (slowest: NPU 0)\n"
+            "  mean compute busy           1.700 us\n"
+            "  mean comm busy                500 ns\n"
+            "  mean overlap                  150 ns\n"
+            "  mean exposed comm             300 ns\n"
+            "  collective            count            bytes        mean time\n"
+            "  all-reduce                2             2048           600 ns\n");
+}
+
+TEST(SimReport, JsonCarriesEveryFigure) {
+  StringSink out;
+  chakra::write_sim_json(three_npus(), out);
+  auto j = nlohmann::json::parse(out.text);
+  EXPECT_EQ(j["end_ns"], 2500);
+  EXPECT_EQ(j["deadlock"], true);
+  EXPECT_EQ(j["npus"].size(), 3u);
+  EXPECT_EQ(j["npus"][1]["finish_ns"], 1500);
+  EXPECT_EQ(j["npus"][0]["overlap_ns"], 200);
+  EXPECT_EQ(j["npus"][2]["stuck"][0], "node 7 (recv) waits for a message");
+  EXPECT_FALSE(j["npus"][0].contains("stuck"));
+  EXPECT_EQ(j["collectives"]["all_reduce"]["time_ns"], 1200);
+  EXPECT_EQ(j["collectives"]["broadcast"]["count"], 0);
+}
+
+TEST(SimReport, ChromeTraceHasTracksAndSpans) {
+  StringSink out;
+  chakra::write_sim_chrome_trace(three_npus(), out);
+  auto j = nlohmann::json::parse(out.text);
+  int names = 0, slices = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") ++names;
+    if (e["ph"] == "X") {
+      ++slices;
+      EXPECT_EQ(e["pid"], 1);
+      EXPECT_EQ(e["tid"], int(SpanKind::Collective));
+      EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 1.0);
+      EXPECT_DOUBLE_EQ(e["dur"].get<double>(), 0.5);
+      EXPECT_EQ(e["cat"], "collectives");
+      EXPECT_EQ(e["args"]["node"], 9);
+    }
+  }
+  EXPECT_EQ(names, 3 * 7);
+  EXPECT_EQ(slices, 1);
+}
+
+}  // namespace
