@@ -1,0 +1,162 @@
+// The simulator's layers through their own interfaces (core/src/sim): the event queue, the
+// network's send/receive matching and its two backends' timing, and the collective-algorithm
+// registry against the config spellings. The whole simulator is tested in simulate_test.cpp.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "chakra/astra/config.h"
+#include "chakra/support/error.h"
+#include "sim/collectives/collective.h"
+#include "sim/engine/event_queue.h"
+#include "sim/network/network.h"
+
+namespace {
+
+using namespace chakra;
+using namespace chakra::sim;
+
+// Records (time, handler arg) of every delivery.
+struct Recorder : MessageSink {
+  explicit Recorder(const EventQueue& q) : queue(q) {}
+  void deliver(const Handler& h) override { got.emplace_back(queue.now(), h.arg); }
+  const EventQueue& queue;
+  std::vector<std::pair<Tick, uint64_t>> got;
+};
+
+// Runs `fn` at time `t` (to post a receive later than a message's arrival).
+struct At : EventSink {
+  explicit At(EventQueue& q) : queue(q), id(q.add_sink(*this)) {}
+  void at(Tick t, std::function<void()> f) {
+    fns.push_back(std::move(f));
+    queue.schedule(t, id, 0, static_cast<uint32_t>(fns.size() - 1));
+  }
+  void on_event(const Event& e) override { fns[e.a](); }
+  EventQueue& queue;
+  uint8_t id;
+  std::vector<std::function<void()>> fns;
+};
+
+NetworkConfig network(const char* topology, uint32_t npus) {
+  return parse_network(std::string("topology: [ ") + topology + " ]\nnpus_count: [ " + std::to_string(npus) +
+                           " ]\nbandwidth: [ 1 ]\nlatency: [ 100 ]\n",
+                       "test.yml");
+}
+
+void run_all(EventQueue& q) {
+  while (q.run_next()) {
+  }
+}
+
+// 1 GB/s read as GiB/s: 1.073741824 bytes per ns.
+Tick serial(uint64_t bytes) { return Tick(double(bytes) / 1.073741824); }
+
+TEST(SimEventQueue, SameTimeEventsRunInSchedulingOrder) {
+  EventQueue q("w");
+  At at(q);
+  std::vector<int> order;
+  at.at(50, [&] { order.push_back(2); });
+  at.at(10, [&] { order.push_back(1); });
+  at.at(50, [&] { order.push_back(3); });
+  run_all(q);
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(q.events_run(), 3u);
+  EXPECT_EQ(q.now(), 50u);
+  EXPECT_THROW(q.to_tick(1e30), Error);  // past the 64-bit clock
+}
+
+TEST(SimNetwork, ReceivePostedFirstIsToldWhenTheMessageArrives) {
+  NetworkConfig net = network("Ring", 8);
+  EventQueue q("w");
+  Recorder r(q);
+  auto n = make_network(Backend::CongestionUnaware, q, r, net);
+  n->recv(3, 0, 1024, 7, Handler{1, 3, 20});
+  n->send(0, 3, 1024, 7, Handler{1, 0, 10});
+  run_all(q);
+  Tick arrival = 3 * 100 + serial(1024);  // three hops the short way round the ring of 8
+  EXPECT_EQ(r.got, (std::vector<std::pair<Tick, uint64_t>>{{arrival, 10}, {arrival, 20}}));
+  EXPECT_EQ(n->messages_delivered(), 1u);
+  EXPECT_TRUE(n->fixed_delays());
+  EXPECT_EQ(n->delay(0, 3, 1024), arrival);
+  EXPECT_EQ(n->delay(0, 5, 1024), arrival) << "the other way round is as short";
+}
+
+TEST(SimNetwork, ReceivePostedAfterArrivalIsToldAtOnce) {
+  NetworkConfig net = network("Switch", 4);
+  EventQueue q("w");
+  Recorder r(q);
+  At at(q);
+  auto n = make_network(Backend::CongestionUnaware, q, r, net);
+  n->send(0, 2, 64, 1, Handler{1, 0, 10});
+  at.at(5000, [&] { n->recv(2, 0, 64, 1, Handler{1, 2, 20}); });
+  run_all(q);
+  Tick arrival = 2 * 100 + serial(64);  // NPU -> switch -> NPU
+  EXPECT_EQ(r.got, (std::vector<std::pair<Tick, uint64_t>>{{arrival, 10}, {5000, 20}}));
+}
+
+TEST(SimNetwork, MatchingIsByTagSizeAndOrder) {
+  NetworkConfig net = network("FullyConnected", 4);
+  EventQueue q("w");
+  Recorder r(q);
+  auto n = make_network(Backend::CongestionUnaware, q, r, net);
+  n->recv(1, 0, 64, 2, Handler{1, 1, 99});  // another tag: never matched
+  n->recv(1, 0, 32, 1, Handler{1, 1, 98});  // another size: never matched
+  n->recv(1, 0, 64, 1, Handler{1, 1, 21});  // first of the (tag 1, 64 bytes) stream
+  n->recv(1, 0, 64, 1, Handler{1, 1, 22});
+  n->send(0, 1, 64, 1, Handler{1, 0, 11});
+  n->send(0, 1, 64, 1, Handler{1, 0, 12});
+  run_all(q);
+  std::vector<uint64_t> args;
+  for (auto& g : r.got) args.push_back(g.second);
+  EXPECT_EQ(args, (std::vector<uint64_t>{11, 21, 12, 22}));
+}
+
+TEST(SimNetwork, CongestionAwareLinksCarryOneMessageAtATime) {
+  NetworkConfig net = network("Ring", 4);
+  for (Backend b : {Backend::CongestionUnaware, Backend::CongestionAware}) {
+    EventQueue q("w");
+    Recorder r(q);
+    auto n = make_network(b, q, r, net);
+    n->send(0, 1, 1024, 1, Handler{1, 0, 1});
+    n->send(0, 1, 1024, 2, Handler{1, 0, 2});
+    run_all(q);
+    ASSERT_EQ(r.got.size(), 2u);
+    Tick one = 100 + serial(1024);
+    EXPECT_EQ(r.got[0].first, one);
+    // aware: the second waits for the link until the first is serialised
+    EXPECT_EQ(r.got[1].first, b == Backend::CongestionAware ? serial(1024) + one : one);
+    EXPECT_EQ(n->fixed_delays(), b == Backend::CongestionUnaware);
+    if (b == Backend::CongestionAware) EXPECT_THROW(n->delay(0, 1, 8), Error);
+  }
+}
+
+TEST(SimCollectives, EveryConfiguredAlgorithmHasAnImplementationAndASpelling) {
+  ASSERT_EQ(collective_algorithms().size(), 4u);
+  for (const AlgorithmInfo& a : collective_algorithms()) {
+    EXPECT_NE(make_algorithm(a.kind, 8, 1), nullptr) << a.spelling;
+    // the config reader and writer spell it as the list says, with its variants
+    std::vector<std::string> names = {a.spelling};
+    if (a.windowed) names.push_back(std::string(a.spelling) + "4");
+    if (a.flat) names.push_back(algorithm_name({a.kind, true, -1}));
+    for (const std::string& name : names) {
+      SystemConfig s = parse_system(R"({"preferred-dataset-splits": 1, "all-reduce-implementation": [")" + name + R"("]})",
+                                    "s.json");
+      ASSERT_EQ(s.algorithms[0].size(), 1u);
+      EXPECT_EQ(s.algorithms[0][0].kind, a.kind) << name;
+      EXPECT_EQ(algorithm_name(s.algorithms[0][0]), name);
+    }
+  }
+  EXPECT_EQ(algorithm_name({Algorithm::Direct, true, 4}), "oneDirect4");
+  try {
+    parse_system(R"({"all-reduce-implementation": ["oneDoubleBinaryTree"]})", "s.json");
+    FAIL() << "a tree over all NPUs is not an ASTRA-sim algorithm";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(ring, direct[N], halvingDoubling, doubleBinaryTree, oneRing, "
+                                         "oneDirect[N], oneHalvingDoubling)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_NE(make_custom_algorithm(), nullptr);
+}
+
+}  // namespace
