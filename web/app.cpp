@@ -21,7 +21,6 @@ using chakra::ShareState;
 
 namespace {
 using Clock = std::chrono::steady_clock;
-const char* kViewTitles[] = {"Overview", "Nodes", "Graph", "Timeline", "Simulation"};
 }  // namespace
 
 ImU32 node_type_colour(int32_t type, float alpha) {
@@ -155,8 +154,8 @@ bool App::command(const std::string& c) {
   if (c == "synthesize") return generate_synthetic();
   if (c == "fit") return fit_network_to_ranks(), true;
   if (c == "clear") return clear(), true;
-  for (int v = 0; v < static_cast<int>(std::size(kViewNames)); ++v)
-    if (c == "view " + std::string(kViewNames[v])) return set_view(static_cast<View>(v)), true;
+  for (const ViewEntry& v : kViews)
+    if (c == "view " + std::string(v.name)) return set_view(v.view), true;
   if (c.rfind("timeline ", 0) == 0) {
     std::string id = c.substr(9);
     return !id.empty() && id.size() < 9 && id.find_first_not_of("0123456789") == std::string::npos &&
@@ -256,17 +255,11 @@ void App::draw() {
   float main_width = details ? ImGui::GetContentRegionAvail().x - s.details_width - kSplitterWidth : 0;
   ImGui::BeginChild("main", ImVec2(main_width, 0), false);
   if (ImGui::BeginTabBar("views")) {
-    for (int v = 0; v < 5; ++v) {
-      ImGuiTabItemFlags flags = (s.view_changed && static_cast<int>(s.view) == v) ? ImGuiTabItemFlags_SetSelected : 0;
-      if (!ImGui::BeginTabItem(kViewTitles[v], nullptr, flags)) continue;
-      if (!s.view_changed) s.view = static_cast<View>(v);
-      switch (static_cast<View>(v)) {
-        case View::Overview: s.draw_overview(); break;
-        case View::Nodes: s.draw_nodes(); break;
-        case View::Graph: s.draw_graph(); break;
-        case View::Timeline: s.draw_timeline(); break;
-        case View::Simulation: s.draw_simulation(); break;
-      }
+    for (const ViewEntry& v : kViews) {
+      ImGuiTabItemFlags flags = (s.view_changed && s.view == v.view) ? ImGuiTabItemFlags_SetSelected : 0;
+      if (!ImGui::BeginTabItem(v.title, nullptr, flags)) continue;
+      if (!s.view_changed) s.view = v.view;
+      (s.*v.draw)();
       ImGui::EndTabItem();
     }
     s.view_changed = false;
@@ -370,7 +363,7 @@ std::string App::status_json() const {
   w.key("error").value(s.error);
   w.key("busy").value(busy());
   w.key("loading").value_double(s.loading ? s.loading->fraction() : 1.0);
-  w.key("view").value(kViewNames[static_cast<int>(s.view)]);
+  w.key("view").value(view_entry(s.view).name);
   w.key("rank").value_uint(s.rank);
   w.key("selected").value_int(s.selected && s.current_rank() ? static_cast<int64_t>(s.current_rank()->trace.id(*s.selected)) : -1);
   w.key("hash").value(chakra::encode_share_state(s.state()));

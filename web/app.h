@@ -94,8 +94,10 @@ class App {
   // Machine-readable state for tests and the page's status line.
   std::string status_json() const;
 
- private:
+  // The state behind the views (app_state.h, private to web/: the view files and their table).
   struct Impl;
+
+ private:
   std::unique_ptr<Impl> impl_;
 };
 

@@ -15,8 +15,6 @@
 
 namespace chakra_web {
 
-// Share-link and command spellings of the views, in View order.
-inline constexpr std::string_view kViewNames[] = {"overview", "nodes", "graph", "timeline", "simulation"};
 inline const ImVec4 kErrorColour(1.0f, 0.45f, 0.45f, 1.0f);
 
 // Derived data of one rank, built when first needed.
@@ -153,6 +151,29 @@ struct App::Impl {
   void sim_state(chakra::ShareState& s) const;
   void apply_sim_state(const chakra::ShareState& s);
 };
+
+// The views, in tab order and in View order: the one list of them. A view is a View
+// enumerator, a row here, and its draw function in its own view_<name>.cpp.
+struct ViewEntry {
+  View view;
+  std::string_view name;  // in share links, commands ("view timeline") and the status
+  const char* title;      // its tab
+  void (App::Impl::*draw)();
+};
+inline constexpr ViewEntry kViews[] = {
+    {View::Overview, "overview", "Overview", &App::Impl::draw_overview},
+    {View::Nodes, "nodes", "Nodes", &App::Impl::draw_nodes},
+    {View::Graph, "graph", "Graph", &App::Impl::draw_graph},
+    {View::Timeline, "timeline", "Timeline", &App::Impl::draw_timeline},
+    {View::Simulation, "simulation", "Simulation", &App::Impl::draw_simulation},
+};
+constexpr bool views_in_enum_order() {
+  for (size_t i = 0; i < std::size(kViews); ++i)
+    if (static_cast<size_t>(kViews[i].view) != i) return false;
+  return true;
+}
+static_assert(views_in_enum_order(), "kViews must list the views in View order");
+inline const ViewEntry& view_entry(View v) { return kViews[static_cast<size_t>(v)]; }
 
 // Colours per node type and span kind, shared by all views.
 ImU32 node_type_colour(int32_t type, float alpha = 1.0f);

@@ -13,7 +13,7 @@ using chakra::ShareState;
 
 ShareState App::Impl::state() const {
   ShareState s;
-  s["v"] = std::string(kViewNames[static_cast<int>(view)]);
+  s["v"] = std::string(view_entry(view).name);
   if (!workspace.ranks().empty()) s["r"] = std::to_string(rank);
   if (selected && current_rank() && *selected < current_rank()->trace.size())
     s["n"] = std::to_string(current_rank()->trace.id(*selected));
@@ -44,7 +44,12 @@ ShareState App::Impl::state() const {
 
 void App::Impl::apply(const ShareState& s) {
   // Everything is read and checked before anything changes, so a bad link changes nothing.
-  std::string v = chakra::share_choice(s, "v", kViewNames, "overview");
+  static const std::vector<std::string_view> view_names = [] {
+    std::vector<std::string_view> names;
+    for (const ViewEntry& e : kViews) names.push_back(e.name);
+    return names;
+  }();
+  std::string v = chakra::share_choice(s, "v", view_names, "overview");
   int64_t r = chakra::share_int(s, "r", 0, UINT32_MAX, rank);
   std::optional<uint64_t> node;
   if (s.count("n")) node = static_cast<uint64_t>(chakra::share_int(s, "n", 0, INT64_MAX, 0));
@@ -62,8 +67,8 @@ void App::Impl::apply(const ShareState& s) {
     syn.fsdp = chakra::share_int(s, "synth.fsdp", 0, 1, 0) == 1;
   }
   apply_sim_state(s);  // validates the settings; throws before changing them when they are bad
-  for (int i = 0; i < 5; ++i)
-    if (v == kViewNames[i]) view = static_cast<View>(i);
+  for (const ViewEntry& e : kViews)
+    if (v == e.name) view = e.view;
   view_changed = true;
   collapse_chains = collapse;
   ctrl_edges = s.count("g.ctrl") && s.at("g.ctrl") == "1";
