@@ -11,14 +11,10 @@ namespace {
 class Direct final : public PacketAlgorithm {
  public:
   void start(Stream& s) const override {
-    const PhaseSpec& p = s.cur;
-    int64_t n = p.ring.n;
-    s.stream_count = p.type == Collective::AllReduce ? 2 * (n - 1) : n - 1;
-    s.msg_size = p.type == Collective::AllGather ? p.size : p.size / n;
-    s.receiver = p.ring.receiver(s.npu, p.dir);
-    s.sender = p.ring.sender(s.npu, p.dir);
+    const int64_t n = s.cur.ring.n;
+    start_with_neighbours(s, s.cur.type == Collective::AllReduce ? 2 * (n - 1) : n - 1);
     s.middle = n - 1;
-    s.parallel = p.window == -1 ? n - 1 : std::min<int64_t>(p.window, n - 1);
+    s.parallel = s.cur.window == -1 ? n - 1 : std::min<int64_t>(s.cur.window, n - 1);
   }
 
  protected:

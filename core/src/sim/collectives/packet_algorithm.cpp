@@ -28,6 +28,14 @@ bool PacketAlgorithm::send_ready(CollectiveContext& c, uint32_t si) {
   return true;
 }
 
+void PacketAlgorithm::start_with_neighbours(Stream& s, int64_t messages) {
+  const PhaseSpec& p = s.cur;
+  s.stream_count = messages;
+  s.msg_size = p.type == Collective::AllGather ? p.size : p.size / p.ring.n;
+  s.receiver = p.ring.receiver(s.npu, p.dir);
+  s.sender = p.ring.sender(s.npu, p.dir);
+}
+
 // Prepares the next message: a cycle is `parallel` local messages, then received ones; in an
 // all-reduce every other cycle reduces, in a reduce-scatter every received one does.
 void PacketAlgorithm::prepare_packet(CollectiveContext& c, uint32_t si) {

@@ -23,6 +23,9 @@ class PacketAlgorithm : public CollectiveAlgorithm {
   // A prepared message may go out (a slot was freed); false when the phase must wait.
   virtual bool send_ready(CollectiveContext& c, uint32_t si);
 
+  // Ring and direct: `messages` to send, each a 1/n piece of the chunk (an all-gather's whole
+  // input), first to the next NPU in the phase's direction and from the previous one.
+  static void start_with_neighbours(Stream& s, int64_t messages);
   void prepare_packet(CollectiveContext& c, uint32_t si);
   bool send_packet(CollectiveContext& c, uint32_t si);
 };

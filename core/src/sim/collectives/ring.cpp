@@ -19,14 +19,11 @@ namespace {
 class Ring final : public PacketAlgorithm {
  public:
   void start(Stream& s) const override {
-    const PhaseSpec& p = s.cur;
-    int64_t n = p.ring.n;
-    s.stream_count = p.type == Collective::AllReduce  ? 2 * (n - 1)
-                     : p.type == Collective::AllToAll ? n * (n - 1) / 2
-                                                      : n - 1;
-    s.msg_size = p.type == Collective::AllGather ? p.size : p.size / n;
-    s.receiver = p.ring.receiver(s.npu, p.dir);
-    s.sender = p.ring.sender(s.npu, p.dir);
+    const Collective type = s.cur.type;
+    const int64_t n = s.cur.ring.n;
+    start_with_neighbours(s, type == Collective::AllReduce  ? 2 * (n - 1)
+                             : type == Collective::AllToAll ? n * (n - 1) / 2
+                                                            : n - 1);
   }
 
   void init(CollectiveContext& c, uint32_t si) override {

@@ -35,16 +35,7 @@ void Network::send(uint32_t src, uint32_t dst, uint64_t bytes, int64_t tag, Hand
   MatchKey key{tag, src, dst, bytes, c.sends++};
   MatchEntry& e = matches_[key];
   e.send = on_arrival;
-  uint32_t m;
-  if (!free_messages_.empty()) {
-    m = free_messages_.back();
-    free_messages_.pop_back();
-  } else {
-    m = static_cast<uint32_t>(keys_.size());
-    keys_.emplace_back();
-  }
-  keys_[m] = key;
-  transport(m);
+  transport(messages_.add(key));
 }
 
 void Network::recv(uint32_t npu, uint32_t src, uint64_t bytes, int64_t tag, Handler on_receive) {
@@ -76,8 +67,8 @@ void Network::forget_pair(const PairKey& pk) {
 }
 
 void Network::arrived(uint32_t m) {
-  MatchKey key = keys_[m];
-  free_messages_.push_back(m);
+  MatchKey key = messages_[m];
+  messages_.release(m);
   ++delivered_;
   auto it = matches_.find(key);
   if (it == matches_.end()) throw Error("internal error: a message arrived that nobody sent");

@@ -75,7 +75,7 @@ class Network : public EventSink {
   virtual void transport(uint32_t m) = 0;
   virtual void on_backend_event(const Event& e) {}
   void arrived(uint32_t m);
-  const MatchKey& key(uint32_t m) const { return keys_[m]; }
+  const MatchKey& key(uint32_t m) const { return messages_[m]; }
   void schedule(Tick t, uint8_t kind, uint32_t a, uint64_t b = 0) { queue_.schedule(t, sink_id_, kind, a, b); }
 
   EventQueue& queue_;
@@ -108,8 +108,7 @@ class Network : public EventSink {
   uint64_t delivered_ = 0;
   std::unordered_map<PairKey, PairCounters, PairHash> counters_;
   std::unordered_map<MatchKey, MatchEntry, MatchHash> matches_;
-  std::vector<MatchKey> keys_;  // per message in flight
-  std::vector<uint32_t> free_messages_;
+  Pool<MatchKey> messages_;     // messages in flight, by index
   Pool<Handler> handlers_;      // receives that met an arrived message, told at once
 };
 
