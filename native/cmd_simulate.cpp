@@ -55,6 +55,20 @@ int run(const Request& q) {
   return cli::kOk;
 }
 
+// "unaware or aware", "unaware|aware": the backends' spellings joined.
+std::string backend_spellings(const char* separator, const char* last) {
+  std::string out;
+  auto all = network_backends();
+  for (size_t i = 0; i < all.size(); ++i) out += (i == 0 ? "" : i + 1 == all.size() ? last : separator) + std::string(all[i].spelling);
+  return out;
+}
+
+Backend backend_named(const cli::Args& a, const std::string& name) {
+  for (const BackendInfo& b : network_backends())
+    if (name == b.spelling) return b.backend;
+  a.fail("--backend must be " + backend_spellings(", ", " or "));
+}
+
 void load_common(Request& q, const std::string& workload, const std::string& system,
                  const std::string& network, const std::string& memory, const std::string& groups) {
   q.in.workload = workload;
@@ -73,10 +87,7 @@ int run_simulate(const cli::Args& a) {
   Request q;
   load_common(q, a.get("--workload"), a.get("--system"), a.get("--network"),
               a.get("--remote-memory"), a.get("--comm-group"));
-  const std::string& backend = a.get("--backend");
-  if (backend == "unaware") q.opt.backend = Backend::CongestionUnaware;
-  else if (backend == "aware") q.opt.backend = Backend::CongestionAware;
-  else a.fail("--backend must be unaware or aware");
+  q.opt.backend = backend_named(a, a.get("--backend"));
   q.opt.queues_per_dim = static_cast<uint32_t>(a.get_uint("--num-queues-per-dim", 1024));
   q.opt.injection_scale = a.get_positive_double("--injection-scale");
   q.opt.rendezvous = a.has("--rendezvous");
@@ -146,7 +157,7 @@ int cmd_simulate(int argc, char** argv) {
   args.option("--network", "FILE", "ASTRA-sim analytical network YAML", "", true);
   args.option("--remote-memory", "FILE", "remote-memory JSON (default: no memory expansion)", "");
   args.option("--comm-group", "FILE", "communicator groups JSON", "");
-  args.option("--backend", "unaware|aware", "network model: congestion-unaware or -aware", "unaware");
+  args.option("--backend", backend_spellings("|", "|"), "network model: congestion-unaware or -aware", "unaware");
   add_common(args);
   args.flag("--rendezvous", "8 KiB handshake before every send (--rendezvous-protocol)");
   args.option("--json", "OUT", "write per-NPU results and totals as JSON", "");

@@ -123,7 +123,7 @@ SimJob decode_job(std::string_view bytes) {
   }
   SimOptions& o = job.options;
   o.backend = r.raw<Backend>();
-  if (o.backend != Backend::CongestionAware && o.backend != Backend::CongestionUnaware) r.fail("bad backend");
+  if (size_t(o.backend) >= network_backends().size()) r.fail("bad backend");
   o.queues_per_dim = static_cast<uint32_t>(r.u64());
   o.injection_scale = r.f64();
   o.rendezvous = r.raw<uint8_t>() != 0;

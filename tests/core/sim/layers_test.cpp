@@ -130,6 +130,21 @@ TEST(SimNetwork, CongestionAwareLinksCarryOneMessageAtATime) {
   }
 }
 
+TEST(SimNetwork, EveryListedBackendIsBuilt) {
+  NetworkConfig net = network("Ring", 4);
+  std::vector<std::string> names;
+  for (const BackendInfo& b : network_backends()) {
+    EventQueue q("w");
+    Recorder r(q);
+    EXPECT_NE(make_network(b.backend, q, r, net), nullptr) << b.spelling;
+    names.push_back(b.spelling);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"unaware", "aware"}));
+  EventQueue q("w");
+  Recorder r(q);
+  EXPECT_THROW(make_network(Backend(7), q, r, net), Error);
+}
+
 TEST(SimCollectives, EveryConfiguredAlgorithmHasAnImplementationAndASpelling) {
   ASSERT_EQ(collective_algorithms().size(), 4u);
   for (const AlgorithmInfo& a : collective_algorithms()) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,7 +26,17 @@ using Tick = uint64_t;
 
 // ---- Running ---------------------------------------------------------------------------------
 
-enum class Backend { CongestionUnaware, CongestionAware };
+enum class Backend {
+#define CHAKRA_NETWORK_BACKEND(Name, spelling) Name,
+#include "chakra/sim/network_backends.def"
+#undef CHAKRA_NETWORK_BACKEND
+};
+struct BackendInfo {
+  Backend backend;
+  const char* spelling;  // "unaware", "aware"
+};
+// Every backend, in Backend order (network_backends.def).
+std::span<const BackendInfo> network_backends();
 
 struct SimInputs {
   std::string workload;  // NPU i reads `workload + "." + i + ".et"`

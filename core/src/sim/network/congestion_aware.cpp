@@ -137,7 +137,7 @@ class CongestionAwareNetwork final : public Network {
 
 }  // namespace
 
-std::unique_ptr<Network> make_congestion_aware_network(EventQueue& queue, MessageSink& sink,
+std::unique_ptr<Network> make_CongestionAware_network(EventQueue& queue, MessageSink& sink,
                                                        const NetworkConfig& net) {
   return std::make_unique<CongestionAwareNetwork>(queue, sink, net);
 }

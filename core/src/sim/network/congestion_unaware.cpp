@@ -46,7 +46,7 @@ void CongestionUnawareNetwork::transport(uint32_t m) {
 
 }  // namespace
 
-std::unique_ptr<Network> make_congestion_unaware_network(EventQueue& queue, MessageSink& sink,
+std::unique_ptr<Network> make_CongestionUnaware_network(EventQueue& queue, MessageSink& sink,
                                                          const NetworkConfig& net) {
   return std::make_unique<CongestionUnawareNetwork>(queue, sink, net);
 }

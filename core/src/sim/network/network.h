@@ -4,7 +4,8 @@
 // ASTRA-sim's callback tracker does; a backend only decides how long a message travels.
 //
 // To add a backend: a file in this folder deriving from Network (transport(), and its own
-// events if it has any), an enumerator in sim::Backend, and one row in registry.cpp.
+// events if it has any) with make_<Name>_network(), and one line in
+// chakra/sim/network_backends.def.
 #pragma once
 
 #include <cstdint>

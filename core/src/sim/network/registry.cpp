@@ -1,28 +1,31 @@
-// The network backends by sim::Backend: the one place they are listed.
+// The network backends behind sim::Backend, from chakra/sim/network_backends.def: each
+// backend's file defines make_<Name>_network().
 #include "sim/network/network.h"
 
 namespace chakra::sim {
 
-// Each defined in its backend's file.
-std::unique_ptr<Network> make_congestion_unaware_network(EventQueue&, MessageSink&, const NetworkConfig&);
-std::unique_ptr<Network> make_congestion_aware_network(EventQueue&, MessageSink&, const NetworkConfig&);
+#define CHAKRA_NETWORK_BACKEND(Name, spelling) \
+  std::unique_ptr<Network> make_##Name##_network(EventQueue&, MessageSink&, const NetworkConfig&);
+#include "chakra/sim/network_backends.def"
+#undef CHAKRA_NETWORK_BACKEND
 
-namespace {
-
-struct BackendEntry {
-  Backend backend;
-  std::unique_ptr<Network> (*make)(EventQueue&, MessageSink&, const NetworkConfig&);
-};
-constexpr BackendEntry kBackends[] = {
-    {Backend::CongestionUnaware, make_congestion_unaware_network},
-    {Backend::CongestionAware, make_congestion_aware_network},
-};
-}  // namespace
+std::span<const BackendInfo> network_backends() {
+  static constexpr BackendInfo kBackends[] = {
+#define CHAKRA_NETWORK_BACKEND(Name, spelling) {Backend::Name, spelling},
+#include "chakra/sim/network_backends.def"
+#undef CHAKRA_NETWORK_BACKEND
+  };
+  return kBackends;
+}
 
 std::unique_ptr<Network> make_network(Backend backend, EventQueue& queue, MessageSink& sink,
                                       const NetworkConfig& net) {
-  for (const BackendEntry& b : kBackends)
-    if (b.backend == backend) return b.make(queue, sink, net);
+  switch (backend) {
+#define CHAKRA_NETWORK_BACKEND(Name, spelling) \
+  case Backend::Name: return make_##Name##_network(queue, sink, net);
+#include "chakra/sim/network_backends.def"
+#undef CHAKRA_NETWORK_BACKEND
+  }
   throw Error("unknown network backend " + std::to_string(int(backend)));
 }
 
