@@ -8,10 +8,8 @@
 //      `chakra info`) as child processes, best of N, and reads their CPU time (user + system)
 //      and peak RSS from the kernel.
 // The reference jsonizer's CPU time on its resnet_x16 input is read from the reference timings
-// table, so every ratio printed is against a measured figure.
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
+// table (another machine). `--side-by-side` instead runs the reference tools here, alternating
+// with ours (side_by_side.cpp): the figures the README's comparison table comes from.
 
 #include <algorithm>
 #include <chrono>
@@ -19,10 +17,8 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <iostream>
-#include <sstream>
 
 #include "chakra/format/et_io.h"
 #include "chakra/format/et_json.h"
@@ -31,9 +27,13 @@
 #include "chakra/support/error.h"
 #include "chakra/support/text.h"
 #include "chakra/viz/timeline_model.h"
+#include "bench_support.h"
 #include "cli.h"
+#include "side_by_side.h"
 
 namespace {
+
+using namespace bench;
 
 double cpu_seconds() {
   timespec ts{};
@@ -47,173 +47,6 @@ class CountingSink : public chakra::ByteSink {
   using ByteSink::write;
   uint64_t bytes = 0;
 };
-
-// Appends `copies` copies of `input`'s nodes to one trace, shifting ids (and dependencies) so
-// that the copies stay disjoint.
-chakra::Trace replicate(const std::string& input, int copies) {
-  chakra::Trace out;
-  std::vector<chakra::NodeDraft> nodes;
-  {
-    chakra::EtReader reader(chakra::open_input(input));
-    reader.read_metadata(out);
-    chakra::NodeDraft d;
-    while (reader.next_node(out, d)) nodes.push_back(d);
-  }
-  uint64_t span = 0;
-  for (const auto& d : nodes) span = std::max(span, d.id + 1);
-  out.reserve(nodes.size() * copies);
-  chakra::NodeDraft shifted;
-  for (int c = 0; c < copies; ++c) {
-    const uint64_t offset = span * static_cast<uint64_t>(c);
-    for (const auto& d : nodes) {
-      shifted = d;
-      shifted.id += offset;
-      for (auto& dep : shifted.ctrl_deps) dep += offset;
-      for (auto& dep : shifted.data_deps) dep += offset;
-      out.append(shifted);
-    }
-  }
-  return out;
-}
-
-// Writes the linked ResNet rank's JSON replicated `copies` times (ids, parents and inter-thread
-// dependencies shifted per copy), as the reference timings' resnet_xN inputs. Runs in a child
-// process so the JSON tree never counts in the benchmark's memory.
-void write_replicated_linked_json(const std::string& input, int copies, const std::string& path) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(chakra::read_file(input));
-    auto& nodes = doc["nodes"];
-    int64_t span = 0;
-    for (const auto& n : nodes) span = std::max(span, n["id"].get<int64_t>() + 1);
-    const size_t original = nodes.size();
-    for (int c = 1; c < copies; ++c)
-      for (size_t i = 0; i < original; ++i) {
-        nlohmann::ordered_json n = nodes[i];
-        n["id"] = n["id"].get<int64_t>() + c * span;
-        if (n["ctrl_deps"].is_number()) n["ctrl_deps"] = n["ctrl_deps"].get<int64_t>() + c * span;
-        if (n.contains("inter_thread_dep") && n["inter_thread_dep"].is_number())
-          n["inter_thread_dep"] = n["inter_thread_dep"].get<int64_t>() + c * span;
-        nodes.push_back(std::move(n));
-      }
-    chakra::OutputFile out(path);
-    out.write(doc.dump(4));
-    out.commit();
-    _exit(0);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw chakra::Error("could not write " + path);
-}
-
-// Writes the ResNet host ET and its Kineto trace replicated `copies` times, as the reference
-// timings' link_resnet_xN inputs: host ids, parents and rf_ids shifted per copy; Kineto events
-// shifted in time, External id, Record function id and correlation. In a child process too.
-void write_replicated_link_inputs(const std::string& host_in, const std::string& kineto_in, int copies,
-                                  const std::string& host_out, const std::string& kineto_out) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    nlohmann::ordered_json host = nlohmann::ordered_json::parse(chakra::read_file(host_in));
-    nlohmann::ordered_json kineto = nlohmann::ordered_json::parse(chakra::read_file(kineto_in));
-    auto& nodes = host["nodes"];
-    auto& events = kineto["traceEvents"];
-    int64_t id_span = 0, rf_span = 0, ext_span = 0, corr_span = 0;
-    double t_min = 1e300, t_max = 0;
-    for (const auto& n : nodes) {
-      id_span = std::max(id_span, n["id"].get<int64_t>() + 1);
-      for (const auto& a : n["attrs"])
-        if (a["name"] == "rf_id") rf_span = std::max(rf_span, a["value"].get<int64_t>() + 1);
-    }
-    for (const auto& e : events) {
-      if (!e.contains("ts")) continue;
-      t_min = std::min(t_min, e["ts"].get<double>());
-      t_max = std::max(t_max, e["ts"].get<double>() + e.value("dur", 0.0));
-      if (!e.contains("args")) continue;
-      ext_span = std::max(ext_span, e["args"].value("External id", int64_t{0}) + 1);
-      corr_span = std::max(corr_span, e["args"].value("correlation", int64_t{0}) + 1);
-    }
-    const int64_t t_span = static_cast<int64_t>(t_max - t_min) + 1000;
-    const size_t host_nodes = nodes.size(), kineto_events = events.size();
-    for (int c = 1; c < copies; ++c) {
-      for (size_t i = 0; i < host_nodes; ++i) {
-        nlohmann::ordered_json n = nodes[i];
-        n["id"] = n["id"].get<int64_t>() + c * id_span;
-        n["ctrl_deps"] = n["ctrl_deps"].get<int64_t>() + c * id_span;
-        for (auto& a : n["attrs"])
-          if (a["name"] == "rf_id") a["value"] = a["value"].get<int64_t>() + c * rf_span;
-        nodes.push_back(std::move(n));
-      }
-      for (size_t i = 0; i < kineto_events; ++i) {
-        nlohmann::ordered_json e = events[i];
-        if (!e.contains("ts") || !e.contains("args")) continue;
-        if (e["ts"].is_number_float()) e["ts"] = e["ts"].get<double>() + static_cast<double>(c * t_span);
-        else e["ts"] = e["ts"].get<int64_t>() + c * t_span;
-        auto& a = e["args"];
-        if (a.contains("External id")) a["External id"] = a["External id"].get<int64_t>() + c * ext_span;
-        if (a.contains("Record function id")) a["Record function id"] = a["Record function id"].get<int64_t>() + c * rf_span;
-        if (a.contains("correlation")) a["correlation"] = a["correlation"].get<int64_t>() + c * corr_span;
-        events.push_back(std::move(e));
-      }
-    }
-    for (auto [doc, path] : {std::pair{&host, host_out}, std::pair{&kineto, kineto_out}}) {
-      chakra::OutputFile out(path);
-      out.write(doc->dump());
-      out.commit();
-    }
-    _exit(0);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw chakra::Error("could not write " + host_out);
-}
-
-struct ChildRun {
-  double wall_s = 0, cpu_s = 0, user_s = 0;  // cpu_s = user + system
-  uint64_t max_rss_bytes = 0;
-  int exit_code = -1;
-};
-
-ChildRun run_child(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  auto start = std::chrono::steady_clock::now();
-  pid_t pid = fork();
-  if (pid == 0) {
-    freopen("/dev/null", "w", stdout);
-    freopen("/dev/null", "w", stderr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  wait4(pid, &status, 0, &usage);
-  ChildRun r;
-  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  r.user_s = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6;
-  r.cpu_s = r.user_s + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec * 1e-6;
-  r.max_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
-
-// Column `column` (1 wall, 2 CPU seconds, 3 peak RSS KB) of the reference timings table row
-// `label`, or 0.
-double reference_timing(const std::string& label, int column) {
-  std::ifstream in(std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/timings.tsv");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string field;
-    std::getline(fields, field, '\t');
-    if (field != label) continue;
-    for (int c = 0; c < column; ++c) std::getline(fields, field, '\t');
-    return std::stod(field);
-  }
-  return 0;
-}
-double reference_cpu_seconds(const std::string& label) { return reference_timing(label, 2); }
-double reference_rss_kb(const std::string& label) { return reference_timing(label, 3); }
 
 template <class F>
 double best_cpu_seconds(int repeat, F&& work) {
@@ -331,7 +164,12 @@ bool stablehlo_prediction(int repeat) {
   return true;
 }
 
-int bench(const cli::Args& args) {
+int run_bench(const cli::Args& args) {
+  if (args.has("--side-by-side"))
+    return side_by_side({args.get("--work"), args.get("--chakra"), static_cast<int>(args.get_uint("--copies")),
+                         static_cast<int>(std::max<uint64_t>(1, args.get_uint("--runs")))})
+               ? cli::kOk
+               : cli::kFailed;
   const int copies = static_cast<int>(args.get_uint("--copies"));
   const int repeat = static_cast<int>(std::max<uint64_t>(1, args.get_uint("--repeat")));
   const std::string work = args.get("--work");
@@ -415,8 +253,10 @@ int bench(const cli::Args& args) {
   // chakra link on the ResNet rank-1 pair (x1) and its replica.
   const std::string host_x1 = work + "/host_x1.json", kineto_x1 = work + "/kineto_x1.json";
   const std::string host_xn = work + "/host_xn.json", kineto_xn = work + "/kineto_xn.json";
-  write_replicated_link_inputs(args.get("--link-host"), args.get("--link-kineto"), 1, host_x1, kineto_x1);
-  if (copies > 1) write_replicated_link_inputs(args.get("--link-host"), args.get("--link-kineto"), copies, host_xn, kineto_xn);
+  const uint64_t events_x1 = write_replicated_link_inputs(args.get("--link-host"), args.get("--link-kineto"), 1, host_x1, kineto_x1);
+  const uint64_t events_xn = copies > 1 ? write_replicated_link_inputs(args.get("--link-host"), args.get("--link-kineto"), copies,
+                                                                       host_xn, kineto_xn)
+                                        : events_x1;
   const uint64_t link_x1_bytes = std::filesystem::file_size(host_x1) + std::filesystem::file_size(kineto_x1);
   const uint64_t link_xn_bytes = copies > 1 ? std::filesystem::file_size(host_xn) + std::filesystem::file_size(kineto_xn) : link_x1_bytes;
   ChildRun link_x1 = best_run({chakra, "link", "--host", host_x1, "--device", kineto_x1, "-o", work + "/linked_out_x1.json"});
@@ -501,6 +341,9 @@ int bench(const cli::Args& args) {
     std::string label = "link_resnet_x" + std::to_string(copies) + "_scaling";
     tool_line(("link x" + std::to_string(copies)).c_str(), link_xn, link_xn_bytes, reference_cpu_seconds(label),
               reference_rss_kb(label));
+    std::printf("%-15s %llu Kineto events x1, %llu x%d; the copies hang under one process root, as the reference links"
+                " them (its recorded x16 figure is from an input with a root per copy, where it linked copy 0 alone)\n",
+                "link inputs", static_cast<unsigned long long>(events_x1), static_cast<unsigned long long>(events_xn), copies);
   }
   if (reference_s > 0 && copies == 16)
     std::printf("vs reference    chakra_jsonizer on resnet_x16: %.2f s CPU → chakra jsonize is %.0fx faster"
@@ -540,7 +383,10 @@ int main(int argc, char** argv) {
       .option("--sim-npus", "N", "NPUs of the simulated all-reduce (ASTRA-sim's figures: 1024, 4096)", "1024")
       .option("--synth-ranks", "N", "ranks of the synthesized 70B model, a multiple of 128 (STAGE's figure: 8192)", "8192")
       .option("--work", "DIR", "where the benchmark trace is written", "build/bench")
+      .flag("--side-by-side", "run the reference Python tools (../shared/reference/chakra/runnable) and our drop-ins "
+                              "on the same inputs, alternating, and print the comparison (this mode only)")
+      .option("--runs", "N", "--side-by-side: runs of each tool per row", "3")
       .option("--chakra", "BIN", "the chakra binary to time", (self_dir.empty() ? "." : self_dir) + "/../native/chakra");
   args.parse(argc - 1, argv + 1);
-  return cli::run_guarded("chakra_bench", bench, args);
+  return cli::run_guarded("chakra_bench", run_bench, args);
 }

@@ -686,6 +686,45 @@ struct HostNode {
   uint64_t begin = 0, end = 0;  // the node's JSON text
 };
 
+// The nodes the reference never links: those not reachable from node 1 through parents that
+// are in the trace (it attaches a node to its parent only then, and starts from node 1).
+LinkReport::OutsideRoot count_outside_root(const std::vector<HostNode>& nodes,
+                                           const std::unordered_map<int64_t, int32_t>& index_of_id) {
+  LinkReport::OutsideRoot out;
+  std::vector<int8_t> under(nodes.size(), -1);  // -1 unknown, 0 no, 1 yes
+  std::vector<int32_t> chain;
+  for (size_t start = 0; start < nodes.size(); ++start) {
+    // Up the parents until a node whose answer is known, node 1 or a missing parent; then the
+    // whole chain walked has that answer.
+    chain.clear();
+    int32_t i = static_cast<int32_t>(start);
+    int8_t answer = 0;
+    while (true) {
+      if (under[i] >= 0) {
+        answer = under[i];
+        break;
+      }
+      if (nodes[i].id == 1) {
+        answer = under[i] = 1;
+        break;
+      }
+      under[i] = 0;  // provisional, so that a parent cycle ends the walk (it never reaches node 1)
+      chain.push_back(i);
+      auto parent = nodes[i].has_parent ? index_of_id.find(nodes[i].parent) : index_of_id.end();
+      if (parent == index_of_id.end()) break;
+      i = parent->second;
+    }
+    for (int32_t c : chain) under[c] = answer;
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const HostNode& n = nodes[i];
+    if (under[i] == 1 || n.id == 1) continue;
+    ++out.nodes;
+    if (n.has_parent && !index_of_id.count(n.parent)) ++out.missing_parent;
+  }
+  return out;
+}
+
 // The whole (decompressed) input in one buffer, read without zero-filling it first.
 struct WholeInput {
   struct Free {
@@ -1066,13 +1105,13 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
   for (int32_t i : by_id)
     if (!index_of_id.emplace(h.nodes[i].id, i).second)
       throw Error(h.name + ": node id " + std::to_string(h.nodes[i].id) + " appears twice");
-  uint64_t orphan_parents = 0;
-  for (const HostNode& n : h.nodes)
-    if (n.has_parent && !index_of_id.count(n.parent) && n.id != 1) ++orphan_parents;
-  if (orphan_parents)
-    report.warnings.push_back(h.name + ": " + std::to_string(orphan_parents) +
-                              " nodes name a parent that is not in the trace; they are linked anyway "
-                              "(the reference drops them)");
+  report.outside_root = count_outside_root(h.nodes, index_of_id);
+  if (report.outside_root.nodes)
+    report.warnings.push_back(h.name + ": " + std::to_string(report.outside_root.nodes) + " of " +
+                              std::to_string(h.nodes.size()) + " nodes are not under node 1, the process root (" +
+                              std::to_string(report.outside_root.missing_parent) +
+                              " name a parent that is not in the trace); the reference links only the tree under "
+                              "node 1 and leaves them out of its output, chakra link and chakra_trace_link link them too");
 
   compute_exclusive(d, report.warnings);
   compute_inter_thread(d);

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "pytorch/python_json.h"  // private to the pytorch layer (core/src)
 #include "chakra/pytorch/pytorch_convert.h"
@@ -319,6 +320,31 @@ TEST(TraceLink, DlrmSyncDepsHoldInTimeAndReachTheConverter) {
   EXPECT_EQ(found, 10u);
 }
 
+// A second tree beside node 1's (as in a host ET replicated with a root per copy: each copy's
+// root is its own parent) is left out by the reference; it is linked here, and counted.
+TEST(TraceLink, CountsTheNodesTheReferenceLeavesOutsideTheRoot) {
+  std::string host = small_host();
+  host.replace(host.find("], \"finish_ts\""), 1,
+               ", {\"id\": 31, \"name\": \"[pytorch|profiler|execution_trace|process]\", \"ctrl_deps\": 31, \"attrs\": []}"
+               ", {\"id\": 32, \"name\": \"[pytorch|profiler|execution_trace|thread]\", \"ctrl_deps\": 31, \"attrs\": "
+               "[{\"name\": \"rf_id\", \"value\": 0}, {\"name\": \"tid\", \"value\": 1}]}"
+               ", {\"id\": 40, \"name\": \"cycle\", \"ctrl_deps\": 41, \"attrs\": []}"
+               ", {\"id\": 41, \"name\": \"cycle\", \"ctrl_deps\": 40, \"attrs\": []}]");
+  Linked l = link_text(host, small_kineto());
+  EXPECT_EQ(l.report.outside_root.nodes, 4u);
+  EXPECT_EQ(l.report.outside_root.missing_parent, 0u);
+  json doc = json::parse(l.text);
+  std::multiset<std::string> names;  // ids are renumbered, as the reference does
+  for (const auto& n : doc["nodes"]) names.insert(n["name"].get<std::string>());
+  EXPECT_EQ(names.count("cycle"), 2u);
+  EXPECT_EQ(names.count("[pytorch|profiler|execution_trace|process]"), 2u);
+  EXPECT_EQ(names.count("[pytorch|profiler|execution_trace|thread]"), 2u);
+  // Without them, nothing is outside and nothing is said.
+  Linked plain = link_text(small_host(), small_kineto());
+  EXPECT_EQ(plain.report.outside_root.nodes, 0u);
+  for (const std::string& w : plain.report.warnings) EXPECT_EQ(w.find("not under node 1"), std::string::npos) << w;
+}
+
 // Inputs on which the reference aborts or silently drops nodes link here, with a warning each.
 TEST(TraceLink, WarnsWhereTheReferenceAborts) {
   std::string host = small_host();
@@ -337,7 +363,11 @@ TEST(TraceLink, WarnsWhereTheReferenceAborts) {
   Linked l = link_text(host, kineto);
   std::string warnings;
   for (const std::string& w : l.report.warnings) warnings += w + "\n";
-  EXPECT_NE(warnings.find("1 nodes name a parent that is not in the trace"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("1 of 7 nodes are not under node 1, the process root (1 name a parent that is not in the "
+                          "trace); the reference links only the tree under node 1"),
+            std::string::npos)
+      << warnings;
+  EXPECT_EQ(l.report.outside_root.nodes, 1u);
   EXPECT_NE(warnings.find("'aten::linear' has children longer than itself"), std::string::npos) << warnings;
   EXPECT_NE(warnings.find("1 launch calls repeat a correlation id"), std::string::npos) << warnings;
   json doc = json::parse(l.text);

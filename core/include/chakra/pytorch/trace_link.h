@@ -54,6 +54,11 @@ struct LinkReport {
   uint64_t sync_calls = 0;        // with sync_deps: synchronising calls in the Kineto trace
   uint64_t sync_waits = 0;        // of which gave a sync dependency
   uint64_t sync_edges = 0;        // sync_dep entries written
+  // Host nodes the reference leaves out of its output: not reachable from node 1 (the process
+  // root) through parents in the trace; of which those whose parent is missing. Linked here.
+  struct OutsideRoot {
+    uint64_t nodes = 0, missing_parent = 0;
+  } outside_root;
   std::vector<std::string> warnings;
 };
 
