@@ -113,8 +113,8 @@ chakra::PytorchConvertOptions pytorch_options(const cli::Args& a) {
   return o;
 }
 
-void report(const chakra::PytorchConvertResult& r, const std::string& output) {
-  for (const std::string& m : r.warnings) g_log->warn(m);
+// "OUT: N nodes from H (G GPU ops, P pruned), n TYPE, ..." for one converted trace.
+std::string summary_line(const chakra::PytorchConvertResult& r, const std::string& output) {
   uint64_t counts[chakra::kNodeTypeCount] = {};
   for (uint32_t n = 0; n < r.trace.size(); ++n)
     if (r.trace.type(n) >= 0 && r.trace.type(n) < chakra::kNodeTypeCount) ++counts[r.trace.type(n)];
@@ -122,6 +122,11 @@ void report(const chakra::PytorchConvertResult& r, const std::string& output) {
                      " (" + std::to_string(r.gpu_nodes) + " GPU ops, " + std::to_string(r.pruned) + " pruned)";
   for (int32_t ty = 0; ty < chakra::kNodeTypeCount; ++ty)
     if (counts[ty]) line += ", " + std::to_string(counts[ty]) + " " + std::string(chakra::node_type_name(ty));
+  return line;
+}
+
+void report(const std::vector<std::string>& warnings, const std::string& line) {
+  for (const std::string& m : warnings) g_log->warn(m);
   g_log->info(line);
   std::cerr << line << "\n";
 }
@@ -140,7 +145,7 @@ int convert_one(const std::string& input, const std::string& output, chakra::Pyt
   chakra::PytorchConvertResult r = chakra::convert_pytorch(chakra::open_input(input), options);
   chakra::write_et(r.trace, output);
   progress.clear();
-  report(r, output);
+  report(r.warnings, summary_line(r, output));
   if (a.has("--comm-groups")) write_comm_groups(r.process_groups, a.get("--comm-groups"));
   if (a.has("--simulate"))
     for (const std::string& line : chakra::simulate_conversion(r.trace, &progress)) g_log->debug(line);
@@ -168,6 +173,7 @@ int run_pytorch(const cli::Args& a) {
   }
   if (jobs.empty()) throw chakra::Error(input + ": no .json or .json.gz traces in this folder");
   std::vector<chakra::PytorchConvertResult> results(jobs.size());
+  std::vector<std::string> lines(jobs.size());
   std::vector<std::unique_ptr<chakra::OutputFile>> files(jobs.size());
   cli::run_jobs(jobs.size(), [&](size_t i) {  // no file is published unless all ranks convert
     chakra::PytorchConvertOptions o = options;
@@ -176,12 +182,13 @@ int run_pytorch(const cli::Args& a) {
     files[i] = std::make_unique<chakra::OutputFile>(jobs[i].output);
     chakra::write_et(results[i].trace, *files[i]);
     files[i]->finish();
+    lines[i] = summary_line(results[i], jobs[i].output);
     results[i].trace = chakra::Trace();  // release memory early
   });
   std::map<std::string, std::vector<int64_t>> groups;
   for (size_t i = 0; i < jobs.size(); ++i) {
     files[i]->commit();
-    for (const std::string& m : results[i].warnings) g_log->warn(m);
+    report(results[i].warnings, lines[i]);
     for (const auto& [name, ranks] : results[i].process_groups) {
       auto [it, fresh] = groups.emplace(name, ranks);
       if (!fresh && it->second != ranks)
@@ -191,7 +198,14 @@ int run_pytorch(const cli::Args& a) {
   g_log->info("converted " + std::to_string(jobs.size()) + " ranks to " + output + ".{rank}.et");
   std::cerr << "converted " << jobs.size() << " ranks to " << output << ".{rank}.et\n";
   std::string groups_path = a.has("--comm-groups") ? a.get("--comm-groups") : output + ".comm_group.json";
-  write_comm_groups(groups, groups_path);
+  if (!groups.empty() || a.has("--comm-groups")) {
+    write_comm_groups(groups, groups_path);
+  } else {
+    const std::string why = "no process groups in these traces, so no " + groups_path +
+                            " (their collectives span all ranks; simulate them without --comm-group)";
+    g_log->info(why);
+    std::cerr << why << "\n";
+  }
   return cli::kOk;
 }
 

@@ -381,7 +381,11 @@ TEST(CliConvert, PytorchFolderOfRanks) {
     ASSERT_EQ(info.exit_code, 0) << info.err;
     EXPECT_EQ(nlohmann::json::parse(info.out)[0]["summary"]["node_types"]["COMM_COLL_NODE"]["nodes"], 8) << info.out;
   }
-  EXPECT_TRUE(fs::exists(dir + "/dlrm.comm_group.json"));
+  for (int rank : {0, 1})  // a summary line per rank
+    EXPECT_TRUE(contains(r.err, dir + "/dlrm." + std::to_string(rank) + ".et: ")) << r.err;
+  // These traces name no process group: no empty groups file, and the output says why.
+  EXPECT_FALSE(fs::exists(dir + "/dlrm.comm_group.json"));
+  EXPECT_TRUE(contains(r.err, "no process groups in these traces, so no " + dir + "/dlrm.comm_group.json")) << r.err;
   // One bad rank: nothing is published.
   write_raw(dir + "/in/linked.2.json", "{\"nodes\": [");
   r = run({"convert", "pytorch", dir + "/in", "-o", dir + "/again"});

@@ -64,6 +64,13 @@ std::string sim_summary_text(const SimResult& r) {
     appendf(out, "  mean comm busy        %14s\n", ns_text(Tick(comm * k)).c_str());
     appendf(out, "  mean overlap          %14s\n", ns_text(Tick(overlap * k)).c_str());
     appendf(out, "  mean exposed comm     %14s\n", ns_text(Tick(exposed * k)).c_str());
+    // CPU ops replay their recorded durations, which for real traces include time blocked on
+    // the GPU: when they fill the slowest NPU's step, no network makes it shorter, and its
+    // "exposed communication" is not what bounds it.
+    const NpuResult& s = r.npus[slowest];
+    if (s.finish > 0 && double(s.cpu) >= 0.95 * double(s.finish))
+      appendf(out, "  bound by CPU ops      %14s  (NPU %u's CPU ops are busy %.0f%% of its step: no network "
+              "makes it shorter)\n", ns_text(s.cpu).c_str(), slowest, 100.0 * double(s.cpu) / double(s.finish));
   }
   static const char* names[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "broadcast"};
   bool header = false;

@@ -145,7 +145,7 @@ class Checker {
         }
       const KnownAttr* known = find_known_attr(attr.name());
       if (!known || attr.kind() == known->kind) continue;
-      if (known->rule == KindRule::AnyInteger && is_integer(attr.kind()))
+      if ((known->rule == KindRule::AnyInteger || known->rule == KindRule::BoolOrInteger) && is_integer(attr.kind()))
         add(Severity::Warning, "attr-kind-v1", n, [&] {
           return who(n) + ": \"" + std::string(known->name) + "\" is " + kind_name(attr.kind()) +
                  "; ASTRA-sim reads it, but Chakra's feeder v1 reads only " + kind_name(known->kind) +

@@ -128,8 +128,8 @@ NetworkConfig parse_network(std::string_view yaml, const std::string& name) {
     else if (t == "Switch") net.topology.push_back(TopologyKind::Switch);
     else fail(name, "topology " + quoted_excerpt(t) + " is not supported (Ring, FullyConnected or Switch)");
     double n = parse_number(lists["npus_count"][d], name, "npus_count");
-    if (n != std::floor(n) || n < 2 || n > (1u << 24))
-      fail(name, "npus_count " + quoted_excerpt(lists["npus_count"][d]) + " must be an integer from 2 to 2^24");
+    if (n != std::floor(n) || n < 1 || n > (1u << 24))
+      fail(name, "npus_count " + quoted_excerpt(lists["npus_count"][d]) + " must be an integer from 1 to 2^24");
     total *= static_cast<uint64_t>(n);
     if (total > (1u << 24)) fail(name, "more than 2^24 NPUs in total");
     net.npus.push_back(static_cast<uint32_t>(n));

@@ -288,6 +288,19 @@ struct EtReader::Impl {
     return hi - lo >= n;
   }
 
+  std::string head;  // the input's first bytes, to say what a file that is no trace is
+
+  // For a first record that does not decode: what the file is instead, when it is JSON text
+  // (the commonest mistake: a PyTorch trace, or our own JSON, given to an .et reader).
+  std::string hint() const {
+    if (records != 1) return "";
+    size_t i = head.find_first_not_of(" \t\r\n");
+    if (i == std::string::npos || (head[i] != '{' && head[i] != '[')) return "";
+    return "; this is JSON text, not a Chakra .et (protobuf) trace: a PyTorch host execution trace is "
+           "converted with `chakra convert pytorch` (after `chakra link` with its Kineto trace), and Chakra "
+           "JSON goes back to .et with `chakra dejsonize`";
+  }
+
   // Names the record being decoded (records counts from 1 once it has been located).
   std::string where(uint64_t offset) const {
     return in->name() + ": record " + std::to_string(records) + " at byte " + std::to_string(offset) +
@@ -300,24 +313,25 @@ struct EtReader::Impl {
     offset = base + lo;
     ++records;
     fill(10);
+    if (records == 1) head.assign(reinterpret_cast<const char*>(buf.data() + lo), std::min<size_t>(hi - lo, 16));
     const uint8_t* p = buf.data() + lo;
     uint64_t len;
     try {
       len = read_varint(p, buf.data() + hi);
     } catch (const DecodeError& err) {
-      throw Error(where(offset) + ": bad length prefix: " + err.what);
+      throw Error(where(offset) + ": bad length prefix: " + err.what + hint());
     }
     const size_t prefix = static_cast<size_t>(p - (buf.data() + lo));
     const uint64_t left = in->raw_size() > offset + prefix ? in->raw_size() - offset - prefix : 0;
     if (!in->compressed() && in->raw_size() && len > left)
       throw Error(where(offset) + ": record length " + std::to_string(len) + " exceeds the " + std::to_string(left) +
-                  " bytes left in the file (truncated, or not a Chakra trace)");
+                  " bytes left in the file (truncated, or not a Chakra trace)" + hint());
     if (len > opt.max_record_bytes)
       throw Error(where(offset) + ": record length " + std::to_string(len) + " exceeds the limit of " +
-                  std::to_string(opt.max_record_bytes) + " bytes per record (not a Chakra trace?)");
+                  std::to_string(opt.max_record_bytes) + " bytes per record (not a Chakra trace?)" + hint());
     if (!fill(prefix + static_cast<size_t>(len)))
       throw Error(where(offset) + ": record of " + std::to_string(len) + " bytes is cut off after " +
-                  std::to_string(hi - lo - prefix) + " bytes (truncated file?)");
+                  std::to_string(hi - lo - prefix) + " bytes (truncated file?)" + hint());
     b = buf.data() + lo + prefix;
     e = b + len;
     lo += prefix + static_cast<size_t>(len);
@@ -333,7 +347,7 @@ struct EtReader::Impl {
   [[noreturn]] void decode_failed(const DecodeError& err, const uint8_t* rec_begin, uint64_t offset,
                                   const char* what) {
     throw Error(where(offset) + ": malformed " + what + ": " + err.what + " (at byte " +
-                std::to_string(offset + (err.at - rec_begin)) + ")");
+                std::to_string(offset + (err.at - rec_begin)) + ")" + hint());
   }
 };
 

@@ -381,6 +381,9 @@ std::optional<uint32_t> rank_from_file_name(std::string_view name) {
   while (begin > 0 && std::isdigit(static_cast<unsigned char>(stem[begin - 1]))) --begin;
   if (begin == end || begin == 0 || !(stem[begin - 1] == '.' || stem[begin - 1] == '_' || stem[begin - 1] == '-'))
     return std::nullopt;
+  // A number right after another number and a separator is part of a version or a date
+  // ("1.0.2-chakra.0.0.4", "2023-07"), not a rank.
+  if (begin >= 2 && std::isdigit(static_cast<unsigned char>(stem[begin - 2]))) return std::nullopt;
   return digits_at(begin);
 }
 

@@ -110,6 +110,9 @@ class Parser {
   std::map<std::string, nlohmann::json> metadata;  // schema, pid, time, start_ts, finish_ts
 
   void document() {
+    if (j_.next_is_binary())
+      j_.fail("not a PyTorch execution trace but binary data (convert pytorch reads PyTorch's JSON traces; a Chakra "
+              ".et trace is read by chakra info, validate and jsonize)");
     if (j_.peek() != JsonPull::Kind::Object) j_.fail("not a PyTorch execution trace: the document is not a JSON object");
     j_.begin_object();
     std::string key;

@@ -331,7 +331,7 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
     p.begin_array();
     while (p.next_element()) read_event();
   } else if (top == JsonPull::Kind::Object) {
-    bool found = false;
+    bool found = false, host_nodes = false;
     p.begin_object();
     while (p.next_key(key)) {
       if (key == "traceEvents" && p.peek() == JsonPull::Kind::Array) {
@@ -339,9 +339,13 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
         p.begin_array();
         while (p.next_element()) read_event();
       } else {
+        host_nodes |= key == "nodes";
         p.skip();
       }
     }
+    if (!found && host_nodes)
+      throw Error(d.name + ": this is a PyTorch host execution trace, not a Kineto trace (are the host and device "
+                  "traces swapped?)");
     if (!found) throw Error(d.name + ": not a Kineto/Chrome trace (no \"traceEvents\" array)");
   } else {
     throw Error(d.name + ": not a Kineto/Chrome trace (expected a JSON object)");
@@ -767,9 +771,10 @@ void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress) {
   JsonPull p(*in, h.text);
   if (p.peek() != JsonPull::Kind::Object) throw Error(h.name + ": not a PyTorch execution trace (expected a JSON object)");
   std::string key, attr_name, scratch;
-  bool found = false;
+  bool found = false, trace_events = false;
   p.begin_object();
   while (p.next_key(key)) {
+    trace_events |= key == "traceEvents";
     if (key == "schema" && p.peek() == JsonPull::Kind::String) {
       p.read_string(h.schema);
     } else if (key == "nodes") {
@@ -839,6 +844,9 @@ void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress) {
     }
   }
   if (!p.at_end()) p.fail("unexpected data after the JSON document");
+  if (!found && trace_events)
+    throw Error(h.name + ": this is a Kineto (profiler) trace, not a host execution trace (are the host and device "
+                "traces swapped?)");
   if (!found) throw Error(h.name + ": not a PyTorch execution trace (no \"nodes\" array)");
 }
 

@@ -43,7 +43,7 @@ constexpr std::array<KindNames, kMaxAttrKind + 1> kKindNames = {{
 
 // The attributes ASTRA-sim and the Chakra feeders interpret (chakra-reference-tools.md §1.4).
 constexpr KnownAttr kKnownAttrs[] = {
-    {"is_cpu_op", AttrKind::Bool, KindRule::Exact,
+    {"is_cpu_op", AttrKind::Bool, KindRule::BoolOrInteger,
      "compute on the CPU slot instead of the GPU; must be false on communication nodes"},
     {"comm_type", AttrKind::Int64, KindRule::AnyInteger, "collective type (CollectiveCommType)"},
     {"comm_size", AttrKind::Int64, KindRule::AnyInteger, "bytes moved by a collective or send/recv"},

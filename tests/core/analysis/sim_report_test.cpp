@@ -51,6 +51,18 @@ TEST(SimReport, SummaryOverFinishedNpus) {
             "  all-reduce                2             2048           600 ns\n");
 }
 
+TEST(SimReport, SaysWhenCpuOpsBoundTheStep) {
+  SimResult r = three_npus();
+  r.npus[0].cpu = 2400;  // 96% of NPU 0's 2500 ns
+  std::string s = chakra::sim_summary_text(r);
+  EXPECT_NE(s.find("  bound by CPU ops            2.400 us  (NPU 0's CPU ops are busy 96% of its step: no network "
+                   "makes it shorter)\n"),
+            std::string::npos)
+      << s;
+  r.npus[0].cpu = 2300;  // 92%: not said
+  EXPECT_EQ(chakra::sim_summary_text(r).find("bound by CPU ops"), std::string::npos);
+}
+
 TEST(SimReport, JsonCarriesEveryFigure) {
   StringSink out;
   chakra::write_sim_json(three_npus(), out);

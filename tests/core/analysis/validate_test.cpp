@@ -148,10 +148,13 @@ TEST(Validate, AttributeKindsTheFeedersMisread) {
   b.node(3, NodeType::CommColl).i64("comm_type", 0).i64("comm_size", 8).boolean("involved_dim", true);
   b.node(4, NodeType::Comp).i64("num_ops", 100);                               // roofline without bytes
   b.node(5, NodeType::MemStore);                                               // no tensor_size
+  b.node(6, NodeType::Comp).i64("is_cpu_op", 1);                               // STAGE's int: v1 reads false
+  b.node(7, NodeType::Comp).str("is_cpu_op", "1");                             // nobody reads it
   auto r = chakra::validate(b.done());
   EXPECT_EQ(codes(r, Severity::Error), (Codes{"attr-kind", "missing-mem-attr"}));
   EXPECT_EQ(codes(r, Severity::Warning), (Codes{"attr-kind-v1", "roofline-attrs"}));
-  EXPECT_EQ(r.counts.at("attr-kind"), 2u);
+  EXPECT_EQ(r.counts.at("attr-kind"), 3u);
+  EXPECT_EQ(r.counts.at("attr-kind-v1"), 2u);
 }
 
 TEST(Validate, NodeTypesMetadataAndStrings) {

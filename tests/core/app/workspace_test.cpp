@@ -291,6 +291,12 @@ TEST(Workspace, RanksFromFileNames) {
   EXPECT_EQ(rank_from_file_name("/data/rank7"), 7u);          // a rank's folder
   EXPECT_FALSE(rank_from_file_name("trace_1694128201545.json").has_value());  // a timestamp
   EXPECT_FALSE(rank_from_file_name("trace.et").has_value());
+  // versions and dates are not ranks
+  EXPECT_FALSE(rank_from_file_name("host_et_0.1.0.2-chakra.0.0.4.json.gz").has_value());
+  EXPECT_FALSE(rank_from_file_name("resnet_et.2023-07.json.gz").has_value());
+  EXPECT_FALSE(rank_from_file_name("1.0.2-chakra.0.0.4.et").has_value());
+  EXPECT_EQ(rank_from_file_name("chakra.0.et"), 0u);
+  EXPECT_EQ(rank_from_file_name("resnet_et.2023-07.rank3.json.gz"), 3u);
   EXPECT_FALSE(rank_from_file_name("resnet50.et").has_value());
 }
 

@@ -94,6 +94,24 @@ TEST(BadInput, EmptyFile) {
   EXPECT_EQ(error_of([&] { chakra::read_et(path); }), path + ": empty file (0 bytes): not a Chakra trace");
 }
 
+// The commonest wrong file for an .et reader is JSON (a PyTorch trace, our own JSON): the error
+// says so and which command reads it; a binary file that is no trace gets no such hint.
+TEST(BadInput, JsonGivenForAnEtTraceIsNamed) {
+  const std::string dir = temp_dir();
+  write_raw(dir + "/host.json", "{\"schema\": \"1.1.0-chakra.0.0.4\", \"pid\": 7, \"nodes\": []}");
+  write_raw(dir + "/list.json", "\n  [1, 2, 3]");
+  for (const char* name : {"host.json", "list.json"}) {
+    std::string msg = error_of([&] { chakra::read_et(dir + "/" + name); });
+    EXPECT_NE(msg.find(std::string(name) + ": record 1 at byte 0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("this is JSON text, not a Chakra .et (protobuf) trace"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("chakra convert pytorch"), std::string::npos) << msg;
+  }
+  write_raw(dir + "/noise.bin", std::string("\x05\xff\xff\xff\xff\x01", 6));
+  std::string msg = error_of([&] { chakra::read_et(dir + "/noise.bin"); });
+  EXPECT_NE(msg.find("noise.bin: record 1"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("JSON"), std::string::npos) << msg;
+}
+
 TEST(BadInput, DirectoryInsteadOfFile) {
   const std::string dir = temp_dir();
   EXPECT_EQ(error_of([&] { chakra::read_et(dir); }), dir + ": is a directory, not a file");

@@ -163,6 +163,9 @@ TEST(PytorchConvert, CyclesAreReportedWithTheirNodesAndBrokenOnlyOnRequest) {
 TEST(PytorchConvert, BadInputGivesClearErrors) {
   EXPECT_NE(error_of("").find("t.json: byte 0: not a PyTorch execution trace"), std::string::npos);
   EXPECT_NE(error_of("[1, 2]").find("not a PyTorch execution trace"), std::string::npos);
+  // A Chakra .et given to the converter: the error says which commands read it.
+  std::string et = error_of(std::string("\x0a\x12\x0a\x05", 4) + "1.0.0");
+  EXPECT_NE(et.find("a Chakra .et trace is read by chakra info, validate and jsonize"), std::string::npos) << et;
   EXPECT_NE(error_of("{\"nodes\": [{\"id\": 1, \"name\": \"x\"").find("truncated file?"), std::string::npos);
   EXPECT_NE(error_of("{\"traceEvents\": []}").find("Kineto"), std::string::npos);
   EXPECT_NE(error_of("{\"nodes\": []} x").find("trailing data"), std::string::npos);

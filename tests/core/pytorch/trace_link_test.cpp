@@ -416,6 +416,14 @@ TEST(TraceLink, BadInputsNameTheFileAndTheProblem) {
   EXPECT_NE(link_error(host.substr(0, host.size() - 40), kineto).find("host.json"), std::string::npos);
   EXPECT_NE(link_error("{\"schema\": \"1.0.1\"}", kineto).find("no \"nodes\" array"), std::string::npos);
   EXPECT_NE(link_error(host, "{\"events\": []}").find("no \"traceEvents\" array"), std::string::npos);
+  // The two traces given the wrong way round: each side says what it got.
+  std::string swapped = link_error(kineto, host);
+  EXPECT_NE(swapped.find("host.json: this is a Kineto (profiler) trace, not a host execution trace (are the host "
+                         "and device traces swapped?)"),
+            std::string::npos)
+      << swapped;
+  EXPECT_NE(link_error(host, host).find("kineto.json: this is a PyTorch host execution trace, not a Kineto trace"),
+            std::string::npos);
   EXPECT_NE(link_error(host, "[1, 2]").find("not an object"), std::string::npos);
   EXPECT_NE(link_error("{\"nodes\": [{\"id\": 2}, {\"id\": 2}]}", kineto).find("node id 2 appears twice"),
             std::string::npos);

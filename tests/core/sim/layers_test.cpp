@@ -126,7 +126,9 @@ TEST(SimNetwork, CongestionAwareLinksCarryOneMessageAtATime) {
     // aware: the second waits for the link until the first is serialised
     EXPECT_EQ(r.got[1].first, b == Backend::CongestionAware ? serial(1024) + one : one);
     EXPECT_EQ(n->fixed_delays(), b == Backend::CongestionUnaware);
-    if (b == Backend::CongestionAware) EXPECT_THROW(n->delay(0, 1, 8), Error);
+    if (b == Backend::CongestionAware) {
+      EXPECT_THROW(n->delay(0, 1, 8), Error);
+    }
   }
 }
 

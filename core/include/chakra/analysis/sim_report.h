@@ -14,8 +14,9 @@ namespace chakra {
 // order they finished (ties: NPU order), as ASTRA-sim prints them.
 std::string astra_finish_lines(const sim::SimResult& r);
 
-// The step time and slowest NPU, mean busy times over finished NPUs, and per collective type
-// its count, bytes and mean time; begins with an empty line.
+// The step time and slowest NPU, mean busy times over finished NPUs, a line when the slowest
+// NPU's CPU ops fill at least 95% of its step (then no network shortens it), and per collective
+// type its count, bytes and mean time; begins with an empty line.
 std::string sim_summary_text(const sim::SimResult& r);
 
 // {"end_ns", "deadlock", "messages", "events", "npus": [{finished, finish_ns, ...}],

@@ -20,7 +20,7 @@ enum class TopologyKind { Ring, FullyConnected, Switch };
 
 struct NetworkConfig {
   std::vector<TopologyKind> topology;  // one entry per dimension, dimension 0 varies fastest
-  std::vector<uint32_t> npus;          // NPUs per dimension, each > 1
+  std::vector<uint32_t> npus;          // NPUs per dimension, each >= 1 (1: a single GPU)
   std::vector<double> bandwidth;       // per link, "GB/s" read as GiB/s (x 2^30 / 1e9 B/ns)
   std::vector<double> latency;         // ns per hop
   uint64_t total_npus() const;

@@ -102,7 +102,8 @@ bool ends_with(std::string_view s, std::string_view suffix);
 // The rank of a per-rank file from its name (the folder part is ignored): the number after
 // "rank" or "worker" ("rank3.json", "worker_3.pt.trace.json"), else the number just before the
 // extensions after a '.', '_' or '-' ("prefix.3.et.gz", "host_3.json"). Numbers of more than 6
-// digits (timestamps, pids) are not ranks.
+// digits (timestamps, pids) and numbers that end a version or a date ("et_0.0.4.json",
+// "trace.2023-07.json") are not ranks.
 std::optional<uint32_t> rank_from_file_name(std::string_view path);
 
 }  // namespace chakra

@@ -36,6 +36,16 @@ class JsonPull {
   // Kind of the next value (skipping whitespace). End: at the end of the input.
   Kind peek();
   bool at_end() { return peek_char() == 0; }
+  // Whether one of the next 16 bytes (after whitespace) is a control character no JSON text
+  // has: the input is binary (a protobuf .et given where JSON is expected, say).
+  bool next_is_binary() {
+    if (peek_char() == 0) return false;
+    for (size_t p = pos_; p < size_ && p < pos_ + 16; ++p) {
+      unsigned char c = static_cast<unsigned char>(base_[p]);
+      if (c < 0x20 && c != '\n' && c != '\r' && c != '\t') return true;
+    }
+    return false;
+  }
 
   // Objects: begin_object(), then next_key(key) until it returns false (consumes '}').
   void begin_object();

@@ -111,6 +111,7 @@ std::optional<AttrKind> parse_attr_kind(std::string_view name);
 enum class KindRule : uint8_t {
   Exact,        // only `kind` is read correctly (mlcommons feeder v1 reads one oneof case)
   AnyInteger,   // any integer kind; `kind` is what the reference writers use
+  BoolOrInteger,  // a bool, or an integer read as != 0 (ASTRA-sim, feeder v3; v1 only the bool)
 };
 
 // An attribute that simulators (ASTRA-sim through its feeders) interpret.
