@@ -1150,6 +1150,9 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
   auto good_enough = [&](uint64_t agreeing) {
     return agreeing > 0 && agreeing * 10 >= std::min<uint64_t>(host_ops, window.size()) * 9;
   };
+  if (method == LinkMethod::RecordFunctionId && !d.any_rf)
+    throw Error(d.name + ": --method rf-id needs Kineto CPU ops with a \"Record function id\", and this trace has "
+                "none (older PyTorch profilers do not write it); --method auto pairs by External id instead");
   if (method == LinkMethod::Auto || method == LinkMethod::RecordFunctionId) {
     if (d.any_rf || method == LinkMethod::RecordFunctionId) {
       pair = pair_by_rf(h, d);

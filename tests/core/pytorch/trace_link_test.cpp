@@ -197,6 +197,23 @@ TEST(TraceLink, ExternalIdOffsetAndIterationWindow) {
                chakra::Error);
 }
 
+// --method rf-id on a Kineto trace without record-function ids says so and what to use.
+TEST(TraceLink, RecordFunctionIdMethodNeedsTheIds) {
+  chakra::LinkOptions rf;
+  rf.method = chakra::LinkMethod::RecordFunctionId;
+  std::string e;
+  try {
+    link_text(small_host(), small_kineto(false), rf);
+  } catch (const chakra::Error& err) {
+    e = err.what();
+  }
+  EXPECT_NE(e.find("kineto.json: --method rf-id needs Kineto CPU ops with a \"Record function id\", and this trace "
+                   "has none"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(link_text(small_host(), small_kineto(true), rf).report.method, chakra::LinkMethod::RecordFunctionId);
+}
+
 TEST(TraceLink, SmallTraceFieldsFollowTheReferenceRules) {
   Linked l = link_text(small_host(), small_kineto());
   json doc = json::parse(l.text);
