@@ -67,11 +67,12 @@ int link_single(const cli::Args& a, const std::string& host, const std::string& 
   return cli::kOk;
 }
 
-// What a JSON file in a folder of rank pairs is, from its first bytes.
+// What a JSON file in a folder of rank pairs is, from its first bytes, and the rank a Kineto
+// trace states in them.
 enum class FileKind { Host, Device, Other };
-FileKind sniff(const std::string& path) {
+FileKind sniff(const std::string& path, std::optional<uint32_t>* stated_rank) {
   auto in = chakra::open_input(path);
-  std::string head(8192, '\0');
+  std::string head(65536, '\0');
   size_t n = 0;
   while (n < head.size()) {
     size_t got = in->read(reinterpret_cast<uint8_t*>(head.data()) + n, head.size() - n);
@@ -79,8 +80,11 @@ FileKind sniff(const std::string& path) {
     n += got;
   }
   head.resize(n);
-  if (head.find("\"traceEvents\"") != std::string::npos || head.find("\"schemaVersion\"") != std::string::npos)
+  if (head.find("\"traceEvents\"") != std::string::npos || head.find("\"schemaVersion\"") != std::string::npos) {
+    chakra::kineto_file_rank(head, path);  // a trace whose name says another rank is an error
+    *stated_rank = chakra::kineto_rank(head);
     return FileKind::Device;
+  }
   if (head.find("\"schema\"") != std::string::npos || head.find("\"nodes\"") != std::string::npos)
     return FileKind::Host;
   return FileKind::Other;
@@ -91,18 +95,26 @@ struct Pair {
   int64_t rank = 0;
 };
 
-// Rank pairs in a folder: a sub-folder per rank holding one host ET and one Kineto trace
-// (rank from the folder's name), or files in the folder itself whose names carry the rank.
+// Rank pairs in a folder: a sub-folder per rank holding one host ET and one Kineto trace, or
+// files in the folder itself. A pair's rank is the one its Kineto trace states, else the
+// number in the sub-folder's or the files' names.
 std::vector<Pair> find_pairs(const std::string& dir) {
   std::map<std::string, std::vector<std::string>> hosts, devices;  // folder → files
+  std::map<std::string, uint32_t> stated;  // Kineto trace → the rank it states
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     std::string p = e.path().string();
     if (!e.is_regular_file() || !(chakra::ends_with(p, ".json") || chakra::ends_with(p, ".json.gz"))) continue;
-    FileKind k = sniff(p);
+    std::optional<uint32_t> rank;
+    FileKind k = sniff(p, &rank);
     std::string folder = e.path().parent_path().string();
     if (k == FileKind::Host) hosts[folder].push_back(p);
     if (k == FileKind::Device) devices[folder].push_back(p);
+    if (rank) stated[p] = *rank;
   }
+  auto stated_rank = [&](const std::string& d) -> std::optional<int64_t> {
+    if (auto it = stated.find(d); it != stated.end()) return it->second;
+    return std::nullopt;
+  };
   std::vector<Pair> pairs;
   std::map<int64_t, std::string> seen;
   auto add = [&](const std::string& host, const std::string& device, std::optional<int64_t> rank) {
@@ -116,14 +128,23 @@ std::vector<Pair> find_pairs(const std::string& dir) {
     std::vector<std::string>& ds = devices[folder];
     if (ds.empty()) continue;  // host ETs alone (e.g. outputs of an earlier link) are not pairs
     if (hs.size() == 1 && ds.size() == 1 && folder != fs::path(dir).lexically_normal().string()) {
-      std::optional<int64_t> rank = chakra::rank_from_file_name(folder);
+      std::optional<int64_t> rank = stated_rank(ds[0]);
+      if (!rank) rank = chakra::rank_from_file_name(folder);
       if (!rank) rank = chakra::rank_from_file_name(hs[0]);
       add(hs[0], ds[0], rank);
       continue;
     }
     std::map<int64_t, std::string> device_by_rank;
-    for (const std::string& d : ds)
-      if (auto r = chakra::rank_from_file_name(d)) device_by_rank[*r] = d;
+    for (const std::string& d : ds) {
+      std::optional<int64_t> r = stated_rank(d);
+      if (!r) r = chakra::rank_from_file_name(d);
+      if (r) {
+        if (device_by_rank.count(*r))
+          throw chakra::Error(folder + ": two Kineto traces for rank " + std::to_string(*r) + ": " + device_by_rank[*r] +
+                              " and " + d);
+        device_by_rank[*r] = d;
+      }
+    }
     for (const std::string& h : hs) {
       std::optional<int64_t> r = chakra::rank_from_file_name(h);
       if (!r || !device_by_rank.count(*r))

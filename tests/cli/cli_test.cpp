@@ -497,19 +497,35 @@ TEST(CliLink, ErrorsLeaveNoOutput) {
   r = run({"link", dir, "-o", dir + "/x"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "no host ET + Kineto trace pairs")) << r.err;
-  // Pairs side by side in one folder, matched by the rank in their names.
+  // Pairs side by side in one folder, matched by the rank in their names (the Kineto trace
+  // states rank 0 in its distributedInfo, and its name agrees).
   const std::string add = shared("data/pairs/hta_simple_add_a100_1rank/");
   fs::create_directory(dir + "/flat");
-  fs::copy_file(add + "benchmark_simple_add_et.json.gz", dir + "/flat/host_3.json.gz");
-  fs::copy_file(add + "benchmark_simple_add_trace.json.gz", dir + "/flat/kineto_3.json.gz");
+  fs::copy_file(add + "benchmark_simple_add_et.json.gz", dir + "/flat/host_0.json.gz");
+  fs::copy_file(add + "benchmark_simple_add_trace.json.gz", dir + "/flat/kineto_0.json.gz");
   r = run({"link", dir + "/flat", "-o", dir + "/out/add"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(fs::exists(dir + "/out/add.3.json")) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/out/add.0.json")) << r.err;
   fs::copy_file(add + "benchmark_simple_add_et.json.gz", dir + "/flat/host_4.json.gz");
   r = run({"link", dir + "/flat", "-o", dir + "/out/again"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "host_4.json.gz: no Kineto trace with the same rank number")) << r.err;
-  EXPECT_FALSE(fs::exists(dir + "/out/again.3.json"));
+  EXPECT_FALSE(fs::exists(dir + "/out/again.0.json"));
+  // A name that contradicts the trace's own rank is an error naming the file; in a rank's own
+  // folder without a number in the names, the trace's rank is taken.
+  fs::create_directory(dir + "/clash");
+  fs::copy_file(add + "benchmark_simple_add_et.json.gz", dir + "/clash/host_3.json.gz");
+  fs::copy_file(add + "benchmark_simple_add_trace.json.gz", dir + "/clash/kineto_3.json.gz");
+  r = run({"link", dir + "/clash", "-o", dir + "/out/clash"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "kineto_3.json.gz: the trace says it is rank 0 (distributedInfo) but its name says rank 3"))
+      << r.err;
+  fs::create_directories(dir + "/named/run.2023-07");
+  fs::copy_file(add + "benchmark_simple_add_et.json.gz", dir + "/named/run.2023-07/host_et.json.gz");
+  fs::copy_file(add + "benchmark_simple_add_trace.json.gz", dir + "/named/run.2023-07/trace.json.gz");
+  r = run({"link", dir + "/named", "-o", dir + "/out/named"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/out/named.0.json")) << r.err;
 }
 
 TEST(CliGenerate, ReferenceAliasAndCollectives) {

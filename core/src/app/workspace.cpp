@@ -270,7 +270,8 @@ std::string Workspace::finish(Loading& l) {
     case InputKind::PytorchHostEt:
     case InputKind::KinetoTrace: {
       bool host = l.kind_ == InputKind::PytorchHostEt;
-      std::optional<uint32_t> stated = rank_from_file_name(name);
+      // A Kineto trace's own distributedInfo first, then the file name.
+      std::optional<uint32_t> stated = host ? rank_from_file_name(name) : kineto_file_rank(head_of(l.bytes_, name), name);
       // A file without a rank pairs with an unpaired other half, else takes a new rank.
       auto it = std::find_if(pytorch_.begin(), pytorch_.end(), [&](const auto& p) {
         if (stated) return p.first == *stated;

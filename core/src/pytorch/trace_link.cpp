@@ -2,6 +2,7 @@
 
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -41,6 +42,50 @@ bool parse_link_method(std::string_view text, LinkMethod* out) {
       return true;
     }
   return false;
+}
+
+std::optional<uint32_t> kineto_rank(std::string_view head) {
+  size_t at = head.find("\"distributedInfo\"");
+  if (at == std::string_view::npos) return std::nullopt;
+  size_t i = head.find_first_not_of(" \t\r\n", at + 17);
+  if (i == std::string_view::npos || head[i] != ':') return std::nullopt;
+  i = head.find_first_not_of(" \t\r\n", i + 1);
+  if (i == std::string_view::npos || head[i] != '{') return std::nullopt;
+  // Walk the object, strings skipped, and read the "rank" member at its own level (pg_config
+  // lists nested "ranks").
+  int depth = 0;
+  for (; i < head.size(); ++i) {
+    char c = head[i];
+    if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) return std::nullopt;
+    } else if (c == '"') {
+      size_t end = i + 1;
+      while (end < head.size() && head[end] != '"') end += head[end] == '\\' ? 2 : 1;
+      if (end >= head.size()) return std::nullopt;
+      std::string_view key = head.substr(i + 1, end - i - 1);
+      i = end;
+      if (depth != 1 || key != "rank") continue;
+      size_t v = head.find_first_not_of(" \t\r\n", end + 1);
+      if (v == std::string_view::npos || head[v] != ':') continue;
+      v = head.find_first_not_of(" \t\r\n", v + 1);
+      size_t digits = v;
+      while (digits < head.size() && digits - v < 7 && std::isdigit(static_cast<unsigned char>(head[digits]))) ++digits;
+      if (digits == v || digits - v > 6 || digits >= head.size() || std::isdigit(static_cast<unsigned char>(head[digits])))
+        return std::nullopt;
+      return static_cast<uint32_t>(std::stoul(std::string(head.substr(v, digits - v))));
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<uint32_t> kineto_file_rank(std::string_view head, const std::string& file_name) {
+  std::optional<uint32_t> stated = kineto_rank(head), named = rank_from_file_name(file_name);
+  if (stated && named && *stated != *named)
+    throw Error(file_name + ": the trace says it is rank " + std::to_string(*stated) + " (distributedInfo) but its name "
+                "says rank " + std::to_string(*named) + "; rename the file or fix the trace");
+  return stated ? stated : named;
 }
 
 namespace {

@@ -356,6 +356,23 @@ TEST(Workspace, PairsHostEtWithKinetoInEitherOrder) {
   EXPECT_EQ(a.ranks()[0]->report.errors, 0u);
 }
 
+// A Kineto trace's own distributedInfo names its rank, whatever dates or versions its file
+// name has; a name naming another rank is an error that leaves the workspace as it was.
+TEST(Workspace, KinetoTraceStatesItsRank) {
+  std::string dir = shared("data/pairs/dlrm_8rank_v100/rank3");
+  std::string kineto = read_raw(dir + "/worker3_step_12.1694128201557.pt.trace.json");
+  Workspace ws;
+  EXPECT_NE(ws.add(as_bytes(kineto), "trace.2023-07.json").find("rank 3: Kineto trace"), std::string::npos);
+  Workspace clash;
+  try {
+    clash.add(as_bytes(kineto), "worker_5.json");
+    ADD_FAILURE() << "no error";
+  } catch (const chakra::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("worker_5.json: the trace says it is rank 3"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(clash.ranks().empty());
+}
+
 TEST(Workspace, TextWorkloadsConfigsAndBadFiles) {
   Workspace ws;
   std::string text = read_raw(shared("data/text_workloads/astra-sim-1.0__Resnet50_DataParallel.txt"));

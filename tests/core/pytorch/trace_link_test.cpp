@@ -197,6 +197,28 @@ TEST(TraceLink, ExternalIdOffsetAndIterationWindow) {
                chakra::Error);
 }
 
+TEST(TraceLink, RankFromTheKinetoTraceItself) {
+  using chakra::kineto_rank;
+  EXPECT_EQ(kineto_rank(R"({"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": 5, "world_size": 8}})"), 5u);
+  // pg_config's nested "ranks" are not the rank; the rank may come after them
+  EXPECT_EQ(kineto_rank(R"({"distributedInfo": {"pg_config": [{"pg_name": "0", "ranks": [0, 1]}], "rank" : 1}})"), 1u);
+  EXPECT_FALSE(kineto_rank(R"({"distributedInfo": {"backend": "nccl"}, "rank": 3})").has_value());
+  EXPECT_FALSE(kineto_rank(R"({"traceEvents": []})").has_value());
+  EXPECT_FALSE(kineto_rank(R"({"distributedInfo": {"rank": 12)").has_value());  // cut off mid-number
+  EXPECT_FALSE(kineto_rank(R"({"distributedInfo": {"rank": "2"}})").has_value());
+  // the name is the fallback, and a contradiction is an error naming the file
+  std::string head = R"({"distributedInfo": {"rank": 2}})";
+  EXPECT_EQ(chakra::kineto_file_rank(head, "dir/trace.2023-07.json"), 2u);
+  EXPECT_EQ(chakra::kineto_file_rank("{}", "dir/worker_4.json"), 4u);
+  try {
+    chakra::kineto_file_rank(head, "dir/rank3.json");
+    ADD_FAILURE() << "no error";
+  } catch (const chakra::Error& e) {
+    EXPECT_STREQ(e.what(), "dir/rank3.json: the trace says it is rank 2 (distributedInfo) but its name says rank 3; "
+                           "rename the file or fix the trace");
+  }
+}
+
 // --method rf-id on a Kineto trace without record-function ids says so and what to use.
 TEST(TraceLink, RecordFunctionIdMethodNeedsTheIds) {
   chakra::LinkOptions rf;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +62,14 @@ struct LinkReport {
   } outside_root;
   std::vector<std::string> warnings;
 };
+
+// The rank a Kineto trace states about itself ("distributedInfo": {"rank": N, ...}) in `head`,
+// its first bytes (decompressed; the field comes before the events); nullopt when absent.
+// Ranks are taken from here before file names, whose numbers may be dates or versions.
+std::optional<uint32_t> kineto_rank(std::string_view head);
+// A Kineto trace's rank: the one it states, else the number in its file name
+// (rank_from_file_name). When both exist and differ, a chakra::Error names the file and both.
+std::optional<uint32_t> kineto_file_rank(std::string_view head, const std::string& file_name);
 
 // Links one rank. Writes the linked JSON to `out` (the caller makes it atomic and compressed as
 // it likes). Throws chakra::Error naming the inputs for malformed or unusable inputs, and when
