@@ -97,13 +97,21 @@ struct Pair {
 
 // Rank pairs in a folder: a sub-folder per rank holding one host ET and one Kineto trace, or
 // files in the folder itself. A pair's rank is the one its Kineto trace states, else the
-// number in the sub-folder's or the files' names.
-std::vector<Pair> find_pairs(const std::string& dir) {
+// number in the sub-folder's or the files' names. Files named like this run's outputs
+// (`output_stem`.N.json[.gz], from an earlier run into the same folder) are not inputs.
+std::vector<Pair> find_pairs(const std::string& dir, const std::string& output_stem) {
   std::map<std::string, std::vector<std::string>> hosts, devices;  // folder → files
   std::map<std::string, uint32_t> stated;  // Kineto trace → the rank it states
+  const fs::path stem = fs::absolute(output_stem).lexically_normal();
+  auto is_output = [&](const fs::path& p) {
+    if (p.parent_path() != stem.parent_path()) return false;
+    std::string name = p.filename().string(), prefix = stem.filename().string() + ".";
+    return name.rfind(prefix, 0) == 0 && chakra::rank_from_file_name(name).has_value();
+  };
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     std::string p = e.path().string();
     if (!e.is_regular_file() || !(chakra::ends_with(p, ".json") || chakra::ends_with(p, ".json.gz"))) continue;
+    if (is_output(fs::absolute(e.path()).lexically_normal())) continue;
     std::optional<uint32_t> rank;
     FileKind k = sniff(p, &rank);
     std::string folder = e.path().parent_path().string();
@@ -160,14 +168,14 @@ std::vector<Pair> find_pairs(const std::string& dir) {
 
 // Links every rank in parallel; nothing is published unless all succeed.
 int link_folder(const cli::Args& a, const std::string& dir, const std::string& prefix, Verbosity v) {
-  std::vector<Pair> pairs = find_pairs(dir);
-  chakra::LinkOptions options = link_options(a);
-  std::vector<chakra::LinkReport> reports(pairs.size());
-  std::vector<std::unique_ptr<chakra::OutputFile>> files(pairs.size());
   // OUT may be "dir/name", "dir/name.json" or "dir/name.json.gz" (compressed outputs).
   std::string stem = prefix, suffix = ".json";
   if (chakra::ends_with(stem, ".gz")) stem.resize(stem.size() - 3), suffix = ".json.gz";
   if (chakra::ends_with(stem, ".json")) stem.resize(stem.size() - 5);
+  std::vector<Pair> pairs = find_pairs(dir, stem);
+  chakra::LinkOptions options = link_options(a);
+  std::vector<chakra::LinkReport> reports(pairs.size());
+  std::vector<std::unique_ptr<chakra::OutputFile>> files(pairs.size());
   std::error_code ec;
   if (fs::path parent = fs::path(stem).parent_path(); !parent.empty() && !fs::create_directories(parent, ec) && ec)
     throw chakra::Error(parent.string() + ": cannot create the output folder: " + ec.message());

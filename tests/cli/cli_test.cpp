@@ -506,6 +506,13 @@ TEST(CliLink, ErrorsLeaveNoOutput) {
   r = run({"link", dir + "/flat", "-o", dir + "/out/add"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(dir + "/out/add.0.json")) << r.err;
+  // Outputs written into the input folder are not taken for inputs when the link runs again.
+  for (int i = 0; i < 2; ++i) {
+    r = run({"link", dir + "/flat", "-o", dir + "/flat/linked.json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(fs::exists(dir + "/flat/linked.0.json")) << r.err;
+  }
+  fs::remove(dir + "/flat/linked.0.json");
   fs::copy_file(add + "benchmark_simple_add_et.json.gz", dir + "/flat/host_4.json.gz");
   r = run({"link", dir + "/flat", "-o", dir + "/out/again"});
   EXPECT_EQ(r.exit_code, 1);
