@@ -35,7 +35,7 @@ System::Plan System::make_plan(uint32_t npu, Collective type, int group, const s
     throw Error(what() + ": the system configuration has no " + std::string(collective_name(type)) +
                 "-implementation");
   Plan plan;
-  bool whole = group < 0 || groups_[group].members.size() == topo_npus_;
+  bool whole = group < 0 || groups_[group].members.size() == topo_.npus;
   if (!whole) {
     const Group& g = groups_[group];
     if (!g.index_of.count(npu))
@@ -57,13 +57,13 @@ System::Plan System::make_plan(uint32_t npu, Collective type, int group, const s
   for (uint32_t d = 0; d < algos.size(); ++d) {
     RingView r;
     if (algos[d].flat) {
-      r.n = topo_npus_;
+      r.n = topo_.npus;
       r.stride = 1;
       r.base = 0;
     } else {
-      r.n = dim_npus_[d];
-      r.stride = strides_[d];
-      r.base = npu - (npu / strides_[d]) % dim_npus_[d] * strides_[d];
+      r.n = topo_.net.npus[d];
+      r.stride = topo_.strides[d];
+      r.base = npu - topo_.coord(npu, d) * topo_.strides[d];
     }
     plan.algos.push_back(algos[d]);
     plan.rings.push_back(r);
@@ -110,8 +110,8 @@ void System::issue_collective(uint32_t npu, const Where& what, Collective type, 
   if (!custom) plan = make_plan(npu, type, group, involved, what);
   // chunking: every chunk has the same size, the last one included
   uint64_t chunk = size / sys.preferred_dataset_splits;
-  if (type != Collective::AllGather && chunk < topo_npus_) {
-    chunk = topo_npus_;
+  if (type != Collective::AllGather && chunk < topo_.npus) {
+    chunk = topo_.npus;
     size = uint64_t(sys.preferred_dataset_splits) * chunk;
   }
   int priority = sys.scheduling == SchedulingPolicy::LIFO   ? p.priority_counter++

@@ -18,16 +18,10 @@ uint64_t stream_node(uint32_t si, uint64_t node) { return (uint64_t(si) << 32) |
 }  // namespace
 
 System::System(EventQueue& queue, const SimInputs& in, const SimOptions& o, NodeSink& nodes)
-    : queue_(queue), in_(in), nodes_(nodes),
+    : queue_(queue), in_(in), nodes_(nodes), topo_(in.network),
       network_(make_network(o.backend, queue, *this, in.network)),
       sink_id_(queue.add_sink(*this)) {
   const SystemConfig& s = in.system;
-  const NetworkConfig& net = in.network;
-  topo_npus_ = static_cast<uint32_t>(net.total_npus());
-  dims_ = static_cast<uint32_t>(net.npus.size());
-  strides_.resize(dims_ + 1, 1);
-  for (uint32_t d = 0; d < dims_; ++d) strides_[d + 1] = strides_[d] * net.npus[d];
-  dim_npus_ = net.npus;
   // The reference scales endpoint-delay only when the key is present and keeps the product
   // in an int (its truncation is kept; past an int the conversion would be undefined).
   const double scaled_delay = s.endpoint_delay * o.injection_scale;
@@ -40,30 +34,30 @@ System::System(EventQueue& queue, const SimInputs& in, const SimOptions& o, Node
   closed_form_ = network_->fixed_delays() && !o.rendezvous && !o.every_message;
   threshold_ = static_cast<int>(std::ceil(double(s.active_chunks_per_dimension) / o.queues_per_dim));
   for (int t = 0; t < kCollectiveTypes; ++t)
-    if (s.algorithms[t].size() > dims_)
+    if (s.algorithms[t].size() > topo_.dims)
       throw Error(source_prefix(in.system_source) + "the system configuration lists " +
                   std::to_string(s.algorithms[t].size()) + " " + collective_name(Collective(t)) +
-                  " algorithms for a " + std::to_string(dims_) + "-dimensional network");
+                  " algorithms for a " + std::to_string(topo_.dims) + "-dimensional network");
   for (const auto& [id, members] : in.groups) {
     Group g;
     g.members = members;
     for (uint32_t i = 0; i < members.size(); ++i) {
-      if (members[i] >= topo_npus_)
+      if (members[i] >= topo_.npus)
         throw Error(source_prefix(in.groups_source) + "communicator group " + std::to_string(id) + " names NPU " +
-                    std::to_string(members[i]) + " but the network has " + std::to_string(topo_npus_));
+                    std::to_string(members[i]) + " but the network has " + std::to_string(topo_.npus));
       g.index_of[members[i]] = i;
     }
     g.first_stream_id = int64_t(id) * 1000000;
     group_index_[id] = static_cast<int>(groups_.size());
     groups_.push_back(std::move(g));
   }
-  buckets_.resize(topo_npus_);
-  npus_.resize(topo_npus_);
-  const uint32_t total_queues = dims_ * o.queues_per_dim;
+  buckets_.resize(topo_.npus);
+  npus_.resize(topo_.npus);
+  const uint32_t total_queues = topo_.dims * o.queues_per_dim;
   for (Npu& p : npus_) {
     p.queues.resize(total_queues);
     p.running.assign(total_queues, 0);
-    for (uint32_t d = 0; d < dims_; ++d) {
+    for (uint32_t d = 0; d < topo_.dims; ++d) {
       QueueLevel l;
       l.first_queue = d * o.queues_per_dim;
       l.count = o.queues_per_dim;
@@ -76,7 +70,7 @@ System::System(EventQueue& queue, const SimInputs& in, const SimOptions& o, Node
 
 CollectiveAlgorithm& System::algorithm(Algorithm kind) {
   auto& a = algorithms_[size_t(kind)];
-  if (!a) a = make_algorithm(kind, topo_npus_, dims_);
+  if (!a) a = make_algorithm(kind, topo_.npus, topo_.dims);
   return *a;
 }
 

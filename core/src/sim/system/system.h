@@ -58,7 +58,7 @@ class System final : public CollectiveContext, public MessageSink, public EventS
   // ---- CollectiveContext
   Stream& stream(uint32_t si) override { return streams_[si]; }
   const EventQueue& clock() const override { return queue_; }
-  uint32_t npus() const override { return topo_npus_; }
+  uint32_t npus() const override { return topo_.npus; }
   void send(uint32_t si, uint32_t dst, uint64_t bytes) override;
   void recv(uint32_t si, uint32_t src, uint64_t bytes) override;
   void bundle(uint32_t si, bool reduce, uint64_t bytes, bool endpoint) override;
@@ -147,11 +147,9 @@ class System final : public CollectiveContext, public MessageSink, public EventS
   EventQueue& queue_;
   const SimInputs& in_;
   NodeSink& nodes_;
+  const Topology topo_;  // the network's NPUs and dimensions, for plans
   std::unique_ptr<Network> network_;
   uint8_t sink_id_;
-  uint32_t topo_npus_ = 0, dims_ = 0;
-  std::vector<uint32_t> strides_;
-  std::vector<uint32_t> dim_npus_;
   Tick endpoint_delay_ = 10;
   double local_mem_bw_ = 0;
   int threshold_ = 1;

@@ -12,13 +12,6 @@ namespace {
 
 bool is_comm(NodeType t) { return t == NodeType::CommColl || t == NodeType::CommSend || t == NodeType::CommRecv; }
 
-// One resource of each kind per NPU (ASTRA-sim's HardwareResource); receives take none.
-bool slot_free(int cpu_busy, int comp_busy, int comm_busy, const FeederNode& node) {
-  if (node.is_cpu_op()) return cpu_busy == 0;
-  if (node.type() == NodeType::Comp) return comp_busy == 0;
-  return comm_busy == 0 || node.type() == NodeType::CommRecv;
-}
-
 // Length of the union of intervals.
 Tick union_length(std::vector<std::pair<Tick, Tick>>& v) {
   std::sort(v.begin(), v.end());
@@ -73,6 +66,19 @@ void Workload::start() {
   for (uint32_t n = 0; n < n_npus_; ++n) step(n);
 }
 
+// One resource of each kind per NPU (ASTRA-sim's HardwareResource); receives take none.
+bool Workload::slot_free(const Npu& p, const FeederNode& node) {
+  if (node.is_cpu_op()) return p.cpu_busy == 0;
+  if (node.type() == NodeType::Comp) return p.comp_busy == 0;
+  return p.comm_busy == 0 || node.type() == NodeType::CommRecv;
+}
+
+void Workload::occupy(Npu& p, const FeederNode& node, int delta) {
+  if (node.is_cpu_op()) p.cpu_busy += delta;
+  else if (node.type() == NodeType::Comp) p.comp_busy += delta;
+  else if (node.type() != NodeType::CommRecv) p.comm_busy += delta;
+}
+
 // Issue every issuable node whose resource is free, smallest id first; repeated while nodes
 // finish instantly (INVALID, METADATA), whose dependants the reference would leave waiting.
 void Workload::step(uint32_t n) {
@@ -85,7 +91,7 @@ void Workload::step(uint32_t n) {
     for (uint64_t id : ready) {
       Npu& q = npus_[n];
       FeederNode node = q.feeder->node(id);
-      if (!slot_free(q.cpu_busy, q.comp_busy, q.comm_busy, node)) {
+      if (!slot_free(q, node)) {
         q.feeder->untake(id);
         continue;
       }
@@ -99,16 +105,11 @@ void Workload::step(uint32_t n) {
   }
 }
 
-static void occupy(int& cpu_busy, int& comp_busy, int& comm_busy, const FeederNode& node, int delta) {
-  if (node.is_cpu_op()) cpu_busy += delta;
-  else if (node.type() == NodeType::Comp) comp_busy += delta;
-  else if (node.type() != NodeType::CommRecv) comm_busy += delta;
-}
 
 // Returns true when the node finished at once.
 bool Workload::issue(uint32_t n, const FeederNode& node) {
   Npu& p = npus_[n];
-  occupy(p.cpu_busy, p.comp_busy, p.comm_busy, node, +1);
+  occupy(p, node, +1);
   uint64_t id = node.id();
   NodeType type = node.type();
   Where what{p.file, node};
@@ -276,7 +277,7 @@ bool Workload::finish_now(uint32_t n, uint64_t id) {
 void Workload::complete(uint32_t n, uint64_t id) {
   Npu& p = npus_[n];
   FeederNode node = p.feeder->node(id);
-  occupy(p.cpu_busy, p.comp_busy, p.comm_busy, node, -1);
+  occupy(p, node, -1);
   auto it = p.in_flight.find(id);
   if (it != p.in_flight.end()) {
     Running r = it->second;

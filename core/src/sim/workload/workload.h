@@ -48,6 +48,8 @@ class Workload final : public NodeSink {
     uint64_t nodes = 0;
   };
 
+  static bool slot_free(const Npu& p, const FeederNode& node);
+  static void occupy(Npu& p, const FeederNode& node, int delta);
   void step(uint32_t n);
   bool issue(uint32_t n, const FeederNode& node);
   bool issue_p2p(uint32_t n, const FeederNode& node, const Where& what, bool send);
