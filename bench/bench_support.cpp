@@ -17,7 +17,10 @@
 
 namespace bench {
 
-ChildRun run_child(const std::vector<std::string>& argv, const std::string& cwd) {
+namespace {
+
+// Runs argv in cwd from this process: fork, exec, wait.
+ChildRun fork_exec_wait(const std::vector<std::string>& argv, const std::string& cwd) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -39,6 +42,93 @@ ChildRun run_child(const std::vector<std::string>& argv, const std::string& cwd)
   r.cpu_s = r.user_s + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec * 1e-6;
   r.max_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+// The spawner: a copy of this process made at start-up, while it is small, that runs children
+// on request over two pipes. Linux counts the pages of the process that forks into a child's
+// peak RSS (ru_maxrss keeps the high-water mark of the address space that exec replaces), so
+// children forked by the benchmark itself, after it has built inputs, would report its memory.
+int to_spawner = -1, from_spawner = -1;
+
+bool read_all_bytes(int fd, void* data, size_t n) {
+  char* p = static_cast<char*>(data);
+  while (n > 0) {
+    ssize_t got = read(fd, p, n);
+    if (got <= 0) return false;
+    p += got;
+    n -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
+bool write_all_bytes(int fd, const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t put = write(fd, p, n);
+    if (put <= 0) return false;
+    p += put;
+    n -= static_cast<size_t>(put);
+  }
+  return true;
+}
+
+void send_string(int fd, const std::string& s) {
+  const uint32_t n = static_cast<uint32_t>(s.size());
+  if (!write_all_bytes(fd, &n, sizeof n) || !write_all_bytes(fd, s.data(), n)) throw chakra::Error("spawner: pipe closed");
+}
+
+bool receive_string(int fd, std::string& s) {
+  uint32_t n;
+  if (!read_all_bytes(fd, &n, sizeof n)) return false;
+  s.resize(n);
+  return read_all_bytes(fd, s.data(), n);
+}
+
+[[noreturn]] void serve(int requests, int replies) {
+  std::vector<std::string> argv;
+  std::string count, cwd;
+  while (receive_string(requests, count)) {
+    argv.resize(std::stoul(count));
+    for (std::string& a : argv)
+      if (!receive_string(requests, a)) _exit(0);
+    if (!receive_string(requests, cwd)) _exit(0);
+    const ChildRun r = fork_exec_wait(argv, cwd);
+    if (!write_all_bytes(replies, &r, sizeof r)) _exit(0);
+  }
+  _exit(0);
+}
+
+}  // namespace
+
+void start_spawner() {
+  int requests[2], replies[2];
+  if (to_spawner >= 0 || pipe(requests) != 0 || pipe(replies) != 0) return;
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(requests[1]);
+    close(replies[0]);
+    serve(requests[0], replies[1]);
+  }
+  close(requests[0]);
+  close(replies[1]);
+  if (pid < 0) {
+    close(requests[1]);
+    close(replies[0]);
+    return;
+  }
+  to_spawner = requests[1];
+  from_spawner = replies[0];
+}
+
+ChildRun run_child(const std::vector<std::string>& argv, const std::string& cwd) {
+  if (to_spawner < 0) return fork_exec_wait(argv, cwd);
+  send_string(to_spawner, std::to_string(argv.size()));
+  for (const std::string& a : argv) send_string(to_spawner, a);
+  send_string(to_spawner, cwd);
+  ChildRun r;
+  if (!read_all_bytes(from_spawner, &r, sizeof r)) throw chakra::Error("spawner: no reply");
   return r;
 }
 

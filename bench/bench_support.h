@@ -16,8 +16,11 @@ struct ChildRun {
   uint64_t max_rss_bytes = 0;
   int exit_code = -1;
 };
-// Runs argv[0] (a path) with stdout and stderr discarded, in `cwd` when given.
+// Runs argv[0] (a path) with stdout and stderr discarded, in `cwd` when given. After
+// start_spawner(), children are started by a small process forked then, so their peak RSS does
+// not include this process's memory (call it first thing in main).
 ChildRun run_child(const std::vector<std::string>& argv, const std::string& cwd = "");
+void start_spawner();
 
 // Column `column` (1 wall, 2 CPU seconds, 3 peak RSS KB) of the row `label` of
 // ../shared/reference/chakra/timings.tsv, or 0.

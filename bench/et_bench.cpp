@@ -368,6 +368,7 @@ int run_bench(const cli::Args& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bench::start_spawner();
   const std::string self_dir = std::filesystem::path(argv[0]).parent_path().string();
   cli::Args args("chakra_bench", "Speed and peak memory of chakra (decode, jsonize, validate, info, visualize, simulate, synth, convert, link) on replicated real traces.");
   args.option("--input", "ET", "trace to replicate",

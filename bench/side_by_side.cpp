@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "bench_support.h"
+#include "json_parsers.h"
 #include "chakra/format/et_io.h"
 #include "chakra/format/io.h"
 #include "chakra/support/error.h"
@@ -190,6 +191,7 @@ bool side_by_side(const SideBySideOptions& options) {
     ok = ok && !ours.failed;
     for (const std::string& f : {host, kineto, out}) fs::remove(f);
   }
+  compare_json_parsers(linked_x1, std::max(o.runs, 3));
   for (const std::string& f : {et, linked_x1, linked_xn, small_et, o.work + "/debug.log"}) fs::remove(f);
   return ok;
 }

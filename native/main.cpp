@@ -46,12 +46,13 @@ struct Command {
   const char* name;
   int (*run)(int, char**);
   const char* summary;
+  bool streams = false;  // holds one record at a time: no huge-page heap (see main)
 };
 
 constexpr Command kCommands[] = {
     {"info", cmd_info, "summarise traces: node types, collectives, bytes, attributes, dependencies"},
     {"validate", cmd_validate, "check traces for what makes simulators abort, hang or misread them"},
-    {"jsonize", cmd_jsonize, "write a trace as JSON (document, JSON Lines, or the reference jsonizer's bytes)"},
+    {"jsonize", cmd_jsonize, "write a trace as JSON (document, JSON Lines, or the reference jsonizer's bytes)", true},
     {"dejsonize", cmd_dejsonize, "build a .et trace from JSON (edit traces as text)"},
     {"link", cmd_link, "PyTorch host execution trace + Kineto trace -> linked JSON (ET+)"},
     {"convert", cmd_convert, "PyTorch execution traces or ASTRA-sim 1.0 text workloads -> .et"},
@@ -68,9 +69,10 @@ constexpr Command kCommands[] = {
 struct Alias {
   const char* name;
   int (*run)(int, char**);
+  bool streams = false;
 };
 constexpr Alias kAliases[] = {
-    {"chakra_jsonizer", cmd_reference_jsonizer},
+    {"chakra_jsonizer", cmd_reference_jsonizer, true},
     {"chakra_trace_link", cmd_reference_trace_link},
     {"chakra_converter", cmd_reference_converter},
     {"chakra_generator", cmd_reference_generator},
@@ -94,15 +96,21 @@ void print_help() {
   std::cout << "\n";
 }
 
+// Huge pages make building whole traces faster; a command that streams keeps a small footprint
+// instead (a 2 MiB page for a few kilobytes would be most of its memory).
+int run(int (*command)(int, char**), bool streams, int argc, char** argv) {
+  if (!streams) back_heap_with_huge_pages();
+  return command(argc, argv);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  back_heap_with_huge_pages();
   cli::install_interrupt_handler();
   std::string_view self = argv[0];
   if (auto slash = self.rfind('/'); slash != std::string_view::npos) self = self.substr(slash + 1);
   for (const Alias& a : kAliases)
-    if (self == a.name) return a.run(argc - 1, argv + 1);
+    if (self == a.name) return run(a.run, a.streams, argc - 1, argv + 1);
 
   if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help")) {
     print_help();
@@ -113,9 +121,9 @@ int main(int argc, char** argv) {
     return cli::kOk;
   }
   for (const Command& c : kCommands)
-    if (!std::strcmp(argv[1], c.name)) return c.run(argc - 2, argv + 2);
+    if (!std::strcmp(argv[1], c.name)) return run(c.run, c.streams, argc - 2, argv + 2);
   for (const Alias& a : kAliases)
-    if (!std::strcmp(argv[1], a.name)) return a.run(argc - 2, argv + 2);
+    if (!std::strcmp(argv[1], a.name)) return run(a.run, a.streams, argc - 2, argv + 2);
   std::cerr << "chakra: unknown command '" << argv[1] << "' (see chakra --help)\n";
   return cli::kUsage;
 }

@@ -355,8 +355,9 @@ EtReader::EtReader(std::unique_ptr<ByteSource> in, const ReadOptions& options)
     : impl_(std::make_unique<Impl>()) {
   impl_->in = std::move(in);
   impl_->opt = options;
-  // A megabyte at most; less for a small uncompressed file (simulators open thousands).
-  size_t size = 1 << 20;
+  // 128 KiB at most (streaming readers keep a small footprint; larger reads gain nothing);
+  // less for a small uncompressed file (simulators open thousands).
+  size_t size = 128 << 10;
   const ByteSource& src = *impl_->in;
   if (!src.compressed() && src.raw_size() > src.raw_position())
     size = std::min<size_t>(size, std::max<uint64_t>(src.raw_size() - src.raw_position() + 16, 4096));

@@ -324,6 +324,11 @@ void OutputFile::write(const void* data, size_t n) {
   Impl& s = *impl_;
   if (s.finished) throw Error(path_ + ": internal error: write after the file was finished");
   const uint8_t* p = static_cast<const uint8_t*>(data);
+  // Large blocks (a JsonWriter's whole buffer) go straight through, uncopied.
+  if (!s.gzip && s.buf.empty() && n >= (32 << 10)) {
+    s.raw_write(p, n, path_);
+    return;
+  }
   while (n > 0) {
     size_t room = s.buf.capacity() - s.buf.size();
     size_t k = std::min(room, n);

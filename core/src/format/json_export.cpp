@@ -11,9 +11,13 @@ struct Flavor {
   bool reference;  // 64-bit integers as strings; id/name/type left out at their defaults
 };
 
+// Per string id of the trace being written: 0 not seen yet, 1 needs no escaping, 2 does.
+// Strings repeat across nodes (names, attribute names, operand lists), so each is scanned once.
+using PlainCache = std::vector<uint8_t>;
+
 class NodeJson {
  public:
-  NodeJson(const Trace& t, JsonWriter& w, Flavor f) : t_(t), w_(w), f_(f) {}
+  NodeJson(const Trace& t, JsonWriter& w, Flavor f, PlainCache& plain) : t_(t), w_(w), f_(f), plain_(plain) {}
 
   void metadata() {
     w_.begin_object();
@@ -28,7 +32,10 @@ class NodeJson {
       w_.key("id");
       u64(t_.id(n));
     }
-    if (t_.name_id(n) || !f_.reference) w_.key("name").value(t_.name(n));
+    if (t_.name_id(n) || !f_.reference) {
+      w_.key("name");
+      str(t_.name_id(n));
+    }
     if (t_.type(n) || !f_.reference) {
       w_.key("type");
       std::string_view type = node_type_name(t_.type(n));
@@ -51,6 +58,13 @@ class NodeJson {
   }
 
  private:
+  void str(StrId id) {
+    if (id >= plain_.size()) plain_.resize(std::max<size_t>(id + 1, plain_.size() * 2), 0);
+    const std::string_view s = t_.str(id);
+    if (plain_[id] == 0) plain_[id] = json_plain_prefix(s) == s.size() ? 1 : 2;
+    if (plain_[id] == 1) w_.value_plain(s); else w_.value(s);
+  }
+
   // Protobuf JSON writes 64-bit integers as strings (digits need no escaping).
   void u64(uint64_t v) {
     if (f_.reference) {
@@ -82,9 +96,18 @@ class NodeJson {
 
   void io(std::string_view key, const IoStrings& s) {
     w_.key(key).begin_object();
-    if (s.values) w_.key("values").value(t_.str(s.values));
-    if (s.shapes) w_.key("shapes").value(t_.str(s.shapes));
-    if (s.types) w_.key("types").value(t_.str(s.types));
+    if (s.values) {
+      w_.key("values");
+      str(s.values);
+    }
+    if (s.shapes) {
+      w_.key("shapes");
+      str(s.shapes);
+    }
+    if (s.types) {
+      w_.key("types");
+      str(s.types);
+    }
     w_.end_object();
   }
 
@@ -101,7 +124,7 @@ class NodeJson {
         return;
       case AttrKind::Uint64: case AttrKind::Fixed64: u64(bits); return;
       case AttrKind::Bool: w_.value(bits != 0); return;
-      case AttrKind::String: w_.value(t_.str(static_cast<StrId>(bits))); return;
+      case AttrKind::String: str(static_cast<StrId>(bits)); return;
       case AttrKind::Bytes:
         scratch_.clear();
         append_base64(scratch_, t_.str(static_cast<StrId>(bits)));
@@ -116,8 +139,14 @@ class NodeJson {
     w_.key("attr").begin_array();
     for (uint32_t a = begin; a < end; ++a) {
       w_.begin_object();
-      if (table.name(a) || !f_.reference) w_.key("name").value(t_.str(table.name(a)));
-      if (table.doc(a)) w_.key("docString").value(t_.str(table.doc(a)));
+      if (table.name(a) || !f_.reference) {
+        w_.key("name");
+        str(table.name(a));
+      }
+      if (table.doc(a)) {
+        w_.key("docString");
+        str(table.doc(a));
+      }
       const AttrKind k = table.kind(a);
       if (k != AttrKind::None) {
         w_.key(attr_kind_json_name(k));
@@ -142,6 +171,7 @@ class NodeJson {
   const Trace& t_;
   JsonWriter& w_;
   Flavor f_;
+  PlainCache& plain_;
   std::string scratch_;
 };
 
@@ -151,9 +181,9 @@ class Document {
  public:
   Document(ByteSink& out, const JsonOptions& options) : format_(options.format), w_(out, style(options)) {}
 
-  // `t` supplies the metadata and the strings of every later node.
+  // `t` supplies the metadata; nodes may come from it or from other traces (forget_strings()).
   void begin(const Trace& t) {
-    NodeJson j(t, w_, flavor());
+    NodeJson j(t, w_, flavor(), plain_);
     switch (format_) {
       case JsonFormat::Reference:
         if (t.has_metadata()) j.metadata();
@@ -177,9 +207,11 @@ class Document {
     }
   }
   void node(const Trace& t, uint32_t n) {
-    NodeJson(t, w_, flavor()).node(n);
+    NodeJson(t, w_, flavor(), plain_).node(n);
     if (format_ == JsonFormat::Jsonl) w_.raw("\n");
   }
+  // String ids are cached per trace: call this before nodes from another string pool.
+  void forget_strings() { plain_.clear(); }
   void end() {
     if (format_ == JsonFormat::Json) {
       w_.end_array().end_object();
@@ -201,6 +233,7 @@ class Document {
 
   JsonFormat format_;
   JsonWriter w_;
+  PlainCache plain_;
 };
 
 }  // namespace
@@ -217,15 +250,21 @@ void write_json(const Trace& t, ByteSink& out, const JsonOptions& options) {
 
 JsonizeStats jsonize_et(std::unique_ptr<ByteSource> in, ByteSink& out, const JsonOptions& options,
                         ReadOptions read) {
+  // Node strings go to a pool of their own that starts afresh whenever it passes this size, so
+  // memory stays flat however many distinct strings a trace has (below Column's mapped-block
+  // size, so it never takes a huge page).
+  constexpr size_t kStringWindowBytes = 128 << 10;
   read.progress = options.progress;  // the reader reports how far through the input it is
   EtReader reader(std::move(in), read);
-  Trace window;  // metadata, every string seen so far, and the current node
-  reader.read_metadata(window);
+  Trace metadata;
+  reader.read_metadata(metadata);
   Document doc(out, options);
-  doc.begin(window);
+  doc.begin(metadata);
   JsonizeStats stats;
-  stats.has_metadata = window.has_metadata();
-  stats.unknown_fields = window.has_unknown_fields();
+  stats.has_metadata = metadata.has_metadata();
+  stats.unknown_fields = metadata.has_unknown_fields();
+  Trace window;  // the current node and the strings seen since the pool last started afresh
+  doc.forget_strings();
   NodeDraft node;
   while (reader.next_node(window, node)) {
     window.clear_nodes();
@@ -233,8 +272,12 @@ JsonizeStats jsonize_et(std::unique_ptr<ByteSource> in, ByteSink& out, const Jso
     stats.unknown_fields |= window.has_unknown_fields();
     doc.node(window, 0);
     ++stats.nodes;
+    if (window.strings().memory_bytes() > kStringWindowBytes) {
+      window = Trace();
+      doc.forget_strings();
+    }
   }
-  stats.unknown_fields |= window.dropped_unknown_fields() != 0;
+  stats.unknown_fields |= window.dropped_unknown_fields() != 0;  // the reader adds them at the end
   doc.end();
   return stats;
 }

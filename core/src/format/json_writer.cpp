@@ -1,18 +1,46 @@
 #include "chakra/format/json_writer.h"
 
+#include <charconv>
+
 #include "chakra/support/text.h"
 
 namespace chakra {
 
 JsonWriter::JsonWriter(ByteSink& sink, JsonStyle style)
-    : sink_(sink), style_(style), item_sep_(style.item_sep), key_sep_(style.key_sep) {
-  buf_.reserve((1 << 20) + 4096);
+    : sink_(sink), style_(style), item_sep_(style.item_sep), key_sep_(style.key_sep),
+      buf_(new char[kFlushAt]), capacity_(kFlushAt) {
   separator_.assign(item_sep_);
   if (style_.indent) separator_ += '\n';
 }
 
-// Appends the item separator (if `with_item_sep`) and, when indenting, a newline and the
-// indentation of the current depth, in one append of a prefix of separator_.
+void JsonWriter::make_room(size_t n) {
+  flush();
+  if (n > capacity_) {
+    buf_.reset(new char[n]);
+    capacity_ = n;
+  }
+}
+
+void JsonWriter::put_string(std::string_view s) {
+  if (json_plain_prefix(s) == s.size()) {
+    put_plain_string(s);
+    return;
+  }
+  scratch_.clear();
+  append_json_string(scratch_, s, style_.ascii_only);
+  put(scratch_);
+}
+
+void JsonWriter::put_plain_string(std::string_view s) {
+  char* p = room(s.size() + 2);
+  p[0] = '"';
+  copy_bytes(p + 1, s.data(), s.size());
+  p[s.size() + 1] = '"';
+  used_ += s.size() + 2;
+}
+
+// Writes the item separator (if `with_item_sep`) and, when indenting, a newline and the
+// indentation of the current depth, as one prefix of separator_.
 void JsonWriter::separate(bool with_item_sep) {
   size_t len = item_sep_.size();
   if (style_.indent) {
@@ -20,7 +48,7 @@ void JsonWriter::separate(bool with_item_sep) {
     if (separator_.size() < len) separator_.resize(len * 2, ' ');
   }
   const size_t skip = with_item_sep ? 0 : item_sep_.size();
-  buf_.append(separator_.data() + skip, len - skip);
+  put(std::string_view(separator_.data() + skip, len - skip));
 }
 
 void JsonWriter::before_value() {
@@ -35,7 +63,8 @@ void JsonWriter::before_value() {
 
 void JsonWriter::open(char c) {
   before_value();
-  buf_ += c;
+  *room(1) = c;
+  ++used_;
   has_items_.push_back(0);
 }
 
@@ -43,8 +72,8 @@ void JsonWriter::close(char c) {
   const bool had_items = has_items_.back();
   has_items_.pop_back();
   if (had_items && style_.indent) separate(false);
-  buf_ += c;
-  maybe_flush();
+  *room(1) = c;
+  ++used_;
 }
 
 JsonWriter& JsonWriter::begin_object() { open('{'); return *this; }
@@ -54,64 +83,69 @@ JsonWriter& JsonWriter::end_array() { close(']'); return *this; }
 
 JsonWriter& JsonWriter::key(std::string_view k) {
   before_value();
-  append_json_string(buf_, k, style_.ascii_only);
-  buf_ += key_sep_;
+  put_string(k);
+  put(key_sep_);
   after_key_ = true;
   return *this;
 }
 
 JsonWriter& JsonWriter::value(std::string_view s) {
   before_value();
-  append_json_string(buf_, s, style_.ascii_only);
-  maybe_flush();
+  put_string(s);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value_plain(std::string_view s) {
+  before_value();
+  put_plain_string(s);
   return *this;
 }
 
 JsonWriter& JsonWriter::value(bool b) {
   before_value();
-  buf_ += b ? "true" : "false";
+  put(b ? "true" : "false");
   return *this;
 }
 
 JsonWriter& JsonWriter::value_int(int64_t v) {
   before_value();
-  append_int(buf_, v);
+  char* p = room(24);
+  used_ = static_cast<size_t>(std::to_chars(p, p + 24, v).ptr - buf_.get());
   return *this;
 }
 
 JsonWriter& JsonWriter::value_uint(uint64_t v) {
   before_value();
-  append_uint(buf_, v);
+  char* p = room(24);
+  used_ = static_cast<size_t>(std::to_chars(p, p + 24, v).ptr - buf_.get());
   return *this;
 }
 
 JsonWriter& JsonWriter::value_double(double v) {
   before_value();
-  append_json_double(buf_, v);
+  scratch_.clear();
+  append_json_double(scratch_, v);
+  put(scratch_);
   return *this;
 }
 
 JsonWriter& JsonWriter::value_null() {
   before_value();
-  buf_ += "null";
+  put("null");
   return *this;
 }
 
 JsonWriter& JsonWriter::value_raw(std::string_view json) {
   before_value();
-  buf_ += json;
-  maybe_flush();
+  put(json);
   return *this;
 }
 
-void JsonWriter::raw(std::string_view text) {
-  buf_ += text;
-  maybe_flush();
-}
+void JsonWriter::raw(std::string_view text) { put(text); }
 
 void JsonWriter::flush() {
-  sink_.write(buf_);
-  buf_.clear();
+  sink_.write(buf_.get(), used_);
+  used_ = 0;
 }
 
 }  // namespace chakra

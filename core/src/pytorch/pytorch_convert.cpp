@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <deque>
 #include <span>
 #include <unordered_map>
@@ -31,6 +32,7 @@ struct HostNode {
   StrId name = StringPool::kEmpty;
   bool gpu = false;               // has a non-null "cat" (a Kineto GPU event joined by the linker)
   double exclusive_dur = 0;
+  double ts = -1;                 // measured start in µs (linked traces); < 0: none
   int64_t inter_thread_dep = 0;   // 0: none (the reference tests truthiness)
   bool stream_null = false;
   int64_t stream = 0;
@@ -314,7 +316,7 @@ class Parser {
   // The node keys the converter reads; IntAttr + k is kIntAttrs[k] at the top level.
   enum NodeKey : uint8_t {
     Other, Id, Name, Parent, Inputs, Outputs, InputShapes, OutputShapes, InputTypes, OutputTypes, Attrs,
-    ExclusiveDur, InterThreadDep, SyncDep, Cat, Stream, PgName, OpSchema, IntAttr
+    ExclusiveDur, Ts, InterThreadDep, SyncDep, Cat, Stream, PgName, OpSchema, IntAttr
   };
   // A switch on the length, then one comparison: every node has ~10 keys and ~7 attribute
   // objects, and a chain of string compares per key showed in profiles.
@@ -322,7 +324,7 @@ class Parser {
     auto is = [&](std::string_view text) { return same_text(key, text); };
     NodeKey k = Other;
     switch (key.size()) {
-      case 2: k = is("id") ? Id : Other; break;
+      case 2: k = is("id") ? Id : is("ts") ? Ts : Other; break;
       case 3: k = is("cat") ? Cat : Other; break;
       case 4: k = is("name") ? Name : Other; break;
       case 5: k = is("attrs") ? Attrs : Other; break;
@@ -387,6 +389,10 @@ class Parser {
           break;
         case ExclusiveDur:
           if (j_.peek() == JsonPull::Kind::Number) n.exclusive_dur = j_.read_double();
+          else j_.skip();
+          break;
+        case Ts:
+          if (j_.peek() == JsonPull::Kind::Number) n.ts = j_.read_double();
           else j_.skip();
           break;
         case InterThreadDep:
@@ -997,6 +1003,8 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     if (ctrl[k] >= 0) d.ctrl_deps.push_back(static_cast<uint64_t>(ctrl[k]));
     for (int64_t x : data.of(k)) d.data_deps.push_back(static_cast<uint64_t>(x));
     d.duration_micros = contains(t.str(n.name), "Optimizer.step") ? 0 : static_cast<uint64_t>(static_cast<int64_t>(n.exclusive_dur));
+    // The measured start (the host op's, or its kernel's for a GPU op), which the reference drops.
+    if (!options.reference_bytes && n.ts >= 0) d.start_time_micros = static_cast<uint64_t>(std::llround(n.ts));
     d.has_inputs = d.has_outputs = true;
     d.inputs = n.inputs;
     d.outputs = n.outputs;

@@ -209,10 +209,28 @@ constexpr auto kPlainJsonByte = [] {
 
 }  // namespace
 
+size_t json_plain_prefix(std::string_view s) {
+  size_t i = 0;
+  while (i + 8 <= s.size() && plain_json_word(s.data() + i)) i += 8;
+  while (i < s.size() && kPlainJsonByte[static_cast<uint8_t>(s[i])]) ++i;
+  return i;
+}
+
 void append_json_string(std::string& out, std::string_view s, bool ascii_only) {
+  // Most strings (keys, names, numbers in strings) need no escaping: one append.
+  size_t i = json_plain_prefix(s);
+  if (i == s.size()) {
+    const size_t at = out.size();
+    out.resize(at + s.size() + 2);
+    char* p = out.data() + at;
+    p[0] = '"';
+    if (!s.empty()) std::memcpy(p + 1, s.data(), s.size());
+    p[s.size() + 1] = '"';
+    return;
+  }
   out += '"';
   size_t run = 0;  // start of the pending run of bytes that need no escaping
-  for (size_t i = 0; i < s.size();) {
+  for (; i < s.size();) {
     while (i + 8 <= s.size() && plain_json_word(s.data() + i)) i += 8;
     if (i >= s.size()) break;
     uint8_t c = static_cast<uint8_t>(s[i]);

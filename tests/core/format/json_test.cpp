@@ -78,6 +78,36 @@ TEST(JsonFormats, StreamingJsonizeMatchesWholeTraceOutput) {
   EXPECT_GT(checked, 800);
 }
 
+// Streaming jsonize keeps node strings in a pool that starts afresh every 128 KiB, and caches
+// per string id whether a string needs escaping: ids are reused after a fresh start, so a stale
+// cache would write a quote unescaped. Unique names (many fresh starts) mixed with names that
+// need escaping and a repeated attribute string must come out as the whole-trace writer's.
+TEST(JsonFormats, StreamingJsonizeWithManyDistinctStringsMatchesWholeTraceOutput) {
+  chakra::Trace t;
+  chakra::NodeDraft d;
+  const chakra::StrId label = t.intern("label"), shared_value = t.intern("same \"every\" time");
+  size_t distinct_bytes = 0;
+  for (uint64_t i = 0; i < 20000; ++i) {
+    d.clear();
+    d.id = i;
+    d.type = 4;
+    std::string name = (i % 3 == 0 ? "needs \"escaping\" " : "plain_name_") + std::to_string(i) + std::string(24, 'x');
+    distinct_bytes += name.size();
+    d.name = t.intern(name);
+    d.attrs.add_string(label, i % 2 ? shared_value : d.name);
+    t.append(d);
+  }
+  ASSERT_GT(distinct_bytes, size_t{512} << 10);  // several fresh starts
+  const std::string bytes = chakra::encode_et(t);
+  for (auto format : {chakra::JsonFormat::Json, chakra::JsonFormat::Jsonl, chakra::JsonFormat::Reference}) {
+    chakra::StringSink streamed;
+    chakra::JsonOptions options;
+    options.format = format;
+    chakra::jsonize_et(chakra::memory_input(as_bytes(bytes), "many_strings.et"), streamed, options);
+    ASSERT_TRUE(streamed.out == jsonize(t, format)) << "format " << static_cast<int>(format);
+  }
+}
+
 TEST(JsonFormats, DocumentAndLinesAreValidJson) {
   const chakra::Trace t = chakra::read_et(shared("reference/chakra/outputs/converter_pytorch/1.0.2-chakra.0.0.4.et"));
   for (bool compact : {false, true}) {

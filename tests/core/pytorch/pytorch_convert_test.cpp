@@ -2,6 +2,10 @@
 // defects fixed by default, Python repr() of IOInfo values, and bad input.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
 #include "chakra/analysis/validate.h"
 #include "chakra/format/json_pull.h"
 #include "chakra/pytorch/pytorch_convert.h"
@@ -113,6 +117,34 @@ TEST(PytorchConvert, FixesDanglingCtrlDepsAndGivesSendRecvTheirPeers) {
 }
 
 // The reference aborts the whole file on ncclDevKernel_Reduce; we convert it with a warning.
+// Outside --reference-bytes each node of a linked trace keeps its measured start: the host op's
+// "ts", or its kernel's for a GPU op (checked against the JSON read independently).
+TEST(PytorchConvert, KeepsMeasuredStartTimesOfLinkedTraces) {
+  const std::string in = shared("reference/chakra/outputs/trace_link/resnet_2gpu_rank1.linked.json.gz");
+  const nlohmann::json doc = nlohmann::json::parse(read_decompressed(in));
+  std::map<uint64_t, std::pair<double, bool>> ts;  // id → (ts, is a GPU op)
+  for (const auto& n : doc["nodes"])
+    if (n.contains("ts")) ts[n["id"].get<uint64_t>()] = {n["ts"].get<double>(), n.contains("cat")};
+  const chakra::Trace t = convert_file(in).trace;
+  size_t cpu = 0, gpu = 0;
+  for (uint32_t n = 0; n < t.size(); ++n) {
+    auto it = ts.find(t.id(n));
+    if (it == ts.end()) {  // a few roots carry no time
+      EXPECT_EQ(t.start_time_micros(n), 0u) << "node " << t.id(n);
+      continue;
+    }
+    EXPECT_EQ(t.start_time_micros(n), static_cast<uint64_t>(std::llround(it->second.first))) << "node " << t.id(n);
+    ++(it->second.second ? gpu : cpu);
+  }
+  EXPECT_GT(cpu, 10000u);
+  EXPECT_GT(gpu, 2000u);
+  // The reference's bytes have none.
+  chakra::PytorchConvertOptions ref;
+  ref.reference_bytes = true;
+  const chakra::Trace dropped = convert_file(in, ref).trace;
+  for (uint32_t n = 0; n < dropped.size(); ++n) ASSERT_EQ(dropped.start_time_micros(n), 0u);
+}
+
 TEST(PytorchConvert, UnknownCollectiveIsConvertedWithAWarning) {
   chakra::PytorchConvertResult r = convert_file(shared("reference/chakra/outputs/trace_link/reduce_unsupported.linked.json"));
   int32_t reduce = find(r.trace, 38);

@@ -32,6 +32,9 @@ void append_json_double(std::string& out, double v);
 // \uXXXX escape (Python json's ensure_ascii); otherwise UTF-8 passes through. Bytes that are not
 // valid UTF-8 become U+FFFD.
 void append_json_string(std::string& out, std::string_view s, bool ascii_only);
+// Length of the leading run of `s` that a JSON string literal holds unescaped (printable ASCII
+// other than '"' and '\\'); equal to s.size() when `s` needs no escaping at all.
+size_t json_plain_prefix(std::string_view s);
 bool is_valid_utf8(std::string_view s);
 
 // Text from an input file made safe for a message on a terminal: control characters (other
