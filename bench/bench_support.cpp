@@ -87,9 +87,10 @@ bool receive_string(int fd, std::string& s) {
 
 [[noreturn]] void serve(int requests, int replies) {
   std::vector<std::string> argv;
-  std::string count, cwd;
-  while (receive_string(requests, count)) {
-    argv.resize(std::stoul(count));
+  std::string cwd;
+  uint32_t count;
+  while (read_all_bytes(requests, &count, sizeof count)) {
+    argv.resize(count);
     for (std::string& a : argv)
       if (!receive_string(requests, a)) _exit(0);
     if (!receive_string(requests, cwd)) _exit(0);
@@ -124,7 +125,8 @@ void start_spawner() {
 
 ChildRun run_child(const std::vector<std::string>& argv, const std::string& cwd) {
   if (to_spawner < 0) return fork_exec_wait(argv, cwd);
-  send_string(to_spawner, std::to_string(argv.size()));
+  const uint32_t count = static_cast<uint32_t>(argv.size());
+  if (!write_all_bytes(to_spawner, &count, sizeof count)) throw chakra::Error("spawner: pipe closed");
   for (const std::string& a : argv) send_string(to_spawner, a);
   send_string(to_spawner, cwd);
   ChildRun r;

@@ -22,6 +22,21 @@ std::string jsonize(const chakra::Trace& t, chakra::JsonFormat format, bool comp
   return out.out;
 }
 
+// jsonize_et on the encoded `bytes` of `t` writes, in every format, what write_json writes for
+// the whole trace, and counts what it read.
+void expect_streaming_matches_whole(const std::string& bytes, const chakra::Trace& t, const std::string& name) {
+  for (auto format : {chakra::JsonFormat::Json, chakra::JsonFormat::Jsonl, chakra::JsonFormat::Reference}) {
+    chakra::StringSink streamed;
+    chakra::JsonOptions options;
+    options.format = format;
+    const chakra::JsonizeStats stats = chakra::jsonize_et(chakra::memory_input(as_bytes(bytes), name), streamed, options);
+    ASSERT_TRUE(streamed.out == jsonize(t, format)) << "format " << static_cast<int>(format);
+    EXPECT_EQ(stats.nodes, t.size());
+    EXPECT_EQ(stats.has_metadata, t.has_metadata());
+    EXPECT_EQ(stats.unknown_fields, t.has_unknown_fields() || t.dropped_unknown_fields() != 0);
+  }
+}
+
 TEST(ReferenceJsonizer, ByteIdenticalToTheReferenceOutputs) {
   const std::pair<const char*, const char*> cases[] = {
       {"reference/chakra/inputs/chakra.0.et.gz", "reference/chakra/outputs/jsonizer/chakra.0.et.json.gz"},
@@ -62,17 +77,7 @@ TEST(JsonFormats, StreamingJsonizeMatchesWholeTraceOutput) {
   for (const auto& path : all_shared_traces()) {
     SCOPED_TRACE(path);
     const std::string bytes = read_decompressed(path);
-    const chakra::Trace t = decode(bytes, path);
-    for (auto format : {chakra::JsonFormat::Json, chakra::JsonFormat::Jsonl, chakra::JsonFormat::Reference}) {
-      chakra::StringSink streamed;
-      chakra::JsonOptions options;
-      options.format = format;
-      const chakra::JsonizeStats stats = chakra::jsonize_et(chakra::memory_input(as_bytes(bytes), path), streamed, options);
-      ASSERT_TRUE(streamed.out == jsonize(t, format)) << "format " << static_cast<int>(format);
-      EXPECT_EQ(stats.nodes, t.size());
-      EXPECT_EQ(stats.has_metadata, t.has_metadata());
-      EXPECT_EQ(stats.unknown_fields, t.has_unknown_fields() || t.dropped_unknown_fields() != 0);
-    }
+    expect_streaming_matches_whole(bytes, decode(bytes, path), path);
     ++checked;
   }
   EXPECT_GT(checked, 800);
@@ -98,14 +103,7 @@ TEST(JsonFormats, StreamingJsonizeWithManyDistinctStringsMatchesWholeTraceOutput
     t.append(d);
   }
   ASSERT_GT(distinct_bytes, size_t{512} << 10);  // several fresh starts
-  const std::string bytes = chakra::encode_et(t);
-  for (auto format : {chakra::JsonFormat::Json, chakra::JsonFormat::Jsonl, chakra::JsonFormat::Reference}) {
-    chakra::StringSink streamed;
-    chakra::JsonOptions options;
-    options.format = format;
-    chakra::jsonize_et(chakra::memory_input(as_bytes(bytes), "many_strings.et"), streamed, options);
-    ASSERT_TRUE(streamed.out == jsonize(t, format)) << "format " << static_cast<int>(format);
-  }
+  expect_streaming_matches_whole(chakra::encode_et(t), t, "many_strings.et");
 }
 
 TEST(JsonFormats, DocumentAndLinesAreValidJson) {
