@@ -49,9 +49,10 @@ std::string format_duration(double v, const std::string& unit) {
   double ns = (unit == "us" ? v * 1e3 : v) + 0.0;  // no "-0 ns"
   if (std::fabs(ns) < 0.5) ns = 0;
   char buf[48];
-  if (ns < 1e3) std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  else if (ns < 1e6) std::snprintf(buf, sizeof buf, "%.3g us", ns / 1e3);
-  else if (ns < 1e9) std::snprintf(buf, sizeof buf, "%.4g ms", ns / 1e6);
+  const double size = std::fabs(ns);  // the unit by magnitude: times left of the start are negative
+  if (size < 1e3) std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  else if (size < 1e6) std::snprintf(buf, sizeof buf, "%.3g us", ns / 1e3);
+  else if (size < 1e9) std::snprintf(buf, sizeof buf, "%.4g ms", ns / 1e6);
   else std::snprintf(buf, sizeof buf, "%.4g s", ns / 1e9);
   return buf;
 }

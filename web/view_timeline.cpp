@@ -137,7 +137,7 @@ void App::Impl::draw_timeline() {
   float axis_y = origin.y + scroll;
   dl->AddRectFilled(ImVec2(origin.x, axis_y), ImVec2(x_left + width, axis_y + kAxisHeight), IM_COL32(34, 37, 45, 255));
   double step = nice_step(span, width);
-  for (double tick = std::ceil(timeline.t0 / step) * step; tick < timeline.t1; tick += step) {
+  for (double tick : chakra::axis_ticks(static_cast<double>(m->begin), timeline.t0, timeline.t1, step)) {
     float x = x_left + static_cast<float>((tick - timeline.t0) * px_per_unit);
     dl->AddLine(ImVec2(x, axis_y + kAxisHeight - 6), ImVec2(x, axis_y + kAxisHeight), IM_COL32(180, 180, 190, 255));
     std::string label = format_duration(tick - static_cast<double>(m->begin) + 0.0, m->unit);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "app.h"
+#include "app_state.h"
 #include "chakra/sim/simulate.h"
 #include "chakra/support/error.h"
 #include "png.h"
@@ -108,6 +109,15 @@ std::vector<uint64_t> reference_finish() {
 }
 
 }  // namespace
+
+// Durations pick their unit by magnitude, negative ones too (axis labels left of the start).
+TEST(AppUi, DurationsHaveUnitsWhateverTheirSign) {
+  EXPECT_EQ(chakra_web::format_duration(-1501, "us"), "-1.501 ms");
+  EXPECT_EQ(chakra_web::format_duration(1501, "us"), "1.501 ms");
+  EXPECT_EQ(chakra_web::format_duration(-2.5e9, "ns"), "-2.5 s");
+  EXPECT_EQ(chakra_web::format_duration(-12, "ns"), "-12 ns");
+  EXPECT_EQ(chakra_web::format_duration(-0.2, "ns"), "0 ns");
+}
 
 TEST(AppUi, EveryViewDrawsAFileSetAndTheOverviewCountsIt) {
   Headless h;

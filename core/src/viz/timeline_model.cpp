@@ -118,6 +118,18 @@ size_t first_ending_after(const TimelineTrack& track, double t) {
 }
 }  // namespace
 
+std::vector<double> axis_ticks(double origin, double t0, double t1, double step) {
+  std::vector<double> ticks;
+  if (!(step > 0) || !(t1 > t0)) return ticks;
+  // Counted from the origin (k·step, not repeated additions) so labels stay exact far from it.
+  for (double k = std::ceil((t0 - origin) / step); ticks.size() < 10000; ++k) {
+    const double tick = origin + k * step;
+    if (tick >= t1) break;
+    if (tick >= t0) ticks.push_back(tick);
+  }
+  return ticks;
+}
+
 void visible_rects(const TimelineTrack& track, double t0, double t1, double px_per_unit,
                    std::vector<TimelineRect>& out) {
   const size_t n = track.size();

@@ -216,6 +216,19 @@ TEST(TimelineModel, RectCountIsBoundedByPixelsNotEvents) {
   EXPECT_EQ(covered, 1000000u);
 }
 
+// Measured traces start at epoch timestamps: ticks count from the timeline's start, so labels
+// (tick - start) are round multiples of the step, negative left of the start.
+TEST(TimelineModel, AxisTicksCountFromTheStartNotFromZero) {
+  const double start = 1700000000001500.5, step = 10000;  // µs since the epoch, a 10 ms step
+  const std::vector<double> ticks = chakra::axis_ticks(start, start - 25000, start + 41000, step);
+  std::vector<double> labels;
+  for (double t : ticks) labels.push_back(t - start);
+  EXPECT_EQ(labels, (std::vector<double>{-20000, -10000, 0, 10000, 20000, 30000, 40000}));
+  EXPECT_TRUE(chakra::axis_ticks(start, start, start + 5, 0).empty());
+  EXPECT_TRUE(chakra::axis_ticks(start, start + 5, start, step).empty());
+  EXPECT_EQ(chakra::axis_ticks(0, 0, 1e9, 1).size(), 10000u);  // bounded
+}
+
 TEST(TimelineModel, PickAndAreaStats) {
   TimelineTrack t = make_track({{0, 10}, {20, 30}, {40, 100}});
   EXPECT_EQ(pick_event(t, 25, 0), 1u);

@@ -75,6 +75,11 @@ struct TimelineRect {
 void visible_rects(const TimelineTrack& track, double t0, double t1, double px_per_unit,
                    std::vector<TimelineRect>& out);
 
+// The axis ticks of the window [t0, t1): the times origin + k·step inside it, so that their
+// labels (tick − origin) are round multiples of `step` whatever the origin (measured traces
+// start at epoch timestamps). At most 10,000 ticks; none when step is not positive.
+std::vector<double> axis_ticks(double origin, double t0, double t1, double step);
+
 // The event under time t (within `slop` time units), if any.
 std::optional<uint32_t> pick_event(const TimelineTrack& track, double t, double slop);
 
