@@ -32,7 +32,7 @@ struct HostNode {
   StrId name = StringPool::kEmpty;
   bool gpu = false;               // has a non-null "cat" (a Kineto GPU event joined by the linker)
   double exclusive_dur = 0;
-  double ts = -1;                 // measured start in µs (linked traces); < 0: none
+  double ts = NAN;                // measured start in µs (linked traces); NaN: none
   int64_t inter_thread_dep = 0;   // 0: none (the reference tests truthiness)
   bool stream_null = false;
   int64_t stream = 0;
@@ -1004,7 +1004,14 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     for (int64_t x : data.of(k)) d.data_deps.push_back(static_cast<uint64_t>(x));
     d.duration_micros = contains(t.str(n.name), "Optimizer.step") ? 0 : static_cast<uint64_t>(static_cast<int64_t>(n.exclusive_dur));
     // The measured start (the host op's, or its kernel's for a GPU op), which the reference drops.
-    if (!options.reference_bytes && n.ts >= 0) d.start_time_micros = static_cast<uint64_t>(std::llround(n.ts));
+    if (!options.reference_bytes && !std::isnan(n.ts)) {
+      if (n.ts >= 0 && n.ts < 0x1p63) {
+        d.start_time_micros = static_cast<uint64_t>(std::llround(n.ts));
+      } else {
+        warn("node " + std::to_string(n.id) + ": \"ts\" " + format_number(n.ts) +
+             " is not a time in µs (negative or too large); its start time is left out");
+      }
+    }
     d.has_inputs = d.has_outputs = true;
     d.inputs = n.inputs;
     d.outputs = n.outputs;

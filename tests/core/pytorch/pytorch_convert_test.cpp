@@ -145,6 +145,23 @@ TEST(PytorchConvert, KeepsMeasuredStartTimesOfLinkedTraces) {
   for (uint32_t n = 0; n < dropped.size(); ++n) ASSERT_EQ(dropped.start_time_micros(n), 0u);
 }
 
+// A "ts" that is no time in µs (negative, beyond 64 bits) is left out with a warning naming
+// the node; a fractional one is rounded.
+TEST(PytorchConvert, StartTimesOutOfRangeAreWarnedAboutAndLeftOut) {
+  const std::string io = ", \"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, "
+                         "\"outputs\": {\"values\": [], \"shapes\": [], \"types\": []}";
+  auto op = [&](int id, const char* ts) {
+    return std::string(", {\"id\": ") + std::to_string(id) + ", \"name\": \"aten::t\", \"ctrl_deps\": 2, \"ts\": " + ts + io + "}";
+  };
+  const chakra::PytorchConvertResult r = convert_text(host_et(op(6, "12.6") + op(7, "-5") + op(8, "1e300")));
+  EXPECT_EQ(r.trace.start_time_micros(find(r.trace, 6)), 13u);
+  EXPECT_EQ(r.trace.start_time_micros(find(r.trace, 7)), 0u);
+  EXPECT_EQ(r.trace.start_time_micros(find(r.trace, 8)), 0u);
+  ASSERT_EQ(r.warnings.size(), 2u);
+  EXPECT_NE(r.warnings[0].find("node 7: \"ts\" -5 is not a time"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(r.warnings[1].find("node 8: \"ts\""), std::string::npos) << r.warnings[1];
+}
+
 TEST(PytorchConvert, UnknownCollectiveIsConvertedWithAWarning) {
   chakra::PytorchConvertResult r = convert_file(shared("reference/chakra/outputs/trace_link/reduce_unsupported.linked.json"));
   int32_t reduce = find(r.trace, 38);

@@ -22,7 +22,8 @@ struct PytorchConvertOptions {
   // Reproduce the reference's bytes exactly: keep ctrl_deps on pruned nodes, leave SEND/RECV
   // nodes without comm_src/comm_dst/comm_tag and drop measured start times. Off: those defects
   // are fixed, and each node of a linked trace keeps its measured start ("ts", rounded to µs:
-  // the host op's, or its kernel's for a GPU op) as start_time_micros.
+  // the host op's, or its kernel's for a GPU op) as start_time_micros (a negative or 64-bit
+  // overflowing "ts" is left out with a warning).
   bool reference_bytes = false;
   // Dependency cycles are errors naming the nodes on the cycle; with this the closing edge of
   // each cycle is dropped instead (and reported as a warning).
