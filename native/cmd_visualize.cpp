@@ -6,6 +6,7 @@
 #include "chakra/format/et_io.h"
 #include "chakra/format/io.h"
 #include "chakra/support/error.h"
+#include "chakra/support/text.h"
 #include "chakra/trace/schema.h"
 #include "chakra/viz/visualize.h"
 #include "cli.h"
@@ -60,16 +61,13 @@ int run_visualize(const cli::Args& a) {
     r.filter.id_range = {first, last};
   }
   if (a.has("--types")) {
-    std::string list = a.get("--types");
-    for (size_t start = 0; start <= list.size();) {
-      size_t comma = list.find(',', start);
-      std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string list = a.get("--types");
+    for (std::string_view piece : chakra::Split(list, ',')) {
+      const std::string name(piece);
       std::optional<int32_t> type = chakra::parse_node_type(name);
       if (!type) type = chakra::parse_node_type(name + "_NODE");
       if (!type) a.fail("--types: unknown node type '" + name + "' (COMP_NODE, COMM_COLL_NODE, COMM_SEND_NODE, ...)");
       r.filter.types.push_back(*type);
-      if (comma == std::string::npos) break;
-      start = comma + 1;
     }
   }
   r.filter.name_regex = a.get("--name");

@@ -13,6 +13,7 @@
 #include "chakra/app/sim_presets.h"
 #include "chakra/format/io.h"
 #include "chakra/support/error.h"
+#include "chakra/support/text.h"
 
 namespace chakra_web {
 
@@ -35,17 +36,6 @@ const std::vector<const char*>& algorithm_spellings() {
 std::string join(const std::vector<std::string>& parts) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? "," : "") + parts[i];
-  return out;
-}
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t comma = s.find(',', start);
-    if (comma == std::string::npos) comma = s.size();
-    out.push_back(s.substr(start, comma - start));
-    start = comma + 1;
-  }
   return out;
 }
 }  // namespace
@@ -428,7 +418,8 @@ void App::Impl::apply_sim_state(const chakra::ShareState& s) {
     auto it = s.find(std::string("sim.") + kCollectiveKeys[c]);
     if (it == s.end()) continue;
     std::string names;
-    for (const std::string& n : split(it->second)) {
+    for (std::string_view piece : chakra::Split(it->second, ',')) {
+      const std::string n(piece);
       for (char ch : n)
         if (!std::isalnum(static_cast<unsigned char>(ch))) throw chakra::Error("share link: bad algorithm name '" + n + "'");
       names += (names.empty() ? "\"" : ",\"") + n + "\"";

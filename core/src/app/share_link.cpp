@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "chakra/support/error.h"
+#include "chakra/support/text.h"
 
 namespace chakra {
 
@@ -75,12 +76,7 @@ ShareState decode_share_state(std::string_view hash, const ShareLimits& limits) 
   if (hash.size() > limits.max_chars)
     fail(std::to_string(hash.size()) + " characters is over the limit of " + std::to_string(limits.max_chars));
   ShareState state;
-  size_t pos = 0;
-  while (pos < hash.size()) {
-    size_t amp = hash.find('&', pos);
-    if (amp == std::string_view::npos) amp = hash.size();
-    std::string_view item = hash.substr(pos, amp - pos);
-    pos = amp + 1;
+  for (std::string_view item : Split(hash, '&')) {
     if (item.empty()) continue;  // "a=1&&b=2", a trailing '&'
     size_t eq = item.find('=');
     std::string_view key = item.substr(0, eq);

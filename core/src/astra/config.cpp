@@ -70,11 +70,7 @@ NetworkConfig parse_network(std::string_view yaml, const std::string& name) {
   std::map<std::string, std::vector<std::string>> lists;
   std::string open_key;  // key of a block list being read ("key:" then "- item" lines)
   size_t line_no = 0;
-  for (size_t pos = 0; pos <= yaml.size();) {
-    size_t eol = yaml.find('\n', pos);
-    if (eol == std::string_view::npos) eol = yaml.size();
-    std::string_view raw = yaml.substr(pos, eol - pos);
-    pos = eol + 1;
+  for (std::string_view raw : Split(yaml, '\n')) {
     ++line_no;
     std::string line = trim(raw.substr(0, raw.find('#')));
     if (line.empty() || line == "---") continue;
@@ -100,14 +96,9 @@ NetworkConfig parse_network(std::string_view yaml, const std::string& name) {
     }
     if (value.front() != '[' || value.back() != ']')
       fail(name, where + ": " + quoted_excerpt(key) + " must be a list like [ 8, 4 ]");
-    std::string inner = value.substr(1, value.size() - 2);
-    size_t start = 0;
-    while (start <= inner.size()) {
-      size_t comma = inner.find(',', start);
-      if (comma == std::string::npos) comma = inner.size();
-      std::string item = trim(std::string_view(inner).substr(start, comma - start));
+    for (std::string_view piece : Split(std::string_view(value).substr(1, value.size() - 2), ',')) {
+      std::string item = trim(piece);
       if (!item.empty()) items.push_back(item);
-      start = comma + 1;
     }
   }
   for (const char* key : {"topology", "npus_count", "bandwidth", "latency"})

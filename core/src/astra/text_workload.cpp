@@ -92,13 +92,9 @@ TextWorkload parse_text_workload(std::string text, const std::string& source) {
   TextWorkload w;
   w.text = normalise_newlines(std::move(text));
   std::string_view all = w.text;
-  std::vector<std::string_view> lines;
-  for (size_t pos = 0; pos < all.size();) {
-    size_t nl = all.find('\n', pos);
-    if (nl == std::string_view::npos) nl = all.size();
-    lines.push_back(all.substr(pos, nl - pos));
-    pos = nl + 1;
-  }
+  const Split pieces(all, '\n');
+  std::vector<std::string_view> lines(pieces.begin(), pieces.end());
+  if (lines.size() > 1 && lines.back().empty()) lines.pop_back();  // the final newline ends a line
   if (lines.empty() || split_ws(lines[0]).empty()) p.fail(1, "empty file: expected the parallelism type on line 1");
 
   std::vector<std::string_view> head = split_ws(lines[0]);

@@ -46,12 +46,7 @@ std::vector<TimelineSlice> parse_astra_sim_log(std::string_view text, const std:
   std::vector<TimelineSlice> slices;
   std::map<std::pair<uint32_t, uint64_t>, TimelineSlice> open;  // issued, not called back
   uint64_t line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
+  for (std::string_view line : Split(text, '\n')) {
     ++line_no;
     size_t at = line.find("issue,");
     bool issue = at != std::string_view::npos;

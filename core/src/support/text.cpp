@@ -405,5 +405,4 @@ std::string format_number(double v) {
   return buf;
 }
 
-
 }  // namespace chakra

@@ -120,6 +120,21 @@ TEST(Base64, RoundTripsAndMatchesRfc4648) {
 
 }  // namespace
 
+// As Python's str.split(sep): every separator splits, empty pieces included.
+TEST(Split, EveryPieceBetweenSeparatorsAsPython) {
+  using V = std::vector<std::string_view>;
+  auto split = [](std::string_view s, char sep) {
+    const chakra::Split pieces(s, sep);
+    return V(pieces.begin(), pieces.end());
+  };
+  EXPECT_EQ(split("a,b,,c", ','), (V{"a", "b", "", "c"}));
+  EXPECT_EQ(split("a,", ','), (V{"a", ""}));
+  EXPECT_EQ(split(",a", ','), (V{"", "a"}));
+  EXPECT_EQ(split("", ','), (V{""}));
+  EXPECT_EQ(split("abc", ','), (V{"abc"}));
+  EXPECT_EQ(split("x\ny\n", '\n'), (V{"x", "y", ""}));
+}
+
 TEST(Printable, EscapesControlBytesAndInvalidUtf8ButKeepsText) {
   EXPECT_EQ(chakra::printable("plain text, tab\tand newline\n"), "plain text, tab\tand newline\n");
   EXPECT_EQ(chakra::printable("caf\xc3\xa9 \xe2\x86\x92"), "caf\xc3\xa9 \xe2\x86\x92");  // UTF-8 stays

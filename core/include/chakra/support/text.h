@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <string>
+#include <algorithm>
+#include <cstddef>
+#include <iterator>
 #include <string_view>
 
 namespace chakra {
@@ -54,5 +57,52 @@ std::string format_number(double v);
 
 // "12.3 MiB" style sizes for humans.
 std::string format_bytes(uint64_t bytes);
+
+// The pieces of `s` between the separators, as Python's s.split(sep): n separators give n + 1
+// pieces, empty ones included ("" gives one empty piece). A range of views into `s`, found as
+// it is walked (a log of millions of lines is not indexed first):
+//   for (std::string_view line : Split(text, '\n')) ...
+class Split {
+ public:
+  Split(std::string_view s, char sep) : s_(s), sep_(sep) {}
+
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = std::string_view;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = std::string_view;
+
+    iterator() = default;  // the end
+    iterator(std::string_view s, char sep) : s_(s), sep_(sep), done_(false) { find_end(); }
+    std::string_view operator*() const { return s_.substr(start_, end_ - start_); }
+    iterator& operator++() {
+      if (end_ == s_.size()) {
+        done_ = true;
+      } else {
+        start_ = end_ + 1;
+        find_end();
+      }
+      return *this;
+    }
+    void operator++(int) { ++*this; }
+    bool operator==(const iterator& o) const { return done_ == o.done_ && (done_ || start_ == o.start_); }
+
+   private:
+    void find_end() { end_ = std::min(s_.find(sep_, start_), s_.size()); }
+    std::string_view s_;
+    char sep_ = 0;
+    size_t start_ = 0, end_ = 0;
+    bool done_ = true;
+  };
+
+  iterator begin() const { return {s_, sep_}; }
+  iterator end() const { return {}; }
+
+ private:
+  std::string_view s_;
+  char sep_;
+};
 
 }  // namespace chakra
