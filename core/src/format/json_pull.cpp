@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
@@ -18,8 +21,6 @@ namespace {
 
 constexpr size_t kChunk = 1 << 20;
 constexpr size_t kHuge = 2 << 20;
-
-bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 void append_utf8(uint32_t cp, std::string& out) {
   if (cp < 0x80) {
@@ -39,12 +40,6 @@ void append_utf8(uint32_t cp, std::string& out) {
   }
 }
 
-// Whether any of the 8 bytes at p ends a plain run inside a string: '"', '\\' or a control
-// character (exact as a yes/no; the caller then finds which byte bytewise).
-bool has_string_special(const char* p) {
-  const uint64_t w = swar::load8(p);
-  return (swar::has_byte(w, '"') | swar::has_byte(w, '\\') | swar::has_below(w, 0x20)) != 0;
-}
 
 // A validated JSON number literal as a double.
 double parse_double(std::string_view literal) {
@@ -102,12 +97,54 @@ bool JsonPull::fill() {
   return n > 0;
 }
 
-char JsonPull::peek_char_refill() {
+char JsonPull::skip_spaces() {
   for (;;) {
-    while (pos_ < buf_.size() && is_ws(buf_[pos_])) ++pos_;
-    if (pos_ < buf_.size()) return buf_[pos_];
+#if defined(__SSE2__)
+    // Indented JSON is mostly runs of whitespace: skip them 16 bytes at a time.
+    while (size_ - pos_ >= 16) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base_ + pos_));
+      const __m128i space = _mm_or_si128(
+          _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\n'))),
+          _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\t'))));
+      const unsigned other = ~static_cast<unsigned>(_mm_movemask_epi8(space)) & 0xFFFFu;
+      if (other) {
+        pos_ += static_cast<size_t>(__builtin_ctz(other));
+        return base_[pos_];
+      }
+      pos_ += 16;
+    }
+#else
+    // Runs of spaces 8 bytes at a time.
+    while (size_ - pos_ >= 8 && swar::load8(base_ + pos_) == 0x2020202020202020ull) pos_ += 8;
+#endif
+    while (pos_ < size_ && is_space(base_[pos_])) ++pos_;
+    if (pos_ < size_) return base_[pos_];
     if (!fill()) return 0;
   }
+}
+
+// Moves pos_ over plain string bytes, many at a time, stopping at or shortly before the first
+// '"', '\\' or control character (the caller finishes bytewise).
+void JsonPull::skip_plain_string_bytes() {
+#if defined(__SSE2__)
+  while (size_ - pos_ >= 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base_ + pos_));
+    const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
+    const __m128i special = _mm_or_si128(
+        control, _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))));
+    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+    if (mask) {
+      pos_ += static_cast<size_t>(__builtin_ctz(mask));
+      return;
+    }
+    pos_ += 16;
+  }
+#else
+  for (; size_ - pos_ >= 8; pos_ += 8) {
+    const uint64_t w = swar::load8(base_ + pos_);
+    if (swar::has_byte(w, '"') | swar::has_byte(w, '\\') | swar::has_below(w, 0x20)) return;
+  }
+#endif
 }
 
 void JsonPull::scan_string(std::string& out) {
@@ -116,7 +153,7 @@ void JsonPull::scan_string(std::string& out) {
   for (;;) {
     // Copy a run of plain bytes.
     size_t start = pos_;
-    while (buf_.size() - pos_ >= 8 && !has_string_special(base_ + pos_)) pos_ += 8;
+    skip_plain_string_bytes();
     while (pos_ < buf_.size()) {
       char c = buf_[pos_];
       if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) break;
