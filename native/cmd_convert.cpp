@@ -108,6 +108,7 @@ struct PytorchJob {
 chakra::PytorchConvertOptions pytorch_options(const cli::Args& a) {
   chakra::PytorchConvertOptions o;
   o.reference_bytes = a.has("--reference-bytes");
+  o.replay_model = !a.has("--reference-graph");
   o.break_cycles = a.has("--break-cycles");
   if (a.has("--rank")) o.rank = static_cast<int64_t>(a.get_uint("--rank", INT64_MAX));
   return o;
@@ -211,6 +212,7 @@ int run_pytorch(const cli::Args& a) {
 
 void add_pytorch_options(cli::Args& args) {
   args.flag("--reference-bytes", "reproduce the reference's output exactly, defects included (dangling ctrl_deps on pruned nodes, SEND/RECV without comm_src/comm_dst/comm_tag)");
+  args.flag("--reference-graph", "for linked traces: the reference's dependencies and durations (defects fixed) instead of the replay model (GPU ops in stream order, CPU ops at their own time, a lane per thread and stream in chakra simulate; core/docs/pytorch-replay.md)");
   args.flag("--simulate", "after writing, run the reference's toy scheduler (1 µs ticks, a CPU and one GPU op per stream) and log when each node is issued and completes");
   args.flag("--break-cycles", "drop the closing edge of dependency cycles instead of failing");
   args.option("--rank", "R", "this trace's global rank (comm_src of SEND, comm_dst of RECV nodes); a folder takes ranks from file names");
@@ -222,7 +224,10 @@ const char* kPytorchHelp =
     "into a Chakra .et trace, as mlcommons/chakra's chakra_converter does, with its defects fixed:\n"
     "unknown NCCL collectives are converted with a warning instead of aborting, pruned nodes leave\n"
     "no dangling ctrl_deps, SEND/RECV nodes get comm_src/comm_dst/comm_tag, cycles are reported\n"
-    "with the nodes on them. IN may be a folder of per-rank traces: each becomes PREFIX.{rank}.et.";
+    "with the nodes on them. A linked trace (best linked with --sync-deps) becomes a replay of what\n"
+    "ran: measured start times, GPU ops in stream order, CPU ops at their own time without the time\n"
+    "they were blocked, which `chakra simulate` compares with its result.\n"
+    "IN may be a folder of per-rank traces: each becomes PREFIX.{rank}.et.";
 
 int pytorch_command(const std::string& prog, int argc, char** argv) {
   cli::Args args(prog, kPytorchHelp);

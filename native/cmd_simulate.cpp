@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "chakra/analysis/sim_report.h"
+#include "chakra/app/sim_presets.h"
 #include "chakra/format/io.h"
 #include "chakra/sim/simulate.h"
 #include "chakra/support/error.h"
@@ -55,6 +56,12 @@ int run(const Request& q) {
   return cli::kOk;
 }
 
+std::string preset_names() {
+  std::string out;
+  for (const ClusterPreset& p : cluster_presets()) out += (out.empty() ? "" : ", ") + p.name;
+  return out;
+}
+
 // "unaware or aware", "unaware|aware": the backends' spellings joined.
 std::string backend_spellings(const char* separator, const char* last) {
   std::string out;
@@ -72,9 +79,11 @@ Backend backend_named(const cli::Args& a, const std::string& name) {
 void load_common(Request& q, const std::string& workload, const std::string& system,
                  const std::string& network, const std::string& memory, const std::string& groups) {
   q.in.workload = workload;
-  q.in.network = load_network(network);
-  q.in.system = load_system(system);
-  q.in.system_source = system;
+  if (!network.empty()) q.in.network = load_network(network);
+  if (!system.empty()) {
+    q.in.system = load_system(system);
+    q.in.system_source = system;
+  }
   if (!memory.empty()) q.in.memory = load_remote_memory(memory);
   // As the reference: a path containing "empty" means no groups.
   if (!groups.empty() && groups.find("empty") == std::string::npos) {
@@ -85,8 +94,20 @@ void load_common(Request& q, const std::string& workload, const std::string& sys
 
 int run_simulate(const cli::Args& a) {
   Request q;
-  load_common(q, a.get("--workload"), a.get("--system"), a.get("--network"),
-              a.get("--remote-memory"), a.get("--comm-group"));
+  if (a.has("--preset")) {
+    if (a.has("--system") || a.has("--network")) a.fail("give --preset or --system and --network, not both");
+    const ClusterPreset& p = cluster_preset(a.get("--preset"));
+    load_common(q, a.get("--workload"), "", "", a.get("--remote-memory"), a.get("--comm-group"));
+    q.in.network = a.has("--npus") ? fit_network(p.network, a.get_uint("--npus", UINT32_MAX)) : p.network;
+    q.in.system = p.system;
+    fit_system(q.in.system, q.in.network.topology.size());
+    q.in.system_source = "preset " + p.name;
+  } else {
+    if (!a.has("--system") || !a.has("--network")) a.fail("give --system and --network (or --preset)");
+    if (a.has("--npus")) a.fail("--npus fits a --preset's network; edit the network file instead");
+    load_common(q, a.get("--workload"), a.get("--system"), a.get("--network"), a.get("--remote-memory"),
+                a.get("--comm-group"));
+  }
   q.opt.backend = backend_named(a, a.get("--backend"));
   q.opt.queues_per_dim = static_cast<uint32_t>(a.get_uint("--num-queues-per-dim", 1024));
   q.opt.injection_scale = a.get_positive_double("--injection-scale");
@@ -153,8 +174,10 @@ int cmd_simulate(int argc, char** argv) {
                  "nanosecond. Prints ASTRA-sim's per-NPU lines (times in ns), then a summary.\n"
                  "Exit 1 with the stuck nodes per NPU when the traces deadlock.");
   args.option("--workload", "PREFIX", "per-NPU traces PREFIX.<npu>.et", "", true);
-  args.option("--system", "FILE", "ASTRA-sim system JSON", "", true);
-  args.option("--network", "FILE", "ASTRA-sim analytical network YAML", "", true);
+  args.option("--system", "FILE", "ASTRA-sim system JSON (or --preset)", "");
+  args.option("--network", "FILE", "ASTRA-sim analytical network YAML (or --preset)", "");
+  args.option("--preset", "NAME", "a cluster of assets/simulation/presets.json instead of --system and --network: " + preset_names(), "");
+  args.option("--npus", "N", "with --preset: fit its network to N NPUs (default: the preset's count)", "");
   args.option("--remote-memory", "FILE", "remote-memory JSON (default: no memory expansion)", "");
   args.option("--comm-group", "FILE", "communicator groups JSON", "");
   args.option("--backend", backend_spellings("|", "|"), "network model: congestion-unaware or -aware", "unaware");

@@ -1,6 +1,7 @@
 #include "chakra/analysis/sim_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "chakra/format/chrome_trace.h"
@@ -42,6 +43,43 @@ std::string astra_finish_lines(const SimResult& r) {
   return out;
 }
 
+std::string measured_vs_simulated_text(const SimResult& r) {
+  std::string out;
+  std::vector<uint32_t> measured;
+  for (uint32_t i = 0; i < r.npus.size(); ++i)
+    if (r.npus[i].finished && r.npus[i].measured_step > 0) measured.push_back(i);
+  if (!measured.empty()) {
+    auto simulated = [&](uint32_t i) { return r.npus[i].finish - r.npus[i].start; };
+    auto error = [&](uint32_t i) { return 100.0 * (double(simulated(i)) / double(r.npus[i].measured_step) - 1); };
+    double sum = 0;
+    uint32_t worst = measured[0];
+    for (uint32_t i : measured) {
+      sum += std::abs(error(i));
+      if (std::abs(error(i)) > std::abs(error(worst))) worst = i;
+    }
+    appendf(out, "  measured vs simulated step (span of the trace's measured times; mean |error| %.1f%%, worst NPU %u %+.1f%%)\n",
+            sum / double(measured.size()), worst, error(worst));
+    // Every NPU up to a screenful; beyond that the mean and the worst say it.
+    if (measured.size() <= 64) {
+      appendf(out, "  %-8s %14s %14s %9s\n", "NPU", "measured", "simulated", "error");
+      for (uint32_t i : measured)
+        appendf(out, "  %-8u %14s %14s %+8.1f%%\n", i, ns_text(r.npus[i].measured_step).c_str(),
+                ns_text(simulated(i)).c_str(), error(i));
+    }
+  }
+  if (!r.measured_collectives.empty()) {
+    appendf(out, "  %-16s %10s %17s %17s %9s\n", "collective", "count", "median measured", "median simulated", "error");
+    for (const CollectiveFit& c : r.measured_collectives) {
+      const std::string_view name = comm_type_name(c.comm_type);
+      const double error = c.measured_median ? 100.0 * (double(c.simulated_median) / double(c.measured_median) - 1) : 0;
+      appendf(out, "  %-16s %10llu %17s %17s %+8.1f%%\n", std::string(name.empty() ? "?" : name).c_str(),
+              static_cast<unsigned long long>(c.count), ns_text(c.measured_median).c_str(),
+              ns_text(c.simulated_median).c_str(), error);
+    }
+  }
+  return out;
+}
+
 std::string sim_summary_text(const SimResult& r) {
   Tick end = r.end();
   uint32_t slowest = 0;
@@ -68,10 +106,12 @@ std::string sim_summary_text(const SimResult& r) {
     // the GPU: when they fill the slowest NPU's step, no network makes it shorter, and its
     // "exposed communication" is not what bounds it.
     const NpuResult& s = r.npus[slowest];
-    if (s.finish > 0 && double(s.cpu) >= 0.95 * double(s.finish))
+    const Tick step = s.finish - s.start;
+    if (step > 0 && double(s.cpu) >= 0.95 * double(step))
       appendf(out, "  bound by CPU ops      %14s  (NPU %u's CPU ops are busy %.0f%% of its step: no network "
-              "makes it shorter)\n", ns_text(s.cpu).c_str(), slowest, 100.0 * double(s.cpu) / double(s.finish));
+              "makes it shorter)\n", ns_text(s.cpu).c_str(), slowest, 100.0 * double(s.cpu) / double(step));
   }
+  out += measured_vs_simulated_text(r);
   static const char* names[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "broadcast"};
   bool header = false;
   for (int t = 0; t <= kCollectiveTypes; ++t) {
@@ -104,6 +144,10 @@ void write_sim_json(const SimResult& r, ByteSink& out) {
     w.key("memory_ns").value_uint(n.memory);
     w.key("overlap_ns").value_uint(n.overlap);
     w.key("nodes").value_uint(n.nodes);
+    if (n.measured_step) {
+      w.key("measured_step_ns").value_uint(n.measured_step);
+      w.key("start_ns").value_uint(n.start);
+    }
     if (!n.stuck.empty()) {
       w.key("stuck").begin_array();
       for (const std::string& s : n.stuck) w.value(s);
@@ -122,6 +166,18 @@ void write_sim_json(const SimResult& r, ByteSink& out) {
     w.end_object();
   }
   w.end_object();
+  if (!r.measured_collectives.empty()) {
+    w.key("measured_collectives").begin_array();
+    for (const CollectiveFit& c : r.measured_collectives) {
+      w.begin_object();
+      w.key("comm_type").value(std::string(comm_type_name(c.comm_type)));
+      w.key("count").value_uint(c.count);
+      w.key("measured_median_ns").value_uint(c.measured_median);
+      w.key("simulated_median_ns").value_uint(c.simulated_median);
+      w.end_object();
+    }
+    w.end_array();
+  }
   w.end_object();
   w.raw("\n");
   w.flush();

@@ -32,6 +32,7 @@ struct HostNode {
   StrId name = StringPool::kEmpty;
   bool gpu = false;               // has a non-null "cat" (a Kineto GPU event joined by the linker)
   double exclusive_dur = 0;
+  double blocked_dur = 0;         // of which blocked in CUDA synchronisation (chakra link --sync-deps)
   double ts = NAN;                // measured start in µs (linked traces); NaN: none
   int64_t inter_thread_dep = 0;   // 0: none (the reference tests truthiness)
   bool stream_null = false;
@@ -316,7 +317,7 @@ class Parser {
   // The node keys the converter reads; IntAttr + k is kIntAttrs[k] at the top level.
   enum NodeKey : uint8_t {
     Other, Id, Name, Parent, Inputs, Outputs, InputShapes, OutputShapes, InputTypes, OutputTypes, Attrs,
-    ExclusiveDur, Ts, InterThreadDep, SyncDep, Cat, Stream, PgName, OpSchema, IntAttr
+    ExclusiveDur, BlockedDur, Ts, InterThreadDep, SyncDep, Cat, Stream, PgName, OpSchema, IntAttr
   };
   // A switch on the length, then one comparison: every node has ~10 keys and ~7 attribute
   // objects, and a chain of string compares per key showed in profiles.
@@ -332,7 +333,7 @@ class Parser {
       case 7: k = is("outputs") ? Outputs : is("pg_name") ? PgName : Other; break;
       case 8: k = is("sync_dep") ? SyncDep : Other; break;
       case 9: k = is("ctrl_deps") ? Parent : is("op_schema") ? OpSchema : Other; break;
-      case 11: k = is("input_types") ? InputTypes : Other; break;
+      case 11: k = is("input_types") ? InputTypes : is("blocked_dur") ? BlockedDur : Other; break;
       case 12: k = is("input_shapes") ? InputShapes : is("output_types") ? OutputTypes : Other; break;
       case 13: k = is("output_shapes") ? OutputShapes : is("exclusive_dur") ? ExclusiveDur : Other; break;
       case 16: k = is("inter_thread_dep") ? InterThreadDep : Other; break;
@@ -389,6 +390,10 @@ class Parser {
           break;
         case ExclusiveDur:
           if (j_.peek() == JsonPull::Kind::Number) n.exclusive_dur = j_.read_double();
+          else j_.skip();
+          break;
+        case BlockedDur:
+          if (j_.peek() == JsonPull::Kind::Number) n.blocked_dur = j_.read_double();
           else j_.skip();
           break;
         case Ts:
@@ -785,6 +790,22 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
   if (!options.reference_bytes)
     for (const auto& [position, dep] : parser.sync_deps)
       if (slot[position] != kNotConverted) data.add(slot[position], dep);
+  // The replay model (core/docs/pytorch-replay.md): a stream runs its GPU ops one after the
+  // other in launch order, so each measured GPU op waits for the one before it on its stream.
+  const bool replay = options.replay_model && !options.reference_bytes;
+  double first_start = INFINITY;  // earliest measured start of a converted node (µs)
+  if (replay) {
+    std::vector<uint32_t> gpu;  // host positions of converted GPU ops with a stream and a start
+    for (uint32_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i].ts >= 0 && nodes[i].ts < first_start && slot[i] != kNotConverted) first_start = nodes[i].ts;
+      if (nodes[i].gpu && !nodes[i].stream_null && !std::isnan(nodes[i].ts) && slot[i] != kNotConverted) gpu.push_back(i);
+    }
+    std::stable_sort(gpu.begin(), gpu.end(), [&](uint32_t a, uint32_t b) {
+      return nodes[a].stream != nodes[b].stream ? nodes[a].stream < nodes[b].stream : nodes[a].ts < nodes[b].ts;
+    });
+    for (size_t x = 1; x < gpu.size(); ++x)
+      if (nodes[gpu[x]].stream == nodes[gpu[x - 1]].stream) data.add(slot[gpu[x]], nodes[gpu[x - 1]].id);
+  }
   data.group(order.size());
 
   // ---- node types and communication attributes ----
@@ -979,6 +1000,12 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
   meta_string("time");
   meta_uint("start_ts");
   meta_uint("finish_ts");
+  // Tells chakra simulate that this trace follows the replay model: CPU ops run one at a time
+  // per thread, GPU ops one at a time per stream, each lane in parallel with the others.
+  if (first_start < 0x1p63) {
+    meta.add_bool(t.intern(kReplayLanesAttr), true);
+    meta.add_uint64(t.intern(kReplayStartAttr), static_cast<uint64_t>(std::llround(first_start)));
+  }
   t.set_metadata(StringPool::kEmpty, meta);
 
   std::vector<uint32_t> out_order;
@@ -1002,7 +1029,13 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     d.type = type[k];
     if (ctrl[k] >= 0) d.ctrl_deps.push_back(static_cast<uint64_t>(ctrl[k]));
     for (int64_t x : data.of(k)) d.data_deps.push_back(static_cast<uint64_t>(x));
-    d.duration_micros = contains(t.str(n.name), "Optimizer.step") ? 0 : static_cast<uint64_t>(static_cast<int64_t>(n.exclusive_dur));
+    // A CPU op costs its own time; time it spent blocked (on the GPU, on another thread) is
+    // left to the dependencies to reproduce. The reference keeps both, and zeroes optimizer
+    // steps, whose own time (hundreds of µs) is as real as any other op's.
+    double own = n.exclusive_dur;
+    if (!replay) own = contains(t.str(n.name), "Optimizer.step") ? 0 : own;
+    else if (!n.gpu) own = std::max(0.0, own - n.blocked_dur);
+    d.duration_micros = static_cast<uint64_t>(static_cast<int64_t>(own));
     // The measured start (the host op's, or its kernel's for a GPU op), which the reference drops.
     if (!options.reference_bytes && !std::isnan(n.ts)) {
       if (n.ts >= 0 && n.ts < 0x1p63) {

@@ -622,10 +622,62 @@ std::vector<int32_t> find_launchers(Device& d, bool innermost, uint64_t* orphans
 // a stream runs in launch order, so that op ends after all earlier ones.
 struct SyncDeps {
   std::unordered_map<int64_t, std::vector<int64_t>> of;  // waiting node id → GPU node ids
+  // Host node id → µs of its own time spent inside calls that block the CPU thread until GPU
+  // work finishes (device/stream/event syncs, copies to pageable host memory).
+  std::unordered_map<int64_t, double> blocked;
   uint64_t calls = 0, resolved = 0, edges = 0;
   uint64_t unidentified = 0;  // event waits whose event is unknown (no cuda_sync event)
+  uint64_t inferred = 0;      // stream waits without one, resolved by the launch-order rule
   uint64_t no_waiter = 0;     // no linked op after the call on its thread (or stream)
 };
+
+// The innermost CPU op of thread `tid` whose span holds [ts, end), or kNone.
+int32_t innermost_cpu_op(const Device& d, TidKey tid, Number ts, Number end) {
+  auto it = d.cpu_by_tid.find(tid);
+  if (it == d.cpu_by_tid.end()) return kNone;
+  const std::vector<int32_t>& ops = it->second;
+  auto at = std::partition_point(ops.begin(), ops.end(), [&](int32_t k) { return !pyjson::less(ts, d.ops[k].ts); });
+  // Later-starting ops nest inside earlier ones: walking back, the first that holds the span is
+  // the innermost. Siblings that ended before it are skipped (a bounded walk).
+  for (int steps = 0; at != ops.begin() && steps < 4096; ++steps) {
+    const int32_t k = *--at;
+    if (!pyjson::less(pyjson::add(d.ops[k].ts, d.ops[k].dur), end)) return k;
+  }
+  return kNone;
+}
+
+// Time a thread spends blocked while another thread runs work it handed over (autograd: the
+// main thread waits inside one op while the engine's thread runs the backward pass). `deps`
+// pairs each op that has an inter-thread dependency with the op it depends on (Kineto
+// indices); its span is waiting time of the innermost op of the depended-on thread around it.
+// Per waiting op: the union of those spans, at most its exclusive time. The ops after the wait
+// already depend on the other thread's ops (their inter_thread_dep).
+template <class HostOut>
+void add_cross_thread_blocked(const Device& d, const std::vector<std::pair<int32_t, int32_t>>& deps, HostOut host_out,
+                              SyncDeps& r) {
+  std::unordered_map<int32_t, std::vector<std::pair<double, double>>> spans;  // waiting op → spans
+  for (auto [op, on] : deps) {
+    const KinetoOp& y = d.ops[op];
+    if (y.tid == d.ops[on].tid) continue;
+    const int32_t waiting = innermost_cpu_op(d, d.ops[on].tid, y.ts, pyjson::add(y.ts, y.dur));
+    if (waiting == kNone || d.ops[waiting].host == kNone) continue;
+    spans[waiting].emplace_back(y.ts.as_double(), y.ts.as_double() + y.dur.as_double());
+  }
+  for (auto& [waiting, list] : spans) {
+    std::sort(list.begin(), list.end());
+    double total = 0, begin = list[0].first, end = list[0].second;
+    for (auto [b, e] : list) {
+      if (b > end) {
+        total += end - begin;
+        begin = b;
+      }
+      end = std::max(end, e);
+    }
+    total += end - begin;
+    if (const double blocked = std::min(total, d.ops[waiting].exclusive.as_double()); blocked > 0)
+      r.blocked[host_out(d.ops[waiting].host)] += blocked;
+  }
+}
 
 // `gpu_out[op]`: output id of a GPU op's node (-1: not written); `host_out(i)`: host node i's.
 template <class HostOut>
@@ -665,6 +717,10 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
   };
 
   SyncDeps r;
+  auto add_blocked = [&](TidKey tid, Number ts, Number end, double micros) {
+    const int32_t op = innermost_cpu_op(d, tid, ts, end);
+    if (op != kNone && d.ops[op].host != kNone && micros > 0) r.blocked[host_out(d.ops[op].host)] += micros;
+  };
   std::vector<int64_t> targets;  // GPU node ids the current call waits for
   auto stream_before = [&](int64_t stream, Number cutoff) {
     auto s = by_stream.find(stream);
@@ -677,6 +733,7 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
     const SyncDetail* detail = found == d.sync_detail.end() ? nullptr : &found->second;
     targets.clear();
     int64_t waiter = -1;
+    if (c.kind != SyncKind::StreamWait) add_blocked(c.tid, c.ts, c.end, pyjson::sub(c.end, c.ts).as_double());
     if (c.kind == SyncKind::Device) {
       for (const auto& entry : by_stream)
         if (const Launched* x = last_before(entry.second, c.ts)) targets.push_back(gpu_out[x->op]);
@@ -694,12 +751,35 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
       waiter = cpu_after(c);
     } else {  // event waits need the cuda_sync event to know which event
       auto record = detail ? d.event_records.find(detail->record_correlation) : d.event_records.end();
-      if (record == d.event_records.end()) {
+      if (record == d.event_records.end() && c.kind == SyncKind::StreamWait) {
+        // Older Kineto names neither the event nor the streams. PyTorch waits on a stream right
+        // before launching on it (a collective after its inputs' kernels, the kernels after a
+        // collective's wait()), so: the thread's next launch waits for the last op launched
+        // before the call on every other stream that ended before it started (a real
+        // dependency always did), a superset of the real dependency.
+        auto t = by_thread.find(c.tid);
+        auto next = t == by_thread.end() ? t->second.end()
+                                         : std::partition_point(t->second.begin(), t->second.end(), [&](const Launched& x) {
+                                             return pyjson::less(x.ts, c.end);
+                                           });
+        if (t != by_thread.end() && next != t->second.end() && gpu_out[next->op] >= 0) {
+          const KinetoOp& waiting = d.ops[next->op];
+          for (const auto& [stream, list] : by_stream) {
+            if (stream == next->stream) continue;
+            const Launched* x = last_before(list, c.ts);
+            if (x && !pyjson::less(waiting.ts, pyjson::add(d.ops[x->op].ts, d.ops[x->op].dur))) targets.push_back(gpu_out[x->op]);
+          }
+          waiter = gpu_out[next->op];
+          ++r.inferred;
+        }
+      }
+      if (record == d.event_records.end() && waiter < 0) {
         ++r.unidentified;
         continue;
       }
-      stream_before(detail->wait_stream, record->second);
-      if (c.kind == SyncKind::Event) {
+      if (record == d.event_records.end()) {
+        // inferred above
+      } else if (stream_before(detail->wait_stream, record->second); c.kind == SyncKind::Event) {
         waiter = cpu_after(c);
       } else if (auto s = by_stream.find(detail->stream); s != by_stream.end()) {
         auto next = std::partition_point(s->second.begin(), s->second.end(),
@@ -716,6 +796,23 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
     std::vector<int64_t>& list = r.of[waiter];
     for (int64_t t : targets)
       if (std::find(list.begin(), list.end(), t) == list.end()) list.push_back(t);
+  }
+  // A copy to pageable host memory returns only once the copy ran, after everything queued
+  // before it on its stream: the launch call's time beyond the copy's own is blocked time, and
+  // the thread's next op waits for the copy.
+  for (int32_t g : d.gpu) {
+    const std::string_view name = d.strings.view(d.ops[g].name);
+    if (name.find("DtoH") == std::string_view::npos || name.find("Pageable") == std::string_view::npos) continue;
+    auto l = d.launch_by_correlation.find(d.ops[g].correlation);
+    if (l == d.launch_by_correlation.end()) continue;
+    const KinetoOp& launch = d.ops[l->second];
+    const Number end = pyjson::add(launch.ts, launch.dur);
+    add_blocked(launch.tid, launch.ts, end, launch.dur.as_double() - d.ops[g].dur.as_double());
+    if (gpu_out[g] < 0) continue;
+    const int64_t waiter = cpu_after(SyncCall{SyncKind::Stream, launch.tid, launch.ts, end, -1});
+    if (waiter < 0) continue;
+    std::vector<int64_t>& list = r.of[waiter];
+    if (std::find(list.begin(), list.end(), gpu_out[g]) == list.end()) list.push_back(gpu_out[g]);
   }
   for (auto& entry : r.of) {
     std::sort(entry.second.begin(), entry.second.end());
@@ -1332,9 +1429,19 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
       for (uint32_t x = linked[i].gpu_begin; x < linked[i].gpu_end; ++x)
         if (gpu_out[grouped[x]] < 0) gpu_out[grouped[x]] = new_id[i] + 1 + (x - linked[i].gpu_begin);
     sync = compute_sync_deps(d, gpu_out, [&](int32_t host) { return new_id[host]; });
+    std::vector<std::pair<int32_t, int32_t>> thread_deps;
+    for (int32_t i : by_id)
+      if (linked[i].kineto != kNone && linked[i].dep != kNone && linked[linked[i].dep].kineto != kNone)
+        thread_deps.emplace_back(linked[i].kineto, linked[linked[i].dep].kineto);
+    add_cross_thread_blocked(d, thread_deps, [&](int32_t host) { return new_id[host]; }, sync);
     report.sync_calls = sync.calls;
     report.sync_waits = sync.resolved;
     report.sync_edges = sync.edges;
+    if (sync.inferred)
+      report.warnings.push_back(d.name + ": " + std::to_string(sync.inferred) +
+                                " stream waits (cudaStreamWaitEvent) name no event (no cuda_sync events in this "
+                                "Kineto trace): each makes the thread's next GPU op wait for the last op launched "
+                                "before it on every other stream");
     if (sync.unidentified)
       report.warnings.push_back(d.name + ": " + std::to_string(sync.unidentified) +
                                 " event waits (cudaStreamWaitEvent/cudaEventSynchronize) give no sync dependency: "
@@ -1408,7 +1515,11 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
       // reference adds sync_dep after copying.
       const std::vector<int64_t>* waits = sync_list(new_id[i]);
       if (waits) host_over.push_back({"\"sync_dep\"", render_ids(*waits)});
+      auto blocked = sync.blocked.find(new_id[i]);
+      const bool has_blocked = blocked != sync.blocked.end();
+      if (has_blocked) host_over.push_back({"\"blocked_dur\"", py(Number::of_float(blocked->second))});
       writer.write_node(members, host_over);
+      if (has_blocked) host_over.pop_back();
       if (waits) host_over.pop_back();
       ++written;
       int64_t gpu_id = new_id[i];

@@ -84,6 +84,7 @@ TEST(PytorchConvert, FixesDanglingCtrlDepsAndGivesSendRecvTheirPeers) {
   chakra::Trace ref = convert_file(in, ref_opts).trace;
   chakra::PytorchConvertOptions o;
   o.rank = 0;
+  o.replay_model = false;  // the reference's graph, only its defects fixed
   chakra::Trace fixed = convert_file(in, o).trace;
   ASSERT_EQ(ref.size(), fixed.size());
   // The reference keeps ctrl_deps = [0] on the thread root after pruning node 0.
@@ -143,6 +144,47 @@ TEST(PytorchConvert, KeepsMeasuredStartTimesOfLinkedTraces) {
   ref.reference_bytes = true;
   const chakra::Trace dropped = convert_file(in, ref).trace;
   for (uint32_t n = 0; n < dropped.size(); ++n) ASSERT_EQ(dropped.start_time_micros(n), 0u);
+}
+
+// The replay model: every GPU op waits for the op launched before it on its stream, and the
+// metadata tells simulators to run a lane per thread and stream from the earliest start.
+TEST(PytorchConvert, ReplayModelChainsEachStreamInLaunchOrder) {
+  const std::string in = shared("reference/chakra/outputs/trace_link/resnet_2gpu_rank1.linked.json.gz");
+  const chakra::Trace t = convert_file(in).trace;
+  std::map<int64_t, std::vector<uint32_t>> by_stream;  // GPU nodes per stream
+  uint64_t earliest = UINT64_MAX;
+  for (uint32_t n = 0; n < t.size(); ++n) {
+    if (t.start_time_micros(n) > 0) earliest = std::min(earliest, t.start_time_micros(n));
+    if (t.find_attr(n, "is_cpu_op")->as_bool() == false) by_stream[*t.find_attr(n, "stream")->as_int64()].push_back(n);
+  }
+  ASSERT_GE(by_stream.size(), 2u);
+  size_t chained = 0;
+  for (auto& [stream, list] : by_stream) {
+    std::stable_sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return t.start_time_micros(a) < t.start_time_micros(b); });
+    for (size_t k = 1; k < list.size(); ++k) {
+      auto deps = t.data_deps(list[k]);
+      EXPECT_NE(std::find(deps.begin(), deps.end(), t.id(list[k - 1])), deps.end()) << "stream " << stream << " node " << t.id(list[k]);
+      ++chained;
+    }
+  }
+  EXPECT_GT(chained, 2000u);
+  std::map<std::string, uint64_t> meta;
+  for (uint32_t a = 0; a < t.metadata_attrs().size(); ++a)
+    meta[std::string(t.metadata_attr(a).name())] = t.metadata_attr(a).as_uint64().value_or(0);
+  EXPECT_EQ(meta["replay_lanes"], 1u);
+  EXPECT_EQ(meta["replay_start_micros"], earliest);
+  // Without the replay model (and in the reference's bytes): no chains, no mark.
+  chakra::PytorchConvertOptions o;
+  o.replay_model = false;
+  const chakra::Trace plain = convert_file(in, o).trace;
+  auto edges = [](const chakra::Trace& x) {
+    size_t total = 0;
+    for (uint32_t n = 0; n < x.size(); ++n) total += x.data_deps(n).size();
+    return total;
+  };
+  EXPECT_GE(edges(t), edges(plain) + chained / 2);  // most chain links are new edges
+  for (uint32_t a = 0; a < plain.metadata_attrs().size(); ++a)
+    EXPECT_NE(plain.metadata_attr(a).name(), "replay_lanes");
 }
 
 // A "ts" that is no time in µs (negative, beyond 64 bits) is left out with a warning naming

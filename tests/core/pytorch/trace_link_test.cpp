@@ -320,6 +320,43 @@ TEST(TraceLink, SyncDepsFromSynchronisationCalls) {
   EXPECT_EQ(link_text(small_host(), kineto).text.find("sync_dep"), std::string::npos);
 }
 
+// --sync-deps also writes blocked_dur: the part of an op's own time spent inside calls that
+// block its thread on the GPU (here a stream sync inside aten::linear, after its child addmm).
+TEST(TraceLink, BlockedTimeIsOwnTimeInsideBlockingCalls) {
+  std::string kineto = small_kineto();
+  kineto.replace(kineto.rfind("]}"), 0,
+                 ", {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamSynchronize\", \"tid\": 1, "
+                 "\"ts\": 105, \"dur\": 3.5, \"args\": {\"correlation\": 90}}");
+  chakra::LinkOptions o;
+  o.sync_deps = true;
+  json nodes = json::parse(link_text(small_host(), kineto, o).text)["nodes"];
+  ASSERT_EQ(nodes[2]["name"], "aten::linear");
+  EXPECT_EQ(nodes[2]["exclusive_dur"], 8.25);
+  EXPECT_EQ(nodes[2]["blocked_dur"], 3.5);
+  for (const json& n : nodes)
+    if (n["name"] != "aten::linear") EXPECT_FALSE(n.contains("blocked_dur")) << n["name"];
+  // aten::relu, the next op of the thread, waits for gemm, the stream's work before the sync.
+  EXPECT_EQ(nodes[5]["sync_dep"], json::array({4}));
+  // Not without --sync-deps: the reference writes no such key.
+  EXPECT_EQ(link_text(small_host(), kineto).text.find("blocked_dur"), std::string::npos);
+
+  // The converter's replay model charges aten::linear its own time only.
+  std::string text = link_text(small_host(), kineto, o).text;
+  chakra::PytorchConvertResult c = chakra::convert_pytorch(chakra::memory_input(as_bytes(text), "linked.json"));
+  chakra::PytorchConvertOptions reference_graph;
+  reference_graph.replay_model = false;
+  chakra::PytorchConvertResult r = chakra::convert_pytorch(chakra::memory_input(as_bytes(text), "linked.json"), reference_graph);
+  ASSERT_EQ(c.trace.size(), r.trace.size());
+  int found = 0;
+  for (uint32_t i = 0; i < c.trace.size(); ++i)
+    if (c.trace.name(i) == "aten::linear") {
+      ++found;
+      EXPECT_EQ(c.trace.duration_micros(i), 4u);  // int(8.25 - 3.5)
+      EXPECT_EQ(r.trace.duration_micros(i), 8u);  // int(8.25)
+    }
+  EXPECT_EQ(found, 1);
+}
+
 // On a real trace every sync dependency must hold physically: the GPU op ended before the op
 // that waited for it started. The converter turns them into data dependencies.
 TEST(TraceLink, DlrmSyncDepsHoldInTimeAndReachTheConverter) {
@@ -328,23 +365,42 @@ TEST(TraceLink, DlrmSyncDepsHoldInTimeAndReachTheConverter) {
   o.sync_deps = true;
   Linked l = link_files(dir + "dlrm_eg_0.json", dir + "worker0_step_12.1694128201545.pt.trace.json", o);
   EXPECT_EQ(l.report.sync_calls, 55u);  // 10 stream syncs, 1 device sync, 44 stream waits
-  EXPECT_EQ(l.report.sync_waits, 10u);  // the stream syncs; no op follows the device sync
+  // The stream syncs, and the stream waits that the launch-order rule resolves (this Kineto has
+  // no cuda_sync events); no op follows the device sync.
+  EXPECT_EQ(l.report.sync_waits, 49u);
   json nodes = json::parse(l.text)["nodes"];
   std::map<int64_t, const json*> by_id;
   for (const json& n : nodes) by_id[n["id"].get<int64_t>()] = &n;
-  std::map<int64_t, std::vector<int64_t>> waits;
+  std::map<int64_t, std::vector<int64_t>> waits;  // host ops that waited → GPU ops
+  size_t gpu_waiters = 0;
   for (const json& n : nodes) {
     if (!n.contains("sync_dep")) continue;
-    EXPECT_FALSE(n.contains("cat"));
     for (const json& g : n["sync_dep"]) {
       const json& gpu = *by_id.at(g.get<int64_t>());
-      EXPECT_EQ(gpu["cat"], "gpu_memcpy");  // DLRM syncs after host copies
+      ASSERT_TRUE(gpu.contains("cat"));
       EXPECT_LE(gpu["ts"].get<int64_t>() + gpu["inclusive_dur"].get<int64_t>(), n["ts"].get<int64_t>());
-      EXPECT_EQ(gpu["tid"], n["tid"]);  // launched by the thread that synchronised
-      waits[n["id"]].push_back(g.get<int64_t>());
+      if (n.contains("cat")) {
+        EXPECT_NE(gpu["stream"], n["stream"]);  // a stream waits for another stream's work
+      } else {
+        EXPECT_EQ(gpu["cat"], "gpu_memcpy");  // DLRM's host waits follow host copies
+        EXPECT_EQ(gpu["tid"], n["tid"]);      // launched by the thread that synchronised
+        waits[n["id"]].push_back(g.get<int64_t>());
+      }
     }
+    gpu_waiters += n.contains("cat");
   }
   EXPECT_EQ(waits.size(), 10u);
+  EXPECT_GT(gpu_waiters, 10u);
+  // Blocked time: the copies to pageable memory wait for the GPU, and the main thread waits in
+  // "## backward ##" while the autograd thread runs the backward pass.
+  double backward_blocked = -1;
+  for (const json& n : nodes) {
+    if (!n.contains("blocked_dur")) continue;
+    EXPECT_GT(n["blocked_dur"].get<double>(), 0);
+    EXPECT_LE(n["blocked_dur"].get<double>(), n["exclusive_dur"].get<double>());
+    if (n["name"] == "## backward ##") backward_blocked = n["blocked_dur"].get<double>() / n["exclusive_dur"].get<double>();
+  }
+  EXPECT_GT(backward_blocked, 0.8);  // 3.8 of its 4.3 ms
 
   std::string text = l.text;
   chakra::PytorchConvertResult c = chakra::convert_pytorch(chakra::memory_input(as_bytes(text), "linked.json"));

@@ -467,6 +467,56 @@ std::string write_traces(uint32_t npus, const std::function<void(uint32_t, Trace
 
 }  // namespace
 
+// Replay-model traces (chakra convert pytorch of a linked trace): a lane per CPU thread and GPU
+// stream instead of one CPU, one compute and one communication slot; each NPU starts as much
+// later as its measured start, and the result has the measured step beside the simulated one.
+TEST(SimulateReplay, LanesPerThreadAndStreamAndMeasuredStarts) {
+  auto make = [](bool lanes) {
+    return write_traces(2, [lanes](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
+      if (lanes) {
+        AttrDrafts meta;
+        meta.add_bool(t.intern("replay_lanes"), true);
+        meta.add_uint64(t.intern("replay_start_micros"), 1000 + 3 * npu);
+        t.set_metadata(StringPool::kEmpty, meta);
+      }
+      // Two CPU ops on threads 1 and 2; on stream 7 two kernels, one after each; on stream 9 one.
+      auto node = [&](uint64_t id, bool cpu, int64_t lane, uint64_t dur, std::vector<uint64_t> deps) {
+        NodeDraft d;
+        d.id = id;
+        d.name = t.intern("op" + std::to_string(id));
+        d.type = int32_t(NodeType::Comp);
+        d.duration_micros = dur;
+        d.data_deps = std::move(deps);
+        d.start_time_micros = 1000 + 3 * npu + (id == 4 ? 15 : 0);
+        d.attrs.add_bool(t.intern("is_cpu_op"), cpu);
+        d.attrs.add_int64(t.intern(cpu ? "tid" : "stream"), lane);
+        nodes.push_back(d);
+      };
+      node(1, true, 1, 10, {});
+      node(2, true, 2, 10, {});
+      node(3, false, 7, 5, {1});
+      node(4, false, 7, 5, {2});
+      node(5, false, 9, 5, {2});
+    });
+  };
+  SimInputs in;
+  in.network = net1("Ring", 2);
+  in.system = ring_system("ring");
+  in.workload = make(false);
+  SimResult slots = simulate(in);  // ASTRA-sim: CPU 0-10, 10-20; compute 10-15, 20-25, 25-30
+  EXPECT_EQ(slots.npus[0].finish, 30000u);
+  EXPECT_EQ(slots.npus[1].finish, 30000u);
+  EXPECT_EQ(slots.npus[0].measured_step, 20000u);  // measured: first start to op4's end
+  in.workload = make(true);
+  SimResult lanes = simulate(in);  // threads together 0-10; stream 7: 10-15, 15-20; stream 9: 10-15
+  EXPECT_EQ(lanes.npus[0].start, 0u);
+  EXPECT_EQ(lanes.npus[0].finish, 20000u);
+  EXPECT_EQ(lanes.npus[1].start, 3000u);
+  EXPECT_EQ(lanes.npus[1].finish, 23000u);
+  EXPECT_EQ(lanes.npus[1].measured_step, 20000u);
+  EXPECT_EQ(lanes.npus[1].exposed_comm, 5000u);  // its 20 µs step less 15 µs of kernels
+}
+
 // Remote memory: per NPU accesses are independent; per node and pooled ones queue (FIFO).
 TEST(SimulateMemory, PerNodeAndPoolAccessesQueue) {
   std::string prefix = write_traces(4, [](uint32_t, Trace& t, std::vector<NodeDraft>& nodes) {

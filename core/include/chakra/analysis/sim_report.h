@@ -16,11 +16,19 @@ std::string astra_finish_lines(const sim::SimResult& r);
 
 // The step time and slowest NPU, mean busy times over finished NPUs, a line when the slowest
 // NPU's CPU ops fill at least 95% of its step (then no network shortens it), and per collective
-// type its count, bytes and mean time; begins with an empty line.
+// type its count, bytes and mean time; begins with an empty line. Traces with measured times
+// add measured_vs_simulated_text.
 std::string sim_summary_text(const sim::SimResult& r);
 
+// For NPUs whose traces carry measured times: the mean |error| and worst NPU of the simulated
+// step against the measured one, a line per NPU (up to 64 NPUs), and per collective type the
+// median measured against the median simulated duration. Empty without measured times.
+std::string measured_vs_simulated_text(const sim::SimResult& r);
+
 // {"end_ns", "deadlock", "messages", "events", "npus": [{finished, finish_ns, ...}],
-//  "collectives": {"all_reduce": {count, bytes, time_ns}, ...}} and a newline.
+//  "collectives": {"all_reduce": {count, bytes, time_ns}, ...}} and a newline; with measured
+// times, each NPU also has "measured_step_ns" and "start_ns" and the document "measured_collectives":
+// [{comm_type, count, measured_median_ns, simulated_median_ns}].
 void write_sim_json(const sim::SimResult& r, ByteSink& out);
 
 // One process per NPU with a thread per span kind (compute, cpu, collectives, sends,

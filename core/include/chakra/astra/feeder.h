@@ -41,6 +41,7 @@ class FeederNode {
   std::string_view name() const { return t_->name(n_); }
   NodeType type() const { return static_cast<NodeType>(t_->type(n_)); }
   uint64_t duration_micros() const { return t_->duration_micros(n_); }
+  uint64_t start_time_micros() const { return t_->start_time_micros(n_); }
   std::span<const uint64_t> data_deps() const { return t_->data_deps(n_); }
   std::span<const uint64_t> ctrl_deps() const { return t_->ctrl_deps(n_); }
   std::string_view inputs_values() const { return t_->str(t_->inputs(n_).values); }

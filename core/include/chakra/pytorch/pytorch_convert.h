@@ -25,6 +25,12 @@ struct PytorchConvertOptions {
   // the host op's, or its kernel's for a GPU op) as start_time_micros (a negative or 64-bit
   // overflowing "ts" is left out with a warning).
   bool reference_bytes = false;
+  // The replay model for traces with measured times (core/docs/pytorch-replay.md): each GPU op
+  // waits for the one before it on its stream, a CPU op lasts its own time (exclusive_dur less
+  // blocked_dur, optimizer steps included), and the global metadata marks the trace so that
+  // simulators run a lane per thread and stream. Off: the reference's graph and durations
+  // (its defects still fixed). Always off with reference_bytes.
+  bool replay_model = true;
   // Dependency cycles are errors naming the nodes on the cycle; with this the closing edge of
   // each cycle is dropped instead (and reported as a warning).
   bool break_cycles = false;

@@ -92,6 +92,13 @@ struct NpuResult {
   Tick overlap = 0;             // time GPU compute and communication both ran
   uint64_t nodes = 0;           // nodes run
   std::vector<std::string> stuck;  // for an unfinished NPU: what it waits on, one per node
+  // Traces with measured times (converted from a linked PyTorch trace): the span from the first
+  // measured start to the last measured end over its nodes, what the simulation reproduces.
+  // 0 when the trace carries no measured times.
+  Tick measured_step = 0;
+  // When the NPU began: 0, or for replay-model traces how much later its trace's measured start
+  // is than the earliest NPU's. The simulated step of the NPU is finish - start.
+  Tick start = 0;
 };
 
 struct CollectiveTotals {
@@ -100,9 +107,18 @@ struct CollectiveTotals {
   Tick time = 0;        // issue-to-finish summed over NPUs
 };
 
+// Measured against simulated duration of one collective type (comm_type), over every NPU's
+// collectives of that type that carry a measured duration.
+struct CollectiveFit {
+  int64_t comm_type = 0;
+  uint64_t count = 0;
+  Tick measured_median = 0, simulated_median = 0;
+};
+
 struct SimResult {
   std::vector<NpuResult> npus;
   CollectiveTotals collectives[kCollectiveTypes + 1];  // by Collective, then broadcast
+  std::vector<CollectiveFit> measured_collectives;    // by comm_type; empty without measured times
   uint64_t messages = 0;  // network messages delivered
   uint64_t events = 0;    // discrete events processed
   bool deadlock = false;  // some NPU could not finish (see NpuResult::stuck)

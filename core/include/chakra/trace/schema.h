@@ -43,6 +43,16 @@ enum class CommType : int32_t {
 };
 inline constexpr int32_t kCommTypeCount = 10;
 
+// GlobalMetadata attribute (bool) of traces that follow chakrakit's replay model for measured
+// PyTorch traces (core/docs/pytorch-replay.md): simulators run CPU ops one at a time per thread
+// ("tid" attribute) and GPU ops one at a time per stream ("stream"), lanes in parallel, instead
+// of ASTRA-sim's one CPU, one compute and one communication slot per NPU.
+inline constexpr std::string_view kReplayLanesAttr = "replay_lanes";
+// GlobalMetadata attribute (uint64) of the same traces: the earliest measured start in the
+// trace (µs, the profiler's clock). Ranks start their replay as far apart as these are, so a
+// rank that began its step late holds the others up in collectives, as it did when measured.
+inline constexpr std::string_view kReplayStartAttr = "replay_start_micros";
+
 // "ALL_REDUCE" etc.; empty for values outside the enum.
 std::string_view comm_type_name(int64_t type);
 std::optional<int32_t> parse_comm_type(std::string_view name);

@@ -10,6 +10,10 @@
 namespace chakra::sim {
 namespace {
 
+// The node id of the event that starts an NPU whose replay begins later than time 0 (no trace
+// node has it: ids are below 2^63 in every writer).
+constexpr uint64_t kStartNode = UINT64_MAX;
+
 bool is_comm(NodeType t) { return t == NodeType::CommColl || t == NodeType::CommSend || t == NodeType::CommRecv; }
 
 // Length of the union of intervals.
@@ -59,21 +63,61 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
     }
     p.feeder = std::make_unique<Feeder>(
         memory_input({reinterpret_cast<const uint8_t*>(p.bytes->data()), p.bytes->size()}, p.file, in_.read.input), fo);
+    const Trace& meta = p.feeder->metadata();
+    for (uint32_t a = 0; a < meta.metadata_attrs().size(); ++a) {
+      const AttrView attr = meta.metadata_attr(a);
+      if (attr.name() == kReplayLanesAttr) p.lanes = attr.as_bool().value_or(false);
+      if (attr.name() == kReplayStartAttr) p.replay_start = attr.as_uint64();
+    }
   }
+  // Replay traces start as far apart as their measured starts (all NPUs must have one).
+  uint64_t earliest = UINT64_MAX;
+  for (const Npu& p : npus_) earliest = p.replay_start ? std::min(earliest, *p.replay_start) : 0;
+  for (Npu& p : npus_)
+    if (p.replay_start) p.start = queue_.to_tick(double(*p.replay_start - earliest) * 1000.0);
 }
 
 void Workload::start() {
-  for (uint32_t n = 0; n < n_npus_; ++n) step(n);
+  for (uint32_t n = 0; n < n_npus_; ++n) {
+    if (npus_[n].start == 0) {
+      npus_[n].started = true;
+      step(n);
+    } else {
+      system_.finish_after(n, npus_[n].start, kStartNode);
+    }
+  }
 }
 
-// One resource of each kind per NPU (ASTRA-sim's HardwareResource); receives take none.
+// The lane of a replay-model node: its CPU thread ("tid") or GPU stream ("stream"), kept apart
+// in the low bit; nullopt for nodes that take no lane (METADATA, INVALID, memory accesses).
+std::optional<int64_t> Workload::lane_of(const FeederNode& node) {
+  const NodeType type = node.type();
+  if (type == NodeType::Invalid || type == NodeType::Metadata || type == NodeType::MemLoad || type == NodeType::MemStore)
+    return std::nullopt;
+  if (node.is_cpu_op()) return node.int_attr("tid").value_or(-1) * 2;
+  return node.int_attr("stream").value_or(-1) * 2 + 1;
+}
+
+// One resource of each kind per NPU (ASTRA-sim's HardwareResource); receives take none. Replay-
+// model traces have one resource per lane instead.
 bool Workload::slot_free(const Npu& p, const FeederNode& node) {
+  if (p.lanes) {
+    auto lane = lane_of(node);
+    return !lane || std::find(p.busy_lanes.begin(), p.busy_lanes.end(), *lane) == p.busy_lanes.end();
+  }
   if (node.is_cpu_op()) return p.cpu_busy == 0;
   if (node.type() == NodeType::Comp) return p.comp_busy == 0;
   return p.comm_busy == 0 || node.type() == NodeType::CommRecv;
 }
 
 void Workload::occupy(Npu& p, const FeederNode& node, int delta) {
+  if (p.lanes) {
+    if (auto lane = lane_of(node)) {
+      if (delta > 0) p.busy_lanes.push_back(*lane);
+      else p.busy_lanes.erase(std::find(p.busy_lanes.begin(), p.busy_lanes.end(), *lane));
+    }
+    return;
+  }
   if (node.is_cpu_op()) p.cpu_busy += delta;
   else if (node.type() == NodeType::Comp) p.comp_busy += delta;
   else if (node.type() != NodeType::CommRecv) p.comm_busy += delta;
@@ -83,7 +127,7 @@ void Workload::occupy(Npu& p, const FeederNode& node, int delta) {
 // finish instantly (INVALID, METADATA), whose dependants the reference would leave waiting.
 void Workload::step(uint32_t n) {
   Npu& p = npus_[n];
-  if (p.finished) return;
+  if (p.finished || !p.started) return;
   bool again = true;
   while (again) {
     again = false;
@@ -99,7 +143,7 @@ void Workload::step(uint32_t n) {
     }
   }
   Npu& q = npus_[n];
-  if (q.feeder->finished() && q.cpu_busy == 0 && q.comp_busy == 0 && q.comm_busy == 0) {
+  if (q.feeder->finished() && q.cpu_busy == 0 && q.comp_busy == 0 && q.comm_busy == 0 && q.busy_lanes.empty()) {
     q.finished = true;
     q.finish = queue_.now();
   }
@@ -122,6 +166,10 @@ bool Workload::issue(uint32_t n, const FeederNode& node) {
                                                                               : SpanKind::Other;
   const Tick now = queue_.now();
   p.in_flight[id] = Running{now, kind};
+  if (uint64_t start = node.start_time_micros(); start > 0) {
+    p.measured_first = std::min(p.measured_first, start);
+    p.measured_last = std::max(p.measured_last, start + node.duration_micros());
+  }
   auto replay = [&] {
     Tick t = replay_time(what);
     if (!node.is_cpu_op()) p.gpu_time += t;
@@ -289,6 +337,9 @@ void Workload::complete(uint32_t n, uint64_t id) {
                                            : -1;  // INVALID / METADATA: no busy time
     if (cls >= 0 && now > r.start) p.intervals[cls].emplace_back(r.start, now);
     if (o_.record_spans) spans_.push_back(Span{n, r.kind, id, r.start, now, std::string(node.name())});
+    if (r.kind == SpanKind::Collective && node.start_time_micros() > 0)
+      if (auto type = node.comm_type())
+        collective_fit_[*type].emplace_back(node.duration_micros() * 1000, now - r.start);
     p.in_flight.erase(it);
   }
   ++p.nodes;
@@ -298,7 +349,8 @@ void Workload::complete(uint32_t n, uint64_t id) {
 
 void Workload::node_done(uint32_t n, uint64_t id) {
   if (npus_[n].finished) return;
-  complete(n, id);
+  if (id == kStartNode && !npus_[n].started) npus_[n].started = true;
+  else complete(n, id);
   step(n);
 }
 
@@ -310,7 +362,8 @@ void Workload::finish(SimResult& result) {
     r.finished = p.finished;
     r.nodes = p.nodes;
     r.finish = p.finished ? p.finish : 0;
-    r.exposed_comm = p.finished ? p.finish - std::min(p.finish, p.gpu_time) : 0;
+    const Tick busy = p.finish - std::min(p.finish, p.start);  // from its start (0 but for replays)
+    r.exposed_comm = p.finished ? busy - std::min(busy, p.gpu_time) : 0;
     std::vector<std::pair<Tick, Tick>> both = p.intervals[0];
     both.insert(both.end(), p.intervals[1].begin(), p.intervals[1].end());
     r.compute = union_length(p.intervals[0]);
@@ -319,12 +372,23 @@ void Workload::finish(SimResult& result) {
     r.memory = union_length(p.intervals[3]);
     Tick u = union_length(both);
     r.overlap = r.compute + r.comm - u;
+    if (p.measured_last > p.measured_first) r.measured_step = (p.measured_last - p.measured_first) * 1000;
+    r.start = p.start;
     if (!p.finished) {
       result.deadlock = true;
       describe_stuck(n, r);
     }
   }
   result.spans = std::move(spans_);
+  auto median = [](std::vector<Tick>& v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  for (auto& [type, pairs] : collective_fit_) {
+    std::vector<Tick> measured, simulated;
+    for (auto [m, s] : pairs) measured.push_back(m), simulated.push_back(s);
+    result.measured_collectives.push_back(CollectiveFit{type, pairs.size(), median(measured), median(simulated)});
+  }
 }
 
 void Workload::describe_stuck(uint32_t n, NpuResult& r) {

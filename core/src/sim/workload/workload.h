@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -40,6 +41,14 @@ class Workload final : public NodeSink {
     std::unique_ptr<const std::string> bytes;
     std::unique_ptr<Feeder> feeder;
     int cpu_busy = 0, comp_busy = 0, comm_busy = 0;
+    // Replay-model traces (kReplayLanesAttr): one node at a time per lane instead, a lane being a
+    // CPU thread or a GPU stream (lane_of); the lanes busy now.
+    bool lanes = false;
+    std::optional<uint64_t> replay_start;  // kReplayStartAttr, µs
+    Tick start = 0;                        // when the NPU begins (see NpuResult::start)
+    bool started = false;
+    std::vector<int64_t> busy_lanes;
+    uint64_t measured_first = UINT64_MAX, measured_last = 0;  // µs, over nodes with a start time
     Tick gpu_time = 0;
     bool finished = false;
     Tick finish = 0;
@@ -50,6 +59,7 @@ class Workload final : public NodeSink {
 
   static bool slot_free(const Npu& p, const FeederNode& node);
   static void occupy(Npu& p, const FeederNode& node, int delta);
+  static std::optional<int64_t> lane_of(const FeederNode& node);
   void step(uint32_t n);
   bool issue(uint32_t n, const FeederNode& node);
   bool issue_p2p(uint32_t n, const FeederNode& node, const Where& what, bool send);
@@ -69,6 +79,8 @@ class Workload final : public NodeSink {
   std::map<uint32_t, Tick> memory_busy_;  // shared remote memories: busy until
   uint64_t nodes_run_ = 0;                // over all NPUs, for progress
   std::vector<Span> spans_;
+  // Per comm_type: (measured, simulated) duration of each collective with a measured one.
+  std::map<int64_t, std::vector<std::pair<Tick, Tick>>> collective_fit_;
 };
 
 }  // namespace chakra::sim
