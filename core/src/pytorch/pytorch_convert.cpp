@@ -49,6 +49,25 @@ struct HostNode {
   std::optional<int64_t> int_input1, int_input2;
 };
 
+// Collective type named by an NCCL kernel or a "nccl:" host op ("ncclDevKernel_AllReduce_...",
+// "nccl:all_to_all"), or -1: the types the reference converter knows, and with
+// `beyond_reference` also those it aborts the whole file on.
+int64_t collective_of(std::string_view name, bool beyond_reference = false) {
+  std::string squashed;
+  for (char c : name)
+    if (c != '_' && c != '-') squashed += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::pair<std::string_view, CommType> kKnown[] = {
+      {"allreduce", CommType::AllReduce}, {"alltoall", CommType::AllToAll}, {"allgather", CommType::AllGather},
+      {"reducescatter", CommType::ReduceScatter}, {"broadcast", CommType::Broadcast},
+      // not the reference's:
+      {"reduce", CommType::Reduce}, {"gather", CommType::Gather}, {"scatter", CommType::Scatter},
+      {"barrier", CommType::Barrier}};
+  const size_t known = beyond_reference ? std::size(kKnown) : 5;
+  for (size_t k = 0; k < known; ++k)
+    if (squashed.find(kKnown[k].first) != std::string::npos) return static_cast<int64_t>(kKnown[k].second);
+  return -1;
+}
+
 // String equality without a library call: the keys compared here are a few bytes long, and
 // std::string_view's == calls memcmp for each.
 bool same_text(std::string_view a, std::string_view b) {
@@ -817,12 +836,27 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
   std::vector<int64_t> coll_type(order.size(), -1);
   std::vector<StrId> pg(order.size(), StringPool::kEmpty);
   std::vector<std::optional<int64_t>> peer(order.size()), tag(order.size());
+  // A host ET without its Kineto trace has no GPU ops, so no NCCL kernels: its collectives are
+  // the "nccl:<collective>" ops ProcessGroupNCCL records around each launch, which become the
+  // collective nodes instead (the reference leaves such a trace without communication).
+  const bool collectives_from_host_ops = result.gpu_nodes == 0 && !options.reference_bytes;
+  std::vector<bool> host_collective(order.size(), false);
+  uint64_t host_collectives = 0;
   for (uint32_t k = 0; k < order.size(); ++k) {
     const HostNode& n = nodes[order[k]];
     std::string_view name = t.str(n.name);
     pg[k] = n.pg_name;
     if (contains(name, "process_group:init")) {
       type[k] = static_cast<int32_t>(NodeType::Metadata);
+      continue;
+    }
+    if (collectives_from_host_ops && name.rfind("nccl:", 0) == 0) {
+      if (const int64_t ct = collective_of(name); ct >= 0) {
+        type[k] = static_cast<int32_t>(NodeType::CommColl);
+        coll_type[k] = ct;
+        host_collective[k] = true;
+        ++host_collectives;
+      }
       continue;
     }
     if (!n.gpu) continue;
@@ -850,33 +884,13 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
       if (!is_comm) continue;
     }
     if (!is_comm && !contains(name, "ncclKernel") && !contains(name, "ncclDevKernel")) continue;
-    // Collective type from the kernel name.
-    std::string squashed;
-    for (char c : name)
-      if (c != '_' && c != '-') squashed += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    static const std::pair<std::string_view, CommType> kKnown[] = {
-        {"allreduce", CommType::AllReduce}, {"alltoall", CommType::AllToAll}, {"allgather", CommType::AllGather},
-        {"reducescatter", CommType::ReduceScatter}, {"broadcast", CommType::Broadcast}};
-    // Not recognised by the reference (it aborts the whole file); converted with a warning.
-    static const std::pair<std::string_view, CommType> kExtra[] = {
-        {"reduce", CommType::Reduce}, {"gather", CommType::Gather}, {"scatter", CommType::Scatter},
-        {"barrier", CommType::Barrier}};
-    int64_t ct = -1;
-    for (const auto& [key, value] : kKnown)
-      if (contains(squashed, key)) {
-        ct = static_cast<int64_t>(value);
-        break;
-      }
+    int64_t ct = collective_of(name);
     if (ct < 0 && contains(name, "SendRecv")) ct = static_cast<int64_t>(CommType::AllToAll);
     if (ct < 0)
-      for (const auto& [key, value] : kExtra)
-        if (contains(squashed, key)) {
-          ct = static_cast<int64_t>(value);
-          warn("node " + std::to_string(n.id) + " \"" + std::string(name) + "\": collective " +
-               std::string(comm_type_name(ct)) +
-               " is not one the reference converter knows (it aborts here); converted, but ASTRA-sim cannot simulate it");
-          break;
-        }
+      if (ct = collective_of(name, true); ct >= 0)
+        warn("node " + std::to_string(n.id) + " \"" + std::string(name) + "\": collective " +
+             std::string(comm_type_name(ct)) +
+             " is not one the reference converter knows (it aborts here); converted, but ASTRA-sim cannot simulate it");
     if (ct < 0) {
       warn("node " + std::to_string(n.id) + " \"" + std::string(name) +
            "\": unknown NCCL kernel; kept as a compute node (the reference converter aborts here)");
@@ -885,6 +899,15 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     type[k] = static_cast<int32_t>(NodeType::CommColl);
     coll_type[k] = ct;
   }
+
+  if (collectives_from_host_ops && host_collectives)
+    warn("no GPU ops in this trace (a host ET not linked with its Kineto trace): every duration is 0 and its " +
+         std::to_string(host_collectives) +
+         " collectives come from their nccl:* host ops, so a simulation models communication only; link it "
+         "(chakra link --sync-deps) to replay what ran");
+  else if (result.gpu_nodes == 0 && !options.reference_bytes)
+    warn("no GPU ops in this trace (a host ET not linked with its Kineto trace) and no nccl:* collective ops: "
+         "every duration is 0; link it with its Kineto trace (chakra link --sync-deps) to replay what ran");
 
   // Position in `order` of the converted node with this id, or kNotConverted.
   auto slot_of_id = [&](int64_t id) {
@@ -1051,7 +1074,7 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     for (int a = 0; a < kIntAttrCount; ++a)
       if (n.int_attr_present & (1u << a)) d.attrs.add_int64(attr_name[a], n.int_attr[a]);
     if (n.has_op_schema) d.attrs.add_string(op_schema, n.op_schema);
-    d.attrs.add_bool(is_cpu_op, !n.gpu);
+    d.attrs.add_bool(is_cpu_op, !n.gpu && !host_collective[k]);
     if (!n.stream_null) d.attrs.add_int64(stream, n.stream);
     bool coll = type[k] == static_cast<int32_t>(NodeType::CommColl);
     bool p2p = type[k] == static_cast<int32_t>(NodeType::CommSend) || type[k] == static_cast<int32_t>(NodeType::CommRecv);
