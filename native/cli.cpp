@@ -319,10 +319,17 @@ void run_jobs(size_t n, const std::function<void(size_t)>& job, std::string_view
     if (!e.empty()) throw chakra::Error(e);
 }
 
+void create_output_folder(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::path parent = std::filesystem::path(path).parent_path();
+      !parent.empty() && !std::filesystem::create_directories(parent, ec) && ec)
+    throw chakra::Error(parent.string() + ": cannot create the output folder: " + ec.message());
+}
+
 void write_rank_traces(const std::string& prefix, size_t count,
                        const std::function<void(size_t, chakra::Trace&)>& build, const std::string& groups_path,
                        const std::map<std::string, std::vector<int64_t>>& groups) {
-  if (std::filesystem::path(prefix).has_parent_path()) std::filesystem::create_directories(std::filesystem::path(prefix).parent_path());
+  create_output_folder(prefix);
   std::vector<std::unique_ptr<chakra::OutputFile>> files(count);
   run_jobs(count, [&](size_t i) {
     thread_local chakra::Trace trace;

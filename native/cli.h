@@ -112,6 +112,10 @@ chakra::ReadOptions read_options(const Args& args, chakra::Progress* progress);
 // `progress_stage`, the share of jobs done is shown on a terminal.
 void run_jobs(size_t n, const std::function<void(size_t)>& job, std::string_view progress_stage = {});
 
+// Creates the folder an output path (or PREFIX of per-rank outputs) lies in, if it has one;
+// chakra::Error naming the folder when that fails.
+void create_output_folder(const std::string& path);
+
 // Writes PREFIX.{i}.et for every i < count, filled by build(i, trace) in parallel (one Trace per
 // thread), and the comm-group JSON at `groups_path`; creates PREFIX's folder. Nothing is
 // published unless every file was written.

@@ -144,6 +144,7 @@ int convert_one(const std::string& input, const std::string& output, chakra::Pyt
   cli::TerminalProgress progress;
   options.progress = &progress;
   chakra::PytorchConvertResult r = chakra::convert_pytorch(chakra::open_input(input), options);
+  cli::create_output_folder(output);
   chakra::write_et(r.trace, output);
   progress.clear();
   report(r.warnings, summary_line(r, output));
@@ -176,6 +177,7 @@ int run_pytorch(const cli::Args& a) {
   std::vector<chakra::PytorchConvertResult> results(jobs.size());
   std::vector<std::string> lines(jobs.size());
   std::vector<std::unique_ptr<chakra::OutputFile>> files(jobs.size());
+  cli::create_output_folder(output);
   cli::run_jobs(jobs.size(), [&](size_t i) {  // no file is published unless all ranks convert
     chakra::PytorchConvertOptions o = options;
     o.rank = jobs[i].rank;

@@ -54,7 +54,7 @@ int run_collective(const cli::Args& a) {
   if (o.count == 0) a.fail("--count must be at least 1");
   o.name = a.get("--name");
   const std::string prefix = a.get("--output");
-  if (fs::path(prefix).has_parent_path()) fs::create_directories(fs::path(prefix).parent_path());
+  cli::create_output_folder(prefix);
   cli::EtFileSet files;
   cli::TerminalProgress progress;
   for (uint32_t npu = 0; npu < o.npus; ++npu) {

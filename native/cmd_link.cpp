@@ -176,9 +176,7 @@ int link_folder(const cli::Args& a, const std::string& dir, const std::string& p
   chakra::LinkOptions options = link_options(a);
   std::vector<chakra::LinkReport> reports(pairs.size());
   std::vector<std::unique_ptr<chakra::OutputFile>> files(pairs.size());
-  std::error_code ec;
-  if (fs::path parent = fs::path(stem).parent_path(); !parent.empty() && !fs::create_directories(parent, ec) && ec)
-    throw chakra::Error(parent.string() + ": cannot create the output folder: " + ec.message());
+  cli::create_output_folder(stem);
   cli::run_jobs(pairs.size(), [&](size_t i) {
     files[i] = std::make_unique<chakra::OutputFile>(stem + "." + std::to_string(pairs[i].rank) + suffix);
     reports[i] = link_one(pairs[i].host, pairs[i].device, *files[i], options);
