@@ -77,6 +77,7 @@ class Checker {
       if (!t_.unknown_fields(n).empty()) check_unknown_fields(n);
     }
     check_cycles(index);
+    if (!legacy) check_timing();
   }
 
  private:
@@ -89,6 +90,23 @@ class Checker {
   }
 
   std::string who(uint32_t n) const { return describe_node(t_, n); }
+
+  // Compute nodes that all last 0 µs and give no roofline inputs leave a simulation nothing to
+  // time but communication: what a PyTorch host ET converted without its Kineto trace gives.
+  void check_timing() {
+    uint64_t compute = 0;
+    for (uint32_t n = 0; n < t_.size(); ++n) {
+      if (t_.type(n) != static_cast<int32_t>(NodeType::Comp)) continue;
+      if (t_.duration_micros(n) > 0 || t_.find_attr(n, "num_ops")) return;
+      ++compute;
+    }
+    if (compute)
+      add(Severity::Warning, "no-durations", -1, [&] {
+        return "all " + std::to_string(compute) + " compute nodes last 0 µs and none has num_ops for a roofline "
+               "estimate: a simulation times communication only (a PyTorch host ET converted without its Kineto "
+               "trace? link them first: chakra link --sync-deps)";
+      });
+  }
 
   void check_type(uint32_t n) {
     const int32_t type = t_.type(n);

@@ -23,9 +23,14 @@ class TraceBuilder {
     d.id = id;
     d.name = t.intern("n" + std::to_string(id));
     d.type = static_cast<int32_t>(type);
+    d.duration_micros = type == NodeType::Comp ? 1 : 0;  // compute takes time (see no-durations)
     d.data_deps = std::move(data);
     d.ctrl_deps = std::move(ctrl);
     open = true;
+    return *this;
+  }
+  TraceBuilder& lasting(uint64_t micros) {
+    d.duration_micros = micros;
     return *this;
   }
   TraceBuilder& i64(const char* name, int64_t v) {
@@ -89,6 +94,26 @@ TEST(Validate, CleanTraceHasNoFindings) {
   auto r = chakra::validate(b.done());
   EXPECT_TRUE(r.findings.empty()) << r.findings[0].message;
   EXPECT_TRUE(r.ok());
+}
+
+// Compute nodes that all last 0 µs (a host ET converted without its Kineto trace) leave a
+// simulation nothing to time but communication; one duration or a roofline's num_ops is enough.
+TEST(Validate, WarnsWhenNoComputeNodeHasADuration) {
+  TraceBuilder zero;
+  zero.node(1, NodeType::Comp).lasting(0);
+  zero.node(2, NodeType::Comp, {1}).lasting(0);
+  zero.collective(3, {2});
+  auto r = chakra::validate(zero.done());
+  EXPECT_EQ(codes(r, Severity::Warning), (Codes{"no-durations"}));
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_NE(r.findings[0].message.find("all 2 compute nodes last 0 µs"), std::string::npos) << r.findings[0].message;
+  TraceBuilder one;
+  one.node(1, NodeType::Comp).lasting(0);
+  one.node(2, NodeType::Comp, {1}).lasting(3);
+  EXPECT_TRUE(chakra::validate(one.done()).findings.empty());
+  TraceBuilder roofline;
+  roofline.node(1, NodeType::Comp).lasting(0).i64("num_ops", 100).u64("tensor_size", 10);
+  EXPECT_TRUE(codes(chakra::validate(roofline.done()), Severity::Warning).empty());
 }
 
 TEST(Validate, GraphErrors) {

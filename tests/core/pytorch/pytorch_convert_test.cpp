@@ -256,7 +256,8 @@ TEST(PytorchConvert, CyclesAreReportedWithTheirNodesAndBrokenOnlyOnRequest) {
   chakra::PytorchConvertResult r = convert_text(json, o);
   EXPECT_EQ(r.cycles_broken, 2u);  // 4 -> 5 closes a loop with both 5 -> 4 (data) and 5 -> 4 (ctrl)
   chakra::ValidationReport v = chakra::validate(r.trace);
-  for (const auto& f : v.findings) ADD_FAILURE() << f.code << ": " << f.message;
+  for (const auto& f : v.findings)
+    if (f.code != "no-durations") ADD_FAILURE() << f.code << ": " << f.message;  // a host ET has none
 }
 
 TEST(PytorchConvert, BadInputGivesClearErrors) {
