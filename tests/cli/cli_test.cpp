@@ -521,6 +521,34 @@ TEST(CliLink, FolderOfRankPairsThenConvert) {
   }
 }
 
+// The other real pairs of ../shared (HTA's and PARAM's single-GPU runs) replay without errors
+// and print their measured-vs-simulated line.
+TEST(CliLink, OtherRealPairsReplayWithTheirMeasuredStep) {
+  std::string dir = temp_dir();
+  write_raw(dir + "/net.yml", "topology: [ Switch ]\nnpus_count: [ 1 ]\nbandwidth: [ 150 ]\nlatency: [ 500 ]\n");
+  write_raw(dir + "/sys.json", R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+    "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"], "all-gather-implementation": ["ring"],
+    "reduce-scatter-implementation": ["ring"], "all-to-all-implementation": ["direct"],
+    "collective-optimization": "localBWAware", "local-mem-bw": 1555})");
+  const std::pair<const char*, const char*> pairs[] = {
+      {"hta_simple_add_a100_1rank/benchmark_simple_add_et.json.gz", "hta_simple_add_a100_1rank/benchmark_simple_add_trace.json.gz"},
+      {"param_linear_rtx2080ti_1rank/linear_et.json.gz", "param_linear_rtx2080ti_1rank/linear_kineto.json.gz"}};
+  for (const auto& [host, device] : pairs) {
+    Result r = run({"link", "--host", shared(std::string("data/pairs/") + host), "--device",
+                    shared(std::string("data/pairs/") + device), "-o", dir + "/l.json", "--sync-deps"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = run({"convert", "pytorch", dir + "/l.json", "-o", dir + "/et/p.0.et"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = run({"simulate", "--workload", dir + "/et/p", "--system", dir + "/sys.json", "--network", dir + "/net.yml",
+             "--json", dir + "/sim.json"});
+    ASSERT_EQ(r.exit_code, 0) << host << r.err;
+    EXPECT_TRUE(contains(r.out, "measured vs simulated step")) << host << r.out;
+    const nlohmann::json npu = nlohmann::json::parse(read_raw(dir + "/sim.json"))["npus"][0];
+    EXPECT_GT(npu["measured_step_ns"].get<uint64_t>(), 0u) << host;
+    EXPECT_GT(npu["finish_ns"].get<uint64_t>(), 0u) << host;
+  }
+}
+
 TEST(CliLink, ErrorsLeaveNoOutput) {
   std::string dir = temp_dir();
   const std::string in = shared("reference/chakra/inputs/link/");
