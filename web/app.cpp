@@ -9,6 +9,7 @@
 #include <imgui_stdlib.h>
 
 #include "app_state.h"
+#include "chakra/app/sim_presets.h"
 #include "chakra/format/io.h"
 #include "chakra/format/json_writer.h"
 #include "chakra/support/error.h"
@@ -157,6 +158,11 @@ bool App::command(const std::string& c) {
   if (c == "clear") return clear(), true;
   for (const ViewEntry& v : kViews)
     if (c == "view " + std::string(v.name)) return set_view(v.view), true;
+  if (c.rfind("preset ", 0) == 0) {  // a cluster of assets/simulation/presets.json
+    for (const chakra::sim::ClusterPreset& p : chakra::sim::cluster_presets())
+      if (p.name == c.substr(7)) return impl_->use_preset(p.name), true;
+    return false;
+  }
   if (c.rfind("timeline ", 0) == 0) {
     std::string id = c.substr(9);
     return !id.empty() && id.size() < 9 && id.find_first_not_of("0123456789") == std::string::npos &&
@@ -400,6 +406,12 @@ std::string App::status_json() const {
     w.end_array();
     w.key("exposed_comm_ns").begin_array();
     for (const auto& n : run->result.npus) w.value_uint(n.exposed_comm);
+    w.end_array();
+    w.key("measured_step_ns").begin_array();  // 0 where the trace carries no measured times
+    for (const auto& n : run->result.npus) w.value_uint(n.measured_step);
+    w.end_array();
+    w.key("start_ns").begin_array();
+    for (const auto& n : run->result.npus) w.value_uint(n.start);
     w.end_array();
     w.end_object();
   }

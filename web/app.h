@@ -83,7 +83,7 @@ class App {
   void cancel_simulation();
   // The same actions by name, for scripts and tests: "simulate", "cancel", "synthesize", "fit",
   // "clear", "view overview|nodes|graph|timeline|simulation", "timeline RUN" (a run's timeline;
-  // 0: recorded times). False when it failed or is unknown.
+  // 0: recorded times), "preset NAME" (a cluster preset). False when it failed or is unknown.
   bool command(const std::string& name);
 
   // Reports from the Platform's simulation runner.

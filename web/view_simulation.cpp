@@ -329,7 +329,30 @@ void App::Impl::draw_simulation() {
   if (b) summary(b);
   if (b) ImGui::Text("run %d / run %d end time: %.4f", b->id, a->id,
                      a->result.end() ? static_cast<double>(b->result.end()) / static_cast<double>(a->result.end()) : 0.0);
-  int cols = b ? 9 : 6;
+  // Replays of measured traces: each NPU's measured step beside its simulated one.
+  const bool measured = std::any_of(a->result.npus.begin(), a->result.npus.end(),
+                                    [](const sim::NpuResult& n) { return n.measured_step > 0; });
+  if (!a->result.measured_collectives.empty() &&
+      ImGui::BeginTable("collective fit", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
+    for (const char* h : {"collective", "count", "median measured", "median simulated", "error"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    for (const sim::CollectiveFit& c : a->result.measured_collectives) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(std::string(chakra::comm_type_name(c.comm_type)).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(c.count));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_duration(static_cast<double>(c.measured_median), "ns").c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_duration(static_cast<double>(c.simulated_median), "ns").c_str());
+      ImGui::TableNextColumn();
+      if (c.measured_median)
+        ImGui::Text("%+.1f%%", 100.0 * (static_cast<double>(c.simulated_median) / static_cast<double>(c.measured_median) - 1));
+    }
+    ImGui::EndTable();
+  }
+  int cols = (b ? 9 : 6) + (measured ? 3 : 0);
   if (ImGui::BeginTable("npus", cols, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY)) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("NPU");
@@ -338,6 +361,11 @@ void App::Impl::draw_simulation() {
     ImGui::TableSetupColumn("comm (ns)");
     ImGui::TableSetupColumn("exposed comm (ns)");
     ImGui::TableSetupColumn("nodes");
+    if (measured) {
+      ImGui::TableSetupColumn("measured step (ns)");
+      ImGui::TableSetupColumn("simulated step (ns)");
+      ImGui::TableSetupColumn("error");
+    }
     if (b) {
       ImGui::TableSetupColumn(("finish, run " + std::to_string(b->id)).c_str());
       ImGui::TableSetupColumn(("exposed, run " + std::to_string(b->id)).c_str());
@@ -355,6 +383,16 @@ void App::Impl::draw_simulation() {
         for (uint64_t v : {n.finish, n.compute, n.comm, n.exposed_comm, n.nodes}) {
           ImGui::TableNextColumn();
           ImGui::Text("%llu", static_cast<unsigned long long>(v));
+        }
+        if (measured) {
+          const sim::Tick step = n.finish - std::min(n.finish, n.start);
+          ImGui::TableNextColumn();
+          if (n.measured_step) ImGui::Text("%llu", static_cast<unsigned long long>(n.measured_step));
+          ImGui::TableNextColumn();
+          ImGui::Text("%llu", static_cast<unsigned long long>(step));
+          ImGui::TableNextColumn();
+          if (n.measured_step)
+            ImGui::Text("%+.1f%%", 100.0 * (static_cast<double>(step) / static_cast<double>(n.measured_step) - 1));
         }
         if (b) {
           bool has = static_cast<size_t>(i) < b->result.npus.size();

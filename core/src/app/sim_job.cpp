@@ -139,7 +139,8 @@ std::string encode_result(const SimResult& result) {
   w.u64(result.npus.size());
   for (const NpuResult& n : result.npus) {
     w.raw<uint8_t>(n.finished);
-    for (Tick t : {n.finish, n.exposed_comm, n.compute, n.comm, n.cpu, n.memory, n.overlap, n.nodes}) w.u64(t);
+    for (Tick t : {n.finish, n.exposed_comm, n.compute, n.comm, n.cpu, n.memory, n.overlap, n.nodes, n.measured_step, n.start})
+      w.u64(t);
     w.u64(n.stuck.size());
     for (const std::string& s : n.stuck) w.str(s);
   }
@@ -148,6 +149,9 @@ std::string encode_result(const SimResult& result) {
     w.u64(c.bytes);
     w.u64(c.time);
   }
+  w.u64(result.measured_collectives.size());
+  for (const CollectiveFit& c : result.measured_collectives)
+    for (uint64_t v : {static_cast<uint64_t>(c.comm_type), c.count, c.measured_median, c.simulated_median}) w.u64(v);
   w.u64(result.messages);
   w.u64(result.events);
   w.raw<uint8_t>(result.deadlock);
@@ -179,10 +183,11 @@ std::string encode_result(const SimResult& result) {
 SimResult decode_result(std::string_view bytes) {
   Reader r(bytes, kResultMagic, "simulation result");
   SimResult result;
-  result.npus.resize(r.count(73));
+  result.npus.resize(r.count(89));
   for (NpuResult& n : result.npus) {
     n.finished = r.raw<uint8_t>() != 0;
-    for (Tick* t : {&n.finish, &n.exposed_comm, &n.compute, &n.comm, &n.cpu, &n.memory, &n.overlap, &n.nodes})
+    for (Tick* t : {&n.finish, &n.exposed_comm, &n.compute, &n.comm, &n.cpu, &n.memory, &n.overlap, &n.nodes,
+                    &n.measured_step, &n.start})
       *t = r.u64();
     n.stuck.resize(r.count(8));
     for (std::string& s : n.stuck) s = r.str();
@@ -191,6 +196,13 @@ SimResult decode_result(std::string_view bytes) {
     c.count = r.u64();
     c.bytes = r.u64();
     c.time = r.u64();
+  }
+  result.measured_collectives.resize(r.count(32));
+  for (CollectiveFit& c : result.measured_collectives) {
+    c.comm_type = static_cast<int64_t>(r.u64());
+    c.count = r.u64();
+    c.measured_median = r.u64();
+    c.simulated_median = r.u64();
   }
   result.messages = r.u64();
   result.events = r.u64();

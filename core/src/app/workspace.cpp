@@ -190,7 +190,12 @@ std::string Workspace::convert_pytorch_rank(uint32_t r) {
   if (!p.kineto.empty()) {
     StringSink sink;
     auto as_bytes = [](const std::string& s) { return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size()); };
-    LinkReport report = link_traces(memory_input(as_bytes(p.host), p.host_name), memory_input(as_bytes(p.kineto), p.kineto_name), sink);
+    // With sync dependencies and blocked time, so the page's simulation replays what ran
+    // (core/docs/pytorch-replay.md).
+    LinkOptions link_options;
+    link_options.sync_deps = true;
+    LinkReport report = link_traces(memory_input(as_bytes(p.host), p.host_name),
+                                    memory_input(as_bytes(p.kineto), p.kineto_name), sink, link_options);
     linked = std::move(sink.out);
     json_name = p.host_name + " + " + p.kineto_name;
     t->notes.push_back("linked with " + std::string(link_method_name(report.method)) + ": " +

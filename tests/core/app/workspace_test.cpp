@@ -537,6 +537,14 @@ void expect_same(const sim::SimResult& a, const sim::SimResult& b) {
     EXPECT_EQ(a.npus[i].overlap, b.npus[i].overlap);
     EXPECT_EQ(a.npus[i].nodes, b.npus[i].nodes);
     EXPECT_EQ(a.npus[i].stuck, b.npus[i].stuck);
+    EXPECT_EQ(a.npus[i].measured_step, b.npus[i].measured_step);
+    EXPECT_EQ(a.npus[i].start, b.npus[i].start);
+  }
+  ASSERT_EQ(a.measured_collectives.size(), b.measured_collectives.size());
+  for (size_t i = 0; i < a.measured_collectives.size(); ++i) {
+    const sim::CollectiveFit &x = a.measured_collectives[i], &y = b.measured_collectives[i];
+    EXPECT_TRUE(x.comm_type == y.comm_type && x.count == y.count && x.measured_median == y.measured_median &&
+                x.simulated_median == y.simulated_median);
   }
   for (int c = 0; c <= sim::kCollectiveTypes; ++c) {
     EXPECT_EQ(a.collectives[c].count, b.collectives[c].count);
@@ -578,6 +586,20 @@ TEST(SimJob, TravelsAsBytesAndRunsToTheSameResult) {
   EXPECT_GT(here.collectives[0].count, 0u);
   sim::SimResult there = sim::decode_result(sim::encode_result(sim::run_job(back)));
   expect_same(here, there);
+}
+
+// A replay's measured figures cross from the worker to the page too.
+TEST(SimJob, ResultKeepsMeasuredFigures) {
+  sim::SimResult r;
+  r.npus.resize(2);
+  r.npus[0].finished = r.npus[1].finished = true;
+  r.npus[0].finish = 900, r.npus[0].measured_step = 1000;
+  r.npus[1].finish = 1500, r.npus[1].start = 400, r.npus[1].measured_step = 1050;
+  r.measured_collectives.push_back(sim::CollectiveFit{6, 40, 357000, 422157});
+  sim::SimResult back = sim::decode_result(sim::encode_result(r));
+  expect_same(r, back);
+  EXPECT_EQ(back.npus[1].start, 400u);
+  EXPECT_EQ(back.measured_collectives.at(0).simulated_median, 422157u);
 }
 
 TEST(SimJob, DamagedBytesAreErrorsNeverCrashes) {
