@@ -722,6 +722,25 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
     if (op != kNone && d.ops[op].host != kNone && micros > 0) r.blocked[host_out(d.ops[op].host)] += micros;
   };
   std::vector<int64_t> targets;  // GPU node ids the current call waits for
+  // Older Kineto names neither the event nor the streams of a stream wait. PyTorch waits on a
+  // stream right before launching there (a collective after its inputs' kernels, the kernels
+  // after a collective's wait()), so: the thread's next launch waits for the last op launched
+  // before the call on every other stream that ended before it started (a real dependency
+  // always did), a superset of the real dependency. Returns the waiter, or -1.
+  auto infer_stream_wait = [&](const SyncCall& c) -> int64_t {
+    auto t = by_thread.find(c.tid);
+    if (t == by_thread.end()) return -1;
+    auto next = std::partition_point(t->second.begin(), t->second.end(),
+                                     [&](const Launched& x) { return pyjson::less(x.ts, c.end); });
+    if (next == t->second.end() || gpu_out[next->op] < 0) return -1;
+    const KinetoOp& waiting = d.ops[next->op];
+    for (const auto& [stream, list] : by_stream) {
+      if (stream == next->stream) continue;
+      const Launched* x = last_before(list, c.ts);
+      if (x && !pyjson::less(waiting.ts, pyjson::add(d.ops[x->op].ts, d.ops[x->op].dur))) targets.push_back(gpu_out[x->op]);
+    }
+    return gpu_out[next->op];
+  };
   auto stream_before = [&](int64_t stream, Number cutoff) {
     auto s = by_stream.find(stream);
     if (s == by_stream.end()) return;
@@ -749,43 +768,21 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
       }
       stream_before(stream, c.ts);
       waiter = cpu_after(c);
-    } else {  // event waits need the cuda_sync event to know which event
-      auto record = detail ? d.event_records.find(detail->record_correlation) : d.event_records.end();
-      if (record == d.event_records.end() && c.kind == SyncKind::StreamWait) {
-        // Older Kineto names neither the event nor the streams. PyTorch waits on a stream right
-        // before launching on it (a collective after its inputs' kernels, the kernels after a
-        // collective's wait()), so: the thread's next launch waits for the last op launched
-        // before the call on every other stream that ended before it started (a real
-        // dependency always did), a superset of the real dependency.
-        auto t = by_thread.find(c.tid);
-        auto next = t == by_thread.end() ? t->second.end()
-                                         : std::partition_point(t->second.begin(), t->second.end(), [&](const Launched& x) {
-                                             return pyjson::less(x.ts, c.end);
-                                           });
-        if (t != by_thread.end() && next != t->second.end() && gpu_out[next->op] >= 0) {
-          const KinetoOp& waiting = d.ops[next->op];
-          for (const auto& [stream, list] : by_stream) {
-            if (stream == next->stream) continue;
-            const Launched* x = last_before(list, c.ts);
-            if (x && !pyjson::less(waiting.ts, pyjson::add(d.ops[x->op].ts, d.ops[x->op].dur))) targets.push_back(gpu_out[x->op]);
-          }
-          waiter = gpu_out[next->op];
-          ++r.inferred;
-        }
-      }
-      if (record == d.event_records.end() && waiter < 0) {
-        ++r.unidentified;
-        continue;
-      }
-      if (record == d.event_records.end()) {
-        // inferred above
-      } else if (stream_before(detail->wait_stream, record->second); c.kind == SyncKind::Event) {
+    } else if (auto record = detail ? d.event_records.find(detail->record_correlation) : d.event_records.end();
+               record != d.event_records.end()) {  // an event sync or wait, its event named by cuda_sync
+      stream_before(detail->wait_stream, record->second);
+      if (c.kind == SyncKind::Event) {
         waiter = cpu_after(c);
       } else if (auto s = by_stream.find(detail->stream); s != by_stream.end()) {
         auto next = std::partition_point(s->second.begin(), s->second.end(),
                                          [&](const Launched& x) { return pyjson::less(x.ts, c.end); });
         if (next != s->second.end()) waiter = gpu_out[next->op];
       }
+    } else if (c.kind == SyncKind::StreamWait && (waiter = infer_stream_wait(c)) >= 0) {
+      ++r.inferred;
+    } else {
+      ++r.unidentified;
+      continue;
     }
     if (targets.empty()) continue;  // nothing launched before it: nothing to wait for
     if (waiter < 0) {

@@ -471,12 +471,12 @@ std::string write_traces(uint32_t npus, const std::function<void(uint32_t, Trace
 // stream instead of one CPU, one compute and one communication slot; each NPU starts as much
 // later as its measured start, and the result has the measured step beside the simulated one.
 TEST(SimulateReplay, LanesPerThreadAndStreamAndMeasuredStarts) {
-  auto make = [](bool lanes) {
-    return write_traces(2, [lanes](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
+  auto make = [](bool lanes, bool every_start = true) {
+    return write_traces(2, [lanes, every_start](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
       if (lanes) {
         AttrDrafts meta;
         meta.add_bool(t.intern("replay_lanes"), true);
-        meta.add_uint64(t.intern("replay_start_micros"), 1000 + 3 * npu);
+        if (every_start || npu == 0) meta.add_uint64(t.intern("replay_start_micros"), 1000 + 3 * npu);
         t.set_metadata(StringPool::kEmpty, meta);
       }
       // Two CPU ops on threads 1 and 2; on stream 7 two kernels, one after each; on stream 9 one.
@@ -515,6 +515,11 @@ TEST(SimulateReplay, LanesPerThreadAndStreamAndMeasuredStarts) {
   EXPECT_EQ(lanes.npus[1].finish, 23000u);
   EXPECT_EQ(lanes.npus[1].measured_step, 20000u);
   EXPECT_EQ(lanes.npus[1].exposed_comm, 5000u);  // its 20 µs step less 15 µs of kernels
+  // A trace without a measured start among them: no NPU is offset.
+  in.workload = make(true, false);
+  SimResult unaligned = simulate(in);
+  EXPECT_EQ(unaligned.npus[1].start, 0u);
+  EXPECT_EQ(unaligned.npus[1].finish, 20000u);
 }
 
 // Remote memory: per NPU accesses are independent; per node and pooled ones queue (FIFO).

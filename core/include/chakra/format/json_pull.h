@@ -4,11 +4,10 @@
 // form, which the Chakra PyTorch converter stores in IOInfo strings.
 //
 // Why not simdjson (Debian's libsimdjson-dev): `chakra_bench --side-by-side` measures both on
-// the same document; simdjson 3.0.1 walks it 1.4× faster (whitespace and strings are scanned 16
-// bytes at a time here too), but only over the whole document held
-// in one padded buffer, which for the converter's 792 MB benchmark input is four times its
-// current peak memory and above its memory target. This reader streams, and the wasm build
-// needs it regardless.
+// the same document; simdjson 3.0.1 walks it 1.3× faster (whitespace and strings are scanned 16
+// bytes at a time here too), but only over the whole document held in one padded buffer, which
+// for the converter's 792 MB benchmark input is four times its current peak memory and above
+// its memory target. This reader streams, and the wasm build needs it regardless.
 #pragma once
 
 #include <cstdint>

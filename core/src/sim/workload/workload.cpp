@@ -70,11 +70,13 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
       if (attr.name() == kReplayStartAttr) p.replay_start = attr.as_uint64();
     }
   }
-  // Replay traces start as far apart as their measured starts (all NPUs must have one).
-  uint64_t earliest = UINT64_MAX;
-  for (const Npu& p : npus_) earliest = p.replay_start ? std::min(earliest, *p.replay_start) : 0;
-  for (Npu& p : npus_)
-    if (p.replay_start) p.start = queue_.to_tick(double(*p.replay_start - earliest) * 1000.0);
+  // Replay traces start as far apart as their measured starts, when every NPU has one (traces
+  // of other runs mixed in would otherwise start hours or years apart).
+  if (std::all_of(npus_.begin(), npus_.end(), [](const Npu& p) { return p.replay_start.has_value(); })) {
+    uint64_t earliest = UINT64_MAX;
+    for (const Npu& p : npus_) earliest = std::min(earliest, *p.replay_start);
+    for (Npu& p : npus_) p.start = queue_.to_tick(double(*p.replay_start - earliest) * 1000.0);
+  }
 }
 
 void Workload::start() {
