@@ -168,44 +168,6 @@ test('a simulation of a real trace gives the CLI\'s numbers; its errors show in 
   console.log(`# frame time with the simulated timeline of 64 NPUs: ${frameMs.toFixed(1)} ms (SwiftShader)`);
 });
 
-// A real 8-rank run, host ETs and Kineto traces dropped together: the page links (with sync
-// dependencies), converts with the replay model and simulates; each rank's measured step sits
-// beside its simulated one, with the CLI's numbers for the same files and preset.
-test('real host ET + Kineto pairs replay against their measured steps, as in the CLI', async () => {
-  const dlrm = path.join(shared, 'data/pairs/dlrm_8rank_v100');
-  const files = [];
-  for (let r = 0; r < 8; ++r) files.push(...await filesIn(path.join(dlrm, `rank${r}`), /\.json$/));
-  await command('clear');
-  const t0 = Date.now();
-  await page.setInputFiles('#file', files);  // "Open files...": faster to script than a drop of 14 MB
-  await page.waitForFunction(() => window.chakrakitReading === 0 && JSON.parse(Module.ccall('app_status_json', 'string', [], [])).ranks.length === 8,
-    null, { timeout: 60000 });
-  console.log(`# 8 DLRM host ET + Kineto pairs read, linked and converted in ${((Date.now() - t0) / 1000).toFixed(2)} s`);
-  let s = await status();
-  assert.equal(s.error, '');
-  assert.equal(s.ranks.length, 8);
-  assert.equal(await command('preset v100-dgx1-8'), 1);
-  await command('view simulation');
-  assert.equal(await simulate(), 1);
-  s = await status();
-  const run = s.runs.at(-1);
-  assert.equal(run.measured_step_ns.length, 8);
-  for (let r = 0; r < 8; ++r) {
-    assert.ok(run.measured_step_ns[r] > 0, `rank ${r} has a measured step`);
-    const error = (run.finish_ns[r] - run.start_ns[r]) / run.measured_step_ns[r] - 1;
-    assert.ok(Math.abs(error) < 0.06, `rank ${r}: simulated ${run.finish_ns[r] - run.start_ns[r]} ns against ${run.measured_step_ns[r]} ns`);
-  }
-  const tmp = await mkdtemp(path.join(os.tmpdir(), 'chakra-e2e-'));
-  execFileSync(chakraBin, ['link', dlrm, '-o', path.join(tmp, 'linked/dlrm.json'), '--sync-deps', '--quiet']);
-  execFileSync(chakraBin, ['convert', 'pytorch', path.join(tmp, 'linked'), '-o', path.join(tmp, 'et/dlrm')]);
-  execFileSync(chakraBin, ['simulate', '--workload', path.join(tmp, 'et/dlrm'), '--preset', 'v100-dgx1-8',
-    '--json', path.join(tmp, 'out.json'), '--no-summary']);
-  const cli = JSON.parse(await readFile(path.join(tmp, 'out.json'), 'utf8'));
-  assert.deepEqual(run.finish_ns, cli.npus.map((n) => n.finish_ns));
-  assert.deepEqual(run.measured_step_ns, cli.npus.map((n) => n.measured_step_ns));
-  await shot('06b-measured-vs-simulated.png');
-});
-
 test('a share link restores the state in a fresh page once the same files are dropped', async () => {
   const before = await status();
   const fresh = await openPage(url + '#' + before.hash);
@@ -244,6 +206,21 @@ test('a broken file dropped on the page gives an error naming it and changes not
   assert.equal(s.ranks.length, before, 'nothing added for a broken file');
   assert.match(s.error, /^truncated\.0\.et: /);
   await shot('09-error.png');
+  // Files of no kind the page reads say what they look like.
+  const png = [...await readFile(path.join(shotsDir, '09-error.png'))];
+  for (const [name, bytes, message] of [
+    ['picture.png', png, /^picture\.png: not a trace this page reads: it looks like a PNG image/],
+    ['hello.json', [...Buffer.from('{"hello": 1}')], /^hello\.json: not a trace this page reads: it looks like JSON of no kind/]]) {
+    await page.evaluate(({ name, bytes }) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([new Uint8Array(bytes)], name));
+      document.getElementById('canvas').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, { name, bytes });
+    await page.waitForFunction((n) => JSON.parse(Module.ccall('app_status_json', 'string', [], [])).error.startsWith(n), name);
+    const after = await status();
+    assert.match(after.error, message);
+    assert.equal(after.ranks.length, before, `nothing added for ${name}`);
+  }
 });
 
 test('a long simulation runs in a worker: the page keeps drawing, shows progress, and can cancel it', async () => {
@@ -286,4 +263,42 @@ test('a long simulation runs in a worker: the page keeps drawing, shows progress
   assert.equal(s.runs[0].id, 2);
   assert.ok(s.runs[0].end_ns > 0 && !s.runs[0].deadlock);
   await p.close();
+});
+
+// A real 8-rank run, host ETs and Kineto traces dropped together: the page links (with sync
+// dependencies), converts with the replay model and simulates; each rank's measured step sits
+// beside its simulated one, with the CLI's numbers for the same files and preset.
+test('real host ET + Kineto pairs replay against their measured steps, as in the CLI', async () => {
+  const dlrm = path.join(shared, 'data/pairs/dlrm_8rank_v100');
+  const files = [];
+  for (let r = 0; r < 8; ++r) files.push(...await filesIn(path.join(dlrm, `rank${r}`), /\.json$/));
+  await command('clear');
+  const t0 = Date.now();
+  await page.setInputFiles('#file', files);  // "Open files...": faster to script than a drop of 14 MB
+  await page.waitForFunction(() => window.chakrakitReading === 0 && JSON.parse(Module.ccall('app_status_json', 'string', [], [])).ranks.length === 8,
+    null, { timeout: 60000 });
+  console.log(`# 8 DLRM host ET + Kineto pairs read, linked and converted in ${((Date.now() - t0) / 1000).toFixed(2)} s`);
+  let s = await status();
+  assert.equal(s.error, '');
+  assert.equal(s.ranks.length, 8);
+  assert.equal(await command('preset v100-dgx1-8'), 1);
+  await command('view simulation');
+  assert.equal(await simulate(), 1);
+  s = await status();
+  const run = s.runs.at(-1);
+  assert.equal(run.measured_step_ns.length, 8);
+  for (let r = 0; r < 8; ++r) {
+    assert.ok(run.measured_step_ns[r] > 0, `rank ${r} has a measured step`);
+    const error = (run.finish_ns[r] - run.start_ns[r]) / run.measured_step_ns[r] - 1;
+    assert.ok(Math.abs(error) < 0.06, `rank ${r}: simulated ${run.finish_ns[r] - run.start_ns[r]} ns against ${run.measured_step_ns[r]} ns`);
+  }
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'chakra-e2e-'));
+  execFileSync(chakraBin, ['link', dlrm, '-o', path.join(tmp, 'linked/dlrm.json'), '--sync-deps', '--quiet']);
+  execFileSync(chakraBin, ['convert', 'pytorch', path.join(tmp, 'linked'), '-o', path.join(tmp, 'et/dlrm')]);
+  execFileSync(chakraBin, ['simulate', '--workload', path.join(tmp, 'et/dlrm'), '--preset', 'v100-dgx1-8',
+    '--json', path.join(tmp, 'out.json'), '--no-summary']);
+  const cli = JSON.parse(await readFile(path.join(tmp, 'out.json'), 'utf8'));
+  assert.deepEqual(run.finish_ns, cli.npus.map((n) => n.finish_ns));
+  assert.deepEqual(run.measured_step_ns, cli.npus.map((n) => n.measured_step_ns));
+  await shot('06b-measured-vs-simulated.png');
 });

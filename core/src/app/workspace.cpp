@@ -8,6 +8,7 @@
 #include "chakra/pytorch/pytorch_convert.h"
 #include "chakra/pytorch/trace_link.h"
 #include "chakra/support/error.h"
+#include <nlohmann/json.hpp>
 
 namespace chakra {
 
@@ -52,6 +53,39 @@ bool looks_like_text_workload(std::string_view head) {
   return j < head.size() && std::isdigit(static_cast<unsigned char>(head[j]));
 }
 
+// What a file of no kind we read looks like, from its magic bytes or its first characters.
+std::string looks_like(std::string_view head) {
+  static const std::pair<std::string_view, const char*> kMagic[] = {
+      {"\x89PNG", "a PNG image"}, {"\xFF\xD8\xFF", "a JPEG image"}, {"GIF8", "a GIF image"},
+      {"%PDF", "a PDF document"}, {"PK\x03\x04", "a ZIP archive"}, {"\x7F" "ELF", "an executable (ELF)"},
+      {"BZh", "bzip2-compressed data"}, {"\xFD" "7zXZ", "xz-compressed data"}, {"\x28\xB5\x2F\xFD", "zstd-compressed data"},
+      {"SQLite format 3", "an SQLite database"}};
+  for (const auto& [magic, what] : kMagic)
+    if (head.substr(0, magic.size()) == magic) return what;
+  if (head.size() > 262 && head.substr(257, 5) == "ustar") return "a tar archive";
+  const size_t first = head.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return "an empty file";
+  if (head[first] == '{' || head[first] == '[') return "JSON of no kind chakrakit reads";
+  const bool text = std::all_of(head.begin(), head.begin() + std::min<size_t>(head.size(), 512), [](char c) {
+    const auto b = static_cast<unsigned char>(c);
+    return b >= 32 || b == '\n' || b == '\r' || b == '\t';
+  });
+  return text ? "text of no kind chakrakit reads" : "binary data of no kind chakrakit reads";
+}
+
+// ASTRA-sim's communicator-group JSON: {"<group id>": [ranks...], ...}. Such files are small, so
+// the whole text is in `head` when it is one.
+bool is_comm_group_json(std::string_view head) {
+  const nlohmann::json j = nlohmann::json::parse(head, nullptr, false);
+  if (!j.is_object() || j.empty()) return false;
+  for (const auto& [key, value] : j.items()) {
+    if (key.empty() || key.find_first_not_of("0123456789") != std::string::npos || !value.is_array()) return false;
+    for (const auto& r : value)
+      if (!r.is_number_integer()) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 const char* input_kind_name(InputKind kind) {
@@ -79,7 +113,7 @@ InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> byte
         contains(head, "\"preferred-dataset-splits\""))
       return InputKind::SystemJson;
     if (contains(head, "\"memory-type\"")) return InputKind::RemoteMemoryJson;
-    if (contains(head, "[")) return InputKind::CommGroupJson;
+    if (is_comm_group_json(head)) return InputKind::CommGroupJson;
     return InputKind::Unknown;
   }
   if (contains(head, "topology") && contains(head, "npus_count")) return InputKind::NetworkYaml;
@@ -88,6 +122,7 @@ InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> byte
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   for (std::string_view suffix : {".et", ".et.gz", ".eg", ".eg.gz", ".chakra", ".chakra.gz"})
     if (ends_with(lower, suffix)) return InputKind::ChakraEt;
+  if (looks_like(head).rfind("binary data", 0) != 0) return InputKind::Unknown;  // an image, an archive...
   // Binary content (control bytes no text file has) starting with a plausible record length: a
   // Chakra trace under another name.
   bool binary = std::any_of(head.begin(), head.begin() + std::min<size_t>(head.size(), 256), [](char c) {
@@ -137,8 +172,9 @@ std::unique_ptr<Workspace::Loading> Workspace::begin(std::span<const uint8_t> by
   loading->name_ = name;
   loading->kind_ = detect_input_kind(name, bytes);
   if (loading->kind_ == InputKind::Unknown)
-    throw Error(name + ": not a file chakrakit opens (Chakra .et, PyTorch host ET or Kineto JSON, ASTRA-sim text "
-                       "workload, network YAML, system, remote-memory or communicator-group JSON)");
+    throw Error(name + ": not a trace this page reads: it looks like " + looks_like(head_of(bytes, name)) +
+                " (it reads Chakra .et, PyTorch host ET and Kineto JSON, ASTRA-sim text workloads, network YAML, "
+                "system, remote-memory and communicator-group JSON)");
   loading->bytes_.assign(bytes.begin(), bytes.end());
   return loading;
 }

@@ -291,6 +291,29 @@ TEST(Workspace, RecognisesEveryKindOfInputInTheCorpus) {
   for (const std::string& path : testing_support::all_shared_traces())
     EXPECT_EQ(detect_input_kind(fs::path(path).filename().string(), as_bytes(read_raw(path))), InputKind::ChakraEt) << path;
   EXPECT_EQ(detect_input_kind("notes.md", as_bytes(std::string("# hello\nworld\n"))), InputKind::Unknown);
+  // Communicator groups are group ids → lists of ranks; other JSON is of no kind we read.
+  EXPECT_EQ(detect_input_kind("g.json", as_bytes(std::string(R"({"1": [0, 1], "2": [2, 3]})"))), InputKind::CommGroupJson);
+  EXPECT_EQ(detect_input_kind("x.json", as_bytes(std::string(R"({"hello": [1]})"))), InputKind::Unknown);
+  EXPECT_EQ(detect_input_kind("x.json", as_bytes(std::string(R"({"1": ["a"]})"))), InputKind::Unknown);
+}
+
+// A file of no kind we read says what it looks like instead of a decoder's complaint.
+TEST(Workspace, UnknownFilesSayWhatTheyLookLike) {
+  const std::string png("\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10", 20);
+  EXPECT_EQ(detect_input_kind("shot.png", as_bytes(png)), InputKind::Unknown);
+  Workspace ws;
+  auto error = [&](const std::string& name, const std::string& bytes) {
+    try {
+      ws.add(as_bytes(bytes), name);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("shot.png", png).find("shot.png: not a trace this page reads: it looks like a PNG image"), std::string::npos);
+  EXPECT_NE(error("x.json", R"({"hello": 1})").find("it looks like JSON of no kind chakrakit reads"), std::string::npos);
+  EXPECT_NE(error("a.zip", std::string("PK\x03\x04rest", 8)).find("a ZIP archive"), std::string::npos);
+  EXPECT_TRUE(ws.ranks().empty());
 }
 
 TEST(Workspace, RanksFromFileNames) {
