@@ -46,6 +46,17 @@ ImU32 span_kind_colour(int kind, float alpha) {
   }
 }
 
+ImU32 activity_colour(int kind, float alpha) {
+  using A = chakra::TimelineActivity;
+  switch (static_cast<A>(kind)) {
+    case A::CpuOp: return node_type_colour(1, alpha);
+    case A::Kernel: return node_type_colour(3, alpha);
+    case A::Copy: return node_type_colour(4, alpha);
+    case A::Communication: return node_type_colour(7, alpha);
+    default: return node_type_colour(0, alpha);
+  }
+}
+
 std::string format_duration(double v, const std::string& unit) {
   double ns = (unit == "us" ? v * 1e3 : v) + 0.0;  // no "-0 ns"
   if (std::fabs(ns) < 0.5) ns = 0;
@@ -371,6 +382,18 @@ std::string App::status_json() const {
   w.key("busy").value(busy());
   w.key("loading").value_double(s.loading ? s.loading->fraction() : 1.0);
   w.key("view").value(view_entry(s.view).name);
+  // The timeline's tracks ("rank 0 thread 1", "rank 0 stream 7" ...: the first lane of each)
+  // while the Timeline view shows.
+  w.key("timeline_tracks").begin_array();
+  if (s.view == View::Timeline)
+    if (const chakra::TimelineModel* m = impl_->timeline_model())  // a cache, built on first use
+      for (const chakra::TimelineTrack& t : m->tracks)
+        if (t.lane == 0)
+          w.value("rank " + std::to_string(t.group) +
+                  (t.lane_class < m->lane_class_names.size() && !m->lane_class_names[t.lane_class].empty()
+                       ? " " + m->lane_class_names[t.lane_class]
+                       : std::string()));
+  w.end_array();
   w.key("rank").value_uint(s.rank);
   w.key("selected").value_int(s.selected && s.current_rank() ? static_cast<int64_t>(s.current_rank()->trace.id(*s.selected)) : -1);
   w.key("hash").value(chakra::encode_share_state(s.state()));

@@ -178,6 +178,7 @@ inline const ViewEntry& view_entry(View v) { return kViews[static_cast<size_t>(v
 // Colours per node type and span kind, shared by all views.
 ImU32 node_type_colour(int32_t type, float alpha = 1.0f);
 ImU32 span_kind_colour(int kind, float alpha = 1.0f);
+ImU32 activity_colour(int kind, float alpha = 1.0f);  // chakra::TimelineActivity
 std::string format_duration(double value, const std::string& unit);
 
 }  // namespace chakra_web

@@ -14,7 +14,7 @@
 namespace chakra_web {
 
 namespace {
-constexpr float kLabelWidth = 120;
+constexpr float kLabelWidth = 150;
 constexpr float kRowHeight = 18;
 constexpr float kAxisHeight = 22;
 
@@ -81,6 +81,15 @@ void App::Impl::draw_timeline() {
   ImGui::SameLine();
   ImGui::TextDisabled("%llu events on %zu tracks; wheel or W/S zoom, A/D or right-drag pan, drag to select",
                       static_cast<unsigned long long>(m->events), m->tracks.size());
+  if (m->categories == chakra::TimelineCategories::ActivityKind) {  // the colours' legend
+    for (int k = 0; k <= static_cast<int>(chakra::TimelineActivity::Other); ++k) {
+      if (k) ImGui::SameLine();  // a line of its own: the hint above fills the first
+      ImGui::ColorButton(chakra::timeline_activity_name(static_cast<chakra::TimelineActivity>(k)),
+                         ImGui::ColorConvertU32ToFloat4(activity_colour(k)), ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
+      ImGui::SameLine(0, 3);
+      ImGui::TextUnformatted(chakra::timeline_activity_name(static_cast<chakra::TimelineActivity>(k)));
+    }
+  }
 
   const float stats_height = timeline.sel_t1 > timeline.sel_t0 ? 170.0f : 0.0f;
   ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -153,17 +162,19 @@ void App::Impl::draw_timeline() {
     uint32_t track, index;
   };
   std::vector<Label> labels;
-  bool by_span = timeline.source > 0;
+  const bool by_span = m->categories == chakra::TimelineCategories::SpanKind;
   auto colour = [&](uint8_t category, float alpha) {
-    return by_span ? span_kind_colour(category, alpha) : node_type_colour(category, alpha);
+    return by_span ? span_kind_colour(category, alpha) : activity_colour(category, alpha);
   };
   for (int row = first_row; row < last_row; ++row) {
     const chakra::TimelineTrack& track = m->tracks[row];
     float y = origin.y + kAxisHeight + kRowHeight * static_cast<float>(row);
     if (track.lane == 0) dl->AddLine(ImVec2(origin.x, y), ImVec2(x_left + width, y), IM_COL32(60, 64, 75, 255));
-    char label[64];
-    std::snprintf(label, sizeof label, "%s %u%s%s", by_span ? "npu" : "rank", track.group,
-                  track.lane_class ? " comm" : "", track.lane ? (" ." + std::to_string(track.lane)).c_str() : "");
+    char label[96];
+    const std::string lane_class =
+        track.lane_class < m->lane_class_names.size() ? m->lane_class_names[track.lane_class] : std::string();
+    std::snprintf(label, sizeof label, "%s %u%s%s%s", by_span ? "npu" : "rank", track.group, lane_class.empty() ? "" : " ",
+                  lane_class.c_str(), track.lane ? (" ." + std::to_string(track.lane)).c_str() : "");
     if (track.lane == 0 || row == first_row) dl->AddText(ImVec2(origin.x + 4, y + 2), IM_COL32(200, 200, 210, 255), label);
     rects.clear();
     chakra::visible_rects(track, timeline.t0, timeline.t1, px_per_unit, rects);

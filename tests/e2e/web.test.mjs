@@ -301,4 +301,11 @@ test('real host ET + Kineto pairs replay against their measured steps, as in the
   assert.deepEqual(run.finish_ns, cli.npus.map((n) => n.finish_ns));
   assert.deepEqual(run.measured_step_ns, cli.npus.map((n) => n.measured_step_ns));
   await shot('06b-measured-vs-simulated.png');
+  // The measured timeline: per rank a track per CPU thread and per CUDA stream.
+  assert.equal(await command('timeline 0'), 1);
+  await page.waitForTimeout(300);
+  const tracks = (await status()).timeline_tracks;
+  for (const name of ['rank 0 thread 1', 'rank 0 stream 7', 'rank 0 stream 84', 'rank 7 stream 84'])
+    assert.ok(tracks.includes(name), `${name} in ${tracks.join(', ')}`);
+  await shot('06c-measured-timeline.png');
 });

@@ -74,8 +74,25 @@ TimelineModel build_timeline(std::vector<TimelineEvent> events, std::string unit
   return model;
 }
 
+const char* timeline_activity_name(TimelineActivity a) {
+  switch (a) {
+    case TimelineActivity::CpuOp: return "CPU op";
+    case TimelineActivity::Kernel: return "kernel";
+    case TimelineActivity::Copy: return "memcpy / memset";
+    case TimelineActivity::Communication: return "communication";
+    case TimelineActivity::Other: return "other";
+  }
+  return "other";
+}
+
 TimelineModel timeline_of_traces(std::span<const Trace* const> ranks) {
-  std::vector<TimelineEvent> events;
+  // Lane classes: (0, tid) for CPU threads before (1, stream) for GPU streams, numbered in that
+  // order over all ranks so every rank lists its tracks alike; (-1, 0) for nodes that say neither.
+  struct Placed {
+    TimelineEvent event;
+    std::pair<int, int64_t> lane;
+  };
+  std::vector<Placed> placed;
   for (uint32_t r = 0; r < ranks.size(); ++r) {
     const Trace& t = *ranks[r];
     // Converters that keep durations but not start times write 0 for every start: such a rank
@@ -87,10 +104,39 @@ TimelineModel timeline_of_traces(std::span<const Trace* const> ranks) {
       uint64_t dur = t.duration_micros(n);
       if (dur == 0) continue;
       uint64_t start = t.start_time_micros(n);
-      events.push_back({r, 0, start, start + dur, n, static_cast<uint8_t>(std::clamp(t.type(n), 0, 255))});
+      const auto type = static_cast<NodeType>(t.type(n));
+      const bool comm = type == NodeType::CommColl || type == NodeType::CommSend || type == NodeType::CommRecv;
+      std::optional<bool> cpu;
+      if (auto a = t.find_attr(n, "is_cpu_op")) cpu = a->as_bool();
+      TimelineActivity kind = comm ? TimelineActivity::Communication
+                              : type != NodeType::Comp ? TimelineActivity::Other
+                              : cpu.value_or(false) ? TimelineActivity::CpuOp
+                                                    : TimelineActivity::Kernel;
+      const std::string_view name = t.name(n);
+      if (kind == TimelineActivity::Kernel && (name.rfind("Memcpy", 0) == 0 || name.rfind("Memset", 0) == 0))
+        kind = TimelineActivity::Copy;
+      std::pair<int, int64_t> lane{-1, 0};
+      if (cpu) {
+        auto id = t.find_attr(n, *cpu ? "tid" : "stream");
+        lane = {*cpu ? 0 : 1, id ? id->as_int64().value_or(0) : 0};
+      }
+      placed.push_back({{r, 0, start, start + dur, n, static_cast<uint8_t>(kind)}, lane});
     }
   }
-  return build_timeline(std::move(events), "us");
+  std::vector<std::pair<int, int64_t>> lanes;
+  for (const Placed& p : placed) lanes.push_back(p.lane);
+  std::sort(lanes.begin(), lanes.end());
+  lanes.erase(std::unique(lanes.begin(), lanes.end()), lanes.end());
+  std::vector<TimelineEvent> events;
+  events.reserve(placed.size());
+  for (Placed& p : placed) {
+    p.event.lane_class = static_cast<uint32_t>(std::lower_bound(lanes.begin(), lanes.end(), p.lane) - lanes.begin());
+    events.push_back(p.event);
+  }
+  TimelineModel m = build_timeline(std::move(events), "us");
+  for (const auto& [kind, id] : lanes)
+    m.lane_class_names.push_back(kind < 0 ? "" : (kind == 0 ? "thread " : "stream ") + std::to_string(id));
+  return m;
 }
 
 TimelineModel timeline_of_spans(std::span<const sim::Span> spans, std::span<const Trace* const> ranks) {
@@ -106,7 +152,10 @@ TimelineModel timeline_of_spans(std::span<const sim::Span> spans, std::span<cons
     bool comm = s.kind == sim::SpanKind::Collective || s.kind == sim::SpanKind::Send || s.kind == sim::SpanKind::Recv;
     events.push_back({s.npu, comm ? 1u : 0u, s.start, s.end, item, static_cast<uint8_t>(s.kind)});
   }
-  return build_timeline(std::move(events), "ns");
+  TimelineModel m = build_timeline(std::move(events), "ns");
+  m.categories = TimelineCategories::SpanKind;
+  m.lane_class_names = {"", "comm"};
+  return m;
 }
 
 namespace {

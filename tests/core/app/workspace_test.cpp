@@ -508,6 +508,44 @@ TEST(TimelineModel, RecordedTimelinesSkipRanksWithoutStartTimes) {
   EXPECT_EQ(m.unit, "us");
 }
 
+// Measured traces show as profilers show them: a track per CPU thread, then one per GPU stream,
+// named, with kernels, copies and communication told apart.
+TEST(TimelineModel, RecordedTimelinesHaveATrackPerThreadAndStream) {
+  Trace t;
+  NodeDraft d;
+  auto add = [&](uint64_t id, const char* name, NodeType type, bool cpu, int64_t lane, uint64_t start) {
+    d.clear();
+    d.id = id;
+    d.name = t.intern(name);
+    d.type = static_cast<int32_t>(type);
+    d.duration_micros = 4;
+    d.start_time_micros = start;
+    d.attrs.add_bool(t.intern("is_cpu_op"), cpu);
+    d.attrs.add_int64(t.intern(cpu ? "tid" : "stream"), lane);
+    t.append(d);
+  };
+  add(1, "aten::mm", NodeType::Comp, true, 2, 10);
+  add(2, "autograd::engine", NodeType::Comp, true, 9, 11);
+  add(3, "gemm", NodeType::Comp, false, 7, 12);
+  add(4, "Memcpy HtoD (Pinned -> Device)", NodeType::Comp, false, 7, 20);
+  add(5, "ncclKernel_AllReduce", NodeType::CommColl, false, 24, 13);
+  std::vector<const Trace*> ranks{&t};
+  TimelineModel m = timeline_of_traces(ranks);
+  EXPECT_EQ(m.lane_class_names, (std::vector<std::string>{"thread 2", "thread 9", "stream 7", "stream 24"}));
+  ASSERT_EQ(m.tracks.size(), 4u);
+  auto kind_of = [&](uint32_t item) {
+    auto ref = m.find(0, item);
+    return static_cast<TimelineActivity>(m.tracks[ref->track].category[ref->index]);
+  };
+  EXPECT_EQ(kind_of(0), TimelineActivity::CpuOp);
+  EXPECT_EQ(kind_of(2), TimelineActivity::Kernel);
+  EXPECT_EQ(kind_of(3), TimelineActivity::Copy);
+  EXPECT_EQ(kind_of(4), TimelineActivity::Communication);
+  EXPECT_EQ(m.tracks[m.find(0, 3)->track].lane_class, 2u);  // the copy runs on stream 7, after gemm
+  EXPECT_EQ(m.find(0, 3)->track, m.find(0, 2)->track);
+  EXPECT_EQ(m.categories, TimelineCategories::ActivityKind);
+}
+
 TEST(NodeSearch, MatchesNamesTypesIdsAndStringAttributesCaseInsensitively) {
   Trace t;
   NodeDraft d;

@@ -33,8 +33,21 @@ struct TimelineTrack {
   size_t size() const { return start.size(); }
 };
 
+// What the events' `category` means in a model.
+enum class TimelineCategories : uint8_t {
+  ActivityKind,  // timeline_of_traces: TimelineActivity
+  SpanKind,      // timeline_of_spans: sim::SpanKind
+};
+// Kinds of measured activity, told apart by colour: what ran on a CPU thread, and on a GPU stream
+// compute kernels, copies (memcpy / memset) and communication (NCCL kernels, SEND/RECV).
+enum class TimelineActivity : uint8_t { CpuOp, Kernel, Copy, Communication, Other };
+const char* timeline_activity_name(TimelineActivity a);
+
 struct TimelineModel {
   std::vector<TimelineTrack> tracks;  // by (group, lane_class, lane)
+  // Track names per lane class ("thread 1", "stream 7", "comm"), empty for the group's first.
+  std::vector<std::string> lane_class_names;
+  TimelineCategories categories = TimelineCategories::ActivityKind;
   uint64_t begin = 0, end = 0;        // earliest start and latest end over all events
   std::string unit = "us";            // "us" (trace timestamps) or "ns" (simulated)
   uint64_t events = 0;
@@ -53,8 +66,10 @@ struct TimelineModel {
 TimelineModel build_timeline(std::vector<TimelineEvent> events, std::string unit);
 
 // Recorded times of traces (rank = position in `ranks`): every node with a duration, at its
-// start_time_micros, category = node type. Ranks whose nodes all start at 0 (durations without
-// timestamps) are left out; empty when no rank has both.
+// start_time_micros, category = TimelineActivity. CPU ops (is_cpu_op) get a lane class per
+// thread ("tid"), GPU ops one per stream ("stream"), as profilers show them; nodes without
+// is_cpu_op share one. Ranks whose nodes all start at 0 (durations without timestamps) are left
+// out; empty when no rank has both.
 TimelineModel timeline_of_traces(std::span<const Trace* const> ranks);
 
 // Simulated spans (ns): lane class 0 for compute, CPU and memory, 1 for communication; item =
