@@ -273,6 +273,20 @@ test('real host ET + Kineto pairs replay against their measured steps, as in the
   const files = [];
   for (let r = 0; r < 8; ++r) files.push(...await filesIn(path.join(dlrm, `rank${r}`), /\.json$/));
   await command('clear');
+  // A Kineto trace alone opens to its measured timeline (no replay until its host ET comes).
+  const kineto0 = files.find((f) => f.includes('worker0_'));
+  await page.setInputFiles('#file', [kineto0]);
+  await page.waitForFunction(() => window.chakrakitReading === 0 && JSON.parse(Module.ccall('app_status_json', 'string', [], [])).ranks.length === 1,
+    null, { timeout: 60000 });
+  assert.equal(await command('timeline 0'), 1);
+  await page.waitForTimeout(300);
+  const alone = (await status()).timeline_tracks;
+  for (const name of ['rank 0 stream 7', 'rank 0 stream 84'])
+    assert.ok(alone.includes(name), `${name} in ${alone.join(', ')}`);
+  // Kineto names threads by their OS ids: the main thread and autograd's.
+  assert.equal(alone.filter((n) => n.startsWith('rank 0 thread ')).length, 2, alone.join(', '));
+  await shot('06a-kineto-alone.png');
+  await command('clear');
   const t0 = Date.now();
   await page.setInputFiles('#file', files);  // "Open files...": faster to script than a drop of 14 MB
   await page.waitForFunction(() => window.chakrakitReading === 0 && JSON.parse(Module.ccall('app_status_json', 'string', [], [])).ranks.length === 8,

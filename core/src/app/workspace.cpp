@@ -326,7 +326,20 @@ std::string Workspace::finish(Loading& l) {
       PytorchPair saved = it->second;
       (host ? it->second.host : it->second.kineto) = whole_text();
       (host ? it->second.host_name : it->second.kineto_name) = name;
-      if (it->second.host.empty()) return "rank " + std::to_string(r) + ": Kineto trace " + name + " waits for its host ET";
+      if (it->second.host.empty()) {
+        // Until its host ET comes, the Kineto trace shows what it measured (a timeline, no replay).
+        auto t = std::make_unique<RankTrace>();
+        t->rank = r;
+        t->source = name;
+        t->bytes = l.bytes_.size();
+        t->trace = kineto_activity(memory_input(l.bytes_, name));
+        t->notes.push_back("Kineto trace alone: its measured timeline; drop rank " + std::to_string(r) +
+                           "'s host ET to link them for a replay");
+        const uint64_t nodes = t->trace.size();
+        put_rank(std::move(t));
+        return "rank " + std::to_string(r) + ": Kineto trace " + name + ", " + std::to_string(nodes) +
+               " measured ops (its host ET links them for a replay)";
+      }
       try {
         return convert_pytorch_rank(r);
       } catch (...) {

@@ -49,25 +49,6 @@ struct HostNode {
   std::optional<int64_t> int_input1, int_input2;
 };
 
-// Collective type named by an NCCL kernel or a "nccl:" host op ("ncclDevKernel_AllReduce_...",
-// "nccl:all_to_all"), or -1: the types the reference converter knows, and with
-// `beyond_reference` also those it aborts the whole file on.
-int64_t collective_of(std::string_view name, bool beyond_reference = false) {
-  std::string squashed;
-  for (char c : name)
-    if (c != '_' && c != '-') squashed += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  static const std::pair<std::string_view, CommType> kKnown[] = {
-      {"allreduce", CommType::AllReduce}, {"alltoall", CommType::AllToAll}, {"allgather", CommType::AllGather},
-      {"reducescatter", CommType::ReduceScatter}, {"broadcast", CommType::Broadcast},
-      // not the reference's:
-      {"reduce", CommType::Reduce}, {"gather", CommType::Gather}, {"scatter", CommType::Scatter},
-      {"barrier", CommType::Barrier}};
-  const size_t known = beyond_reference ? std::size(kKnown) : 5;
-  for (size_t k = 0; k < known; ++k)
-    if (squashed.find(kKnown[k].first) != std::string::npos) return static_cast<int64_t>(kKnown[k].second);
-  return -1;
-}
-
 // String equality without a library call: the keys compared here are a few bytes long, and
 // std::string_view's == calls memcmp for each.
 bool same_text(std::string_view a, std::string_view b) {
@@ -544,6 +525,23 @@ class DepLists {
 };
 
 }  // namespace
+
+int64_t collective_of(std::string_view name, bool beyond_reference) {
+  std::string squashed;
+  for (char c : name)
+    if (c != '_' && c != '-') squashed += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::pair<std::string_view, CommType> kKnown[] = {
+      {"allreduce", CommType::AllReduce}, {"alltoall", CommType::AllToAll}, {"allgather", CommType::AllGather},
+      {"reducescatter", CommType::ReduceScatter}, {"broadcast", CommType::Broadcast},
+      // not the reference's:
+      {"reduce", CommType::Reduce}, {"gather", CommType::Gather}, {"scatter", CommType::Scatter},
+      {"barrier", CommType::Barrier}};
+  const size_t known = beyond_reference ? std::size(kKnown) : 5;
+  for (size_t k = 0; k < known; ++k)
+    if (squashed.find(kKnown[k].first) != std::string::npos) return static_cast<int64_t>(kKnown[k].second);
+  return -1;
+}
+
 
 std::vector<std::string> simulate_conversion(const Trace& t, Progress* progress) {
   struct Info {

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "chakra/format/json_pull.h"
+#include "chakra/pytorch/pytorch_convert.h"
 #include "chakra/support/error.h"
 #include "chakra/support/text.h"
 #include "chakra/trace/string_pool.h"
@@ -1555,6 +1556,45 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
   buf += top.empty() ? "}" : "\n}";
   writer.flush();
   return report;
+}
+
+Trace kineto_activity(std::unique_ptr<ByteSource> device_in) {
+  Device d;
+  load_device(*device_in, d, nullptr);
+  Trace t;
+  const StrId is_cpu_op = t.intern("is_cpu_op"), tid = t.intern("tid"), stream = t.intern("stream"),
+              comm_type = t.intern("comm_type"), comm_size = t.intern("comm_size");
+  auto micros = [](Number n) {
+    const double v = std::round(n.as_double());
+    return v > 0 && v < 0x1p63 ? static_cast<uint64_t>(v) : uint64_t{0};
+  };
+  NodeDraft node;
+  uint64_t id = 0;
+  for (const KinetoOp& op : d.ops) {
+    if (op.kind != OpKind::Cpu && op.kind != OpKind::Launch && op.kind != OpKind::Gpu) continue;
+    const std::string_view name = d.strings.view(op.name);
+    node.clear();
+    node.id = ++id;
+    node.name = t.intern(name);
+    node.type = static_cast<int32_t>(NodeType::Comp);
+    node.start_time_micros = micros(op.ts);
+    node.duration_micros = micros(op.dur);
+    const bool cpu = op.kind != OpKind::Gpu;
+    node.attrs.add_bool(is_cpu_op, cpu);
+    if (cpu) node.attrs.add_int64(tid, op.tid);
+    else node.attrs.add_int64(stream, parse_stream(d, op.stream));
+    const bool nccl = !cpu && (name.find("ncclKernel") != std::string_view::npos ||
+                               name.find("ncclDevKernel") != std::string_view::npos);
+    int64_t ct = nccl ? collective_of(name, true) : -1;
+    if (nccl && ct < 0 && name.find("SendRecv") != std::string_view::npos) ct = static_cast<int64_t>(CommType::AllToAll);
+    if (ct >= 0) {
+      node.type = static_cast<int32_t>(NodeType::CommColl);
+      node.attrs.add_int64(comm_type, ct);
+      node.attrs.add_int64(comm_size, 0);
+    }
+    t.append(node);
+  }
+  return t;
 }
 
 }  // namespace chakra

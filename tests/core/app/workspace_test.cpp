@@ -375,8 +375,24 @@ TEST(Workspace, PairsHostEtWithKinetoInEitherOrder) {
   std::string dir = shared("data/pairs/param_linear_rtx2080ti_1rank");
   std::string host = read_raw(dir + "/linear_et.json.gz"), kineto = read_raw(dir + "/linear_kineto.json.gz");
   Workspace a;
-  EXPECT_NE(a.add(as_bytes(kineto), "linear_kineto.json.gz").find("waits for its host ET"), std::string::npos);
-  EXPECT_TRUE(a.ranks().empty());
+  // Alone, the Kineto trace shows its measured timeline: CPU threads and GPU streams, no replay.
+  EXPECT_NE(a.add(as_bytes(kineto), "linear_kineto.json.gz").find("measured ops (its host ET links them"), std::string::npos);
+  ASSERT_EQ(a.ranks().size(), 1u);
+  const Trace& alone = a.ranks()[0]->trace;
+  size_t cpu = 0, gpu = 0;
+  for (uint32_t n = 0; n < alone.size(); ++n) {
+    EXPECT_GT(alone.start_time_micros(n), 0u);
+    EXPECT_TRUE(alone.data_deps(n).empty());
+    ++(alone.find_attr(n, "is_cpu_op")->as_bool().value() ? cpu : gpu);
+  }
+  EXPECT_GT(cpu, 1000u);
+  EXPECT_GT(gpu, 8000u);  // every kernel of the run (the host ET links those of one iteration)
+  const Trace* ranks[] = {&alone};
+  TimelineModel m = timeline_of_traces(ranks);
+  EXPECT_TRUE(std::any_of(m.lane_class_names.begin(), m.lane_class_names.end(), [](const std::string& n) { return n.rfind("stream ", 0) == 0; }));
+  EXPECT_TRUE(std::any_of(m.lane_class_names.begin(), m.lane_class_names.end(), [](const std::string& n) { return n.rfind("thread ", 0) == 0; }));
+  EXPECT_EQ(a.ranks()[0]->report.errors, 0u);
+  // Its host ET replaces it with the linked conversion.
   EXPECT_NE(a.add(as_bytes(host), "linear_et.json.gz").find("linked and converted"), std::string::npos);
   Workspace b;
   EXPECT_NE(b.add(as_bytes(host), "linear_et.json.gz").find("converted host ET"), std::string::npos);

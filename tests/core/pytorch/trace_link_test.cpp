@@ -333,8 +333,11 @@ TEST(TraceLink, BlockedTimeIsOwnTimeInsideBlockingCalls) {
   ASSERT_EQ(nodes[2]["name"], "aten::linear");
   EXPECT_EQ(nodes[2]["exclusive_dur"], 8.25);
   EXPECT_EQ(nodes[2]["blocked_dur"], 3.5);
-  for (const json& n : nodes)
-    if (n["name"] != "aten::linear") EXPECT_FALSE(n.contains("blocked_dur")) << n["name"];
+  for (const json& n : nodes) {
+    if (n["name"] != "aten::linear") {
+      EXPECT_FALSE(n.contains("blocked_dur")) << n["name"];
+    }
+  }
   // aten::relu, the next op of the thread, waits for gemm, the stream's work before the sync.
   EXPECT_EQ(nodes[5]["sync_dep"], json::array({4}));
   // Not without --sync-deps: the reference writes no such key.

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "chakra/format/io.h"
@@ -39,6 +40,12 @@ struct PytorchConvertOptions {
   std::optional<int64_t> rank;
   Progress* progress = nullptr;
 };
+
+// Collective type (CommType value) named by an NCCL kernel or a "nccl:" host op
+// ("ncclDevKernel_AllReduce_...", "nccl:all_to_all"), or -1: the types the reference converter
+// knows, and with `beyond_reference` also those it aborts the whole file on (reduce, gather,
+// scatter, barrier).
+int64_t collective_of(std::string_view name, bool beyond_reference = false);
 
 struct PytorchConvertResult {
   Trace trace;

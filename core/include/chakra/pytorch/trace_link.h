@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "chakra/format/io.h"
+#include "chakra/trace/trace.h"
 #include "chakra/support/progress.h"
 
 namespace chakra {
@@ -77,5 +78,12 @@ std::optional<uint32_t> kineto_file_rank(std::string_view head, const std::strin
 // from the same run and rank, and a silently unlinked or mislinked output would be worse.
 LinkReport link_traces(std::unique_ptr<ByteSource> host, std::unique_ptr<ByteSource> device,
                        ByteSink& out, const LinkOptions& options = {});
+
+// A Kineto trace on its own as a trace of what was measured: a COMP node per CPU op
+// (cpu_op, user_annotation, launch calls; is_cpu_op, "tid") and per GPU op (kernel, memcpy;
+// "stream"), at its start and duration rounded to µs; NCCL kernels become collectives of their
+// type (comm_size 0: a Kineto trace does not say). No dependencies: it shows what ran and does
+// not replay; link it with its host ET for that. Errors as link_traces's for the Kineto side.
+Trace kineto_activity(std::unique_ptr<ByteSource> device);
 
 }  // namespace chakra
