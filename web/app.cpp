@@ -404,7 +404,10 @@ std::string App::status_json() const {
     w.key("source").value(r->source);
     w.key("bytes").value_uint(r->bytes);
     w.key("errors").value_uint(r->report.errors);
-    w.key("warnings").value_uint(r->report.warnings);
+    w.key("warnings").value_uint(r->report.warnings + r->warnings.size());  // validation's and loading's
+    w.key("load_warnings").begin_array();
+    for (const std::string& x : r->warnings) w.value(x);
+    w.end_array();
     w.key("summary");
     chakra::write_summary_json(r->summary, w);
     w.end_object();

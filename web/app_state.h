@@ -16,6 +16,7 @@
 namespace chakra_web {
 
 inline const ImVec4 kErrorColour(1.0f, 0.45f, 0.45f, 1.0f);
+inline const ImVec4 kWarningColour(1.0f, 0.8f, 0.3f, 1.0f);
 
 // Derived data of one rank, built when first needed.
 struct RankCache {

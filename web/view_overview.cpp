@@ -61,8 +61,9 @@ void App::Impl::draw_overview() {
       ImGui::TableNextColumn();
       ImGui::Text("%llu", static_cast<unsigned long long>(m.by_type[static_cast<int>(chakra::NodeType::Comp)].duration_micros));
       ImGui::TableNextColumn();
+      const uint64_t warnings = r->report.warnings + r->warnings.size();  // validation's and loading's
       if (r->report.errors) ImGui::TextColored(kErrorColour, "%llu errors", static_cast<unsigned long long>(r->report.errors));
-      else if (r->report.warnings) ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%llu warnings", static_cast<unsigned long long>(r->report.warnings));
+      else if (warnings) ImGui::TextColored(kWarningColour, "%llu warnings", static_cast<unsigned long long>(warnings));
       else ImGui::TextColored(ImVec4(0.4f, 1, 0.5f, 1), "ok");
     }
     ImGui::EndTable();
@@ -77,6 +78,10 @@ void App::Impl::draw_overview() {
                       static_cast<unsigned long long>(c.count), chakra::format_bytes(c.bytes).c_str());
   }
   for (const std::string& n : r->notes) ImGui::BulletText("%s", n.c_str());
+  for (const std::string& w : r->warnings) {
+    ImGui::Bullet();
+    ImGui::TextColored(kWarningColour, "warning: %s", w.c_str());
+  }
   for (const chakra::Finding& f : r->report.findings) {
     ImGui::TextColored(f.severity == chakra::Severity::Error ? kErrorColour : ImVec4(1, 0.8f, 0.3f, 1), "%s",
                        f.code.c_str());

@@ -237,7 +237,12 @@ std::string Workspace::convert_pytorch_rank(uint32_t r) {
     t->notes.push_back("linked with " + std::string(link_method_name(report.method)) + ": " +
                        std::to_string(report.host_ops_linked) + " of " + std::to_string(report.host_nodes) +
                        " host ops timed, " + std::to_string(report.gpu_nodes) + " GPU ops");
-    for (const std::string& w : report.warnings) t->notes.push_back(w);
+    for (const std::string& w : report.warnings) t->warnings.push_back(w);
+    if (report.gpu_ops > report.gpu_ops_linked)
+      t->warnings.push_back(std::to_string(report.gpu_ops - report.gpu_ops_linked) + " of the Kineto trace's " +
+                            std::to_string(report.gpu_ops) +
+                            " GPU ops are left out: no linked host op launched them (other iterations, or "
+                            "launches the host ET did not record)");
   } else {
     t->notes.push_back("host ET without a Kineto trace: converted unlinked (drop rank " + std::to_string(r) +
                        "'s Kineto trace to add GPU ops and times)");
@@ -247,7 +252,7 @@ std::string Workspace::convert_pytorch_rank(uint32_t r) {
   options.rank = r;
   PytorchConvertResult result = convert_pytorch(
       memory_input(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(json.data()), json.size()), json_name), options);
-  for (const std::string& w : result.warnings) t->notes.push_back(w);
+  for (const std::string& w : result.warnings) t->warnings.push_back(w);
   for (const auto& [pg, members] : result.process_groups) {
     int id = 0;
     try {
@@ -277,7 +282,7 @@ void Workspace::instantiate_text() {
     auto start = Clock::now();
     t->trace = text_workload_trace(*text_, 1, 0);
     t->load_ms = ms_since(start);
-    t->notes = text_->warnings;
+    t->warnings = text_->warnings;
     t->notes.push_back("text workload instantiated for " + std::to_string(text_npus_) + " NPUs, 1 pass");
     put_rank(std::move(t));
   }

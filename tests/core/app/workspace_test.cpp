@@ -392,8 +392,12 @@ TEST(Workspace, PairsHostEtWithKinetoInEitherOrder) {
   EXPECT_TRUE(std::any_of(m.lane_class_names.begin(), m.lane_class_names.end(), [](const std::string& n) { return n.rfind("stream ", 0) == 0; }));
   EXPECT_TRUE(std::any_of(m.lane_class_names.begin(), m.lane_class_names.end(), [](const std::string& n) { return n.rfind("thread ", 0) == 0; }));
   EXPECT_EQ(a.ranks()[0]->report.errors, 0u);
-  // Its host ET replaces it with the linked conversion.
+  // Its host ET replaces it with the linked conversion, which says what it left out.
   EXPECT_NE(a.add(as_bytes(host), "linear_et.json.gz").find("linked and converted"), std::string::npos);
+  const std::vector<std::string>& warned = a.ranks()[0]->warnings;
+  EXPECT_TRUE(std::any_of(warned.begin(), warned.end(), [](const std::string& w) {
+    return w.find("8496 of the Kineto trace's 8716 GPU ops are left out") != std::string::npos;
+  })) << testing::PrintToString(warned);
   Workspace b;
   EXPECT_NE(b.add(as_bytes(host), "linear_et.json.gz").find("converted host ET"), std::string::npos);
   uint64_t unlinked_nodes = b.ranks()[0]->trace.size();

@@ -37,7 +37,8 @@ struct RankTrace {
   Trace trace;
   TraceSummary summary;
   ValidationReport report;
-  std::vector<std::string> notes;  // from linking/conversion
+  std::vector<std::string> notes;     // what linking/conversion did
+  std::vector<std::string> warnings;  // what they left out or guessed: shown as warnings, never "ok"
 };
 
 class Workspace {
