@@ -331,21 +331,21 @@ std::string Workspace::finish(Loading& l) {
       PytorchPair saved = it->second;
       (host ? it->second.host : it->second.kineto) = whole_text();
       (host ? it->second.host_name : it->second.kineto_name) = name;
-      if (it->second.host.empty()) {
-        // Until its host ET comes, the Kineto trace shows what it measured (a timeline, no replay).
-        auto t = std::make_unique<RankTrace>();
-        t->rank = r;
-        t->source = name;
-        t->bytes = l.bytes_.size();
-        t->trace = kineto_activity(memory_input(l.bytes_, name));
-        t->notes.push_back("Kineto trace alone: its measured timeline; drop rank " + std::to_string(r) +
-                           "'s host ET to link them for a replay");
-        const uint64_t nodes = t->trace.size();
-        put_rank(std::move(t));
-        return "rank " + std::to_string(r) + ": Kineto trace " + name + ", " + std::to_string(nodes) +
-               " measured ops (its host ET links them for a replay)";
-      }
       try {
+        if (it->second.host.empty()) {
+          // Until its host ET comes, the Kineto trace shows what it measured (a timeline, no replay).
+          auto t = std::make_unique<RankTrace>();
+          t->rank = r;
+          t->source = name;
+          t->bytes = l.bytes_.size();
+          t->trace = kineto_activity(memory_input(l.bytes_, name));
+          t->notes.push_back("Kineto trace alone: its measured timeline; drop rank " + std::to_string(r) +
+                             "'s host ET to link them for a replay");
+          const uint64_t nodes = t->trace.size();
+          put_rank(std::move(t));
+          return "rank " + std::to_string(r) + ": Kineto trace " + name + ", " + std::to_string(nodes) +
+                 " measured ops (its host ET links them for a replay)";
+        }
         return convert_pytorch_rank(r);
       } catch (...) {
         auto again = std::find_if(pytorch_.begin(), pytorch_.end(), [&](const auto& p) { return p.first == r; });

@@ -392,6 +392,12 @@ TEST(Workspace, PairsHostEtWithKinetoInEitherOrder) {
   EXPECT_TRUE(std::any_of(m.lane_class_names.begin(), m.lane_class_names.end(), [](const std::string& n) { return n.rfind("stream ", 0) == 0; }));
   EXPECT_TRUE(std::any_of(m.lane_class_names.begin(), m.lane_class_names.end(), [](const std::string& n) { return n.rfind("thread ", 0) == 0; }));
   EXPECT_EQ(a.ranks()[0]->report.errors, 0u);
+  // A damaged Kineto trace alone is an error that adds nothing.
+  Workspace c;
+  const std::string cut = kineto.substr(0, kineto.size() / 2);
+  EXPECT_THROW(c.add(as_bytes(cut), "linear_kineto.json.gz"), Error);
+  EXPECT_TRUE(c.ranks().empty());
+  EXPECT_NE(c.add(as_bytes(host), "linear_et.json.gz").find("converted host ET"), std::string::npos);  // unpaired
   // Its host ET replaces it with the linked conversion, which says what it left out.
   EXPECT_NE(a.add(as_bytes(host), "linear_et.json.gz").find("linked and converted"), std::string::npos);
   const std::vector<std::string>& warned = a.ranks()[0]->warnings;
