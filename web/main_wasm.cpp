@@ -59,6 +59,13 @@ BrowserPlatform g_platform;
 chakra_web::App* g_app = nullptr;
 std::string g_status;  // keeps the string returned to JavaScript alive until the next call
 double g_frame_ms = 0;  // CPU time of the last frame (work + UI + render), for the benchmark
+// Frames are drawn only when something may have changed: input (the page's listeners call
+// app_wake), a call from JavaScript, work the app has pending. Each wakes a few frames, so that
+// ImGui settles (hover states and sizes measured in the frame before). An idle page draws none.
+constexpr int kFramesPerWake = 4;
+int g_frames_owed = kFramesPerWake;
+uint64_t g_frames_drawn = 0;
+void wake() { g_frames_owed = kFramesPerWake; }
 
 // Matches the canvas's backing store to its CSS size times the device pixel ratio.
 void fit_canvas() {
@@ -70,6 +77,9 @@ void fit_canvas() {
 }
 
 void frame() {
+  if (g_frames_owed == 0 && !g_app->busy()) return;  // idle: nothing can have changed
+  if (g_frames_owed > 0) --g_frames_owed;
+  ++g_frames_drawn;
   auto start = std::chrono::steady_clock::now();
   fit_canvas();
   glfwPollEvents();
@@ -94,6 +104,7 @@ extern "C" {
 
 // Takes a copy of `size` bytes at `data` (the page frees them afterwards); opened over the next frames.
 EMSCRIPTEN_KEEPALIVE void app_queue_file(const uint8_t* data, int size, const char* name) {
+  wake();
   g_app->queue_file(std::vector<uint8_t>(data, data + size), name);
 }
 
@@ -102,18 +113,31 @@ EMSCRIPTEN_KEEPALIVE const char* app_status_json() {
   return g_status.c_str();
 }
 
-EMSCRIPTEN_KEEPALIVE void app_apply_hash(const char* hash) { g_app->apply_hash(hash); }
+EMSCRIPTEN_KEEPALIVE void app_apply_hash(const char* hash) {
+  wake();
+  g_app->apply_hash(hash);
+}
+
+// Input reached the page (its listeners call this): draw the next frames.
+EMSCRIPTEN_KEEPALIVE void app_wake() { wake(); }
+// Frames drawn so far (tests check that an idle page draws none).
+EMSCRIPTEN_KEEPALIVE double app_frames_drawn() { return static_cast<double>(g_frames_drawn); }
 
 // The buttons' actions, for scripted use (tests); see App::command.
-EMSCRIPTEN_KEEPALIVE int app_command(const char* command) { return g_app->command(command) ? 1 : 0; }
+EMSCRIPTEN_KEEPALIVE int app_command(const char* command) {
+  wake();
+  return g_app->command(command) ? 1 : 0;
+}
 
 EMSCRIPTEN_KEEPALIVE double app_frame_ms() { return g_frame_ms; }
 
 // Reports of the simulation worker (sim_client.js).
 EMSCRIPTEN_KEEPALIVE void app_sim_progress(double done, double total) {
+  wake();
   g_app->simulation_progress(static_cast<uint64_t>(done), static_cast<uint64_t>(total));
 }
 EMSCRIPTEN_KEEPALIVE void app_sim_finished(const char* data, int size) {
+  wake();
   chakra::sim::SimResult result;
   try {
     result = chakra::sim::decode_result(std::string_view(data, static_cast<size_t>(size)));
@@ -123,7 +147,10 @@ EMSCRIPTEN_KEEPALIVE void app_sim_finished(const char* data, int size) {
   }
   g_app->simulation_finished(std::move(result));
 }
-EMSCRIPTEN_KEEPALIVE void app_sim_failed(const char* message) { g_app->simulation_failed(message); }
+EMSCRIPTEN_KEEPALIVE void app_sim_failed(const char* message) {
+  wake();
+  g_app->simulation_failed(message);
+}
 
 }  // extern "C"
 

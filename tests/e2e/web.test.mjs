@@ -83,6 +83,16 @@ test('the page starts with WebGL2 and the instanced rectangle shaders', async ()
   assert.equal(s.ranks.length, 0);
   assert.match(s.version, /^\d+\.\d+\.\d+$/);
   await shot('01-start.png');
+  // Idle when idle: no frame is drawn while nothing happens; input draws some.
+  const frames = () => page.evaluate(() => Module._app_frames_drawn());
+  await page.waitForTimeout(500);
+  const before = await frames();
+  await page.waitForTimeout(1000);
+  assert.equal(await frames(), before, 'an idle page draws no frames');
+  await page.mouse.move(300, 300);
+  await page.mouse.move(320, 310);
+  await page.waitForTimeout(200);
+  assert.ok(await frames() > before, 'input draws frames');
 });
 
 test('a dropped 2-rank PyTorch trace decodes as in the native CLI, and every view opens', async () => {
