@@ -372,6 +372,20 @@ void App::Impl::draw_synthetic() {
 
 // ---- status for tests and the page -------------------------------------------------------------
 
+std::string App::brief_status_json() const {
+  const Impl& s = *impl_;
+  chakra::StringSink sink;
+  chakra::JsonWriter w(sink);
+  w.begin_object();
+  w.key("busy").value(busy());
+  w.key("loading").value_double(s.loading ? s.loading->fraction() : 1.0);
+  w.key("error").value(s.error);
+  w.key("ranks").value_uint(s.workspace.ranks().size());
+  w.end_object();
+  w.flush();
+  return sink.out;
+}
+
 std::string App::status_json() const {
   const Impl& s = *impl_;
   chakra::StringSink sink;

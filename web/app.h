@@ -91,8 +91,10 @@ class App {
   void simulation_finished(chakra::sim::SimResult result);
   void simulation_failed(const std::string& message);
 
-  // Machine-readable state for tests and the page's status line.
+  // Machine-readable state for tests and scripts.
   std::string status_json() const;
+  // {"busy", "loading", "error", "ranks": count}: what a status line shows, without the summaries.
+  std::string brief_status_json() const;
 
   // The state behind the views (app_state.h, private to web/: the view files and their table).
   struct Impl;

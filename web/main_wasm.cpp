@@ -22,8 +22,17 @@ class BrowserPlatform : public chakra_web::Platform {
   chakra_web::RectRenderer rects;
   bool gpu_rects = false;
 
+  // At most twice a second (the last state wins): panning changes the hash on nearly every
+  // frame, and browsers throttle, and charge for, history updates.
   void set_location_hash(const std::string& hash) override {
-    EM_ASM({ history.replaceState(null, document.title, '#' + UTF8ToString($0)); }, hash.c_str());
+    EM_ASM({
+      Module.chakrakitHash = UTF8ToString($0);
+      if (Module.chakrakitHashTimer) return;
+      Module.chakrakitHashTimer = setTimeout(() => {
+        Module.chakrakitHashTimer = 0;
+        history.replaceState(null, document.title, '#' + Module.chakrakitHash);
+      }, 500);
+    }, hash.c_str());
   }
   void copy_text(const std::string& hash) override {
     EM_ASM({
@@ -110,6 +119,11 @@ EMSCRIPTEN_KEEPALIVE void app_queue_file(const uint8_t* data, int size, const ch
 
 EMSCRIPTEN_KEEPALIVE const char* app_status_json() {
   g_status = g_app->status_json();
+  return g_status.c_str();
+}
+// What the page's status line needs, cheap enough to poll.
+EMSCRIPTEN_KEEPALIVE const char* app_brief_status_json() {
+  g_status = g_app->brief_status_json();
   return g_status.c_str();
 }
 

@@ -126,6 +126,9 @@ test('clicking a node in the table selects it and shows its dependencies', async
   const s = await status();
   assert.ok(s.selected >= 0, 'a node is selected');
   assert.match(s.hash, /(^|&)n=\d+/);
+  // The address bar follows within half a second (written at most twice a second).
+  await page.waitForTimeout(700);
+  assert.equal(await page.evaluate(() => location.hash.slice(1)), s.hash);
   await shot('03-selected.png');
   await command('view graph');
   await shot('03-graph-selected.png');
