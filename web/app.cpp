@@ -372,15 +372,21 @@ void App::Impl::draw_synthetic() {
 
 // ---- status for tests and the page -------------------------------------------------------------
 
+namespace {
+// The fields both statuses have: the error shown and how far opening files has got.
+void write_progress(const App::Impl& s, bool busy, chakra::JsonWriter& w) {
+  w.key("error").value(s.error);
+  w.key("busy").value(busy);
+  w.key("loading").value_double(s.loading ? s.loading->fraction() : 1.0);
+}
+}  // namespace
+
 std::string App::brief_status_json() const {
-  const Impl& s = *impl_;
   chakra::StringSink sink;
   chakra::JsonWriter w(sink);
   w.begin_object();
-  w.key("busy").value(busy());
-  w.key("loading").value_double(s.loading ? s.loading->fraction() : 1.0);
-  w.key("error").value(s.error);
-  w.key("ranks").value_uint(s.workspace.ranks().size());
+  write_progress(*impl_, busy(), w);
+  w.key("ranks").value_uint(impl_->workspace.ranks().size());
   w.end_object();
   w.flush();
   return sink.out;
@@ -392,9 +398,7 @@ std::string App::status_json() const {
   chakra::JsonWriter w(sink);
   w.begin_object();
   w.key("version").value(CHAKRA_VERSION);
-  w.key("error").value(s.error);
-  w.key("busy").value(busy());
-  w.key("loading").value_double(s.loading ? s.loading->fraction() : 1.0);
+  write_progress(s, busy(), w);
   w.key("view").value(view_entry(s.view).name);
   // The timeline's tracks ("rank 0 thread 1", "rank 0 stream 7" ...: the first lane of each)
   // while the Timeline view shows.
@@ -402,11 +406,7 @@ std::string App::status_json() const {
   if (s.view == View::Timeline)
     if (const chakra::TimelineModel* m = impl_->timeline_model())  // a cache, built on first use
       for (const chakra::TimelineTrack& t : m->tracks)
-        if (t.lane == 0)
-          w.value("rank " + std::to_string(t.group) +
-                  (t.lane_class < m->lane_class_names.size() && !m->lane_class_names[t.lane_class].empty()
-                       ? " " + m->lane_class_names[t.lane_class]
-                       : std::string()));
+        if (t.lane == 0) w.value(chakra::timeline_track_label(*m, t));
   w.end_array();
   w.key("rank").value_uint(s.rank);
   w.key("selected").value_int(s.selected && s.current_rank() ? static_cast<int64_t>(s.current_rank()->trace.id(*s.selected)) : -1);

@@ -83,7 +83,7 @@ void App::Impl::draw_overview() {
     ImGui::TextColored(kWarningColour, "warning: %s", w.c_str());
   }
   for (const chakra::Finding& f : r->report.findings) {
-    ImGui::TextColored(f.severity == chakra::Severity::Error ? kErrorColour : ImVec4(1, 0.8f, 0.3f, 1), "%s",
+    ImGui::TextColored(f.severity == chakra::Severity::Error ? kErrorColour : kWarningColour, "%s",
                        f.code.c_str());
     ImGui::SameLine();
     ImGui::TextWrapped("%s", f.message.c_str());

@@ -10,6 +10,7 @@
 
 #include "app_state.h"
 #include "chakra/app/sim_job.h"
+#include "chakra/analysis/sim_report.h"
 #include "chakra/app/sim_presets.h"
 #include "chakra/format/io.h"
 #include "chakra/support/error.h"
@@ -347,8 +348,7 @@ void App::Impl::draw_simulation() {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_duration(static_cast<double>(c.simulated_median), "ns").c_str());
       ImGui::TableNextColumn();
-      if (c.measured_median)
-        ImGui::Text("%+.1f%%", 100.0 * (static_cast<double>(c.simulated_median) / static_cast<double>(c.measured_median) - 1));
+      if (c.measured_median) ImGui::Text("%+.1f%%", chakra::percent_off(c.simulated_median, c.measured_median));
     }
     ImGui::EndTable();
   }
@@ -385,14 +385,12 @@ void App::Impl::draw_simulation() {
           ImGui::Text("%llu", static_cast<unsigned long long>(v));
         }
         if (measured) {
-          const sim::Tick step = n.finish - std::min(n.finish, n.start);
           ImGui::TableNextColumn();
           if (n.measured_step) ImGui::Text("%llu", static_cast<unsigned long long>(n.measured_step));
           ImGui::TableNextColumn();
-          ImGui::Text("%llu", static_cast<unsigned long long>(step));
+          ImGui::Text("%llu", static_cast<unsigned long long>(n.step()));
           ImGui::TableNextColumn();
-          if (n.measured_step)
-            ImGui::Text("%+.1f%%", 100.0 * (static_cast<double>(step) / static_cast<double>(n.measured_step) - 1));
+          if (n.measured_step) ImGui::Text("%+.1f%%", chakra::percent_off(n.step(), n.measured_step));
         }
         if (b) {
           bool has = static_cast<size_t>(i) < b->result.npus.size();

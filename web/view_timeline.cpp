@@ -170,12 +170,8 @@ void App::Impl::draw_timeline() {
     const chakra::TimelineTrack& track = m->tracks[row];
     float y = origin.y + kAxisHeight + kRowHeight * static_cast<float>(row);
     if (track.lane == 0) dl->AddLine(ImVec2(origin.x, y), ImVec2(x_left + width, y), IM_COL32(60, 64, 75, 255));
-    char label[96];
-    const std::string lane_class =
-        track.lane_class < m->lane_class_names.size() ? m->lane_class_names[track.lane_class] : std::string();
-    std::snprintf(label, sizeof label, "%s %u%s%s%s", by_span ? "npu" : "rank", track.group, lane_class.empty() ? "" : " ",
-                  lane_class.c_str(), track.lane ? (" ." + std::to_string(track.lane)).c_str() : "");
-    if (track.lane == 0 || row == first_row) dl->AddText(ImVec2(origin.x + 4, y + 2), IM_COL32(200, 200, 210, 255), label);
+    if (track.lane == 0 || row == first_row)
+      dl->AddText(ImVec2(origin.x + 4, y + 2), IM_COL32(200, 200, 210, 255), chakra::timeline_track_label(*m, track).c_str());
     rects.clear();
     chakra::visible_rects(track, timeline.t0, timeline.t1, px_per_unit, rects);
     for (const chakra::TimelineRect& r : rects) {

@@ -43,14 +43,17 @@ std::string astra_finish_lines(const SimResult& r) {
   return out;
 }
 
+double percent_off(Tick simulated, Tick measured) {
+  return measured ? 100.0 * (static_cast<double>(simulated) / static_cast<double>(measured) - 1) : 0;
+}
+
 std::string measured_vs_simulated_text(const SimResult& r) {
   std::string out;
   std::vector<uint32_t> measured;
   for (uint32_t i = 0; i < r.npus.size(); ++i)
     if (r.npus[i].finished && r.npus[i].measured_step > 0) measured.push_back(i);
   if (!measured.empty()) {
-    auto simulated = [&](uint32_t i) { return r.npus[i].finish - r.npus[i].start; };
-    auto error = [&](uint32_t i) { return 100.0 * (double(simulated(i)) / double(r.npus[i].measured_step) - 1); };
+    auto error = [&](uint32_t i) { return percent_off(r.npus[i].step(), r.npus[i].measured_step); };
     double sum = 0;
     uint32_t worst = measured[0];
     for (uint32_t i : measured) {
@@ -64,17 +67,16 @@ std::string measured_vs_simulated_text(const SimResult& r) {
       appendf(out, "  %-8s %14s %14s %9s\n", "NPU", "measured", "simulated", "error");
       for (uint32_t i : measured)
         appendf(out, "  %-8u %14s %14s %+8.1f%%\n", i, ns_text(r.npus[i].measured_step).c_str(),
-                ns_text(simulated(i)).c_str(), error(i));
+                ns_text(r.npus[i].step()).c_str(), error(i));
     }
   }
   if (!r.measured_collectives.empty()) {
     appendf(out, "  %-16s %10s %17s %17s %9s\n", "collective", "count", "median measured", "median simulated", "error");
     for (const CollectiveFit& c : r.measured_collectives) {
       const std::string_view name = comm_type_name(c.comm_type);
-      const double error = c.measured_median ? 100.0 * (double(c.simulated_median) / double(c.measured_median) - 1) : 0;
       appendf(out, "  %-16s %10llu %17s %17s %+8.1f%%\n", std::string(name.empty() ? "?" : name).c_str(),
               static_cast<unsigned long long>(c.count), ns_text(c.measured_median).c_str(),
-              ns_text(c.simulated_median).c_str(), error);
+              ns_text(c.simulated_median).c_str(), percent_off(c.simulated_median, c.measured_median));
     }
   }
   return out;
@@ -106,7 +108,7 @@ std::string sim_summary_text(const SimResult& r) {
     // the GPU: when they fill the slowest NPU's step, no network makes it shorter, and its
     // "exposed communication" is not what bounds it.
     const NpuResult& s = r.npus[slowest];
-    const Tick step = s.finish - s.start;
+    const Tick step = s.step();
     if (step > 0 && double(s.cpu) >= 0.95 * double(step))
       appendf(out, "  bound by CPU ops      %14s  (NPU %u's CPU ops are busy %.0f%% of its step: no network "
               "makes it shorter)\n", ns_text(s.cpu).c_str(), slowest, 100.0 * double(s.cpu) / double(step));

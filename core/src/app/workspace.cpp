@@ -53,8 +53,8 @@ bool looks_like_text_workload(std::string_view head) {
   return j < head.size() && std::isdigit(static_cast<unsigned char>(head[j]));
 }
 
-// What a file of no kind we read looks like, from its magic bytes or its first characters.
-std::string looks_like(std::string_view head) {
+// A well-known format other than ours, from its magic bytes ("a PNG image"), or null.
+const char* other_format(std::string_view head) {
   static const std::pair<std::string_view, const char*> kMagic[] = {
       {"\x89PNG", "a PNG image"}, {"\xFF\xD8\xFF", "a JPEG image"}, {"GIF8", "a GIF image"},
       {"%PDF", "a PDF document"}, {"PK\x03\x04", "a ZIP archive"}, {"\x7F" "ELF", "an executable (ELF)"},
@@ -63,6 +63,12 @@ std::string looks_like(std::string_view head) {
   for (const auto& [magic, what] : kMagic)
     if (head.substr(0, magic.size()) == magic) return what;
   if (head.size() > 262 && head.substr(257, 5) == "ustar") return "a tar archive";
+  return nullptr;
+}
+
+// What a file of no kind we read looks like, from its magic bytes or its first characters.
+std::string looks_like(std::string_view head) {
+  if (const char* format = other_format(head)) return format;
   const size_t first = head.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return "an empty file";
   if (head[first] == '{' || head[first] == '[') return "JSON of no kind chakrakit reads";
@@ -122,7 +128,7 @@ InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> byte
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   for (std::string_view suffix : {".et", ".et.gz", ".eg", ".eg.gz", ".chakra", ".chakra.gz"})
     if (ends_with(lower, suffix)) return InputKind::ChakraEt;
-  if (looks_like(head).rfind("binary data", 0) != 0) return InputKind::Unknown;  // an image, an archive...
+  if (other_format(head)) return InputKind::Unknown;  // an image, an archive...
   // Binary content (control bytes no text file has) starting with a plausible record length: a
   // Chakra trace under another name.
   bool binary = std::any_of(head.begin(), head.begin() + std::min<size_t>(head.size(), 256), [](char c) {

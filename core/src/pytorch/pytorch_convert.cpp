@@ -530,13 +530,14 @@ int64_t collective_of(std::string_view name, bool beyond_reference) {
   std::string squashed;
   for (char c : name)
     if (c != '_' && c != '-') squashed += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // The reference's five first: "reduce" must not match "allreduce" before it does.
   static const std::pair<std::string_view, CommType> kKnown[] = {
       {"allreduce", CommType::AllReduce}, {"alltoall", CommType::AllToAll}, {"allgather", CommType::AllGather},
       {"reducescatter", CommType::ReduceScatter}, {"broadcast", CommType::Broadcast},
-      // not the reference's:
       {"reduce", CommType::Reduce}, {"gather", CommType::Gather}, {"scatter", CommType::Scatter},
       {"barrier", CommType::Barrier}};
-  const size_t known = beyond_reference ? std::size(kKnown) : 5;
+  constexpr size_t kReferenceTypes = 5;
+  const size_t known = beyond_reference ? std::size(kKnown) : kReferenceTypes;
   for (size_t k = 0; k < known; ++k)
     if (squashed.find(kKnown[k].first) != std::string::npos) return static_cast<int64_t>(kKnown[k].second);
   return -1;

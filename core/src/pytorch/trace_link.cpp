@@ -707,17 +707,22 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
                                    [&](const Launched& x) { return pyjson::less(x.ts, cutoff); });
     return it == list.begin() ? nullptr : &*(it - 1);
   };
-  auto cpu_after = [&](const SyncCall& c) -> int64_t {
-    auto it = d.cpu_by_tid.find(c.tid);
+  // The first host-linked op thread `tid` starts at or after `end`, or -1.
+  auto cpu_after = [&](TidKey tid, Number end) -> int64_t {
+    auto it = d.cpu_by_tid.find(tid);
     if (it == d.cpu_by_tid.end()) return -1;
     const std::vector<int32_t>& ops = it->second;
-    auto at = std::partition_point(ops.begin(), ops.end(), [&](int32_t k) { return pyjson::less(d.ops[k].ts, c.end); });
+    auto at = std::partition_point(ops.begin(), ops.end(), [&](int32_t k) { return pyjson::less(d.ops[k].ts, end); });
     for (; at != ops.end(); ++at)
       if (d.ops[*at].host != kNone) return host_out(d.ops[*at].host);
     return -1;
   };
 
   SyncDeps r;
+  auto wait_for = [&](int64_t waiter, int64_t gpu) {  // a sync_dep entry, once
+    std::vector<int64_t>& list = r.of[waiter];
+    if (std::find(list.begin(), list.end(), gpu) == list.end()) list.push_back(gpu);
+  };
   auto add_blocked = [&](TidKey tid, Number ts, Number end, double micros) {
     const int32_t op = innermost_cpu_op(d, tid, ts, end);
     if (op != kNone && d.ops[op].host != kNone && micros > 0) r.blocked[host_out(d.ops[op].host)] += micros;
@@ -757,7 +762,7 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
     if (c.kind == SyncKind::Device) {
       for (const auto& entry : by_stream)
         if (const Launched* x = last_before(entry.second, c.ts)) targets.push_back(gpu_out[x->op]);
-      waiter = cpu_after(c);
+      waiter = cpu_after(c.tid, c.end);
     } else if (c.kind == SyncKind::Stream) {
       // Older Kineto has no cuda_sync event naming the stream: take the stream of the thread's
       // last launch, the copy a stream sync nearly always follows.
@@ -768,12 +773,12 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
         if (x) stream = x->stream;
       }
       stream_before(stream, c.ts);
-      waiter = cpu_after(c);
+      waiter = cpu_after(c.tid, c.end);
     } else if (auto record = detail ? d.event_records.find(detail->record_correlation) : d.event_records.end();
                record != d.event_records.end()) {  // an event sync or wait, its event named by cuda_sync
       stream_before(detail->wait_stream, record->second);
       if (c.kind == SyncKind::Event) {
-        waiter = cpu_after(c);
+        waiter = cpu_after(c.tid, c.end);
       } else if (auto s = by_stream.find(detail->stream); s != by_stream.end()) {
         auto next = std::partition_point(s->second.begin(), s->second.end(),
                                          [&](const Launched& x) { return pyjson::less(x.ts, c.end); });
@@ -791,9 +796,7 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
       continue;
     }
     ++r.resolved;
-    std::vector<int64_t>& list = r.of[waiter];
-    for (int64_t t : targets)
-      if (std::find(list.begin(), list.end(), t) == list.end()) list.push_back(t);
+    for (int64_t t : targets) wait_for(waiter, t);
   }
   // A copy to pageable host memory returns only once the copy ran, after everything queued
   // before it on its stream: the launch call's time beyond the copy's own is blocked time, and
@@ -807,10 +810,7 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
     const Number end = pyjson::add(launch.ts, launch.dur);
     add_blocked(launch.tid, launch.ts, end, launch.dur.as_double() - d.ops[g].dur.as_double());
     if (gpu_out[g] < 0) continue;
-    const int64_t waiter = cpu_after(SyncCall{SyncKind::Stream, launch.tid, launch.ts, end, -1});
-    if (waiter < 0) continue;
-    std::vector<int64_t>& list = r.of[waiter];
-    if (std::find(list.begin(), list.end(), gpu_out[g]) == list.end()) list.push_back(gpu_out[g]);
+    if (const int64_t waiter = cpu_after(launch.tid, end); waiter >= 0) wait_for(waiter, gpu_out[g]);
   }
   for (auto& entry : r.of) {
     std::sort(entry.second.begin(), entry.second.end());

@@ -74,6 +74,14 @@ TimelineModel build_timeline(std::vector<TimelineEvent> events, std::string unit
   return model;
 }
 
+std::string timeline_track_label(const TimelineModel& model, const TimelineTrack& track) {
+  std::string label = (model.categories == TimelineCategories::SpanKind ? "npu " : "rank ") + std::to_string(track.group);
+  if (track.lane_class < model.lane_class_names.size() && !model.lane_class_names[track.lane_class].empty())
+    label += " " + model.lane_class_names[track.lane_class];
+  if (track.lane) label += " ." + std::to_string(track.lane);
+  return label;
+}
+
 const char* timeline_activity_name(TimelineActivity a) {
   switch (a) {
     case TimelineActivity::CpuOp: return "CPU op";

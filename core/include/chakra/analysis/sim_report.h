@@ -24,6 +24,9 @@ std::string sim_summary_text(const sim::SimResult& r);
 // step against the measured one, a line per NPU (up to 64 NPUs), and per collective type the
 // median measured against the median simulated duration. Empty without measured times.
 std::string measured_vs_simulated_text(const sim::SimResult& r);
+// How far `simulated` is from `measured`, in percent of it (+ means longer); 0 when nothing
+// was measured.
+double percent_off(sim::Tick simulated, sim::Tick measured);
 
 // {"end_ns", "deadlock", "messages", "events", "npus": [{finished, finish_ns, ...}],
 //  "collectives": {"all_reduce": {count, bytes, time_ns}, ...}} and a newline; with measured

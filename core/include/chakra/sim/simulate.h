@@ -9,6 +9,7 @@
 // from the network). All times are integer nanoseconds.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -97,8 +98,10 @@ struct NpuResult {
   // 0 when the trace carries no measured times.
   Tick measured_step = 0;
   // When the NPU began: 0, or for replay-model traces how much later its trace's measured start
-  // is than the earliest NPU's. The simulated step of the NPU is finish - start.
+  // is than the earliest NPU's.
   Tick start = 0;
+  // Its simulated step: from its start to its finish.
+  Tick step() const { return finish - std::min(finish, start); }
 };
 
 struct CollectiveTotals {

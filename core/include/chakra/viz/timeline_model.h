@@ -61,6 +61,9 @@ struct TimelineModel {
   std::vector<std::pair<uint64_t, Ref>> by_item_;  // (group << 32 | item) -> place, sorted
 };
 
+// A track's name: "rank 0 thread 1", "rank 0 stream 7 .2" (its third lane), "npu 3 comm".
+std::string timeline_track_label(const TimelineModel& model, const TimelineTrack& track);
+
 // Packs events into tracks: per (group, lane_class) each event takes the lowest-numbered lane that
 // is free at its start (nested events stack like a flame graph). O(n log n).
 TimelineModel build_timeline(std::vector<TimelineEvent> events, std::string unit);

@@ -341,7 +341,7 @@ void Workload::complete(uint32_t n, uint64_t id) {
     if (o_.record_spans) spans_.push_back(Span{n, r.kind, id, r.start, now, std::string(node.name())});
     if (r.kind == SpanKind::Collective && node.start_time_micros() > 0)
       if (auto type = node.comm_type())
-        collective_fit_[*type].emplace_back(node.duration_micros() * 1000, now - r.start);
+        collective_fit_[*type].add(node.duration_micros() * 1000, now - r.start);
     p.in_flight.erase(it);
   }
   ++p.nodes;
@@ -364,8 +364,8 @@ void Workload::finish(SimResult& result) {
     r.finished = p.finished;
     r.nodes = p.nodes;
     r.finish = p.finished ? p.finish : 0;
-    const Tick busy = p.finish - std::min(p.finish, p.start);  // from its start (0 but for replays)
-    r.exposed_comm = p.finished ? busy - std::min(busy, p.gpu_time) : 0;
+    r.start = p.start;
+    r.exposed_comm = p.finished ? r.step() - std::min(r.step(), p.gpu_time) : 0;
     std::vector<std::pair<Tick, Tick>> both = p.intervals[0];
     both.insert(both.end(), p.intervals[1].begin(), p.intervals[1].end());
     r.compute = union_length(p.intervals[0]);
@@ -375,7 +375,6 @@ void Workload::finish(SimResult& result) {
     Tick u = union_length(both);
     r.overlap = r.compute + r.comm - u;
     if (p.measured_last > p.measured_first) r.measured_step = (p.measured_last - p.measured_first) * 1000;
-    r.start = p.start;
     if (!p.finished) {
       result.deadlock = true;
       describe_stuck(n, r);
@@ -386,11 +385,8 @@ void Workload::finish(SimResult& result) {
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
     return v[v.size() / 2];
   };
-  for (auto& [type, pairs] : collective_fit_) {
-    std::vector<Tick> measured, simulated;
-    for (auto [m, s] : pairs) measured.push_back(m), simulated.push_back(s);
-    result.measured_collectives.push_back(CollectiveFit{type, pairs.size(), median(measured), median(simulated)});
-  }
+  for (auto& [type, fit] : collective_fit_)
+    result.measured_collectives.push_back(CollectiveFit{type, fit.measured.size(), median(fit.measured), median(fit.simulated)});
 }
 
 void Workload::describe_stuck(uint32_t n, NpuResult& r) {

@@ -79,8 +79,12 @@ class Workload final : public NodeSink {
   std::map<uint32_t, Tick> memory_busy_;  // shared remote memories: busy until
   uint64_t nodes_run_ = 0;                // over all NPUs, for progress
   std::vector<Span> spans_;
-  // Per comm_type: (measured, simulated) duration of each collective with a measured one.
-  std::map<int64_t, std::vector<std::pair<Tick, Tick>>> collective_fit_;
+  // Per comm_type: the measured and simulated durations of its collectives with a measured one.
+  struct Durations {
+    std::vector<Tick> measured, simulated;
+    void add(Tick m, Tick s) { measured.push_back(m), simulated.push_back(s); }
+  };
+  std::map<int64_t, Durations> collective_fit_;
 };
 
 }  // namespace chakra::sim
