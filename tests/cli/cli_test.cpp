@@ -521,6 +521,38 @@ TEST(CliLink, FolderOfRankPairsThenConvert) {
   }
 }
 
+// --preset: a cluster of assets/simulation/presets.json instead of config files, fitted to
+// --npus; mixing it with files, --npus without it and unknown names are usage errors or named.
+TEST(CliSimulate, PresetsFitTheirNetworkAndRefuseMixing) {
+  std::string dir = temp_dir();
+  ASSERT_EQ(run({"generate", "collective", "--npus", "4", "-o", dir + "/ar"}).exit_code, 0);
+  Result r = run({"simulate", "--workload", dir + "/ar", "--preset", "astra-sim-ring-8", "--npus", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (int npu = 0; npu < 4; ++npu) EXPECT_TRUE(contains(r.out, "sys[" + std::to_string(npu) + "] finished")) << r.out;
+  r = run({"simulate", "--workload", dir + "/ar", "--preset", "nope"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "unknown cluster preset 'nope' (known: h100-hgx-8")) << r.err;
+  r = run({"simulate", "--workload", dir + "/ar", "--preset", "astra-sim-ring-8", "--network", dir + "/n.yml"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "give --preset or --system and --network, not both")) << r.err;
+  r = run({"simulate", "--workload", dir + "/ar", "--npus", "4"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "give --system and --network (or --preset)")) << r.err;
+}
+
+// --reference-graph: the reference's graph and durations, so no replay mark for the simulator.
+TEST(CliConvert, ReferenceGraphLeavesTheReplayModelOut) {
+  std::string dir = temp_dir();
+  const std::string linked = shared("reference/chakra/outputs/trace_link/resnet_2gpu_rank1.linked.json.gz");
+  ASSERT_EQ(run({"convert", "pytorch", linked, "-o", dir + "/replay.et"}).exit_code, 0);
+  ASSERT_EQ(run({"convert", "pytorch", linked, "--reference-graph", "-o", dir + "/plain.et"}).exit_code, 0);
+  Result replay = run({"jsonize", dir + "/replay.et"}), plain = run({"jsonize", dir + "/plain.et"});
+  ASSERT_EQ(replay.exit_code, 0);
+  ASSERT_EQ(plain.exit_code, 0);
+  EXPECT_TRUE(contains(replay.out, "replay_lanes"));
+  EXPECT_FALSE(contains(plain.out, "replay_lanes"));
+}
+
 // The other real pairs of ../shared (HTA's and PARAM's single-GPU runs) replay without errors
 // and print their measured-vs-simulated line.
 TEST(CliLink, OtherRealPairsReplayWithTheirMeasuredStep) {
