@@ -26,9 +26,12 @@ std::string summary(const chakra::LinkReport& r, const std::string& output) {
   if (!r.window.empty()) s += ", window " + r.window;
   s += "; " + std::to_string(r.gpu_ops_linked) + " of " + std::to_string(r.gpu_ops) + " GPU ops attached; " +
        std::to_string(r.output_nodes) + " nodes written";
-  if (r.sync_calls)
-    s += "; " + std::to_string(r.sync_edges) + " sync dependencies from " + std::to_string(r.sync_waits) + " of " +
-         std::to_string(r.sync_calls) + " synchronisation calls";
+  if (r.sync_calls) {
+    s += "; " + std::to_string(r.sync_edges - r.sync_thread_waits) + " sync dependencies from " +
+         std::to_string(r.sync_waits) + " of " + std::to_string(r.sync_calls) + " synchronisation calls";
+    if (r.sync_thread_waits)
+      s += ", " + std::to_string(r.sync_thread_waits) + " from waits for another thread's work";
+  }
   return s;
 }
 

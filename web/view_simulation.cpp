@@ -352,7 +352,7 @@ void App::Impl::draw_simulation() {
     }
     ImGui::EndTable();
   }
-  int cols = (b ? 9 : 6) + (measured ? 3 : 0);
+  int cols = (b ? 9 : 6) + (measured ? 4 : 0);
   if (ImGui::BeginTable("npus", cols, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY)) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("NPU");
@@ -365,6 +365,7 @@ void App::Impl::draw_simulation() {
       ImGui::TableSetupColumn("measured step (ns)");
       ImGui::TableSetupColumn("simulated step (ns)");
       ImGui::TableSetupColumn("error");
+      ImGui::TableSetupColumn("measured exposed comm (ns)");
     }
     if (b) {
       ImGui::TableSetupColumn(("finish, run " + std::to_string(b->id)).c_str());
@@ -391,6 +392,10 @@ void App::Impl::draw_simulation() {
           ImGui::Text("%llu", static_cast<unsigned long long>(n.step()));
           ImGui::TableNextColumn();
           if (n.measured_step) ImGui::Text("%+.1f%%", chakra::percent_off(n.step(), n.measured_step));
+          ImGui::TableNextColumn();
+          if (n.measured_step) ImGui::Text("%llu", static_cast<unsigned long long>(n.measured_exposed_comm));
+          if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("From each collective's last measured arrival to its end, less compute kernel time");
         }
         if (b) {
           bool has = static_cast<size_t>(i) < b->result.npus.size();

@@ -64,10 +64,17 @@ std::string measured_vs_simulated_text(const SimResult& r) {
             sum / double(measured.size()), worst, error(worst));
     // Every NPU up to a screenful; beyond that the mean and the worst say it.
     if (measured.size() <= 64) {
-      appendf(out, "  %-8s %14s %14s %9s\n", "NPU", "measured", "simulated", "error");
-      for (uint32_t i : measured)
-        appendf(out, "  %-8u %14s %14s %+8.1f%%\n", i, ns_text(r.npus[i].measured_step).c_str(),
-                ns_text(r.npus[i].step()).c_str(), error(i));
+      bool exposed = false;  // a column only when some collective was measured on every rank
+      for (uint32_t i : measured) exposed = exposed || r.npus[i].measured_exposed_comm > 0;
+      appendf(out, "  %-8s %14s %14s %9s%s\n", "NPU", "measured", "simulated", "error", exposed ? "  measured exposed comm*" : "");
+      for (uint32_t i : measured) {
+        std::string column;
+        if (exposed) appendf(column, "  %22s", ns_text(r.npus[i].measured_exposed_comm).c_str());
+        appendf(out, "  %-8u %14s %14s %+8.1f%%%s\n", i, ns_text(r.npus[i].measured_step).c_str(),
+                ns_text(r.npus[i].step()).c_str(), error(i), column.c_str());
+      }
+      if (exposed)
+        appendf(out, "  * from each collective's last measured arrival to its end, less compute kernel time\n");
     }
   }
   if (!r.measured_collectives.empty()) {
@@ -149,6 +156,7 @@ void write_sim_json(const SimResult& r, ByteSink& out) {
     if (n.measured_step) {
       w.key("measured_step_ns").value_uint(n.measured_step);
       w.key("start_ns").value_uint(n.start);
+      w.key("measured_exposed_comm_ns").value_uint(n.measured_exposed_comm);
     }
     if (!n.stuck.empty()) {
       w.key("stuck").begin_array();

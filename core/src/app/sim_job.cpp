@@ -139,7 +139,8 @@ std::string encode_result(const SimResult& result) {
   w.u64(result.npus.size());
   for (const NpuResult& n : result.npus) {
     w.raw<uint8_t>(n.finished);
-    for (Tick t : {n.finish, n.exposed_comm, n.compute, n.comm, n.cpu, n.memory, n.overlap, n.nodes, n.measured_step, n.start})
+    for (Tick t : {n.finish, n.exposed_comm, n.compute, n.comm, n.cpu, n.memory, n.overlap, n.nodes, n.measured_step, n.start,
+                   n.measured_exposed_comm})
       w.u64(t);
     w.u64(n.stuck.size());
     for (const std::string& s : n.stuck) w.str(s);
@@ -183,11 +184,11 @@ std::string encode_result(const SimResult& result) {
 SimResult decode_result(std::string_view bytes) {
   Reader r(bytes, kResultMagic, "simulation result");
   SimResult result;
-  result.npus.resize(r.count(89));
+  result.npus.resize(r.count(97));
   for (NpuResult& n : result.npus) {
     n.finished = r.raw<uint8_t>() != 0;
     for (Tick* t : {&n.finish, &n.exposed_comm, &n.compute, &n.comm, &n.cpu, &n.memory, &n.overlap, &n.nodes,
-                    &n.measured_step, &n.start})
+                    &n.measured_step, &n.start, &n.measured_exposed_comm})
       *t = r.u64();
     n.stuck.resize(r.count(8));
     for (std::string& s : n.stuck) s = r.str();

@@ -622,7 +622,8 @@ std::vector<int32_t> find_launchers(Device& d, bool innermost, uint64_t* orphans
 // is its last GPU op launched before the call (before the event's record call for event waits):
 // a stream runs in launch order, so that op ends after all earlier ones.
 struct SyncDeps {
-  std::unordered_map<int64_t, std::vector<int64_t>> of;  // waiting node id → GPU node ids
+  // Waiting node id → node ids: GPU ops, or another thread's last op (add_cross_thread_blocked).
+  std::unordered_map<int64_t, std::vector<int64_t>> of;
   // Host node id → µs of its own time spent inside calls that block the CPU thread until GPU
   // work finishes (device/stream/event syncs, copies to pageable host memory).
   std::unordered_map<int64_t, double> blocked;
@@ -630,6 +631,7 @@ struct SyncDeps {
   uint64_t unidentified = 0;  // event waits whose event is unknown (no cuda_sync event)
   uint64_t inferred = 0;      // stream waits without one, resolved by the launch-order rule
   uint64_t no_waiter = 0;     // no linked op after the call on its thread (or stream)
+  uint64_t thread_waits = 0;  // dependencies on the end of work handed to another thread
 };
 
 // The innermost CPU op of thread `tid` whose span holds [ts, end), or kNone.
@@ -647,22 +649,69 @@ int32_t innermost_cpu_op(const Device& d, TidKey tid, Number ts, Number end) {
   return kNone;
 }
 
+// The first host-linked CPU op thread `tid` starts at or after `end` (a Kineto index), or kNone.
+int32_t first_linked_cpu_op_after(const Device& d, TidKey tid, Number end) {
+  auto it = d.cpu_by_tid.find(tid);
+  if (it == d.cpu_by_tid.end()) return kNone;
+  const std::vector<int32_t>& ops = it->second;
+  auto at = std::partition_point(ops.begin(), ops.end(), [&](int32_t k) { return pyjson::less(d.ops[k].ts, end); });
+  for (; at != ops.end(); ++at)
+    if (d.ops[*at].host != kNone) return *at;
+  return kNone;
+}
+
+// The host-linked CPU op of thread `tid` that starts last among those over by `end`, or kNone:
+// on a replay lane, where a thread's ops run in start order, it finishes after all the others.
+int32_t last_linked_cpu_op_over_by(const Device& d, TidKey tid, Number end) {
+  auto it = d.cpu_by_tid.find(tid);
+  if (it == d.cpu_by_tid.end()) return kNone;
+  const std::vector<int32_t>& ops = it->second;
+  auto at = std::partition_point(ops.begin(), ops.end(), [&](int32_t k) { return pyjson::less(d.ops[k].ts, end); });
+  for (int steps = 0; at != ops.begin() && steps < 4096; ++steps) {
+    const int32_t k = *--at;
+    if (d.ops[k].host != kNone && !pyjson::less(end, pyjson::add(d.ops[k].ts, d.ops[k].dur))) return k;
+  }
+  return kNone;
+}
+
 // Time a thread spends blocked while another thread runs work it handed over (autograd: the
 // main thread waits inside one op while the engine's thread runs the backward pass). `deps`
 // pairs each op that has an inter-thread dependency with the op it depends on (Kineto
 // indices); its span is waiting time of the innermost op of the depended-on thread around it.
-// Per waiting op: the union of those spans, at most its exclusive time. The ops after the wait
-// already depend on the other thread's ops (their inter_thread_dep).
+// Per waiting op: the union of those spans, at most its exclusive time.
+// The wait ends when the handed-over work does, so the waiting thread's next op depends on the
+// last op each working thread finished before the wait ended (a `sync_dep`). Without it the
+// replay lets the main thread run on after the backward pass's first ops: the reference's
+// inter_thread_dep points at the other thread's op before a group's start, not at its end.
 template <class HostOut>
 void add_cross_thread_blocked(const Device& d, const std::vector<std::pair<int32_t, int32_t>>& deps, HostOut host_out,
                               SyncDeps& r) {
   std::unordered_map<int32_t, std::vector<std::pair<double, double>>> spans;  // waiting op → spans
+  std::unordered_map<int32_t, std::vector<TidKey>> workers;                   // waiting op → threads
   for (auto [op, on] : deps) {
     const KinetoOp& y = d.ops[op];
     if (y.tid == d.ops[on].tid) continue;
     const int32_t waiting = innermost_cpu_op(d, d.ops[on].tid, y.ts, pyjson::add(y.ts, y.dur));
     if (waiting == kNone || d.ops[waiting].host == kNone) continue;
     spans[waiting].emplace_back(y.ts.as_double(), y.ts.as_double() + y.dur.as_double());
+    std::vector<TidKey>& threads = workers[waiting];
+    if (std::find(threads.begin(), threads.end(), y.tid) == threads.end()) threads.push_back(y.tid);
+  }
+  for (auto& [waiting, threads] : workers) {
+    const KinetoOp& w = d.ops[waiting];
+    const Number end = pyjson::add(w.ts, w.dur);
+    const int32_t waiter = first_linked_cpu_op_after(d, w.tid, end);
+    if (waiter == kNone) continue;
+    for (TidKey tid : threads) {
+      const int32_t last = last_linked_cpu_op_over_by(d, tid, end);
+      if (last == kNone) continue;
+      std::vector<int64_t>& list = r.of[host_out(d.ops[waiter].host)];
+      const int64_t target = host_out(d.ops[last].host);
+      if (std::find(list.begin(), list.end(), target) == list.end()) {
+        list.push_back(target);
+        ++r.thread_waits;
+      }
+    }
   }
   for (auto& [waiting, list] : spans) {
     std::sort(list.begin(), list.end());
@@ -707,15 +756,10 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
                                    [&](const Launched& x) { return pyjson::less(x.ts, cutoff); });
     return it == list.begin() ? nullptr : &*(it - 1);
   };
-  // The first host-linked op thread `tid` starts at or after `end`, or -1.
+  // The first host-linked op thread `tid` starts at or after `end`: its output id, or -1.
   auto cpu_after = [&](TidKey tid, Number end) -> int64_t {
-    auto it = d.cpu_by_tid.find(tid);
-    if (it == d.cpu_by_tid.end()) return -1;
-    const std::vector<int32_t>& ops = it->second;
-    auto at = std::partition_point(ops.begin(), ops.end(), [&](int32_t k) { return pyjson::less(d.ops[k].ts, end); });
-    for (; at != ops.end(); ++at)
-      if (d.ops[*at].host != kNone) return host_out(d.ops[*at].host);
-    return -1;
+    const int32_t op = first_linked_cpu_op_after(d, tid, end);
+    return op == kNone ? -1 : host_out(d.ops[op].host);
   };
 
   SyncDeps r;
@@ -812,11 +856,16 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
     if (gpu_out[g] < 0) continue;
     if (const int64_t waiter = cpu_after(launch.tid, end); waiter >= 0) wait_for(waiter, gpu_out[g]);
   }
+  return r;
+}
+
+// Each waiter's dependencies in ascending order, and their count.
+void sort_sync_deps(SyncDeps& r) {
+  r.edges = 0;
   for (auto& entry : r.of) {
     std::sort(entry.second.begin(), entry.second.end());
     r.edges += entry.second.size();
   }
-  return r;
 }
 
 // ---------------------------------------------------------------- the host execution trace
@@ -1432,9 +1481,11 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
       if (linked[i].kineto != kNone && linked[i].dep != kNone && linked[linked[i].dep].kineto != kNone)
         thread_deps.emplace_back(linked[i].kineto, linked[linked[i].dep].kineto);
     add_cross_thread_blocked(d, thread_deps, [&](int32_t host) { return new_id[host]; }, sync);
+    sort_sync_deps(sync);
     report.sync_calls = sync.calls;
     report.sync_waits = sync.resolved;
     report.sync_edges = sync.edges;
+    report.sync_thread_waits = sync.thread_waits;
     if (sync.inferred)
       report.warnings.push_back(d.name + ": " + std::to_string(sync.inferred) +
                                 " stream waits (cudaStreamWaitEvent) name no event (no cuda_sync events in this "

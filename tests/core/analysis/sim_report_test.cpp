@@ -72,19 +72,31 @@ TEST(SimReport, MeasuredAgainstSimulated) {
   r.npus[1].start = 500;
   r.npus[1].measured_step = 1250;  // simulated 1500 - 500: -20%
   r.measured_collectives.push_back(CollectiveFit{0, 2, 800, 600});
+  const std::string collectives =
+      "  collective            count   median measured  median simulated     error\n"
+      "  ALL_REDUCE                2            800 ns            600 ns    -25.0%\n";
   EXPECT_EQ(chakra::measured_vs_simulated_text(r),
             "  measured vs simulated step (span of the trace's measured times; mean |error| 22.5%, worst NPU 0 +25.0%)\n"
             "  NPU            measured      simulated     error\n"
             "  0              2.000 us       2.500 us    +25.0%\n"
-            "  1              1.250 us       1.000 us    -20.0%\n"
-            "  collective            count   median measured  median simulated     error\n"
-            "  ALL_REDUCE                2            800 ns            600 ns    -25.0%\n");
+            "  1              1.250 us       1.000 us    -20.0%\n" +
+                collectives);
+  // With measured exposed communication on some NPU, a column of it for every NPU, explained.
+  r.npus[1].measured_exposed_comm = 300;
+  EXPECT_EQ(chakra::measured_vs_simulated_text(r),
+            "  measured vs simulated step (span of the trace's measured times; mean |error| 22.5%, worst NPU 0 +25.0%)\n"
+            "  NPU            measured      simulated     error  measured exposed comm*\n"
+            "  0              2.000 us       2.500 us    +25.0%                    0 ns\n"
+            "  1              1.250 us       1.000 us    -20.0%                  300 ns\n"
+            "  * from each collective's last measured arrival to its end, less compute kernel time\n" +
+                collectives);
   EXPECT_NE(chakra::sim_summary_text(r).find("measured vs simulated step"), std::string::npos);
   StringSink out;
   chakra::write_sim_json(r, out);
   auto j = nlohmann::json::parse(out.text);
   EXPECT_EQ(j["npus"][1]["measured_step_ns"], 1250);
   EXPECT_EQ(j["npus"][1]["start_ns"], 500);
+  EXPECT_EQ(j["npus"][1]["measured_exposed_comm_ns"], 300);
   EXPECT_FALSE(j["npus"][2].contains("measured_step_ns"));
   EXPECT_EQ(j["measured_collectives"][0]["comm_type"], "ALL_REDUCE");
   EXPECT_EQ(j["measured_collectives"][0]["measured_median_ns"], 800);

@@ -376,12 +376,17 @@ TEST(TraceLink, DlrmSyncDepsHoldInTimeAndReachTheConverter) {
   for (const json& n : nodes) by_id[n["id"].get<int64_t>()] = &n;
   std::map<int64_t, std::vector<int64_t>> waits;  // host ops that waited → GPU ops
   size_t gpu_waiters = 0;
+  std::vector<std::string> thread_waiters;  // host ops that waited for another thread's work
   for (const json& n : nodes) {
     if (!n.contains("sync_dep")) continue;
     for (const json& g : n["sync_dep"]) {
       const json& gpu = *by_id.at(g.get<int64_t>());
-      ASSERT_TRUE(gpu.contains("cat"));
       EXPECT_LE(gpu["ts"].get<int64_t>() + gpu["inclusive_dur"].get<int64_t>(), n["ts"].get<int64_t>());
+      if (!gpu.contains("cat")) {  // the end of work handed to another thread
+        EXPECT_NE(gpu["tid"], n["tid"]);
+        thread_waiters.push_back(n["name"]);
+        continue;
+      }
       if (n.contains("cat")) {
         EXPECT_NE(gpu["stream"], n["stream"]);  // a stream waits for another stream's work
       } else {
@@ -394,6 +399,10 @@ TEST(TraceLink, DlrmSyncDepsHoldInTimeAndReachTheConverter) {
   }
   EXPECT_EQ(waits.size(), 10u);
   EXPECT_GT(gpu_waiters, 10u);
+  // The optimizer waits for the backward pass's last op on the autograd thread (not merely for
+  // one before the main thread's last op inside "## backward ##").
+  EXPECT_EQ(thread_waiters.size(), l.report.sync_thread_waits);
+  EXPECT_NE(std::find(thread_waiters.begin(), thread_waiters.end(), "## optimizer ##"), thread_waiters.end());
   // Blocked time: the copies to pageable memory wait for the GPU, and the main thread waits in
   // "## backward ##" while the autograd thread runs the backward pass.
   double backward_blocked = -1;

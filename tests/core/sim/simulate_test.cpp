@@ -522,6 +522,48 @@ TEST(SimulateReplay, LanesPerThreadAndStreamAndMeasuredStarts) {
   EXPECT_EQ(unaligned.npus[1].finish, 20000u);
 }
 
+// Measured exposed communication: per collective, from its last measured arrival over the
+// ranks to the rank's end of it, less the time the rank's measured compute kernels covered.
+TEST(SimulateReplay, MeasuredExposedCommunicationStartsAtTheLastArrival) {
+  // Two all-reduces per NPU, measured at (µs): NPU 0 100-200 and 300-340, NPU 1 150-200 and
+  // 320-345; NPU 0 also ran a kernel 160-180 (inside the first window) and NPU 1 one 90-140
+  // (before it). Windows: first 150-200 on both, second 320-340 and 320-345.
+  auto prefix = [](bool same_count) {
+    return write_traces(2, [same_count](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
+      auto node = [&](uint64_t id, NodeType type, uint64_t start, uint64_t end) {
+        NodeDraft d;
+        d.id = id;
+        d.name = t.intern("op" + std::to_string(id));
+        d.type = int32_t(type);
+        d.start_time_micros = start;
+        d.duration_micros = end - start;
+        d.attrs.add_bool(t.intern("is_cpu_op"), false);
+        if (type == NodeType::CommColl) {
+          d.attrs.add_int64(t.intern("comm_type"), 0);
+          d.attrs.add_int64(t.intern("comm_size"), 1024);
+        }
+        nodes.push_back(d);
+      };
+      node(1, NodeType::CommColl, npu ? 150 : 100, 200);
+      node(2, NodeType::CommColl, npu ? 320 : 300, npu ? 345 : 340);
+      if (!same_count && npu == 1) nodes.back().start_time_micros = 0;  // not measured
+      node(3, NodeType::Comp, npu ? 90 : 160, npu ? 140 : 180);
+    });
+  };
+  SimInputs in;
+  in.network = net1("Ring", 2);
+  in.system = ring_system("ring");
+  in.workload = prefix(true);
+  SimResult r = simulate(in);
+  EXPECT_EQ(r.npus[0].measured_exposed_comm, (50u - 20u + 20u) * 1000u);
+  EXPECT_EQ(r.npus[1].measured_exposed_comm, (50u + 25u) * 1000u);
+  // NPUs with different numbers of a communicator's measured collectives: not matched.
+  in.workload = prefix(false);
+  r = simulate(in);
+  EXPECT_EQ(r.npus[0].measured_exposed_comm, 0u);
+  EXPECT_EQ(r.npus[1].measured_exposed_comm, 0u);
+}
+
 // Remote memory: per NPU accesses are independent; per node and pooled ones queue (FIFO).
 TEST(SimulateMemory, PerNodeAndPoolAccessesQueue) {
   std::string prefix = write_traces(4, [](uint32_t, Trace& t, std::vector<NodeDraft>& nodes) {

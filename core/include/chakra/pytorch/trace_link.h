@@ -56,6 +56,7 @@ struct LinkReport {
   uint64_t sync_calls = 0;        // with sync_deps: synchronising calls in the Kineto trace
   uint64_t sync_waits = 0;        // of which gave a sync dependency
   uint64_t sync_edges = 0;        // sync_dep entries written
+  uint64_t sync_thread_waits = 0; // of which on the end of work handed to another thread
   // Host nodes the reference leaves out of its output: not reachable from node 1 (the process
   // root) through parents in the trace; of which those whose parent is missing. Linked here.
   struct OutsideRoot {

@@ -97,6 +97,11 @@ struct NpuResult {
   // measured start to the last measured end over its nodes, what the simulation reproduces.
   // 0 when the trace carries no measured times.
   Tick measured_step = 0;
+  // Of it, the measured exposed communication: time only a collective's transfer held the rank
+  // up — from the collective's last measured arrival over its ranks to the rank's end of it, less
+  // the time its compute kernels ran (core/docs/pytorch-replay.md). 0 without measured times.
+  // With communication free the simulated step approaches measured_step − this.
+  Tick measured_exposed_comm = 0;
   // When the NPU began: 0, or for replay-model traces how much later its trace's measured start
   // is than the earliest NPU's.
   Tick start = 0;

@@ -171,6 +171,9 @@ bool Workload::issue(uint32_t n, const FeederNode& node) {
   if (uint64_t start = node.start_time_micros(); start > 0) {
     p.measured_first = std::min(p.measured_first, start);
     p.measured_last = std::max(p.measured_last, start + node.duration_micros());
+    const std::pair<uint64_t, uint64_t> measured{start, start + node.duration_micros()};
+    if (kind == SpanKind::Collective) p.measured_collectives[std::string(node.pg_name().value_or(""))].push_back(measured);
+    else if (kind == SpanKind::Compute) p.measured_kernels.push_back(measured);
   }
   auto replay = [&] {
     Tick t = replay_time(what);
@@ -380,6 +383,7 @@ void Workload::finish(SimResult& result) {
       describe_stuck(n, r);
     }
   }
+  add_measured_exposed_comm(result);
   result.spans = std::move(spans_);
   auto median = [](std::vector<Tick>& v) {
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
@@ -387,6 +391,48 @@ void Workload::finish(SimResult& result) {
   };
   for (auto& [type, fit] : collective_fit_)
     result.measured_collectives.push_back(CollectiveFit{type, fit.measured.size(), median(fit.measured), median(fit.simulated)});
+}
+
+// A collective's kernels end together once its last rank arrives: from the latest measured
+// start of one collective over its ranks to a rank's end, the rank waits for the transfer
+// itself, which is on every participant's critical path. Of that window, the time the rank's
+// compute kernels left uncovered is its measured exposed communication. (Before the last
+// arrival a rank waits for a late peer: exposed, but not communication's doing, and no faster
+// network removes it.) The k-th measured collective of a communicator on each NPU is taken to
+// be the same collective, as NCCL requires; communicators whose NPUs recorded different counts
+// are left out.
+void Workload::add_measured_exposed_comm(SimResult& result) {
+  std::map<std::string, std::vector<uint32_t>, std::less<>> members;  // communicator → NPUs with its collectives
+  for (uint32_t n = 0; n < n_npus_; ++n)
+    for (auto& [group, list] : npus_[n].measured_collectives) {
+      std::sort(list.begin(), list.end());
+      members[group].push_back(n);
+    }
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> exposed(n_npus_);  // windows per NPU, µs
+  for (const auto& [group, npus] : members) {
+    const size_t count = npus_[npus[0]].measured_collectives.at(group).size();
+    bool same = npus.size() > 1;
+    for (uint32_t n : npus) same = same && npus_[n].measured_collectives.at(group).size() == count;
+    if (!same) continue;
+    for (size_t k = 0; k < count; ++k) {
+      uint64_t last_arrival = 0;
+      for (uint32_t n : npus) last_arrival = std::max(last_arrival, npus_[n].measured_collectives.at(group)[k].first);
+      for (uint32_t n : npus) {
+        const uint64_t end = npus_[n].measured_collectives.at(group)[k].second;
+        if (end > last_arrival) exposed[n].emplace_back(last_arrival, end);
+      }
+    }
+  }
+  for (uint32_t n = 0; n < n_npus_; ++n) {
+    if (exposed[n].empty()) continue;
+    // Exposed = |windows| − |windows ∩ kernels| = |windows ∪ kernels| − |kernels|.
+    std::vector<std::pair<Tick, Tick>> windows, kernels;
+    for (auto [b, e] : exposed[n]) windows.emplace_back(b * 1000, e * 1000);
+    for (auto [b, e] : npus_[n].measured_kernels) kernels.emplace_back(b * 1000, e * 1000);
+    std::vector<std::pair<Tick, Tick>> both = windows;
+    both.insert(both.end(), kernels.begin(), kernels.end());
+    result.npus[n].measured_exposed_comm = union_length(both) - union_length(kernels);
+  }
 }
 
 void Workload::describe_stuck(uint32_t n, NpuResult& r) {

@@ -49,6 +49,10 @@ class Workload final : public NodeSink {
     bool started = false;
     std::vector<int64_t> busy_lanes;
     uint64_t measured_first = UINT64_MAX, measured_last = 0;  // µs, over nodes with a start time
+    // Measured GPU work, µs: collectives (by communicator, pg_name or "" for all ranks) and
+    // compute kernels, for the measured exposed communication (NpuResult).
+    std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>, std::less<>> measured_collectives;
+    std::vector<std::pair<uint64_t, uint64_t>> measured_kernels;
     Tick gpu_time = 0;
     bool finished = false;
     Tick finish = 0;
@@ -68,6 +72,7 @@ class Workload final : public NodeSink {
   bool finish_now(uint32_t n, uint64_t id);
   void complete(uint32_t n, uint64_t id);
   void describe_stuck(uint32_t n, NpuResult& r);
+  void add_measured_exposed_comm(SimResult& result);
 
   EventQueue& queue_;
   const SimInputs& in_;
