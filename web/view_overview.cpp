@@ -80,7 +80,10 @@ void App::Impl::draw_overview() {
   for (const std::string& n : r->notes) ImGui::BulletText("%s", n.c_str());
   for (const std::string& w : r->warnings) {
     ImGui::Bullet();
-    ImGui::TextColored(kWarningColour, "warning: %s", w.c_str());
+    // Wrapped: linking warnings name files and counts, often wider than the pane.
+    ImGui::PushStyleColor(ImGuiCol_Text, kWarningColour);
+    ImGui::TextWrapped("warning: %s", w.c_str());
+    ImGui::PopStyleColor();
   }
   for (const chakra::Finding& f : r->report.findings) {
     ImGui::TextColored(f.severity == chakra::Severity::Error ? kErrorColour : kWarningColour, "%s",

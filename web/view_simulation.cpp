@@ -352,21 +352,18 @@ void App::Impl::draw_simulation() {
     }
     ImGui::EndTable();
   }
+  // Durations with units; the exact nanoseconds in each cell's tooltip (and in --json exports).
+  auto duration_cell = [](uint64_t ns) {
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(format_duration(static_cast<double>(ns), "ns").c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%llu ns", static_cast<unsigned long long>(ns));
+  };
   int cols = (b ? 9 : 6) + (measured ? 4 : 0);
   if (ImGui::BeginTable("npus", cols, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY)) {
     ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("NPU");
-    ImGui::TableSetupColumn("finish (ns)");
-    ImGui::TableSetupColumn("compute (ns)");
-    ImGui::TableSetupColumn("comm (ns)");
-    ImGui::TableSetupColumn("exposed comm (ns)");
-    ImGui::TableSetupColumn("nodes");
-    if (measured) {
-      ImGui::TableSetupColumn("measured step (ns)");
-      ImGui::TableSetupColumn("simulated step (ns)");
-      ImGui::TableSetupColumn("error");
-      ImGui::TableSetupColumn("measured exposed comm (ns)");
-    }
+    for (const char* h : {"NPU", "finish", "compute", "comm", "exposed comm", "nodes"}) ImGui::TableSetupColumn(h);
+    if (measured)
+      for (const char* h : {"measured step", "simulated step", "error", "measured exposed comm"}) ImGui::TableSetupColumn(h);
     if (b) {
       ImGui::TableSetupColumn(("finish, run " + std::to_string(b->id)).c_str());
       ImGui::TableSetupColumn(("exposed, run " + std::to_string(b->id)).c_str());
@@ -381,28 +378,28 @@ void App::Impl::draw_simulation() {
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         ImGui::Text("%d", i);
-        for (uint64_t v : {n.finish, n.compute, n.comm, n.exposed_comm, n.nodes}) {
-          ImGui::TableNextColumn();
-          ImGui::Text("%llu", static_cast<unsigned long long>(v));
-        }
+        for (uint64_t v : {n.finish, n.compute, n.comm, n.exposed_comm}) duration_cell(v);
+        ImGui::TableNextColumn();
+        ImGui::Text("%llu", static_cast<unsigned long long>(n.nodes));
         if (measured) {
-          ImGui::TableNextColumn();
-          if (n.measured_step) ImGui::Text("%llu", static_cast<unsigned long long>(n.measured_step));
-          ImGui::TableNextColumn();
-          ImGui::Text("%llu", static_cast<unsigned long long>(n.step()));
+          if (n.measured_step) duration_cell(n.measured_step);
+          else ImGui::TableNextColumn();
+          duration_cell(n.step());
           ImGui::TableNextColumn();
           if (n.measured_step) ImGui::Text("%+.1f%%", chakra::percent_off(n.step(), n.measured_step));
-          ImGui::TableNextColumn();
-          if (n.measured_step) ImGui::Text("%llu", static_cast<unsigned long long>(n.measured_exposed_comm));
-          if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("From each collective's last measured arrival to its end, less compute kernel time");
+          // From each collective's last measured arrival to its end, less compute kernel time.
+          if (n.measured_step) duration_cell(n.measured_exposed_comm);
+          else ImGui::TableNextColumn();
         }
         if (b) {
-          bool has = static_cast<size_t>(i) < b->result.npus.size();
-          ImGui::TableNextColumn();
-          if (has) ImGui::Text("%llu", static_cast<unsigned long long>(b->result.npus[i].finish));
-          ImGui::TableNextColumn();
-          if (has) ImGui::Text("%llu", static_cast<unsigned long long>(b->result.npus[i].exposed_comm));
+          const bool has = static_cast<size_t>(i) < b->result.npus.size();
+          if (has) {
+            duration_cell(b->result.npus[i].finish);
+            duration_cell(b->result.npus[i].exposed_comm);
+          } else {
+            ImGui::TableNextColumn();
+            ImGui::TableNextColumn();
+          }
           ImGui::TableNextColumn();
           if (has && n.finish) ImGui::Text("%.4f", static_cast<double>(b->result.npus[i].finish) / static_cast<double>(n.finish));
         }
