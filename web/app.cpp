@@ -167,6 +167,7 @@ bool App::command(const std::string& c) {
   if (c == "synthesize") return generate_synthetic();
   if (c == "fit") return fit_network_to_ranks(), true;
   if (c == "clear") return clear(), true;
+  if (c == "copy link") return copy_link(), true;
   for (const ViewEntry& v : kViews)
     if (c == "view " + std::string(v.name)) return set_view(v.view), true;
   if (c.rfind("preset ", 0) == 0) {  // a cluster of assets/simulation/presets.json
@@ -239,6 +240,11 @@ void pane_splitter(const char* id, float& width, float direction) {
 }
 }  // namespace
 
+void App::copy_link() {
+  impl_->platform.copy_text(share_hash());
+  impl_->note("share link copied (traces are not in it: whoever opens it drops the same files)");
+}
+
 void App::draw() {
   Impl& s = *impl_;
   const ImGuiViewport* vp = ImGui::GetMainViewport();
@@ -247,16 +253,15 @@ void App::draw() {
   ImGui::Begin("chakrakit", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
                    ImGuiWindowFlags_NoBringToFrontOnFocus);
-  if (ImGui::Button("Open files...")) s.platform.open_file_picker();
-  ImGui::SameLine();
-  if (ImGui::Button("Copy link")) {
-    s.platform.copy_text(share_hash());
-    s.note("share link copied (traces are not in it: whoever opens it drops the same files)");
+  if (!s.platform.has_toolbar()) {
+    if (ImGui::Button("Open files...")) s.platform.open_file_picker();
+    ImGui::SameLine();
+    if (ImGui::Button("Copy link")) copy_link();
+    ImGui::SameLine();
+    if (ImGui::Button("Clear")) clear();
+    ImGui::SameLine();
+    ImGui::TextDisabled("chakrakit %s - traces are decoded in this page and never uploaded", CHAKRA_VERSION);
   }
-  ImGui::SameLine();
-  if (ImGui::Button("Clear")) clear();
-  ImGui::SameLine();
-  ImGui::TextDisabled("chakrakit %s - traces are decoded in this page and never uploaded", CHAKRA_VERSION);
   if (!s.error.empty()) ImGui::TextColored(kErrorColour, "Error: %s", s.error.c_str());
 
   // Three panes side by side; the bars between them are dragged to resize.

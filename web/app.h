@@ -52,6 +52,9 @@ class Platform {
   // Whether to show wall-clock figures (decode and simulation times); golden screenshots leave
   // them out because they differ from run to run.
   virtual bool show_timings() const { return true; }
+  // Whether the page around the canvas has the toolbar (open files and folders, copy link,
+  // clear: the web page's header, calling App::command); then the app draws none of its own.
+  virtual bool has_toolbar() const { return false; }
 };
 
 enum class View { Overview, Nodes, Graph, Timeline, Simulation };
@@ -79,10 +82,11 @@ class App {
   bool generate_synthetic();
   void fit_network_to_ranks();
   void clear();
+  void copy_link();  // the share link to the clipboard, with a note
   void select_node(uint32_t rank, uint32_t node);
   void cancel_simulation();
   // The same actions by name, for scripts and tests: "simulate", "cancel", "synthesize", "fit",
-  // "clear", "view overview|nodes|graph|timeline|simulation", "timeline RUN" (a run's timeline;
+  // "clear", "copy link", "view overview|nodes|graph|timeline|simulation", "timeline RUN" (a run's timeline;
   // 0: recorded times), "preset NAME" (a cluster preset). False when it failed or is unknown.
   bool command(const std::string& name);
 

@@ -7,7 +7,9 @@
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 
+#include <cfloat>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -52,6 +54,7 @@ class BrowserPlatform : public chakra_web::Platform {
       setTimeout(() => URL.revokeObjectURL(a.href), 1000);
     }, name.c_str(), content.c_str());
   }
+  bool has_toolbar() const override { return true; }  // index.html's header
   bool draw_rects(const std::vector<chakra_web::RectInstance>& r) override { return gpu_rects && rects.queue(r); }
   // In a Web Worker (sim_client.js), which gets the job as bytes; its reports come back through
   // app_sim_* below.
@@ -76,13 +79,42 @@ int g_frames_owed = kFramesPerWake;
 uint64_t g_frames_drawn = 0;
 void wake() { g_frames_owed = kFramesPerWake; }
 
+double device_pixel_ratio() { return EM_ASM_DOUBLE({ return window.devicePixelRatio || 1; }); }
+
 // Matches the canvas's backing store to its CSS size times the device pixel ratio.
-void fit_canvas() {
-  int width = EM_ASM_INT({ return Math.floor(Module.canvas.clientWidth * (window.devicePixelRatio || 1)); });
-  int height = EM_ASM_INT({ return Math.floor(Module.canvas.clientHeight * (window.devicePixelRatio || 1)); });
+void fit_canvas(double ratio) {
+  int width = EM_ASM_INT({ return Math.floor(Module.canvas.clientWidth * $0); }, ratio);
+  int height = EM_ASM_INT({ return Math.floor(Module.canvas.clientHeight * $0); }, ratio);
   int current_w = 0, current_h = 0;
   glfwGetWindowSize(g_window, &current_w, &current_h);
   if (width > 0 && height > 0 && (width != current_w || height != current_h)) glfwSetWindowSize(g_window, width, height);
+}
+
+// Text in device pixels: the UI lays out in CSS pixels (a 14 px font, as a page's text), while
+// the font atlas is rasterised at 14 × devicePixelRatio and drawn scaled back, so text is as
+// sharp as the screen allows and browser zoom enlarges it. Rebuilt when the ratio changes
+// (zoom, another screen).
+constexpr float kFontCssPixels = 14.0f;
+float g_font_ratio = 0;  // the ratio the atlas was rasterised for
+float g_font_pixels = 0;
+
+void fit_font(float ratio) {
+  if (ratio == g_font_ratio) return;
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  ImFontConfig config;
+  config.OversampleH = 2;
+  config.OversampleV = 1;
+  g_font_pixels = std::round(kFontCssPixels * ratio);
+  if (!io.Fonts->AddFontFromFileTTF("/fonts/ui.otf", g_font_pixels, &config)) {
+    config.SizePixels = std::round(13.0f * ratio);  // the embedded font missing: ImGui's own
+    g_font_pixels = config.SizePixels;
+    io.Fonts->AddFontDefault(&config);
+  }
+  io.FontGlobalScale = 1.0f / ratio;
+  ImGui_ImplOpenGL3_DestroyFontsTexture();
+  ImGui_ImplOpenGL3_CreateFontsTexture();
+  g_font_ratio = ratio;
 }
 
 void frame() {
@@ -90,14 +122,22 @@ void frame() {
   if (g_frames_owed > 0) --g_frames_owed;
   ++g_frames_drawn;
   auto start = std::chrono::steady_clock::now();
-  fit_canvas();
+  const double ratio = device_pixel_ratio();
+  fit_canvas(ratio);
   glfwPollEvents();
   g_app->work(12.0);  // open files a slice at a time so the page keeps drawing
+  fit_font(static_cast<float>(ratio));
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
+  // GLFW's window and cursor are in the canvas's device pixels; ImGui lays out in CSS pixels
+  // and renders at the ratio.
+  ImGuiIO& io = ImGui::GetIO();
+  const float r = static_cast<float>(ratio);
+  io.DisplaySize = ImVec2(io.DisplaySize.x / r, io.DisplaySize.y / r);
+  io.DisplayFramebufferScale = ImVec2(r, r);
+  if (io.MousePos.x != -FLT_MAX) io.MousePos = ImVec2(io.MousePos.x / r, io.MousePos.y / r);
   // Emscripten's GLFW hands over the DOM's deltaY (pixels, positive = down) where GLFW means
   // notches, positive = up: about 100 pixels per notch in Chromium and Firefox.
-  ImGuiIO& io = ImGui::GetIO();
   io.MouseWheel = -io.MouseWheel / 100.0f;
   io.MouseWheelH = -io.MouseWheelH / 100.0f;
   ImGui::NewFrame();
@@ -130,6 +170,19 @@ EMSCRIPTEN_KEEPALIVE const char* app_brief_status_json() {
 EMSCRIPTEN_KEEPALIVE void app_apply_hash(const char* hash) {
   wake();
   g_app->apply_hash(hash);
+}
+
+// How the canvas is drawn (tests check text follows the device pixel ratio).
+EMSCRIPTEN_KEEPALIVE const char* app_display_json() {
+  const ImGuiIO& io = ImGui::GetIO();
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "{\"device_pixel_ratio\": %g, \"font_pixels\": %g, \"font_css_pixels\": %g, \"display\": [%g, %g]}",
+                static_cast<double>(g_font_ratio), static_cast<double>(g_font_pixels),
+                static_cast<double>(g_font_pixels * io.FontGlobalScale), static_cast<double>(io.DisplaySize.x),
+                static_cast<double>(io.DisplaySize.y));
+  g_status = text;
+  return g_status.c_str();
 }
 
 // Input reached the page (its listeners call this): draw the next frames.
@@ -185,6 +238,10 @@ int main() {
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;
   ImGui::StyleColorsDark();
+  // Controls sized like the page header's buttons around the canvas.
+  ImGuiStyle& style = ImGui::GetStyle();
+  style.FramePadding = ImVec2(6, 4);
+  style.FrameRounding = 3;
   ImGui_ImplGlfw_InitForOpenGL(g_window, true);
   ImGui_ImplOpenGL3_Init("#version 300 es");
   g_platform.gpu_rects = g_platform.rects.init("#version 300 es");

@@ -336,3 +336,36 @@ test('real host ET + Kineto pairs replay against their measured steps, as in the
     assert.ok(tracks.includes(name), `${name} in ${tracks.join(', ')}`);
   await shot('06c-measured-timeline.png');
 });
+
+test('text is rasterised at the screen\'s pixels and follows the device pixel ratio; the layout stays in CSS pixels', async () => {
+  const p = await browser.newPage({ viewport: { width: 1400, height: 860 }, deviceScaleFactor: 2 });
+  await p.goto(url);
+  await p.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
+  const display = () => p.evaluate(() => JSON.parse(Module.ccall('app_display_json', 'string', [], [])));
+  let d = await display();
+  assert.equal(d.device_pixel_ratio, 2);
+  assert.equal(d.font_pixels, 28);       // the atlas at the device's pixels
+  assert.equal(d.font_css_pixels, 14);   // drawn at 14 CSS px, as at ratio 1
+  const cssHeight = await p.evaluate(() => document.getElementById('canvas').clientHeight);
+  assert.deepEqual(d.display, [1400, cssHeight]);
+  // Clicks land where they are in CSS pixels: the same row as at ratio 1 selects a node.
+  await drop(await filesIn(twoRank, /./), p);
+  await command('view nodes', p);
+  await p.waitForTimeout(300);
+  const box = await p.locator('canvas').boundingBox();
+  await p.mouse.click(box.x + 300, box.y + 140);
+  await p.waitForTimeout(300);
+  assert.ok((await status(p)).selected >= 0, 'a node is selected');
+  await shot('07a-ratio-2.png', p);
+  // Browser zoom or another screen changes the ratio: the atlas is rebuilt for it.
+  const cdp = await p.context().newCDPSession(p);
+  await cdp.send('Emulation.setDeviceMetricsOverride', { width: 1400, height: 860, deviceScaleFactor: 3, mobile: false });
+  await p.evaluate(() => Module._app_wake());
+  await p.waitForFunction(() => JSON.parse(Module.ccall('app_display_json', 'string', [], [])).device_pixel_ratio === 3,
+    null, { timeout: 5000 });
+  d = await display();
+  assert.equal(d.font_pixels, 42);
+  assert.equal(d.font_css_pixels, 14);
+  await shot('07b-ratio-3.png', p);
+  await p.close();
+});
