@@ -1,6 +1,7 @@
 #include "app.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include "chakra/format/json_writer.h"
 #include "chakra/support/error.h"
 #include "chakra/support/text.h"
+#include "chakra/synth/synth.h"
 #include "chakra/trace/schema.h"
 
 namespace chakra_web {
@@ -158,6 +160,7 @@ void App::clear() {
   s.timeline.source = 0;
   s.synth.active = false;
   s.error.clear();
+  s.log.clear();  // a clean slate: the messages were about what is gone
   s.invalidate_rank_data();
 }
 
@@ -165,9 +168,20 @@ bool App::command(const std::string& c) {
   if (c == "simulate") return run_simulation();
   if (c == "cancel") return cancel_simulation(), true;
   if (c == "synthesize") return generate_synthetic();
+  if (c.rfind("synthesize ", 0) == 0) return impl_->synthesize_command(c.substr(11));
   if (c == "fit") return fit_network_to_ranks(), true;
   if (c == "clear") return clear(), true;
   if (c == "copy link") return copy_link(), true;
+  if (c == "keys") return impl_->show_keys = !impl_->show_keys, true;
+  if (c.rfind("select ", 0) == 0) {  // a node of the current rank, by position
+    const std::string_view n = std::string_view(c).substr(7);
+    uint32_t position = 0;
+    auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), position);
+    const chakra::RankTrace* r = impl_->current_rank();
+    if (ec != std::errc() || end != n.data() + n.size() || !r || position >= r->trace.size()) return false;
+    impl_->selected = position;
+    return true;
+  }
   for (const ViewEntry& v : kViews)
     if (c == "view " + std::string(v.name)) return set_view(v.view), true;
   if (c.rfind("preset ", 0) == 0) {  // a cluster of assets/simulation/presets.json
@@ -181,6 +195,29 @@ bool App::command(const std::string& c) {
            impl_->open_in_timeline(std::stoi(id));
   }
   return false;
+}
+
+// "PRESET DP TP PP MICRO_BATCHES": the synthesis settings, then the workload (the start page's
+// Llama example).
+bool App::Impl::synthesize_command(std::string_view args) {
+  std::vector<std::string_view> words;
+  for (std::string_view w : chakra::Split(args, ' '))
+    if (!w.empty()) words.push_back(w);
+  if (words.size() != 5) return false;
+  const std::vector<std::string> presets = chakra::synth::preset_names();
+  if (std::find(presets.begin(), presets.end(), words[0]) == presets.end()) return false;
+  int values[4];
+  for (int i = 0; i < 4; ++i) {
+    const std::string_view w = words[i + 1];
+    auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), values[i]);
+    if (ec != std::errc() || end != w.data() + w.size() || values[i] < 1 || values[i] > 4096) return false;
+  }
+  synth.preset = std::string(words[0]);
+  synth.dp = values[0];
+  synth.tp = values[1];
+  synth.pp = values[2];
+  synth.micro_batches = values[3];
+  return generate_synthetic();
 }
 
 void App::select_node(uint32_t rank, uint32_t node) {
@@ -240,6 +277,48 @@ void pane_splitter(const char* id, float& width, float direction) {
 }
 }  // namespace
 
+// Every key and mouse action, one place (the views' hints point here).
+void App::Impl::draw_keys() {
+  static constexpr const char* kKeys[][3] = {
+      {"Timeline", "wheel", "scroll the tracks"},
+      {"", "Ctrl+wheel (pinch)", "zoom at the cursor"},
+      {"", "Shift+wheel, sideways wheel", "pan"},
+      {"", "W / S", "zoom in / out"},
+      {"", "A / D", "pan left / right"},
+      {"", "right-drag", "pan"},
+      {"", "click", "select a slice (its dependencies are drawn as arrows)"},
+      {"", "drag", "select an area: its events and busy time per name below"},
+      {"", "F", "focus the selected slice (or the selected area)"},
+      {"", ". / ,", "next / previous slice on the selected slice's track"},
+      {"", "Esc", "clear the selection"},
+      {"Graph", "wheel", "zoom at the cursor"},
+      {"", "drag, right-drag", "pan"},
+      {"", "click", "select a node"},
+      {"Nodes", "click a row", "select the node"},
+      {"Anywhere", "drop files or a folder", "open traces, Kineto traces, configs"},
+      {"", "?", "show or hide this list"},
+  };
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x / 2, vp->WorkPos.y + vp->WorkSize.y / 2), ImGuiCond_Always,
+                          ImVec2(0.5f, 0.5f));
+  ImGui::SetNextWindowBgAlpha(0.96f);
+  if (ImGui::Begin("Keys and mouse", &show_keys,
+                   ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings)) {
+    if (ImGui::BeginTable("keys", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+      for (const auto& row : kKeys) {
+        ImGui::TableNextRow();
+        for (const char* cell : row) {
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(cell);
+        }
+      }
+      ImGui::EndTable();
+    }
+    if (ImGui::IsWindowFocused() && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) show_keys = false;
+  }
+  ImGui::End();
+}
+
 void App::copy_link() {
   impl_->platform.copy_text(share_hash());
   impl_->note("share link copied (traces are not in it: whoever opens it drops the same files)");
@@ -298,6 +377,12 @@ void App::draw() {
     ImGui::EndChild();
   }
   ImGui::End();
+  // "?" (not while typing) shows every key and mouse action; again, Esc or the close box hides it.
+  const ImGuiIO& io = ImGui::GetIO();
+  if (!io.WantTextInput)
+    for (ImWchar c : io.InputQueueCharacters)
+      if (c == '?') s.show_keys = !s.show_keys;
+  if (s.show_keys) s.draw_keys();
 
   std::string hash = share_hash();
   if (hash != s.last_hash) {
@@ -392,6 +477,8 @@ std::string App::brief_status_json() const {
   w.begin_object();
   write_progress(*impl_, busy(), w);
   w.key("ranks").value_uint(impl_->workspace.ranks().size());
+  w.key("simulating").value(impl_->running != nullptr);
+  w.key("last_run").value_int(impl_->runs.empty() ? 0 : impl_->runs.back()->id);
   w.end_object();
   w.flush();
   return sink.out;
@@ -412,6 +499,18 @@ std::string App::status_json() const {
     if (const chakra::TimelineModel* m = impl_->timeline_model())  // a cache, built on first use
       for (const chakra::TimelineTrack& t : m->tracks)
         if (t.lane == 0) w.value(chakra::timeline_track_label(*m, t));
+  w.end_array();
+  w.key("timeline_window").begin_array();  // the visible time window, and the tracks' scroll
+  w.value_double(s.timeline.t0);
+  w.value_double(s.timeline.t1);
+  w.end_array();
+  w.key("timeline_scroll").value_double(s.timeline.scroll);
+  w.key("timeline_extent").begin_array();  // the data's first start and last end (the model's)
+  if (s.view == View::Timeline)
+    if (const chakra::TimelineModel* m = impl_->timeline_model()) {
+      w.value_uint(m->begin);
+      w.value_uint(m->end);
+    }
   w.end_array();
   w.key("rank").value_uint(s.rank);
   w.key("selected").value_int(s.selected && s.current_rank() ? static_cast<int64_t>(s.current_rank()->trace.id(*s.selected)) : -1);

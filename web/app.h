@@ -85,8 +85,9 @@ class App {
   void copy_link();  // the share link to the clipboard, with a note
   void select_node(uint32_t rank, uint32_t node);
   void cancel_simulation();
-  // The same actions by name, for scripts and tests: "simulate", "cancel", "synthesize", "fit",
-  // "clear", "copy link", "view overview|nodes|graph|timeline|simulation", "timeline RUN" (a run's timeline;
+  // The same actions by name, for scripts and tests: "simulate", "cancel", "synthesize",
+  // "synthesize PRESET DP TP PP MICRO_BATCHES", "fit",
+  // "clear", "copy link", "keys" (the key list), "select POSITION" (a node of the current rank), "view overview|nodes|graph|timeline|simulation", "timeline RUN" (a run's timeline;
   // 0: recorded times), "preset NAME" (a cluster preset). False when it failed or is unknown.
   bool command(const std::string& name);
 
@@ -97,7 +98,8 @@ class App {
 
   // Machine-readable state for tests and scripts.
   std::string status_json() const;
-  // {"busy", "loading", "error", "ranks": count}: what a status line shows, without the summaries.
+  // {"busy", "loading", "error", "ranks": count, "simulating": bool, "last_run": id or 0}: what a
+  // status line and the start page need, without the summaries.
   std::string brief_status_json() const;
 
   // The state behind the views (app_state.h, private to web/: the view files and their table).

@@ -64,6 +64,7 @@ struct SynthSettings {
 struct TimelineViewState {
   int source = 0;  // 0: recorded times, n > 0: simulation run n
   double t0 = 0, t1 = 0;  // visible window; t1 <= t0 means "fit"
+  float scroll = 0;       // of the tracks, in pixels (the last frame's)
   bool selecting = false;
   double sel_t0 = 0, sel_t1 = 0;
   int sel_track0 = -1, sel_track1 = -1;
@@ -98,6 +99,7 @@ struct App::Impl {
   int collapse_chains = 8;
   bool ctrl_edges = false;
   bool show_critical = false;
+  bool show_keys = false;  // the key and mouse list ("?")
   float graph_zoom = 1, graph_x = 0, graph_y = 0;
   bool graph_fit = true;
   std::vector<uint8_t> highlight;  // per node of `rank`: 1 ancestor, 2 descendant
@@ -128,6 +130,8 @@ struct App::Impl {
   void draw_sidebar();
   void draw_synthetic();
   bool generate_synthetic();
+  bool synthesize_command(std::string_view args);
+  void draw_keys();
   // view_overview.cpp, view_nodes.cpp, view_details.cpp
   void draw_overview();
   void draw_nodes();

@@ -4,6 +4,7 @@
 // platform has it.
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <map>
 
 #include <imgui.h>
@@ -79,7 +80,7 @@ void App::Impl::draw_timeline() {
     timeline.t1 = static_cast<double>(m->end) + pad;
   }
   ImGui::SameLine();
-  ImGui::TextDisabled("%llu events on %zu tracks; wheel or W/S zoom, A/D or right-drag pan, drag to select",
+  ImGui::TextDisabled("%llu events on %zu tracks; Ctrl+wheel or W/S zoom, A/D pan, F focus, ? for all keys",
                       static_cast<unsigned long long>(m->events), m->tracks.size());
   if (m->categories == chakra::TimelineCategories::ActivityKind) {  // the colours' legend
     for (int k = 0; k <= static_cast<int>(chakra::TimelineActivity::Other); ++k) {
@@ -111,13 +112,23 @@ void App::Impl::draw_timeline() {
   double px_per_unit = width / span;
   float x_left = origin.x + kLabelWidth;
   auto time_at = [&](float sx) { return timeline.t0 + (sx - x_left) / px_per_unit; };
-  // Zoom and pan: wheel at the cursor, WASD, right-drag.
-  if (hovered && io.MouseWheel != 0) {
-    // Browsers report wheel steps from fractions to hundreds; a few steps per event at most.
-    double at = time_at(io.MousePos.x), f = std::pow(0.8, std::clamp(static_cast<double>(io.MouseWheel), -5.0, 5.0));
+  // Navigation as in Perfetto's UI: the wheel scrolls the tracks, Ctrl+wheel (a trackpad pinch)
+  // zooms at the cursor, Shift+wheel or a sideways wheel pans; W/S zoom, A/D pan, right-drag pans.
+  // Browsers report wheel steps from fractions to hundreds: a few steps per event at most.
+  const double wheel = std::clamp(static_cast<double>(io.MouseWheel), -5.0, 5.0);
+  const double wheel_sideways = std::clamp(static_cast<double>(io.MouseWheelH), -5.0, 5.0);
+  if (hovered && io.KeyCtrl && wheel != 0) {
+    double at = time_at(io.MousePos.x), f = std::pow(0.8, wheel);
     timeline.t0 = at - (at - timeline.t0) * f;
     timeline.t1 = at + (timeline.t1 - at) * f;
+  } else if (hovered && (wheel_sideways != 0 || (io.KeyShift && wheel != 0))) {
+    const double shift = -(wheel_sideways != 0 ? wheel_sideways : wheel) * 0.1 * span;
+    timeline.t0 += shift;
+    timeline.t1 += shift;
+  } else if (hovered && wheel != 0) {
+    ImGui::SetScrollY(std::max(0.0f, scroll - static_cast<float>(wheel) * 3 * kRowHeight));
   }
+  timeline.scroll = scroll;
   if (hovered || ImGui::IsWindowFocused()) {
     double dt = io.DeltaTime > 0 ? io.DeltaTime : 1.0 / 60;
     double zoom = 1.0, pan = 0;
@@ -133,12 +144,52 @@ void App::Impl::draw_timeline() {
     timeline.t0 -= shift;
     timeline.t1 -= shift;
   }
-  // Keep the window finite and between a nanosecond-ish and a hundred times the whole run.
-  const double whole = static_cast<double>(m->end - m->begin) + 1;
-  if (!std::isfinite(timeline.t0) || !std::isfinite(timeline.t1)) timeline.t0 = static_cast<double>(m->begin), timeline.t1 = timeline.t0 + whole;
-  span = std::clamp(timeline.t1 - timeline.t0, 1e-3, 100 * whole);
-  timeline.t0 = std::clamp(timeline.t0, static_cast<double>(m->begin) - 50 * whole, static_cast<double>(m->end) + 50 * whole);
-  timeline.t1 = timeline.t0 + span;
+  // Keys (not while typing): F focuses the selected slice (or the selected area), `.`/`,` select
+  // the next/previous slice on its track, Esc clears the selection.
+  const double whole = static_cast<double>(m->end - m->begin);
+  if ((hovered || ImGui::IsWindowFocused()) && !io.WantTextInput) {
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
+      selected.reset();
+      timeline.sel_t1 = timeline.sel_t0;
+    }
+    std::optional<chakra::TimelineModel::Ref> at = selected && current_rank() ? m->find(rank, *selected) : std::nullopt;
+    auto show_row = [&](uint32_t row) {
+      const float y = kAxisHeight + kRowHeight * static_cast<float>(row);
+      if (y < scroll + kAxisHeight || y + kRowHeight > scroll + view_h) ImGui::SetScrollY(std::max(0.0f, y - view_h / 2));
+    };
+    if (at && (ImGui::IsKeyPressed('.') || ImGui::IsKeyPressed(','))) {
+      const chakra::TimelineTrack& tr = m->tracks[at->track];
+      const int step = ImGui::IsKeyPressed('.') ? 1 : -1;
+      for (int64_t i = static_cast<int64_t>(at->index) + step; i >= 0 && i < static_cast<int64_t>(tr.size()); i += step)
+        if (tr.item[i] != UINT32_MAX) {
+          selected = tr.item[i];
+          at->index = static_cast<uint32_t>(i);
+          // Keep it in view: centred when it left the window.
+          const double a = static_cast<double>(tr.start[i]), b = static_cast<double>(tr.end[i]);
+          if (b < timeline.t0 || a > timeline.t1) {
+            const double middle = (a + b) / 2;
+            timeline.t0 = middle - span / 2;
+            timeline.t1 = middle + span / 2;
+          }
+          break;
+        }
+    }
+    if (ImGui::IsKeyPressed('F', false)) {
+      if (at) {
+        const chakra::TimelineTrack& tr = m->tracks[at->track];
+        std::tie(timeline.t0, timeline.t1) = chakra::focus_window(static_cast<double>(tr.start[at->index]),
+                                                                  static_cast<double>(tr.end[at->index]), whole);
+        show_row(at->track);
+      } else if (timeline.sel_t1 > timeline.sel_t0) {
+        timeline.t0 = timeline.sel_t0;
+        timeline.t1 = timeline.sel_t1;
+      }
+    }
+  }
+  // The window stays on the data (a small margin each side), finite and at least 1e-3 wide.
+  std::tie(timeline.t0, timeline.t1) =
+      chakra::clamp_window(timeline.t0, timeline.t1, static_cast<double>(m->begin), static_cast<double>(m->end));
+  span = timeline.t1 - timeline.t0;
   px_per_unit = width / span;
 
   ImDrawList* dl = ImGui::GetWindowDrawList();

@@ -5,13 +5,15 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 
-const mime = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm' };
+const mime = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
 
 // Serves the files of `dir` on a free localhost port; resolves to { server, url } (url of index.html).
 export async function serveDir(dir) {
   const server = createServer(async (req, res) => {
-    const name = path.basename(new URL(req.url, 'http://x').pathname) || 'index.html';
+    // Paths below `dir` only (the page and its examples/ folder).
+    const name = path.normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^[/\\]+/, '') || 'index.html';
     try {
+      if (name.split(/[/\\]/).includes('..')) throw new Error('outside');
       const body = await readFile(path.join(dir, name));
       res.writeHead(200, { 'content-type': mime[path.extname(name)] ?? 'application/octet-stream' });
       res.end(body);

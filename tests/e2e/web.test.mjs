@@ -369,3 +369,100 @@ test('text is rasterised at the screen\'s pixels and follows the device pixel ra
   await shot('07b-ratio-3.png', p);
   await p.close();
 });
+
+// A first visit: the start page, and each one-click example opens what its card promises.
+test('a first visit sees the start page; each one-click example opens what it promises', async () => {
+  const p = await openPage(url);
+  const startShown = () => p.evaluate(() => !document.getElementById('start').hidden);
+  assert.ok(await startShown(), 'the start page shows on an empty page');
+  await shot('08a-start.png', p);
+  const example = async (name) => {
+    await p.evaluate(() => { window.chakrakitExample = ''; });
+    await p.click(`[data-example="${name}"]`);
+    await p.waitForFunction((name) => window.chakrakitExample === name, name, { timeout: 120000 });
+    await p.waitForTimeout(300);
+    return status(p);
+  };
+  // The real PyTorch pair: linked in the page, on its measured timeline.
+  let s = await example('pair');
+  assert.equal(s.error, '');
+  assert.equal(s.view, 'timeline');
+  for (const name of ['rank 0 thread 1', 'rank 0 stream 7', 'rank 0 stream 84'])
+    assert.ok(s.timeline_tracks.includes(name), `${name} in ${s.timeline_tracks.join(', ')}`);
+  assert.ok(!await startShown(), 'the start page hides once something is open');
+  await shot('08b-example-pair.png', p);
+  // Clear brings the start page back.
+  await p.click('#clear');
+  await p.waitForFunction(() => !document.getElementById('start').hidden, null, { timeout: 5000 });
+  // ResNet-50 on 64 NPUs, simulated on the TPU v4 preset (64 chips).
+  s = await example('resnet64');
+  assert.equal(s.ranks.length, 64);
+  assert.equal(s.view, 'simulation');
+  assert.equal(s.runs.length, 1);
+  assert.equal(s.runs[0].finish_ns.length, 64);
+  assert.ok(s.runs[0].finish_ns.every((t) => t > 0));
+  await shot('08c-example-resnet64.png', p);
+  // The synthetic Llama step: 16 ranks in 4 pipeline stages, simulated, on its timeline.
+  await p.click('#clear');
+  s = await example('llama');
+  assert.equal(s.ranks.length, 16);
+  assert.equal(s.view, 'timeline');
+  assert.equal(s.runs.length, 1);
+  assert.ok(s.timeline_tracks.includes('npu 15'), s.timeline_tracks.join(', '));
+  await shot('08d-example-llama.png', p);
+  // "?" lists the keys (the header's button too).
+  await p.click('#keys');
+  await shot('08e-keys.png', p);
+  await p.close();
+});
+
+test('timeline keys and wheel as in Perfetto: scroll, Ctrl+wheel zoom, pan kept on the data, F, ./, and Esc', async () => {
+  const p = await openPage(url);
+  await p.click('[data-example="resnet64"]');
+  await p.waitForFunction(() => window.chakrakitExample === 'resnet64', null, { timeout: 120000 });
+  await command('timeline 1', p);  // 64 NPUs: more tracks than fit
+  await p.waitForTimeout(300);
+  const box = await p.locator('canvas').boundingBox();
+  await p.mouse.move(box.x + 800, box.y + 400);
+  let s = await status(p);
+  const [begin, end] = s.timeline_extent;
+  const window0 = s.timeline_window;
+  // The wheel scrolls the tracks and leaves the time window alone.
+  await p.mouse.wheel(0, 300);
+  await p.waitForTimeout(300);
+  s = await status(p);
+  assert.ok(s.timeline_scroll > 0, `scrolled ${s.timeline_scroll}`);
+  assert.deepEqual(s.timeline_window, window0);
+  // Ctrl+wheel zooms in at the cursor.
+  await p.keyboard.down('Control');
+  await p.mouse.wheel(0, -300);
+  await p.keyboard.up('Control');
+  await p.waitForTimeout(300);
+  s = await status(p);
+  const span = (w) => w[1] - w[0];
+  assert.ok(span(s.timeline_window) < 0.7 * span(window0), `zoomed: ${s.timeline_window} from ${window0}`);
+  // A held far past the start: the window stops at the data's margin.
+  await p.keyboard.down('a');
+  await p.waitForTimeout(1500);
+  await p.keyboard.up('a');
+  s = await status(p);
+  assert.ok(s.timeline_window[0] >= begin - 0.025 * (end - begin) - 1e-6, `${s.timeline_window} against [${begin}, ${end}]`);
+  // A key held for a few frames, as a person presses it (ImGui 1.86 samples keys once a frame).
+  const tap = async (key) => { await p.keyboard.down(key); await p.waitForTimeout(120); await p.keyboard.up(key); await p.waitForTimeout(200); };
+  // F focuses the selected slice; . and , step along its track; Esc clears the selection.
+  assert.equal(await command('view timeline', p), 1);
+  assert.equal(await command('select 100', p), 1);
+  const first = (await status(p)).selected;
+  await tap('f');
+  s = await status(p);
+  assert.ok(span(s.timeline_window) < (end - begin) / 20, `focused: ${s.timeline_window}`);
+  await tap('.');
+  const next = (await status(p)).selected;
+  assert.ok(next >= 0 && next !== first, `next slice ${next} after ${first}`);
+  await tap(',');
+  assert.equal((await status(p)).selected, first);
+  await shot('09-timeline-keys.png', p);
+  await tap('Escape');
+  assert.equal((await status(p)).selected, -1);
+  await p.close();
+});

@@ -187,6 +187,21 @@ std::vector<double> axis_ticks(double origin, double t0, double t1, double step)
   return ticks;
 }
 
+std::pair<double, double> clamp_window(double t0, double t1, double begin, double end, double min_span) {
+  const double whole = std::max(end - begin, min_span);
+  const double lo = begin - kWindowMargin * whole, hi = begin + (1 + kWindowMargin) * whole;
+  if (!std::isfinite(t0) || !std::isfinite(t1)) return {lo, hi};
+  const double span = std::clamp(t1 - t0, min_span, hi - lo);
+  t0 = std::clamp(t0, lo, hi - span);
+  return {t0, t0 + span};
+}
+
+std::pair<double, double> focus_window(double start, double end, double whole) {
+  const double length = std::max(end - start, whole * 1e-4);
+  const double middle = (start + end) / 2;
+  return {middle - 0.6 * length, middle + 0.6 * length};
+}
+
 void visible_rects(const TimelineTrack& track, double t0, double t1, double px_per_unit,
                    std::vector<TimelineRect>& out) {
   const size_t n = track.size();

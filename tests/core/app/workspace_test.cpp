@@ -229,6 +229,21 @@ TEST(TimelineModel, AxisTicksCountFromTheStartNotFromZero) {
   EXPECT_EQ(chakra::axis_ticks(0, 0, 1e9, 1).size(), 10000u);  // bounded
 }
 
+// Panning and zooming stay on the data: at most the whole run with a 2.5% margin each side.
+TEST(TimelineModel, WindowStaysOnTheData) {
+  using chakra::clamp_window;
+  EXPECT_EQ(clamp_window(100, 200, 0, 1000), std::make_pair(100.0, 200.0));    // inside: kept
+  EXPECT_EQ(clamp_window(-500, -400, 0, 1000), std::make_pair(-25.0, 75.0));   // panned left of it
+  EXPECT_EQ(clamp_window(5000, 5100, 0, 1000), std::make_pair(925.0, 1025.0)); // right of it
+  EXPECT_EQ(clamp_window(-1e6, 1e6, 0, 1000), std::make_pair(-25.0, 1025.0));  // zoomed out past it
+  EXPECT_EQ(clamp_window(10, 10, 0, 1000, 0.5), std::make_pair(10.0, 10.5));   // narrower than allowed
+  EXPECT_EQ(clamp_window(NAN, 1, 0, 1000), std::make_pair(-25.0, 1025.0));
+  // Focus: the event with 10% room each side; an instant gets 1e-4 of the run.
+  EXPECT_EQ(chakra::focus_window(100, 200, 1000), std::make_pair(90.0, 210.0));
+  const auto instant = chakra::focus_window(500, 500, 1e6);
+  EXPECT_DOUBLE_EQ(instant.second - instant.first, 120.0);
+}
+
 TEST(TimelineModel, PickAndAreaStats) {
   TimelineTrack t = make_track({{0, 10}, {20, 30}, {40, 100}});
   EXPECT_EQ(pick_event(t, 25, 0), 1u);

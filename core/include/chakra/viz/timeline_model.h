@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "chakra/sim/simulate.h"
@@ -97,6 +98,16 @@ void visible_rects(const TimelineTrack& track, double t0, double t1, double px_p
 // labels (tick − origin) are round multiples of `step` whatever the origin (measured traces
 // start at epoch timestamps). At most 10,000 ticks; none when step is not positive.
 std::vector<double> axis_ticks(double origin, double t0, double t1, double step);
+
+// A visible window kept on the data [begin, end]: no wider than the data with a margin of
+// kWindowMargin of its length on each side, not panned beyond that margin, at least `min_span`
+// wide, finite. A non-finite window becomes the whole data with its margins.
+constexpr double kWindowMargin = 0.025;
+std::pair<double, double> clamp_window(double t0, double t1, double begin, double end, double min_span = 1e-3);
+
+// The window that shows an event [start, end) with 10% of its length free on each side (an
+// event shorter than 1e-4 of `whole` gets that much room).
+std::pair<double, double> focus_window(double start, double end, double whole);
 
 // The event under time t (within `slop` time units), if any.
 std::optional<uint32_t> pick_event(const TimelineTrack& track, double t, double slop);
