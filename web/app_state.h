@@ -132,6 +132,7 @@ struct App::Impl {
   bool generate_synthetic();
   bool synthesize_command(std::string_view args);
   void draw_keys();
+  void draw_run_charts(const SimRun& a, const SimRun* b);
   // view_overview.cpp, view_nodes.cpp, view_details.cpp
   void draw_overview();
   void draw_nodes();

@@ -42,7 +42,8 @@ set(CHAKRA_UI_SOURCES
   ${PROJECT_SOURCE_DIR}/web/app.cpp ${PROJECT_SOURCE_DIR}/web/share_state.cpp
   ${PROJECT_SOURCE_DIR}/web/view_overview.cpp ${PROJECT_SOURCE_DIR}/web/view_nodes.cpp
   ${PROJECT_SOURCE_DIR}/web/view_details.cpp ${PROJECT_SOURCE_DIR}/web/view_graph.cpp
-  ${PROJECT_SOURCE_DIR}/web/view_timeline.cpp ${PROJECT_SOURCE_DIR}/web/view_simulation.cpp)
+  ${PROJECT_SOURCE_DIR}/web/view_timeline.cpp ${PROJECT_SOURCE_DIR}/web/view_simulation.cpp
+  ${PROJECT_SOURCE_DIR}/web/chart.cpp)
 add_library(chakra_ui STATIC ${CHAKRA_UI_SOURCES})
 target_link_libraries(chakra_ui PUBLIC chakra_core imgui_lib)
 target_include_directories(chakra_ui PUBLIC ${PROJECT_SOURCE_DIR}/web)

@@ -1,11 +1,13 @@
 // The Overview view: what was opened, per rank its summary and validation findings.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
 #include "app_state.h"
+#include "chart.h"
 
 namespace chakra_web {
 
@@ -76,6 +78,24 @@ void App::Impl::draw_overview() {
     std::string name(chakra::comm_type_name(type));
     ImGui::BulletText("%s: %llu, %s", name.empty() ? "(unknown comm_type)" : name.c_str(),
                       static_cast<unsigned long long>(c.count), chakra::format_bytes(c.bytes).c_str());
+  }
+  // Its communication by size, power-of-two buckets from the smallest to the largest seen.
+  const auto& sizes = r->summary.comm_sizes_log2;
+  const auto used = [](uint64_t c) { return c != 0; };
+  if (auto first = std::find_if(sizes.begin(), sizes.end(), used); first != sizes.end()) {
+    const auto last = std::find_if(sizes.rbegin(), sizes.rend(), used).base();
+    ColumnChart chart;
+    chart.title = "Communication sizes, rank " + std::to_string(r->rank);
+    chart.category_name = "size from";
+    chart.series = {{"collectives, sends and receives", span_kind_colour(static_cast<int>(chakra::sim::SpanKind::Collective))}};
+    chart.format = [](double v) { return chakra::format_number(std::round(v)); };
+    chart.min_tick_step = 1;
+    for (auto k = first; k != last; ++k) {
+      const size_t bucket = static_cast<size_t>(k - sizes.begin());
+      chart.categories.push_back(chakra::format_bytes(bucket ? uint64_t{1} << bucket : 0));
+      chart.values.push_back(static_cast<double>(*k));
+    }
+    draw_column_chart("sizes", chart, 90, platform);
   }
   for (const std::string& n : r->notes) ImGui::BulletText("%s", n.c_str());
   for (const std::string& w : r->warnings) {

@@ -9,6 +9,7 @@
 #include <imgui.h>
 
 #include "app_state.h"
+#include "chart.h"
 #include "chakra/app/sim_job.h"
 #include "chakra/analysis/sim_report.h"
 #include "chakra/app/sim_presets.h"
@@ -164,6 +165,62 @@ bool App::Impl::generate_synthetic() {
   } catch (const std::exception& e) {
     fail(e.what());
     return false;
+  }
+}
+
+// Where each NPU's step went; against the compared run, each NPU's finish Δ; how the
+// finishes spread.
+void App::Impl::draw_run_charts(const SimRun& a, const SimRun* b) {
+  const auto ns = [](double v) { return format_duration(v, "ns"); };
+  const std::vector<sim::NpuResult>& npus = a.result.npus;
+  ColumnChart split;
+  split.title = "Time per NPU, run " + std::to_string(a.id);
+  split.category_name = "NPU";
+  split.series = {{"compute alone", span_kind_colour(static_cast<int>(sim::SpanKind::Compute))},
+                  {"compute and communication", IM_COL32(150, 120, 220, 255)},
+                  {"communication alone", span_kind_colour(static_cast<int>(sim::SpanKind::Collective))},
+                  {"neither (CPU, waiting)", IM_COL32(90, 94, 106, 255)}};
+  split.format = ns;
+  for (size_t i = 0; i < npus.size(); ++i) {
+    const chakra::NpuTimeSplit t = chakra::time_split(npus[i]);
+    split.categories.push_back(std::to_string(i));
+    for (sim::Tick v : {t.compute_only, t.overlapped, t.comm_only, t.idle}) split.values.push_back(static_cast<double>(v));
+  }
+  draw_column_chart("split", split, 130, platform);
+  if (b && b->result.npus.size() == npus.size()) {
+    ColumnChart delta;
+    delta.title = "Finish of run " + std::to_string(b->id) + " against run " + std::to_string(a.id);
+    delta.category_name = "NPU";
+    delta.series = {{"change", IM_COL32(120, 170, 255, 255)}};
+    delta.format = [](double v) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%+.1f%%", v);
+      return std::string(text);
+    };
+    for (size_t i = 0; i < npus.size(); ++i) {
+      delta.categories.push_back(std::to_string(i));
+      delta.values.push_back(chakra::percent_off(b->result.npus[i].finish, npus[i].finish));
+    }
+    draw_column_chart("delta", delta, 100, platform);
+  }
+  // The spread of finish times: NPUs per twentieth of [earliest, latest].
+  sim::Tick first = UINT64_MAX, last = 0;
+  for (const sim::NpuResult& n : npus)
+    if (n.finished) first = std::min(first, n.finish), last = std::max(last, n.finish);
+  if (first < last) {
+    constexpr int kBuckets = 20;
+    ColumnChart spread;
+    spread.title = "Finish spread, run " + std::to_string(a.id);
+    spread.category_name = "finish from";
+    spread.series = {{"NPUs", IM_COL32(120, 200, 160, 255)}};
+    spread.format = [](double v) { return chakra::format_number(std::round(v)); };
+    spread.min_tick_step = 1;
+    spread.values.assign(kBuckets, 0);
+    const double width = static_cast<double>(last - first) / kBuckets;
+    for (int k = 0; k < kBuckets; ++k) spread.categories.push_back(ns(static_cast<double>(first) + k * width));
+    for (const sim::NpuResult& n : npus)
+      if (n.finished) spread.values[std::min(kBuckets - 1, static_cast<int>(static_cast<double>(n.finish - first) / width))] += 1;
+    draw_column_chart("spread", spread, 80, platform);
   }
 }
 
@@ -330,6 +387,7 @@ void App::Impl::draw_simulation() {
   if (b) summary(b);
   if (b) ImGui::Text("run %d / run %d end time: %.4f", b->id, a->id,
                      a->result.end() ? static_cast<double>(b->result.end()) / static_cast<double>(a->result.end()) : 0.0);
+  if (ImGui::CollapsingHeader("Charts", ImGuiTreeNodeFlags_DefaultOpen)) draw_run_charts(*a, b);
   // Replays of measured traces: each NPU's measured step beside its simulated one.
   const bool measured = std::any_of(a->result.npus.begin(), a->result.npus.end(),
                                     [](const sim::NpuResult& n) { return n.measured_step > 0; });

@@ -12,6 +12,7 @@
 
 #include "app.h"
 #include "app_state.h"
+#include "chart.h"
 #include "chakra/sim/simulate.h"
 #include "chakra/support/error.h"
 #include "png.h"
@@ -117,6 +118,20 @@ TEST(AppUi, DurationsHaveUnitsWhateverTheirSign) {
   EXPECT_EQ(chakra_web::format_duration(-2.5e9, "ns"), "-2.5 s");
   EXPECT_EQ(chakra_web::format_duration(-12, "ns"), "-12 ns");
   EXPECT_EQ(chakra_web::format_duration(-0.2, "ns"), "0 ns");
+}
+
+// Chart axes tick at round values (never between whole counts); the CSV is what is drawn.
+TEST(Chart, TicksAreRoundAndTheCsvHasEveryValue) {
+  EXPECT_EQ(chakra_web::chart_ticks(0, 64400, 4), (std::vector<double>{0, 20000, 40000, 60000}));
+  EXPECT_EQ(chakra_web::chart_ticks(-12, 7, 4), (std::vector<double>{-10, -5, 0, 5}));
+  EXPECT_EQ(chakra_web::chart_ticks(0, 2, 4, 1), (std::vector<double>{0, 1, 2}));  // counts
+  EXPECT_TRUE(chakra_web::chart_ticks(3, 3, 4).empty());
+  chakra_web::ColumnChart c;
+  c.category_name = "NPU";
+  c.categories = {"0", "1"};
+  c.series = {{"compute alone", 0}, {"idle", 0}};
+  c.values = {1.5, 2, 3, 0};
+  EXPECT_EQ(c.csv(), "NPU,compute alone,idle\n0,1.5,2\n1,3,0\n");
 }
 
 TEST(AppUi, EveryViewDrawsAFileSetAndTheOverviewCountsIt) {

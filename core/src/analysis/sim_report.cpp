@@ -43,6 +43,17 @@ std::string astra_finish_lines(const SimResult& r) {
   return out;
 }
 
+NpuTimeSplit time_split(const NpuResult& n) {
+  NpuTimeSplit t;
+  const Tick overlap = std::min({n.overlap, n.compute, n.comm});
+  t.compute_only = n.compute - overlap;
+  t.overlapped = overlap;
+  t.comm_only = n.comm - overlap;
+  const Tick busy = t.compute_only + t.overlapped + t.comm_only;
+  t.idle = n.step() - std::min(n.step(), busy);
+  return t;
+}
+
 double percent_off(Tick simulated, Tick measured) {
   return measured ? 100.0 * (static_cast<double>(simulated) / static_cast<double>(measured) - 1) : 0;
 }

@@ -69,7 +69,12 @@ TraceSummary summarize(const Trace& t) {
       std::optional<uint64_t> bytes;
       if (has_comm_size)
         if (auto v = t.find_attr(n, comm_size)) bytes = v->as_uint64();
-      if (bytes) comm->bytes += *bytes; else ++comm->missing_size;
+      if (bytes) {
+        comm->bytes += *bytes;
+        ++s.comm_sizes_log2[*bytes > 1 ? 63 - __builtin_clzll(*bytes) : 0];
+      } else {
+        ++comm->missing_size;
+      }
       std::string group = "";
       if (has_pg_name)
         if (auto v = t.find_attr(n, pg_name); v && v->as_string()) group = *v->as_string();
@@ -126,6 +131,16 @@ void write_summary_json(const TraceSummary& s, JsonWriter& w) {
     write_comm(w, c);
   }
   w.end_object();
+  // [smallest size of the bucket in bytes, count] for the non-empty power-of-two buckets.
+  w.key("comm_size_histogram").begin_array();
+  for (size_t k = 0; k < s.comm_sizes_log2.size(); ++k)
+    if (s.comm_sizes_log2[k]) {
+      w.begin_array();
+      w.value_uint(k ? uint64_t{1} << k : 0);
+      w.value_uint(s.comm_sizes_log2[k]);
+      w.end_array();
+    }
+  w.end_array();
   w.key("sends");
   write_comm(w, s.sends);
   w.key("recvs");

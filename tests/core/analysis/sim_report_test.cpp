@@ -103,6 +103,23 @@ TEST(SimReport, MeasuredAgainstSimulated) {
   EXPECT_EQ(j["measured_collectives"][0]["simulated_median_ns"], 600);
 }
 
+// The chart's split of a step: compute alone + overlapped + communication alone + idle = step.
+TEST(SimReport, TimeSplitAddsUpToTheStep) {
+  chakra::sim::NpuResult n;
+  n.start = 100;
+  n.finish = 1100;  // a 1000-tick step
+  n.compute = 600;
+  n.comm = 300;
+  n.overlap = 100;
+  const chakra::NpuTimeSplit t = chakra::time_split(n);
+  EXPECT_EQ(t.compute_only, 500u);
+  EXPECT_EQ(t.overlapped, 100u);
+  EXPECT_EQ(t.comm_only, 200u);
+  EXPECT_EQ(t.idle, 200u);
+  n.compute = 2000;  // busier than the step (inconsistent input): no negative idle
+  EXPECT_EQ(chakra::time_split(n).idle, 0u);
+}
+
 TEST(SimReport, JsonCarriesEveryFigure) {
   StringSink out;
   chakra::write_sim_json(three_npus(), out);

@@ -1,6 +1,8 @@
 // summarize() against counts taken independently with the protobuf-generated classes.
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <google/protobuf/io/coded_stream.h>
 
 #include "chakra/analysis/summary.h"
@@ -17,6 +19,7 @@ struct Expected {
   uint64_t nodes = 0, data_deps = 0, ctrl_deps = 0, duration = 0;
   std::map<int, uint64_t> per_type;
   std::map<int64_t, std::pair<uint64_t, uint64_t>> collectives;  // comm_type → (count, bytes)
+  std::array<uint64_t, 64> size_buckets{};  // communication nodes by floor(log2(comm_size))
 };
 
 Expected count_with_protobuf(const std::string& bytes, bool has_metadata) {
@@ -39,6 +42,15 @@ Expected count_with_protobuf(const std::string& bytes, bool has_metadata) {
     e.data_deps += n.data_deps_size();
     e.ctrl_deps += n.ctrl_deps_size();
     e.duration += n.duration_micros();
+    if (n.type() == pb::COMM_COLL_NODE || n.type() == pb::COMM_SEND_NODE || n.type() == pb::COMM_RECV_NODE)
+      for (const auto& a : n.attr())
+        if (a.name() == "comm_size") {
+          uint64_t v = a.has_int64_val() ? static_cast<uint64_t>(a.int64_val()) : a.uint64_val();
+          int bucket = 0;
+          while (v > 1) v /= 2, ++bucket;
+          ++e.size_buckets[bucket];
+          break;
+        }
     if (n.type() != pb::COMM_COLL_NODE) continue;
     int64_t type = -1;
     uint64_t size = 0;
@@ -77,6 +89,7 @@ TEST(Summary, AgreesWithAnIndependentCount) {
       EXPECT_EQ(s.collectives.at(type).count, c.first);
       EXPECT_EQ(s.collectives.at(type).bytes, c.second);
     }
+    EXPECT_EQ(s.comm_sizes_log2, e.size_buckets);
   }
 }
 

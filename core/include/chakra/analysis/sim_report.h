@@ -28,6 +28,14 @@ std::string measured_vs_simulated_text(const sim::SimResult& r);
 // was measured.
 double percent_off(sim::Tick simulated, sim::Tick measured);
 
+// A simulated NPU's step split four ways, for charts: GPU compute alone, compute overlapped by
+// communication, communication alone (exposed), and neither (idle: CPU work or waiting). They
+// add up to the step (finish − start), from the unions of its busy intervals.
+struct NpuTimeSplit {
+  sim::Tick compute_only = 0, overlapped = 0, comm_only = 0, idle = 0;
+};
+NpuTimeSplit time_split(const sim::NpuResult& n);
+
 // {"end_ns", "deadlock", "messages", "events", "npus": [{finished, finish_ns, ...}],
 //  "collectives": {"all_reduce": {count, bytes, time_ns}, ...}} and a newline; with measured
 // times, each NPU also has "measured_step_ns" and "start_ns" and the document "measured_collectives":

@@ -37,6 +37,9 @@ struct TraceSummary {
   std::map<int64_t, Comm> collectives;  // by comm_type value
   Comm sends, recvs;
   std::map<std::string, uint64_t> process_groups;  // pg_name → communication nodes
+  // Communication nodes (collectives, sends, receives) by size: entry k counts comm_size in
+  // [2^k, 2^(k+1)) bytes (entry 0 also sizes 0 and 1); nodes without a size are not counted.
+  std::array<uint64_t, 64> comm_sizes_log2{};
   std::vector<AttrUse> attrs;  // by name, then kind
   uint64_t data_deps = 0, ctrl_deps = 0;
   uint64_t nodes_without_data_deps = 0;

@@ -1,0 +1,129 @@
+#include "chart.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "app.h"
+#include "chakra/support/text.h"
+
+namespace chakra_web {
+
+std::string ColumnChart::csv() const {
+  std::string out = category_name;
+  for (const ChartSeries& s : series) out += "," + s.name;
+  out += "\n";
+  for (size_t c = 0; c < categories.size(); ++c) {
+    out += categories[c];
+    for (size_t s = 0; s < series.size(); ++s) out += "," + chakra::format_number(value(c, s));
+    out += "\n";
+  }
+  return out;
+}
+
+std::vector<double> chart_ticks(double lo, double hi, int count, double min_step) {
+  std::vector<double> ticks;
+  if (!(hi > lo) || count < 1 || !std::isfinite(lo) || !std::isfinite(hi)) return ticks;
+  const double raw = std::max((hi - lo) / count, min_step);
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = 10 * power;
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * power >= raw) {
+      step = m * power;
+      break;
+    }
+  for (double k = std::ceil(lo / step); k * step <= hi + step * 1e-9 && ticks.size() < 64; ++k) ticks.push_back(k * step + 0.0);
+  return ticks;
+}
+
+int draw_column_chart(const char* id, const ColumnChart& chart, float height, Platform& platform) {
+  ImGui::PushID(id);
+  ImGui::TextUnformatted(chart.title.c_str());
+  // The legend on the title's line: a swatch and a name per series.
+  for (const ChartSeries& s : chart.series) {
+    if (chart.series.size() < 2) break;
+    ImGui::SameLine(0, 14);
+    ImGui::ColorButton(s.name.c_str(), ImGui::ColorConvertU32ToFloat4(s.colour), ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
+    ImGui::SameLine(0, 4);
+    ImGui::TextUnformatted(s.name.c_str());
+  }
+  ImGui::SameLine(0, 14);
+  if (ImGui::SmallButton("CSV")) platform.download(chart.title + ".csv", chart.csv());
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Download the values drawn as CSV");
+
+  const size_t n = chart.categories.size(), k = chart.series.size();
+  // The range: stacked sums above zero, and below it for a single signed series.
+  double lo = 0, hi = 0;
+  for (size_t c = 0; c < n; ++c) {
+    double up = 0, down = 0;
+    for (size_t s = 0; s < k; ++s) (chart.value(c, s) >= 0 ? up : down) += chart.value(c, s);
+    hi = std::max(hi, up);
+    lo = std::min(lo, down);
+  }
+  if (hi == lo) hi = lo + 1;
+  const std::vector<double> ticks = chart_ticks(lo, hi, 4, chart.min_tick_step);
+  if (!ticks.empty()) lo = std::min(lo, ticks.front()), hi = std::max(hi, ticks.back());
+
+  const float axis_width = 72, label_height = ImGui::GetTextLineHeight() + 2;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float avail = std::max(100.0f, ImGui::GetContentRegionAvail().x);
+  const float column = n ? std::min(60.0f, (avail - axis_width) / static_cast<float>(n)) : 0;
+  const float width = axis_width + column * static_cast<float>(n);
+  ImGui::InvisibleButton("plot", ImVec2(std::max(width, 100.0f), height + label_height));
+  const bool hovered = ImGui::IsItemHovered();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float x0 = origin.x + axis_width, x1 = origin.x + width, y0 = origin.y + 4, y1 = origin.y + height - 2;
+  auto y_of = [&](double v) { return y1 - static_cast<float>((v - lo) / (hi - lo)) * (y1 - y0); };
+  const ImU32 grid = IM_COL32(70, 74, 86, 255), text = IM_COL32(190, 192, 200, 255);
+  for (double t : ticks) {
+    const float y = y_of(t);
+    dl->AddLine(ImVec2(x0, y), ImVec2(x1, y), grid);
+    const std::string label = chart.format(t);
+    const float w = ImGui::CalcTextSize(label.c_str()).x;
+    dl->AddText(ImVec2(x0 - w - 6, y - ImGui::GetTextLineHeight() / 2), text, label.c_str());
+  }
+  if (lo < 0) dl->AddLine(ImVec2(x0, y_of(0)), ImVec2(x1, y_of(0)), IM_COL32(150, 150, 160, 255));
+  int hovered_column = -1;
+  if (n > 0) {
+    const float gap = column > 5 ? 1.0f : 0.0f;
+    // Category labels under the columns, every k-th so that they do not overlap.
+    float widest = 0;
+    for (const std::string& c : chart.categories) widest = std::max(widest, ImGui::CalcTextSize(c.c_str()).x);
+    const size_t every = std::max<size_t>(1, static_cast<size_t>(std::ceil((widest + 8) / std::max(column, 1.0f))));
+    for (size_t c = 0; c < n; c += every)
+      dl->AddText(ImVec2(x0 + column * static_cast<float>(c) + 1, y1 + 2), text, chart.categories[c].c_str());
+    for (size_t c = 0; c < n; ++c) {
+      const float a = x0 + column * static_cast<float>(c), b = std::max(a + 1, a + column - gap);
+      double up = 0, down = 0;
+      for (size_t s = 0; s < k; ++s) {
+        const double v = chart.value(c, s);
+        double& base = v >= 0 ? up : down;
+        const float ya = y_of(base), yb = y_of(base + v);
+        if (v != 0) dl->AddRectFilled(ImVec2(a, std::min(ya, yb)), ImVec2(b, std::max(ya, yb)), chart.series[s].colour);
+        base += v;
+      }
+    }
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    if (hovered && mouse.x >= x0 && mouse.x < x1) {
+      hovered_column = std::clamp(static_cast<int>((mouse.x - x0) / column), 0, static_cast<int>(n) - 1);
+      const float a = x0 + column * static_cast<float>(hovered_column);
+      dl->AddRect(ImVec2(a, y0), ImVec2(a + std::max(column, 2.0f), y1), IM_COL32(255, 255, 255, 160));
+      ImGui::BeginTooltip();
+      ImGui::Text("%s %s", chart.category_name.c_str(), chart.categories[hovered_column].c_str());
+      double total = 0;
+      for (size_t s = 0; s < k; ++s) {
+        const double v = chart.value(static_cast<size_t>(hovered_column), s);
+        total += v;
+        ImGui::ColorButton("##swatch", ImGui::ColorConvertU32ToFloat4(chart.series[s].colour), ImGuiColorEditFlags_NoTooltip,
+                           ImVec2(9, 9));
+        ImGui::SameLine(0, 4);
+        ImGui::Text("%s: %s", chart.series[s].name.c_str(), chart.format(v).c_str());
+      }
+      if (k > 1) ImGui::Text("total: %s", chart.format(total).c_str());
+      ImGui::EndTooltip();
+    }
+  }
+  ImGui::PopID();
+  return hovered_column;
+}
+
+}  // namespace chakra_web

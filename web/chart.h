@@ -1,0 +1,46 @@
+// Charts drawn on ImGui's draw lists (Debian has no ImPlot, and no third-party source is copied
+// in): columns, stacked when there are several series or signed when one, over an axis in the
+// chart's units, with a legend, the hovered column's values in a tooltip, and a CSV of exactly
+// what is drawn.
+#pragma once
+
+#include <imgui.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace chakra_web {
+
+class Platform;
+
+struct ChartSeries {
+  std::string name;
+  ImU32 colour;
+};
+
+struct ColumnChart {
+  std::string title;          // above the chart, and the CSV's file name
+  std::string category_name;  // what a column is ("NPU", "size from")
+  std::vector<std::string> categories;
+  std::vector<ChartSeries> series;
+  std::vector<double> values;  // categories × series, row by row
+  std::function<std::string(double)> format;  // the axis's and the tooltip's values
+  double min_tick_step = 0;  // 1 for counts: no ticks between whole numbers
+
+  double value(size_t category, size_t s) const { return values[category * series.size() + s]; }
+  // A header row (category_name, then the series' names), then a row per category, values as
+  // exact numbers.
+  std::string csv() const;
+};
+
+// Draws `chart` across the available width (columns at most 60 px wide), `height` pixels high
+// for the plot, with its title, legend, category labels where they fit and a "CSV" button
+// (Platform::download). Returns the hovered column, or -1.
+int draw_column_chart(const char* id, const ColumnChart& chart, float height, Platform& platform);
+
+// Round axis ticks for [lo, hi]: about `count` multiples of 1, 2 or 5 × 10^k, at least
+// `min_step` apart.
+std::vector<double> chart_ticks(double lo, double hi, int count, double min_step = 0);
+
+}  // namespace chakra_web
