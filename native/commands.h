@@ -7,6 +7,7 @@ int cmd_jsonize(int argc, char** argv);
 int cmd_dejsonize(int argc, char** argv);
 int cmd_reference_jsonizer(int argc, char** argv);
 int cmd_link(int argc, char** argv);
+int cmd_view(int argc, char** argv);
 int cmd_reference_trace_link(int argc, char** argv);
 int cmd_convert(int argc, char** argv);
 int cmd_reference_converter(int argc, char** argv);

@@ -62,6 +62,7 @@ constexpr Command kCommands[] = {
     {"synth", cmd_synth, "synthetic per-rank traces of LLM training (GPT/Llama/MoE x DP/TP/PP/SP/EP/FSDP)"},
     {"import", cmd_import, "per-device traces from a StableHLO program (compute regions, collectives, groups)"},
     {"predict", cmd_predict, "step time of a StableHLO program on a device and network (roofline + simulation)"},
+    {"view", cmd_view, "serve the web page on 127.0.0.1 and open it with the given traces preloaded"},
     {"generate", cmd_generate, "synthetic traces: the reference microbenchmarks, or one collective per NPU"},
 };
 

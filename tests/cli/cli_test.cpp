@@ -537,6 +537,20 @@ TEST(CliLink, FolderOfRankPairsThenConvert) {
   }
 }
 
+// chakra view: without a built page, or with a path that is not there, a clear error and exit 1
+// before anything listens (the serving itself is tested in the browser test).
+TEST(CliView, NamesWhatIsMissing) {
+  const std::string dir = temp_dir();
+  Result r = run({"view", "--no-browser", "--web", dir + "/nowhere"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "no web page at " + dir + "/nowhere (index.html missing)")) << r.err;
+  write_raw(dir + "/index.html", "<!doctype html>");
+  r = run({"view", "--no-browser", "--web", dir, dir + "/missing.et"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, dir + "/missing.et: no such file or folder")) << r.err;
+  EXPECT_EQ(run({"view", "--port", "70000", "--web", dir}).exit_code, 2);  // not a port
+}
+
 // --preset: a cluster of assets/simulation/presets.json instead of config files, fitted to
 // --npus; mixing it with files, --npus without it and unknown names are usage errors or named.
 TEST(CliSimulate, PresetsFitTheirNetworkAndRefuseMixing) {

@@ -466,3 +466,38 @@ test('timeline keys and wheel as in Perfetto: scroll, Ctrl+wheel zoom, pan kept 
   assert.equal((await status(p)).selected, -1);
   await p.close();
 });
+
+test('chakra view serves the page on 127.0.0.1 with the given traces preloaded, and stops on Ctrl-C', async () => {
+  const { spawn } = await import('node:child_process');
+  const dlrm0 = path.join(shared, 'data/pairs/dlrm_8rank_v100/rank0');
+  const child = spawn(chakraBin, ['view', dlrm0, '--no-browser', '--web', webDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '', err = '';
+  child.stdout.on('data', (d) => { out += d; });
+  child.stderr.on('data', (d) => { err += d; });
+  const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+  try {
+    const deadline = Date.now() + 10000;
+    while (!/http:\/\/127\.0\.0\.1:\d+\/\?preload/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const address = out.match(/http:\/\/127\.0\.0\.1:\d+\/\?preload/)?.[0];
+    assert.ok(address, `an address in: ${out} ${err}`);
+    assert.match(out, /2 files to preload/);
+    // Nothing outside the page's folder and the named files is served.
+    const origin = new URL(address).origin;
+    assert.equal((await fetch(origin + '/%2e%2e/%2e%2e/etc/passwd')).status, 404);
+    assert.equal((await fetch(origin + '/preload/0/passwd')).status, 404);
+    const p = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+    await p.goto(address);
+    await p.waitForFunction(() => window.chakrakitPreloaded === true, null, { timeout: 60000 });
+    const s = await status(p);
+    assert.equal(s.error, '');
+    assert.equal(s.ranks.length, 1);
+    assert.match(s.ranks[0].source, /dlrm_eg_0\.json/);  // the host ET, linked with its Kineto trace
+    assert.ok(!await p.evaluate(() => !document.getElementById('start').hidden), 'no start page over preloaded traces');
+    await shot('10-chakra-view.png', p);
+    await p.close();
+  } finally {
+    child.kill('SIGINT');
+  }
+  assert.equal(await exited, 0);
+  assert.match(err, /stopped/);
+});
