@@ -92,11 +92,13 @@ void App::work(double budget_ms) {
         if (s.queue.empty()) break;
         Impl::Pending p = std::move(s.queue.front());
         s.queue.pop_front();
+        s.loading_fingerprint = chakra::file_fingerprint(p.bytes);
         s.loading = s.workspace.begin(p.bytes, p.name);
       }
       if (!s.loading->step(4096)) continue;
       std::string message = s.workspace.finish(*s.loading);
       s.files.push_back(s.loading->name());
+      s.files_fingerprint += s.loading_fingerprint;
       chakra::InputKind kind = s.loading->kind();
       s.loading.reset();
       s.note(message);
@@ -132,6 +134,12 @@ void App::work(double budget_ms) {
     s.pending_hash.clear();
     apply_hash(h);
   }
+  // A link to a run's timeline: its traces are here now, so run the link's settings once.
+  if (s.rerun_for_link && !busy() && !s.workspace.ranks().empty() && s.files.size() >= s.link_files && !s.running) {
+    s.rerun_for_link = false;
+    const int id = s.next_run_id;
+    if (s.run_simulation()) s.timeline.source = id;
+  }
 }
 
 void App::set_view(View v) {
@@ -156,6 +164,8 @@ void App::clear() {
   s.cancel_simulation();
   s.workspace.clear();
   s.files.clear();
+  s.files_fingerprint = 0;
+  s.rerun_for_link = false;
   s.runs.clear();
   s.timeline.source = 0;
   s.synth.active = false;
@@ -514,7 +524,8 @@ std::string App::status_json() const {
   w.end_array();
   w.key("rank").value_uint(s.rank);
   w.key("selected").value_int(s.selected && s.current_rank() ? static_cast<int64_t>(s.current_rank()->trace.id(*s.selected)) : -1);
-  w.key("hash").value(chakra::encode_share_state(s.state()));
+  w.key("hash").value(chakra::encode_share_link(s.state()));  // what the address bar shows
+  w.key("state").value(chakra::encode_share_state(s.state()));  // the same, readable
   w.key("ranks").begin_array();
   for (const auto& r : s.workspace.ranks()) {
     w.begin_object();

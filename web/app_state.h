@@ -85,7 +85,14 @@ struct App::Impl {
   std::unique_ptr<chakra::Workspace::Loading> loading;
   std::vector<std::string> log;  // newest last
   std::string error;             // last error, shown until the next success
-  std::vector<std::string> files;  // names opened, for the share link's hint
+  std::vector<std::string> files;  // names opened
+  // Sum of the opened files' chakra::file_fingerprint: a share link names its files by this and
+  // their count, never by their names. The one of the file being opened, added once it opened.
+  uint64_t files_fingerprint = 0, loading_fingerprint = 0;
+  // A link showed a simulation run's timeline: run its settings once its traces are open (as
+  // many files as it names: the page hands them over one by one).
+  bool rerun_for_link = false;
+  size_t link_files = 0;
 
   View view = View::Overview;
   float sidebar_width = 260, details_width = 340;  // pane widths, changed by dragging the bars

@@ -11,6 +11,14 @@ namespace chakra_web {
 
 using chakra::ShareState;
 
+namespace {
+std::string fingerprint_text(uint64_t fp) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(fp));
+  return text;
+}
+}  // namespace
+
 ShareState App::Impl::state() const {
   ShareState s;
   s["v"] = std::string(view_entry(view).name);
@@ -34,10 +42,9 @@ ShareState App::Impl::state() const {
     s["synth.tp"] = std::to_string(synth.tp);
     s["synth.pp"] = std::to_string(synth.pp);
     if (synth.fsdp) s["synth.fsdp"] = "1";
-  } else if (!files.empty()) {
-    std::string names;
-    for (size_t i = 0; i < files.size() && names.size() < 2000; ++i) names += (i ? "," : "") + files[i];
-    s["files"] = names;
+  } else if (!files.empty()) {  // the files by count and content, never by name
+    s["files.n"] = std::to_string(files.size());
+    s["files.fp"] = fingerprint_text(files_fingerprint);
   }
   return s;
 }
@@ -51,6 +58,7 @@ void App::Impl::apply(const ShareState& s) {
   }();
   std::string v = chakra::share_choice(s, "v", view_names, "overview");
   int64_t r = chakra::share_int(s, "r", 0, UINT32_MAX, rank);
+  const int64_t files_n = chakra::share_int(s, "files.n", 0, 1000000, 0);
   std::optional<uint64_t> node;
   if (s.count("n")) node = static_cast<uint64_t>(chakra::share_int(s, "n", 0, INT64_MAX, 0));
   int collapse = static_cast<int>(chakra::share_int(s, "g.collapse", 0, 1000000, 8));
@@ -93,11 +101,20 @@ void App::Impl::apply(const ShareState& s) {
       deferred_selection = std::make_pair(rank, *node);  // once the link's files are dropped
     }
   }
-  if (s.count("files") && workspace.ranks().empty())
-    note("this link was made with: " + s.at("files") + " - drop those files to see it");
+  if (s.count("files.n") && !want_synth) {
+    const std::string n = s.at("files.n"), fp = s.count("files.fp") ? s.at("files.fp") : "?";
+    if (workspace.ranks().empty())
+      note("this link was made with " + n + " files (fingerprint " + fp + "): drop the same files to see it");
+    else if (fp != fingerprint_text(files_fingerprint) || n != std::to_string(files.size()))
+      note("the files open here are not the link's (" + n + " files, fingerprint " + fp + "): what it shows may differ");
+  }
+  // A link to a simulation run's timeline: the run is made again from the link's settings once
+  // the traces are open (runs are not in links, only their settings).
+  rerun_for_link = source > 0 && runs.empty();
+  link_files = static_cast<size_t>(files_n);
 }
 
-std::string App::share_hash() const { return chakra::encode_share_state(impl_->state()); }
+std::string App::share_hash() const { return chakra::encode_share_link(impl_->state()); }
 
 void App::apply_hash(const std::string& hash) {
   Impl& s = *impl_;

@@ -155,6 +155,7 @@ bool App::Impl::generate_synthetic() {
     note(workspace.add_synthetic(o));
     synth.active = true;
     files.clear();
+    files_fingerprint = 0;
     invalidate_rank_data();
     rank = 0;
     sim.system.roofline = true;  // synthetic traces carry FLOPs and bytes, not durations

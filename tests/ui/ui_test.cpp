@@ -13,6 +13,7 @@
 #include "app.h"
 #include "app_state.h"
 #include "chart.h"
+#include "chakra/app/share_link.h"
 #include "chakra/sim/simulate.h"
 #include "chakra/support/error.h"
 #include "png.h"
@@ -227,7 +228,7 @@ TEST(AppUi, DroppedConfigsAreAdoptedOnceAndLaterFilesKeepEdits) {
   h.settle();
   EXPECT_EQ(h.status()["network"], chakra::sim::format_network(chakra::sim::load_network(shared(kRing8))));
   // Edit the bandwidth (as the Simulation view's field does, through the link state), then drop traces.
-  std::string hash = h.status()["hash"];
+  std::string hash = h.status()["state"];  // the link's readable form, which links may also use
   size_t at = hash.find("sim.bw=50");
   ASSERT_NE(at, std::string::npos) << hash;
   hash.replace(at, 9, "sim.bw=75");
@@ -262,6 +263,50 @@ TEST(AppUi, ShareLinkRestoresViewAndSelectionInAFreshApp) {
   EXPECT_EQ(s["rank"], 1);
   EXPECT_GE(s["selected"].get<int64_t>(), 0);
   EXPECT_EQ(s["hash"], hash);
+}
+
+// A typical link (64 ranks, a preset, a run's timeline) is compact, names no file, and reopened
+// with the same files re-runs the simulation it showed; other files are noticed.
+TEST(AppUi, CompactLinkNamesNoFileAndRerunsItsRun) {
+  const std::string resnet = shared("data/chakra_et/astra-sim_resnet50_dp_64npus_2023-11_no_metadata");
+  std::string hash;
+  uint64_t finish = 0;
+  {
+    Headless a;
+    a.drop_dir(resnet);
+    a.settle();
+    ASSERT_TRUE(a.app->command("preset tpu-v4-4x4x4"));
+    ASSERT_TRUE(a.app->command("simulate"));
+    a.settle();
+    ASSERT_TRUE(a.app->command("timeline 1"));
+    a.frame();
+    hash = a.status()["hash"];
+    finish = a.status()["runs"][0]["finish_ns"][0];
+  }
+  EXPECT_LE(hash.size(), 500u) << hash;
+  const chakra::ShareState state = chakra::decode_share_state(hash);
+  EXPECT_EQ(state.at("files.n"), "64");
+  for (const auto& [key, value] : state) EXPECT_EQ(value.find("resnet50"), std::string::npos) << key << "=" << value;
+  {  // Reopened before its files are dropped: says what it needs; then runs the link's settings.
+    Headless b;  // one ImGui context at a time
+    b.app->apply_hash(hash);
+    b.frame();
+    EXPECT_NE(b.app->status_json().find("this link was made with 64 files (fingerprint " + state.at("files.fp")),
+              std::string::npos);
+    b.drop_dir(resnet);
+    b.settle();
+    json s = b.status();
+    ASSERT_EQ(s["runs"].size(), 1u);
+    EXPECT_EQ(s["runs"][0]["finish_ns"][0], finish);
+    EXPECT_EQ(s["view"], "timeline");
+  }
+  // The same link over other files: a note says so.
+  Headless c;
+  c.drop_dir(shared(kTwoRank));
+  c.settle();
+  c.app->apply_hash(hash);
+  c.frame();
+  EXPECT_NE(c.app->status_json().find("the files open here are not the link's (64 files"), std::string::npos);
 }
 
 TEST(AppUi, BadFilesAreNamedInTheErrorAndTheAppCarriesOn) {

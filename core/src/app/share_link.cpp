@@ -1,6 +1,10 @@
 #include "chakra/app/share_link.h"
 
+#include <zlib.h>
+
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -71,10 +75,80 @@ std::string encode_share_state(const ShareState& state) {
   return out;
 }
 
+namespace {
+
+constexpr char kBase64Url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+std::string base64url(std::string_view bytes) {
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (unsigned char b : bytes) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 6) out.push_back(kBase64Url[(acc >> (bits -= 6)) & 63]);
+  }
+  if (bits) out.push_back(kBase64Url[(acc << (6 - bits)) & 63]);
+  return out;
+}
+
+std::string from_base64url(std::string_view text) {
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : text) {
+    const char* at = c ? std::strchr(kBase64Url, c) : nullptr;
+    if (!at) fail("the compressed link has a character outside URL-safe base64");
+    acc = (acc << 6) | static_cast<uint32_t>(at - kBase64Url);
+    bits += 6;
+    if (bits >= 8) out.push_back(static_cast<char>((acc >> (bits -= 8)) & 255));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string encode_share_link(const ShareState& state) {
+  const std::string plain = encode_share_state(state);
+  uLongf size = compressBound(static_cast<uLong>(plain.size()));
+  std::string packed(size, '\0');
+  if (compress2(reinterpret_cast<Bytef*>(packed.data()), &size, reinterpret_cast<const Bytef*>(plain.data()),
+                static_cast<uLong>(plain.size()), 9) != Z_OK)
+    fail("could not compress the state");
+  packed.resize(size);
+  return "z=" + base64url(packed);
+}
+
+uint64_t file_fingerprint(std::span<const uint8_t> bytes) {
+  uint64_t h = 14695981039346656037ull;
+  auto mix = [&](std::span<const uint8_t> part) {
+    for (uint8_t b : part) h = (h ^ b) * 1099511628211ull;
+  };
+  const uint64_t size = bytes.size();
+  mix(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(&size), sizeof size));
+  constexpr size_t kEnd = 64 << 10;
+  mix(bytes.first(std::min(bytes.size(), kEnd)));
+  if (bytes.size() > kEnd) mix(bytes.last(std::min(bytes.size() - kEnd, kEnd)));
+  return h;
+}
+
 ShareState decode_share_state(std::string_view hash, const ShareLimits& limits) {
   if (!hash.empty() && hash.front() == '#') hash.remove_prefix(1);
   if (hash.size() > limits.max_chars)
     fail(std::to_string(hash.size()) + " characters is over the limit of " + std::to_string(limits.max_chars));
+  std::string inflated;  // a compressed link: its text, at most max_chars long
+  if (hash.substr(0, 2) == "z=") {
+    const std::string packed = from_base64url(hash.substr(2));
+    inflated.resize(limits.max_chars);
+    uLongf size = static_cast<uLongf>(inflated.size());
+    const int rc = uncompress(reinterpret_cast<Bytef*>(inflated.data()), &size,
+                              reinterpret_cast<const Bytef*>(packed.data()), static_cast<uLong>(packed.size()));
+    if (rc == Z_BUF_ERROR && size == inflated.size())
+      fail("the compressed link inflates beyond " + std::to_string(limits.max_chars) + " characters");
+    if (rc != Z_OK) fail("the compressed link is damaged (cut short or altered)");
+    inflated.resize(size);
+    hash = inflated;
+  }
   ShareState state;
   for (std::string_view item : Split(hash, '&')) {
     if (item.empty()) continue;  // "a=1&&b=2", a trailing '&'

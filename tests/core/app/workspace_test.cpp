@@ -65,6 +65,62 @@ TEST(ShareLink, RejectsHostileHashesWithReasons) {
   }
 }
 
+// Links are written compressed (URL-safe, a fraction of the plain text) and read back the same;
+// damaged, oversized and foreign compressed links are refused with a reason.
+TEST(ShareLink, CompactLinksRoundTripAndRefuseDamage) {
+  ShareState s;
+  for (int d = 0; d < 3; ++d) s["sim.dim" + std::to_string(d)] = "Ring,4,50,1000";
+  for (const char* k : {"sim.ar", "sim.ag", "sim.rs", "sim.a2a"}) s[k] = "ring,ring,ring";
+  s["v"] = "timeline";
+  s["t.0"] = "-27062171.4";
+  s["t.1"] = "1109548986.4";
+  const std::string plain = encode_share_state(s), link = encode_share_link(s);
+  EXPECT_EQ(link.rfind("z=", 0), 0u);
+  EXPECT_EQ(link.find_first_not_of("z=ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"), std::string::npos);
+  EXPECT_LT(link.size(), plain.size());
+  EXPECT_EQ(decode_share_state("#" + link), s);
+  EXPECT_EQ(decode_share_state(plain), s);  // plain links still open
+  auto error_of = [](const std::string& h, const ShareLimits& limits = {}) {
+    try {
+      decode_share_state(h, limits);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(error_of(link.substr(0, link.size() - 6)), "share link: the compressed link is damaged (cut short or altered)");
+  EXPECT_EQ(error_of("z=ab*c"), "share link: the compressed link has a character outside URL-safe base64");
+  ShareLimits small;
+  small.max_chars = 60;
+  ShareState big{{"k", std::string(500, 'x')}};
+  const std::string bomb = encode_share_link(big);  // short, but inflates past the limit
+  ASSERT_LT(bomb.size(), small.max_chars);
+  EXPECT_EQ(error_of(bomb, small), "share link: the compressed link inflates beyond 60 characters");
+  // Random "z=" links never crash: they decode or give a share-link error.
+  std::mt19937 rng(11);
+  for (int round = 0; round < 2000; ++round) {
+    std::string h = "z=" + link.substr(2);
+    h[2 + rng() % (h.size() - 2)] = "AZaz09-_"[rng() % 8];
+    const std::string e = error_of(h);
+    EXPECT_TRUE(e == "accepted" || e.rfind("share link: ", 0) == 0) << e;
+  }
+}
+
+// A file's fingerprint follows its content (size, head and tail), not its name.
+TEST(ShareLink, FileFingerprintFollowsContent) {
+  std::vector<uint8_t> a(300000, 7), b = a;
+  EXPECT_EQ(file_fingerprint(a), file_fingerprint(b));
+  b[10] = 8;  // the head
+  EXPECT_NE(file_fingerprint(a), file_fingerprint(b));
+  b = a;
+  b[299990] = 8;  // the tail
+  EXPECT_NE(file_fingerprint(a), file_fingerprint(b));
+  b = a;
+  b.push_back(7);  // the size
+  EXPECT_NE(file_fingerprint(a), file_fingerprint(b));
+  EXPECT_NE(file_fingerprint({}), 0u);
+}
+
 TEST(ShareLink, TypedReadsCheckRanges) {
   ShareState s = decode_share_state("n=12&x=1.5&bad=1e999&neg=-3&word=ring");
   EXPECT_EQ(share_int(s, "n", 1, 100, 0), 12);

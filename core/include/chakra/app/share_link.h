@@ -4,7 +4,8 @@
 //
 // Format: `key=value&key=value…`, keys from [a-z0-9_.-], values percent-encoded (RFC 3986
 // unreserved characters are written as is). Keys are unique and written in sorted order, so one
-// state has exactly one link.
+// state has exactly one link. Links are written compressed (encode_share_link); plain ones are
+// still read.
 #pragma once
 
 #include <cstdint>
@@ -28,10 +29,19 @@ struct ShareLimits {
 // "k=v&…" (no leading '#').
 std::string encode_share_state(const ShareState& state);
 
-// Accepts the text with or without its leading '#' (an empty hash is an empty state). Throws
-// chakra::Error ("share link: …") for anything malformed: a bad key, a bad %-escape, a
-// duplicate key, or a hash over the limits.
+// The compact link: "z=" + the state's text deflated (zlib, level 9) in URL-safe base64 (RFC
+// 4648 §5, no padding), a third to a fifth of the plain text's length for the app's states.
+std::string encode_share_link(const ShareState& state);
+
+// Accepts either form, with or without its leading '#' (an empty hash is an empty state).
+// Throws chakra::Error ("share link: …") for anything malformed: a bad key, a bad %-escape, a
+// duplicate key, damaged compressed data, or a hash (or its inflated text) over the limits.
 ShareState decode_share_state(std::string_view hash, const ShareLimits& limits = {});
+
+// Identifies a file's content in a share link without naming it: a 64-bit FNV-1a digest of its
+// size and of its first and last 64 KiB (cheap on files of gigabytes). Files add up: the sum
+// over a set does not depend on the order they were opened in.
+uint64_t file_fingerprint(std::span<const uint8_t> bytes);
 
 // Typed reads of one key. A missing key gives `fallback`; a present but malformed or
 // out-of-range value throws chakra::Error naming the key.
