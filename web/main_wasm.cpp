@@ -77,7 +77,16 @@ double g_frame_ms = 0;  // CPU time of the last frame (work + UI + render), for 
 constexpr int kFramesPerWake = 4;
 int g_frames_owed = kFramesPerWake;
 uint64_t g_frames_drawn = 0;
-void wake() { g_frames_owed = kFramesPerWake; }
+// Idle, the animation-frame loop itself is paused (a callback per display refresh costs more
+// than it does nothing), and resumed by the next wake.
+bool g_loop_paused = false;
+void wake() {
+  g_frames_owed = kFramesPerWake;
+  if (g_loop_paused) {
+    g_loop_paused = false;
+    emscripten_resume_main_loop();
+  }
+}
 
 double device_pixel_ratio() { return EM_ASM_DOUBLE({ return window.devicePixelRatio || 1; }); }
 
@@ -118,7 +127,11 @@ void fit_font(float ratio) {
 }
 
 void frame() {
-  if (g_frames_owed == 0 && !g_app->busy()) return;  // idle: nothing can have changed
+  if (g_frames_owed == 0 && !g_app->busy()) {  // idle: nothing can have changed
+    g_loop_paused = true;
+    emscripten_pause_main_loop();
+    return;
+  }
   if (g_frames_owed > 0) --g_frames_owed;
   ++g_frames_drawn;
   auto start = std::chrono::steady_clock::now();

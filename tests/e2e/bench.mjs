@@ -4,7 +4,7 @@
 // Prints: page ready (navigation to the app accepting files), time to open TRACE (dropped through
 // the file input until the workspace holds it) or to generate and simulate the link's workload,
 // then the app's CPU time per frame (app_frame_ms: file work + UI + draw submission) while the
-// timeline pans and zooms.
+// timeline pans and zooms, and the page's CPU while idle, empty and with the timeline shown.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serveDir, launchChromium } from './serve.mjs';
@@ -21,7 +21,22 @@ const status = () => page.evaluate(() => JSON.parse(Module.ccall('app_status_jso
 let t = performance.now();
 await page.goto(url + link);
 await page.waitForSelector('body[data-ready="1"]');
-console.log(`page ready             ${((performance.now() - t) / 1000).toFixed(2)} s`);
+console.log(`page ready             ${((performance.now() - t) / 1000).toFixed(2)} s ` +
+            `(${(await page.evaluate(() => window.chakrakitReadyMs) / 1000).toFixed(2)} s after navigation began, in the page)`);
+// The renderer's CPU over a few idle seconds (Chromium's TaskDuration: all of the page's main
+// thread work), as a share of one core.
+const cdp = await page.context().newCDPSession(page);
+await cdp.send('Performance.enable');
+const taskSeconds = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'TaskDuration').value;
+async function idleShare(label) {
+  await page.mouse.move(5, 5);
+  await page.waitForTimeout(1000);  // let the last input's frames settle
+  const t0 = performance.now(), c0 = await taskSeconds();
+  await page.waitForTimeout(3000);
+  const share = (await taskSeconds() - c0) / ((performance.now() - t0) / 1000);
+  console.log(`idle page CPU (${label}) ${(100 * share).toFixed(1)}% of a core`);
+}
+await idleShare('empty');
 t = performance.now();
 if (link) {
   await page.evaluate(() => Module.ccall('app_command', 'number', ['string'], ['fit']));
@@ -45,13 +60,16 @@ await page.evaluate(() => Module.ccall('app_command', 'number', ['string'], ['vi
 await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 const nodes = s.ranks.reduce((n, r) => n + r.summary.nodes, 0);
 console.log(`open + timeline shown  ${((performance.now() - t) / 1000).toFixed(2)} s  (${s.ranks.length} ranks, ${nodes} nodes, ${s.error || 'no error'})`);
+await idleShare('timeline shown');
 const box = await page.locator('canvas').boundingBox();
 await page.mouse.move(box.x + 800, box.y + 300);
 const frames = [];
-// 20 wheel steps in, then 40 frames of right-button drag panning.
+// 20 Ctrl+wheel steps in (zoom at the cursor), then 40 frames of right-button drag panning.
 for (let i = 0; i < 60; ++i) {
   if (i < 20) {
+    await page.keyboard.down('Control');
     await page.mouse.wheel(0, -100);
+    await page.keyboard.up('Control');
   } else {
     if (i === 20) await page.mouse.down({ button: 'right' });
     await page.mouse.move(box.x + 800 - 10 * (i - 20), box.y + 300);
