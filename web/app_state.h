@@ -109,6 +109,7 @@ struct App::Impl {
   bool show_keys = false;  // the key and mouse list ("?")
   float graph_zoom = 1, graph_x = 0, graph_y = 0;
   bool graph_fit = true;
+  std::optional<uint32_t> graph_shown;  // the selection last brought into view
   std::vector<uint8_t> highlight;  // per node of `rank`: 1 ancestor, 2 descendant
   std::optional<uint32_t> highlight_for;
 
@@ -140,6 +141,7 @@ struct App::Impl {
   bool synthesize_command(std::string_view args);
   void draw_keys();
   void draw_run_charts(const SimRun& a, const SimRun* b);
+  void draw_critical_path_list(const chakra::Trace& t, const chakra::CriticalPath& path);
   // view_overview.cpp, view_nodes.cpp, view_details.cpp
   void draw_overview();
   void draw_nodes();

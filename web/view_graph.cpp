@@ -56,9 +56,32 @@ void App::Impl::draw_graph() {
   ImGui::SameLine();
   ImGui::TextDisabled("%zu boxes, %zu edges, %u layers%s", L.boxes.size(), L.edges.size(), L.layers,
                       L.cycle_edges ? " (has cycles)" : "");
-  if (show_critical && c->critical)
-    ImGui::Text("critical path: %zu nodes, %llu us", c->critical->nodes.size(),
-                static_cast<unsigned long long>(c->critical->duration_micros));
+  // The legend: the node types drawn, and what the outlines mean.
+  {
+    std::vector<bool> present(chakra::kNodeTypeCount, false);
+    for (const auto& b : L.boxes)
+      if (t.type(b.first) >= 0 && t.type(b.first) < chakra::kNodeTypeCount) present[t.type(b.first)] = true;
+    bool first = true;
+    for (int32_t k = 0; k < chakra::kNodeTypeCount; ++k) {
+      if (!present[k]) continue;
+      if (!first) ImGui::SameLine(0, 10);
+      first = false;
+      ImGui::ColorButton("##type", ImGui::ColorConvertU32ToFloat4(node_type_colour(k)), ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
+      ImGui::SameLine(0, 4);
+      ImGui::TextUnformatted(std::string(chakra::node_type_name(k)).c_str());
+    }
+    ImGui::SameLine(0, 16);
+    ImGui::TextDisabled("outlines: selected (white), its dependencies (blue), dependants (green)%s",
+                        show_critical ? ", critical path (red)" : "");
+  }
+  if (show_critical && c->critical) {
+    ImGui::Text("critical path: %zu nodes, %s", c->critical->nodes.size(),
+                format_duration(static_cast<double>(c->critical->duration_micros), "us").c_str());
+    ImGui::BeginChild("critical list", ImVec2(360, 0), true);
+    draw_critical_path_list(t, *c->critical);
+    ImGui::EndChild();
+    ImGui::SameLine();
+  }
 
   ImVec2 origin = ImGui::GetCursorScreenPos();
   ImVec2 size = ImGui::GetContentRegionAvail();
@@ -72,6 +95,22 @@ void App::Impl::draw_graph() {
     graph_x = 0;
     graph_y = 0;
     graph_fit = false;
+  }
+  // A selection made elsewhere (the table, the critical path list, a link) is brought into view,
+  // zoomed in far enough to read its label; the view is left alone while the selection stays.
+  if (selected != graph_shown) {
+    graph_shown = selected;
+    if (selected && *selected < L.box_of.size()) {
+      const auto& b = L.boxes[L.box_of[*selected]];
+      const ImVec2 a(static_cast<float>(b.x) * graph_zoom - graph_x, static_cast<float>(b.y) * graph_zoom - graph_y);
+      const bool on_screen = a.x >= 0 && a.y >= 0 && a.x + static_cast<float>(b.w) * graph_zoom <= size.x &&
+                             a.y + static_cast<float>(b.h) * graph_zoom <= size.y;
+      if (!on_screen || static_cast<float>(b.w) * graph_zoom < 40) {
+        graph_zoom = std::max(graph_zoom, std::min(2.0f, 60.0f / std::max(1.0f, static_cast<float>(b.w))));
+        graph_x = static_cast<float>(b.x + b.w / 2) * graph_zoom - size.x / 2;
+        graph_y = static_cast<float>(b.y + b.h / 2) * graph_zoom - size.y / 2;
+      }
+    }
   }
   if (hovered && io.MouseWheel != 0) {
     float old = graph_zoom;
@@ -108,9 +147,14 @@ void App::Impl::draw_graph() {
     const auto& b = L.boxes[e.to];
     bool related = box_highlight(e.from) || box_highlight(e.to) ||
                    (selected && (L.box_of[*selected] == e.from || L.box_of[*selected] == e.to));
-    if (graph_zoom < 0.15f && !related) continue;
+    const bool path_edge = !on_path.empty() && on_path[e.from] && on_path[e.to];
+    if (graph_zoom < 0.15f && !related && !path_edge) continue;
     if (!visible(a) && !visible(b)) continue;
-    ImU32 colour = related ? IM_COL32(240, 220, 120, 220) : e.ctrl ? IM_COL32(120, 120, 140, 90) : IM_COL32(150, 160, 180, 140);
+    ImU32 colour = related     ? IM_COL32(240, 220, 120, 220)
+                   : path_edge ? IM_COL32(255, 80, 80, 230)
+                   : !on_path.empty() ? IM_COL32(150, 160, 180, 40)  // the path shown: the rest recedes
+                   : e.ctrl    ? IM_COL32(120, 120, 140, 90)
+                               : IM_COL32(150, 160, 180, 140);
     dl->AddLine(to_screen(a.x + a.w, a.y + a.h / 2), to_screen(b.x, b.y + b.h / 2), colour);
     ++drawn;
   }
@@ -144,6 +188,38 @@ void App::Impl::draw_graph() {
                       b.count > 1 ? (" and " + std::to_string(b.count - 1) + " chained nodes").c_str() : "");
     if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[0] < 16) selected = b.first;
   }
+}
+
+// The critical path's nodes by how much of it they take: node, duration, share; a click selects
+// (and shows) one.
+void App::Impl::draw_critical_path_list(const chakra::Trace& t, const chakra::CriticalPath& path) {
+  std::vector<uint32_t> order = path.nodes;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return t.duration_micros(a) > t.duration_micros(b); });
+  const double total = std::max<double>(1.0, static_cast<double>(path.duration_micros));
+  if (!ImGui::BeginTable("critical", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchProp))
+    return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("node", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn("duration", ImGuiTableColumnFlags_WidthFixed, 80);
+  ImGui::TableSetupColumn("share", ImGuiTableColumnFlags_WidthFixed, 50);
+  ImGui::TableHeadersRow();
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(order.size()));
+  while (clipper.Step())
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      const uint32_t n = order[i];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      const std::string label = std::to_string(t.id(n)) + " " + std::string(t.name(n));
+      if (ImGui::Selectable((label + "##" + std::to_string(i)).c_str(), selected == n, ImGuiSelectableFlags_SpanAllColumns))
+        selected = n;
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_duration(static_cast<double>(t.duration_micros(n)), "us").c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f%%", 100.0 * static_cast<double>(t.duration_micros(n)) / total);
+    }
+  ImGui::EndTable();
 }
 
 }  // namespace chakra_web
