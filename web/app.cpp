@@ -301,6 +301,8 @@ void App::Impl::draw_keys() {
       {"", "F", "focus the selected slice (or the selected area)"},
       {"", ". / ,", "next / previous slice on the selected slice's track"},
       {"", "Esc", "clear the selection"},
+      {"", "Ctrl+F, then Enter / Shift+Enter", "find slices by name: next / previous match"},
+      {"", "click or drag the strip above", "move the window over the whole run"},
       {"Graph", "wheel", "zoom at the cursor"},
       {"", "drag, right-drag", "pan"},
       {"", "click", "select a node"},
@@ -515,6 +517,7 @@ std::string App::status_json() const {
   w.value_double(s.timeline.t1);
   w.end_array();
   w.key("timeline_scroll").value_double(s.timeline.scroll);
+  w.key("timeline_found").value_uint(s.timeline.found.size());  // slices matching the search
   w.key("timeline_extent").begin_array();  // the data's first start and last end (the model's)
   if (s.view == View::Timeline)
     if (const chakra::TimelineModel* m = impl_->timeline_model()) {

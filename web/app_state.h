@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <imgui.h>
@@ -65,6 +66,17 @@ struct TimelineViewState {
   int source = 0;  // 0: recorded times, n > 0: simulation run n
   double t0 = 0, t1 = 0;  // visible window; t1 <= t0 means "fit"
   float scroll = 0;       // of the tracks, in pixels (the last frame's)
+  // Ctrl+F: the slices whose name has `query`, found for `found_in` (model, events, query),
+  // and the one last shown.
+  std::string query;
+  std::vector<chakra::TimelineModel::Ref> found;
+  std::tuple<const void*, uint64_t, std::string> found_in;
+  int found_at = -1;
+  int scroll_to_row = -1;  // a row to bring into view in the next frame
+  bool focus_search = false;
+  // The overview strip's density, for `density_of` (model, events).
+  std::vector<double> density;
+  std::pair<const void*, uint64_t> density_of{nullptr, 0};
   bool selecting = false;
   double sel_t0 = 0, sel_t1 = 0;
   int sel_track0 = -1, sel_track1 = -1;

@@ -8,6 +8,7 @@
 #include <map>
 
 #include <imgui.h>
+#include <imgui_stdlib.h>
 
 #include "app_state.h"
 #include "chakra/trace/schema.h"
@@ -92,10 +93,98 @@ void App::Impl::draw_timeline() {
     }
   }
 
+  // Ctrl+F: find slices by name; Enter / Shift+Enter (or the arrows) select the next / previous
+  // match and bring it into view; matches are outlined.
+  auto event_name_view = [&](uint32_t group, uint32_t item) -> std::string_view {
+    const chakra::RankTrace* r = workspace.rank(group);
+    return r && item < r->trace.size() ? r->trace.name(item) : std::string_view();
+  };
+  ImGuiIO& io = ImGui::GetIO();
+  if (io.KeyCtrl && ImGui::IsKeyPressed('F', false)) timeline.focus_search = true;
+  if (timeline.focus_search) {
+    ImGui::SetKeyboardFocusHere();
+    timeline.focus_search = false;
+  }
+  ImGui::SetNextItemWidth(220);
+  // Enter ends the edit (ImGui), so the box takes the focus back for the next Enter.
+  const bool entered = ImGui::InputTextWithHint("##find", "find slices (Ctrl+F)", &timeline.query,
+                                                ImGuiInputTextFlags_EnterReturnsTrue);
+  if (std::tie(std::get<0>(timeline.found_in), std::get<1>(timeline.found_in), std::get<2>(timeline.found_in)) !=
+      std::tie(static_cast<const void* const&>(m), m->events, timeline.query)) {
+    timeline.found = chakra::find_events(*m, timeline.query, event_name_view);
+    timeline.found_in = {m, m->events, timeline.query};
+    timeline.found_at = -1;
+  }
+  int found_step = 0;
+  if (!timeline.found.empty()) {
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("##previous", ImGuiDir_Left)) found_step = -1;
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("##next", ImGuiDir_Right)) found_step = 1;
+    if (entered) {
+      found_step = io.KeyShift ? -1 : 1;
+      timeline.focus_search = true;
+    }
+    ImGui::SameLine();
+    ImGui::Text("%d of %zu", timeline.found_at + 1, timeline.found.size());
+  } else if (!timeline.query.empty()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("no slice named like that");
+  }
+  if (found_step) {
+    const int n = static_cast<int>(timeline.found.size());
+    timeline.found_at = ((timeline.found_at < 0 && found_step < 0 ? 0 : timeline.found_at) + found_step + n) % n;
+    const chakra::TimelineModel::Ref ref = timeline.found[timeline.found_at];
+    const chakra::TimelineTrack& tr = m->tracks[ref.track];
+    rank = tr.group;
+    selected = tr.item[ref.index];
+    std::tie(timeline.t0, timeline.t1) = chakra::focus_window(static_cast<double>(tr.start[ref.index]),
+                                                              static_cast<double>(tr.end[ref.index]),
+                                                              static_cast<double>(m->end - m->begin));
+    timeline.scroll_to_row = static_cast<int>(ref.track);
+  }
+
   const float stats_height = timeline.sel_t1 > timeline.sel_t0 ? 170.0f : 0.0f;
+  // The overview strip: the whole run's busy time (summed over tracks) and the visible window;
+  // a click or drag there moves the window.
+  {
+    constexpr size_t kBins = 400;
+    if (timeline.density_of != std::make_pair(static_cast<const void*>(m), m->events)) {
+      timeline.density = chakra::busy_per_bin(*m, kBins);
+      timeline.density_of = {m, m->events};
+    }
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    const float left = at.x + kLabelWidth, strip_w = ImGui::GetContentRegionAvail().x - kLabelWidth, strip_h = 18;
+    ImGui::Dummy(ImVec2(kLabelWidth, strip_h));
+    ImGui::SameLine(0, 0);
+    ImGui::InvisibleButton("overview", ImVec2(std::max(strip_w, 1.0f), strip_h));
+    const bool strip_held = ImGui::IsItemActive();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddRectFilled(ImVec2(left, at.y), ImVec2(left + strip_w, at.y + strip_h), IM_COL32(30, 33, 40, 255));
+    const double peak = *std::max_element(timeline.density.begin(), timeline.density.end());
+    const float bin_w = strip_w / kBins;
+    for (size_t b = 0; b < kBins && peak > 0; ++b) {
+      const float h = static_cast<float>(timeline.density[b] / peak) * (strip_h - 2);
+      if (h > 0.3f) dl->AddRectFilled(ImVec2(left + bin_w * b, at.y + strip_h - 1 - h), ImVec2(left + bin_w * (b + 1), at.y + strip_h - 1),
+                                      IM_COL32(120, 150, 200, 200));
+    }
+    const double whole = std::max(1.0, static_cast<double>(m->end - m->begin));
+    auto strip_x = [&](double t) { return left + static_cast<float>((t - static_cast<double>(m->begin)) / whole) * strip_w; };
+    const float w0 = std::clamp(strip_x(timeline.t0), left, left + strip_w), w1 = std::clamp(strip_x(timeline.t1), left, left + strip_w);
+    dl->AddRectFilled(ImVec2(w0, at.y), ImVec2(std::max(w1, w0 + 2), at.y + strip_h), IM_COL32(255, 255, 255, 40));
+    dl->AddRect(ImVec2(w0, at.y), ImVec2(std::max(w1, w0 + 2), at.y + strip_h), IM_COL32(255, 255, 255, 180));
+    if (strip_held && strip_w > 0) {  // centre the window where the strip is held
+      const double t = static_cast<double>(m->begin) + (io.MousePos.x - left) / strip_w * whole, half = (timeline.t1 - timeline.t0) / 2;
+      timeline.t0 = t - half;
+      timeline.t1 = t + half;
+    }
+  }
   ImVec2 avail = ImGui::GetContentRegionAvail();
   ImGui::BeginChild("timeline_canvas", ImVec2(0, avail.y - stats_height), false, ImGuiWindowFlags_NoScrollWithMouse);
-  ImGuiIO& io = ImGui::GetIO();
+  if (timeline.scroll_to_row >= 0) {  // a found slice's row, into view
+    ImGui::SetScrollY(std::max(0.0f, kAxisHeight + kRowHeight * static_cast<float>(timeline.scroll_to_row) - ImGui::GetWindowHeight() / 2));
+    timeline.scroll_to_row = -1;
+  }
   ImVec2 origin = ImGui::GetCursorScreenPos();
   float width = ImGui::GetContentRegionAvail().x - kLabelWidth;
   float view_h = ImGui::GetWindowHeight();
@@ -174,7 +263,7 @@ void App::Impl::draw_timeline() {
           break;
         }
     }
-    if (ImGui::IsKeyPressed('F', false)) {
+    if (!io.KeyCtrl && ImGui::IsKeyPressed('F', false)) {
       if (at) {
         const chakra::TimelineTrack& tr = m->tracks[at->track];
         std::tie(timeline.t0, timeline.t1) = chakra::focus_window(static_cast<double>(tr.start[at->index]),
@@ -236,6 +325,17 @@ void App::Impl::draw_timeline() {
   dl->PushClipRect(ImVec2(x_left, axis_y + kAxisHeight), ImVec2(x_left + width, axis_y + view_h), true);
   if (!platform.draw_rects(instances))
     for (const RectInstance& r : instances) dl->AddRectFilled(ImVec2(r.x0, r.y0), ImVec2(r.x1, r.y1), r.colour);
+  // Slices the search found, outlined where they are on screen.
+  for (const chakra::TimelineModel::Ref& ref : timeline.found) {
+    if (static_cast<int>(ref.track) < first_row || static_cast<int>(ref.track) >= last_row) continue;
+    const chakra::TimelineTrack& tr = m->tracks[ref.track];
+    const double a = static_cast<double>(tr.start[ref.index]), b = static_cast<double>(tr.end[ref.index]);
+    if (b < timeline.t0 || a > timeline.t1) continue;
+    const float y = origin.y + kAxisHeight + kRowHeight * static_cast<float>(ref.track);
+    const float x0 = x_left + static_cast<float>((a - timeline.t0) * px_per_unit);
+    const float x1 = std::max(x0 + 2, x_left + static_cast<float>((b - timeline.t0) * px_per_unit));
+    dl->AddRect(ImVec2(x0, y + 1), ImVec2(x1, y + kRowHeight - 1), IM_COL32(255, 230, 90, 255), 0, 0, 1.5f);
+  }
   auto event_name = [&](uint32_t track, uint32_t index) -> std::string {
     const chakra::TimelineTrack& tr = m->tracks[track];
     const chakra::RankTrace* r = workspace.rank(tr.group);

@@ -467,7 +467,24 @@ test('timeline keys and wheel as in Perfetto: scroll, Ctrl+wheel zoom, pan kept 
   await tap(',');
   assert.equal((await status(p)).selected, first);
   await shot('09-timeline-keys.png', p);
-  await tap('Escape');
+  // Ctrl+F finds slices by name; Enter selects the next match and brings it into view.
+  await p.keyboard.down('Control');
+  await tap('f');
+  await p.keyboard.up('Control');
+  await p.keyboard.type('allreduce', { delay: 30 });
+  await p.waitForTimeout(200);
+  s = await status(p);
+  assert.ok(s.timeline_found > 0, `found ${s.timeline_found}`);
+  await tap('Enter');
+  s = await status(p);
+  assert.ok(s.selected >= 0 && s.selected !== first, `a match selected: ${s.selected}`);
+  await tap('Enter');
+  const second = (await status(p)).selected;
+  assert.ok(second >= 0, 'Enter again: the next match');
+  await shot('09b-timeline-find.png', p);
+  await p.mouse.move(box.x + 800, box.y + 400);  // back over the tracks: keys go to the timeline
+  await tap('Escape');  // leaves the search box (Enter gave it the focus back)
+  await tap('Escape');  // clears the selection
   assert.equal((await status(p)).selected, -1);
   await p.close();
 });

@@ -1,6 +1,7 @@
 #include "chakra/viz/timeline_model.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <queue>
 #include <set>
@@ -185,6 +186,59 @@ std::vector<double> axis_ticks(double origin, double t0, double t1, double step)
     if (tick >= t0) ticks.push_back(tick);
   }
   return ticks;
+}
+
+std::vector<double> busy_per_bin(const TimelineModel& model, size_t bins) {
+  std::vector<double> busy(bins, 0.0);
+  if (bins == 0 || model.end <= model.begin) return busy;
+  const double begin = static_cast<double>(model.begin), width = static_cast<double>(model.end - model.begin) / bins;
+  std::vector<double> running(bins + 1, 0.0);  // +1 from a bin on, -1 from a later one: bins fully covered
+  auto bin_of = [&](double t) { return std::min(bins - 1, static_cast<size_t>(std::max(0.0, (t - begin) / width))); };
+  for (const TimelineTrack& track : model.tracks)
+    for (size_t i = 0; i < track.size(); ++i) {
+      const double s = static_cast<double>(track.start[i]), e = static_cast<double>(track.end[i]);
+      if (!(e > s)) continue;
+      const size_t b0 = bin_of(s), b1 = bin_of(e);
+      if (b0 == b1) {
+        busy[b0] += e - s;
+        continue;
+      }
+      busy[b0] += begin + (b0 + 1) * width - s;
+      busy[b1] += e - (begin + b1 * width);
+      running[b0 + 1] += 1;
+      running[b1] -= 1;
+    }
+  double covering = 0;
+  for (size_t b = 0; b < bins; ++b) {
+    covering += running[b];
+    busy[b] += covering * width;
+  }
+  return busy;
+}
+
+std::vector<TimelineModel::Ref> find_events(const TimelineModel& model, std::string_view query,
+                                            const std::function<std::string_view(uint32_t, uint32_t)>& name_of,
+                                            size_t limit) {
+  std::vector<std::pair<uint64_t, TimelineModel::Ref>> found;  // (start, where)
+  if (query.empty()) return {};
+  auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  std::string needle(query);
+  for (char& c : needle) c = lower(c);
+  for (uint32_t t = 0; t < model.tracks.size(); ++t) {
+    const TimelineTrack& track = model.tracks[t];
+    for (uint32_t i = 0; i < track.size() && found.size() < limit; ++i) {
+      if (track.item[i] == UINT32_MAX) continue;
+      const std::string_view name = name_of(track.group, track.item[i]);
+      auto hit = std::search(name.begin(), name.end(), needle.begin(), needle.end(),
+                             [&](char a, char b) { return lower(a) == b; });
+      if (hit != name.end()) found.push_back({track.start[i], {t, i}});
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<TimelineModel::Ref> out;
+  out.reserve(found.size());
+  for (const auto& f : found) out.push_back(f.second);
+  return out;
 }
 
 std::pair<double, double> clamp_window(double t0, double t1, double begin, double end, double min_span) {

@@ -300,6 +300,39 @@ TEST(TimelineModel, WindowStaysOnTheData) {
   EXPECT_DOUBLE_EQ(instant.second - instant.first, 120.0);
 }
 
+// The overview strip's density: busy time per bin, events split across the bins they cover.
+TEST(TimelineModel, BusyPerBinAndFindByName) {
+  chakra::TimelineModel m;
+  m.begin = 0;
+  m.end = 100;
+  chakra::TimelineTrack a, b;
+  a.start = {0, 30};
+  a.end = {10, 75};  // 0-10 in bin 0; 30-75 covers bins 1 (30-50, 20) and 2 (50-75, 25)
+  a.item = {0, 1};
+  a.category = {0, 0};
+  b.start = {5};
+  b.end = {100};  // 45 in bin 0, 50 in bin 1... as 5-50 and 50-100
+  b.item = {2};
+  b.category = {0};
+  b.group = 1;
+  m.tracks = {a, b};
+  const std::vector<double> busy = chakra::busy_per_bin(m, 2);  // bins of 50
+  EXPECT_DOUBLE_EQ(busy[0], 10 + 20 + 45);
+  EXPECT_DOUBLE_EQ(busy[1], 25 + 50);
+  const std::vector<double> fine = chakra::busy_per_bin(m, 4);  // bins of 25, a full bin in the middle
+  EXPECT_DOUBLE_EQ(fine[0] + fine[1] + fine[2] + fine[3], 10 + 45 + 95);
+  EXPECT_DOUBLE_EQ(fine[2], 25 + 25);
+  // Names, case-insensitive, in start order; no query finds nothing.
+  const char* names[] = {"aten::mm", "ncclKernel_AllReduce", "nccl:all_reduce"};
+  auto name_of = [&](uint32_t, uint32_t item) { return std::string_view(names[item]); };
+  const auto found = chakra::find_events(m, "ALL", name_of);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].track, 1u);  // starts at 5
+  EXPECT_EQ(found[1].index, 1u);  // starts at 30
+  EXPECT_TRUE(chakra::find_events(m, "", name_of).empty());
+  EXPECT_EQ(chakra::find_events(m, "a", name_of, 1).size(), 1u);
+}
+
 TEST(TimelineModel, PickAndAreaStats) {
   TimelineTrack t = make_track({{0, 10}, {20, 30}, {40, 100}});
   EXPECT_EQ(pick_event(t, 25, 0), 1u);

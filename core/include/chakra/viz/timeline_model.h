@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -108,6 +109,17 @@ std::pair<double, double> clamp_window(double t0, double t1, double begin, doubl
 // The window that shows an event [start, end) with 10% of its length free on each side (an
 // event shorter than 1e-4 of `whole` gets that much room).
 std::pair<double, double> focus_window(double start, double end, double whole);
+
+// Busy time in each of `bins` equal bins of [begin, end], summed over every track (an overview
+// strip's density: up to the number of tracks times the bin's width). O(events + bins).
+std::vector<double> busy_per_bin(const TimelineModel& model, size_t bins);
+
+// The events whose name contains `query` (ASCII case-insensitive), in start order, at most
+// `limit`; `name_of(group, item)` gives an event's name. Events without an item are skipped; an
+// empty query finds nothing.
+std::vector<TimelineModel::Ref> find_events(const TimelineModel& model, std::string_view query,
+                                            const std::function<std::string_view(uint32_t, uint32_t)>& name_of,
+                                            size_t limit = 100000);
 
 // The event under time t (within `slop` time units), if any.
 std::optional<uint32_t> pick_event(const TimelineTrack& track, double t, double slop);
