@@ -296,7 +296,7 @@ void App::Impl::draw_keys() {
       {"", "W / S", "zoom in / out"},
       {"", "A / D", "pan left / right"},
       {"", "right-drag", "pan"},
-      {"", "click", "select a slice (its dependencies are drawn as arrows)"},
+      {"", "click", "select a slice: arrows in from what it waited for, out to what waited for it"},
       {"", "drag", "select an area: its events and busy time per name below"},
       {"", "F", "focus the selected slice (or the selected area)"},
       {"", ". / ,", "next / previous slice on the selected slice's track"},

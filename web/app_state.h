@@ -153,6 +153,7 @@ struct App::Impl {
   bool synthesize_command(std::string_view args);
   void draw_keys();
   void draw_run_charts(const SimRun& a, const SimRun* b);
+  SimRun* run_by_id(int id) const;  // a finished run, or null
   void draw_critical_path_list(const chakra::Trace& t, const chakra::CriticalPath& path);
   // view_overview.cpp, view_nodes.cpp, view_details.cpp
   void draw_overview();

@@ -26,6 +26,19 @@ void App::Impl::draw_details() {
   ImGui::Text("type           %s", std::string(chakra::node_type_name(t.type(n))).c_str());
   ImGui::Text("start_time     %llu us", static_cast<unsigned long long>(t.start_time_micros(n)));
   ImGui::Text("duration       %llu us", static_cast<unsigned long long>(t.duration_micros(n)));
+  // The run the timeline shows: when this node ran there (the NPU's own clock, from its start).
+  if (const SimRun* run = timeline.source > 0 ? run_by_id(timeline.source) : nullptr) {
+    const uint64_t id = t.id(n);
+    auto span = std::find_if(run->result.spans.begin(), run->result.spans.end(),
+                             [&](const chakra::sim::Span& sp) { return sp.npu == rank && sp.node == id; });
+    if (span != run->result.spans.end()) {
+      const double from = static_cast<double>(span->start), to = static_cast<double>(span->end);
+      ImGui::TextDisabled("simulated in run %d", run->id);
+      ImGui::Text("start          %s", format_duration(from, "ns").c_str());
+      ImGui::Text("end            %s", format_duration(to, "ns").c_str());
+      ImGui::Text("took           %s", format_duration(to - from, "ns").c_str());
+    }
+  }
   auto io = [&](const char* label, bool has, const chakra::IoStrings& s) {
     if (!has) return;
     ImGui::TextDisabled("%s", label);

@@ -126,8 +126,14 @@ void App::Impl::cancel_simulation() {
   running.reset();
 }
 
+SimRun* App::Impl::run_by_id(int id) const {
+  for (const auto& r : runs)
+    if (r->id == id) return r.get();
+  return nullptr;
+}
+
 bool App::Impl::open_in_timeline(int run_id) {
-  if (run_id != 0 && std::none_of(runs.begin(), runs.end(), [&](const auto& r) { return r->id == run_id; })) return false;
+  if (run_id != 0 && !run_by_id(run_id)) return false;
   timeline.source = run_id;
   timeline.t1 = timeline.t0;  // fit
   view = View::Timeline;
@@ -350,15 +356,10 @@ void App::Impl::draw_simulation() {
   // Results.
   if (runs.empty()) return;
   ImGui::Separator();
-  auto find_run = [&](int id) -> SimRun* {
-    for (auto& r : runs)
-      if (r->id == id) return r.get();
-    return nullptr;
-  };
-  SimRun* a = find_run(compare_a);
-  SimRun* b = find_run(compare_b);
+  SimRun* a = run_by_id(compare_a);
+  SimRun* b = run_by_id(compare_b);
   auto run_combo = [&](const char* label, int& id) {
-    std::string current = find_run(id) ? "run " + std::to_string(id) : "none";
+    std::string current = run_by_id(id) ? "run " + std::to_string(id) : "none";
     ImGui::SetNextItemWidth(180);
     if (ImGui::BeginCombo(label, current.c_str())) {
       if (ImGui::Selectable("none", id == 0)) id = 0;

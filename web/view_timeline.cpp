@@ -40,13 +40,11 @@ const chakra::TimelineModel* App::Impl::timeline_model() {
     return traces;
   };
   if (timeline.source > 0) {
-    for (auto& run : runs)
-      if (run->id == timeline.source) {
-        if (!run->timeline)
-          run->timeline = std::make_unique<chakra::TimelineModel>(chakra::timeline_of_spans(run->result.spans, rank_traces()));
-        return run->timeline.get();
-      }
-    return nullptr;
+    SimRun* run = run_by_id(timeline.source);
+    if (!run) return nullptr;
+    if (!run->timeline)
+      run->timeline = std::make_unique<chakra::TimelineModel>(chakra::timeline_of_spans(run->result.spans, rank_traces()));
+    return run->timeline.get();
   }
   if (!timeline.recorded_ready) {
     timeline.recorded = std::make_unique<chakra::TimelineModel>(chakra::timeline_of_traces(rank_traces()));
@@ -362,13 +360,19 @@ void App::Impl::draw_timeline() {
   if (selected && current_rank()) {
     if (auto me = place(rank, *selected)) {
       dl->AddRect(me->first, me->second, IM_COL32(255, 255, 255, 255), 0, 0, 2);
-      if (RankCache* c = cache())
+      if (RankCache* c = cache()) {
+        // Flow arrows: in from what it waited for (a kernel's launch), out to what waited for it
+        // (the kernels a CPU op launched), as far as either is on screen.
+        auto arrow = [&](const std::pair<ImVec2, ImVec2>& from, const std::pair<ImVec2, ImVec2>& to, ImU32 colour) {
+          ImVec2 a(from.second.x, (from.first.y + from.second.y) / 2), b(to.first.x, (to.first.y + to.second.y) / 2);
+          dl->AddBezierCubic(a, ImVec2(a.x + 30, a.y), ImVec2(b.x - 30, b.y), b, colour, 1.5f);
+          dl->AddTriangleFilled(b, ImVec2(b.x - 6, b.y - 3), ImVec2(b.x - 6, b.y + 3), colour);
+        };
         for (uint32_t d : c->deps.deps(*selected))
-          if (auto from = place(rank, d)) {
-            ImVec2 a(from->second.x, (from->first.y + from->second.y) / 2), b(me->first.x, (me->first.y + me->second.y) / 2);
-            dl->AddBezierCubic(a, ImVec2(a.x + 30, a.y), ImVec2(b.x - 30, b.y), b, IM_COL32(250, 220, 120, 230), 1.5f);
-            dl->AddTriangleFilled(b, ImVec2(b.x - 6, b.y - 3), ImVec2(b.x - 6, b.y + 3), IM_COL32(250, 220, 120, 230));
-          }
+          if (auto from = place(rank, d)) arrow(*from, *me, IM_COL32(250, 220, 120, 230));
+        for (uint32_t d : c->dependants.deps(*selected))
+          if (auto to = place(rank, d)) arrow(*me, *to, IM_COL32(130, 220, 160, 230));
+      }
     }
   }
   // Area selection (left drag) or click to select an event.
