@@ -2,6 +2,7 @@
 
 
 #include <algorithm>
+#include <span>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -634,16 +635,29 @@ struct SyncDeps {
   uint64_t thread_waits = 0;  // dependencies on the end of work handed to another thread
 };
 
+// Thread `tid`'s CPU ops (by start) and where those starting before `t` end (`or_at`: also
+// those starting at `t`); empty for an unknown thread.
+struct ThreadOps {
+  std::span<const int32_t> ops;
+  size_t split = 0;
+};
+ThreadOps thread_ops_before(const Device& d, TidKey tid, Number t, bool or_at = false) {
+  auto it = d.cpu_by_tid.find(tid);
+  if (it == d.cpu_by_tid.end()) return {};
+  const std::vector<int32_t>& ops = it->second;
+  auto at = std::partition_point(ops.begin(), ops.end(), [&](int32_t k) {
+    return or_at ? !pyjson::less(t, d.ops[k].ts) : pyjson::less(d.ops[k].ts, t);
+  });
+  return {ops, static_cast<size_t>(at - ops.begin())};
+}
+
 // The innermost CPU op of thread `tid` whose span holds [ts, end), or kNone.
 int32_t innermost_cpu_op(const Device& d, TidKey tid, Number ts, Number end) {
-  auto it = d.cpu_by_tid.find(tid);
-  if (it == d.cpu_by_tid.end()) return kNone;
-  const std::vector<int32_t>& ops = it->second;
-  auto at = std::partition_point(ops.begin(), ops.end(), [&](int32_t k) { return !pyjson::less(ts, d.ops[k].ts); });
+  const ThreadOps t = thread_ops_before(d, tid, ts, true);
   // Later-starting ops nest inside earlier ones: walking back, the first that holds the span is
   // the innermost. Siblings that ended before it are skipped (a bounded walk).
-  for (int steps = 0; at != ops.begin() && steps < 4096; ++steps) {
-    const int32_t k = *--at;
+  for (size_t i = t.split, steps = 0; i > 0 && steps < 4096; --i, ++steps) {
+    const int32_t k = t.ops[i - 1];
     if (!pyjson::less(pyjson::add(d.ops[k].ts, d.ops[k].dur), end)) return k;
   }
   return kNone;
@@ -651,24 +665,18 @@ int32_t innermost_cpu_op(const Device& d, TidKey tid, Number ts, Number end) {
 
 // The first host-linked CPU op thread `tid` starts at or after `end` (a Kineto index), or kNone.
 int32_t first_linked_cpu_op_after(const Device& d, TidKey tid, Number end) {
-  auto it = d.cpu_by_tid.find(tid);
-  if (it == d.cpu_by_tid.end()) return kNone;
-  const std::vector<int32_t>& ops = it->second;
-  auto at = std::partition_point(ops.begin(), ops.end(), [&](int32_t k) { return pyjson::less(d.ops[k].ts, end); });
-  for (; at != ops.end(); ++at)
-    if (d.ops[*at].host != kNone) return *at;
+  const ThreadOps t = thread_ops_before(d, tid, end);
+  for (size_t i = t.split; i < t.ops.size(); ++i)
+    if (d.ops[t.ops[i]].host != kNone) return t.ops[i];
   return kNone;
 }
 
 // The host-linked CPU op of thread `tid` that starts last among those over by `end`, or kNone:
 // on a replay lane, where a thread's ops run in start order, it finishes after all the others.
 int32_t last_linked_cpu_op_over_by(const Device& d, TidKey tid, Number end) {
-  auto it = d.cpu_by_tid.find(tid);
-  if (it == d.cpu_by_tid.end()) return kNone;
-  const std::vector<int32_t>& ops = it->second;
-  auto at = std::partition_point(ops.begin(), ops.end(), [&](int32_t k) { return pyjson::less(d.ops[k].ts, end); });
-  for (int steps = 0; at != ops.begin() && steps < 4096; ++steps) {
-    const int32_t k = *--at;
+  const ThreadOps t = thread_ops_before(d, tid, end);
+  for (size_t i = t.split, steps = 0; i > 0 && steps < 4096; --i, ++steps) {
+    const int32_t k = t.ops[i - 1];
     if (d.ops[k].host != kNone && !pyjson::less(end, pyjson::add(d.ops[k].ts, d.ops[k].dur))) return k;
   }
   return kNone;
