@@ -307,6 +307,8 @@ void App::Impl::draw_keys() {
       {"", "drag, right-drag", "pan"},
       {"", "click", "select a node"},
       {"Nodes", "click a row", "select the node"},
+      {"", "Ctrl+C", "copy the selected row (tab-separated)"},
+      {"Fields", "Ctrl+V", "paste from the system clipboard"},
       {"Anywhere", "drop files or a folder", "open traces, Kineto traces, configs"},
       {"", "?", "show or hide this list"},
   };

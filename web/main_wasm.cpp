@@ -198,6 +198,13 @@ EMSCRIPTEN_KEEPALIVE const char* app_display_json() {
   return g_status.c_str();
 }
 
+// Text pasted into the page (its paste listener: the system clipboard), typed into the field
+// being edited.
+EMSCRIPTEN_KEEPALIVE void app_paste(const char* text) {
+  wake();
+  ImGui::GetIO().AddInputCharactersUTF8(text);
+}
+
 // Input reached the page (its listeners call this): draw the next frames.
 EMSCRIPTEN_KEEPALIVE void app_wake() { wake(); }
 // Frames drawn so far (tests check that an idle page draws none).
@@ -256,6 +263,16 @@ int main() {
   style.FramePadding = ImVec2(6, 4);
   style.FrameRounding = 3;
   ImGui_ImplGlfw_InitForOpenGL(g_window, true);
+  // The system clipboard: what ImGui copies (Ctrl+C in a field or a table) goes there; pasting
+  // comes from the page's paste event (app_paste), so ImGui's own Ctrl+V pastes nothing twice.
+  ImGui::GetIO().SetClipboardTextFn = [](void*, const char* text) {
+    EM_ASM({
+      const text = UTF8ToString($0);
+      window.chakrakitClipboard = text;
+      if (navigator.clipboard) navigator.clipboard.writeText(text).catch(() => {});
+    }, text);
+  };
+  ImGui::GetIO().GetClipboardTextFn = [](void*) -> const char* { return ""; };
   ImGui_ImplOpenGL3_Init("#version 300 es");
   g_platform.gpu_rects = g_platform.rects.init("#version 300 es");
   g_app = new chakra_web::App(g_platform);

@@ -83,6 +83,16 @@ void App::Impl::draw_nodes() {
     }
   }
   ImGui::EndTable();
+  // Ctrl+C (not while typing) copies the selected row, tab-separated as the columns show it.
+  const ImGuiIO& io = ImGui::GetIO();
+  if (selected && *selected < t.size() && io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed('C', false)) {
+    const uint32_t n = *selected;
+    const std::string row = std::to_string(t.id(n)) + "\t" + std::string(t.name(n)) + "\t" +
+                            std::string(chakra::node_type_name(t.type(n))) + "\t" + std::to_string(t.start_time_micros(n)) +
+                            "\t" + std::to_string(t.duration_micros(n)) + "\t" +
+                            std::to_string(t.data_deps(n).size() + t.ctrl_deps(n).size());
+    ImGui::SetClipboardText(row.c_str());
+  }
 }
 
 }  // namespace chakra_web

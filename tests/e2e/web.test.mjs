@@ -130,6 +130,16 @@ test('clicking a node in the table selects it and shows its dependencies', async
   await page.waitForTimeout(700);
   assert.equal(await page.evaluate(() => location.hash.slice(1)), s.hash);
   await shot('03-selected.png');
+  // Ctrl+C copies the selected row to the system clipboard, tab-separated, its id first.
+  await page.keyboard.down('Control');
+  await page.keyboard.down('c');
+  await page.waitForTimeout(120);
+  await page.keyboard.up('c');
+  await page.keyboard.up('Control');
+  await page.waitForTimeout(200);
+  const copied = await page.evaluate(() => window.chakrakitClipboard);
+  assert.equal(copied.split('\t')[0], String(s.selected), copied);
+  assert.equal(copied.split('\t').length, 6);
   await command('view graph');
   await shot('03-graph-selected.png');
 });
@@ -307,8 +317,11 @@ test('real host ET + Kineto pairs replay against their measured steps, as in the
   await command('clear');
   const t0 = Date.now();
   await page.setInputFiles('#file', files);  // "Open files...": faster to script than a drop of 14 MB
-  await page.waitForFunction(() => window.chakrakitReading === 0 && JSON.parse(Module.ccall('app_status_json', 'string', [], [])).ranks.length === 8,
-    null, { timeout: 60000 });
+  // Every file handed over and opened (the Kineto traces make 8 ranks before their host ETs link them).
+  await page.waitForFunction(() => {
+    const s = JSON.parse(Module.ccall('app_status_json', 'string', [], []));
+    return window.chakrakitReading === 0 && !s.busy && s.ranks.length === 8;
+  }, null, { timeout: 60000 });
   console.log(`# 8 DLRM host ET + Kineto pairs read, linked and converted in ${((Date.now() - t0) / 1000).toFixed(2)} s`);
   let s = await status();
   assert.equal(s.error, '');
@@ -486,6 +499,19 @@ test('timeline keys and wheel as in Perfetto: scroll, Ctrl+wheel zoom, pan kept 
   await tap('Escape');  // leaves the search box (Enter gave it the focus back)
   await tap('Escape');  // clears the selection
   assert.equal((await status(p)).selected, -1);
+  // Ctrl+V pastes the system clipboard into the field being edited (here the find box).
+  await p.keyboard.down('Control');
+  await tap('f');
+  await p.keyboard.up('Control');
+  for (let i = 0; i < 12; ++i) await tap('Backspace');
+  await p.evaluate(() => {
+    const data = new DataTransfer();
+    data.setData('text', 'BWD_IG');
+    window.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data }));
+  });
+  await p.waitForTimeout(300);
+  s = await status(p);
+  assert.ok(s.timeline_found > 0, `pasted query finds ${s.timeline_found}`);
   await p.close();
 });
 
