@@ -434,7 +434,7 @@ test('a first visit sees the start page; each one-click example opens what it pr
   await p.close();
 });
 
-test('timeline keys and wheel as in Perfetto: scroll, Ctrl+wheel zoom, pan kept on the data, F, ./, and Esc', async () => {
+test('timeline keys and wheel as in Perfetto: scroll, Ctrl+wheel zoom, pan kept on the data, W/S/A/D, Shift+wheel, F, ./, Esc, Ctrl+F', async () => {
   const p = await openPage(url);
   await p.click('[data-example="resnet64"]');
   await p.waitForFunction(() => window.chakrakitExample === 'resnet64', null, { timeout: 120000 });
@@ -467,6 +467,28 @@ test('timeline keys and wheel as in Perfetto: scroll, Ctrl+wheel zoom, pan kept 
   assert.ok(s.timeline_window[0] >= begin - 0.025 * (end - begin) - 1e-6, `${s.timeline_window} against [${begin}, ${end}]`);
   // A key held for a few frames, as a person presses it (ImGui 1.86 samples keys once a frame).
   const tap = async (key) => { await p.keyboard.down(key); await p.waitForTimeout(120); await p.keyboard.up(key); await p.waitForTimeout(200); };
+  // D pans right, W zooms in, S zooms out (held, as keys are); Shift+wheel pans.
+  const held = async (key, ms = 300) => { await p.keyboard.down(key); await p.waitForTimeout(ms); await p.keyboard.up(key); await p.waitForTimeout(150); };
+  let before = (await status(p)).timeline_window;
+  await held('d');
+  s = await status(p);
+  assert.ok(s.timeline_window[0] > before[0], `D pans right: ${s.timeline_window} after ${before}`);
+  before = s.timeline_window;
+  await held('w');
+  s = await status(p);
+  assert.ok(span(s.timeline_window) < span(before), `W zooms in: ${s.timeline_window} after ${before}`);
+  before = s.timeline_window;
+  await held('s');
+  s = await status(p);
+  assert.ok(span(s.timeline_window) > span(before), `S zooms out: ${s.timeline_window} after ${before}`);
+  before = s.timeline_window;
+  await p.keyboard.down('Shift');
+  await p.mouse.wheel(0, 200);
+  await p.keyboard.up('Shift');
+  await p.waitForTimeout(300);
+  s = await status(p);
+  assert.notEqual(s.timeline_window[0], before[0], 'Shift+wheel pans');
+  assert.ok(Math.abs(span(s.timeline_window) - span(before)) < 1e-6 * span(before), 'and keeps the zoom');
   // F focuses the selected slice; . and , step along its track; Esc clears the selection.
   assert.equal(await command('view timeline', p), 1);
   assert.equal(await command('select 100', p), 1);
