@@ -20,6 +20,8 @@
 #include "chakra/viz/timeline_model.h"
 #include "chakra/viz/visualize.h"
 
+struct ImFont;
+
 namespace chakra_web {
 
 // One filled rectangle in framebuffer-independent pixels, colour as ImGui's packed ABGR.
@@ -55,6 +57,9 @@ class Platform {
   // Whether the page around the canvas has the toolbar (open files and folders, copy link,
   // clear: the web page's header, calling App::command); then the app draws none of its own.
   virtual bool has_toolbar() const { return false; }
+  // A monospace face for numbers in tables and on axes (digits line up), or null for the
+  // default font.
+  virtual ImFont* number_font() const { return nullptr; }
 };
 
 enum class View { Overview, Nodes, Graph, Timeline, Simulation };

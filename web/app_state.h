@@ -205,6 +205,22 @@ inline const ViewEntry& view_entry(View v) { return kViews[static_cast<size_t>(v
 
 // Colours per node type and span kind, shared by all views.
 ImU32 node_type_colour(int32_t type, float alpha = 1.0f);
+
+// Numbers drawn in the platform's number font while it lives (digits line up in columns).
+class NumberFont {
+ public:
+  explicit NumberFont(const Platform& p) : font_(p.number_font()) {
+    if (font_) ImGui::PushFont(font_);
+  }
+  ~NumberFont() {
+    if (font_) ImGui::PopFont();
+  }
+  NumberFont(const NumberFont&) = delete;
+  NumberFont& operator=(const NumberFont&) = delete;
+
+ private:
+  ImFont* font_;
+};
 ImU32 span_kind_colour(int kind, float alpha = 1.0f);
 ImU32 activity_colour(int kind, float alpha = 1.0f);  // chakra::TimelineActivity
 std::string format_duration(double value, const std::string& unit);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "app.h"
+#include "app_state.h"
 #include "chakra/support/text.h"
 
 namespace chakra_web {
@@ -63,6 +63,7 @@ int draw_column_chart(const char* id, const ColumnChart& chart, float height, Pl
   const std::vector<double> ticks = chart_ticks(lo, hi, 4, chart.min_tick_step);
   if (!ticks.empty()) lo = std::min(lo, ticks.front()), hi = std::max(hi, ticks.back());
 
+  NumberFont numbers(platform);  // axis and category labels
   const float axis_width = 72, label_height = ImGui::GetTextLineHeight() + 2;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float avail = std::max(100.0f, ImGui::GetContentRegionAvail().x);

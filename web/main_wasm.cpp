@@ -55,6 +55,8 @@ class BrowserPlatform : public chakra_web::Platform {
     }, name.c_str(), content.c_str());
   }
   bool has_toolbar() const override { return true; }  // index.html's header
+  ImFont* number_font() const override { return numbers; }
+  ImFont* numbers = nullptr;  // rebuilt with the atlas (fit_font)
   bool draw_rects(const std::vector<chakra_web::RectInstance>& r) override { return gpu_rects && rects.queue(r); }
   // In a Web Worker (sim_client.js), which gets the job as bytes; its reports come back through
   // app_sim_* below.
@@ -120,6 +122,8 @@ void fit_font(float ratio) {
     g_font_pixels = config.SizePixels;
     io.Fonts->AddFontDefault(&config);
   }
+  ImFontConfig number_config = config;  // a little smaller: monospace digits are wider
+  g_platform.numbers = io.Fonts->AddFontFromFileTTF("/fonts/numbers.ttf", std::round(13.0f * ratio), &number_config);
   io.FontGlobalScale = 1.0f / ratio;
   ImGui_ImplOpenGL3_DestroyFontsTexture();
   ImGui_ImplOpenGL3_CreateFontsTexture();

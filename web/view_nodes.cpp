@@ -74,6 +74,7 @@ void App::Impl::draw_nodes() {
       ImGui::TableNextColumn();
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(node_type_colour(t.type(n))), "%s",
                          std::string(chakra::node_type_name(t.type(n))).c_str());
+      NumberFont numbers(platform);
       ImGui::TableNextColumn();
       ImGui::Text("%llu", static_cast<unsigned long long>(t.start_time_micros(n)));
       ImGui::TableNextColumn();

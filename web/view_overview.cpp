@@ -50,18 +50,21 @@ void App::Impl::draw_overview() {
       ImGui::Text("%u", r->rank);
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(r->source.c_str());
-      ImGui::TableNextColumn();
-      ImGui::Text("%llu", static_cast<unsigned long long>(m.nodes));
-      for (int32_t t : types) {
+      {
+        NumberFont numbers(platform);
         ImGui::TableNextColumn();
-        ImGui::Text("%llu", static_cast<unsigned long long>(m.by_type[t].nodes));
+        ImGui::Text("%llu", static_cast<unsigned long long>(m.nodes));
+        for (int32_t t : types) {
+          ImGui::TableNextColumn();
+          ImGui::Text("%llu", static_cast<unsigned long long>(m.by_type[t].nodes));
+        }
+        ImGui::TableNextColumn();
+        ImGui::Text("%llu", static_cast<unsigned long long>(colls));
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(chakra::format_bytes(bytes).c_str());
+        ImGui::TableNextColumn();
+        ImGui::Text("%llu", static_cast<unsigned long long>(m.by_type[static_cast<int>(chakra::NodeType::Comp)].duration_micros));
       }
-      ImGui::TableNextColumn();
-      ImGui::Text("%llu", static_cast<unsigned long long>(colls));
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(chakra::format_bytes(bytes).c_str());
-      ImGui::TableNextColumn();
-      ImGui::Text("%llu", static_cast<unsigned long long>(m.by_type[static_cast<int>(chakra::NodeType::Comp)].duration_micros));
       ImGui::TableNextColumn();
       const uint64_t warnings = r->report.warnings + r->warnings.size();  // validation's and loading's
       if (r->report.errors) ImGui::TextColored(kErrorColour, "%llu errors", static_cast<unsigned long long>(r->report.errors));

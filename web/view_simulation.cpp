@@ -413,8 +413,9 @@ void App::Impl::draw_simulation() {
     ImGui::EndTable();
   }
   // Durations with units; the exact nanoseconds in each cell's tooltip (and in --json exports).
-  auto duration_cell = [](uint64_t ns) {
+  auto duration_cell = [&](uint64_t ns) {
     ImGui::TableNextColumn();
+    NumberFont numbers(platform);
     ImGui::TextUnformatted(format_duration(static_cast<double>(ns), "ns").c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%llu ns", static_cast<unsigned long long>(ns));
   };
