@@ -183,6 +183,7 @@ bool App::command(const std::string& c) {
   if (c == "clear") return clear(), true;
   if (c == "copy link") return copy_link(), true;
   if (c == "keys") return impl_->show_keys = !impl_->show_keys, true;
+  if (c.rfind("save chart ", 0) == 0) return impl_->chart_to_save = c.substr(11), true;
   if (c.rfind("select ", 0) == 0) {  // a node of the current rank, by position
     const std::string_view n = std::string_view(c).substr(7);
     uint32_t position = 0;

@@ -60,6 +60,9 @@ class Platform {
   // A monospace face for numbers in tables and on axes (digits line up), or null for the
   // default font.
   virtual ImFont* number_font() const { return nullptr; }
+  // Saves what is drawn at [x0, x1) × [y0, y1) (ImGui's coordinates) as NAME.png once this frame
+  // is rendered (the browser downloads it). False where the host cannot.
+  virtual bool save_image(const std::string& name, float x0, float y0, float x1, float y1) { return false; }
 };
 
 enum class View { Overview, Nodes, Graph, Timeline, Simulation };
@@ -91,6 +94,7 @@ class App {
   void select_node(uint32_t rank, uint32_t node);
   void cancel_simulation();
   // The same actions by name, for scripts and tests: "simulate", "cancel", "synthesize",
+  // "save chart TITLE" (a shown chart as TITLE.png, as its PNG button does),
   // "synthesize PRESET DP TP PP MICRO_BATCHES", "fit",
   // "clear", "copy link", "keys" (the key list), "select POSITION" (a node of the current rank), "view overview|nodes|graph|timeline|simulation", "timeline RUN" (a run's timeline;
   // 0: recorded times), "preset NAME" (a cluster preset). False when it failed or is unknown.

@@ -119,6 +119,12 @@ struct App::Impl {
   bool ctrl_edges = false;
   bool show_critical = false;
   bool show_keys = false;  // the key and mouse list ("?")
+  std::string chart_to_save;  // "save chart TITLE": the chart with that title saves its picture
+  bool take_save_request(const std::string& title) {
+    if (chart_to_save != title) return false;
+    chart_to_save.clear();
+    return true;
+  }
   float graph_zoom = 1, graph_x = 0, graph_y = 0;
   bool graph_fit = true;
   std::optional<uint32_t> graph_shown;  // the selection last brought into view

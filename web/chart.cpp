@@ -35,8 +35,9 @@ std::vector<double> chart_ticks(double lo, double hi, int count, double min_step
   return ticks;
 }
 
-int draw_column_chart(const char* id, const ColumnChart& chart, float height, Platform& platform) {
+int draw_column_chart(const char* id, const ColumnChart& chart, float height, Platform& platform, bool save) {
   ImGui::PushID(id);
+  const ImVec2 top = ImGui::GetCursorScreenPos();
   ImGui::TextUnformatted(chart.title.c_str());
   // The legend on the title's line: a swatch and a name per series.
   for (const ChartSeries& s : chart.series) {
@@ -49,6 +50,9 @@ int draw_column_chart(const char* id, const ColumnChart& chart, float height, Pl
   ImGui::SameLine(0, 14);
   if (ImGui::SmallButton("CSV")) platform.download(chart.title + ".csv", chart.csv());
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Download the values drawn as CSV");
+  ImGui::SameLine(0, 6);
+  if (ImGui::SmallButton("PNG")) save = true;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Download the chart as a picture");
 
   const size_t n = chart.categories.size(), k = chart.series.size();
   // The range: stacked sums above zero, and below it for a single signed series.
@@ -123,6 +127,7 @@ int draw_column_chart(const char* id, const ColumnChart& chart, float height, Pl
       ImGui::EndTooltip();
     }
   }
+  if (save) platform.save_image(chart.title, top.x, top.y, origin.x + std::max(width, 100.0f), y1 + label_height + 2);
   ImGui::PopID();
   return hovered_column;
 }

@@ -58,6 +58,14 @@ class DesktopPlatform : public chakra_web::Platform {
   void start_simulation(chakra::sim::SimJob job) override { runner.start(std::move(job)); }
   void cancel_simulation() override { runner.cancel(); }
   bool show_timings() const override { return !stable; }
+  // A chart's picture, written as NAME.png in the current folder once the frame is rendered.
+  bool save_image(const std::string& name, float x0, float y0, float x1, float y1) override {
+    image_name = name;
+    image_rect = ImVec4(x0, y0, x1, y1);
+    return true;
+  }
+  std::string image_name;
+  ImVec4 image_rect;
 };
 
 DesktopPlatform g_platform;
@@ -78,19 +86,8 @@ void on_drop(GLFWwindow*, int count, const char** paths) {
 }
 
 bool write_screenshot(const std::string& path, int width, int height) {
-  chakra_web::Image image;
-  image.width = static_cast<uint32_t>(width);
-  image.height = static_cast<uint32_t>(height);
-  image.rgba.resize(size_t(width) * size_t(height) * 4);
-  glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadBuffer(GL_BACK);
-  glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, image.rgba.data());
-  // GL's rows run bottom to top.
-  size_t row = size_t(width) * 4;
-  for (int y = 0; y < height / 2; ++y)
-    std::swap_ranges(image.rgba.begin() + long(y * row), image.rgba.begin() + long((y + 1) * row),
-                     image.rgba.begin() + long((height - 1 - y) * row));
-  for (size_t i = 3; i < image.rgba.size(); i += 4) image.rgba[i] = 255;
+  const chakra_web::Image image = chakra_web::read_framebuffer(0, 0, width, height, width, height);
   std::ofstream out(path, std::ios::binary);
   out << chakra_web::encode_png(image);
   return static_cast<bool>(out);
@@ -191,6 +188,16 @@ int main(int argc, char** argv) {
     ImGui::NewFrame();
     app.draw();
     ImVec2 framebuffer = chakra_web::render_frame(window, g_platform.rects);
+    if (!g_platform.image_name.empty()) {
+      const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
+      const ImVec4 q = g_platform.image_rect;
+      glReadBuffer(GL_BACK);
+      const chakra_web::Image image = chakra_web::read_framebuffer(
+          int(q.x * scale.x), int(q.y * scale.y), int((q.z - q.x) * scale.x), int((q.w - q.y) * scale.y), int(framebuffer.x),
+          int(framebuffer.y));
+      g_platform.download(g_platform.image_name + ".png", chakra_web::encode_png(image));
+      g_platform.image_name.clear();
+    }
     bool settled = !app.busy() && !g_platform.runner.running() && next_command == commands.size();
     if (!screenshot.empty() && settled && --frames_left <= 0) {
       status = write_screenshot(screenshot, static_cast<int>(framebuffer.x), static_cast<int>(framebuffer.y)) ? 0 : 1;

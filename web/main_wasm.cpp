@@ -55,6 +55,14 @@ class BrowserPlatform : public chakra_web::Platform {
     }, name.c_str(), content.c_str());
   }
   bool has_toolbar() const override { return true; }  // index.html's header
+  bool save_image(const std::string& name, float x0, float y0, float x1, float y1) override {
+    image_request = {name, x0, y0, x1, y1};
+    return true;
+  }
+  struct ImageRequest {
+    std::string name;  // empty: none
+    float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  } image_request;
   ImFont* number_font() const override { return numbers; }
   ImFont* numbers = nullptr;  // rebuilt with the atlas (fit_font)
   bool draw_rects(const std::vector<chakra_web::RectInstance>& r) override { return gpu_rects && rects.queue(r); }
@@ -159,7 +167,31 @@ void frame() {
   io.MouseWheelH = -io.MouseWheelH / 100.0f;
   ImGui::NewFrame();
   g_app->draw();
-  chakra_web::render_frame(g_window, g_platform.rects);
+  const ImVec2 framebuffer = chakra_web::render_frame(g_window, g_platform.rects);
+  if (auto& q = g_platform.image_request; !q.name.empty()) {  // a chart's picture, downloaded
+    const int x0 = static_cast<int>(q.x0 * r), y0 = static_cast<int>(q.y0 * r);
+    const chakra_web::Image image = chakra_web::read_framebuffer(x0, y0, static_cast<int>(q.x1 * r) - x0, static_cast<int>(q.y1 * r) - y0,
+                                                                 static_cast<int>(framebuffer.x), static_cast<int>(framebuffer.y));
+    const std::string png = chakra_web::encode_png(image);
+    EM_ASM({
+      const name = UTF8ToString($0) + '.png';
+      const bytes = HEAPU8.slice($1, $1 + $2);
+      // (No object literal: EM_ASM's macro would split its commas.)
+      const last = Object.create(null);
+      last.name = name;
+      last.size = bytes.length;
+      last.head = Array.from(bytes.subarray(0, 8));
+      window.chakrakitLastDownload = last;
+      const a = document.createElement('a');
+      const options = Object.create(null);
+      options.type = 'image/png';
+      a.href = URL.createObjectURL(new Blob([bytes], options));
+      a.download = name;
+      a.click();
+      setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+    }, q.name.c_str(), png.data(), png.size());
+    q.name.clear();
+  }
   glfwSwapBuffers(g_window);
   g_frame_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }

@@ -6,6 +6,9 @@
 #include <imgui.h>
 #include <imgui_impl_opengl3.h>
 
+#include <algorithm>
+
+#include "png.h"
 #include "rect_renderer.h"
 
 namespace chakra_web {
@@ -21,6 +24,29 @@ inline ImVec2 render_frame(GLFWwindow* window, RectRenderer& rects) {
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
   rects.end_frame();
   return ImVec2(static_cast<float>(width), static_cast<float>(height));
+}
+
+// The framebuffer's pixels in [x, x + w) × [y, y + h) (pixels, top-left origin, clamped to the
+// framebuffer of `fb_width` × `fb_height`), rows top to bottom, opaque: a screenshot or a
+// chart's picture. Call after render_frame, before the buffers are swapped.
+inline Image read_framebuffer(int x, int y, int w, int h, int fb_width, int fb_height) {
+  x = std::clamp(x, 0, fb_width);
+  y = std::clamp(y, 0, fb_height);
+  w = std::clamp(w, 0, fb_width - x);
+  h = std::clamp(h, 0, fb_height - y);
+  Image image;
+  image.width = static_cast<uint32_t>(w);
+  image.height = static_cast<uint32_t>(h);
+  image.rgba.resize(size_t(w) * size_t(h) * 4);
+  if (image.rgba.empty()) return image;
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(x, fb_height - y - h, w, h, GL_RGBA, GL_UNSIGNED_BYTE, image.rgba.data());
+  const size_t row = size_t(w) * 4;  // GL's rows run bottom to top
+  for (int r = 0; r < h / 2; ++r)
+    std::swap_ranges(image.rgba.begin() + long(r * row), image.rgba.begin() + long((r + 1) * row),
+                     image.rgba.begin() + long((h - 1 - r) * row));
+  for (size_t i = 3; i < image.rgba.size(); i += 4) image.rgba[i] = 255;
+  return image;
 }
 
 }  // namespace chakra_web

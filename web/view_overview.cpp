@@ -98,7 +98,7 @@ void App::Impl::draw_overview() {
       chart.categories.push_back(chakra::format_bytes(bucket ? uint64_t{1} << bucket : 0));
       chart.values.push_back(static_cast<double>(*k));
     }
-    draw_column_chart("sizes", chart, 90, platform);
+    draw_column_chart("sizes", chart, 90, platform, take_save_request(chart.title));
   }
   for (const std::string& n : r->notes) ImGui::BulletText("%s", n.c_str());
   for (const std::string& w : r->warnings) {

@@ -193,7 +193,7 @@ void App::Impl::draw_run_charts(const SimRun& a, const SimRun* b) {
     split.categories.push_back(std::to_string(i));
     for (sim::Tick v : {t.compute_only, t.overlapped, t.comm_only, t.idle}) split.values.push_back(static_cast<double>(v));
   }
-  draw_column_chart("split", split, 130, platform);
+  draw_column_chart("split", split, 130, platform, take_save_request(split.title));
   if (b && b->result.npus.size() == npus.size()) {
     ColumnChart delta;
     delta.title = "Finish of run " + std::to_string(b->id) + " against run " + std::to_string(a.id);
@@ -208,7 +208,7 @@ void App::Impl::draw_run_charts(const SimRun& a, const SimRun* b) {
       delta.categories.push_back(std::to_string(i));
       delta.values.push_back(chakra::percent_off(b->result.npus[i].finish, npus[i].finish));
     }
-    draw_column_chart("delta", delta, 100, platform);
+    draw_column_chart("delta", delta, 100, platform, take_save_request(delta.title));
   }
   // The spread of finish times: NPUs per twentieth of [earliest, latest].
   sim::Tick first = UINT64_MAX, last = 0;
@@ -227,7 +227,7 @@ void App::Impl::draw_run_charts(const SimRun& a, const SimRun* b) {
     for (int k = 0; k < kBuckets; ++k) spread.categories.push_back(ns(static_cast<double>(first) + k * width));
     for (const sim::NpuResult& n : npus)
       if (n.finished) spread.values[std::min(kBuckets - 1, static_cast<int>(static_cast<double>(n.finish - first) / width))] += 1;
-    draw_column_chart("spread", spread, 80, platform);
+    draw_column_chart("spread", spread, 80, platform, take_save_request(spread.title));
   }
 }
 
