@@ -39,7 +39,7 @@ ImU32 span_kind_colour(int kind, float alpha) {
   using K = chakra::sim::SpanKind;
   switch (static_cast<K>(kind)) {
     case K::Compute: return node_type_colour(4, alpha);
-    case K::Cpu: return node_type_colour(0, alpha);
+    case K::Cpu: return node_type_colour(1, alpha);  // blue, as CPU ops in measured timelines
     case K::Collective: return node_type_colour(7, alpha);
     case K::Send: return node_type_colour(5, alpha);
     case K::Recv: return node_type_colour(6, alpha);
@@ -52,8 +52,8 @@ ImU32 activity_colour(int kind, float alpha) {
   using A = chakra::TimelineActivity;
   switch (static_cast<A>(kind)) {
     case A::CpuOp: return node_type_colour(1, alpha);
-    case A::Kernel: return node_type_colour(3, alpha);
-    case A::Copy: return node_type_colour(4, alpha);
+    case A::Kernel: return node_type_colour(4, alpha);  // orange: compute, as in simulated timelines
+    case A::Copy: return node_type_colour(3, alpha);
     case A::Communication: return node_type_colour(7, alpha);
     default: return node_type_colour(0, alpha);
   }
@@ -65,7 +65,7 @@ std::string format_duration(double v, const std::string& unit) {
   char buf[48];
   const double size = std::fabs(ns);  // the unit by magnitude: times left of the start are negative
   if (size < 1e3) std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  else if (size < 1e6) std::snprintf(buf, sizeof buf, "%.3g us", ns / 1e3);
+  else if (size < 1e6) std::snprintf(buf, sizeof buf, "%.3g \u00b5s", ns / 1e3);
   else if (size < 1e9) std::snprintf(buf, sizeof buf, "%.4g ms", ns / 1e6);
   else std::snprintf(buf, sizeof buf, "%.4g s", ns / 1e9);
   return buf;
@@ -167,6 +167,7 @@ void App::clear() {
   s.files_fingerprint = 0;
   s.rerun_for_link = false;
   s.runs.clear();
+  s.next_run_id = 1;  // a clean slate: the next run is run 1 again
   s.timeline.source = 0;
   s.synth.active = false;
   s.error.clear();
@@ -316,7 +317,7 @@ void App::Impl::draw_keys() {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x / 2, vp->WorkPos.y + vp->WorkSize.y / 2), ImGuiCond_Always,
                           ImVec2(0.5f, 0.5f));
-  ImGui::SetNextWindowBgAlpha(0.96f);
+  ImGui::SetNextWindowBgAlpha(1.0f);
   if (ImGui::Begin("Keys and mouse", &show_keys,
                    ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings)) {
     if (ImGui::BeginTable("keys", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
@@ -443,7 +444,8 @@ void App::Impl::draw_sidebar() {
   ImGui::EndChild();
   if (workspace.network) ImGui::TextDisabled("network: %s", workspace.network_source.c_str());
   if (workspace.system) ImGui::TextDisabled("system: %s", workspace.system_source.c_str());
-  if (!workspace.groups.empty()) ImGui::TextDisabled("%zu communicator groups", workspace.groups.size());
+  if (!workspace.groups.empty())
+    ImGui::TextDisabled("%zu communicator group%s", workspace.groups.size(), workspace.groups.size() == 1 ? "" : "s");
   ImGui::Separator();
   ImGui::TextUnformatted("Messages");
   ImGui::BeginChild("log", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);

@@ -64,8 +64,15 @@ int draw_column_chart(const char* id, const ColumnChart& chart, float height, Pl
     lo = std::min(lo, down);
   }
   if (hi == lo) hi = lo + 1;
-  const std::vector<double> ticks = chart_ticks(lo, hi, 4, chart.min_tick_step);
-  if (!ticks.empty()) lo = std::min(lo, ticks.front()), hi = std::max(hi, ticks.back());
+  std::vector<double> ticks = chart_ticks(lo, hi, 4, chart.min_tick_step);
+  // The axis ends on round ticks at or beyond the data, so the tallest column has a tick above it.
+  if (ticks.size() >= 2) {
+    const double step = ticks[1] - ticks[0];
+    if (ticks.back() < hi - step * 1e-9) ticks.push_back(ticks.back() + step);
+    if (ticks.front() > lo + step * 1e-9) ticks.insert(ticks.begin(), ticks.front() - step);
+    lo = std::min(lo, ticks.front());
+    hi = std::max(hi, ticks.back());
+  }
 
   NumberFont numbers(platform);  // axis and category labels
   const float axis_width = 72, label_height = ImGui::GetTextLineHeight() + 2;

@@ -298,6 +298,7 @@ int main() {
   ImGuiStyle& style = ImGui::GetStyle();
   style.FramePadding = ImVec2(6, 4);
   style.FrameRounding = 3;
+  style.FrameBorderSize = 1;  // checkboxes and fields read as controls, not blank boxes
   ImGui_ImplGlfw_InitForOpenGL(g_window, true);
   // The system clipboard: what ImGui copies (Ctrl+C in a field or a table) goes there; pasting
   // comes from the page's paste event (app_paste), so ImGui's own Ctrl+V pastes nothing twice.

@@ -51,12 +51,20 @@ void App::Impl::draw_details() {
   if (ImGui::CollapsingHeader("attributes", ImGuiTreeNodeFlags_DefaultOpen)) {
     for (uint32_t a = t.attr_begin(n); a < t.attr_end(n); ++a) {
       chakra::AttrView v = t.attr(a);
-      ImGui::TextWrapped("%s = %s", std::string(v.name()).c_str(), chakra::attr_value_text(t, v).c_str());
+      std::string text = chakra::attr_value_text(t, v);
+      // The numbers people read by name: a collective's type and its size.
+      if (v.name() == "comm_type")
+        if (auto type = v.as_int64(); type && !chakra::comm_type_name(*type).empty())
+          text += " (" + std::string(chakra::comm_type_name(*type)) + ")";
+      if (v.name() == "comm_size" || v.name() == "tensor_size")
+        if (auto bytes = v.as_uint64(); bytes && *bytes >= 1024) text += " (" + chakra::format_bytes(*bytes) + ")";
+      ImGui::TextWrapped("%s = %s", std::string(v.name()).c_str(), text.c_str());
     }
   }
   auto links = [&](const char* title, auto&& ids_or_positions, bool are_ids) {
     if (!ImGui::CollapsingHeader(title, ImGuiTreeNodeFlags_DefaultOpen)) return;
     int shown = 0;
+    if (std::size(ids_or_positions) == 0) ImGui::TextDisabled("none");
     for (auto v : ids_or_positions) {
       std::optional<uint32_t> pos = are_ids ? c->index->find(v) : std::optional<uint32_t>(static_cast<uint32_t>(v));
       uint64_t id = are_ids ? v : t.id(static_cast<uint32_t>(v));

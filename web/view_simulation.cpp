@@ -181,7 +181,7 @@ void App::Impl::draw_run_charts(const SimRun& a, const SimRun* b) {
   const auto ns = [](double v) { return format_duration(v, "ns"); };
   const std::vector<sim::NpuResult>& npus = a.result.npus;
   ColumnChart split;
-  split.title = "Time per NPU, run " + std::to_string(a.id);
+  split.title = "Step per NPU (from its start), run " + std::to_string(a.id);
   split.category_name = "NPU";
   split.series = {{"compute alone", span_kind_colour(static_cast<int>(sim::SpanKind::Compute))},
                   {"compute and communication", IM_COL32(150, 120, 220, 255)},
@@ -419,10 +419,11 @@ void App::Impl::draw_simulation() {
     ImGui::TextUnformatted(format_duration(static_cast<double>(ns), "ns").c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%llu ns", static_cast<unsigned long long>(ns));
   };
+  ImGui::TextDisabled("* ASTRA-sim's exposed communication: the finish less GPU compute time (waiting included)");
   int cols = (b ? 9 : 6) + (measured ? 4 : 0);
   if (ImGui::BeginTable("npus", cols, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY)) {
     ImGui::TableSetupScrollFreeze(0, 1);
-    for (const char* h : {"NPU", "finish", "compute", "comm", "exposed comm", "nodes"}) ImGui::TableSetupColumn(h);
+    for (const char* h : {"NPU", "finish", "compute", "comm", "exposed comm*", "nodes"}) ImGui::TableSetupColumn(h);
     if (measured)
       for (const char* h : {"measured step", "simulated step", "error", "measured exposed comm"}) ImGui::TableSetupColumn(h);
     if (b) {

@@ -79,16 +79,19 @@ void App::Impl::draw_timeline() {
     timeline.t1 = static_cast<double>(m->end) + pad;
   }
   ImGui::SameLine();
-  ImGui::TextDisabled("%llu events on %zu tracks; Ctrl+wheel or W/S zoom, A/D pan, F focus, ? for all keys",
+  ImGui::TextDisabled("%llu events on %zu tracks; Ctrl+wheel zoom, ? for all keys",
                       static_cast<unsigned long long>(m->events), m->tracks.size());
-  if (m->categories == chakra::TimelineCategories::ActivityKind) {  // the colours' legend
-    for (int k = 0; k <= static_cast<int>(chakra::TimelineActivity::Other); ++k) {
-      if (k) ImGui::SameLine();  // a line of its own: the hint above fills the first
-      ImGui::ColorButton(chakra::timeline_activity_name(static_cast<chakra::TimelineActivity>(k)),
-                         ImGui::ColorConvertU32ToFloat4(activity_colour(k)), ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
-      ImGui::SameLine(0, 3);
-      ImGui::TextUnformatted(chakra::timeline_activity_name(static_cast<chakra::TimelineActivity>(k)));
-    }
+  // The colours' legend, on a line of its own (the hint above fills the first).
+  static constexpr const char* kSpanKinds[] = {"compute", "CPU", "collective", "send", "receive", "memory", "other"};
+  const bool activities = m->categories == chakra::TimelineCategories::ActivityKind;
+  const int kinds = activities ? static_cast<int>(chakra::TimelineActivity::Other) + 1 : 7;
+  for (int k = 0; k < kinds; ++k) {
+    if (k) ImGui::SameLine();
+    const char* name = activities ? chakra::timeline_activity_name(static_cast<chakra::TimelineActivity>(k)) : kSpanKinds[k];
+    ImGui::ColorButton(name, ImGui::ColorConvertU32ToFloat4(activities ? activity_colour(k) : span_kind_colour(k)),
+                       ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
+    ImGui::SameLine(0, 3);
+    ImGui::TextUnformatted(name);
   }
 
   // Ctrl+F: find slices by name; Enter / Shift+Enter (or the arrows) select the next / previous

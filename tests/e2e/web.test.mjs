@@ -421,11 +421,11 @@ test('a first visit sees the start page; each one-click example opens what it pr
   assert.ok(s.runs[0].finish_ns.every((t) => t > 0));
   await shot('08c-example-resnet64.png', p);
   // A chart's PNG button downloads its picture (here through the same request by command).
-  assert.equal(await command('save chart Time per NPU, run 1', p), 1);
+  assert.equal(await command('save chart Step per NPU (from its start), run 1', p), 1);
   await p.evaluate(() => Module._app_wake());
   await p.waitForFunction(() => window.chakrakitLastDownload, null, { timeout: 5000 });
   const png = await p.evaluate(() => window.chakrakitLastDownload);
-  assert.equal(png.name, 'Time per NPU, run 1.png');
+  assert.equal(png.name, 'Step per NPU (from its start), run 1.png');
   assert.deepEqual(png.head, [137, 80, 78, 71, 13, 10, 26, 10]);  // the PNG signature
   assert.ok(png.size > 2000, `${png.size} bytes`);
   // The synthetic Llama step: 16 ranks in 4 pipeline stages, simulated, on its timeline.
