@@ -633,6 +633,14 @@ struct SyncDeps {
   uint64_t inferred = 0;      // stream waits without one, resolved by the launch-order rule
   uint64_t no_waiter = 0;     // no linked op after the call on its thread (or stream)
   uint64_t thread_waits = 0;  // dependencies on the end of work handed to another thread
+
+  // `waiter` waits for node `on`: a sync_dep entry, once. False when it was there already.
+  bool add(int64_t waiter, int64_t on) {
+    std::vector<int64_t>& list = of[waiter];
+    if (std::find(list.begin(), list.end(), on) != list.end()) return false;
+    list.push_back(on);
+    return true;
+  }
 };
 
 // Thread `tid`'s CPU ops (by start) and where those starting before `t` end (`or_at`: also
@@ -713,12 +721,7 @@ void add_cross_thread_blocked(const Device& d, const std::vector<std::pair<int32
     for (TidKey tid : threads) {
       const int32_t last = last_linked_cpu_op_over_by(d, tid, end);
       if (last == kNone) continue;
-      std::vector<int64_t>& list = r.of[host_out(d.ops[waiter].host)];
-      const int64_t target = host_out(d.ops[last].host);
-      if (std::find(list.begin(), list.end(), target) == list.end()) {
-        list.push_back(target);
-        ++r.thread_waits;
-      }
+      if (r.add(host_out(d.ops[waiter].host), host_out(d.ops[last].host))) ++r.thread_waits;
     }
   }
   for (auto& [waiting, list] : spans) {
@@ -771,10 +774,6 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
   };
 
   SyncDeps r;
-  auto wait_for = [&](int64_t waiter, int64_t gpu) {  // a sync_dep entry, once
-    std::vector<int64_t>& list = r.of[waiter];
-    if (std::find(list.begin(), list.end(), gpu) == list.end()) list.push_back(gpu);
-  };
   auto add_blocked = [&](TidKey tid, Number ts, Number end, double micros) {
     const int32_t op = innermost_cpu_op(d, tid, ts, end);
     if (op != kNone && d.ops[op].host != kNone && micros > 0) r.blocked[host_out(d.ops[op].host)] += micros;
@@ -848,7 +847,7 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
       continue;
     }
     ++r.resolved;
-    for (int64_t t : targets) wait_for(waiter, t);
+    for (int64_t t : targets) r.add(waiter, t);
   }
   // A copy to pageable host memory returns only once the copy ran, after everything queued
   // before it on its stream: the launch call's time beyond the copy's own is blocked time, and
@@ -862,7 +861,7 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
     const Number end = pyjson::add(launch.ts, launch.dur);
     add_blocked(launch.tid, launch.ts, end, launch.dur.as_double() - d.ops[g].dur.as_double());
     if (gpu_out[g] < 0) continue;
-    if (const int64_t waiter = cpu_after(launch.tid, end); waiter >= 0) wait_for(waiter, gpu_out[g]);
+    if (const int64_t waiter = cpu_after(launch.tid, end); waiter >= 0) r.add(waiter, gpu_out[g]);
   }
   return r;
 }
