@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -75,38 +74,8 @@ std::string encode_share_state(const ShareState& state) {
   return out;
 }
 
-namespace {
-
-constexpr char kBase64Url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-std::string base64url(std::string_view bytes) {
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (unsigned char b : bytes) {
-    acc = (acc << 8) | b;
-    bits += 8;
-    while (bits >= 6) out.push_back(kBase64Url[(acc >> (bits -= 6)) & 63]);
-  }
-  if (bits) out.push_back(kBase64Url[(acc << (6 - bits)) & 63]);
-  return out;
-}
-
-std::string from_base64url(std::string_view text) {
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : text) {
-    const char* at = c ? std::strchr(kBase64Url, c) : nullptr;
-    if (!at) fail("the compressed link has a character outside URL-safe base64");
-    acc = (acc << 6) | static_cast<uint32_t>(at - kBase64Url);
-    bits += 6;
-    if (bits >= 8) out.push_back(static_cast<char>((acc >> (bits -= 8)) & 255));
-  }
-  return out;
-}
-
-}  // namespace
+// The characters of a compressed link after "z=" (RFC 4648 §5, unpadded).
+constexpr std::string_view kBase64Url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 std::string encode_share_link(const ShareState& state) {
   const std::string plain = encode_share_state(state);
@@ -116,7 +85,9 @@ std::string encode_share_link(const ShareState& state) {
                 static_cast<uLong>(plain.size()), 9) != Z_OK)
     fail("could not compress the state");
   packed.resize(size);
-  return "z=" + base64url(packed);
+  std::string link = "z=";
+  append_base64(link, packed, true);
+  return link;
 }
 
 uint64_t file_fingerprint(std::span<const uint8_t> bytes) {
@@ -138,7 +109,11 @@ ShareState decode_share_state(std::string_view hash, const ShareLimits& limits) 
     fail(std::to_string(hash.size()) + " characters is over the limit of " + std::to_string(limits.max_chars));
   std::string inflated;  // a compressed link: its text, at most max_chars long
   if (hash.substr(0, 2) == "z=") {
-    const std::string packed = from_base64url(hash.substr(2));
+    const std::string_view text = hash.substr(2);
+    if (text.find_first_not_of(kBase64Url) != std::string_view::npos)
+      fail("the compressed link has a character outside URL-safe base64");
+    std::string packed;
+    if (!decode_base64(text, packed)) fail("the compressed link is damaged (cut short or altered)");
     inflated.resize(limits.max_chars);
     uLongf size = static_cast<uLongf>(inflated.size());
     const int rc = uncompress(reinterpret_cast<Bytef*>(inflated.data()), &size,

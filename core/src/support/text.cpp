@@ -1,5 +1,6 @@
 #include "chakra/support/text.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -282,8 +283,10 @@ void append_json_string(std::string& out, std::string_view s, bool ascii_only) {
   out += '"';
 }
 
-void append_base64(std::string& out, std::string_view bytes) {
-  static const char table[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+void append_base64(std::string& out, std::string_view bytes, bool url_safe) {
+  const char* table = url_safe ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                               : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const size_t pad = url_safe ? 0 : 4;  // characters per group when padded
   size_t i = 0;
   const auto b = [&](size_t k) { return static_cast<uint32_t>(static_cast<uint8_t>(bytes[k])); };
   for (; i + 3 <= bytes.size(); i += 3) {
@@ -295,11 +298,11 @@ void append_base64(std::string& out, std::string_view bytes) {
   if (rest == 1) {
     uint32_t v = b(i) << 16;
     char q[4] = {table[v >> 18], table[(v >> 12) & 63], '=', '='};
-    out.append(q, 4);
+    out.append(q, std::max<size_t>(pad, 2));
   } else if (rest == 2) {
     uint32_t v = b(i) << 16 | b(i + 1) << 8;
     char q[4] = {table[v >> 18], table[(v >> 12) & 63], table[(v >> 6) & 63], '='};
-    out.append(q, 4);
+    out.append(q, std::max<size_t>(pad, 3));
   }
 }
 

@@ -116,6 +116,18 @@ TEST(Base64, RoundTripsAndMatchesRfc4648) {
   std::string dec;
   EXPECT_FALSE(chakra::decode_base64("Zm9v!", dec));
   EXPECT_FALSE(chakra::decode_base64("Zg==Zg", dec));
+  // The URL-safe alphabet of RFC 4648 §5, unpadded (share links), read back by the same decoder.
+  const char* url_vectors[][2] = {{"\xfb\xff", "-_8"}, {"f", "Zg"}, {"fo", "Zm8"}, {"foo", "Zm9v"}};
+  for (auto& v : url_vectors) {
+    std::string enc;
+    chakra::append_base64(enc, v[0], true);
+    EXPECT_EQ(enc, v[1]);
+    ASSERT_TRUE(chakra::decode_base64(enc, dec));
+    EXPECT_EQ(dec, v[0]);
+  }
+  std::string standard;
+  chakra::append_base64(standard, "\xfb\xff");
+  EXPECT_EQ(standard, "+/8=");
 }
 
 }  // namespace

@@ -47,7 +47,8 @@ std::string printable(std::string_view s);
 // `max_bytes` bytes with "..." (a hostile file's "token" can be megabytes of binary).
 std::string quoted_excerpt(std::string_view s, size_t max_bytes = 80);
 
-void append_base64(std::string& out, std::string_view bytes);
+// Standard alphabet with '=' padding; `url_safe`: RFC 4648 §5's alphabet ('-', '_'), no padding.
+void append_base64(std::string& out, std::string_view bytes, bool url_safe = false);
 // Accepts standard and URL-safe alphabets, with or without padding.
 bool decode_base64(std::string_view text, std::string& out);
 
