@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "chakra/app/share_link.h"
@@ -60,9 +61,19 @@ class Platform {
   // A monospace face for numbers in tables and on axes (digits line up), or null for the
   // default font.
   virtual ImFont* number_font() const { return nullptr; }
-  // Saves what is drawn at [x0, x1) × [y0, y1) (ImGui's coordinates) as NAME.png once this frame
-  // is rendered (the browser downloads it). False where the host cannot.
-  virtual bool save_image(const std::string& name, float x0, float y0, float x1, float y1) { return false; }
+
+  // A picture of what this frame draws at [x0, x1) × [y0, y1) (ImGui's coordinates), asked for by
+  // a chart's PNG button; each host takes it once the frame is rendered (requested_png in
+  // render_frame.h) and saves it as NAME.png (the browser downloads it).
+  struct ImageRequest {
+    std::string name;  // empty: none
+    float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  };
+  void request_image(ImageRequest request) { image_request_ = std::move(request); }
+  ImageRequest take_image_request() { return std::exchange(image_request_, ImageRequest{}); }
+
+ private:
+  ImageRequest image_request_;
 };
 
 enum class View { Overview, Nodes, Graph, Timeline, Simulation };

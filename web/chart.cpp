@@ -134,7 +134,7 @@ int draw_column_chart(const char* id, const ColumnChart& chart, float height, Pl
       ImGui::EndTooltip();
     }
   }
-  if (save) platform.save_image(chart.title, top.x, top.y, origin.x + std::max(width, 100.0f), y1 + label_height + 2);
+  if (save) platform.request_image({chart.title, top.x, top.y, origin.x + std::max(width, 100.0f), y1 + label_height + 2});
   ImGui::PopID();
   return hovered_column;
 }

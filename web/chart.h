@@ -37,7 +37,7 @@ struct ColumnChart {
 // Draws `chart` across the available width (columns at most 60 px wide), `height` pixels high
 // for the plot, with its title, legend, category labels where they fit and a "CSV" button
 // (Platform::download). Returns the hovered column, or -1.
-// A "PNG" button (or `save`) has the host save the chart's picture (Platform::save_image).
+// A "PNG" button (or `save`) has the host save the chart's picture (Platform::request_image).
 int draw_column_chart(const char* id, const ColumnChart& chart, float height, Platform& platform, bool save = false);
 
 // Round axis ticks for [lo, hi]: about `count` multiples of 1, 2 or 5 × 10^k, at least

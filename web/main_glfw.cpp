@@ -58,14 +58,6 @@ class DesktopPlatform : public chakra_web::Platform {
   void start_simulation(chakra::sim::SimJob job) override { runner.start(std::move(job)); }
   void cancel_simulation() override { runner.cancel(); }
   bool show_timings() const override { return !stable; }
-  // A chart's picture, written as NAME.png in the current folder once the frame is rendered.
-  bool save_image(const std::string& name, float x0, float y0, float x1, float y1) override {
-    image_name = name;
-    image_rect = ImVec4(x0, y0, x1, y1);
-    return true;
-  }
-  std::string image_name;
-  ImVec4 image_rect;
 };
 
 DesktopPlatform g_platform;
@@ -188,16 +180,7 @@ int main(int argc, char** argv) {
     ImGui::NewFrame();
     app.draw();
     ImVec2 framebuffer = chakra_web::render_frame(window, g_platform.rects);
-    if (!g_platform.image_name.empty()) {
-      const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
-      const ImVec4 q = g_platform.image_rect;
-      glReadBuffer(GL_BACK);
-      const chakra_web::Image image = chakra_web::read_framebuffer(
-          int(q.x * scale.x), int(q.y * scale.y), int((q.z - q.x) * scale.x), int((q.w - q.y) * scale.y), int(framebuffer.x),
-          int(framebuffer.y));
-      g_platform.download(g_platform.image_name + ".png", chakra_web::encode_png(image));
-      g_platform.image_name.clear();
-    }
+    if (auto png = chakra_web::requested_png(g_platform, framebuffer)) g_platform.download(png->first, png->second);
     bool settled = !app.busy() && !g_platform.runner.running() && next_command == commands.size();
     if (!screenshot.empty() && settled && --frames_left <= 0) {
       status = write_screenshot(screenshot, static_cast<int>(framebuffer.x), static_cast<int>(framebuffer.y)) ? 0 : 1;

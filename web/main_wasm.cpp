@@ -55,14 +55,6 @@ class BrowserPlatform : public chakra_web::Platform {
     }, name.c_str(), content.c_str());
   }
   bool has_toolbar() const override { return true; }  // index.html's header
-  bool save_image(const std::string& name, float x0, float y0, float x1, float y1) override {
-    image_request = {name, x0, y0, x1, y1};
-    return true;
-  }
-  struct ImageRequest {
-    std::string name;  // empty: none
-    float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
-  } image_request;
   ImFont* number_font() const override { return numbers; }
   ImFont* numbers = nullptr;  // rebuilt with the atlas (fit_font)
   bool draw_rects(const std::vector<chakra_web::RectInstance>& r) override { return gpu_rects && rects.queue(r); }
@@ -168,13 +160,9 @@ void frame() {
   ImGui::NewFrame();
   g_app->draw();
   const ImVec2 framebuffer = chakra_web::render_frame(g_window, g_platform.rects);
-  if (auto& q = g_platform.image_request; !q.name.empty()) {  // a chart's picture, downloaded
-    const int x0 = static_cast<int>(q.x0 * r), y0 = static_cast<int>(q.y0 * r);
-    const chakra_web::Image image = chakra_web::read_framebuffer(x0, y0, static_cast<int>(q.x1 * r) - x0, static_cast<int>(q.y1 * r) - y0,
-                                                                 static_cast<int>(framebuffer.x), static_cast<int>(framebuffer.y));
-    const std::string png = chakra_web::encode_png(image);
+  if (auto png = chakra_web::requested_png(g_platform, framebuffer)) {  // a chart's picture, downloaded
     EM_ASM({
-      const name = UTF8ToString($0) + '.png';
+      const name = UTF8ToString($0);
       const bytes = HEAPU8.slice($1, $1 + $2);
       // (No object literal: EM_ASM's macro would split its commas.)
       const last = Object.create(null);
@@ -189,8 +177,7 @@ void frame() {
       a.download = name;
       a.click();
       setTimeout(() => URL.revokeObjectURL(a.href), 1000);
-    }, q.name.c_str(), png.data(), png.size());
-    q.name.clear();
+    }, png->first.c_str(), png->second.data(), png->second.size());
   }
   glfwSwapBuffers(g_window);
   g_frame_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

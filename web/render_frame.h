@@ -8,6 +8,11 @@
 
 #include <algorithm>
 
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "app.h"
 #include "png.h"
 #include "rect_renderer.h"
 
@@ -47,6 +52,19 @@ inline Image read_framebuffer(int x, int y, int w, int h, int fb_width, int fb_h
                      image.rgba.begin() + long((h - 1 - r) * row));
   for (size_t i = 3; i < image.rgba.size(); i += 4) image.rgba[i] = 255;
   return image;
+}
+
+// The picture asked for in this frame (Platform::request_image) as PNG bytes with its file
+// name, or nothing; the request is taken. ImGui's coordinates become framebuffer pixels by the
+// frame's DisplayFramebufferScale. Call after render_frame, before the buffers are swapped.
+inline std::optional<std::pair<std::string, std::string>> requested_png(Platform& platform, ImVec2 framebuffer) {
+  const Platform::ImageRequest q = platform.take_image_request();
+  if (q.name.empty()) return std::nullopt;
+  const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
+  const int x0 = static_cast<int>(q.x0 * scale.x), y0 = static_cast<int>(q.y0 * scale.y);
+  const Image image = read_framebuffer(x0, y0, static_cast<int>(q.x1 * scale.x) - x0, static_cast<int>(q.y1 * scale.y) - y0,
+                                       static_cast<int>(framebuffer.x), static_cast<int>(framebuffer.y));
+  return std::make_pair(q.name + ".png", encode_png(image));
 }
 
 }  // namespace chakra_web
