@@ -532,6 +532,13 @@ std::string App::status_json() const {
   w.end_array();
   w.key("rank").value_uint(s.rank);
   w.key("selected").value_int(s.selected && s.current_rank() ? static_cast<int64_t>(s.current_rank()->trace.id(*s.selected)) : -1);
+  w.key("selected_simulated").begin_array();  // [start, end] ns in the timeline's run, as the details show
+  if (s.selected && s.view == View::Timeline)
+    if (auto span = impl_->simulated_span(*s.selected)) {
+      w.value_double(span->first);
+      w.value_double(span->second);
+    }
+  w.end_array();
   w.key("hash").value(chakra::encode_share_link(s.state()));  // what the address bar shows
   w.key("state").value(chakra::encode_share_state(s.state()));  // the same, readable
   w.key("ranks").begin_array();

@@ -160,6 +160,8 @@ struct App::Impl {
   void draw_keys();
   void draw_run_charts(const SimRun& a, const SimRun* b);
   SimRun* run_by_id(int id) const;  // a finished run, or null
+  // When node `n` of the current rank ran in the run the timeline shows (ns), if it does.
+  std::optional<std::pair<double, double>> simulated_span(uint32_t n);
   void draw_critical_path_list(const chakra::Trace& t, const chakra::CriticalPath& path);
   // view_overview.cpp, view_nodes.cpp, view_details.cpp
   void draw_overview();

@@ -9,6 +9,16 @@
 
 namespace chakra_web {
 
+std::optional<std::pair<double, double>> App::Impl::simulated_span(uint32_t n) {
+  // Through the run's timeline model: O(log spans), where a walk over the spans would cost
+  // every frame the details pane is drawn.
+  const chakra::TimelineModel* m = timeline.source > 0 ? timeline_model() : nullptr;
+  auto at = m ? m->find(rank, n) : std::nullopt;
+  if (!at) return std::nullopt;
+  const chakra::TimelineTrack& tr = m->tracks[at->track];
+  return std::make_pair(static_cast<double>(tr.start[at->index]), static_cast<double>(tr.end[at->index]));
+}
+
 void App::Impl::draw_details() {
   RankCache* c = cache();
   if (!c || !selected) return;
@@ -26,18 +36,12 @@ void App::Impl::draw_details() {
   ImGui::Text("type           %s", std::string(chakra::node_type_name(t.type(n))).c_str());
   ImGui::Text("start_time     %llu us", static_cast<unsigned long long>(t.start_time_micros(n)));
   ImGui::Text("duration       %llu us", static_cast<unsigned long long>(t.duration_micros(n)));
-  // The run the timeline shows: when this node ran there (the NPU's own clock, from its start).
-  if (const SimRun* run = timeline.source > 0 ? run_by_id(timeline.source) : nullptr) {
-    const uint64_t id = t.id(n);
-    auto span = std::find_if(run->result.spans.begin(), run->result.spans.end(),
-                             [&](const chakra::sim::Span& sp) { return sp.npu == rank && sp.node == id; });
-    if (span != run->result.spans.end()) {
-      const double from = static_cast<double>(span->start), to = static_cast<double>(span->end);
-      ImGui::TextDisabled("simulated in run %d", run->id);
-      ImGui::Text("start          %s", format_duration(from, "ns").c_str());
-      ImGui::Text("end            %s", format_duration(to, "ns").c_str());
-      ImGui::Text("took           %s", format_duration(to - from, "ns").c_str());
-    }
+  if (auto span = simulated_span(n)) {
+    const auto [from, to] = *span;
+    ImGui::TextDisabled("simulated in run %d", timeline.source);
+    ImGui::Text("start          %s", format_duration(from, "ns").c_str());
+    ImGui::Text("end            %s", format_duration(to, "ns").c_str());
+    ImGui::Text("took           %s", format_duration(to - from, "ns").c_str());
   }
   auto io = [&](const char* label, bool has, const chakra::IoStrings& s) {
     if (!has) return;

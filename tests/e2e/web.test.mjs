@@ -504,6 +504,10 @@ test('timeline keys and wheel as in Perfetto: scroll, Ctrl+wheel zoom, pan kept 
   await tap('f');
   s = await status(p);
   assert.ok(span(s.timeline_window) < (end - begin) / 20, `focused: ${s.timeline_window}`);
+  // The details give when the selected node ran in the run shown: the slice F focused on.
+  assert.equal(s.selected_simulated.length, 2);
+  assert.ok(s.selected_simulated[1] > s.selected_simulated[0], `${s.selected_simulated}`);
+  assert.ok(s.selected_simulated[0] >= s.timeline_window[0] && s.selected_simulated[1] <= s.timeline_window[1]);
   await tap('.');
   const next = (await status(p)).selected;
   assert.ok(next >= 0 && next !== first, `next slice ${next} after ${first}`);
