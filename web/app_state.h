@@ -7,7 +7,6 @@
 #include <map>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <vector>
 
 #include <imgui.h>
@@ -70,7 +69,12 @@ struct TimelineViewState {
   // and the one last shown.
   std::string query;
   std::vector<chakra::TimelineModel::Ref> found;
-  std::tuple<const void*, uint64_t, std::string> found_in;
+  struct FoundIn {
+    const chakra::TimelineModel* model = nullptr;
+    uint64_t events = 0;
+    std::string query;
+    bool operator==(const FoundIn&) const = default;
+  } found_in;
   int found_at = -1;
   int scroll_to_row = -1;  // a row to bring into view in the next frame
   bool focus_search = false;

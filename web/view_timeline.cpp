@@ -110,10 +110,9 @@ void App::Impl::draw_timeline() {
   // Enter ends the edit (ImGui), so the box takes the focus back for the next Enter.
   const bool entered = ImGui::InputTextWithHint("##find", "find slices (Ctrl+F)", &timeline.query,
                                                 ImGuiInputTextFlags_EnterReturnsTrue);
-  if (std::tie(std::get<0>(timeline.found_in), std::get<1>(timeline.found_in), std::get<2>(timeline.found_in)) !=
-      std::tie(static_cast<const void* const&>(m), m->events, timeline.query)) {
+  if (TimelineViewState::FoundIn now{m, m->events, timeline.query}; !(timeline.found_in == now)) {
     timeline.found = chakra::find_events(*m, timeline.query, event_name_view);
-    timeline.found_in = {m, m->events, timeline.query};
+    timeline.found_in = std::move(now);
     timeline.found_at = -1;
   }
   int found_step = 0;
