@@ -8,7 +8,7 @@
 // CHAKRA_SHARED_DIR (../shared). Run: node --test tests/e2e/
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, readdir, mkdir, writeFile, mkdtemp } from 'node:fs/promises';
+import { readFile, readdir, mkdir, writeFile, mkdtemp, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
@@ -582,4 +582,26 @@ test('chakra view serves the page on 127.0.0.1 with the given traces preloaded, 
   }
   assert.equal(await exited, 0);
   assert.match(err, /stopped/);
+
+  // A preloaded file gone before the page fetched it: the page says which, and opens nothing.
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'chakra-view-'));
+  const gone = path.join(tmp, 'gone.et');
+  await writeFile(gone, await readFile(path.join(twoRank, 'chakra_trace.0.et')));
+  const second = spawn(chakraBin, ['view', gone, '--no-browser', '--web', webDir], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let printed = '';
+  second.stdout.on('data', (d) => { printed += d; });
+  try {
+    const deadline = Date.now() + 10000;
+    while (!/\?preload/.test(printed) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await rm(gone);
+    const p = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+    await p.goto(printed.match(/http:\/\/127\.0\.0\.1:\d+\/\?preload/)[0]);
+    await p.waitForFunction(() => window.chakrakitPreloaded === true, null, { timeout: 30000 });
+    const line = await p.evaluate(() => document.getElementById('status').textContent);
+    assert.match(line, /Could not preload the files of chakra view: .*preload\/0\/gone\.et: 404/);
+    assert.equal((await status(p)).ranks.length, 0);
+    await p.close();
+  } finally {
+    second.kill('SIGINT');
+  }
 });
