@@ -71,6 +71,16 @@ std::string format_duration(double v, const std::string& unit) {
   return buf;
 }
 
+namespace {
+// A whole number from lo to hi written out in an app command (nothing else in the word), or none.
+std::optional<uint32_t> command_number(std::string_view word, uint32_t lo, uint32_t hi) {
+  uint32_t v = 0;
+  auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
+  if (ec != std::errc() || end != word.data() + word.size() || v < lo || v > hi) return std::nullopt;
+  return v;
+}
+}  // namespace
+
 // ---- App ------------------------------------------------------------------------------------
 
 App::App(Platform& platform) : impl_(std::make_unique<Impl>(platform)) { impl_->use_preset(impl_->sim.preset); }
@@ -186,12 +196,11 @@ bool App::command(const std::string& c) {
   if (c == "keys") return impl_->show_keys = !impl_->show_keys, true;
   if (c.rfind("save chart ", 0) == 0) return impl_->chart_to_save = c.substr(11), true;
   if (c.rfind("select ", 0) == 0) {  // a node of the current rank, by position
-    const std::string_view n = std::string_view(c).substr(7);
-    uint32_t position = 0;
-    auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), position);
     const chakra::RankTrace* r = impl_->current_rank();
-    if (ec != std::errc() || end != n.data() + n.size() || !r || position >= r->trace.size()) return false;
-    impl_->selected = position;
+    const std::optional<uint32_t> position =
+        r && r->trace.size() ? command_number(std::string_view(c).substr(7), 0, r->trace.size() - 1) : std::nullopt;
+    if (!position) return false;
+    impl_->selected = *position;
     return true;
   }
   for (const ViewEntry& v : kViews)
@@ -220,9 +229,9 @@ bool App::Impl::synthesize_command(std::string_view args) {
   if (std::find(presets.begin(), presets.end(), words[0]) == presets.end()) return false;
   int values[4];
   for (int i = 0; i < 4; ++i) {
-    const std::string_view w = words[i + 1];
-    auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), values[i]);
-    if (ec != std::errc() || end != w.data() + w.size() || values[i] < 1 || values[i] > 4096) return false;
+    const std::optional<uint32_t> v = command_number(words[i + 1], 1, 4096);
+    if (!v) return false;
+    values[i] = static_cast<int>(*v);
   }
   synth.preset = std::string(words[0]);
   synth.dp = values[0];

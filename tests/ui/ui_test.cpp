@@ -309,6 +309,23 @@ TEST(AppUi, CompactLinkNamesNoFileAndRerunsItsRun) {
   EXPECT_NE(c.app->status_json().find("the files open here are not the link's (64 files"), std::string::npos);
 }
 
+// Scripted commands with numbers take exactly a whole number in range, else fail and change nothing.
+TEST(AppUi, CommandNumbersAreCheckedWhole) {
+  Headless h;
+  EXPECT_FALSE(h.app->command("select 0"));  // no trace yet
+  h.drop_dir(shared(kTwoRank));
+  h.settle();
+  EXPECT_TRUE(h.app->command("select 40"));
+  const auto selected = h.status()["selected"];
+  for (const char* bad : {"select 1634", "select -1", "select 4x", "select ", "synthesize nope 2 2 1 1",
+                          "synthesize llama3-8b 2 2 0 8", "synthesize llama3-8b 2 2 4097 8", "synthesize llama3-8b 2 2 4"})
+    EXPECT_FALSE(h.app->command(bad)) << bad;
+  EXPECT_EQ(h.status()["selected"], selected);
+  EXPECT_EQ(h.status()["ranks"].size(), 2u);  // no synthetic workload replaced the traces
+  EXPECT_TRUE(h.app->command("synthesize llama3-8b 2 2 4 8"));
+  EXPECT_EQ(h.status()["ranks"].size(), 16u);
+}
+
 TEST(AppUi, BadFilesAreNamedInTheErrorAndTheAppCarriesOn) {
   Headless h;
   std::string good = read_raw(shared(kTwoRank) + "/chakra_trace.0.et");
