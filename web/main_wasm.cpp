@@ -14,6 +14,8 @@
 #include <string>
 
 #include "app.h"
+#include "chakra/format/io.h"
+#include "chakra/format/json_writer.h"
 #include "rect_renderer.h"
 #include "render_frame.h"
 
@@ -211,13 +213,19 @@ EMSCRIPTEN_KEEPALIVE void app_apply_hash(const char* hash) {
 // How the canvas is drawn (tests check text follows the device pixel ratio).
 EMSCRIPTEN_KEEPALIVE const char* app_display_json() {
   const ImGuiIO& io = ImGui::GetIO();
-  char text[256];
-  std::snprintf(text, sizeof text,
-                "{\"device_pixel_ratio\": %g, \"font_pixels\": %g, \"font_css_pixels\": %g, \"display\": [%g, %g]}",
-                static_cast<double>(g_font_ratio), static_cast<double>(g_font_pixels),
-                static_cast<double>(g_font_pixels * io.FontGlobalScale), static_cast<double>(io.DisplaySize.x),
-                static_cast<double>(io.DisplaySize.y));
-  g_status = text;
+  chakra::StringSink sink;
+  chakra::JsonWriter w(sink);
+  w.begin_object();
+  w.key("device_pixel_ratio").value_double(g_font_ratio);
+  w.key("font_pixels").value_double(g_font_pixels);
+  w.key("font_css_pixels").value_double(g_font_pixels * io.FontGlobalScale);
+  w.key("display").begin_array();
+  w.value_double(io.DisplaySize.x);
+  w.value_double(io.DisplaySize.y);
+  w.end_array();
+  w.end_object();
+  w.flush();
+  g_status = sink.out;
   return g_status.c_str();
 }
 
