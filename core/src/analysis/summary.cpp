@@ -1,6 +1,7 @@
 #include "chakra/analysis/summary.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "chakra/analysis/validate.h"
 
@@ -71,7 +72,7 @@ TraceSummary summarize(const Trace& t) {
         if (auto v = t.find_attr(n, comm_size)) bytes = v->as_uint64();
       if (bytes) {
         comm->bytes += *bytes;
-        ++s.comm_sizes_log2[*bytes > 1 ? 63 - __builtin_clzll(*bytes) : 0];
+        ++s.comm_sizes_log2[*bytes > 1 ? std::bit_width(*bytes) - 1 : 0];
       } else {
         ++comm->missing_size;
       }
