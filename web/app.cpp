@@ -59,6 +59,14 @@ ImU32 activity_colour(int kind, float alpha) {
   }
 }
 
+void legend_item(ImU32 colour, const std::string& label, float swatch) {
+  ImGui::PushID(label.c_str());
+  ImGui::ColorButton("##swatch", ImGui::ColorConvertU32ToFloat4(colour), ImGuiColorEditFlags_NoTooltip, ImVec2(swatch, swatch));
+  ImGui::PopID();
+  ImGui::SameLine(0, 4);
+  ImGui::TextUnformatted(label.c_str());
+}
+
 std::string format_duration(double v, const std::string& unit) {
   double ns = (unit == "us" ? v * 1e3 : v) + 0.0;  // no "-0 ns"
   if (std::fabs(ns) < 0.5) ns = 0;

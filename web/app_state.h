@@ -218,6 +218,9 @@ inline const ViewEntry& view_entry(View v) { return kViews[static_cast<size_t>(v
 // Colours per node type and span kind, shared by all views.
 ImU32 node_type_colour(int32_t type, float alpha = 1.0f);
 
+// A colour swatch and its label on the current line: the key of legends and tooltips.
+void legend_item(ImU32 colour, const std::string& label, float swatch = 10);
+
 // Numbers drawn in the platform's number font while it lives (digits line up in columns).
 class NumberFont {
  public:

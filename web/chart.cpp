@@ -43,9 +43,7 @@ int draw_column_chart(const char* id, const ColumnChart& chart, float height, Pl
   for (const ChartSeries& s : chart.series) {
     if (chart.series.size() < 2) break;
     ImGui::SameLine(0, 14);
-    ImGui::ColorButton(s.name.c_str(), ImGui::ColorConvertU32ToFloat4(s.colour), ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
-    ImGui::SameLine(0, 4);
-    ImGui::TextUnformatted(s.name.c_str());
+    legend_item(s.colour, s.name);
   }
   ImGui::SameLine(0, 14);
   if (ImGui::SmallButton("CSV")) platform.download(chart.title + ".csv", chart.csv());
@@ -125,10 +123,7 @@ int draw_column_chart(const char* id, const ColumnChart& chart, float height, Pl
       for (size_t s = 0; s < k; ++s) {
         const double v = chart.value(static_cast<size_t>(hovered_column), s);
         total += v;
-        ImGui::ColorButton("##swatch", ImGui::ColorConvertU32ToFloat4(chart.series[s].colour), ImGuiColorEditFlags_NoTooltip,
-                           ImVec2(9, 9));
-        ImGui::SameLine(0, 4);
-        ImGui::Text("%s: %s", chart.series[s].name.c_str(), chart.format(v).c_str());
+        legend_item(chart.series[s].colour, chart.series[s].name + ": " + chart.format(v), 9);
       }
       if (k > 1) ImGui::Text("total: %s", chart.format(total).c_str());
       ImGui::EndTooltip();

@@ -66,9 +66,7 @@ void App::Impl::draw_graph() {
       if (!present[k]) continue;
       if (!first) ImGui::SameLine(0, 10);
       first = false;
-      ImGui::ColorButton("##type", ImGui::ColorConvertU32ToFloat4(node_type_colour(k)), ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
-      ImGui::SameLine(0, 4);
-      ImGui::TextUnformatted(std::string(chakra::node_type_name(k)).c_str());
+      legend_item(node_type_colour(k), std::string(chakra::node_type_name(k)));
     }
     ImGui::SameLine(0, 16);
     ImGui::TextDisabled("outlines: selected (white), its dependencies (blue), dependants (green)%s",

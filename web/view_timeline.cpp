@@ -88,10 +88,7 @@ void App::Impl::draw_timeline() {
   for (int k = 0; k < kinds; ++k) {
     if (k) ImGui::SameLine();
     const char* name = activities ? chakra::timeline_activity_name(static_cast<chakra::TimelineActivity>(k)) : kSpanKinds[k];
-    ImGui::ColorButton(name, ImGui::ColorConvertU32ToFloat4(activities ? activity_colour(k) : span_kind_colour(k)),
-                       ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
-    ImGui::SameLine(0, 3);
-    ImGui::TextUnformatted(name);
+    legend_item(activities ? activity_colour(k) : span_kind_colour(k), name);
   }
 
   // Ctrl+F: find slices by name; Enter / Shift+Enter (or the arrows) select the next / previous
