@@ -5,6 +5,7 @@
 
 #include "app_state.h"
 #include "chakra/support/text.h"
+#include "chakra/viz/timeline_model.h"
 
 namespace chakra_web {
 
@@ -21,18 +22,9 @@ std::string ColumnChart::csv() const {
 }
 
 std::vector<double> chart_ticks(double lo, double hi, int count, double min_step) {
-  std::vector<double> ticks;
-  if (!(hi > lo) || count < 1 || !std::isfinite(lo) || !std::isfinite(hi)) return ticks;
-  const double raw = std::max((hi - lo) / count, min_step);
-  const double power = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = 10 * power;
-  for (double m : {1.0, 2.0, 5.0})
-    if (m * power >= raw) {
-      step = m * power;
-      break;
-    }
-  for (double k = std::ceil(lo / step); k * step <= hi + step * 1e-9 && ticks.size() < 64; ++k) ticks.push_back(k * step + 0.0);
-  return ticks;
+  if (!(hi > lo) || count < 1 || !std::isfinite(lo) || !std::isfinite(hi)) return {};
+  const double step = chakra::round_step(std::max((hi - lo) / count, min_step));
+  return chakra::axis_ticks(0, lo, hi + step * 1e-9, step);  // hi itself included
 }
 
 int draw_column_chart(const char* id, const ColumnChart& chart, float height, Platform& platform, bool save) {

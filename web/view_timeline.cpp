@@ -24,13 +24,6 @@ constexpr float kAxisHeight = 22;
 // ASCII capitals for letters.
 bool key_down(char upper) { return ImGui::IsKeyDown(upper); }
 
-double nice_step(double span, double pixels) {
-  double raw = span / std::max(1.0, pixels / 110.0);
-  double p = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * p >= raw) return m * p;
-  return 10 * p;
-}
 }  // namespace
 
 const chakra::TimelineModel* App::Impl::timeline_model() {
@@ -282,7 +275,7 @@ void App::Impl::draw_timeline() {
   // Axis.
   float axis_y = origin.y + scroll;
   dl->AddRectFilled(ImVec2(origin.x, axis_y), ImVec2(x_left + width, axis_y + kAxisHeight), IM_COL32(34, 37, 45, 255));
-  double step = nice_step(span, width);
+  const double step = chakra::round_step(span / std::max(1.0, width / 110.0));  // a tick per ~110 px
   for (double tick : chakra::axis_ticks(static_cast<double>(m->begin), timeline.t0, timeline.t1, step)) {
     float x = x_left + static_cast<float>((tick - timeline.t0) * px_per_unit);
     dl->AddLine(ImVec2(x, axis_y + kAxisHeight - 6), ImVec2(x, axis_y + kAxisHeight), IM_COL32(180, 180, 190, 255));

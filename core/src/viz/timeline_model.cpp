@@ -176,6 +176,14 @@ size_t first_ending_after(const TimelineTrack& track, double t) {
 }
 }  // namespace
 
+double round_step(double raw) {
+  if (!(raw > 0) || !std::isfinite(raw)) return 1;
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * power >= raw) return m * power;
+  return 10 * power;
+}
+
 std::vector<double> axis_ticks(double origin, double t0, double t1, double step) {
   std::vector<double> ticks;
   if (!(step > 0) || !(t1 > t0)) return ticks;

@@ -283,6 +283,13 @@ TEST(TimelineModel, AxisTicksCountFromTheStartNotFromZero) {
   EXPECT_TRUE(chakra::axis_ticks(start, start, start + 5, 0).empty());
   EXPECT_TRUE(chakra::axis_ticks(start, start + 5, start, step).empty());
   EXPECT_EQ(chakra::axis_ticks(0, 0, 1e9, 1).size(), 10000u);  // bounded
+  // Round steps: the smallest 1, 2 or 5 × 10^k at least as large as asked.
+  EXPECT_DOUBLE_EQ(chakra::round_step(16100), 20000);
+  EXPECT_DOUBLE_EQ(chakra::round_step(4.75), 5);
+  EXPECT_DOUBLE_EQ(chakra::round_step(0.5), 0.5);
+  EXPECT_DOUBLE_EQ(chakra::round_step(6), 10);
+  EXPECT_DOUBLE_EQ(chakra::round_step(0), 1);
+  EXPECT_DOUBLE_EQ(chakra::round_step(NAN), 1);
 }
 
 // Panning and zooming stay on the data: at most the whole run with a 2.5% margin each side.

@@ -95,6 +95,10 @@ struct TimelineRect {
 void visible_rects(const TimelineTrack& track, double t0, double t1, double px_per_unit,
                    std::vector<TimelineRect>& out);
 
+// The smallest round step (1, 2 or 5 × 10^k) of at least `raw`, for axis ticks; 1 when `raw` is
+// not a positive finite number.
+double round_step(double raw);
+
 // The axis ticks of the window [t0, t1): the times origin + k·step inside it, so that their
 // labels (tick − origin) are round multiples of `step` whatever the origin (measured traces
 // start at epoch timestamps). At most 10,000 ticks; none when step is not positive.
