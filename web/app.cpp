@@ -322,6 +322,8 @@ void App::Impl::draw_keys() {
       {"", "Esc", "clear the selection"},
       {"", "Ctrl+F, then Enter / Shift+Enter", "find slices by name: next / previous match"},
       {"", "click or drag the strip above", "move the window over the whole run"},
+      {"", "click a rank's name", "fold its tracks into one row, or unfold them"},
+      {"", "right-click a track's name", "pin it under the axis; fold or unfold every rank"},
       {"Graph", "wheel", "zoom at the cursor"},
       {"", "drag, right-drag", "pan"},
       {"", "click", "select a node"},
@@ -533,6 +535,26 @@ std::string App::status_json() const {
     if (const chakra::TimelineModel* m = impl_->timeline_model())  // a cache, built on first use
       for (const chakra::TimelineTrack& t : m->tracks)
         if (t.lane == 0) w.value(chakra::timeline_track_label(*m, t));
+  w.end_array();
+  // Rows as laid out: the pinned tracks' names, how many rows scroll below them, the folded
+  // ranks, and where row 0's label starts on the page (CSS pixels).
+  w.key("timeline_pinned").begin_array();
+  size_t rows = 0;
+  if (s.view == View::Timeline)
+    if (const chakra::TimelineModel* m = impl_->timeline_model()) {
+      const chakra::TimelineRows layout = chakra::timeline_rows(
+          *m, s.timeline.pinned, [&](uint32_t g) { return s.timeline.collapsed.count(g) > 0; });
+      for (const chakra::TimelineRow& r : layout.pinned) w.value(chakra::timeline_track_label(*m, m->tracks[r.first_track]));
+      rows = layout.rows.size();
+    }
+  w.end_array();
+  w.key("timeline_rows").value_uint(rows);
+  w.key("timeline_folded").begin_array();
+  for (uint32_t g : s.timeline.collapsed) w.value_uint(g);
+  w.end_array();
+  w.key("timeline_row0").begin_array();
+  w.value_double(s.timeline.row0.x);
+  w.value_double(s.timeline.row0.y);
   w.end_array();
   w.key("timeline_window").begin_array();  // the visible time window, and the tracks' scroll
   w.value_double(s.timeline.t0);

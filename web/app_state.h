@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <deque>
+#include <set>
 #include <map>
 #include <string>
 #include <string_view>
@@ -76,14 +77,20 @@ struct TimelineViewState {
     bool operator==(const FoundIn&) const = default;
   } found_in;
   int found_at = -1;
-  int scroll_to_row = -1;  // a row to bring into view in the next frame
+  int scroll_to_track = -1;  // a track to bring into view in the next frame
+  ImVec2 row0;                // where row 0's label begins on screen (the last frame's)
+  int menu_track = -1;        // the track whose label was right-clicked
+  bool menu_group_row = false;  // ... on a folded rank's row
   bool focus_search = false;
   // The overview strip's density, for `density_of` (model, events).
   std::vector<double> density;
   std::pair<const void*, uint64_t> density_of{nullptr, 0};
   bool selecting = false;
   double sel_t0 = 0, sel_t1 = 0;
-  int sel_track0 = -1, sel_track1 = -1;
+  int sel_row0 = -1, sel_row1 = -1;  // rows of the scrolling part (TimelineRows::rows)
+  // Tracks pinned under the axis, and the groups (ranks) folded into one row each.
+  std::vector<chakra::TimelineTrackKey> pinned;
+  std::set<uint32_t> collapsed;
   std::unique_ptr<chakra::TimelineModel> recorded;
   bool recorded_ready = false;
 };

@@ -34,6 +34,16 @@ ShareState App::Impl::state() const {
     s["t.0"] = chakra::format_number(timeline.t0);
     s["t.1"] = chakra::format_number(timeline.t1);
   }
+  if (!timeline.collapsed.empty()) {
+    const std::vector<uint32_t> folded(timeline.collapsed.begin(), timeline.collapsed.end());
+    s["t.fold"] = chakra::format_index_ranges(folded);
+  }
+  if (!timeline.pinned.empty()) {
+    std::string pins;
+    for (const chakra::TimelineTrackKey& k : timeline.pinned)
+      pins += (pins.empty() ? "" : ",") + std::to_string(k.group) + "." + std::to_string(k.lane_class) + "." + std::to_string(k.lane);
+    s["t.pin"] = pins;
+  }
   sim_state(s);
   if (synth.active) {
     s["synth"] = synth.preset;
@@ -64,6 +74,10 @@ void App::Impl::apply(const ShareState& s) {
   int collapse = static_cast<int>(chakra::share_int(s, "g.collapse", 0, 1000000, 8));
   int source = static_cast<int>(chakra::share_int(s, "t.src", 0, 1000000, 0));
   double t0 = chakra::share_number(s, "t.0", -1e300, 1e300, 0), t1 = chakra::share_number(s, "t.1", -1e300, 1e300, 0);
+  const std::vector<uint32_t> folded = chakra::share_index_ranges(s, "t.fold", UINT32_MAX - 1, 1 << 16);
+  std::vector<chakra::TimelineTrackKey> pinned;
+  for (const std::vector<uint32_t>& k : chakra::share_tuples(s, "t.pin", 3, UINT32_MAX - 1, 256))
+    pinned.push_back({k[0], k[1], k[2]});
   SynthSettings syn = synth;
   bool want_synth = s.count("synth");
   if (want_synth) {
@@ -85,6 +99,8 @@ void App::Impl::apply(const ShareState& s) {
   timeline.source = source;
   timeline.t0 = t0;
   timeline.t1 = t1;
+  timeline.collapsed = std::set<uint32_t>(folded.begin(), folded.end());
+  timeline.pinned = std::move(pinned);
   bool same_workload = synth.active && syn.preset == synth.preset && syn.layers == synth.layers && syn.dp == synth.dp &&
                        syn.tp == synth.tp && syn.pp == synth.pp && syn.fsdp == synth.fsdp;
   if (want_synth && !same_workload) {  // regenerate only when the link names another workload

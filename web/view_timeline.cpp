@@ -8,6 +8,7 @@
 #include <map>
 
 #include <imgui.h>
+#include <imgui_internal.h>  // RenderArrow
 #include <imgui_stdlib.h>
 
 #include "app_state.h"
@@ -72,7 +73,14 @@ void App::Impl::draw_timeline() {
     timeline.t1 = static_cast<double>(m->end) + pad;
   }
   ImGui::SameLine();
-  ImGui::TextDisabled("%llu events on %zu tracks; Ctrl+wheel zoom, ? for all keys",
+  auto fold_every_rank = [&](bool fold) {
+    timeline.collapsed.clear();
+    if (fold)
+      for (const chakra::TimelineTrack& t : m->tracks) timeline.collapsed.insert(t.group);
+  };
+  if (ImGui::Button(timeline.collapsed.empty() ? "Fold ranks" : "Unfold ranks")) fold_every_rank(timeline.collapsed.empty());
+  ImGui::SameLine();
+  ImGui::TextDisabled("%llu events on %zu tracks; Ctrl+wheel zoom, right-click a track's name to pin it, ? for all keys",
                       static_cast<unsigned long long>(m->events), m->tracks.size());
   // The colours' legend, on a line of its own (the hint above fills the first).
   static constexpr const char* kSpanKinds[] = {"compute", "CPU", "collective", "send", "receive", "memory", "other"};
@@ -131,7 +139,8 @@ void App::Impl::draw_timeline() {
     std::tie(timeline.t0, timeline.t1) = chakra::focus_window(static_cast<double>(tr.start[ref.index]),
                                                               static_cast<double>(tr.end[ref.index]),
                                                               static_cast<double>(m->end - m->begin));
-    timeline.scroll_to_row = static_cast<int>(ref.track);
+    timeline.scroll_to_track = static_cast<int>(ref.track);
+    timeline.collapsed.erase(tr.group);  // the found slice's rank unfolds
   }
 
   const float stats_height = timeline.sel_t1 > timeline.sel_t0 ? 170.0f : 0.0f;
@@ -169,16 +178,24 @@ void App::Impl::draw_timeline() {
       timeline.t1 = t + half;
     }
   }
+  // Rows: pinned tracks in a band under the axis, then each rank's tracks, or one row for a
+  // folded rank.
+  const chakra::TimelineRows layout = chakra::timeline_rows(
+      *m, timeline.pinned, [&](uint32_t group) { return timeline.collapsed.count(group) > 0; });
+  const std::vector<chakra::TimelineRow>& rows = layout.rows;
   ImVec2 avail = ImGui::GetContentRegionAvail();
   ImGui::BeginChild("timeline_canvas", ImVec2(0, avail.y - stats_height), false, ImGuiWindowFlags_NoScrollWithMouse);
-  if (timeline.scroll_to_row >= 0) {  // a found slice's row, into view
-    ImGui::SetScrollY(std::max(0.0f, kAxisHeight + kRowHeight * static_cast<float>(timeline.scroll_to_row) - ImGui::GetWindowHeight() / 2));
-    timeline.scroll_to_row = -1;
+  const float pinned_h = layout.pinned.empty() ? 0.0f : kRowHeight * static_cast<float>(layout.pinned.size()) + 3;
+  const float header_h = kAxisHeight + pinned_h;  // stays at the top while the rows scroll
+  float view_h = ImGui::GetWindowHeight();
+  if (timeline.scroll_to_track >= 0 && timeline.scroll_to_track < static_cast<int>(layout.row_of_track.size())) {
+    const float y = kRowHeight * static_cast<float>(layout.row_of_track[timeline.scroll_to_track]);
+    ImGui::SetScrollY(std::max(0.0f, y - (view_h - header_h) / 2));
   }
+  timeline.scroll_to_track = -1;
   ImVec2 origin = ImGui::GetCursorScreenPos();
   float width = ImGui::GetContentRegionAvail().x - kLabelWidth;
-  float view_h = ImGui::GetWindowHeight();
-  float content_h = kAxisHeight + kRowHeight * static_cast<float>(m->tracks.size());
+  float content_h = header_h + kRowHeight * static_cast<float>(rows.size());
   ImGui::InvisibleButton("tl", ImVec2(kLabelWidth + width, std::max(content_h, view_h - 4)),
                          ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
   bool hovered = ImGui::IsItemHovered();
@@ -191,6 +208,12 @@ void App::Impl::draw_timeline() {
   double px_per_unit = width / span;
   float x_left = origin.x + kLabelWidth;
   auto time_at = [&](float sx) { return timeline.t0 + (sx - x_left) / px_per_unit; };
+  const float axis_y = origin.y + scroll, band_top = axis_y + kAxisHeight, rows_top = origin.y + header_h;
+  auto row_y = [&](uint32_t row) { return rows_top + kRowHeight * static_cast<float>(row); };
+  timeline.row0 = ImVec2(origin.x, rows_top);
+  // Where a track is drawn: its row below (a folded rank's one row). Pinned tracks are found there
+  // too, so arrows and outlines have one place to point at.
+  auto track_y = [&](uint32_t track) { return row_y(layout.row_of_track[track]); };
   // Navigation as in Perfetto's UI: the wheel scrolls the tracks, Ctrl+wheel (a trackpad pinch)
   // zooms at the cursor, Shift+wheel or a sideways wheel pans; W/S zoom, A/D pan, right-drag pans.
   // Browsers report wheel steps from fractions to hundreds: a few steps per event at most.
@@ -232,9 +255,9 @@ void App::Impl::draw_timeline() {
       timeline.sel_t1 = timeline.sel_t0;
     }
     std::optional<chakra::TimelineModel::Ref> at = selected && current_rank() ? m->find(rank, *selected) : std::nullopt;
-    auto show_row = [&](uint32_t row) {
-      const float y = kAxisHeight + kRowHeight * static_cast<float>(row);
-      if (y < scroll + kAxisHeight || y + kRowHeight > scroll + view_h) ImGui::SetScrollY(std::max(0.0f, y - view_h / 2));
+    auto show_track = [&](uint32_t track) {
+      const float y = track_y(track) - origin.y;  // in the scrolled content
+      if (y < scroll + header_h || y + kRowHeight > scroll + view_h) ImGui::SetScrollY(std::max(0.0f, y - header_h - (view_h - header_h) / 2));
     };
     if (at && (ImGui::IsKeyPressed('.') || ImGui::IsKeyPressed(','))) {
       const chakra::TimelineTrack& tr = m->tracks[at->track];
@@ -258,7 +281,7 @@ void App::Impl::draw_timeline() {
         const chakra::TimelineTrack& tr = m->tracks[at->track];
         std::tie(timeline.t0, timeline.t1) = chakra::focus_window(static_cast<double>(tr.start[at->index]),
                                                                   static_cast<double>(tr.end[at->index]), whole);
-        show_row(at->track);
+        show_track(at->track);
       } else if (timeline.sel_t1 > timeline.sel_t0) {
         timeline.t0 = timeline.sel_t0;
         timeline.t1 = timeline.sel_t1;
@@ -273,7 +296,6 @@ void App::Impl::draw_timeline() {
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   // Axis.
-  float axis_y = origin.y + scroll;
   dl->AddRectFilled(ImVec2(origin.x, axis_y), ImVec2(x_left + width, axis_y + kAxisHeight), IM_COL32(34, 37, 45, 255));
   const double step = chakra::round_step(span / std::max(1.0, width / 110.0));  // a tick per ~110 px
   for (double tick : chakra::axis_ticks(static_cast<double>(m->begin), timeline.t0, timeline.t1, step)) {
@@ -282,9 +304,9 @@ void App::Impl::draw_timeline() {
     std::string label = format_duration(tick - static_cast<double>(m->begin) + 0.0, m->unit);
     dl->AddText(ImVec2(x + 3, axis_y + 3), IM_COL32(200, 200, 210, 255), label.c_str());
   }
-  // Rows visible in the scrolled child.
-  int first_row = std::max(0, static_cast<int>((scroll - kAxisHeight) / kRowHeight));
-  int last_row = std::min(static_cast<int>(m->tracks.size()), static_cast<int>((scroll + view_h) / kRowHeight) + 1);
+  // Scrolling rows on screen.
+  const int first_row = std::max(0, static_cast<int>(scroll / kRowHeight));
+  const int last_row = std::min(static_cast<int>(rows.size()), static_cast<int>((scroll + view_h - header_h) / kRowHeight) + 1);
   std::vector<chakra::TimelineRect> rects;
   std::vector<RectInstance> instances;
   struct Label {
@@ -296,32 +318,65 @@ void App::Impl::draw_timeline() {
   auto colour = [&](uint8_t category, float alpha) {
     return by_span ? span_kind_colour(category, alpha) : activity_colour(category, alpha);
   };
-  for (int row = first_row; row < last_row; ++row) {
-    const chakra::TimelineTrack& track = m->tracks[row];
-    float y = origin.y + kAxisHeight + kRowHeight * static_cast<float>(row);
-    if (track.lane == 0) dl->AddLine(ImVec2(origin.x, y), ImVec2(x_left + width, y), IM_COL32(60, 64, 75, 255));
-    if (track.lane == 0 || row == first_row)
-      dl->AddText(ImVec2(origin.x + 4, y + 2), IM_COL32(200, 200, 210, 255), chakra::timeline_track_label(*m, track).c_str());
-    rects.clear();
-    chakra::visible_rects(track, timeline.t0, timeline.t1, px_per_unit, rects);
-    for (const chakra::TimelineRect& r : rects) {
-      float x0 = x_left + static_cast<float>(std::max(r.x0, -1.0));
-      float x1 = x_left + static_cast<float>(std::min(r.x1, static_cast<double>(width) + 1));
-      x1 = std::max(x1, x0 + 1);
-      instances.push_back({x0, y + 1, x1, y + kRowHeight - 1, colour(r.category, r.count > 1 ? 0.75f : 1.0f)});
-      if (r.count == 1 && x1 - x0 > 50) labels.push_back({ImVec2(x0, y + 1), ImVec2(x1, y + kRowHeight - 1), static_cast<uint32_t>(row), r.first});
+  constexpr ImU32 kLabelColour = IM_COL32(200, 200, 210, 255);
+  // One row: its label (a fold arrow on a rank's first row) and the rects of its tracks (all of a
+  // folded rank's, drawn over each other).
+  auto draw_row = [&](const chakra::TimelineRow& row, float y, bool show_label) {
+    const chakra::TimelineTrack& first = m->tracks[row.first_track];
+    if (row.group_start) dl->AddLine(ImVec2(origin.x, y), ImVec2(x_left + width, y), IM_COL32(60, 64, 75, 255));
+    if (show_label) {
+      float text_x = origin.x + 4;
+      if (row.group_start) {
+        ImGui::RenderArrow(dl, ImVec2(origin.x + 3, y + 3), kLabelColour, row.collapsed ? ImGuiDir_Right : ImGuiDir_Down, 0.7f);
+        text_x += 12;
+      }
+      const std::string text = row.collapsed ? chakra::timeline_group_label(*m, row.group) + " (" + std::to_string(row.tracks) + " tracks)"
+                                             : chakra::timeline_track_label(*m, first);
+      dl->PushClipRect(ImVec2(origin.x, y), ImVec2(x_left - 2, y + kRowHeight), true);
+      dl->AddText(ImVec2(text_x, y + 2), kLabelColour, text.c_str());
+      dl->PopClipRect();
     }
-  }
-  dl->PushClipRect(ImVec2(x_left, axis_y + kAxisHeight), ImVec2(x_left + width, axis_y + view_h), true);
+    for (uint32_t k = 0; k < row.tracks; ++k) {
+      const uint32_t t = row.first_track + k;
+      rects.clear();
+      chakra::visible_rects(m->tracks[t], timeline.t0, timeline.t1, px_per_unit, rects);
+      for (const chakra::TimelineRect& r : rects) {
+        float x0 = x_left + static_cast<float>(std::max(r.x0, -1.0));
+        float x1 = x_left + static_cast<float>(std::min(r.x1, static_cast<double>(width) + 1));
+        x1 = std::max(x1, x0 + 1);
+        instances.push_back({x0, y + 1, x1, y + kRowHeight - 1, colour(r.category, r.count > 1 || row.collapsed ? 0.75f : 1.0f)});
+        if (r.count == 1 && x1 - x0 > 50 && !row.collapsed) labels.push_back({ImVec2(x0, y + 1), ImVec2(x1, y + kRowHeight - 1), t, r.first});
+      }
+    }
+  };
+  for (int row = first_row; row < last_row; ++row)
+    draw_row(rows[row], row_y(row), rows[row].group_start || row == first_row || m->tracks[rows[row].first_track].lane == 0);
+  const size_t row_labels = labels.size();  // the pinned band's come after
+  // The scrolling rows pass under the pinned band: draw them, then the band over them.
+  const float band_bottom = band_top + pinned_h;
+  dl->PushClipRect(ImVec2(x_left, band_bottom), ImVec2(x_left + width, axis_y + view_h), true);
   if (!platform.draw_rects(instances))
     for (const RectInstance& r : instances) dl->AddRectFilled(ImVec2(r.x0, r.y0), ImVec2(r.x1, r.y1), r.colour);
+  dl->PopClipRect();
+  if (!layout.pinned.empty()) {
+    instances.clear();
+    dl->AddRectFilled(ImVec2(origin.x, band_top), ImVec2(x_left + width, band_bottom), IM_COL32(26, 28, 34, 255));
+    for (size_t k = 0; k < layout.pinned.size(); ++k) draw_row(layout.pinned[k], band_top + kRowHeight * static_cast<float>(k), true);
+    dl->AddLine(ImVec2(origin.x, band_bottom - 1), ImVec2(x_left + width, band_bottom - 1), IM_COL32(120, 170, 255, 160), 2);
+    dl->PushClipRect(ImVec2(x_left, band_top), ImVec2(x_left + width, band_bottom), true);
+    if (!platform.draw_rects(instances))
+      for (const RectInstance& r : instances) dl->AddRectFilled(ImVec2(r.x0, r.y0), ImVec2(r.x1, r.y1), r.colour);
+    dl->PopClipRect();
+  }
+  dl->PushClipRect(ImVec2(x_left, band_bottom), ImVec2(x_left + width, axis_y + view_h), true);
   // Slices the search found, outlined where they are on screen.
   for (const chakra::TimelineModel::Ref& ref : timeline.found) {
-    if (static_cast<int>(ref.track) < first_row || static_cast<int>(ref.track) >= last_row) continue;
+    const int row = static_cast<int>(layout.row_of_track[ref.track]);
+    if (row < first_row || row >= last_row) continue;
     const chakra::TimelineTrack& tr = m->tracks[ref.track];
     const double a = static_cast<double>(tr.start[ref.index]), b = static_cast<double>(tr.end[ref.index]);
     if (b < timeline.t0 || a > timeline.t1) continue;
-    const float y = origin.y + kAxisHeight + kRowHeight * static_cast<float>(ref.track);
+    const float y = row_y(row);
     const float x0 = x_left + static_cast<float>((a - timeline.t0) * px_per_unit);
     const float x1 = std::max(x0 + 2, x_left + static_cast<float>((b - timeline.t0) * px_per_unit));
     dl->AddRect(ImVec2(x0, y + 1), ImVec2(x1, y + kRowHeight - 1), IM_COL32(255, 230, 90, 255), 0, 0, 1.5f);
@@ -333,18 +388,24 @@ void App::Impl::draw_timeline() {
     if (!r || item >= r->trace.size()) return "?";
     return std::string(r->trace.name(item));
   };
-  for (const Label& l : labels) {
-    std::string text = event_name(l.track, l.index);
-    dl->PushClipRect(l.p0, l.p1, true);
-    dl->AddText(ImVec2(l.p0.x + 3, l.p0.y), IM_COL32(15, 15, 20, 255), text.c_str());
-    dl->PopClipRect();
-  }
+  auto draw_labels = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to; ++k) {
+      const Label& l = labels[k];
+      dl->PushClipRect(l.p0, l.p1, true);
+      dl->AddText(ImVec2(l.p0.x + 3, l.p0.y), IM_COL32(15, 15, 20, 255), event_name(l.track, l.index).c_str());
+      dl->PopClipRect();
+    }
+  };
+  draw_labels(0, row_labels);
+  dl->PushClipRect(ImVec2(x_left, band_top), ImVec2(x_left + width, band_bottom), false);
+  draw_labels(row_labels, labels.size());
+  dl->PopClipRect();
   // Selection and its dependencies as flow arrows (same rank).
   auto place = [&](uint32_t group, uint32_t item) -> std::optional<std::pair<ImVec2, ImVec2>> {
     auto ref = m->find(group, item);
     if (!ref) return std::nullopt;
     const auto& tr = m->tracks[ref->track];
-    float y = origin.y + kAxisHeight + kRowHeight * static_cast<float>(ref->track);
+    float y = track_y(ref->track);
     float x0 = x_left + static_cast<float>((static_cast<double>(tr.start[ref->index]) - timeline.t0) * px_per_unit);
     float x1 = x_left + static_cast<float>((static_cast<double>(tr.end[ref->index]) - timeline.t0) * px_per_unit);
     return std::make_pair(ImVec2(x0, y + 1), ImVec2(std::max(x1, x0 + 2), y + kRowHeight - 1));
@@ -367,52 +428,94 @@ void App::Impl::draw_timeline() {
       }
     }
   }
-  // Area selection (left drag) or click to select an event.
-  float row_top = origin.y + kAxisHeight;
-  auto row_at = [&](float sy) { return std::clamp(static_cast<int>((sy - row_top) / kRowHeight), 0, static_cast<int>(m->tracks.size()) - 1); };
-  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 4)) {
+  // What is under the mouse: a pinned row, a scrolling row, or nothing.
+  auto row_under = [&](float sy) -> const chakra::TimelineRow* {
+    if (sy >= band_top && sy < band_top + kRowHeight * static_cast<float>(layout.pinned.size()))
+      return &layout.pinned[static_cast<size_t>((sy - band_top) / kRowHeight)];
+    if (sy < band_bottom) return nullptr;
+    const int row = static_cast<int>(std::floor((sy - rows_top) / kRowHeight));
+    return row >= 0 && row < static_cast<int>(rows.size()) ? &rows[row] : nullptr;
+  };
+  // The event under the mouse in a row (a folded rank: the first of its tracks with one there).
+  auto event_under = [&](const chakra::TimelineRow& row, float sx) -> std::optional<chakra::TimelineModel::Ref> {
+    for (uint32_t k = 0; k < row.tracks; ++k)
+      if (auto e = chakra::pick_event(m->tracks[row.first_track + k], time_at(sx), 3 / px_per_unit))
+        return chakra::TimelineModel::Ref{row.first_track + k, *e};
+    return std::nullopt;
+  };
+  // Area selection (left drag) over the scrolling rows, or a click to select an event.
+  auto row_at = [&](float sy) { return std::clamp(static_cast<int>(std::floor((sy - rows_top) / kRowHeight)), 0, static_cast<int>(rows.size()) - 1); };
+  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 4) && io.MouseClickedPos[0].x >= x_left) {
     ImVec2 start = io.MouseClickedPos[0];
     timeline.sel_t0 = time_at(std::min(start.x, io.MousePos.x));
     timeline.sel_t1 = time_at(std::max(start.x, io.MousePos.x));
-    timeline.sel_track0 = row_at(std::min(start.y, io.MousePos.y));
-    timeline.sel_track1 = row_at(std::max(start.y, io.MousePos.y));
-  } else if (hovered && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[0] < 16 &&
-             io.MousePos.x >= x_left) {
-    int row = static_cast<int>((io.MousePos.y - row_top) / kRowHeight);
-    timeline.sel_t1 = timeline.sel_t0;  // a click clears the area
-    if (row >= 0 && row < static_cast<int>(m->tracks.size())) {
-      const auto& tr = m->tracks[row];
-      if (auto e = chakra::pick_event(tr, time_at(io.MousePos.x), 3 / px_per_unit)) {
-        if (tr.item[*e] != UINT32_MAX) {
-          rank = tr.group;
-          selected = tr.item[*e];
+    timeline.sel_row0 = row_at(std::min(start.y, io.MousePos.y));
+    timeline.sel_row1 = row_at(std::max(start.y, io.MousePos.y));
+  } else if (hovered && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[0] < 16) {
+    const chakra::TimelineRow* row = row_under(io.MousePos.y);
+    if (io.MousePos.x < x_left) {
+      // The label column: a click on a rank's first row folds or unfolds the rank.
+      if (row && row->group_start && !timeline.collapsed.erase(row->group)) timeline.collapsed.insert(row->group);
+    } else {
+      timeline.sel_t1 = timeline.sel_t0;  // a click clears the area
+      if (row)
+        if (auto e = event_under(*row, io.MousePos.x); e && m->tracks[e->track].item[e->index] != UINT32_MAX) {
+          rank = m->tracks[e->track].group;
+          selected = m->tracks[e->track].item[e->index];
         }
-      }
     }
   }
-  if (timeline.sel_t1 > timeline.sel_t0) {
+  // Right click on a label: pin or unpin the track, fold ranks.
+  if (hovered && ImGui::IsMouseReleased(ImGuiMouseButton_Right) && io.MouseDragMaxDistanceSqr[1] < 16 && io.MousePos.x < x_left)
+    if (const chakra::TimelineRow* row = row_under(io.MousePos.y)) {
+      timeline.menu_track = static_cast<int>(row->first_track);
+      timeline.menu_group_row = row->collapsed;
+      ImGui::OpenPopup("track_menu");
+    }
+  if (ImGui::BeginPopup("track_menu")) {
+    if (timeline.menu_track >= 0 && timeline.menu_track < static_cast<int>(m->tracks.size())) {
+      const chakra::TimelineTrack& tr = m->tracks[timeline.menu_track];
+      const chakra::TimelineTrackKey key{tr.group, tr.lane_class, tr.lane};
+      auto pin = std::find(timeline.pinned.begin(), timeline.pinned.end(), key);
+      if (!timeline.menu_group_row) {
+        if (ImGui::MenuItem(pin == timeline.pinned.end() ? "Pin to top" : "Unpin")) {
+          if (pin == timeline.pinned.end()) timeline.pinned.push_back(key);
+          else timeline.pinned.erase(pin);
+        }
+      }
+      const std::string group = chakra::timeline_group_label(*m, tr.group);
+      const bool folded = timeline.collapsed.count(tr.group) > 0;
+      if (ImGui::MenuItem(((folded ? "Unfold " : "Fold ") + group).c_str())) {
+        if (folded) timeline.collapsed.erase(tr.group);
+        else timeline.collapsed.insert(tr.group);
+      }
+      if (ImGui::MenuItem("Fold every rank")) fold_every_rank(true);
+      if (ImGui::MenuItem("Unfold every rank")) fold_every_rank(false);
+      if (!timeline.pinned.empty() && ImGui::MenuItem("Unpin all")) timeline.pinned.clear();
+    }
+    ImGui::EndPopup();
+  }
+  if (timeline.sel_t1 > timeline.sel_t0 && !rows.empty()) {
     float x0 = x_left + static_cast<float>((timeline.sel_t0 - timeline.t0) * px_per_unit);
     float x1 = x_left + static_cast<float>((timeline.sel_t1 - timeline.t0) * px_per_unit);
-    float y0 = row_top + kRowHeight * static_cast<float>(timeline.sel_track0);
-    float y1 = row_top + kRowHeight * static_cast<float>(timeline.sel_track1 + 1);
+    float y0 = row_y(static_cast<uint32_t>(std::max(0, timeline.sel_row0)));
+    float y1 = row_y(static_cast<uint32_t>(std::max(0, timeline.sel_row1)) + 1);
     dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(120, 170, 255, 50));
     dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(120, 170, 255, 200));
   }
   dl->PopClipRect();
-  if (hovered && io.MousePos.x >= x_left) {
-    int row = static_cast<int>((io.MousePos.y - row_top) / kRowHeight);
-    if (row >= 0 && row < static_cast<int>(m->tracks.size()))
-      if (auto e = chakra::pick_event(m->tracks[row], time_at(io.MousePos.x), 3 / px_per_unit)) {
-        const auto& tr = m->tracks[row];
-        ImGui::SetTooltip("%s\n%s", event_name(row, *e).c_str(),
-                          format_duration(static_cast<double>(tr.end[*e] - tr.start[*e]), m->unit).c_str());
+  if (hovered && io.MousePos.x >= x_left)
+    if (const chakra::TimelineRow* row = row_under(io.MousePos.y))
+      if (auto e = event_under(*row, io.MousePos.x)) {
+        const auto& tr = m->tracks[e->track];
+        ImGui::SetTooltip("%s\n%s", event_name(e->track, e->index).c_str(),
+                          format_duration(static_cast<double>(tr.end[e->index] - tr.start[e->index]), m->unit).c_str());
       }
-  }
   ImGui::EndChild();
 
   if (stats_height > 0) {
-    std::vector<uint32_t> tracks;
-    for (int r = timeline.sel_track0; r <= timeline.sel_track1; ++r) tracks.push_back(static_cast<uint32_t>(r));
+    const std::vector<uint32_t> tracks = layout.tracks_of_rows(static_cast<size_t>(std::max(0, timeline.sel_row0)),
+                                                               static_cast<size_t>(std::max(0, timeline.sel_row1)));
     chakra::AreaStats st = chakra::area_stats(*m, tracks, timeline.sel_t0, timeline.sel_t1);
     ImGui::Text("Selection: %s on %zu tracks, %llu events, busy %s", format_duration(timeline.sel_t1 - timeline.sel_t0, m->unit).c_str(),
                 tracks.size(), static_cast<unsigned long long>(st.events), format_duration(st.busy, m->unit).c_str());

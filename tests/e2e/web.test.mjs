@@ -549,6 +549,57 @@ test('timeline keys and wheel as in Perfetto: scroll, Ctrl+wheel zoom, pan kept 
   await p.close();
 });
 
+// Track groups as in Perfetto: a click on a rank's name folds its tracks into one row; a
+// right-click pins a track under the axis. Both travel in the share link.
+test('ranks fold into one row and tracks pin under the axis, and links keep both', async () => {
+  const p = await openPage(url);
+  await p.click('[data-example="resnet64"]');
+  await p.waitForFunction(() => window.chakrakitExample === 'resnet64', null, { timeout: 120000 });
+  await command('timeline 1', p);
+  await p.waitForTimeout(300);
+  let s = await status(p);
+  const rows = s.timeline_rows;
+  assert.ok(rows > 64, `${rows} rows for 64 NPUs`);
+  const box = await p.locator('canvas').boundingBox();  // the app's coordinates are the canvas's
+  const [x, y] = [box.x + s.timeline_row0[0], box.y + s.timeline_row0[1]];
+  const tap = async (px, py, button = 'left') => { await p.mouse.click(px, py, { button }); await p.waitForTimeout(250); };
+  await tap(x + 20, y + 9);  // npu 0's name: fold it
+  s = await status(p);
+  assert.deepEqual(s.timeline_folded, [0]);
+  assert.ok(s.timeline_rows < rows, `${s.timeline_rows} rows folded, ${rows} before`);
+  await shot('11a-timeline-folded.png', p);
+  await tap(x + 20, y + 9);  // and unfold it
+  assert.deepEqual((await status(p)).timeline_folded, []);
+  await tap(x + 40, y + 9 + 18 * 2, 'right');  // the third row's name: its menu
+  await tap(x + 70, y + 9 + 18 * 2 + 14);      // "Pin to top", the menu's first item
+  s = await status(p);
+  assert.equal(s.timeline_pinned.length, 1, JSON.stringify(s.timeline_pinned));
+  assert.ok(s.timeline_pinned[0].startsWith('npu '), s.timeline_pinned[0]);
+  const pinned = s.timeline_pinned;
+  await p.mouse.move(x + 600, y + 200);
+  await p.mouse.wheel(0, 600);  // the rows scroll, the pinned track stays
+  await p.waitForTimeout(300);
+  await shot('11b-timeline-pinned.png', p);
+  // The link keeps the pin and the folds: fold every rank through a link, then read it back.
+  const state = (await status(p)).state;
+  assert.match(state, /t\.pin=/);
+  await p.evaluate((h) => Module.ccall('app_apply_hash', null, ['string'], [h]), state + '&t.fold=0-63');
+  await p.waitForTimeout(300);
+  s = await status(p);
+  assert.equal(s.timeline_folded.length, 64);
+  assert.equal(s.timeline_rows, 64);
+  assert.deepEqual(s.timeline_pinned, pinned);
+  assert.match(s.state, /t\.fold=0-63/);
+  await shot('11c-timeline-all-folded.png', p);
+  // A bad fold list is refused with its reason, and changes nothing.
+  await p.evaluate(() => Module.ccall('app_apply_hash', null, ['string'], ['v=timeline&t.fold=5-2']));
+  await p.waitForTimeout(200);
+  s = await status(p);
+  assert.match(s.error, /t\.fold/);
+  assert.equal(s.timeline_folded.length, 64);
+  await p.close();
+});
+
 test('chakra view serves the page on 127.0.0.1 with the given traces preloaded, and stops on Ctrl-C', async () => {
   const { spawn } = await import('node:child_process');
   const dlrm0 = path.join(shared, 'data/pairs/dlrm_8rank_v100/rank0');

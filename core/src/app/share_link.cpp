@@ -184,3 +184,70 @@ std::string share_choice(const ShareState& state, const std::string& key,
 }
 
 }  // namespace chakra
+
+namespace chakra {
+namespace {
+
+// A plain decimal number (digits only, no sign, no spaces) of at most max_value.
+uint32_t share_index(std::string_view text, const std::string& key, uint32_t max_value) {
+  uint64_t v = 0;
+  if (text.empty() || text.size() > 10) fail("'" + key + "' has a bad number '" + std::string(text.substr(0, 12)) + "'");
+  for (char c : text) {
+    if (c < '0' || c > '9') fail("'" + key + "' has a bad number '" + std::string(text.substr(0, 12)) + "'");
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (v > max_value) fail("'" + key + "' has " + std::to_string(v) + ", over " + std::to_string(max_value));
+  return static_cast<uint32_t>(v);
+}
+
+}  // namespace
+
+std::string format_index_ranges(std::span<const uint32_t> values) {
+  std::string out;
+  for (size_t i = 0; i < values.size();) {
+    size_t j = i;
+    while (j + 1 < values.size() && values[j + 1] == values[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(values[i]);
+    if (j > i) out += '-' + std::to_string(values[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::vector<uint32_t> share_index_ranges(const ShareState& state, const std::string& key, uint32_t max_value,
+                                         size_t max_count) {
+  std::vector<uint32_t> out;
+  auto it = state.find(key);
+  if (it == state.end()) return out;
+  for (std::string_view piece : Split(it->second, ',')) {
+    const size_t dash = piece.find('-');
+    const uint32_t lo = share_index(piece.substr(0, dash), key, max_value);
+    const uint32_t hi = dash == std::string_view::npos ? lo : share_index(piece.substr(dash + 1), key, max_value);
+    if (hi < lo || (!out.empty() && lo <= out.back())) fail("'" + key + "' must list ascending ranges");
+    if (hi - lo >= max_count || out.size() + (hi - lo) >= max_count)
+      fail("'" + key + "' lists more than " + std::to_string(max_count) + " values");
+    for (uint64_t v = lo; v <= hi; ++v) out.push_back(static_cast<uint32_t>(v));
+  }
+  return out;
+}
+
+std::vector<std::vector<uint32_t>> share_tuples(const ShareState& state, const std::string& key, size_t arity,
+                                                uint32_t max_value, size_t max_count) {
+  std::vector<std::vector<uint32_t>> out;
+  auto it = state.find(key);
+  if (it == state.end()) return out;
+  for (std::string_view piece : Split(it->second, ',')) {
+    if (out.size() == max_count) fail("'" + key + "' lists more than " + std::to_string(max_count) + " entries");
+    std::vector<uint32_t> tuple;
+    for (std::string_view part : Split(piece, '.')) {
+      if (tuple.size() == arity) fail("'" + key + "' entries have " + std::to_string(arity) + " numbers");
+      tuple.push_back(share_index(part, key, max_value));
+    }
+    if (tuple.size() != arity) fail("'" + key + "' entries have " + std::to_string(arity) + " numbers");
+    out.push_back(std::move(tuple));
+  }
+  return out;
+}
+
+}  // namespace chakra

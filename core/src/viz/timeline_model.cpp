@@ -5,6 +5,7 @@
 #include <cmath>
 #include <queue>
 #include <set>
+#include <tuple>
 
 #include "chakra/trace/graph.h"
 #include "chakra/trace/schema.h"
@@ -75,8 +76,12 @@ TimelineModel build_timeline(std::vector<TimelineEvent> events, std::string unit
   return model;
 }
 
+std::string timeline_group_label(const TimelineModel& model, uint32_t group) {
+  return (model.categories == TimelineCategories::SpanKind ? "npu " : "rank ") + std::to_string(group);
+}
+
 std::string timeline_track_label(const TimelineModel& model, const TimelineTrack& track) {
-  std::string label = (model.categories == TimelineCategories::SpanKind ? "npu " : "rank ") + std::to_string(track.group);
+  std::string label = timeline_group_label(model, track.group);
   if (track.lane_class < model.lane_class_names.size() && !model.lane_class_names[track.lane_class].empty())
     label += " " + model.lane_class_names[track.lane_class];
   if (track.lane) label += " ." + std::to_string(track.lane);
@@ -327,6 +332,54 @@ AreaStats area_stats(const TimelineModel& model, std::span<const uint32_t> track
     }
   }
   return stats;
+}
+
+}  // namespace chakra
+
+namespace chakra {
+
+std::optional<uint32_t> find_track(const TimelineModel& model, const TimelineTrackKey& key) {
+  auto key_of = [](const TimelineTrack& t) { return std::tuple(t.group, t.lane_class, t.lane); };
+  const auto wanted = std::tuple(key.group, key.lane_class, key.lane);
+  auto it = std::lower_bound(model.tracks.begin(), model.tracks.end(), wanted,
+                             [&](const TimelineTrack& t, const auto& k) { return key_of(t) < k; });
+  if (it == model.tracks.end() || key_of(*it) != wanted) return std::nullopt;
+  return static_cast<uint32_t>(it - model.tracks.begin());
+}
+
+TimelineRows timeline_rows(const TimelineModel& model, std::span<const TimelineTrackKey> pinned,
+                           const std::function<bool(uint32_t group)>& collapsed) {
+  TimelineRows out;
+  for (const TimelineTrackKey& key : pinned)
+    if (auto t = find_track(model, key)) out.pinned.push_back({key.group, *t, 1, false, false});
+  const uint32_t n = static_cast<uint32_t>(model.tracks.size());
+  out.row_of_track.resize(n);
+  for (uint32_t first = 0; first < n;) {  // tracks are sorted by group: each group is a run
+    const uint32_t group = model.tracks[first].group;
+    uint32_t end = first;
+    while (end < n && model.tracks[end].group == group) ++end;
+    const uint32_t row = static_cast<uint32_t>(out.rows.size());
+    if (collapsed(group)) {
+      out.rows.push_back({group, first, end - first, true, true});
+      for (uint32_t t = first; t < end; ++t) out.row_of_track[t] = row;
+    } else {
+      for (uint32_t t = first; t < end; ++t) {
+        out.row_of_track[t] = static_cast<uint32_t>(out.rows.size());
+        out.rows.push_back({group, t, 1, false, t == first});
+      }
+    }
+    first = end;
+  }
+  return out;
+}
+
+std::vector<uint32_t> TimelineRows::tracks_of_rows(size_t first, size_t last) const {
+  std::vector<uint32_t> tracks;
+  if (rows.empty()) return tracks;
+  last = std::min(last, rows.size() - 1);
+  for (size_t r = first; r <= last; ++r)
+    for (uint32_t k = 0; k < rows[r].tracks; ++k) tracks.push_back(rows[r].first_track + k);
+  return tracks;
 }
 
 }  // namespace chakra

@@ -140,6 +140,28 @@ TEST(ShareLink, TypedReadsCheckRanges) {
   EXPECT_EQ(std::stod(format_number(1.0 / 3)), 1.0 / 3);
 }
 
+// Folded ranks as ranges, pinned tracks as dotted tuples: written compactly, read strictly.
+TEST(ShareLink, IndexRangesAndTuples) {
+  const std::vector<uint32_t> folded = {0, 1, 2, 3, 7, 9, 10};
+  EXPECT_EQ(chakra::format_index_ranges(folded), "0-3,7,9-10");
+  ShareState s = {{"f", chakra::format_index_ranges(folded)}, {"p", "3.0.1,5.1.0"}};
+  EXPECT_EQ(chakra::share_index_ranges(s, "f", 100, 100), folded);
+  EXPECT_TRUE(chakra::share_index_ranges(s, "missing", 100, 100).empty());
+  const auto pins = chakra::share_tuples(s, "p", 3, 100, 10);
+  ASSERT_EQ(pins.size(), 2u);
+  EXPECT_EQ(pins[1], (std::vector<uint32_t>{5, 1, 0}));
+  for (const char* bad : {"", "3-1", "1,1", "2,1", "+1", "1 ", "-1", "0-99999999", "a", "200"}) {
+    ShareState b = {{"f", bad}};
+    EXPECT_THROW(chakra::share_index_ranges(b, "f", 100, 1000), Error) << bad;
+  }
+  EXPECT_THROW(chakra::share_index_ranges(s, "f", 100, 5), Error);  // 7 values, 5 allowed
+  for (const char* bad : {"1.2", "1.2.3.4", "1..2", "1.2.x", "1.2.3,"}) {
+    ShareState b = {{"p", bad}};
+    EXPECT_THROW(chakra::share_tuples(b, "p", 3, 100, 10), Error) << bad;
+  }
+  EXPECT_THROW(chakra::share_tuples(s, "p", 3, 100, 1), Error);
+}
+
 TEST(SimConfigWriters, EveryReferenceConfigReadsBackEqual) {
   int networks = 0, systems = 0;
   for (const std::string& path : testing_support::find_files(shared("reference/astra-sim/inputs/net"), {".yml"})) {
@@ -338,6 +360,34 @@ TEST(TimelineModel, BusyPerBinAndFindByName) {
   EXPECT_EQ(found[1].index, 1u);  // starts at 30
   EXPECT_TRUE(chakra::find_events(m, "", name_of).empty());
   EXPECT_EQ(chakra::find_events(m, "a", name_of, 1).size(), 1u);
+}
+
+// Rows: pinned tracks in their band, a collapsed group in one row holding all its tracks.
+TEST(TimelineModel, RowsPinTracksAndFoldGroups) {
+  chakra::TimelineModel m;
+  const uint32_t keys[][3] = {{0, 0, 0}, {0, 0, 1}, {0, 1, 0}, {1, 0, 0}, {1, 1, 0}, {3, 0, 0}};
+  for (const auto& k : keys) {
+    chakra::TimelineTrack t;
+    t.group = k[0], t.lane_class = k[1], t.lane = k[2];
+    m.tracks.push_back(t);
+  }
+  EXPECT_EQ(chakra::find_track(m, {1, 1, 0}), 4u);
+  EXPECT_EQ(chakra::find_track(m, {2, 0, 0}), std::nullopt);
+  const chakra::TimelineTrackKey pinned[] = {{3, 0, 0}, {7, 0, 0}, {0, 1, 0}};  // rank 7 is not here
+  auto open = chakra::timeline_rows(m, pinned, [](uint32_t) { return false; });
+  ASSERT_EQ(open.pinned.size(), 2u);
+  EXPECT_EQ(open.pinned[0].first_track, 5u);
+  EXPECT_EQ(open.pinned[1].first_track, 2u);
+  ASSERT_EQ(open.rows.size(), 6u);
+  EXPECT_TRUE(open.rows[0].group_start && !open.rows[1].group_start && open.rows[3].group_start);
+  EXPECT_EQ(open.row_of_track, (std::vector<uint32_t>{0, 1, 2, 3, 4, 5}));
+  auto folded = chakra::timeline_rows(m, {}, [](uint32_t g) { return g == 0; });
+  ASSERT_EQ(folded.rows.size(), 4u);
+  EXPECT_TRUE(folded.rows[0].collapsed);
+  EXPECT_EQ(folded.rows[0].tracks, 3u);
+  EXPECT_EQ(folded.row_of_track, (std::vector<uint32_t>{0, 0, 0, 1, 2, 3}));
+  EXPECT_EQ(folded.tracks_of_rows(0, 1), (std::vector<uint32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(folded.tracks_of_rows(3, 99), (std::vector<uint32_t>{5}));
 }
 
 TEST(TimelineModel, PickAndAreaStats) {

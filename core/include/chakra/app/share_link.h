@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "chakra/support/text.h"  // format_number
 
@@ -49,6 +50,15 @@ int64_t share_int(const ShareState& state, const std::string& key, int64_t lo, i
 double share_number(const ShareState& state, const std::string& key, double lo, double hi, double fallback);
 std::string share_choice(const ShareState& state, const std::string& key,
                          std::span<const std::string_view> allowed, std::string fallback);
+// Sets of small non-negative integers as ascending ranges ("0-63,70"), and lists of tuples of
+// them ("3.0.1,5.1.0"). The readers take only what the writers write (digits, ranges ascending
+// and disjoint, every number <= max_value, at most max_count values or tuples) and throw
+// chakra::Error naming the key otherwise; a missing key is an empty list.
+std::string format_index_ranges(std::span<const uint32_t> ascending_unique);
+std::vector<uint32_t> share_index_ranges(const ShareState& state, const std::string& key, uint32_t max_value,
+                                         size_t max_count);
+std::vector<std::vector<uint32_t>> share_tuples(const ShareState& state, const std::string& key, size_t arity,
+                                                uint32_t max_value, size_t max_count);
 std::string share_choice(const ShareState& state, const std::string& key,
                          std::initializer_list<std::string_view> allowed, std::string fallback);
 

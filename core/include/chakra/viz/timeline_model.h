@@ -63,6 +63,8 @@ struct TimelineModel {
   std::vector<std::pair<uint64_t, Ref>> by_item_;  // (group << 32 | item) -> place, sorted
 };
 
+// A group's name: "rank 3" (recorded times) or "npu 3" (simulated).
+std::string timeline_group_label(const TimelineModel& model, uint32_t group);
 // A track's name: "rank 0 thread 1", "rank 0 stream 7 .2" (its third lane), "npu 3 comm".
 std::string timeline_track_label(const TimelineModel& model, const TimelineTrack& track);
 
@@ -80,6 +82,33 @@ TimelineModel timeline_of_traces(std::span<const Trace* const> ranks);
 // Simulated spans (ns): lane class 0 for compute, CPU and memory, 1 for communication; item =
 // the node's position in ranks[npu] (found by id), category = SpanKind.
 TimelineModel timeline_of_spans(std::span<const sim::Span> spans, std::span<const Trace* const> ranks);
+
+// The rows a timeline shows. Pinned tracks come first, in a band that stays under the axis while
+// the rest scrolls (they also keep their place below). Then every group in order: one row per
+// track, or, for a collapsed group, a single row in which all its tracks are drawn.
+struct TimelineRow {
+  uint32_t group = 0;
+  uint32_t first_track = 0, tracks = 1;  // the model's tracks [first_track, first_track + tracks)
+  bool collapsed = false;                // a whole group in one row
+  bool group_start = false;              // its group's first row (where the group is folded)
+};
+struct TimelineRows {
+  std::vector<TimelineRow> pinned, rows;
+  std::vector<uint32_t> row_of_track;    // [track] = the row of `rows` that shows it
+  // Rows of `rows` in [first, last] (clamped), as tracks in ascending order.
+  std::vector<uint32_t> tracks_of_rows(size_t first, size_t last) const;
+};
+// A track named by what stays when the model is rebuilt (another source, the same ranks).
+struct TimelineTrackKey {
+  uint32_t group = 0, lane_class = 0, lane = 0;
+  bool operator==(const TimelineTrackKey&) const = default;
+};
+// The track with this key, if the model has one. O(log tracks).
+std::optional<uint32_t> find_track(const TimelineModel& model, const TimelineTrackKey& key);
+// `pinned` keys the model lacks are left out; `collapsed(group)` says whether a group is folded.
+// O(tracks).
+TimelineRows timeline_rows(const TimelineModel& model, std::span<const TimelineTrackKey> pinned,
+                           const std::function<bool(uint32_t group)>& collapsed);
 
 // A rectangle to draw: x in pixels from the view's left edge. count > 1: a run of events too
 // small to show one by one, merged (first = index of the first of them in the track).
