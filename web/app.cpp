@@ -153,10 +153,10 @@ void App::work(double budget_ms) {
     apply_hash(h);
   }
   // A link to a run's timeline: its traces are here now, so run the link's settings once.
-  if (s.rerun_for_link && !busy() && !s.workspace.ranks().empty() && s.files.size() >= s.link_files && !s.running) {
-    s.rerun_for_link = false;
-    const int id = s.next_run_id;
-    if (s.run_simulation()) s.timeline.source = id;
+  if (!s.link_runs.empty() && !busy() && !s.workspace.ranks().empty() && s.files.size() >= s.link_files && !s.running) {
+    const SimSettings settings = std::move(s.link_runs.front());
+    s.link_runs.pop_front();
+    if (!s.run_simulation(settings)) s.link_runs.clear();  // the error says why; the rest would fail alike
   }
 }
 
@@ -183,7 +183,7 @@ void App::clear() {
   s.workspace.clear();
   s.files.clear();
   s.files_fingerprint = 0;
-  s.rerun_for_link = false;
+  s.link_runs.clear();
   s.runs.clear();
   s.next_run_id = 1;  // a clean slate: the next run is run 1 again
   s.timeline.source = 0;

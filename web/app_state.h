@@ -112,9 +112,9 @@ struct App::Impl {
   // Sum of the opened files' chakra::file_fingerprint: a share link names its files by this and
   // their count, never by their names. The one of the file being opened, added once it opened.
   uint64_t files_fingerprint = 0, loading_fingerprint = 0;
-  // A link showed a simulation run's timeline: run its settings once its traces are open (as
-  // many files as it names: the page hands them over one by one).
-  bool rerun_for_link = false;
+  // A link's simulation runs, made again in order once its traces are open (as many files as it
+  // names: the page hands them over one by one).
+  std::deque<SimSettings> link_runs;
   size_t link_files = 0;
 
   View view = View::Overview;
@@ -190,13 +190,17 @@ struct App::Impl {
   void draw_simulation();
   void use_preset(const std::string& name);
   void fit_settings_to_ranks();
-  bool run_simulation();
+  bool run_simulation() { return run_simulation(sim); }
+  bool run_simulation(const SimSettings& settings);
   void finish_run(std::unique_ptr<SimRun> run);
   void draw_run_progress(float width);
   void cancel_simulation();
   bool open_in_timeline(int run_id);  // 0: recorded times
-  void sim_state(chakra::ShareState& s) const;
-  void apply_sim_state(const chakra::ShareState& s);
+  // Share-link keys of simulation settings: `prefix` + "topo", "npus", ... ("sim." for the
+  // current settings, "run1." ... for each run's).
+  static void settings_state(const SimSettings& settings, const std::string& prefix, chakra::ShareState& s);
+  // Settings read back through the same readers as dropped config files; throws on bad values.
+  static SimSettings settings_from_state(const chakra::ShareState& s, const std::string& prefix);
 };
 
 // The views, in tab order and in View order: the one list of them. A view is a View

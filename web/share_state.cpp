@@ -44,7 +44,11 @@ ShareState App::Impl::state() const {
       pins += (pins.empty() ? "" : ",") + std::to_string(k.group) + "." + std::to_string(k.lane_class) + "." + std::to_string(k.lane);
     s["t.pin"] = pins;
   }
-  sim_state(s);
+  settings_state(sim, "sim.", s);
+  // Each run's settings, so that a reopened link makes the same runs (ids 1..n, as here: runs
+  // are numbered from 1 again whenever they are cleared).
+  if (!runs.empty()) s["runs"] = std::to_string(runs.size());
+  for (size_t k = 0; k < runs.size(); ++k) settings_state(runs[k]->settings, "run" + std::to_string(k + 1) + ".", s);
   if (synth.active) {
     s["synth"] = synth.preset;
     s["synth.layers"] = std::to_string(synth.layers);
@@ -88,7 +92,13 @@ void App::Impl::apply(const ShareState& s) {
     syn.pp = static_cast<int>(chakra::share_int(s, "synth.pp", 1, 4096, syn.pp));
     syn.fsdp = chakra::share_int(s, "synth.fsdp", 0, 1, 0) == 1;
   }
-  apply_sim_state(s);  // validates the settings; throws before changing them when they are bad
+  // The settings are validated here: a bad one throws before anything changed.
+  std::optional<SimSettings> settings;
+  if (s.count("sim.topo")) settings = settings_from_state(s, "sim.");
+  std::deque<SimSettings> link_run_settings;
+  const int64_t run_count = chakra::share_int(s, "runs", 0, 64, 0);
+  for (int64_t k = 1; k <= run_count; ++k) link_run_settings.push_back(settings_from_state(s, "run" + std::to_string(k) + "."));
+  if (settings) sim = *settings;
   for (const ViewEntry& e : kViews)
     if (v == e.name) view = e.view;
   view_changed = true;
@@ -124,9 +134,14 @@ void App::Impl::apply(const ShareState& s) {
     else if (fp != fingerprint_text(files_fingerprint) || n != std::to_string(files.size()))
       note("the files open here are not the link's (" + n + " files, fingerprint " + fp + "): what it shows may differ");
   }
-  // A link to a simulation run's timeline: the run is made again from the link's settings once
-  // the traces are open (runs are not in links, only their settings).
-  rerun_for_link = source > 0 && runs.empty();
+  // The link's runs are made again from their settings once the traces are open (results are not
+  // in links). Links written before runs were listed name only the settings of the run shown.
+  link_runs.clear();
+  if (runs.empty() && !running) {
+    next_run_id = 1;  // the link's run ids are 1..n
+    if (!link_run_settings.empty()) link_runs = std::move(link_run_settings);
+    else if (source > 0) link_runs.push_back(sim);
+  }
   link_files = static_cast<size_t>(files_n);
 }
 

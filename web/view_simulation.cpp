@@ -55,23 +55,23 @@ void App::Impl::fit_settings_to_ranks() {
   sim::fit_system(sim.system, sim.network.topology.size());
 }
 
-bool App::Impl::run_simulation() {
+bool App::Impl::run_simulation(const SimSettings& settings) {
   sim_error.clear();
   try {
     if (running) throw chakra::Error("a simulation is running; wait for it or cancel it");
     if (workspace.ranks().empty()) throw chakra::Error("load traces (or generate a workload) first");
     sim::SimOptions options;
-    options.backend = sim.congestion_aware ? sim::Backend::CongestionAware : sim::Backend::CongestionUnaware;
+    options.backend = settings.congestion_aware ? sim::Backend::CongestionAware : sim::Backend::CongestionUnaware;
     options.record_spans = true;
-    sim::SimJob job = workspace.simulation_job(sim.network, sim.system, options);  // checks the ranks
+    sim::SimJob job = workspace.simulation_job(settings.network, settings.system, options);  // checks the ranks
     auto run = std::make_unique<SimRun>();
     run->id = next_run_id++;
-    run->settings = sim;
+    run->settings = settings;
     std::string dims;
-    for (size_t d = 0; d < sim.network.npus.size(); ++d)
-      dims += (d ? " x " : "") + std::to_string(sim.network.npus[d]) + " " + sim::topology_name(sim.network.topology[d]) +
-              " " + chakra::format_number(sim.network.bandwidth[d]) + " GB/s";
-    run->label = sim.preset + ": " + dims + (sim.congestion_aware ? ", congestion-aware" : "");
+    for (size_t d = 0; d < settings.network.npus.size(); ++d)
+      dims += (d ? " x " : "") + std::to_string(settings.network.npus[d]) + " " + sim::topology_name(settings.network.topology[d]) +
+              " " + chakra::format_number(settings.network.bandwidth[d]) + " GB/s";
+    run->label = settings.preset + ": " + dims + (settings.congestion_aware ? ", congestion-aware" : "");
     running_since = std::chrono::steady_clock::now();
     if (platform.runs_simulations()) {
       running = std::move(run);  // first: the platform may report a failure at once
@@ -472,7 +472,7 @@ void App::Impl::draw_simulation() {
 
 // ---- share-link keys of the simulation settings ----------------------------------------------------
 
-void App::Impl::sim_state(chakra::ShareState& s) const {
+void App::Impl::settings_state(const SimSettings& sim, const std::string& prefix, chakra::ShareState& s) {
   const sim::NetworkConfig& net = sim.network;
   std::vector<std::string> topo, npus, bw, lat;
   for (size_t d = 0; d < net.topology.size(); ++d) {
@@ -481,41 +481,41 @@ void App::Impl::sim_state(chakra::ShareState& s) const {
     bw.push_back(chakra::format_number(net.bandwidth[d]));
     lat.push_back(chakra::format_number(net.latency[d]));
   }
-  s["sim.preset"] = sim.preset;
-  s["sim.topo"] = join(topo);
-  s["sim.npus"] = join(npus);
-  s["sim.bw"] = join(bw);
-  s["sim.lat"] = join(lat);
+  s[prefix + "preset"] = sim.preset;
+  s[prefix + "topo"] = join(topo);
+  s[prefix + "npus"] = join(npus);
+  s[prefix + "bw"] = join(bw);
+  s[prefix + "lat"] = join(lat);
   for (int c = 0; c < sim::kCollectiveTypes; ++c) {
     std::vector<std::string> names;
     for (const auto& a : sim.system.algorithms[c]) names.push_back(sim::algorithm_name(a));
-    if (!names.empty()) s[std::string("sim.") + kCollectiveKeys[c]] = join(names);
+    if (!names.empty()) s[prefix + kCollectiveKeys[c]] = join(names);
   }
-  s["sim.splits"] = std::to_string(sim.system.preferred_dataset_splits);
-  s["sim.chunks"] = std::to_string(sim.system.active_chunks_per_dimension);
-  s["sim.sched"] = sim.system.scheduling == sim::SchedulingPolicy::FIFO ? "FIFO" : "LIFO";
-  s["sim.delay"] = chakra::format_number(sim.system.endpoint_delay);
-  if (sim.system.peak_perf > 0) s["sim.peak"] = chakra::format_number(sim.system.peak_perf);
-  if (sim.system.local_mem_bw > 0) s["sim.mem"] = chakra::format_number(sim.system.local_mem_bw);
-  if (sim.system.roofline) s["sim.roofline"] = "1";
-  if (sim.congestion_aware) s["sim.backend"] = "aware";
+  s[prefix + "splits"] = std::to_string(sim.system.preferred_dataset_splits);
+  s[prefix + "chunks"] = std::to_string(sim.system.active_chunks_per_dimension);
+  s[prefix + "sched"] = sim.system.scheduling == sim::SchedulingPolicy::FIFO ? "FIFO" : "LIFO";
+  s[prefix + "delay"] = chakra::format_number(sim.system.endpoint_delay);
+  if (sim.system.peak_perf > 0) s[prefix + "peak"] = chakra::format_number(sim.system.peak_perf);
+  if (sim.system.local_mem_bw > 0) s[prefix + "mem"] = chakra::format_number(sim.system.local_mem_bw);
+  if (sim.system.roofline) s[prefix + "roofline"] = "1";
+  if (sim.congestion_aware) s[prefix + "backend"] = "aware";
 }
 
-void App::Impl::apply_sim_state(const chakra::ShareState& s) {
-  if (!s.count("sim.topo")) return;
+SimSettings App::Impl::settings_from_state(const chakra::ShareState& s, const std::string& prefix) {
   // Through the same readers as dropped config files, so a link cannot hold what a file could not.
-  auto list = [&](const char* key) {
+  auto list = [&](const char* name) {
+    const std::string key = prefix + name;
     auto it = s.find(key);
-    if (it == s.end()) throw chakra::Error(std::string("share link: '") + key + "' is missing");
+    if (it == s.end()) throw chakra::Error("share link: '" + key + "' is missing");
     return "[" + it->second + "]";
   };
-  std::string yaml = "topology: " + list("sim.topo") + "\nnpus_count: " + list("sim.npus") + "\nbandwidth: " +
-                     list("sim.bw") + "\nlatency: " + list("sim.lat") + "\n";
+  std::string yaml = "topology: " + list("topo") + "\nnpus_count: " + list("npus") + "\nbandwidth: " +
+                     list("bw") + "\nlatency: " + list("lat") + "\n";
   sim::NetworkConfig net = sim::parse_network(yaml, "share link");
   std::string json = "{";
   auto add = [&](const std::string& key, const std::string& value) { json += (json.size() > 1 ? "," : "") + ("\"" + key + "\":" + value); };
   for (int c = 0; c < sim::kCollectiveTypes; ++c) {
-    auto it = s.find(std::string("sim.") + kCollectiveKeys[c]);
+    auto it = s.find(prefix + kCollectiveKeys[c]);
     if (it == s.end()) continue;
     std::string names;
     for (std::string_view piece : chakra::Split(it->second, ',')) {
@@ -526,20 +526,22 @@ void App::Impl::apply_sim_state(const chakra::ShareState& s) {
     }
     add(std::string(sim::collective_name(static_cast<sim::Collective>(c))) + "-implementation", "[" + names + "]");
   }
-  add("preferred-dataset-splits", std::to_string(chakra::share_int(s, "sim.splits", 1, 1 << 16, 4)));
-  add("active-chunks-per-dimension", std::to_string(chakra::share_int(s, "sim.chunks", 1, 1 << 16, 1)));
-  add("scheduling-policy", "\"" + chakra::share_choice(s, "sim.sched", {"LIFO", "FIFO"}, "LIFO") + "\"");
-  add("endpoint-delay", std::to_string(chakra::share_int(s, "sim.delay", 0, 1000000000, 10)));
-  if (s.count("sim.peak")) add("peak-perf", chakra::format_number(chakra::share_number(s, "sim.peak", 1e-9, 1e9, 0)));
-  if (s.count("sim.mem")) add("local-mem-bw", chakra::format_number(chakra::share_number(s, "sim.mem", 1e-9, 1e9, 0)));
-  if (chakra::share_int(s, "sim.roofline", 0, 1, 0)) add("roofline-enabled", "1");
+  add("preferred-dataset-splits", std::to_string(chakra::share_int(s, prefix + "splits", 1, 1 << 16, 4)));
+  add("active-chunks-per-dimension", std::to_string(chakra::share_int(s, prefix + "chunks", 1, 1 << 16, 1)));
+  add("scheduling-policy", "\"" + chakra::share_choice(s, prefix + "sched", {"LIFO", "FIFO"}, "LIFO") + "\"");
+  add("endpoint-delay", std::to_string(chakra::share_int(s, prefix + "delay", 0, 1000000000, 10)));
+  if (s.count(prefix + "peak")) add("peak-perf", chakra::format_number(chakra::share_number(s, prefix + "peak", 1e-9, 1e9, 0)));
+  if (s.count(prefix + "mem")) add("local-mem-bw", chakra::format_number(chakra::share_number(s, prefix + "mem", 1e-9, 1e9, 0)));
+  if (chakra::share_int(s, prefix + "roofline", 0, 1, 0)) add("roofline-enabled", "1");
   json += "}";
   sim::SystemConfig sys = sim::parse_system(json, "share link");
-  bool aware = chakra::share_choice(s, "sim.backend", {"aware", "unaware"}, "unaware") == "aware";
-  sim.network = std::move(net);
-  sim.system = std::move(sys);
-  sim.congestion_aware = aware;
-  sim.preset = s.count("sim.preset") ? s.at("sim.preset").substr(0, 64) : "(link)";
+  bool aware = chakra::share_choice(s, prefix + "backend", {"aware", "unaware"}, "unaware") == "aware";
+  SimSettings out;
+  out.network = std::move(net);
+  out.system = std::move(sys);
+  out.congestion_aware = aware;
+  out.preset = s.count(prefix + "preset") ? s.at(prefix + "preset").substr(0, 64) : "(link)";
+  return out;
 }
 
 }  // namespace chakra_web

@@ -265,12 +265,12 @@ TEST(AppUi, ShareLinkRestoresViewAndSelectionInAFreshApp) {
   EXPECT_EQ(s["hash"], hash);
 }
 
-// A typical link (64 ranks, a preset, a run's timeline) is compact, names no file, and reopened
-// with the same files re-runs the simulation it showed; other files are noticed.
+// A typical link (64 ranks, two runs on two clusters, the first's timeline) is compact, names no
+// file, and reopened with the same files makes both runs again; other files are noticed.
 TEST(AppUi, CompactLinkNamesNoFileAndRerunsItsRun) {
   const std::string resnet = shared("data/chakra_et/astra-sim_resnet50_dp_64npus_2023-11_no_metadata");
   std::string hash;
-  uint64_t finish = 0;
+  uint64_t finish = 0, finish2 = 0;
   {
     Headless a;
     a.drop_dir(resnet);
@@ -278,10 +278,18 @@ TEST(AppUi, CompactLinkNamesNoFileAndRerunsItsRun) {
     ASSERT_TRUE(a.app->command("preset tpu-v4-4x4x4"));
     ASSERT_TRUE(a.app->command("simulate"));
     a.settle();
-    ASSERT_TRUE(a.app->command("timeline 1"));
-    a.frame();
+    // A second run on another cluster: the link carries each run's own settings.
+    ASSERT_TRUE(a.app->command("preset h100-ib-2x8"));
+    ASSERT_TRUE(a.app->command("fit"));
+    ASSERT_TRUE(a.app->command("simulate"));
+    a.settle();
+    ASSERT_TRUE(a.app->command("timeline 1"));  // the first run's timeline, not the last's
+    a.frame();  // switches the tab
+    a.frame();  // draws the timeline, fitted
     hash = a.status()["hash"];
     finish = a.status()["runs"][0]["finish_ns"][0];
+    finish2 = a.status()["runs"][1]["finish_ns"][0];
+    ASSERT_NE(finish, finish2);
   }
   EXPECT_LE(hash.size(), 500u) << hash;
   const chakra::ShareState state = chakra::decode_share_state(hash);
@@ -296,9 +304,11 @@ TEST(AppUi, CompactLinkNamesNoFileAndRerunsItsRun) {
     b.drop_dir(resnet);
     b.settle();
     json s = b.status();
-    ASSERT_EQ(s["runs"].size(), 1u);
+    ASSERT_EQ(s["runs"].size(), 2u);
     EXPECT_EQ(s["runs"][0]["finish_ns"][0], finish);
+    EXPECT_EQ(s["runs"][1]["finish_ns"][0], finish2);
     EXPECT_EQ(s["view"], "timeline");
+    EXPECT_EQ(s["hash"], hash);  // the same state again: run 1's timeline, both runs' settings
   }
   // The same link over other files: a note says so.
   Headless c;
