@@ -600,6 +600,75 @@ test('ranks fold into one row and tracks pin under the axis, and links keep both
   await p.close();
 });
 
+// Golden screenshots of the start page and every view, at device-pixel ratio 1 and 2, from a
+// workload the page makes itself (no file, no time in the picture beyond a run's wall time).
+// CHAKRA_UPDATE_GOLDEN=1 records them; look at them before committing.
+const goldenDir = path.join(repo, 'tests/data/golden/web');
+// Share of pixels whose colour differs by more than a small tolerance in some channel, decoded
+// by the browser itself (no PNG library needed here).
+const differingFraction = (p, a, b) => p.evaluate(async ([a, b]) => {
+  const pixels = async (base64) => {
+    const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    const bitmap = await createImageBitmap(new Blob([bytes], { type: 'image/png' }));
+    const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+    const g = canvas.getContext('2d');
+    g.drawImage(bitmap, 0, 0);
+    return g.getImageData(0, 0, bitmap.width, bitmap.height);
+  };
+  const [x, y] = [await pixels(a), await pixels(b)];
+  if (x.width !== y.width || x.height !== y.height) return 1;
+  let differing = 0;
+  for (let i = 0; i < x.data.length; i += 4)
+    if (Math.abs(x.data[i] - y.data[i]) > 24 || Math.abs(x.data[i + 1] - y.data[i + 1]) > 24 || Math.abs(x.data[i + 2] - y.data[i + 2]) > 24)
+      ++differing;
+  return differing / (x.width * x.height);
+}, [a.toString('base64'), b.toString('base64')]);
+
+test('the start page and every view look as recorded, at device-pixel ratio 1 and 2', async () => {
+  const update = !!process.env.CHAKRA_UPDATE_GOLDEN;
+  await mkdir(goldenDir, { recursive: true });
+  const shots = {};
+  for (const ratio of [1, 2]) {
+    const p = await browser.newPage({ viewport: { width: 960, height: 600 }, deviceScaleFactor: ratio });
+    await p.goto(url);
+    await p.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
+    await p.mouse.move(1, 599);  // no hover anywhere
+    const take = async (name) => {
+      await p.waitForTimeout(400);
+      shots[`${name}-${ratio}x`] = [p, await p.screenshot()];
+    };
+    await take('start');
+    await p.evaluate(() => Module.ccall('app_apply_hash', null, ['string'], ['synth=llama2-7b&synth.layers=2&synth.dp=2&synth.tp=2&v=overview']));
+    await p.waitForFunction(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])).ranks.length === 4, null, { timeout: 30000 });
+    await command('fit', p);
+    assert.equal(await simulate(p), 1);
+    for (const view of ['overview', 'nodes', 'graph', 'simulation']) {
+      assert.equal(await command(`view ${view}`, p), 1);
+      await take(view);
+    }
+    assert.equal(await command('timeline 1', p), 1);
+    await take('timeline');
+  }
+  const names = Object.keys(shots);
+  for (const name of names) {
+    const [p, png] = shots[name];
+    const golden = path.join(goldenDir, `${name}.png`);
+    await writeFile(path.join(shotsDir, `golden-${name}.png`), png);
+    if (update) {
+      await writeFile(golden, png);
+      continue;
+    }
+    const want = await readFile(golden).catch(() => assert.fail(`${golden} is missing; record it with CHAKRA_UPDATE_GOLDEN=1`));
+    const fraction = await differingFraction(p, png, want);
+    assert.ok(fraction <= 0.01, `${name}: ${(fraction * 100).toFixed(2)}% of pixels differ from ${golden}; see ${shotsDir}/golden-${name}.png`);
+  }
+  // The comparison sees a wrong view: two views differ far beyond the tolerance.
+  const [p1, overview] = shots['overview-1x'];
+  assert.ok(await differingFraction(p1, overview, shots['nodes-1x'][1]) > 0.05);
+  for (const [p] of Object.values(shots)) if (!p.isClosed()) await p.close();
+  assert.ok(!update, `golden images rewritten in ${goldenDir}; look at them, then run again without CHAKRA_UPDATE_GOLDEN`);
+});
+
 test('chakra view serves the page on 127.0.0.1 with the given traces preloaded, and stops on Ctrl-C', async () => {
   const { spawn } = await import('node:child_process');
   const dlrm0 = path.join(shared, 'data/pairs/dlrm_8rank_v100/rank0');
