@@ -138,9 +138,9 @@ void App::Impl::apply(const ShareState& s) {
   // in links). Links written before runs were listed name only the settings of the run shown.
   link_runs.clear();
   if (runs.empty() && !running) {
-    next_run_id = 1;  // the link's run ids are 1..n
     if (!link_run_settings.empty()) link_runs = std::move(link_run_settings);
     else if (source > 0) link_runs.push_back(sim);
+    if (!link_runs.empty()) next_run_id = 1;  // the link's runs are numbered 1..n
   }
   link_files = static_cast<size_t>(files_n);
 }

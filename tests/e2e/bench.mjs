@@ -4,7 +4,8 @@
 // Prints: page ready (navigation to the app accepting files), time to open TRACE (dropped through
 // the file input until the workspace holds it) or to generate and simulate the link's workload,
 // then the app's CPU time per frame (app_frame_ms: file work + UI + draw submission) while the
-// timeline pans and zooms, and the page's CPU while idle, empty and with the timeline shown.
+// timeline pans and zooms, the same for the first rank's graph, and the page's CPU while idle,
+// empty and with the timeline shown.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serveDir, launchChromium } from './serve.mjs';
@@ -81,5 +82,26 @@ await page.mouse.up({ button: 'right' });
 frames.sort((a, b) => a - b);
 console.log(`frame CPU while panning/zooming: median ${frames[30].toFixed(1)} ms, p90 ${frames[54].toFixed(1)} ms (SwiftShader, no GPU)`);
 await page.screenshot({ path: path.join(repo, 'build/e2e-shots/bench-timeline.png') });
+// The graph of the current rank: laid out once, then 20 wheel zooms and 40 frames of drag panning.
+t = performance.now();
+await page.evaluate(() => Module.ccall('app_command', 'number', ['string'], ['view graph']));
+await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+console.log(`graph shown            ${((performance.now() - t) / 1000).toFixed(2)} s (${s.ranks[0]?.summary.nodes} nodes on rank 0, layout included)`);
+await page.mouse.move(box.x + 800, box.y + 400);
+const graphFrames = [];
+for (let i = 0; i < 60; ++i) {
+  if (i < 20) {
+    await page.mouse.wheel(0, -100);
+  } else {
+    if (i === 20) await page.mouse.down({ button: 'right' });
+    await page.mouse.move(box.x + 800 - 10 * (i - 20), box.y + 400 - 3 * (i - 20));
+  }
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(r)));
+  graphFrames.push(await page.evaluate(() => Module.ccall('app_frame_ms', 'number', [], [])));
+}
+await page.mouse.up({ button: 'right' });
+graphFrames.sort((a, b) => a - b);
+console.log(`frame CPU while panning/zooming the graph: median ${graphFrames[30].toFixed(1)} ms, p90 ${graphFrames[54].toFixed(1)} ms`);
+await page.screenshot({ path: path.join(repo, 'build/e2e-shots/bench-graph.png') });
 await browser.close();
 server.close();
