@@ -29,6 +29,7 @@ struct RankCache {
   uint32_t layout_collapse = 0;
   bool layout_ctrl = false;
   chakra::GraphLayout layout;
+  chakra::GraphLayoutIndex layout_index;
   std::vector<uint32_t> box_of_node;
   std::optional<chakra::CriticalPath> critical;
   // node table

@@ -37,6 +37,7 @@ void App::Impl::draw_graph() {
     o.collapse_chains = static_cast<uint32_t>(collapse_chains);
     o.ctrl_edges = ctrl_edges;
     c->layout = chakra::layout_graph(t, all, o);
+    c->layout_index = chakra::index_layout(c->layout);
     c->layout_collapse = o.collapse_chains;
     c->layout_ctrl = ctrl_edges;
     c->layout_ready = true;
@@ -137,29 +138,36 @@ void App::Impl::draw_graph() {
     for (uint32_t n : c->critical->nodes) on_path[L.box_of[n]] = 1;
   }
   auto box_highlight = [&](uint32_t b) -> uint8_t { return highlight.empty() ? 0 : highlight[L.boxes[b].first]; };
-  // Edges: only when they can be seen (zoomed in, or touching the selection), and bounded.
+  // What the window shows, from the layout's index: the cost follows the boxes on screen.
+  std::vector<uint32_t> boxes_shown;
+  c->layout_index.boxes_in(L, graph_x / graph_zoom, (graph_x + size.x) / graph_zoom, graph_y / graph_zoom,
+                           (graph_y + size.y) / graph_zoom, boxes_shown);
+  // Edges with an end on screen: only when they can be seen (zoomed in, or touching the
+  // selection), and bounded. Each is drawn from its `from` box, or from its `to` box when `from`
+  // is off screen.
   size_t drawn = 0;
-  for (const chakra::GraphLayout::Edge& e : L.edges) {
-    if (drawn >= kMaxEdgesDrawn) break;
-    const auto& a = L.boxes[e.from];
-    const auto& b = L.boxes[e.to];
-    bool related = box_highlight(e.from) || box_highlight(e.to) ||
-                   (selected && (L.box_of[*selected] == e.from || L.box_of[*selected] == e.to));
-    const bool path_edge = !on_path.empty() && on_path[e.from] && on_path[e.to];
-    if (graph_zoom < 0.15f && !related && !path_edge) continue;
-    if (!visible(a) && !visible(b)) continue;
-    ImU32 colour = related     ? IM_COL32(240, 220, 120, 220)
-                   : path_edge ? IM_COL32(255, 80, 80, 230)
-                   : !on_path.empty() ? IM_COL32(150, 160, 180, 40)  // the path shown: the rest recedes
-                   : e.ctrl    ? IM_COL32(120, 120, 140, 90)
-                               : IM_COL32(150, 160, 180, 140);
-    dl->AddLine(to_screen(a.x + a.w, a.y + a.h / 2), to_screen(b.x, b.y + b.h / 2), colour);
-    ++drawn;
-  }
+  for (uint32_t box : boxes_shown)
+    for (uint32_t ei : c->layout_index.edges_of(box)) {
+      if (drawn >= kMaxEdgesDrawn) break;
+      const chakra::GraphLayout::Edge& e = L.edges[ei];
+      const auto& a = L.boxes[e.from];
+      const auto& b = L.boxes[e.to];
+      if (e.from != box && visible(a)) continue;  // drawn from its `from` box
+      bool related = box_highlight(e.from) || box_highlight(e.to) ||
+                     (selected && (L.box_of[*selected] == e.from || L.box_of[*selected] == e.to));
+      const bool path_edge = !on_path.empty() && on_path[e.from] && on_path[e.to];
+      if (graph_zoom < 0.15f && !related && !path_edge) continue;
+      ImU32 colour = related     ? IM_COL32(240, 220, 120, 220)
+                     : path_edge ? IM_COL32(255, 80, 80, 230)
+                     : !on_path.empty() ? IM_COL32(150, 160, 180, 40)  // the path shown: the rest recedes
+                     : e.ctrl    ? IM_COL32(120, 120, 140, 90)
+                                 : IM_COL32(150, 160, 180, 140);
+      dl->AddLine(to_screen(a.x + a.w, a.y + a.h / 2), to_screen(b.x, b.y + b.h / 2), colour);
+      ++drawn;
+    }
   std::optional<uint32_t> hovered_box;
-  for (uint32_t bi = 0; bi < L.boxes.size(); ++bi) {
+  for (uint32_t bi : boxes_shown) {
     const auto& b = L.boxes[bi];
-    if (!visible(b)) continue;
     ImVec2 p0 = to_screen(b.x, b.y), p1 = to_screen(b.x + b.w, b.y + b.h);
     if (p1.x - p0.x < 1) p1.x = p0.x + 1;
     uint8_t h = box_highlight(bi);

@@ -82,8 +82,11 @@ await page.mouse.up({ button: 'right' });
 frames.sort((a, b) => a - b);
 console.log(`frame CPU while panning/zooming: median ${frames[30].toFixed(1)} ms, p90 ${frames[54].toFixed(1)} ms (SwiftShader, no GPU)`);
 await page.screenshot({ path: path.join(repo, 'build/e2e-shots/bench-timeline.png') });
-// The graph of the current rank: laid out once, then 20 wheel zooms and 40 frames of drag panning.
+// The graph of the current rank: laid out once, brought to a node in the middle of the trace
+// (boxes on screen, not the empty space around a fitted graph), then 20 wheel steps out and in
+// and 40 frames of drag panning.
 t = performance.now();
+await page.evaluate((n) => Module.ccall('app_command', 'number', ['string'], [`select ${n}`]), Math.floor((s.ranks[0]?.summary.nodes ?? 2) / 2));
 await page.evaluate(() => Module.ccall('app_command', 'number', ['string'], ['view graph']));
 await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 console.log(`graph shown            ${((performance.now() - t) / 1000).toFixed(2)} s (${s.ranks[0]?.summary.nodes} nodes on rank 0, layout included)`);
@@ -91,7 +94,7 @@ await page.mouse.move(box.x + 800, box.y + 400);
 const graphFrames = [];
 for (let i = 0; i < 60; ++i) {
   if (i < 20) {
-    await page.mouse.wheel(0, -100);
+    await page.mouse.wheel(0, i < 10 ? 100 : -100);
   } else {
     if (i === 20) await page.mouse.down({ button: 'right' });
     await page.mouse.move(box.x + 800 - 10 * (i - 20), box.y + 400 - 3 * (i - 20));

@@ -516,3 +516,44 @@ std::vector<uint32_t> search_nodes(const Trace& trace, std::string_view query) {
 }
 
 }  // namespace chakra
+
+namespace chakra {
+
+GraphLayoutIndex index_layout(const GraphLayout& layout) {
+  GraphLayoutIndex index;
+  const size_t n = layout.boxes.size();
+  index.by_x.resize(n);
+  for (uint32_t b = 0; b < n; ++b) {
+    index.by_x[b] = b;
+    index.widest = std::max(index.widest, layout.boxes[b].w);
+  }
+  std::stable_sort(index.by_x.begin(), index.by_x.end(),
+                   [&](uint32_t a, uint32_t b) { return layout.boxes[a].x < layout.boxes[b].x; });
+  index.edge_begin.assign(n + 1, 0);
+  for (const GraphLayout::Edge& e : layout.edges) {
+    ++index.edge_begin[e.from + 1];
+    if (e.to != e.from) ++index.edge_begin[e.to + 1];
+  }
+  for (size_t b = 0; b < n; ++b) index.edge_begin[b + 1] += index.edge_begin[b];
+  index.edges.resize(index.edge_begin[n]);
+  std::vector<uint32_t> fill(index.edge_begin.begin(), index.edge_begin.end() - 1);
+  for (uint32_t i = 0; i < layout.edges.size(); ++i) {
+    const GraphLayout::Edge& e = layout.edges[i];
+    index.edges[fill[e.from]++] = i;
+    if (e.to != e.from) index.edges[fill[e.to]++] = i;
+  }
+  return index;
+}
+
+void GraphLayoutIndex::boxes_in(const GraphLayout& layout, double x0, double x1, double y0, double y1,
+                                std::vector<uint32_t>& out) const {
+  // Boxes starting in [x0 - widest, x1] are the only ones that can reach into [x0, x1].
+  auto first = std::lower_bound(by_x.begin(), by_x.end(), x0 - widest,
+                                [&](uint32_t b, double x) { return layout.boxes[b].x < x; });
+  for (auto it = first; it != by_x.end() && layout.boxes[*it].x <= x1; ++it) {
+    const GraphLayout::Box& b = layout.boxes[*it];
+    if (b.x + b.w >= x0 && b.y <= y1 && b.y + b.h >= y0) out.push_back(*it);
+  }
+}
+
+}  // namespace chakra

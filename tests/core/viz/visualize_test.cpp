@@ -120,6 +120,35 @@ TEST(Visualize, LayoutInvariantsOnEveryTrace) {
   EXPECT_GT(traces, 20u);
 }
 
+// The layout index finds exactly the boxes a window overlaps, and every edge of each box.
+TEST(Visualize, LayoutIndexFindsWhatAWindowShows) {
+  chakra::Trace t = chakra::read_et(testing_support::shared("data/chakra_et/ericding_pytorch_converted_2rank/chakra_trace.0.et"));
+  chakra::GraphLayout L = chakra::layout_graph(t, all(t), {});
+  const chakra::GraphLayoutIndex index = chakra::index_layout(L);
+  for (double f : {0.0, 0.2, 0.45, 0.9}) {
+    const double x0 = L.width * f, x1 = x0 + L.width * 0.1, y0 = L.height * f / 2, y1 = y0 + L.height * 0.3;
+    std::vector<uint32_t> found;
+    index.boxes_in(L, x0, x1, y0, y1, found);
+    std::set<uint32_t> want;
+    for (uint32_t b = 0; b < L.boxes.size(); ++b) {
+      const auto& x = L.boxes[b];
+      if (x.x + x.w >= x0 && x.x <= x1 && x.y + x.h >= y0 && x.y <= y1) want.insert(b);
+    }
+    EXPECT_EQ(std::set<uint32_t>(found.begin(), found.end()), want) << f;
+    EXPECT_EQ(found.size(), want.size());
+  }
+  size_t touching = 0;
+  for (uint32_t b = 0; b < L.boxes.size(); ++b)
+    for (uint32_t e : index.edges_of(b)) {
+      EXPECT_TRUE(L.edges[e].from == b || L.edges[e].to == b);
+      ++touching;
+    }
+  size_t loops = 0;
+  for (const auto& e : L.edges) loops += e.from == e.to;
+  EXPECT_EQ(touching, 2 * L.edges.size() - loops);
+  EXPECT_GT(L.edges.size(), 100u);
+}
+
 TEST(Visualize, ChainsCollapseAndTimeLayout) {
   // 20 nodes in a chain and one side branch: the chain keeps its ends, the middle is one box.
   chakra::Trace t;
