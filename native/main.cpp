@@ -58,6 +58,7 @@ constexpr Command kCommands[] = {
     {"convert", cmd_convert, "PyTorch execution traces or ASTRA-sim 1.0 text workloads -> .et"},
     {"visualize", cmd_visualize, "dependency graph as DOT, GraphML or SVG (our own layout, no Graphviz)"},
     {"timeline", cmd_timeline, "ASTRA-sim issue/callback log -> Chrome trace JSON (Perfetto, chrome://tracing)"},
+    {"analyze", cmd_analyze, "HTA's analyses of measured GPU work: temporal breakdown, overlap, kernels, idle time"},
     {"simulate", cmd_simulate, "replay per-NPU traces on ASTRA-sim's analytical network model (same numbers)"},
     {"synth", cmd_synth, "synthetic per-rank traces of LLM training (GPT/Llama/MoE x DP/TP/PP/SP/EP/FSDP)"},
     {"import", cmd_import, "per-device traces from a StableHLO program (compute regions, collectives, groups)"},

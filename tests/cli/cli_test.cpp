@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "chakra/sim/simulate.h"
+#include "chakra/support/text.h"
 #include "chakra/stablehlo/stablehlo.h"
 #include "test_support.h"
 
@@ -1011,4 +1012,56 @@ TEST(Cli, HostileCorpus) {
       EXPECT_TRUE(listed.count(rel)) << rel << " is in the corpus but not in cases.tsv";
     }
   }
+}
+
+// HTA's analyses: a Kineto trace alone and the same run linked and converted give the same
+// figures, HTA's (reference/hta); files analyze cannot read are named.
+TEST(CliAnalyze, KinetoAndItsConvertedTraceGiveHtasFigures) {
+  const std::string pair = std::string(CHAKRA_SOURCE_DIR) + "/assets/examples/dlrm_rank0_pair";
+  const std::string host = pair + "/dlrm_eg_0.json.gz", kineto = pair + "/worker0_step_12.1694128201545.pt.trace.json.gz";
+  const std::string dir = temp_dir();
+  ASSERT_EQ(run({"link", "--host", host, "--device", kineto, "-o", dir + "/linked.json", "--sync-deps"}).exit_code, 0);
+  ASSERT_EQ(run({"convert", "pytorch", dir + "/linked.json", "-o", dir + "/rank0.et"}).exit_code, 0);
+  Result from_kineto = run({"analyze", "--json", kineto});
+  ASSERT_EQ(from_kineto.exit_code, 0) << from_kineto.err;
+  Result from_et = run({"analyze", "--json", dir + "/rank0.et"});
+  ASSERT_EQ(from_et.exit_code, 0) << from_et.err;
+  auto a = nlohmann::json::parse(from_kineto.out)["ranks"][0], b = nlohmann::json::parse(from_et.out)["ranks"][0];
+  for (const char* key : {"span", "idle", "compute", "non_compute", "communication", "communication_overlapped", "by_kinds"})
+    EXPECT_EQ(a[key], b[key]) << key;
+  // HTA's temporal breakdown of the same Kineto trace (rank 0 of the DLRM set).
+  const std::string csv = read_raw(shared("reference/hta/dlrm_8rank_v100/temporal_breakdown.csv"));
+  const std::string row0 = csv.substr(csv.find("\n0,") + 1, csv.find('\n', csv.find("\n0,") + 1) - csv.find("\n0,") - 1);
+  std::vector<double> hta;
+  for (std::string_view field : chakra::Split(row0, ',')) hta.push_back(std::stod(std::string(field)));
+  ASSERT_GE(hta.size(), 5u);
+  EXPECT_EQ(a["idle"].get<double>(), hta[1]);
+  EXPECT_EQ(a["compute"].get<double>(), hta[2]);
+  EXPECT_EQ(a["non_compute"].get<double>(), hta[3]);
+  EXPECT_EQ(a["span"].get<double>(), hta[4]);
+  // The text report names each rank's file and its top kernels.
+  Result text = run({"analyze", "--top", "3", kineto});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_TRUE(contains(text.out, "ncclKernel_SendRecv")) << text.out;
+  EXPECT_TRUE(contains(text.out, "COMPUTATION overlapping COMMUNICATION")) << text.out;
+  // A folder: host ETs are skipped with a note; named directly, one is an error.
+  fs::create_directories(dir + "/run");
+  fs::copy_file(host, dir + "/run/dlrm_eg_0.json.gz");
+  fs::copy_file(kineto, dir + "/run/worker0_step_12.1694128201545.pt.trace.json.gz");
+  Result folder = run({"analyze", "--json", dir + "/run"});
+  ASSERT_EQ(folder.exit_code, 0) << folder.err;
+  auto f = nlohmann::json::parse(folder.out);
+  EXPECT_EQ(f["ranks"].size(), 1u);
+  EXPECT_TRUE(contains(f["notes"][0].get<std::string>(), "dlrm_eg_0.json.gz: skipped (a PyTorch host ET)")) << f["notes"];
+  Result bad = run({"analyze", host});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_TRUE(contains(bad.err, "a host ET's GPU work is in its Kineto trace")) << bad.err;
+  // The same rank twice, and a trace without measured times.
+  bad = run({"analyze", kineto, dir + "/rank0.et"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_TRUE(contains(bad.err, "rank 0 twice")) << bad.err;
+  bad = run({"analyze", example(0)});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_TRUE(contains(bad.err, "no GPU op with a measured start time")) << bad.err;
+  EXPECT_TRUE(bad.out.empty());
 }

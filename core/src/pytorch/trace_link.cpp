@@ -98,7 +98,9 @@ constexpr std::string_view kThreadAnnotation = "[pytorch|profiler|execution_trac
 
 // ---------------------------------------------------------------- the Kineto (device) trace
 
-enum class OpKind : uint8_t { Other, Cpu, Launch, Gpu, Annotation };
+// GpuMemset and MemsetLaunch (the runtime call that enqueued it) are kept for kineto_activity
+// only; the linker, like the reference, links kernels and memcpys and leaves memsets out.
+enum class OpKind : uint8_t { Other, Cpu, Launch, Gpu, GpuMemset, MemsetLaunch, Annotation };
 
 // Kineto "tid"s are ints, or strings in some vintages; strings get keys of their own.
 using TidKey = int64_t;
@@ -154,6 +156,7 @@ struct Device {
   struct Step {
     StrId name;
     Number begin, end;
+    TidKey tid = 0;
   };
   std::vector<Step> profiler_steps;  // ProfilerStep#N annotations
   bool any_rf = false;
@@ -191,9 +194,12 @@ OpKind classify(std::string_view cat, std::string_view name) {
         "hipMemcpyWithStream", "hipMemcpyAsync"};
     for (std::string_view l : kLaunches)
       if (name == l) return OpKind::Launch;
+    for (std::string_view l : {"cudaMemsetAsync", "cudaMemset", "hipMemsetAsync", "hipMemset"})
+      if (name == l) return OpKind::MemsetLaunch;
     return OpKind::Other;
   }
   if (cat == "kernel" || cat == "gpu_memcpy") return OpKind::Gpu;
+  if (cat == "gpu_memset") return OpKind::GpuMemset;
   return OpKind::Other;
 }
 
@@ -360,7 +366,7 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
       }
     }
     if ((modern == "user_annotation" || modern == "cpu_op") && name.rfind("ProfilerStep#", 0) == 0) {
-      d.profiler_steps.push_back({d.strings.intern(name), op.ts, pyjson::add(op.ts, op.dur)});
+      d.profiler_steps.push_back({d.strings.intern(name), op.ts, pyjson::add(op.ts, op.dur), op.tid});
     }
     if (op.kind != OpKind::Other) {
       op.name = d.strings.intern(name);
@@ -421,6 +427,8 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
     } else if (op.kind == OpKind::Launch) {
       // The reference aborts on a duplicate; the first launch keeps the correlation here.
       if (!d.launch_by_correlation.emplace(op.correlation, i).second) ++d.duplicate_correlations;
+    } else if (op.kind == OpKind::MemsetLaunch) {
+      d.launch_by_correlation.emplace(op.correlation, i);  // looked up by memsets only
     } else if (op.kind == OpKind::Gpu) {
       d.gpu.push_back(i);
     }
@@ -1626,21 +1634,30 @@ Trace kineto_activity(std::unique_ptr<ByteSource> device_in) {
     const double v = std::round(n.as_double());
     return v > 0 && v < 0x1p63 ? static_cast<uint64_t>(v) : uint64_t{0};
   };
-  NodeDraft node;
+  // Node ids in event order, so a GPU op can name its launch call (by correlation id) whether
+  // the call came before it in the list or not.
+  std::vector<uint64_t> id_of(d.ops.size(), 0);
   uint64_t id = 0;
-  for (const KinetoOp& op : d.ops) {
-    if (op.kind != OpKind::Cpu && op.kind != OpKind::Launch && op.kind != OpKind::Gpu) continue;
+  for (size_t i = 0; i < d.ops.size(); ++i)
+    if (d.ops[i].kind != OpKind::Other && d.ops[i].kind != OpKind::Annotation) id_of[i] = ++id;
+  NodeDraft node;
+  for (size_t i = 0; i < d.ops.size(); ++i) {
+    const KinetoOp& op = d.ops[i];
+    if (!id_of[i]) continue;
     const std::string_view name = d.strings.view(op.name);
     node.clear();
-    node.id = ++id;
+    node.id = id_of[i];
     node.name = t.intern(name);
     node.type = static_cast<int32_t>(NodeType::Comp);
     node.start_time_micros = micros(op.ts);
     node.duration_micros = micros(op.dur);
-    const bool cpu = op.kind != OpKind::Gpu;
+    const bool cpu = op.kind != OpKind::Gpu && op.kind != OpKind::GpuMemset;
     node.attrs.add_bool(is_cpu_op, cpu);
     if (cpu) node.attrs.add_int64(tid, op.tid);
     else node.attrs.add_int64(stream, parse_stream(d, op.stream));
+    if (!cpu && op.correlation >= 0)  // a kernel or copy waits for the call that launched it
+      if (auto l = d.launch_by_correlation.find(op.correlation); l != d.launch_by_correlation.end() && id_of[l->second])
+        node.data_deps.push_back(id_of[l->second]);
     const bool nccl = !cpu && (name.find("ncclKernel") != std::string_view::npos ||
                                name.find("ncclDevKernel") != std::string_view::npos);
     int64_t ct = nccl ? collective_of(name, true) : -1;
@@ -1650,6 +1667,19 @@ Trace kineto_activity(std::unique_ptr<ByteSource> device_in) {
       node.attrs.add_int64(comm_type, ct);
       node.attrs.add_int64(comm_size, 0);
     }
+    t.append(node);
+  }
+  // ProfilerStep#N annotations: the iterations (analyses drop the last, incomplete one, as HTA).
+  for (const Device::Step& step : d.profiler_steps) {
+    node.clear();
+    node.id = ++id;
+    node.name = t.intern(d.strings.view(step.name));
+    node.type = static_cast<int32_t>(NodeType::Comp);
+    node.start_time_micros = micros(step.begin);
+    const uint64_t end = micros(step.end);
+    node.duration_micros = end > node.start_time_micros ? end - node.start_time_micros : 0;
+    node.attrs.add_bool(is_cpu_op, true);
+    node.attrs.add_int64(tid, step.tid);
     t.append(node);
   }
   return t;

@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "chakra/analysis/gpu_analysis.h"
 #include "chakra/trace/graph.h"
 #include "chakra/trace/schema.h"
 
@@ -126,9 +127,12 @@ TimelineModel timeline_of_traces(std::span<const Trace* const> ranks) {
                               : type != NodeType::Comp ? TimelineActivity::Other
                               : cpu.value_or(false) ? TimelineActivity::CpuOp
                                                     : TimelineActivity::Kernel;
-      const std::string_view name = t.name(n);
-      if (kind == TimelineActivity::Kernel && (name.rfind("Memcpy", 0) == 0 || name.rfind("Memset", 0) == 0))
-        kind = TimelineActivity::Copy;
+      if (kind == TimelineActivity::Kernel)  // GPU work, by its name as the analyses class it
+        switch (classify_gpu_op(t.name(n), t.type(n))) {
+          case GpuKind::Communication: kind = TimelineActivity::Communication; break;
+          case GpuKind::Memory: kind = TimelineActivity::Copy; break;
+          case GpuKind::Computation: break;
+        }
       std::pair<int, int64_t> lane{-1, 0};
       if (cpu) {
         auto id = t.find_attr(n, *cpu ? "tid" : "stream");

@@ -540,14 +540,29 @@ TEST(Workspace, PairsHostEtWithKinetoInEitherOrder) {
   EXPECT_NE(a.add(as_bytes(kineto), "linear_kineto.json.gz").find("measured ops (its host ET links them"), std::string::npos);
   ASSERT_EQ(a.ranks().size(), 1u);
   const Trace& alone = a.ranks()[0]->trace;
-  size_t cpu = 0, gpu = 0;
+  // Its one kind of dependency: a GPU op on the call that launched it, which began before it.
+  size_t cpu = 0, gpu = 0, launched = 0;
+  const IdIndex index(alone);
   for (uint32_t n = 0; n < alone.size(); ++n) {
     EXPECT_GT(alone.start_time_micros(n), 0u);
-    EXPECT_TRUE(alone.data_deps(n).empty());
-    ++(alone.find_attr(n, "is_cpu_op")->as_bool().value() ? cpu : gpu);
+    const bool is_cpu = alone.find_attr(n, "is_cpu_op")->as_bool().value();
+    ++(is_cpu ? cpu : gpu);
+    if (is_cpu) {
+      EXPECT_TRUE(alone.data_deps(n).empty());
+      continue;
+    }
+    ASSERT_LE(alone.data_deps(n).size(), 1u);
+    for (uint64_t id : alone.data_deps(n)) {
+      const auto launch = index.find(id);
+      ASSERT_TRUE(launch);
+      EXPECT_TRUE(alone.find_attr(*launch, "is_cpu_op")->as_bool().value());
+      EXPECT_LE(alone.start_time_micros(*launch), alone.start_time_micros(n));
+      ++launched;
+    }
   }
   EXPECT_GT(cpu, 1000u);
   EXPECT_GT(gpu, 8000u);  // every kernel of the run (the host ET links those of one iteration)
+  EXPECT_GT(launched, gpu * 9 / 10);
   const Trace* ranks[] = {&alone};
   TimelineModel m = timeline_of_traces(ranks);
   EXPECT_TRUE(std::any_of(m.lane_class_names.begin(), m.lane_class_names.end(), [](const std::string& n) { return n.rfind("stream ", 0) == 0; }));

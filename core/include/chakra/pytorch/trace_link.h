@@ -81,10 +81,12 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host, std::unique_ptr<ByteSou
                        ByteSink& out, const LinkOptions& options = {});
 
 // A Kineto trace on its own as a trace of what was measured: a COMP node per CPU op
-// (cpu_op, user_annotation, launch calls; is_cpu_op, "tid") and per GPU op (kernel, memcpy;
-// "stream"), at its start and duration rounded to µs; NCCL kernels become collectives of their
-// type (comm_size 0: a Kineto trace does not say). No dependencies: it shows what ran and does
-// not replay; link it with its host ET for that. Errors as link_traces's for the Kineto side.
+// (cpu_op, user_annotation, launch calls, ProfilerStep#N; is_cpu_op, "tid") and per GPU op
+// (kernel, memcpy, memset; "stream"), at its start and duration rounded to µs; NCCL kernels
+// become collectives of their
+// type (comm_size 0: a Kineto trace does not say). The one dependency kept: a GPU op's data dep
+// on the call that launched it (by correlation id). It shows what ran and does not replay; link
+// it with its host ET for that. Errors as link_traces's for the Kineto side.
 Trace kineto_activity(std::unique_ptr<ByteSource> device);
 
 }  // namespace chakra

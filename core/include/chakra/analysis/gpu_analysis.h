@@ -1,0 +1,87 @@
+// Analyses of a rank's GPU work as HolisticTraceAnalysis (HTA) defines them, on any trace with
+// measured times: a Kineto trace on its own, a linked and converted PyTorch trace, any .et whose
+// GPU ops carry start_time_micros. Temporal breakdown, time per kernel kind and their overlaps,
+// communication/computation overlap, per-name statistics, idle time per stream, launch delays.
+// Definitions and where they differ from HTA: core/docs/analyses.md. Times are in µs, the
+// trace's unit.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chakra/trace/trace.h"
+
+namespace chakra {
+
+// What a GPU op does, from its name (the table in core/docs/analyses.md): NCCL/RCCL and gloo
+// kernels communicate, memcpy/memset move memory, the rest computes. A node typed as a
+// collective or send/recv communicates whatever its name.
+enum class GpuKind : uint8_t { Computation, Communication, Memory };
+constexpr int kGpuKinds = 3;
+GpuKind classify_gpu_op(std::string_view name, int32_t node_type = 0);
+const char* gpu_kind_name(GpuKind kind);  // HTA's names: COMPUTATION, COMMUNICATION, MEMORY
+
+// One GPU op: a node that is not a CPU op (is_cpu_op false), names its "stream" and has a
+// start time (start_time_micros 0 means none was recorded).
+struct GpuOp {
+  uint64_t start = 0, end = 0;
+  int64_t stream = 0;
+  uint32_t node = 0;
+  GpuKind kind = GpuKind::Computation;
+  // The CPU op that launched it (see gpu_ops_of), or UINT32_MAX when the trace does not say.
+  uint32_t launch_node = UINT32_MAX;
+  uint64_t launch_start = 0, launch_duration = 0;
+};
+
+// The trace's GPU ops by start (ties in node order). A GPU op's launch is its data dependency
+// that is a CPU op (Kineto traces record it by correlation id; converted traces give the
+// operator that launched it). When the trace has two or more iterations (CPU ops named
+// ProfilerStep#N), only ops launched before the last one began are kept: the last iteration is
+// incomplete, and HTA leaves it out the same way. O(n log n).
+std::vector<GpuOp> gpu_ops_of(const Trace& trace);
+
+struct GpuAnalysis {
+  uint64_t ops = 0;
+  // Temporal breakdown (HTA's get_temporal_breakdown): `span` runs from the first GPU op's start
+  // to the last one's end; `idle` is the part of it no GPU op covers, `compute` the part covered
+  // by computation kernels, `non_compute` the rest.
+  uint64_t span = 0, idle = 0, compute = 0, non_compute = 0;
+  // Communication kernels' merged time, and the part of it computation kernels overlap (HTA's
+  // get_comm_comp_overlap is overlapped / communication).
+  uint64_t communication = 0, comm_overlapped = 0;
+  // Time during which exactly the kinds in each set run ([bit k] = GpuKind k), sets 1..7 (HTA's
+  // kernel type table, "COMPUTATION overlapping COMMUNICATION" and so on).
+  uint64_t by_kinds[1 << kGpuKinds] = {};
+  // Per name: count and durations; sorted by sum, descending (ties by name).
+  struct Name {
+    std::string name;
+    GpuKind kind = GpuKind::Computation;
+    uint64_t count = 0, sum = 0, min = 0, max = 0;
+    double mean = 0, stddev = 0;  // sample standard deviation (0 for one op), as pandas
+  };
+  std::vector<Name> names;
+  // Gaps between consecutive ops of a stream (HTA's get_idle_time_breakdown): waiting for the
+  // host when the next op's launch began after the previous op ended; kernel wait when the gap
+  // is shorter than kKernelWaitMicros; other otherwise. Streams in order of first op.
+  static constexpr uint64_t kKernelWaitMicros = 30;
+  struct StreamIdle {
+    int64_t stream = 0;
+    uint64_t host_wait = 0, kernel_wait = 0, other = 0;
+    uint64_t host_wait_gaps = 0, kernel_wait_gaps = 0, other_gaps = 0;
+  };
+  std::vector<StreamIdle> idle_by_stream;
+
+  double overlap_percent() const {
+    return communication ? 100.0 * static_cast<double>(comm_overlapped) / static_cast<double>(communication) : 0.0;
+  }
+};
+
+// O(n log n) in the GPU ops.
+GpuAnalysis analyze_gpu(const Trace& trace);
+
+// HTA's label of a kind set: kinds in enum order joined by " overlapping ".
+std::string gpu_kinds_label(unsigned set);
+
+}  // namespace chakra

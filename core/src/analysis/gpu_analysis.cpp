@@ -1,0 +1,183 @@
+#include "chakra/analysis/gpu_analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include "chakra/trace/graph.h"
+#include "chakra/trace/schema.h"
+
+namespace chakra {
+
+GpuKind classify_gpu_op(std::string_view name, int32_t node_type) {
+  const auto type = static_cast<NodeType>(node_type);
+  if (type == NodeType::CommColl || type == NodeType::CommSend || type == NodeType::CommRecv) return GpuKind::Communication;
+  auto has = [&](std::string_view part) { return name.find(part) != std::string_view::npos; };
+  // ncclKernel_*, ncclDevKernel_* (NCCL 2.19+), RCCL's kernels (named as NCCL's), HCCL's, gloo's.
+  if (name.rfind("nccl", 0) == 0 || name.rfind("hccl", 0) == 0 || has("ncclKernel") || has("ncclDevKernel") || has("gloo"))
+    return GpuKind::Communication;
+  if (has("Memcpy") || has("Memset")) return GpuKind::Memory;
+  return GpuKind::Computation;
+}
+
+const char* gpu_kind_name(GpuKind kind) {
+  switch (kind) {
+    case GpuKind::Computation: return "COMPUTATION";
+    case GpuKind::Communication: return "COMMUNICATION";
+    case GpuKind::Memory: return "MEMORY";
+  }
+  return "COMPUTATION";
+}
+
+std::string gpu_kinds_label(unsigned set) {
+  std::string label;
+  for (int k = 0; k < kGpuKinds; ++k)
+    if (set & (1u << k)) label += (label.empty() ? "" : " overlapping ") + std::string(gpu_kind_name(static_cast<GpuKind>(k)));
+  return label;
+}
+
+std::vector<GpuOp> gpu_ops_of(const Trace& t) {
+  // Attribute names looked up once: a trace without them has no GPU ops.
+  StrId is_cpu_op = StringPool::kEmpty, stream = StringPool::kEmpty;
+  std::vector<GpuOp> ops;
+  if (!t.strings().find("stream", &stream)) return ops;
+  t.strings().find("is_cpu_op", &is_cpu_op);
+  auto cpu_flag = [&](uint32_t n) -> std::optional<bool> {
+    if (is_cpu_op == StringPool::kEmpty) return std::nullopt;
+    if (auto a = t.find_attr(n, is_cpu_op)) return a->as_bool();
+    return std::nullopt;
+  };
+  const IdIndex index(t);
+  for (uint32_t n = 0; n < t.size(); ++n) {
+    if (cpu_flag(n).value_or(true)) continue;  // GPU ops say is_cpu_op = false
+    auto s = t.find_attr(n, stream);
+    if (!s) continue;
+    GpuOp op;
+    op.start = t.start_time_micros(n);
+    if (op.start == 0) continue;  // no measured time (a trace converted without them)
+    op.end = op.start + t.duration_micros(n);
+    op.stream = s->as_int64().value_or(0);
+    op.node = n;
+    op.kind = classify_gpu_op(t.name(n), t.type(n));
+    for (uint64_t id : t.data_deps(n))
+      if (auto d = index.find(id); d && cpu_flag(*d).value_or(false)) {
+        op.launch_node = *d;
+        op.launch_start = t.start_time_micros(*d);
+        op.launch_duration = t.duration_micros(*d);
+        break;
+      }
+    ops.push_back(op);
+  }
+  // Iterations (with recorded times): with two or more, ops launched in the last one are left out.
+  std::vector<std::string_view> steps;
+  uint64_t last_step = 0;
+  for (uint32_t n = 0; n < t.size(); ++n)
+    if (t.name(n).rfind("ProfilerStep#", 0) == 0 && cpu_flag(n).value_or(false) && t.start_time_micros(n) > 0) {
+      steps.push_back(t.name(n));
+      last_step = std::max(last_step, t.start_time_micros(n));
+    }
+  std::sort(steps.begin(), steps.end());
+  if (std::unique(steps.begin(), steps.end()) - steps.begin() >= 2)
+    std::erase_if(ops, [&](const GpuOp& op) { return op.launch_node == UINT32_MAX || op.launch_start >= last_step; });
+  std::stable_sort(ops.begin(), ops.end(), [](const GpuOp& a, const GpuOp& b) { return a.start < b.start; });
+  return ops;
+}
+
+GpuAnalysis analyze_gpu(const Trace& t) {
+  GpuAnalysis a;
+  const std::vector<GpuOp> ops = gpu_ops_of(t);
+  a.ops = ops.size();
+  if (ops.empty()) return a;
+
+  // Time per set of kinds running: a sweep over +1/-1 events per kind (ops of one kind may
+  // overlap, so each kind keeps a count).
+  struct Edge {
+    uint64_t time;
+    int kind, delta;
+  };
+  std::vector<Edge> edges;
+  edges.reserve(ops.size() * 2);
+  uint64_t first = UINT64_MAX, last = 0;
+  for (const GpuOp& op : ops) {
+    if (op.end == op.start) continue;  // covers no time
+    edges.push_back({op.start, static_cast<int>(op.kind), +1});
+    edges.push_back({op.end, static_cast<int>(op.kind), -1});
+  }
+  for (const GpuOp& op : ops) first = std::min(first, op.start), last = std::max(last, op.end);
+  std::sort(edges.begin(), edges.end(), [](const Edge& x, const Edge& y) { return x.time < y.time; });
+  int running[kGpuKinds] = {};
+  for (size_t i = 0; i < edges.size();) {
+    const uint64_t now = edges[i].time;
+    for (; i < edges.size() && edges[i].time == now; ++i) running[edges[i].kind] += edges[i].delta;
+    if (i == edges.size()) break;
+    unsigned set = 0;
+    for (int k = 0; k < kGpuKinds; ++k)
+      if (running[k] > 0) set |= 1u << k;
+    a.by_kinds[set] += edges[i].time - now;
+  }
+  constexpr unsigned kComp = 1u << static_cast<int>(GpuKind::Computation), kComm = 1u << static_cast<int>(GpuKind::Communication);
+  uint64_t busy = 0;
+  for (unsigned set = 1; set < (1u << kGpuKinds); ++set) {
+    busy += a.by_kinds[set];
+    if (set & kComp) a.compute += a.by_kinds[set];
+    if (set & kComm) a.communication += a.by_kinds[set];
+    if ((set & kComp) && (set & kComm)) a.comm_overlapped += a.by_kinds[set];
+  }
+  a.span = last - first;
+  a.idle = a.span - busy;
+  a.non_compute = a.span - a.compute - a.idle;
+
+  // Per name.
+  std::unordered_map<std::string_view, size_t> slot;
+  std::vector<std::vector<uint64_t>> durations;
+  for (const GpuOp& op : ops) {
+    auto [it, fresh] = slot.emplace(t.name(op.node), a.names.size());
+    if (fresh) {
+      a.names.push_back({std::string(it->first), op.kind});
+      durations.emplace_back();
+    }
+    durations[it->second].push_back(op.end - op.start);
+  }
+  for (size_t i = 0; i < a.names.size(); ++i) {
+    GpuAnalysis::Name& n = a.names[i];
+    const std::vector<uint64_t>& d = durations[i];
+    n.count = d.size();
+    n.min = *std::min_element(d.begin(), d.end());
+    n.max = *std::max_element(d.begin(), d.end());
+    for (uint64_t v : d) n.sum += v;
+    n.mean = static_cast<double>(n.sum) / static_cast<double>(n.count);
+    double squares = 0;
+    for (uint64_t v : d) squares += (static_cast<double>(v) - n.mean) * (static_cast<double>(v) - n.mean);
+    n.stddev = n.count > 1 ? std::sqrt(squares / static_cast<double>(n.count - 1)) : 0.0;
+  }
+  std::sort(a.names.begin(), a.names.end(), [](const GpuAnalysis::Name& x, const GpuAnalysis::Name& y) {
+    return x.sum != y.sum ? x.sum > y.sum : x.name < y.name;
+  });
+
+  // Idle gaps per stream, in order of each stream's first op.
+  std::map<int64_t, size_t> stream_slot;
+  std::vector<uint64_t> previous_end;
+  for (const GpuOp& op : ops) {
+    auto [it, fresh] = stream_slot.emplace(op.stream, a.idle_by_stream.size());
+    if (fresh) {
+      a.idle_by_stream.push_back({op.stream});
+      previous_end.push_back(op.end);
+      continue;
+    }
+    GpuAnalysis::StreamIdle& s = a.idle_by_stream[it->second];
+    uint64_t& prev = previous_end[it->second];
+    const uint64_t gap = op.start > prev ? op.start - prev : 0;
+    if (op.launch_node != UINT32_MAX && op.launch_start > prev) {
+      s.host_wait += gap, ++s.host_wait_gaps;
+    } else if (gap < GpuAnalysis::kKernelWaitMicros) {
+      s.kernel_wait += gap, ++s.kernel_wait_gaps;
+    } else {
+      s.other += gap, ++s.other_gaps;
+    }
+    prev = std::max(prev, op.end);
+  }
+  return a;
+}
+
+}  // namespace chakra
