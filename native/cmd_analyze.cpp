@@ -1,11 +1,14 @@
-// chakra analyze: HTA's analyses of measured GPU work (core/docs/analyses.md), per rank.
+// chakra analyze and chakra diff: HTA's analyses of measured GPU work and its trace diff
+// (core/docs/analyses.md), per rank.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
 
 #include "chakra/analysis/gpu_analysis.h"
+#include "chakra/analysis/trace_diff.h"
 #include "chakra/app/workspace.h"
 #include "chakra/format/et_io.h"
 #include "chakra/format/json_writer.h"
@@ -56,47 +59,68 @@ std::string head_of(const std::string& path) {
   return head;
 }
 
-// Kineto traces are analysed as recorded; Chakra traces need start times on their GPU ops.
-// Host ETs and configs in a folder are skipped with a note; named on the command line they are
-// errors.
-std::vector<Rank> load(const std::vector<std::string>& paths, cli::TerminalProgress& progress, std::vector<std::string>& notes) {
-  std::vector<Rank> ranks;
+// A trace the analyses read: a Kineto trace as recorded, or a Chakra .et (its GPU ops need start
+// times). Other kinds give nullopt with what they are in `kind`.
+struct Loaded {
+  uint32_t rank = 0;
+  chakra::Trace trace;
+};
+std::optional<Loaded> load_trace(const std::string& path, size_t position, chakra::InputKind& kind) {
+  const std::string head = head_of(path);
+  kind = chakra::detect_input_kind(path, std::span(reinterpret_cast<const uint8_t*>(head.data()), head.size()));
+  Loaded l;
+  std::optional<uint32_t> rank;
+  if (kind == chakra::InputKind::KinetoTrace) {
+    rank = chakra::kineto_file_rank(head, path);
+    l.trace = chakra::kineto_activity(chakra::open_input(path));
+  } else if (kind == chakra::InputKind::ChakraEt) {
+    rank = chakra::rank_from_file_name(path);
+    l.trace = chakra::read_et(path);
+  } else {
+    return std::nullopt;
+  }
+  l.rank = rank.value_or(static_cast<uint32_t>(position));
+  return l;
+}
+
+// Every trace under `paths`, by rank. Host ETs and configs in a folder are skipped with a note;
+// named on the command line they are errors. Two traces of one rank are an error.
+std::vector<std::pair<std::string, Loaded>> load_all(const std::vector<std::string>& paths, std::vector<std::string>& notes) {
+  std::vector<std::pair<std::string, Loaded>> out;
   std::map<uint32_t, std::string> owner;
   const std::vector<std::string> files = expand(paths);
   const bool from_folder = files.size() != paths.size() || (paths.size() == 1 && fs::is_directory(paths[0]));
   for (const std::string& path : files) {
-    const std::string head = head_of(path);
-    const auto kind = chakra::detect_input_kind(path, std::span(reinterpret_cast<const uint8_t*>(head.data()), head.size()));
-    Rank r;
-    r.path = path;
-    std::optional<uint32_t> rank;
-    if (kind == chakra::InputKind::KinetoTrace) {
-      rank = chakra::kineto_file_rank(head, path);
-      r.analysis = chakra::analyze_gpu(chakra::kineto_activity(chakra::open_input(path)));
-    } else if (kind == chakra::InputKind::ChakraEt) {
-      rank = chakra::rank_from_file_name(path);
-      r.analysis = chakra::analyze_gpu(chakra::read_et(path));
-    } else {
-      const std::string what = std::string(chakra::input_kind_name(kind));
+    chakra::InputKind kind;
+    std::optional<Loaded> l = load_trace(path, out.size(), kind);
+    if (!l) {
+      const std::string what = chakra::input_kind_name(kind);
       if (!from_folder)
-        throw chakra::Error(path + ": a " + what + ", not a trace analyze reads (Kineto traces, Chakra .et traces" +
+        throw chakra::Error(path + ": a " + what + ", not a trace this command reads (Kineto traces, Chakra .et traces" +
                             (kind == chakra::InputKind::PytorchHostEt ? "; a host ET's GPU work is in its Kineto trace)" : ")"));
       notes.push_back(path + ": skipped (a " + what + ")");
       continue;
     }
-    progress.clear();
-    r.rank = rank.value_or(static_cast<uint32_t>(ranks.size()));
-    if (auto [it, fresh] = owner.emplace(r.rank, path); !fresh)
-      throw chakra::Error("rank " + std::to_string(r.rank) + " twice: " + it->second + " and " + path);
+    if (auto [it, fresh] = owner.emplace(l->rank, path); !fresh)
+      throw chakra::Error("rank " + std::to_string(l->rank) + " twice: " + it->second + " and " + path);
+    out.emplace_back(path, std::move(*l));
+  }
+  if (out.empty()) throw chakra::Error("no trace among the " + std::to_string(files.size()) + " files given");
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second.rank < b.second.rank; });
+  return out;
+}
+
+std::vector<Rank> load(const std::vector<std::string>& paths, std::vector<std::string>& notes) {
+  std::vector<Rank> ranks;
+  for (auto& [path, l] : load_all(paths, notes)) {
+    Rank r{l.rank, path, chakra::analyze_gpu(l.trace)};
     if (r.analysis.ops == 0) notes.push_back(path + ": no GPU ops with times (is_cpu_op false and a \"stream\")");
     ranks.push_back(std::move(r));
   }
-  if (ranks.empty()) throw chakra::Error("no trace to analyze among the " + std::to_string(files.size()) + " files given");
   if (std::all_of(ranks.begin(), ranks.end(), [](const Rank& r) { return r.analysis.ops == 0; }))
     throw chakra::Error(std::string(ranks.size() == 1 ? ranks[0].path + ": no GPU op" : "no trace has a GPU op") +
                         " with a measured start time; analyze reads Kineto traces, and .et traces converted with their "
                         "times (chakra convert pytorch without --reference-bytes)");
-  std::sort(ranks.begin(), ranks.end(), [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
   return ranks;
 }
 
@@ -210,13 +234,129 @@ void write_json(const std::vector<Rank>& ranks, const std::vector<std::string>& 
 }
 
 int run(const cli::Args& args) {
-  cli::TerminalProgress progress;
   std::vector<std::string> notes;
-  const std::vector<Rank> ranks = load(args.values("PATH"), progress, notes);
+  const std::vector<Rank> ranks = load(args.values("PATH"), notes);
   if (args.has("--json")) {
     write_json(ranks, notes);
   } else {
     print_text(ranks, args.has("--top") ? args.get_uint("--top", 1000000) : 10);
+    for (const std::string& n : notes) std::cerr << "note: " << n << "\n";
+  }
+  return cli::kOk;
+}
+
+// ---- chakra diff ----
+
+std::string signed_us(int64_t v) { return (v > 0 ? "+" : "") + chakra::format_number(static_cast<double>(v)); }
+
+void print_diff(uint32_t rank, const std::string& a, const std::string& b, const chakra::TraceDiff& d, size_t top) {
+  std::cout << "rank " << rank << ": A " << a << "\n        B " << b << "\n";
+  auto line = [](const char* what, uint64_t x, uint64_t y) {
+    const int64_t delta = static_cast<int64_t>(y) - static_cast<int64_t>(x);
+    std::cout << "  " << what << ": " << us(x) << " -> " << us(y) << " µs (" << signed_us(delta);
+    if (x) {
+      char share[32];
+      std::snprintf(share, sizeof share, ", %+.2f%%", 100.0 * static_cast<double>(delta) / static_cast<double>(x));
+      std::cout << share;
+    }
+    std::cout << ")\n";
+  };
+  line("step (first start to last end)", d.step_a, d.step_b);
+  if (d.gpu_a.ops && d.gpu_b.ops) {
+    line("GPU span", d.gpu_a.span, d.gpu_b.span);
+    line("  idle", d.gpu_a.idle, d.gpu_b.idle);
+    line("  compute", d.gpu_a.compute, d.gpu_b.compute);
+    line("  non-compute", d.gpu_a.non_compute, d.gpu_b.non_compute);
+  }
+  std::cout << "  " << d.changed() << " of " << d.names.size() << " names differ; the " << std::min(top, d.changed())
+            << " that differ most (µs):\n      count A   count B     total A     total B           Δ       Δ%  name\n";
+  size_t shown = 0;
+  for (const auto& n : d.names) {
+    if (n.same() || shown == top) continue;
+    ++shown;
+    char row[160];
+    std::snprintf(row, sizeof row, "  %11llu %9llu %11s %11s %11s %8s  ", static_cast<unsigned long long>(n.count_a),
+                  static_cast<unsigned long long>(n.count_b), us(n.total_a).c_str(), us(n.total_b).c_str(), signed_us(n.delta()).c_str(),
+                  n.added() ? "new" : n.removed() ? "gone" : (std::string(n.delta() > 0 ? "+" : "") + chakra::format_number(std::round(n.delta_percent() * 10) / 10) + "%").c_str());
+    std::cout << row << (n.name.size() > 100 ? n.name.substr(0, 97) + "..." : n.name) << "\n";
+  }
+}
+
+void write_diff(chakra::JsonWriter& w, uint32_t rank, const std::string& a, const std::string& b, const chakra::TraceDiff& d) {
+  w.begin_object();
+  w.key("rank").value_uint(rank);
+  w.key("a").value(a);
+  w.key("b").value(b);
+  w.key("step_a").value_uint(d.step_a);
+  w.key("step_b").value_uint(d.step_b);
+  w.key("changed").value_uint(d.changed());
+  for (const auto& [key, g] : {std::pair{"gpu_a", &d.gpu_a}, std::pair{"gpu_b", &d.gpu_b}}) {
+    w.key(key).begin_object();
+    w.key("ops").value_uint(g->ops);
+    w.key("span").value_uint(g->span);
+    w.key("idle").value_uint(g->idle);
+    w.key("compute").value_uint(g->compute);
+    w.key("non_compute").value_uint(g->non_compute);
+    w.end_object();
+  }
+  w.key("names").begin_array();
+  for (const auto& n : d.names) {
+    w.begin_object();
+    w.key("name").value(n.name);
+    w.key("count_a").value_uint(n.count_a);
+    w.key("count_b").value_uint(n.count_b);
+    w.key("total_a").value_uint(n.total_a);
+    w.key("total_b").value_uint(n.total_b);
+    w.key("delta").value_int(n.delta());
+    w.key("delta_percent").value_double(n.delta_percent());
+    w.key("status").value(n.same() ? "same" : n.added() ? "new" : n.removed() ? "gone" : "changed");
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
+int run_diff(const cli::Args& args) {
+  std::vector<std::string> notes;
+  auto a = load_all({args.values("A")[0]}, notes), b = load_all({args.values("B")[0]}, notes);
+  // Ranks present on both sides are compared; a rank on one side only is named.
+  std::map<uint32_t, size_t> b_of;
+  for (size_t i = 0; i < b.size(); ++i) b_of[b[i].second.rank] = i;
+  std::vector<std::pair<size_t, size_t>> pairs;
+  if (a.size() == 1 && b.size() == 1) {
+    pairs.push_back({0, 0});  // two files: compared whatever ranks they state
+  } else {
+    for (size_t i = 0; i < a.size(); ++i) {
+      auto it = b_of.find(a[i].second.rank);
+      if (it == b_of.end()) notes.push_back("rank " + std::to_string(a[i].second.rank) + " only in A (" + a[i].first + ")");
+      else pairs.push_back({i, it->second}), b_of.erase(it);
+    }
+    for (const auto& [rank, i] : b_of) notes.push_back("rank " + std::to_string(rank) + " only in B (" + b[i].first + ")");
+    if (pairs.empty()) throw chakra::Error("A and B have no rank in common");
+  }
+  const size_t top = args.has("--top") ? args.get_uint("--top", 1000000) : 20;
+  chakra::StringSink out;
+  chakra::JsonWriter w(out, chakra::JsonStyle::python_indent(2, false));
+  const bool json = args.has("--json");
+  if (json) w.begin_object().key("unit").value("us").key("ranks").begin_array();
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    const auto& [i, j] = pairs[k];
+    const chakra::TraceDiff d = chakra::diff_traces(a[i].second.trace, b[j].second.trace);
+    if (json) {
+      write_diff(w, a[i].second.rank, a[i].first, b[j].first, d);
+    } else {
+      if (k) std::cout << "\n";
+      print_diff(a[i].second.rank, a[i].first, b[j].first, d, top);
+    }
+  }
+  if (json) {
+    w.end_array().key("notes").begin_array();
+    for (const std::string& n : notes) w.value(n);
+    w.end_array().end_object();
+    w.raw("\n");
+    w.flush();
+    std::cout << out.out;
+  } else {
     for (const std::string& n : notes) std::cerr << "note: " << n << "\n";
   }
   return cli::kOk;
@@ -236,4 +376,18 @@ int cmd_analyze(int argc, char** argv) {
   args.positional("PATH", "Kineto trace, .et trace, or a folder of them", true, true);
   args.parse(argc, argv);
   return cli::run_guarded("chakra analyze", run, args);
+}
+
+int cmd_diff(int argc, char** argv) {
+  cli::Args args("chakra diff",
+                 "Compare two traces op by op, as HTA's TraceDiff: per name, the count and total duration in\n"
+                 "A and in B, the difference, new and gone names, sorted by the size of the difference; the\n"
+                 "step and, where both have measured GPU work, the temporal breakdown of each. A and B are\n"
+                 "Kineto or .et traces, or folders of them (ranks matched by rank).");
+  args.flag("--json", "print the comparison as JSON (every name)");
+  args.option("--top", "N", "names listed per rank (default 20)");
+  args.positional("A", "trace or folder (the baseline)");
+  args.positional("B", "trace or folder (compared with A)");
+  args.parse(argc, argv);
+  return cli::run_guarded("chakra diff", run_diff, args);
 }

@@ -18,6 +18,7 @@ int cmd_reference_timeline(int argc, char** argv);
 int cmd_visualize(int argc, char** argv);
 int cmd_reference_visualizer(int argc, char** argv);
 int cmd_analyze(int argc, char** argv);
+int cmd_diff(int argc, char** argv);
 int cmd_simulate(int argc, char** argv);
 int cmd_reference_unaware(int argc, char** argv);
 int cmd_reference_aware(int argc, char** argv);

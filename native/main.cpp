@@ -59,6 +59,7 @@ constexpr Command kCommands[] = {
     {"visualize", cmd_visualize, "dependency graph as DOT, GraphML or SVG (our own layout, no Graphviz)"},
     {"timeline", cmd_timeline, "ASTRA-sim issue/callback log -> Chrome trace JSON (Perfetto, chrome://tracing)"},
     {"analyze", cmd_analyze, "HTA's analyses of measured GPU work: temporal breakdown, overlap, kernels, idle time"},
+    {"diff", cmd_diff, "two traces op by op: count and time per name in each, the difference, new and gone names"},
     {"simulate", cmd_simulate, "replay per-NPU traces on ASTRA-sim's analytical network model (same numbers)"},
     {"synth", cmd_synth, "synthetic per-rank traces of LLM training (GPT/Llama/MoE x DP/TP/PP/SP/EP/FSDP)"},
     {"import", cmd_import, "per-device traces from a StableHLO program (compute regions, collectives, groups)"},

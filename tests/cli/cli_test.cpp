@@ -1065,3 +1065,61 @@ TEST(CliAnalyze, KinetoAndItsConvertedTraceGiveHtasFigures) {
   EXPECT_TRUE(contains(bad.err, "no GPU op with a measured start time")) << bad.err;
   EXPECT_TRUE(bad.out.empty());
 }
+
+// Trace diff: a trace against itself differs nowhere; against a copy with one op's durations
+// doubled, exactly that op differs, by its own total.
+TEST(CliDiff, SelfIsAllZerosAndADoubledOpIsTheOnlyChange) {
+  const std::string pair = std::string(CHAKRA_SOURCE_DIR) + "/assets/examples/dlrm_rank0_pair";
+  const std::string kineto = pair + "/worker0_step_12.1694128201545.pt.trace.json.gz";
+  const std::string dir = temp_dir();
+  ASSERT_EQ(run({"link", "--host", pair + "/dlrm_eg_0.json.gz", "--device", kineto, "-o", dir + "/linked.json", "--sync-deps"}).exit_code, 0);
+  ASSERT_EQ(run({"convert", "pytorch", dir + "/linked.json", "-o", dir + "/rank0.et"}).exit_code, 0);
+  Result self = run({"diff", "--json", dir + "/rank0.et", dir + "/rank0.et"});
+  ASSERT_EQ(self.exit_code, 0) << self.err;
+  auto s = nlohmann::json::parse(self.out)["ranks"][0];
+  EXPECT_EQ(s["changed"], 0);
+  EXPECT_EQ(s["step_a"], s["step_b"]);
+  EXPECT_GT(s["names"].size(), 100u);
+  for (const auto& n : s["names"]) EXPECT_EQ(n["delta"], 0) << n["name"];
+  // Double every "volta_sgemm_128x32_nt" kernel (as text: jsonize, edit, dejsonize).
+  ASSERT_EQ(run({"jsonize", dir + "/rank0.et", dir + "/rank0.json"}).exit_code, 0);
+  auto doc = nlohmann::json::parse(read_raw(dir + "/rank0.json"));
+  const std::string op = "volta_sgemm_128x32_nt";
+  uint64_t doubled = 0, count = 0;
+  for (auto& node : doc["nodes"])
+    if (node["name"] == op) {
+      const uint64_t d = node["durationMicros"].get<uint64_t>();
+      node["durationMicros"] = 2 * d;
+      doubled += d;
+      ++count;
+    }
+  ASSERT_GT(doubled, 0u);
+  write_raw(dir + "/slower.json", doc.dump());
+  ASSERT_EQ(run({"dejsonize", dir + "/slower.json", dir + "/slower.et"}).exit_code, 0);
+  Result slower = run({"diff", "--json", dir + "/rank0.et", dir + "/slower.et"});
+  ASSERT_EQ(slower.exit_code, 0) << slower.err;
+  auto d = nlohmann::json::parse(slower.out)["ranks"][0];
+  EXPECT_EQ(d["changed"], 1);
+  const auto& first = d["names"][0];
+  EXPECT_EQ(first["name"], op);
+  EXPECT_EQ(first["count_a"], count);
+  EXPECT_EQ(first["count_b"], count);
+  EXPECT_EQ(first["delta"].get<int64_t>(), static_cast<int64_t>(doubled));
+  EXPECT_DOUBLE_EQ(first["delta_percent"].get<double>(), 100.0);
+  EXPECT_EQ(first["status"], "changed");
+  for (size_t i = 1; i < d["names"].size(); ++i) EXPECT_EQ(d["names"][i]["status"], "same") << d["names"][i]["name"];
+  // The text report leads with it; folders without a common rank are an error.
+  Result text = run({"diff", dir + "/rank0.et", dir + "/slower.et"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_TRUE(contains(text.out, "1 of ")) << text.out;
+  EXPECT_TRUE(contains(text.out, "+100%  volta_sgemm_128x32_nt")) << text.out;
+  fs::create_directories(dir + "/a");
+  fs::create_directories(dir + "/b");
+  fs::copy_file(dir + "/rank0.et", dir + "/a/trace.0.et");
+  fs::copy_file(dir + "/rank0.et", dir + "/a/trace.1.et");
+  fs::copy_file(dir + "/slower.et", dir + "/b/trace.2.et");
+  fs::copy_file(dir + "/slower.et", dir + "/b/trace.3.et");
+  Result apart = run({"diff", dir + "/a", dir + "/b"});
+  EXPECT_EQ(apart.exit_code, 1);
+  EXPECT_TRUE(contains(apart.err, "no rank in common")) << apart.err;
+}
