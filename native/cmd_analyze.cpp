@@ -124,6 +124,29 @@ std::vector<Rank> load(const std::vector<std::string>& paths, std::vector<std::s
   return ranks;
 }
 
+// Launch delays in summary (HTA's cutoffs: calls of at most 50 µs launching a shorter kernel,
+// delays over 100 µs).
+struct LaunchSummary {
+  size_t launches = 0, short_kernels = 0, delayed = 0;
+  uint64_t median = 0, p90 = 0, max = 0;
+};
+LaunchSummary summarize_launches(const chakra::GpuAnalysis& a) {
+  LaunchSummary s;
+  std::vector<uint64_t> delays;
+  for (const auto& l : a.launches) {
+    delays.push_back(l.delay);
+    s.short_kernels += l.cpu_duration <= 50 && l.gpu_duration < l.cpu_duration;
+    s.delayed += l.delay > 100;
+  }
+  s.launches = delays.size();
+  if (delays.empty()) return s;
+  std::sort(delays.begin(), delays.end());
+  s.median = delays[delays.size() / 2];
+  s.p90 = delays[delays.size() * 9 / 10];
+  s.max = delays.back();
+  return s;
+}
+
 std::string pct(uint64_t part, uint64_t whole) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f%%", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
@@ -168,6 +191,11 @@ void print_text(const std::vector<Rank>& ranks, size_t top) {
       // Templated kernel names run to hundreds of characters: the text shows their start, --json all.
       std::cout << line << (n.name.size() > 120 ? n.name.substr(0, 117) + "..." : n.name) << "\n";
     }
+    const LaunchSummary l = summarize_launches(r.analysis);
+    if (l.launches)
+      std::cout << "  launches: " << l.launches << ", delay from the call's end median " << l.median << " µs, p90 " << l.p90
+                << ", max " << l.max << "; " << l.short_kernels << " kernels shorter than their launch call (≤ 50 µs), "
+                << l.delayed << " delayed over 100 µs\n";
     std::cout << "  idle per stream (µs): host wait / kernel wait (gaps < " << chakra::GpuAnalysis::kKernelWaitMicros << " µs) / other\n";
     for (const auto& s : r.analysis.idle_by_stream)
       std::cout << "    stream " << s.stream << ": " << us(s.host_wait) << " / " << us(s.kernel_wait) << " / " << us(s.other) << "\n";
@@ -211,6 +239,15 @@ void write_json(const std::vector<Rank>& ranks, const std::vector<std::string>& 
       w.end_object();
     }
     w.end_array();
+    const LaunchSummary l = summarize_launches(a);
+    w.key("launches").begin_object();
+    w.key("count").value_uint(l.launches);
+    w.key("delay_median").value_uint(l.median);
+    w.key("delay_p90").value_uint(l.p90);
+    w.key("delay_max").value_uint(l.max);
+    w.key("kernels_shorter_than_launch").value_uint(l.short_kernels);
+    w.key("delayed_over_100us").value_uint(l.delayed);
+    w.end_object();
     w.key("idle_by_stream").begin_array();
     for (const auto& s : a.idle_by_stream) {
       w.begin_object();

@@ -155,6 +155,13 @@ GpuAnalysis analyze_gpu(const Trace& t) {
     return x.sum != y.sum ? x.sum > y.sum : x.name < y.name;
   });
 
+  for (const GpuOp& op : ops)
+    if (op.launch_node != UINT32_MAX) {
+      const int64_t since_call = static_cast<int64_t>(op.start) - static_cast<int64_t>(op.launch_start);
+      const int64_t delay = since_call - static_cast<int64_t>(op.launch_duration);
+      a.launches.push_back({op.node, op.launch_duration, op.end - op.start, since_call, delay > 0 ? static_cast<uint64_t>(delay) : 0});
+    }
+
   // Idle gaps per stream, in order of each stream's first op.
   std::map<int64_t, size_t> stream_slot;
   std::vector<uint64_t> previous_end;

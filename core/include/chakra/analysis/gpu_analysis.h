@@ -73,6 +73,19 @@ struct GpuAnalysis {
   };
   std::vector<StreamIdle> idle_by_stream;
 
+  // Each GPU op whose launch is known (HTA's get_cuda_kernel_launch_stats), in start order: the
+  // launch call's duration, the op's, the time from the call's start to the op's start, and the
+  // launch delay, from the call's end to the op's start (0 when the op started first). HTA's
+  // "launch_delay" is since_call + cpu_duration instead (see core/docs/analyses.md). On converted
+  // traces the "call" is the operator that launched the op.
+  struct Launch {
+    uint32_t node = 0;
+    uint64_t cpu_duration = 0, gpu_duration = 0;
+    int64_t since_call = 0;
+    uint64_t delay = 0;
+  };
+  std::vector<Launch> launches;
+
   double overlap_percent() const {
     return communication ? 100.0 * static_cast<double>(comm_overlapped) / static_cast<double>(communication) : 0.0;
   }
