@@ -26,6 +26,7 @@ struct Rank {
   uint32_t rank = 0;
   std::string path;
   chakra::GpuAnalysis analysis;
+  chakra::Trace trace;  // kept for the analyses across ranks (stragglers)
 };
 
 // The files named, folders searched recursively (in name order).
@@ -113,7 +114,7 @@ std::vector<std::pair<std::string, Loaded>> load_all(const std::vector<std::stri
 std::vector<Rank> load(const std::vector<std::string>& paths, std::vector<std::string>& notes) {
   std::vector<Rank> ranks;
   for (auto& [path, l] : load_all(paths, notes)) {
-    Rank r{l.rank, path, chakra::analyze_gpu(l.trace)};
+    Rank r{l.rank, path, chakra::analyze_gpu(l.trace), std::move(l.trace)};
     if (r.analysis.ops == 0) notes.push_back(path + ": no GPU ops with times (is_cpu_op false and a \"stream\")");
     ranks.push_back(std::move(r));
   }
@@ -159,6 +160,29 @@ std::string pad(std::string s, size_t width) {
 }
 
 std::string us(uint64_t v) { return chakra::format_number(static_cast<double>(v)); }
+
+chakra::Stragglers stragglers_of(const std::vector<Rank>& ranks) {
+  std::vector<const chakra::Trace*> traces;
+  for (const Rank& r : ranks) traces.push_back(&r.trace);
+  return chakra::find_stragglers(traces);
+}
+
+void print_stragglers(const std::vector<Rank>& ranks, const chakra::Stragglers& s, size_t top) {
+  if (ranks.size() < 2 || s.instances.empty()) return;
+  std::cout << "\nstragglers: " << s.instances.size() << " collective instances (the k-th kernel of a name on every rank);"
+            << " arrival = kernel start, as recorded\n  rank  arrived last   made others wait (Σ skew)   waited for others\n";
+  for (const auto& r : s.ranks)
+    std::cout << pad(std::to_string(ranks[r.rank].rank), 6) << pad(std::to_string(r.last), 14) << pad(us(r.caused) + " µs", 28)
+              << pad(us(r.waited) + " µs", 20) << "\n";
+  std::cout << "  largest skews:\n";
+  for (size_t i = 0; i < s.instances.size() && i < top; ++i) {
+    const auto& in = s.instances[i];
+    std::cout << "    " << us(in.skew) << " µs, last rank " << ranks[in.last].rank << ": #" << in.index << " of "
+              << (in.name.size() > 80 ? in.name.substr(0, 77) + "..." : in.name) << "\n";
+  }
+  if (!s.unmatched.empty())
+    std::cout << "  " << s.unmatched.size() << " kernel names left out: their count differs between ranks\n";
+}
 
 void print_text(const std::vector<Rank>& ranks, size_t top) {
   std::cout << "temporal breakdown (µs; over each rank's GPU span, as HTA)\n"
@@ -261,6 +285,32 @@ void write_json(const std::vector<Rank>& ranks, const std::vector<std::string>& 
     w.end_object();
   }
   w.end_array();
+  const chakra::Stragglers s = stragglers_of(ranks);
+  w.key("stragglers").begin_object();
+  w.key("ranks").begin_array();
+  for (const auto& r : s.ranks) {
+    w.begin_object();
+    w.key("rank").value_uint(ranks[r.rank].rank);
+    w.key("arrived_last").value_uint(r.last);
+    w.key("made_others_wait").value_uint(r.caused);
+    w.key("waited").value_uint(r.waited);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("instances").begin_array();
+  for (const auto& in : s.instances) {
+    w.begin_object();
+    w.key("name").value(in.name);
+    w.key("index").value_uint(in.index);
+    w.key("last_rank").value_uint(ranks[in.last].rank);
+    w.key("skew").value_uint(in.skew);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("unmatched").begin_array();
+  for (const std::string& n : s.unmatched) w.value(n);
+  w.end_array();
+  w.end_object();
   w.key("notes").begin_array();
   for (const std::string& n : notes) w.value(n);
   w.end_array();
@@ -276,7 +326,9 @@ int run(const cli::Args& args) {
   if (args.has("--json")) {
     write_json(ranks, notes);
   } else {
-    print_text(ranks, args.has("--top") ? args.get_uint("--top", 1000000) : 10);
+    const size_t top = args.has("--top") ? args.get_uint("--top", 1000000) : 10;
+    print_text(ranks, top);
+    print_stragglers(ranks, stragglers_of(ranks), std::min<size_t>(top, 5));
     for (const std::string& n : notes) std::cerr << "note: " << n << "\n";
   }
   return cli::kOk;

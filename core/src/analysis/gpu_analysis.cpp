@@ -187,4 +187,44 @@ GpuAnalysis analyze_gpu(const Trace& t) {
   return a;
 }
 
+Stragglers find_stragglers(std::span<const Trace* const> ranks) {
+  Stragglers out;
+  const size_t n = ranks.size();
+  for (uint32_t r = 0; r < n; ++r) out.ranks.push_back({r});
+  if (n < 2) return out;
+  // Per name: each rank's communication kernel starts, in order.
+  std::map<std::string, std::vector<std::vector<uint64_t>>> starts;
+  for (size_t r = 0; r < n; ++r)
+    for (const GpuOp& op : gpu_ops_of(*ranks[r]))
+      if (op.kind == GpuKind::Communication) {
+        auto& per_rank = starts[std::string(ranks[r]->name(op.node))];
+        per_rank.resize(n);
+        per_rank[r].push_back(op.start);
+      }
+  for (auto& [name, per_rank] : starts) {
+    const size_t count = per_rank[0].size();
+    if (std::any_of(per_rank.begin(), per_rank.end(), [&](const auto& v) { return v.size() != count; })) {
+      out.unmatched.push_back(name);
+      continue;
+    }
+    for (uint32_t k = 0; k < count; ++k) {
+      Stragglers::Instance in{name, k, {}, 0, 0};
+      for (size_t r = 0; r < n; ++r) in.arrival.push_back(per_rank[r][k]);
+      const auto last = std::max_element(in.arrival.begin(), in.arrival.end());
+      in.last = static_cast<uint32_t>(last - in.arrival.begin());
+      in.skew = *last - *std::min_element(in.arrival.begin(), in.arrival.end());
+      Stragglers::Rank& culprit = out.ranks[in.last];
+      ++culprit.last;
+      culprit.caused += in.skew;
+      for (size_t r = 0; r < n; ++r) out.ranks[r].waited += *last - in.arrival[r];
+      out.instances.push_back(std::move(in));
+    }
+  }
+  std::stable_sort(out.instances.begin(), out.instances.end(),
+                   [](const Stragglers::Instance& a, const Stragglers::Instance& b) { return a.skew > b.skew; });
+  std::stable_sort(out.ranks.begin(), out.ranks.end(),
+                   [](const Stragglers::Rank& a, const Stragglers::Rank& b) { return a.caused > b.caused; });
+  return out;
+}
+
 }  // namespace chakra

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "chakra/analysis/gpu_analysis.h"
@@ -183,4 +184,73 @@ TEST(GpuAnalysis, MatchesHtaOnSharedKinetoTraces) {
       expect_close(idle[key], number(row, "idle_time"), "stream " + std::to_string(key.first) + " " + key.second);
     }
   }
+}
+
+namespace {
+
+// A rank's trace of GPU kernels: (name, start, duration) on stream 1.
+chakra::Trace kernels(std::initializer_list<std::tuple<const char*, uint64_t, uint64_t>> ops) {
+  chakra::Trace t;
+  const chakra::StrId cpu = t.intern("is_cpu_op"), stream = t.intern("stream");
+  chakra::NodeDraft d;
+  uint64_t id = 0;
+  for (const auto& [name, start, dur] : ops) {
+    d.clear();
+    d.id = ++id;
+    d.name = t.intern(name);
+    d.start_time_micros = start;
+    d.duration_micros = dur;
+    d.attrs.add_bool(cpu, false);
+    d.attrs.add_int64(stream, 1);
+    t.append(d);
+  }
+  return t;
+}
+
+}  // namespace
+
+// Stragglers on crafted ranks: the k-th kernel of a name is one collective; the last to arrive
+// makes the others wait the skew.
+TEST(GpuAnalysis, StragglersFromArrivalsOfEachCollective) {
+  const chakra::Trace r0 = kernels({{"ncclKernel_AllReduce", 100, 50}, {"ncclKernel_AllReduce", 300, 20}, {"gemm", 10, 5}});
+  const chakra::Trace r1 = kernels({{"ncclKernel_AllReduce", 130, 20}, {"ncclKernel_AllReduce", 290, 30}, {"ncclKernel_SendRecv", 5, 1}});
+  const chakra::Trace r2 = kernels({{"ncclKernel_AllReduce", 110, 40}, {"ncclKernel_AllReduce", 320, 1}});
+  const chakra::Trace* ranks[] = {&r0, &r1, &r2};
+  const chakra::Stragglers s = chakra::find_stragglers(ranks);
+  ASSERT_EQ(s.instances.size(), 2u);
+  EXPECT_EQ(s.instances[0].skew, 30u);  // 320 − 290, instance 1 (ties keep name/index order)
+  EXPECT_EQ(s.instances[0].index, 0u);  // instance 0: 130 − 100 = 30 as well
+  EXPECT_EQ(s.instances[0].last, 1u);
+  EXPECT_EQ(s.instances[1].last, 2u);
+  EXPECT_EQ(s.unmatched, std::vector<std::string>{"ncclKernel_SendRecv"});  // rank 1 only
+  std::map<uint32_t, chakra::Stragglers::Rank> by_rank;
+  for (const auto& r : s.ranks) by_rank[r.rank] = r;
+  EXPECT_EQ(by_rank[1].last, 1u);
+  EXPECT_EQ(by_rank[1].caused, 30u);
+  EXPECT_EQ(by_rank[2].caused, 30u);
+  EXPECT_EQ(by_rank[0].caused, 0u);
+  EXPECT_EQ(by_rank[0].waited, 30u + 20u);  // (130 − 100) + (320 − 300)
+  EXPECT_EQ(by_rank[1].waited, 0u + 30u);
+  EXPECT_EQ(by_rank[2].waited, 20u + 0u);
+}
+
+// On the DLRM ranks, the two that waited least for the others (they arrive last) are HTA's
+// potential stragglers.
+TEST(GpuAnalysis, StragglersAgreeWithHtaOnDlrm) {
+  const Case dlrm = cases()[0];
+  std::vector<chakra::Trace> traces;
+  for (const std::string& path : dlrm.traces) traces.push_back(chakra::kineto_activity(chakra::open_input(path)));
+  std::vector<const chakra::Trace*> ranks;
+  for (const auto& t : traces) ranks.push_back(&t);
+  ASSERT_EQ(ranks.size(), 8u);
+  chakra::Stragglers s = chakra::find_stragglers(ranks);
+  EXPECT_TRUE(s.unmatched.empty());
+  EXPECT_GT(s.instances.size(), 5u);
+  std::sort(s.ranks.begin(), s.ranks.end(), [](const auto& a, const auto& b) { return a.waited < b.waited; });
+  std::set<uint32_t> least_waiting = {s.ranks[0].rank, s.ranks[1].rank};
+  const std::string hta = testing_support::read_raw(shared("reference/hta/dlrm_8rank_v100/potential_stragglers.txt"));
+  std::set<uint32_t> theirs;
+  for (char c : hta)
+    if (c >= '0' && c <= '9') theirs.insert(static_cast<uint32_t>(c - '0'));
+  EXPECT_EQ(least_waiting, theirs) << hta;
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -93,6 +94,31 @@ struct GpuAnalysis {
 
 // O(n log n) in the GPU ops.
 GpuAnalysis analyze_gpu(const Trace& trace);
+
+// Stragglers across ranks. The k-th communication kernel of a name on each rank is one instance
+// of a collective; its arrival on a rank is the kernel's start (the kernels then wait for the
+// last rank). Names whose count differs between ranks are left out and listed. Arrivals are
+// compared as recorded: ranks on different hosts need synchronised clocks.
+struct Stragglers {
+  struct Instance {
+    std::string name;
+    uint32_t index = 0;              // k: the name's k-th kernel on every rank
+    std::vector<uint64_t> arrival;   // per rank (position in the input)
+    uint32_t last = 0;               // the rank that arrived last
+    uint64_t skew = 0;               // last arrival − first
+  };
+  std::vector<Instance> instances;   // by skew, descending
+  struct Rank {
+    uint32_t rank = 0;
+    uint64_t last = 0;               // instances it arrived last at
+    uint64_t caused = 0;             // Σ skew of those: how long the first rank waited for it
+    uint64_t waited = 0;             // Σ over instances of (last arrival − its own)
+  };
+  std::vector<Rank> ranks;           // by `caused`, descending (ties by rank)
+  std::vector<std::string> unmatched;
+};
+// `ranks[i]` is rank i's trace (GPU ops as gpu_ops_of finds them). O(n log n).
+Stragglers find_stragglers(std::span<const Trace* const> ranks);
 
 // HTA's label of a kind set: kinds in enum order joined by " overlapping ".
 std::string gpu_kinds_label(unsigned set);
