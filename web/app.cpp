@@ -282,6 +282,7 @@ RankCache* App::Impl::cache() {
 
 void App::Impl::invalidate_rank_data() {
   caches.clear();
+  analysis_cache.reset();
   highlight.clear();
   highlight_for.reset();
   timeline.recorded.reset();
@@ -555,6 +556,24 @@ std::string App::status_json() const {
   w.key("timeline_row0").begin_array();
   w.value_double(s.timeline.row0.x);
   w.value_double(s.timeline.row0.y);
+  w.end_array();
+  // The Analysis view's per-rank figures while it shows (as `chakra analyze --json`).
+  w.key("analysis").begin_array();
+  if (s.view == View::Analysis && !s.workspace.ranks().empty()) {
+    const auto& a = impl_->analysis();
+    for (size_t i = 0; i < a.ranks.size(); ++i) {
+      const chakra::GpuAnalysis& g = a.ranks[i];
+      w.begin_object();
+      w.key("rank").value_uint(s.workspace.ranks()[i]->rank);
+      w.key("gpu_ops").value_uint(g.ops);
+      w.key("span").value_uint(g.span);
+      w.key("idle").value_uint(g.idle);
+      w.key("compute").value_uint(g.compute);
+      w.key("non_compute").value_uint(g.non_compute);
+      w.key("overlap_percent").value_double(g.overlap_percent());
+      w.end_object();
+    }
+  }
   w.end_array();
   w.key("timeline_window").begin_array();  // the visible time window, and the tracks' scroll
   w.value_double(s.timeline.t0);

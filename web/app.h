@@ -76,7 +76,7 @@ class Platform {
   ImageRequest image_request_;
 };
 
-enum class View { Overview, Nodes, Graph, Timeline, Simulation };
+enum class View { Overview, Nodes, Graph, Timeline, Simulation, Analysis };
 
 class App {
  public:

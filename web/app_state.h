@@ -13,6 +13,7 @@
 #include <imgui.h>
 
 #include "app.h"
+#include "chakra/analysis/gpu_analysis.h"
 
 namespace chakra_web {
 
@@ -189,6 +190,15 @@ struct App::Impl {
   const chakra::TimelineModel* timeline_model();
   // view_simulation.cpp
   void draw_simulation();
+  // The Analysis view's figures, per rank in workspace order, made on first use after the ranks
+  // change (invalidate_rank_data).
+  struct AnalysisCache {
+    std::vector<chakra::GpuAnalysis> ranks;
+    chakra::Stragglers stragglers;
+  };
+  std::optional<AnalysisCache> analysis_cache;
+  const AnalysisCache& analysis();
+  void draw_analysis();
   void use_preset(const std::string& name);
   void fit_settings_to_ranks();
   bool run_simulation() { return run_simulation(sim); }
@@ -218,6 +228,7 @@ inline constexpr ViewEntry kViews[] = {
     {View::Graph, "graph", "Graph", &App::Impl::draw_graph},
     {View::Timeline, "timeline", "Timeline", &App::Impl::draw_timeline},
     {View::Simulation, "simulation", "Simulation", &App::Impl::draw_simulation},
+    {View::Analysis, "analysis", "Analysis", &App::Impl::draw_analysis},
 };
 constexpr bool views_in_enum_order() {
   for (size_t i = 0; i < std::size(kViews); ++i)

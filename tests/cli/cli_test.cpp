@@ -15,7 +15,6 @@
 #include <sstream>
 
 #include "chakra/sim/simulate.h"
-#include "chakra/support/text.h"
 #include "chakra/stablehlo/stablehlo.h"
 #include "test_support.h"
 
@@ -1030,10 +1029,7 @@ TEST(CliAnalyze, KinetoAndItsConvertedTraceGiveHtasFigures) {
   for (const char* key : {"span", "idle", "compute", "non_compute", "communication", "communication_overlapped", "by_kinds"})
     EXPECT_EQ(a[key], b[key]) << key;
   // HTA's temporal breakdown of the same Kineto trace (rank 0 of the DLRM set).
-  const std::string csv = read_raw(shared("reference/hta/dlrm_8rank_v100/temporal_breakdown.csv"));
-  const std::string row0 = csv.substr(csv.find("\n0,") + 1, csv.find('\n', csv.find("\n0,") + 1) - csv.find("\n0,") - 1);
-  std::vector<double> hta;
-  for (std::string_view field : chakra::Split(row0, ',')) hta.push_back(std::stod(std::string(field)));
+  const std::vector<double> hta = testing_support::csv_numbers(shared("reference/hta/dlrm_8rank_v100/temporal_breakdown.csv"), "0");
   ASSERT_GE(hta.size(), 5u);
   EXPECT_EQ(a["idle"].get<double>(), hta[1]);
   EXPECT_EQ(a["compute"].get<double>(), hta[2]);

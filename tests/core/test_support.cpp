@@ -84,4 +84,22 @@ std::string temp_dir() {
   return dir.string();
 }
 
+std::vector<double> csv_numbers(const std::string& path, const std::string& first_field) {
+  const std::string text = read_raw(path);
+  const std::string start = first_field + ",";
+  std::vector<double> out;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    if (text.compare(at, start.size(), start) == 0) {
+      std::string line = text.substr(at, end - at) + ",";
+      for (size_t p = 0, comma; (comma = line.find(',', p)) != std::string::npos; p = comma + 1)
+        out.push_back(std::stod(line.substr(p, comma - p)));
+      return out;
+    }
+    at = end + 1;
+  }
+  return out;
+}
+
 }  // namespace testing_support

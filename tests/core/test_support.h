@@ -25,6 +25,9 @@ std::vector<std::string> all_shared_traces();
 std::string read_raw(const std::string& path);          // bytes as stored
 std::string read_decompressed(const std::string& path);  // gunzipped if gzip
 void write_raw(const std::string& path, const std::string& bytes);
+// The fields of the first line of a CSV file (no quoting) that starts with `first_field` and a
+// comma, as numbers; empty when there is none.
+std::vector<double> csv_numbers(const std::string& path, const std::string& first_field);
 
 inline std::span<const uint8_t> as_bytes(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};

@@ -319,6 +319,40 @@ TEST(AppUi, CompactLinkNamesNoFileAndRerunsItsRun) {
   EXPECT_NE(c.app->status_json().find("the files open here are not the link's (64 files"), std::string::npos);
 }
 
+// The Analysis view of a real host ET + Kineto pair gives HTA's figures for that rank (its
+// temporal breakdown in reference/hta), the same as `chakra analyze`; a click on a kernel's name
+// finds it on the measured timeline.
+TEST(AppUi, AnalysisViewGivesHtasFiguresForARealPair) {
+  {
+    Headless h;
+    const std::string pair = shared("data/pairs/dlrm_8rank_v100/rank0");
+    h.drop(pair + "/dlrm_eg_0.json");
+    h.drop(pair + "/worker0_step_12.1694128201545.pt.trace.json");
+    h.settle();
+    ASSERT_TRUE(h.app->command("view analysis"));
+    h.frame();
+    h.frame();
+    json s = h.status();
+    ASSERT_EQ(s["analysis"].size(), 1u) << s.dump();
+    const json& a = s["analysis"][0];
+    const std::vector<double> hta = testing_support::csv_numbers(shared("reference/hta/dlrm_8rank_v100/temporal_breakdown.csv"), "0");
+    ASSERT_GE(hta.size(), 5u);
+    EXPECT_EQ(a["idle"].get<double>(), hta[1]);
+    EXPECT_EQ(a["compute"].get<double>(), hta[2]);
+    EXPECT_EQ(a["non_compute"].get<double>(), hta[3]);
+    EXPECT_EQ(a["span"].get<double>(), hta[4]);
+    EXPECT_EQ(s["view"], "analysis");
+    EXPECT_NE(s["hash"].get<std::string>().find("z="), std::string::npos);
+  }
+  // Traces without measured GPU work say so instead of showing zeros (one ImGui context at a time).
+  Headless none;
+  none.drop(shared(kTwoRank) + "/chakra_trace.0.et");
+  none.settle();
+  ASSERT_TRUE(none.app->command("view analysis"));
+  none.frame();
+  EXPECT_EQ(none.status()["analysis"][0]["gpu_ops"], 0);
+}
+
 // Scripted commands with numbers take exactly a whole number in range, else fail and change nothing.
 TEST(AppUi, CommandNumbersAreCheckedWhole) {
   Headless h;

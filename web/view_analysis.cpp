@@ -1,0 +1,184 @@
+// The Analysis view: HolisticTraceAnalysis's analyses of the measured GPU work of the open ranks
+// (chakra/analysis/gpu_analysis.h, as `chakra analyze`): per-rank temporal breakdown as a chart
+// and a table, time by kernel kind, the rank's top kernels (a click finds them on the timeline)
+// and stragglers across ranks.
+#include <algorithm>
+#include <cstdio>
+
+#include <imgui.h>
+
+#include "app_state.h"
+#include "chart.h"
+
+namespace chakra_web {
+
+const App::Impl::AnalysisCache& App::Impl::analysis() {
+  if (!analysis_cache) {
+    analysis_cache.emplace();
+    std::vector<const chakra::Trace*> traces;
+    for (const auto& r : workspace.ranks()) {
+      analysis_cache->ranks.push_back(chakra::analyze_gpu(r->trace));
+      traces.push_back(&r->trace);
+    }
+    analysis_cache->stragglers = chakra::find_stragglers(traces);
+  }
+  return *analysis_cache;
+}
+
+void App::Impl::draw_analysis() {
+  if (workspace.ranks().empty()) {
+    ImGui::TextDisabled("No trace loaded.");
+    return;
+  }
+  const AnalysisCache& a = analysis();
+  const auto& ranks = workspace.ranks();
+  if (std::all_of(a.ranks.begin(), a.ranks.end(), [](const chakra::GpuAnalysis& g) { return g.ops == 0; })) {
+    ImGui::TextWrapped(
+        "No measured GPU work in these traces. The analyses read GPU ops with start times: open Kineto traces, "
+        "host ET + Kineto pairs, or .et traces converted with their times. For a simulated run, see Simulation.");
+    return;
+  }
+  auto us = [](uint64_t v) { return format_duration(static_cast<double>(v), "us"); };
+  auto share = [](uint64_t part, uint64_t whole) {
+    char text[16];
+    std::snprintf(text, sizeof text, "%.1f%%", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+    return std::string(text);
+  };
+  ImGui::TextDisabled("As HolisticTraceAnalysis defines them, over each rank's GPU span (first kernel start to last end).");
+
+  // Temporal breakdown: a chart and its table.
+  ColumnChart chart;
+  chart.title = "GPU time per rank";
+  chart.category_name = "rank";
+  chart.series = {{"compute", activity_colour(static_cast<int>(chakra::TimelineActivity::Kernel))},
+                  {"communication and memory only", activity_colour(static_cast<int>(chakra::TimelineActivity::Communication))},
+                  {"idle", IM_COL32(90, 94, 104, 255)}};
+  chart.format = [](double v) { return format_duration(v, "us"); };
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    chart.categories.push_back(std::to_string(ranks[i]->rank));
+    chart.values.insert(chart.values.end(), {static_cast<double>(a.ranks[i].compute), static_cast<double>(a.ranks[i].non_compute),
+                                             static_cast<double>(a.ranks[i].idle)});
+  }
+  draw_column_chart("temporal", chart, 140, platform);
+
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
+  const float table_h = std::min(ImGui::GetTextLineHeightWithSpacing() * static_cast<float>(ranks.size() + 2), 180.0f);
+  if (ImGui::BeginTable("breakdown", 8, flags, ImVec2(0, table_h))) {
+    ImGui::TableSetupScrollFreeze(1, 1);
+    for (const char* h : {"rank", "GPU span", "idle", "compute", "non-compute", "comm overlapped", "launch delay (median)", "GPU ops"})
+      ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    NumberFont numbers(platform);
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const chakra::GpuAnalysis& g = a.ranks[i];
+      std::vector<uint64_t> delays;
+      for (const auto& l : g.launches) delays.push_back(l.delay);
+      std::nth_element(delays.begin(), delays.begin() + static_cast<long>(delays.size() / 2), delays.end());
+      ImGui::TableNextRow();
+      const std::string cells[] = {std::to_string(ranks[i]->rank), us(g.span), us(g.idle) + " " + share(g.idle, g.span),
+                                   us(g.compute) + " " + share(g.compute, g.span), us(g.non_compute) + " " + share(g.non_compute, g.span),
+                                   share(g.comm_overlapped, g.communication), delays.empty() ? "-" : us(delays[delays.size() / 2]),
+                                   std::to_string(g.ops)};
+      for (const std::string& c : cells) {
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(c.c_str());
+      }
+    }
+    ImGui::EndTable();
+  }
+
+  // Time by kernel kind over all ranks, and the stragglers, side by side.
+  uint64_t by_kinds[1 << chakra::kGpuKinds] = {}, all = 0;
+  for (const auto& g : a.ranks)
+    for (unsigned set = 1; set < (1u << chakra::kGpuKinds); ++set) by_kinds[set] += g.by_kinds[set], all += g.by_kinds[set];
+  const float half = ImGui::GetContentRegionAvail().x / 2 - 8;
+  ImGui::BeginChild("kinds", ImVec2(half, 150));
+  ImGui::TextUnformatted("Time by kernel kind, all ranks");
+  if (ImGui::BeginTable("kind_table", 3, flags)) {
+    for (const char* h : {"kinds running", "time", "share"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    for (unsigned set = 1; set < (1u << chakra::kGpuKinds); ++set) {
+      if (!by_kinds[set]) continue;
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(chakra::gpu_kinds_label(set).c_str());
+      NumberFont numbers(platform);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(us(by_kinds[set]).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(share(by_kinds[set], all).c_str());
+    }
+    ImGui::EndTable();
+  }
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("stragglers", ImVec2(0, 150));
+  if (ranks.size() < 2 || a.stragglers.instances.empty()) {
+    ImGui::TextDisabled("Stragglers: open two or more ranks with collectives.");
+  } else {
+    ImGui::Text("Stragglers: %zu collective instances (arrival = kernel start)", a.stragglers.instances.size());
+    if (ImGui::BeginTable("straggler_table", 4, flags)) {
+      for (const char* h : {"rank", "arrived last", "made others wait", "waited"}) ImGui::TableSetupColumn(h);
+      ImGui::TableHeadersRow();
+      NumberFont numbers(platform);
+      for (const auto& r : a.stragglers.ranks) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::Text("%u", ranks[r.rank]->rank);
+        ImGui::TableNextColumn();
+        ImGui::Text("%llu", static_cast<unsigned long long>(r.last));
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(us(r.caused).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(us(r.waited).c_str());
+      }
+      ImGui::EndTable();
+    }
+  }
+  ImGui::EndChild();
+
+  // The selected rank's kernels by time; a click finds them on the measured timeline.
+  const size_t i = static_cast<size_t>(std::find_if(ranks.begin(), ranks.end(), [&](const auto& r) { return r->rank == rank; }) - ranks.begin());
+  if (i == ranks.size()) return;
+  const chakra::GpuAnalysis& g = a.ranks[i];
+  ImGui::Text("Rank %u: %zu GPU op names by time (click one to find it on the timeline)", rank, g.names.size());
+  if (ImGui::BeginTable("names", 8, flags | ImGuiTableFlags_ScrollX, ImVec2(0, ImGui::GetContentRegionAvail().y))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const char* h : {"total", "count", "mean", "min", "max", "stddev", "kind", "name"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    ImGuiListClipper clipper;
+    clipper.Begin(static_cast<int>(g.names.size()));
+    while (clipper.Step())
+      for (int k = clipper.DisplayStart; k < clipper.DisplayEnd; ++k) {
+        const auto& n = g.names[static_cast<size_t>(k)];
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        {
+          NumberFont numbers(platform);
+          ImGui::TextUnformatted(us(n.sum).c_str());
+          ImGui::TableNextColumn();
+          ImGui::Text("%llu", static_cast<unsigned long long>(n.count));
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(format_duration(n.mean, "us").c_str());
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(us(n.min).c_str());
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(us(n.max).c_str());
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(format_duration(n.stddev, "us").c_str());
+        }
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(chakra::gpu_kind_name(n.kind));
+        ImGui::TableNextColumn();
+        if (ImGui::Selectable((n.name + "##name" + std::to_string(k)).c_str(), false, ImGuiSelectableFlags_SpanAllColumns)) {
+          timeline.source = 0;  // the measured times
+          timeline.query = n.name;
+          view = View::Timeline;
+          view_changed = true;
+        }
+      }
+    ImGui::EndTable();
+  }
+}
+
+}  // namespace chakra_web
