@@ -68,8 +68,8 @@ void App::Impl::draw_analysis() {
     for (const char* h : {"rank", "GPU span", "idle", "compute", "non-compute", "comm overlapped", "launch delay (median)", "GPU ops"})
       ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
-    NumberFont numbers(platform);
     for (size_t i = 0; i < ranks.size(); ++i) {
+      NumberFont numbers(platform);  // pushed and popped inside the table's own window
       const chakra::GpuAnalysis& g = a.ranks[i];
       std::vector<uint64_t> delays;
       for (const auto& l : g.launches) delays.push_back(l.delay);
@@ -102,7 +102,6 @@ void App::Impl::draw_analysis() {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(chakra::gpu_kinds_label(set).c_str());
-      NumberFont numbers(platform);
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(us(by_kinds[set]).c_str());
       ImGui::TableNextColumn();
@@ -120,8 +119,8 @@ void App::Impl::draw_analysis() {
     if (ImGui::BeginTable("straggler_table", 4, flags)) {
       for (const char* h : {"rank", "arrived last", "made others wait", "waited"}) ImGui::TableSetupColumn(h);
       ImGui::TableHeadersRow();
-      NumberFont numbers(platform);
       for (const auto& r : a.stragglers.ranks) {
+        NumberFont numbers(platform);  // pushed and popped inside the table's own window
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         ImGui::Text("%u", ranks[r.rank]->rank);

@@ -602,6 +602,22 @@ test('ranks fold into one row and tracks pin under the axis, and links keep both
   await p.close();
 });
 
+// The Analysis view of the bundled DLRM pair: HTA's analyses in the page, the CLI's figures.
+test('the Analysis view gives chakra analyze\'s figures for a real pair, and a kernel click finds it on the timeline', async () => {
+  const p = await openPage(url);
+  await p.click('[data-example="pair"]');
+  await p.waitForFunction(() => window.chakrakitExample === 'pair', null, { timeout: 120000 });
+  assert.equal(await command('view analysis', p), 1);
+  await p.waitForTimeout(300);
+  const s = await status(p);
+  assert.equal(s.analysis.length, 1, JSON.stringify(s.analysis));
+  const kineto = path.join(repo, 'assets/examples/dlrm_rank0_pair/worker0_step_12.1694128201545.pt.trace.json.gz');
+  const cli = JSON.parse(execFileSync(chakraBin, ['analyze', '--json', kineto]).toString()).ranks[0];
+  for (const key of ['span', 'idle', 'compute', 'non_compute']) assert.equal(s.analysis[0][key], cli[key], key);
+  await shot('12-analysis.png', p);
+  await p.close();
+});
+
 // Golden screenshots of the start page and every view, at device-pixel ratio 1 and 2, from a
 // workload the page makes itself (no file, no time in the picture beyond a run's wall time).
 // CHAKRA_UPDATE_GOLDEN=1 records them; look at them before committing.
@@ -644,7 +660,7 @@ test('the start page and every view look as recorded, at device-pixel ratio 1 an
     await p.waitForFunction(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])).ranks.length === 4, null, { timeout: 30000 });
     await command('fit', p);
     assert.equal(await simulate(p), 1);
-    for (const view of ['overview', 'nodes', 'graph', 'simulation']) {
+    for (const view of ['overview', 'nodes', 'graph', 'simulation', 'analysis']) {
       assert.equal(await command(`view ${view}`, p), 1);
       await take(view);
     }

@@ -427,6 +427,8 @@ TEST(AppGolden, NativeViewsLookAsRecorded) {
       {"simulation", with(allreduce, {"--do", "simulate", "--do", "view simulation"})},
       {"timeline", {"--hash", "synth=llama2-7b&synth.layers=2&synth.dp=2&synth.tp=2", "--do", "fit", "--do", "simulate",
                     "--do", "timeline 1"}},
+      {"analysis", {"--do", "view analysis", shared("data/pairs/dlrm_8rank_v100/rank0/dlrm_eg_0.json"),
+                    shared("data/pairs/dlrm_8rank_v100/rank0/worker0_step_12.1694128201545.pt.trace.json")}},
   };
   bool update = std::getenv("CHAKRA_UPDATE_GOLDEN") != nullptr;
   for (const Shot& shot : shots) {
