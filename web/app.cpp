@@ -187,6 +187,7 @@ void App::clear() {
   s.runs.clear();
   s.next_run_id = 1;  // a clean slate: the next run is run 1 again
   s.timeline.source = 0;
+  s.analysis_source = 0;
   s.synth.active = false;
   s.error.clear();
   s.log.clear();  // a clean slate: the messages were about what is gone
@@ -217,6 +218,15 @@ bool App::command(const std::string& c) {
     for (const chakra::sim::ClusterPreset& p : chakra::sim::cluster_presets())
       if (p.name == c.substr(7)) return impl_->use_preset(p.name), true;
     return false;
+  }
+  if (c.rfind("analysis ", 0) == 0) {  // the Analysis view of run N (0: the measured times)
+    const std::string id = c.substr(9);
+    if (id.empty() || id.size() > 8 || id.find_first_not_of("0123456789") != std::string::npos) return false;
+    const int n = std::stoi(id);
+    if (n != 0 && !impl_->run_by_id(n)) return false;
+    impl_->analysis_source = n;
+    set_view(View::Analysis);
+    return true;
   }
   if (c.rfind("timeline ", 0) == 0) {
     std::string id = c.substr(9);
@@ -557,7 +567,9 @@ std::string App::status_json() const {
   w.value_double(s.timeline.row0.x);
   w.value_double(s.timeline.row0.y);
   w.end_array();
-  // The Analysis view's per-rank figures while it shows (as `chakra analyze --json`).
+  // The Analysis view's per-rank figures of the measured times while it shows (as `chakra
+  // analyze --json`), and the source it shows.
+  w.key("analysis_source").value_int(s.analysis_source);
   w.key("analysis").begin_array();
   if (s.view == View::Analysis && !s.workspace.ranks().empty()) {
     const auto& a = impl_->analysis();

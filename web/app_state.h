@@ -55,6 +55,7 @@ struct SimRun {
   chakra::sim::SimResult result;
   double wall_ms = 0;
   std::unique_ptr<chakra::TimelineModel> timeline;
+  std::vector<chakra::GpuAnalysis> analysis;  // per NPU, from the spans, made on first use
 };
 
 struct SynthSettings {
@@ -197,6 +198,7 @@ struct App::Impl {
     chakra::Stragglers stragglers;
   };
   std::optional<AnalysisCache> analysis_cache;
+  int analysis_source = 0;  // 0: the traces' measured times, n > 0: simulation run n
   const AnalysisCache& analysis();
   void draw_analysis();
   void use_preset(const std::string& name);

@@ -344,13 +344,25 @@ TEST(AppUi, AnalysisViewGivesHtasFiguresForARealPair) {
     EXPECT_EQ(s["view"], "analysis");
     EXPECT_NE(s["hash"].get<std::string>().find("z="), std::string::npos);
   }
-  // Traces without measured GPU work say so instead of showing zeros (one ImGui context at a time).
+  // Traces without measured GPU work say so instead of showing zeros (one ImGui context at a time);
+  // a simulation run is analysed from its spans.
   Headless none;
   none.drop(shared(kTwoRank) + "/chakra_trace.0.et");
   none.settle();
   ASSERT_TRUE(none.app->command("view analysis"));
   none.frame();
   EXPECT_EQ(none.status()["analysis"][0]["gpu_ops"], 0);
+  EXPECT_FALSE(none.app->command("analysis 1"));  // no run yet
+  none.app->clear();
+  load_allreduce(none);
+  ASSERT_TRUE(none.app->command("simulate"));
+  none.settle();
+  ASSERT_TRUE(none.app->command("analysis 1"));
+  none.frame();
+  json s = none.status();
+  EXPECT_EQ(s["analysis_source"], 1);
+  EXPECT_EQ(s["view"], "analysis");
+  EXPECT_FALSE(none.app->command("analysis x"));
 }
 
 // Scripted commands with numbers take exactly a whole number in range, else fail and change nothing.

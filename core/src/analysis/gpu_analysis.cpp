@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -84,9 +85,11 @@ std::vector<GpuOp> gpu_ops_of(const Trace& t) {
   return ops;
 }
 
-GpuAnalysis analyze_gpu(const Trace& t) {
+namespace {
+
+// The analyses of `ops` (sorted by start); name_of(op) names an op.
+GpuAnalysis analyze_ops(const std::vector<GpuOp>& ops, const std::function<std::string_view(const GpuOp&)>& name_of) {
   GpuAnalysis a;
-  const std::vector<GpuOp> ops = gpu_ops_of(t);
   a.ops = ops.size();
   if (ops.empty()) return a;
 
@@ -132,7 +135,7 @@ GpuAnalysis analyze_gpu(const Trace& t) {
   std::unordered_map<std::string_view, size_t> slot;
   std::vector<std::vector<uint64_t>> durations;
   for (const GpuOp& op : ops) {
-    auto [it, fresh] = slot.emplace(t.name(op.node), a.names.size());
+    auto [it, fresh] = slot.emplace(name_of(op), a.names.size());
     if (fresh) {
       a.names.push_back({std::string(it->first), op.kind});
       durations.emplace_back();
@@ -185,6 +188,35 @@ GpuAnalysis analyze_gpu(const Trace& t) {
     prev = std::max(prev, op.end);
   }
   return a;
+}
+
+}  // namespace
+
+GpuAnalysis analyze_gpu(const Trace& t) {
+  return analyze_ops(gpu_ops_of(t), [&](const GpuOp& op) { return t.name(op.node); });
+}
+
+GpuAnalysis analyze_spans(std::span<const sim::Span> spans, uint32_t npu) {
+  std::vector<GpuOp> ops;
+  std::vector<std::string_view> names;
+  for (const sim::Span& s : spans) {
+    if (s.npu != npu) continue;
+    GpuOp op;
+    switch (s.kind) {
+      case sim::SpanKind::Compute: op.kind = GpuKind::Computation; break;
+      case sim::SpanKind::Collective: case sim::SpanKind::Send: case sim::SpanKind::Recv: op.kind = GpuKind::Communication; break;
+      case sim::SpanKind::Memory: op.kind = GpuKind::Memory; break;
+      default: continue;  // CPU work is not GPU time
+    }
+    op.start = s.start;
+    op.end = s.end;
+    op.stream = op.kind == GpuKind::Communication ? 1 : 0;  // the simulator's compute and comm slots
+    op.node = static_cast<uint32_t>(names.size());
+    names.push_back(s.name);
+    ops.push_back(op);
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const GpuOp& a, const GpuOp& b) { return a.start < b.start; });
+  return analyze_ops(ops, [&](const GpuOp& op) { return names[op.node]; });
 }
 
 Stragglers find_stragglers(std::span<const Trace* const> ranks) {

@@ -13,6 +13,7 @@
 #include "chakra/app/workspace.h"
 #include "chakra/sim/simulate.h"
 #include "chakra/support/error.h"
+#include "chakra/analysis/gpu_analysis.h"
 #include "chakra/trace/graph.h"
 #include "chakra/viz/timeline_model.h"
 #include "chakra/viz/visualize.h"
@@ -687,6 +688,36 @@ TEST(Workspace, SyntheticWorkloadsSimulateOnAPreset) {
   o.par.tp = 3;
   EXPECT_THROW(ws.add_synthetic(o), Error);
   EXPECT_EQ(ws.ranks().size(), 4u);
+}
+
+// The analyses of a simulated run, from its spans, agree with the simulator's own per-NPU
+// accounting: compute, communication and their overlap are the same unions of intervals.
+TEST(Workspace, AnalysesOfASimulatedRunMatchTheSimulatorsBreakdown) {
+  Workspace ws;
+  synth::SynthOptions o;
+  synth::apply_preset("llama2-7b", o);
+  o.shape.layers = 2;
+  o.par.dp = 2;
+  o.par.tp = 2;
+  ws.add_synthetic(o);
+  sim::ClusterPreset p = sim::cluster_preset("h100-hgx-8");
+  sim::SystemConfig sys = p.system;
+  sys.roofline = true;
+  sim::SimOptions options;
+  options.record_spans = true;
+  sim::SimResult r = ws.simulate(sim::fit_network(p.network, 4), sys, options);
+  ASSERT_EQ(r.npus.size(), 4u);
+  uint64_t overlapped = 0;
+  for (uint32_t npu = 0; npu < 4; ++npu) {
+    const GpuAnalysis a = analyze_spans(r.spans, npu);
+    EXPECT_GT(a.ops, 0u);
+    EXPECT_EQ(a.compute, r.npus[npu].compute) << npu;
+    EXPECT_EQ(a.communication, r.npus[npu].comm) << npu;
+    EXPECT_EQ(a.comm_overlapped, r.npus[npu].overlap) << npu;
+    EXPECT_EQ(a.span, a.idle + a.compute + a.non_compute);
+    overlapped += a.comm_overlapped;
+  }
+  EXPECT_GT(overlapped, 0u);  // the test would not see a wrong overlap otherwise
 }
 
 TEST(TimelineModel, RecordedTimelinesSkipRanksWithoutStartTimes) {

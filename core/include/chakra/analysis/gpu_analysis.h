@@ -1,9 +1,9 @@
 // Analyses of a rank's GPU work as HolisticTraceAnalysis (HTA) defines them, on any trace with
 // measured times: a Kineto trace on its own, a linked and converted PyTorch trace, any .et whose
-// GPU ops carry start_time_micros. Temporal breakdown, time per kernel kind and their overlaps,
-// communication/computation overlap, per-name statistics, idle time per stream, launch delays.
-// Definitions and where they differ from HTA: core/docs/analyses.md. Times are in µs, the
-// trace's unit.
+// GPU ops carry start_time_micros, and a simulated run's spans (the what-if). Temporal breakdown,
+// time per kernel kind and their overlaps, communication/computation overlap, per-name
+// statistics, idle time per stream, launch delays. Definitions and where they differ from HTA:
+// core/docs/analyses.md. Times are in the source's unit: µs for traces, ns for simulations.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chakra/sim/simulate.h"
 #include "chakra/trace/trace.h"
 
 namespace chakra {
@@ -94,6 +95,11 @@ struct GpuAnalysis {
 
 // O(n log n) in the GPU ops.
 GpuAnalysis analyze_gpu(const Trace& trace);
+
+// The same analyses of one NPU of a simulation (times in ns): compute spans are computation,
+// collectives and send/recv communication, memory spans memory; CPU spans are left out. Streams
+// are the simulator's compute (0) and communication (1) slots; no launches are known. O(n log n).
+GpuAnalysis analyze_spans(std::span<const sim::Span> spans, uint32_t npu);
 
 // Stragglers across ranks. The k-th communication kernel of a name on each rank is one instance
 // of a collective; its arrival on a rank is the kernel's start (the kernels then wait for the
