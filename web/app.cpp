@@ -569,6 +569,7 @@ std::string App::status_json() const {
   w.end_array();
   // The Analysis view's per-rank figures of the measured times while it shows (as `chakra
   // analyze --json`), and the source it shows.
+  w.key("keys_shown").value(s.show_keys);
   w.key("analysis_source").value_int(s.analysis_source);
   w.key("analysis").begin_array();
   if (s.view == View::Analysis && !s.workspace.ranks().empty()) {

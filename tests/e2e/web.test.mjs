@@ -438,9 +438,20 @@ test('a first visit sees the start page; each one-click example opens what it pr
   assert.equal(s.runs.length, 1);
   assert.ok(s.timeline_tracks.includes('npu 15'), s.timeline_tracks.join(', '));
   await shot('08d-example-llama.png', p);
-  // "?" lists the keys (the header's button too).
+  // "?" lists the keys (the header's button too); "?" again or Esc hides them.
+  assert.equal((await status(p)).keys_shown, false);
   await p.click('#keys');
+  assert.equal((await status(p)).keys_shown, true);
   await shot('08e-keys.png', p);
+  await p.click('#keys');
+  assert.equal((await status(p)).keys_shown, false);
+  await p.mouse.move(700, 400);
+  await p.keyboard.type('?');
+  await p.waitForTimeout(200);
+  assert.equal((await status(p)).keys_shown, true, 'the ? key shows the list');
+  await p.keyboard.type('?');
+  await p.waitForTimeout(200);
+  assert.equal((await status(p)).keys_shown, false, 'and hides it');
   await p.close();
 });
 
