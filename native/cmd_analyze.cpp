@@ -237,14 +237,7 @@ void write_json(const std::vector<Rank>& ranks, const std::vector<std::string>& 
     w.begin_object();
     w.key("rank").value_uint(r.rank);
     w.key("file").value(r.path);
-    w.key("gpu_ops").value_uint(a.ops);
-    w.key("span").value_uint(a.span);
-    w.key("idle").value_uint(a.idle);
-    w.key("compute").value_uint(a.compute);
-    w.key("non_compute").value_uint(a.non_compute);
-    w.key("communication").value_uint(a.communication);
-    w.key("communication_overlapped").value_uint(a.comm_overlapped);
-    w.key("overlap_percent").value_double(a.overlap_percent());
+    chakra::write_breakdown_json(a, w);
     w.key("by_kinds").begin_object();
     for (unsigned set = 1; set < (1u << chakra::kGpuKinds); ++set)
       if (a.by_kinds[set]) w.key(chakra::gpu_kinds_label(set)).value_uint(a.by_kinds[set]);
@@ -381,11 +374,7 @@ void write_diff(chakra::JsonWriter& w, uint32_t rank, const std::string& a, cons
   w.key("changed").value_uint(d.changed());
   for (const auto& [key, g] : {std::pair{"gpu_a", &d.gpu_a}, std::pair{"gpu_b", &d.gpu_b}}) {
     w.key(key).begin_object();
-    w.key("ops").value_uint(g->ops);
-    w.key("span").value_uint(g->span);
-    w.key("idle").value_uint(g->idle);
-    w.key("compute").value_uint(g->compute);
-    w.key("non_compute").value_uint(g->non_compute);
+    chakra::write_breakdown_json(*g, w);
     w.end_object();
   }
   w.key("names").begin_array();

@@ -578,12 +578,7 @@ std::string App::status_json() const {
       const chakra::GpuAnalysis& g = a.ranks[i];
       w.begin_object();
       w.key("rank").value_uint(s.workspace.ranks()[i]->rank);
-      w.key("gpu_ops").value_uint(g.ops);
-      w.key("span").value_uint(g.span);
-      w.key("idle").value_uint(g.idle);
-      w.key("compute").value_uint(g.compute);
-      w.key("non_compute").value_uint(g.non_compute);
-      w.key("overlap_percent").value_double(g.overlap_percent());
+      chakra::write_breakdown_json(g, w);
       w.end_object();
     }
   }

@@ -11,26 +11,6 @@
 
 namespace chakra {
 
-GpuKind classify_gpu_op(std::string_view name, int32_t node_type) {
-  const auto type = static_cast<NodeType>(node_type);
-  if (type == NodeType::CommColl || type == NodeType::CommSend || type == NodeType::CommRecv) return GpuKind::Communication;
-  auto has = [&](std::string_view part) { return name.find(part) != std::string_view::npos; };
-  // ncclKernel_*, ncclDevKernel_* (NCCL 2.19+), RCCL's kernels (named as NCCL's), HCCL's, gloo's.
-  if (name.rfind("nccl", 0) == 0 || name.rfind("hccl", 0) == 0 || has("ncclKernel") || has("ncclDevKernel") || has("gloo"))
-    return GpuKind::Communication;
-  if (has("Memcpy") || has("Memset")) return GpuKind::Memory;
-  return GpuKind::Computation;
-}
-
-const char* gpu_kind_name(GpuKind kind) {
-  switch (kind) {
-    case GpuKind::Computation: return "COMPUTATION";
-    case GpuKind::Communication: return "COMMUNICATION";
-    case GpuKind::Memory: return "MEMORY";
-  }
-  return "COMPUTATION";
-}
-
 std::string gpu_kinds_label(unsigned set) {
   std::string label;
   for (int k = 0; k < kGpuKinds; ++k)
@@ -194,6 +174,17 @@ GpuAnalysis analyze_ops(const std::vector<GpuOp>& ops, const std::function<std::
 
 GpuAnalysis analyze_gpu(const Trace& t) {
   return analyze_ops(gpu_ops_of(t), [&](const GpuOp& op) { return t.name(op.node); });
+}
+
+void write_breakdown_json(const GpuAnalysis& a, JsonWriter& w) {
+  w.key("gpu_ops").value_uint(a.ops);
+  w.key("span").value_uint(a.span);
+  w.key("idle").value_uint(a.idle);
+  w.key("compute").value_uint(a.compute);
+  w.key("non_compute").value_uint(a.non_compute);
+  w.key("communication").value_uint(a.communication);
+  w.key("communication_overlapped").value_uint(a.comm_overlapped);
+  w.key("overlap_percent").value_double(a.overlap_percent());
 }
 
 GpuAnalysis analyze_spans(std::span<const sim::Span> spans, uint32_t npu) {

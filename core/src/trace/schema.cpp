@@ -98,4 +98,24 @@ const KnownAttr* find_known_attr(std::string_view name) {
   return nullptr;
 }
 
+GpuKind classify_gpu_op(std::string_view name, int32_t node_type) {
+  const auto type = static_cast<NodeType>(node_type);
+  if (type == NodeType::CommColl || type == NodeType::CommSend || type == NodeType::CommRecv) return GpuKind::Communication;
+  auto has = [&](std::string_view part) { return name.find(part) != std::string_view::npos; };
+  // ncclKernel_*, ncclDevKernel_* (NCCL 2.19+), RCCL's kernels (named as NCCL's), HCCL's, gloo's.
+  if (name.rfind("nccl", 0) == 0 || name.rfind("hccl", 0) == 0 || has("ncclKernel") || has("ncclDevKernel") || has("gloo"))
+    return GpuKind::Communication;
+  if (has("Memcpy") || has("Memset")) return GpuKind::Memory;
+  return GpuKind::Computation;
+}
+
+const char* gpu_kind_name(GpuKind kind) {
+  switch (kind) {
+    case GpuKind::Computation: return "COMPUTATION";
+    case GpuKind::Communication: return "COMMUNICATION";
+    case GpuKind::Memory: return "MEMORY";
+  }
+  return "COMPUTATION";
+}
+
 }  // namespace chakra

@@ -7,7 +7,6 @@
 #include <set>
 #include <tuple>
 
-#include "chakra/analysis/gpu_analysis.h"
 #include "chakra/trace/graph.h"
 #include "chakra/trace/schema.h"
 

@@ -668,13 +668,19 @@ TEST(ClusterPresets, ParseAndFitToTheRankCount) {
   EXPECT_EQ(sys.algorithms[3].size(), 4u);
 }
 
-TEST(Workspace, SyntheticWorkloadsSimulateOnAPreset) {
-  Workspace ws;
+// A small synthetic step: llama2-7b, 2 layers, DP 2 × TP 2.
+synth::SynthOptions small_llama() {
   synth::SynthOptions o;
   synth::apply_preset("llama2-7b", o);
   o.shape.layers = 2;
   o.par.dp = 2;
   o.par.tp = 2;
+  return o;
+}
+
+TEST(Workspace, SyntheticWorkloadsSimulateOnAPreset) {
+  Workspace ws;
+  synth::SynthOptions o = small_llama();
   EXPECT_EQ(ws.add_synthetic(o), "synthetic workload: 4 ranks, 1 pipeline stages");
   ASSERT_EQ(ws.ranks().size(), 4u);
   EXPECT_FALSE(ws.groups.empty());
@@ -694,12 +700,7 @@ TEST(Workspace, SyntheticWorkloadsSimulateOnAPreset) {
 // accounting: compute, communication and their overlap are the same unions of intervals.
 TEST(Workspace, AnalysesOfASimulatedRunMatchTheSimulatorsBreakdown) {
   Workspace ws;
-  synth::SynthOptions o;
-  synth::apply_preset("llama2-7b", o);
-  o.shape.layers = 2;
-  o.par.dp = 2;
-  o.par.tp = 2;
-  ws.add_synthetic(o);
+  ws.add_synthetic(small_llama());
   sim::ClusterPreset p = sim::cluster_preset("h100-hgx-8");
   sim::SystemConfig sys = p.system;
   sys.roofline = true;

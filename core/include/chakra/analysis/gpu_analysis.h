@@ -12,18 +12,12 @@
 #include <string_view>
 #include <vector>
 
+#include "chakra/format/json_writer.h"
 #include "chakra/sim/simulate.h"
+#include "chakra/trace/schema.h"  // GpuKind
 #include "chakra/trace/trace.h"
 
 namespace chakra {
-
-// What a GPU op does, from its name (the table in core/docs/analyses.md): NCCL/RCCL and gloo
-// kernels communicate, memcpy/memset move memory, the rest computes. A node typed as a
-// collective or send/recv communicates whatever its name.
-enum class GpuKind : uint8_t { Computation, Communication, Memory };
-constexpr int kGpuKinds = 3;
-GpuKind classify_gpu_op(std::string_view name, int32_t node_type = 0);
-const char* gpu_kind_name(GpuKind kind);  // HTA's names: COMPUTATION, COMMUNICATION, MEMORY
 
 // One GPU op: a node that is not a CPU op (is_cpu_op false), names its "stream" and has a
 // start time (start_time_micros 0 means none was recorded).
@@ -95,6 +89,11 @@ struct GpuAnalysis {
 
 // O(n log n) in the GPU ops.
 GpuAnalysis analyze_gpu(const Trace& trace);
+
+// The temporal breakdown as keys of the JSON object being written: gpu_ops, span, idle, compute,
+// non_compute, communication, communication_overlapped, overlap_percent (the CLI and the page
+// write the same).
+void write_breakdown_json(const GpuAnalysis& a, JsonWriter& w);
 
 // The same analyses of one NPU of a simulation (times in ns): compute spans are computation,
 // collectives and send/recv communication, memory spans memory; CPU spans are left out. Streams

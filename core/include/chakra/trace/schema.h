@@ -134,4 +134,13 @@ struct KnownAttr {
 std::span<const KnownAttr> known_attrs();
 const KnownAttr* find_known_attr(std::string_view name);
 
+// What a GPU op does, from its name (the table in core/docs/analyses.md; the analyses and the
+// timeline class GPU work by it): NCCL/RCCL/HCCL and gloo kernels communicate, memcpy/memset
+// move memory, the rest computes. A node typed as a collective or send/recv communicates
+// whatever its name.
+enum class GpuKind : uint8_t { Computation, Communication, Memory };
+constexpr int kGpuKinds = 3;
+GpuKind classify_gpu_op(std::string_view name, int32_t node_type = 0);
+const char* gpu_kind_name(GpuKind kind);  // HTA's names: COMPUTATION, COMMUNICATION, MEMORY
+
 }  // namespace chakra
