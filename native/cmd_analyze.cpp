@@ -15,6 +15,7 @@
 #include "chakra/pytorch/trace_link.h"
 #include "chakra/support/error.h"
 #include "chakra/support/text.h"
+#include "chakra/trace/schema.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -161,6 +162,23 @@ std::string pad(std::string s, size_t width) {
 
 std::string us(uint64_t v) { return chakra::format_number(static_cast<double>(v)); }
 
+// Collectives of every rank, by type and size; bus bandwidths with the rank count as n.
+std::vector<chakra::CollectiveBucket> collectives_of(const std::vector<Rank>& ranks) {
+  std::map<std::pair<int32_t, uint32_t>, chakra::CollectiveBucket> all;
+  for (const Rank& r : ranks)
+    for (const auto& b : chakra::collective_buckets(r.trace)) {
+      chakra::CollectiveBucket& sum = all[{b.comm_type, b.size_log2}];
+      sum.comm_type = b.comm_type;
+      sum.size_log2 = b.size_log2;
+      sum.count += b.count;
+      sum.bytes += b.bytes;
+      sum.micros += b.micros;
+    }
+  std::vector<chakra::CollectiveBucket> out;
+  for (const auto& [key, b] : all) out.push_back(b);
+  return out;
+}
+
 chakra::Stragglers stragglers_of(const std::vector<Rank>& ranks) {
   std::vector<const chakra::Trace*> traces;
   for (const Rank& r : ranks) traces.push_back(&r.trace);
@@ -278,6 +296,19 @@ void write_json(const std::vector<Rank>& ranks, const std::vector<std::string>& 
     w.end_object();
   }
   w.end_array();
+  w.key("collectives").begin_array();
+  for (const auto& b : collectives_of(ranks)) {
+    w.begin_object();
+    w.key("type").value(chakra::comm_type_name(b.comm_type));
+    w.key("size_from").value_uint(uint64_t{1} << b.size_log2);
+    w.key("count").value_uint(b.count);
+    w.key("bytes").value_uint(b.bytes);
+    w.key("time").value_uint(b.micros);
+    w.key("algorithm_gbps").value_double(b.algorithm_gbps());
+    w.key("bus_gbps").value_double(b.bus_gbps(static_cast<uint32_t>(ranks.size())));
+    w.end_object();
+  }
+  w.end_array();
   const chakra::Stragglers s = stragglers_of(ranks);
   w.key("stragglers").begin_object();
   w.key("ranks").begin_array();
@@ -322,6 +353,19 @@ int run(const cli::Args& args) {
     const size_t top = args.has("--top") ? args.get_uint("--top", 1000000) : 10;
     print_text(ranks, top);
     print_stragglers(ranks, stragglers_of(ranks), std::min<size_t>(top, 5));
+    const auto collectives = collectives_of(ranks);
+    if (!collectives.empty()) {
+      std::cout << "\ncollectives, all ranks (sizes from comm_size; bandwidths as nccl-tests, n = " << ranks.size() << ")\n"
+                << "  type             size from    count        bytes     time      algbw       busbw\n";
+      for (const auto& b : collectives) {
+        char line[160];
+        std::snprintf(line, sizeof line, "  %-16s %9s %8llu %12s %8s %7.2f GB/s %7.2f GB/s\n",
+                      std::string(chakra::comm_type_name(b.comm_type)).c_str(), chakra::format_bytes(uint64_t{1} << b.size_log2).c_str(),
+                      static_cast<unsigned long long>(b.count), chakra::format_bytes(b.bytes).c_str(), (us(b.micros) + " µs").c_str(),
+                      b.algorithm_gbps(), b.bus_gbps(static_cast<uint32_t>(ranks.size())));
+        std::cout << line;
+      }
+    }
     for (const std::string& n : notes) std::cerr << "note: " << n << "\n";
   }
   return cli::kOk;

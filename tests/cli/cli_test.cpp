@@ -1035,6 +1035,24 @@ TEST(CliAnalyze, KinetoAndItsConvertedTraceGiveHtasFigures) {
   EXPECT_EQ(a["compute"].get<double>(), hta[2]);
   EXPECT_EQ(a["non_compute"].get<double>(), hta[3]);
   EXPECT_EQ(a["span"].get<double>(), hta[4]);
+  // Collectives by type and size: every bucket holds sizes in [size_from, 2 × size_from), and
+  // together they count the trace's collectives (info's count).
+  auto et = nlohmann::json::parse(from_et.out)["collectives"];
+  ASSERT_FALSE(et.empty());
+  uint64_t buckets_count = 0;
+  for (const auto& b : et) {
+    const uint64_t from = b["size_from"], count = b["count"], bytes = b["bytes"];
+    EXPECT_GE(bytes, count * from) << b;
+    EXPECT_LT(bytes, count * 2 * from) << b;
+    EXPECT_GT(b["time"].get<uint64_t>(), 0u);
+    buckets_count += count;
+  }
+  Result info = run({"info", "--json", dir + "/rank0.et"});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const auto summary = nlohmann::json::parse(info.out)[0]["summary"];
+  uint64_t collectives = 0;
+  for (const auto& c : summary["collectives"]) collectives += c["count"].get<uint64_t>();
+  EXPECT_EQ(buckets_count, collectives);
   // The text report names each rank's file and its top kernels.
   Result text = run({"analyze", "--top", "3", kineto});
   ASSERT_EQ(text.exit_code, 0) << text.err;

@@ -1,6 +1,7 @@
 #include "chakra/analysis/gpu_analysis.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -185,6 +186,42 @@ void write_breakdown_json(const GpuAnalysis& a, JsonWriter& w) {
   w.key("communication").value_uint(a.communication);
   w.key("communication_overlapped").value_uint(a.comm_overlapped);
   w.key("overlap_percent").value_double(a.overlap_percent());
+}
+
+double CollectiveBucket::bus_gbps(uint32_t ranks) const {
+  const double n = ranks, algbw = algorithm_gbps();
+  if (ranks < 2) return algbw;
+  switch (static_cast<CommType>(comm_type)) {
+    case CommType::AllReduce: return algbw * 2 * (n - 1) / n;
+    case CommType::AllGather: case CommType::ReduceScatter: case CommType::ReduceScatterBlock: case CommType::AllToAll:
+      return algbw * (n - 1) / n;
+    default: return algbw;
+  }
+}
+
+std::vector<CollectiveBucket> collective_buckets(const Trace& t) {
+  std::map<std::pair<int32_t, uint32_t>, CollectiveBucket> buckets;
+  StrId comm_type = StringPool::kEmpty, comm_size = StringPool::kEmpty;
+  if (!t.strings().find("comm_type", &comm_type) || !t.strings().find("comm_size", &comm_size)) return {};
+  for (uint32_t n = 0; n < t.size(); ++n) {
+    if (t.type(n) != static_cast<int32_t>(NodeType::CommColl) || t.duration_micros(n) == 0) continue;
+    auto type = t.find_attr(n, comm_type);
+    auto size = t.find_attr(n, comm_size);
+    if (!type || !size) continue;
+    const std::optional<int64_t> ct = type->as_int64();
+    const std::optional<uint64_t> bytes = size->as_uint64();
+    if (!ct || !bytes || *bytes == 0) continue;
+    const uint32_t log2 = static_cast<uint32_t>(std::bit_width(*bytes) - 1);
+    CollectiveBucket& b = buckets[{static_cast<int32_t>(*ct), log2}];
+    b.comm_type = static_cast<int32_t>(*ct);
+    b.size_log2 = log2;
+    ++b.count;
+    b.bytes += *bytes;
+    b.micros += t.duration_micros(n);
+  }
+  std::vector<CollectiveBucket> out;
+  for (auto& [key, b] : buckets) out.push_back(b);
+  return out;
 }
 
 GpuAnalysis analyze_spans(std::span<const sim::Span> spans, uint32_t npu) {

@@ -254,3 +254,42 @@ TEST(GpuAnalysis, StragglersAgreeWithHtaOnDlrm) {
     if (c >= '0' && c <= '9') theirs.insert(static_cast<uint32_t>(c - '0'));
   EXPECT_EQ(least_waiting, theirs) << hta;
 }
+
+// Collectives by type and power-of-two size: counts, bytes, time and nccl-tests' bandwidths.
+TEST(GpuAnalysis, CollectiveBucketsAndBandwidths) {
+  chakra::Trace t;
+  const chakra::StrId type = t.intern("comm_type"), size = t.intern("comm_size");
+  chakra::NodeDraft d;
+  uint64_t id = 0;
+  auto add = [&](int64_t comm_type, uint64_t bytes, uint64_t micros) {
+    d.clear();
+    d.id = ++id;
+    d.name = t.intern("nccl:coll");
+    d.type = static_cast<int32_t>(chakra::NodeType::CommColl);
+    d.duration_micros = micros;
+    d.attrs.add_int64(type, comm_type);
+    if (bytes) d.attrs.add_uint64(size, bytes);
+    t.append(d);
+  };
+  const auto all_reduce = static_cast<int64_t>(chakra::CommType::AllReduce), all_gather = static_cast<int64_t>(chakra::CommType::AllGather);
+  add(all_reduce, 1 << 20, 100);
+  add(all_reduce, (1 << 20) + 5, 100);   // the same bucket: [1 MiB, 2 MiB)
+  add(all_reduce, 1 << 21, 50);          // the next
+  add(all_gather, 3000, 10);             // [2048, 4096)
+  add(all_gather, 0, 10);                // no size: left out
+  add(all_gather, 3000, 0);              // no duration: left out
+  const auto b = chakra::collective_buckets(t);
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[0].comm_type, all_reduce);
+  EXPECT_EQ(b[0].size_log2, 20u);
+  EXPECT_EQ(b[0].count, 2u);
+  EXPECT_EQ(b[0].bytes, 2u * (1 << 20) + 5);
+  EXPECT_EQ(b[0].micros, 200u);
+  EXPECT_DOUBLE_EQ(b[0].algorithm_gbps(), (2.0 * (1 << 20) + 5) / 200 / 1e3);
+  EXPECT_DOUBLE_EQ(b[0].bus_gbps(8), b[0].algorithm_gbps() * 2 * 7 / 8);
+  EXPECT_EQ(b[1].size_log2, 21u);
+  EXPECT_EQ(b[2].comm_type, all_gather);
+  EXPECT_EQ(b[2].size_log2, 11u);
+  EXPECT_DOUBLE_EQ(b[2].bus_gbps(4), b[2].algorithm_gbps() * 3 / 4);
+  EXPECT_DOUBLE_EQ(b[2].bus_gbps(1), b[2].algorithm_gbps());
+}

@@ -100,6 +100,21 @@ void write_breakdown_json(const GpuAnalysis& a, JsonWriter& w);
 // are the simulator's compute (0) and communication (1) slots; no launches are known. O(n log n).
 GpuAnalysis analyze_spans(std::span<const sim::Span> spans, uint32_t npu);
 
+// Collectives of a trace by type and size (a power-of-two bucket: [2^k, 2^(k+1)) bytes): count,
+// bytes and time, from COMM_COLL nodes with comm_type, comm_size and a duration. Bandwidths are
+// nccl-tests': algorithm bandwidth = bytes / time; bus bandwidth scales it by what each rank of
+// `ranks` must move (all-reduce 2(n−1)/n; all-gather, reduce-scatter, all-to-all (n−1)/n; 1
+// otherwise). Measured durations include waiting for the last rank, as nccl-tests' do.
+struct CollectiveBucket {
+  int32_t comm_type = 0;
+  uint32_t size_log2 = 0;
+  uint64_t count = 0, bytes = 0, micros = 0;
+  double algorithm_gbps() const { return micros ? static_cast<double>(bytes) / static_cast<double>(micros) / 1e3 : 0.0; }
+  double bus_gbps(uint32_t ranks) const;
+};
+// By type, then size. Nodes without a size or a duration are left out.
+std::vector<CollectiveBucket> collective_buckets(const Trace& trace);
+
 // Stragglers across ranks. The k-th communication kernel of a name on each rank is one instance
 // of a collective; its arrival on a rank is the kernel's start (the kernels then wait for the
 // last rank). Names whose count differs between ranks are left out and listed. Arrivals are
