@@ -52,10 +52,28 @@ if (link) {
               `${((performance.now() - generated) / 1000).toFixed(2)} s (end ${run?.end_ns} ns)`);
   t = performance.now();
 } else {
+  // While the file opens: the longest gap between animation frames (the page's main thread
+  // blocked), and when the status first shows the load in progress.
+  await page.evaluate(() => {
+    window.benchGaps = [];
+    let last = performance.now();
+    const tick = (now) => { window.benchGaps.push(now - last); last = now; if (!window.benchStop) requestAnimationFrame(tick); };
+    requestAnimationFrame(tick);
+  });
   await page.setInputFiles('#file', trace);
+  const shown = await page.waitForFunction(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])).busy,
+    null, { timeout: 120000, polling: 10 }).then(() => performance.now() - t);
+  console.log(`load in progress shown  ${shown.toFixed(0)} ms after the file was given`);
 }
 await page.waitForFunction(() => window.chakrakitReading === 0 && !JSON.parse(Module.ccall('app_status_json', 'string', [], [])).busy,
   null, { timeout: 120000, polling: 50 });
+if (!link) {
+  const gaps = await page.evaluate(() => { window.benchStop = true; return window.benchGaps; });
+  const fileBytes = (await import('node:fs')).statSync(trace).size;
+  const wasmBytes = await page.evaluate(() => Module.HEAP8.length);
+  console.log(`longest frame gap while opening ${Math.max(...gaps).toFixed(0)} ms (${gaps.filter((g) => g > 100).length} over 100 ms); ` +
+              `wasm memory ${(wasmBytes / 1e6).toFixed(0)} MB = ${(wasmBytes / fileBytes).toFixed(2)}x the ${(fileBytes / 1e6).toFixed(0)} MB file`);
+}
 const s = await status();
 await page.evaluate(() => Module.ccall('app_command', 'number', ['string'], ['view timeline']));
 await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
