@@ -46,9 +46,13 @@ ShareState App::Impl::state() const {
   }
   settings_state(sim, "sim.", s);
   // Each run's settings, so that a reopened link makes the same runs (ids 1..n, as here: runs
-  // are numbered from 1 again whenever they are cleared).
-  if (!runs.empty()) s["runs"] = std::to_string(runs.size());
-  for (size_t k = 0; k < runs.size(); ++k) settings_state(runs[k]->settings, "run" + std::to_string(k + 1) + ".", s);
+  // are numbered from 1 again whenever they are cleared). About 16 keys a run: past kLinkRuns
+  // the link would outgrow what links may hold, so it keeps only the current settings.
+  constexpr size_t kLinkRuns = 12;
+  if (!runs.empty() && runs.size() <= kLinkRuns) {
+    s["runs"] = std::to_string(runs.size());
+    for (size_t k = 0; k < runs.size(); ++k) settings_state(runs[k]->settings, "run" + std::to_string(k + 1) + ".", s);
+  }
   if (synth.active) {
     s["synth"] = synth.preset;
     s["synth.layers"] = std::to_string(synth.layers);

@@ -153,6 +153,19 @@ TEST(AppUi, EveryViewDrawsAFileSetAndTheOverviewCountsIt) {
   EXPECT_FALSE(h.app->command("timeline 7"));  // no such run
 }
 
+// Links stay within what a link may hold however many runs were made: up to 12 runs they list
+// each run's settings, past that only the current ones.
+TEST(AppUi, LinksWithManyRunsStillOpen) {
+  Headless h;
+  load_allreduce(h);
+  for (int k = 1; k <= 24; ++k) {  // 24 runs' keys would be over the 256 a link may have
+    ASSERT_TRUE(h.app->command("simulate"));
+    const chakra::ShareState state = chakra::decode_share_state(h.status()["hash"].get<std::string>());  // throws when over
+    EXPECT_EQ(state.count("runs"), k <= 12 ? 1u : 0u) << k;
+    if (k <= 12) EXPECT_EQ(state.at("runs"), std::to_string(k));
+  }
+}
+
 TEST(AppUi, SimulationInPlaceMatchesTheSimulator) {
   Headless h;
   load_allreduce(h);
