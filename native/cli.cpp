@@ -374,4 +374,37 @@ void EtFileSet::commit() {
   for (auto& f : files_) f->commit();
 }
 
+std::string read_head(const std::string& path, size_t bytes) {
+  auto in = chakra::open_input(path);
+  std::string head(bytes, '\0');
+  size_t n = 0;
+  while (n < head.size()) {
+    const size_t got = in->read(reinterpret_cast<uint8_t*>(head.data()) + n, head.size() - n);
+    if (!got) break;
+    n += got;
+  }
+  head.resize(n);
+  return head;
+}
+
+std::vector<std::string> files_under(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) {
+      out.push_back(p);
+    } else if (fs::is_directory(p, ec)) {
+      std::vector<std::string> inside;
+      for (const auto& e : fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec))
+        if (e.is_regular_file() && e.path().filename().string()[0] != '.') inside.push_back(e.path().string());
+      std::sort(inside.begin(), inside.end());
+      out.insert(out.end(), inside.begin(), inside.end());
+    } else {
+      throw chakra::Error(p + ": no such file or folder");
+    }
+  }
+  return out;
+}
+
 }  // namespace cli

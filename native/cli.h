@@ -123,6 +123,13 @@ void write_rank_traces(const std::string& prefix, size_t count,
                        const std::function<void(size_t, chakra::Trace&)>& build, const std::string& groups_path,
                        const std::map<std::string, std::vector<int64_t>>& groups);
 
+// The first `bytes` bytes of a file, inflated when it is gzip: enough to tell what it is.
+std::string read_head(const std::string& path, size_t bytes = 65536);
+
+// Each FILE, and every file under each folder (hidden ones aside), a folder's files in name
+// order; a path that is neither is a chakra::Error.
+std::vector<std::string> files_under(const std::vector<std::string>& paths);
+
 // Runs a command body, turning chakra::Error into "chakra <cmd>: message" and exit 1, and
 // chakra::Cancelled into exit 130.
 int run_guarded(const std::string& prog, int (*body)(const Args&), const Args& args);

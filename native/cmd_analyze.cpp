@@ -30,37 +30,6 @@ struct Rank {
   chakra::Trace trace;  // kept for the analyses across ranks (stragglers)
 };
 
-// The files named, folders searched recursively (in name order).
-std::vector<std::string> expand(const std::vector<std::string>& paths) {
-  std::vector<std::string> files;
-  for (const std::string& p : paths) {
-    if (!fs::is_directory(p)) {
-      files.push_back(p);
-      continue;
-    }
-    std::vector<std::string> found;
-    for (const auto& e : fs::recursive_directory_iterator(p))
-      if (e.is_regular_file()) found.push_back(e.path().string());
-    std::sort(found.begin(), found.end());
-    if (found.empty()) throw chakra::Error(p + ": the folder has no files");
-    files.insert(files.end(), found.begin(), found.end());
-  }
-  return files;
-}
-
-std::string head_of(const std::string& path) {
-  auto in = chakra::open_input(path);
-  std::string head(64 * 1024, '\0');
-  size_t got = 0;
-  while (got < head.size()) {
-    const size_t n = in->read(reinterpret_cast<uint8_t*>(head.data() + got), head.size() - got);
-    if (n == 0) break;
-    got += n;
-  }
-  head.resize(got);
-  return head;
-}
-
 // A trace the analyses read: a Kineto trace as recorded, or a Chakra .et (its GPU ops need start
 // times). Other kinds give nullopt with what they are in `kind`.
 struct Loaded {
@@ -68,7 +37,7 @@ struct Loaded {
   chakra::Trace trace;
 };
 std::optional<Loaded> load_trace(const std::string& path, size_t position, chakra::InputKind& kind) {
-  const std::string head = head_of(path);
+  const std::string head = cli::read_head(path);
   kind = chakra::detect_input_kind(path, std::span(reinterpret_cast<const uint8_t*>(head.data()), head.size()));
   Loaded l;
   std::optional<uint32_t> rank;
@@ -90,7 +59,7 @@ std::optional<Loaded> load_trace(const std::string& path, size_t position, chakr
 std::vector<std::pair<std::string, Loaded>> load_all(const std::vector<std::string>& paths, std::vector<std::string>& notes) {
   std::vector<std::pair<std::string, Loaded>> out;
   std::map<uint32_t, std::string> owner;
-  const std::vector<std::string> files = expand(paths);
+  const std::vector<std::string> files = cli::files_under(paths);
   const bool from_folder = files.size() != paths.size() || (paths.size() == 1 && fs::is_directory(paths[0]));
   for (const std::string& path : files) {
     chakra::InputKind kind;
@@ -126,29 +95,6 @@ std::vector<Rank> load(const std::vector<std::string>& paths, std::vector<std::s
   return ranks;
 }
 
-// Launch delays in summary (HTA's cutoffs: calls of at most 50 µs launching a shorter kernel,
-// delays over 100 µs).
-struct LaunchSummary {
-  size_t launches = 0, short_kernels = 0, delayed = 0;
-  uint64_t median = 0, p90 = 0, max = 0;
-};
-LaunchSummary summarize_launches(const chakra::GpuAnalysis& a) {
-  LaunchSummary s;
-  std::vector<uint64_t> delays;
-  for (const auto& l : a.launches) {
-    delays.push_back(l.delay);
-    s.short_kernels += l.cpu_duration <= 50 && l.gpu_duration < l.cpu_duration;
-    s.delayed += l.delay > 100;
-  }
-  s.launches = delays.size();
-  if (delays.empty()) return s;
-  std::sort(delays.begin(), delays.end());
-  s.median = delays[delays.size() / 2];
-  s.p90 = delays[delays.size() * 9 / 10];
-  s.max = delays.back();
-  return s;
-}
-
 std::string pct(uint64_t part, uint64_t whole) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f%%", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
@@ -158,6 +104,11 @@ std::string pct(uint64_t part, uint64_t whole) {
 std::string pad(std::string s, size_t width) {
   if (s.size() < width) s.insert(0, width - s.size(), ' ');
   return s;
+}
+
+// Templated kernel names run to hundreds of characters: the text shows their start, --json all.
+std::string shortened(const std::string& name, size_t width) {
+  return name.size() > width ? name.substr(0, width - 3) + "..." : name;
 }
 
 std::string us(uint64_t v) { return chakra::format_number(static_cast<double>(v)); }
@@ -196,7 +147,7 @@ void print_stragglers(const std::vector<Rank>& ranks, const chakra::Stragglers& 
   for (size_t i = 0; i < s.instances.size() && i < top; ++i) {
     const auto& in = s.instances[i];
     std::cout << "    " << us(in.skew) << " µs, last rank " << ranks[in.last].rank << ": #" << in.index << " of "
-              << (in.name.size() > 80 ? in.name.substr(0, 77) + "..." : in.name) << "\n";
+              << shortened(in.name, 80) << "\n";
   }
   if (!s.unmatched.empty())
     std::cout << "  " << s.unmatched.size() << " kernel names left out: their count differs between ranks\n";
@@ -230,10 +181,9 @@ void print_text(const std::vector<Rank>& ranks, size_t top) {
       char line[160];
       std::snprintf(line, sizeof line, "  %9s %7llu %8.1f %8s %8s %8.1f  %-14s ", us(n.sum).c_str(), static_cast<unsigned long long>(n.count),
                     n.mean, us(n.min).c_str(), us(n.max).c_str(), n.stddev, chakra::gpu_kind_name(n.kind));
-      // Templated kernel names run to hundreds of characters: the text shows their start, --json all.
-      std::cout << line << (n.name.size() > 120 ? n.name.substr(0, 117) + "..." : n.name) << "\n";
+      std::cout << line << shortened(n.name, 120) << "\n";
     }
-    const LaunchSummary l = summarize_launches(r.analysis);
+    const chakra::LaunchSummary l = chakra::summarize_launches(r.analysis);
     if (l.launches)
       std::cout << "  launches: " << l.launches << ", delay from the call's end median " << l.median << " µs, p90 " << l.p90
                 << ", max " << l.max << "; " << l.short_kernels << " kernels shorter than their launch call (≤ 50 µs), "
@@ -274,7 +224,7 @@ void write_json(const std::vector<Rank>& ranks, const std::vector<std::string>& 
       w.end_object();
     }
     w.end_array();
-    const LaunchSummary l = summarize_launches(a);
+    const chakra::LaunchSummary l = chakra::summarize_launches(a);
     w.key("launches").begin_object();
     w.key("count").value_uint(l.launches);
     w.key("delay_median").value_uint(l.median);
@@ -404,7 +354,7 @@ void print_diff(uint32_t rank, const std::string& a, const std::string& b, const
     std::snprintf(row, sizeof row, "  %11llu %9llu %11s %11s %11s %8s  ", static_cast<unsigned long long>(n.count_a),
                   static_cast<unsigned long long>(n.count_b), us(n.total_a).c_str(), us(n.total_b).c_str(), signed_us(n.delta()).c_str(),
                   n.added() ? "new" : n.removed() ? "gone" : (std::string(n.delta() > 0 ? "+" : "") + chakra::format_number(std::round(n.delta_percent() * 10) / 10) + "%").c_str());
-    std::cout << row << (n.name.size() > 100 ? n.name.substr(0, 97) + "..." : n.name) << "\n";
+    std::cout << row << shortened(n.name, 100) << "\n";
   }
 }
 

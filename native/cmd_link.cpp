@@ -74,15 +74,7 @@ int link_single(const cli::Args& a, const std::string& host, const std::string& 
 // trace states in them.
 enum class FileKind { Host, Device, Other };
 FileKind sniff(const std::string& path, std::optional<uint32_t>* stated_rank) {
-  auto in = chakra::open_input(path);
-  std::string head(65536, '\0');
-  size_t n = 0;
-  while (n < head.size()) {
-    size_t got = in->read(reinterpret_cast<uint8_t*>(head.data()) + n, head.size() - n);
-    if (!got) break;
-    n += got;
-  }
-  head.resize(n);
+  const std::string head = cli::read_head(path);
   if (head.find("\"traceEvents\"") != std::string::npos || head.find("\"schemaVersion\"") != std::string::npos) {
     chakra::kineto_file_rank(head, path);  // a trace whose name says another rank is an error
     *stated_rank = chakra::kineto_rank(head);

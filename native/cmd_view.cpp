@@ -48,26 +48,6 @@ fs::path find_web_dir(const cli::Args& args) {
                       " (index.html missing): build it (tests/run, or the wasm build in the README) or give --web DIR");
 }
 
-// The files to preload: each FILE, and every file under each DIR (hidden ones aside), in order.
-std::vector<fs::path> preload_files(const std::vector<std::string>& paths) {
-  std::vector<fs::path> out;
-  for (const std::string& p : paths) {
-    std::error_code ec;
-    if (fs::is_regular_file(p, ec)) {
-      out.push_back(p);
-    } else if (fs::is_directory(p, ec)) {
-      std::vector<fs::path> inside;
-      for (const auto& e : fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec))
-        if (e.is_regular_file() && e.path().filename().string()[0] != '.') inside.push_back(e.path());
-      std::sort(inside.begin(), inside.end());
-      out.insert(out.end(), inside.begin(), inside.end());
-    } else {
-      throw chakra::Error(p + ": no such file or folder");
-    }
-  }
-  return out;
-}
-
 std::string content_type(const fs::path& p) {
   const std::string ext = p.extension().string();
   if (ext == ".html") return "text/html; charset=utf-8";
@@ -178,7 +158,7 @@ bool open_browser(const std::string& url) {
 int run_view(const cli::Args& args) {
   Site site;
   site.web = find_web_dir(args);
-  site.preload = preload_files(args.values("PATH"));
+  for (const std::string& f : cli::files_under(args.values("PATH"))) site.preload.emplace_back(f);
   {
     chakra::StringSink sink;
     chakra::JsonWriter w(sink);

@@ -104,13 +104,11 @@ void App::Impl::draw_analysis() {
     for (size_t i = 0; i < per.size(); ++i) {
       NumberFont numbers(platform);  // pushed and popped inside the table's own window
       const chakra::GpuAnalysis& g = *per[i];
-      std::vector<uint64_t> delays;
-      for (const auto& l : g.launches) delays.push_back(l.delay);
-      std::nth_element(delays.begin(), delays.begin() + static_cast<long>(delays.size() / 2), delays.end());
+      const chakra::LaunchSummary launches = chakra::summarize_launches(g);
       ImGui::TableNextRow();
       const std::string cells[] = {labels[i], us(g.span), us(g.idle) + " " + share(g.idle, g.span),
                                    us(g.compute) + " " + share(g.compute, g.span), us(g.non_compute) + " " + share(g.non_compute, g.span),
-                                   share(g.comm_overlapped, g.communication), delays.empty() ? "-" : us(delays[delays.size() / 2]),
+                                   share(g.comm_overlapped, g.communication), launches.launches ? us(launches.median) : "-",
                                    std::to_string(g.ops)};
       for (const std::string& c : cells) {
         ImGui::TableNextColumn();

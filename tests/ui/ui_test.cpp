@@ -162,7 +162,9 @@ TEST(AppUi, LinksWithManyRunsStillOpen) {
     ASSERT_TRUE(h.app->command("simulate"));
     const chakra::ShareState state = chakra::decode_share_state(h.status()["hash"].get<std::string>());  // throws when over
     EXPECT_EQ(state.count("runs"), k <= 12 ? 1u : 0u) << k;
-    if (k <= 12) EXPECT_EQ(state.at("runs"), std::to_string(k));
+    if (k <= 12) {
+      EXPECT_EQ(state.at("runs"), std::to_string(k));
+    }
   }
 }
 

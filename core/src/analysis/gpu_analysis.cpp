@@ -177,6 +177,23 @@ GpuAnalysis analyze_gpu(const Trace& t) {
   return analyze_ops(gpu_ops_of(t), [&](const GpuOp& op) { return t.name(op.node); });
 }
 
+LaunchSummary summarize_launches(const GpuAnalysis& a) {
+  LaunchSummary s;
+  std::vector<uint64_t> delays;
+  for (const auto& l : a.launches) {
+    delays.push_back(l.delay);
+    s.short_kernels += l.cpu_duration <= 50 && l.gpu_duration < l.cpu_duration;
+    s.delayed += l.delay > 100;
+  }
+  s.launches = delays.size();
+  if (delays.empty()) return s;
+  std::sort(delays.begin(), delays.end());
+  s.median = delays[delays.size() / 2];
+  s.p90 = delays[delays.size() * 9 / 10];
+  s.max = delays.back();
+  return s;
+}
+
 void write_breakdown_json(const GpuAnalysis& a, JsonWriter& w) {
   w.key("gpu_ops").value_uint(a.ops);
   w.key("span").value_uint(a.span);

@@ -150,7 +150,9 @@ TEST(GpuAnalysis, MatchesHtaOnSharedKinetoTraces) {
           EXPECT_EQ(static_cast<double>(names[i]->sum), it->second) << names[i]->name << " on rank " << r;
           ++compared;
         }
-        if (names.size() > 20) EXPECT_EQ(others, (hta_sums[{chakra::gpu_kind_name(kind), "others", r}])) << "others on rank " << r;
+        if (names.size() > 20) {
+          EXPECT_EQ(others, (hta_sums[{chakra::gpu_kind_name(kind), "others", r}])) << "others on rank " << r;
+        }
       }
     EXPECT_GT(compared, 20u);
     // Launch statistics on rank 0: one per op, the same call and kernel durations as HTA's. HTA's
@@ -292,4 +294,19 @@ TEST(GpuAnalysis, CollectiveBucketsAndBandwidths) {
   EXPECT_EQ(b[2].size_log2, 11u);
   EXPECT_DOUBLE_EQ(b[2].bus_gbps(4), b[2].algorithm_gbps() * 3 / 4);
   EXPECT_DOUBLE_EQ(b[2].bus_gbps(1), b[2].algorithm_gbps());
+}
+
+// The launch summary: HTA's cutoffs and the delays' order statistics.
+TEST(GpuAnalysis, LaunchSummaryCountsShortKernelsAndLongDelays) {
+  chakra::GpuAnalysis a;
+  // (call, op, delay): a short op after a short call, a long call, a delay over 100.
+  a.launches = {{0, 10, 2, 5, 0}, {0, 60, 2, 70, 10}, {0, 10, 20, 150, 140}, {0, 4, 3, 7, 3}};
+  const chakra::LaunchSummary s = chakra::summarize_launches(a);
+  EXPECT_EQ(s.launches, 4u);
+  EXPECT_EQ(s.short_kernels, 2u);  // 2 < 10 and 3 < 4; the 60-unit call is over the cutoff
+  EXPECT_EQ(s.delayed, 1u);
+  EXPECT_EQ(s.median, 10u);        // delays 0, 3, 10, 140
+  EXPECT_EQ(s.p90, 140u);
+  EXPECT_EQ(s.max, 140u);
+  EXPECT_EQ(chakra::summarize_launches(chakra::GpuAnalysis{}).launches, 0u);
 }

@@ -90,6 +90,14 @@ struct GpuAnalysis {
 // O(n log n) in the GPU ops.
 GpuAnalysis analyze_gpu(const Trace& trace);
 
+// The launches in summary, with HTA's cutoffs: ops shorter than a launch call of at most 50
+// time units, and delays over 100; the delays' median, 90th percentile and maximum.
+struct LaunchSummary {
+  size_t launches = 0, short_kernels = 0, delayed = 0;
+  uint64_t median = 0, p90 = 0, max = 0;
+};
+LaunchSummary summarize_launches(const GpuAnalysis& a);
+
 // The temporal breakdown as keys of the JSON object being written: gpu_ops, span, idle, compute,
 // non_compute, communication, communication_overlapped, overlap_percent (the CLI and the page
 // write the same).
