@@ -90,18 +90,22 @@ std::string encode_share_link(const ShareState& state) {
   return link;
 }
 
-uint64_t file_fingerprint(std::span<const uint8_t> bytes) {
+uint64_t file_fingerprint(uint64_t size, std::span<const uint8_t> head, std::span<const uint8_t> tail) {
   uint64_t h = 14695981039346656037ull;
   auto mix = [&](std::span<const uint8_t> part) {
     for (uint8_t b : part) h = (h ^ b) * 1099511628211ull;
   };
-  const uint64_t size = bytes.size();
   mix(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(&size), sizeof size));
-  constexpr size_t kEnd = 64 << 10;
-  mix(bytes.first(std::min(bytes.size(), kEnd)));
-  if (bytes.size() > kEnd) mix(bytes.last(std::min(bytes.size() - kEnd, kEnd)));
+  mix(head.first(static_cast<size_t>(std::min<uint64_t>({head.size(), size, kFingerprintEnd}))));
+  if (size > kFingerprintEnd) {
+    const size_t last = static_cast<size_t>(std::min<uint64_t>(size - kFingerprintEnd, kFingerprintEnd));
+    if (tail.size() < last) throw Error("file fingerprint: the tail given is shorter than the file's last bytes");
+    mix(tail.last(last));
+  }
   return h;
 }
+
+uint64_t file_fingerprint(std::span<const uint8_t> bytes) { return file_fingerprint(bytes.size(), bytes, bytes); }
 
 ShareState decode_share_state(std::string_view hash, const ShareLimits& limits) {
   if (!hash.empty() && hash.front() == '#') hash.remove_prefix(1);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cctype>
 
+#include "chakra/app/share_link.h"
 #include "chakra/format/io.h"
 #include "chakra/pytorch/pytorch_convert.h"
 #include "chakra/pytorch/trace_link.h"
@@ -142,15 +143,99 @@ InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> byte
 
 Workspace::Loading::~Loading() = default;
 
+namespace {
+// What a streamed .et may hold undecoded: the page sends more only below this.
+constexpr uint64_t kHeldBytes = uint64_t{16} << 20;
+}  // namespace
+
+void Workspace::Loading::add_bytes(std::span<const uint8_t> piece) {
+  pieces_->add(piece);  // throws past the file's size
+  if (head_.size() < kFingerprintEnd)
+    head_.insert(head_.end(), piece.begin(), piece.begin() + std::min(piece.size(), kFingerprintEnd - head_.size()));
+  tail_.insert(tail_.end(), piece.end() - std::min(piece.size(), kFingerprintEnd), piece.end());
+  if (tail_.size() > kFingerprintEnd) tail_.erase(tail_.begin(), tail_.end() - kFingerprintEnd);
+  if (!kind_known_ && pieces_->received() >= std::min<uint64_t>(total_, kFingerprintEnd)) learn_kind();
+  if (kind_known_ && !streaming_) {  // read whole: into one buffer as the pieces come
+    pieces_->set_readable(pieces_->received());
+    bytes_.reserve(static_cast<size_t>(total_));
+    const size_t at = bytes_.size();
+    bytes_.resize(static_cast<size_t>(pieces_->received()));
+    for (size_t got = at; got < bytes_.size();) {
+      const size_t n = pieces_->read(bytes_.data() + got, bytes_.size() - got);
+      if (n == 0) throw Error(name_ + ": lost bytes while gathering the file");  // cannot happen: all are readable
+      got += n;
+    }
+  }
+}
+
+void Workspace::Loading::learn_kind() {
+  // The first 64 KiB are in: what kind of file this is, and whether it can be decoded as it comes.
+  kind_ = detect_input_kind(name_, head_);
+  if (kind_ == InputKind::Unknown)
+    throw Error(name_ + ": not a trace this page reads: it looks like " + looks_like(head_of(head_, name_)) +
+                " (it reads Chakra .et, PyTorch host ET and Kineto JSON, ASTRA-sim text workloads, network YAML, "
+                "system, remote-memory and communicator-group JSON)");
+  kind_known_ = true;
+  streaming_ = kind_ == InputKind::ChakraEt && !is_gzip(head_);
+}
+
+uint64_t Workspace::Loading::bytes_wanted() const {
+  const uint64_t rest = total_ - pieces_->received();
+  if (!streaming_ || done_) return rest;
+  // Decoding waits for the rest of a record: take more whatever is held.
+  if (!reader_ || reader_->offset() >= framed_) return rest;
+  return std::min(rest, pieces_->held() < kHeldBytes ? kHeldBytes - pieces_->held() : 0);
+}
+
+bool Workspace::Loading::complete() const { return pieces_->complete(); }
+
+uint64_t Workspace::Loading::fingerprint() const {
+  if (!complete()) throw Error(name_ + ": the file has not arrived whole");
+  return file_fingerprint(total_, head_, tail_);
+}
+
+void Workspace::Loading::frame_records() {
+  if (pieces_->complete()) {
+    framed_ = total_;  // the reader sees the true end (and reports a cut-off record)
+  } else {
+    for (;;) {
+      uint8_t prefix[10];
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(10, pieces_->received() - framed_));
+      if (n == 0 || !pieces_->peek(framed_, prefix, n)) break;
+      uint64_t length = 0;
+      size_t used = 0;
+      while (used < n && used < 10) {
+        length |= static_cast<uint64_t>(prefix[used] & 0x7F) << (7 * used);
+        if (!(prefix[used++] & 0x80)) break;
+      }
+      if (prefix[used - 1] & 0x80) {
+        if (used == 10) framed_ = pieces_->received();  // no varint: let the reader say so
+        break;
+      }
+      if (length > pieces_->received() - framed_ - used) break;  // the record is still arriving
+      framed_ += used + length;
+    }
+  }
+  pieces_->set_readable(framed_);
+}
+
 bool Workspace::Loading::step(uint32_t max_nodes) {
   if (done_) return true;
+  if (!kind_known_) return false;  // its first bytes are still arriving
   auto start = Clock::now();
+  if (!streaming_ && !pieces_->complete()) return false;
   if (kind_ == InputKind::ChakraEt) {
+    if (streaming_) frame_records();
     if (!reader_) {
-      reader_ = std::make_unique<EtReader>(memory_input(bytes_, name_));
+      if (streaming_ && framed_ == 0 && !pieces_->complete()) return false;  // record 0 is still arriving
+      reader_ = std::make_unique<EtReader>(streaming_ ? std::unique_ptr<ByteSource>(std::move(arriving_))
+                                                      : memory_input(bytes_, name_));
       reader_->read_metadata(trace_);
+      first_node_pending_ = !reader_->has_metadata();
     }
     for (uint32_t i = 0; i < max_nodes; ++i) {
+      if (streaming_ && !first_node_pending_ && reader_->offset() >= framed_ && !pieces_->complete()) break;
+      first_node_pending_ = false;
       if (!reader_->next_node(trace_, draft_)) {
         done_ = true;
         break;
@@ -166,22 +251,27 @@ bool Workspace::Loading::step(uint32_t max_nodes) {
 
 double Workspace::Loading::fraction() const {
   if (done_) return 1;
-  if (!reader_ || bytes_.empty()) return 0;
-  if (is_gzip(bytes_)) return -1;
-  return static_cast<double>(reader_->offset()) / static_cast<double>(bytes_.size());
+  if (total_ == 0) return 0;
+  if (!reader_) return static_cast<double>(pieces_->received()) / static_cast<double>(total_);
+  if (!streaming_ && is_gzip(bytes_)) return -1;
+  return static_cast<double>(reader_->offset()) / static_cast<double>(total_);
 }
 
 uint64_t Workspace::Loading::nodes() const { return trace_.size(); }
 
-std::unique_ptr<Workspace::Loading> Workspace::begin(std::span<const uint8_t> bytes, const std::string& name) {
+std::unique_ptr<Workspace::Loading> Workspace::begin_pieces(const std::string& name, uint64_t total_bytes) {
   auto loading = std::unique_ptr<Loading>(new Loading());
   loading->name_ = name;
-  loading->kind_ = detect_input_kind(name, bytes);
-  if (loading->kind_ == InputKind::Unknown)
-    throw Error(name + ": not a trace this page reads: it looks like " + looks_like(head_of(bytes, name)) +
-                " (it reads Chakra .et, PyTorch host ET and Kineto JSON, ASTRA-sim text workloads, network YAML, "
-                "system, remote-memory and communicator-group JSON)");
-  loading->bytes_.assign(bytes.begin(), bytes.end());
+  loading->total_ = total_bytes;
+  loading->arriving_ = std::make_unique<PieceSource>(name, total_bytes);
+  loading->pieces_ = loading->arriving_.get();
+  if (total_bytes == 0) loading->add_bytes({});  // nothing will arrive: say what it is now
+  return loading;
+}
+
+std::unique_ptr<Workspace::Loading> Workspace::begin(std::span<const uint8_t> bytes, const std::string& name) {
+  std::unique_ptr<Loading> loading = begin_pieces(name, bytes.size());
+  if (!bytes.empty()) loading->add_bytes(bytes);
   return loading;
 }
 
@@ -303,6 +393,7 @@ void Workspace::set_text_npus(uint32_t npus) {
 }
 
 std::string Workspace::finish(Loading& l) {
+  if (!l.complete()) throw Error(l.name_ + ": the file has not arrived whole");
   if (!l.done_) while (!l.step(1u << 20)) {}
   const std::string& name = l.name_;
   auto whole_text = [&]() { return read_all(*memory_input(l.bytes_, name)); };
@@ -311,7 +402,7 @@ std::string Workspace::finish(Loading& l) {
       auto t = std::make_unique<RankTrace>();
       t->rank = rank_from_file_name(name).value_or(next_free_rank());
       t->source = name;
-      t->bytes = l.bytes_.size();
+      t->bytes = l.total_;
       t->load_ms = l.elapsed_ms_;
       t->trace = std::move(l.trace_);
       uint32_t r = t->rank;

@@ -259,7 +259,6 @@ struct EtReader::Impl {
   std::vector<uint8_t> buf;
   size_t lo = 0, hi = 0;      // unread bytes are buf[lo, hi)
   uint64_t base = 0;          // stream offset of buf[0]
-  bool eof = false;
   uint64_t records = 0;
   bool metadata_done = false;
   bool has_metadata = false;
@@ -280,9 +279,10 @@ struct EtReader::Impl {
       lo = 0;
     }
     if (buf.size() < n) buf.resize(std::max(n, buf.size() * 2));
-    while (hi < n && !eof) {
-      size_t got = in->read(buf.data() + hi, buf.size() - hi);
-      if (got == 0) eof = true;
+    // A 0 is the end for now, not for good: a PieceSource's file may still be arriving.
+    while (hi < n) {
+      const size_t got = in->read(buf.data() + hi, buf.size() - hi);
+      if (got == 0) break;
       hi += got;
     }
     return hi - lo >= n;

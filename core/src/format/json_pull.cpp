@@ -19,7 +19,6 @@
 namespace chakra {
 namespace {
 
-constexpr size_t kChunk = 1 << 20;
 constexpr size_t kHuge = 2 << 20;
 
 void append_utf8(uint32_t cp, std::string& out) {
@@ -64,7 +63,15 @@ char* allocate_input_buffer(size_t& bytes) {
   return p;
 }
 
-JsonPull::JsonPull(ByteSource& in) : in_(in) {}
+JsonPull::JsonPull(ByteSource& in, size_t window_bytes) : in_(in), window_bytes_(std::max<size_t>(window_bytes, 64)) {
+  std::string_view window;
+  if (!in_.map(0, window_bytes_, window)) return;  // read() into our own buffer instead
+  mapped_ = true;
+  buf_ = window;
+  base_ = buf_.data();
+  size_ = buf_.size();
+  eof_ = size_ < window_bytes_;
+}
 
 JsonPull::JsonPull(ByteSource& named, std::string_view whole)
     : in_(named), size_(whole.size()), buf_(whole), base_(whole.data()), eof_(true) {}
@@ -75,6 +82,21 @@ void JsonPull::fail(const std::string& what) const {
 
 bool JsonPull::fill() {
   if (eof_) return false;
+  if (mapped_) {
+    // A new window from the first unread byte on; one that cannot hold a long token grows.
+    const uint64_t at = consumed_ + pos_;
+    const size_t keep = size_ - pos_;
+    const size_t want = std::max(window_bytes_, 2 * keep);
+    std::string_view window;
+    if (!in_.map(at, want, window)) fail("the input could not be mapped any further");
+    consumed_ = at;
+    pos_ = 0;
+    buf_ = window;
+    base_ = buf_.data();
+    size_ = buf_.size();
+    if (size_ < want) eof_ = true;
+    return size_ > keep;
+  }
   // Move the unread bytes to the front, grow if a single token needs it, then append a chunk.
   if (pos_ > 0) {
     std::memmove(storage_.get(), storage_.get() + pos_, size_ - pos_);
@@ -82,14 +104,16 @@ bool JsonPull::fill() {
     consumed_ += pos_;
     pos_ = 0;
   }
-  if (capacity_ - size_ < kChunk) {
-    size_t grown = std::max(capacity_ * 2, size_ + kChunk);
+  // Read a quarter window at a time (a quarter of a mapped window's memory).
+  const size_t chunk = window_bytes_ / 4;
+  if (capacity_ - size_ < chunk) {
+    size_t grown = std::max(capacity_ * 2, size_ + chunk);
     Storage next(allocate_input_buffer(grown));
     if (size_) std::memcpy(next.get(), storage_.get(), size_);
     storage_ = std::move(next);
     capacity_ = grown;
   }
-  size_t n = in_.read(reinterpret_cast<uint8_t*>(storage_.get() + size_), kChunk);
+  size_t n = in_.read(reinterpret_cast<uint8_t*>(storage_.get() + size_), chunk);
   size_ += n;
   buf_ = std::string_view(storage_.get(), size_);
   base_ = buf_.data();
@@ -97,21 +121,41 @@ bool JsonPull::fill() {
   return n > 0;
 }
 
+void JsonPull::fail_expected(char wanted, char got) const {
+  if (got == 0) fail(std::string("unexpected end of input, expected '") + wanted + "' (truncated file?)");
+  fail(std::string("expected '") + wanted + "', found '" + got + "'");
+}
+
+void JsonPull::fail_unexpected(char got) const { fail(std::string("unexpected character '") + got + "'"); }
+
+void JsonPull::fail_in_container(char close, char got) const {
+  if (got == 0) fail("unexpected end of input inside a JSON container (truncated file?)");
+  fail(std::string("expected ',' or '") + close + "', found '" + got + "'");
+}
+
+void JsonPull::fail_too_deep() const { fail("JSON nested deeper than " + std::to_string(kMaxDepth) + " levels"); }
+
 char JsonPull::skip_spaces() {
   for (;;) {
 #if defined(__SSE2__)
-    // Indented JSON is mostly runs of whitespace: skip them 16 bytes at a time.
-    while (size_ - pos_ >= 16) {
-      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base_ + pos_));
-      const __m128i space = _mm_or_si128(
-          _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\n'))),
-          _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\t'))));
-      const unsigned other = ~static_cast<unsigned>(_mm_movemask_epi8(space)) & 0xFFFFu;
-      if (other) {
-        pos_ += static_cast<size_t>(__builtin_ctz(other));
-        return base_[pos_];
+    // Indented JSON is mostly a newline and a run of spaces before each token: look at 32 bytes
+    // at once, so that indents up to 31 need no second round (the round count was mispredicted).
+    // Only ' ' and '\n' are matched here; '\t' and '\r' are stepped over one at a time.
+    while (size_ - pos_ >= 32) {
+      const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base_ + pos_));
+      const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base_ + pos_ + 16));
+      const __m128i space_lo = _mm_or_si128(_mm_cmpeq_epi8(lo, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(lo, _mm_set1_epi8('\n')));
+      const __m128i space_hi = _mm_or_si128(_mm_cmpeq_epi8(hi, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(hi, _mm_set1_epi8('\n')));
+      const uint32_t space = static_cast<uint32_t>(_mm_movemask_epi8(space_lo)) |
+                             (static_cast<uint32_t>(_mm_movemask_epi8(space_hi)) << 16);
+      if (space != 0xFFFFFFFFu) {
+        pos_ += static_cast<size_t>(__builtin_ctz(~space));
+        const char c = base_[pos_];
+        if (c != '\t' && c != '\r') return c;
+        ++pos_;
+        continue;
       }
-      pos_ += 16;
+      pos_ += 32;
     }
 #else
     // Runs of spaces 8 bytes at a time.
@@ -123,28 +167,36 @@ char JsonPull::skip_spaces() {
   }
 }
 
-// Moves pos_ over plain string bytes, many at a time, stopping at or shortly before the first
+// From p, over plain string bytes many at a time: the result is at or shortly before the first
 // '"', '\\' or control character (the caller finishes bytewise).
-void JsonPull::skip_plain_string_bytes() {
+size_t JsonPull::skip_plain_string_bytes(size_t p) const {
 #if defined(__SSE2__)
-  while (size_ - pos_ >= 16) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base_ + pos_));
+  while (size_ - p >= 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base_ + p));
     const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
     const __m128i special = _mm_or_si128(
         control, _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))));
     const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(special));
-    if (mask) {
-      pos_ += static_cast<size_t>(__builtin_ctz(mask));
-      return;
-    }
-    pos_ += 16;
+    if (mask) return p + static_cast<size_t>(__builtin_ctz(mask));
+    p += 16;
   }
 #else
-  for (; size_ - pos_ >= 8; pos_ += 8) {
-    const uint64_t w = swar::load8(base_ + pos_);
-    if (swar::has_byte(w, '"') | swar::has_byte(w, '\\') | swar::has_below(w, 0x20)) return;
+  for (; size_ - p >= 8; p += 8) {
+    const uint64_t w = swar::load8(base_ + p);
+    if (swar::has_byte(w, '"') | swar::has_byte(w, '\\') | swar::has_below(w, 0x20)) return p;
   }
 #endif
+  return p;
+}
+
+bool JsonPull::plain_string(std::string_view& view) {
+  const size_t start = pos_ + 1;
+  size_t p = skip_plain_string_bytes(start);
+  while (p < size_ && base_[p] != '"' && base_[p] != '\\' && static_cast<unsigned char>(base_[p]) >= 0x20) ++p;
+  if (p >= size_ || base_[p] != '"') return false;
+  view = std::string_view(base_ + start, p - start);
+  pos_ = p + 1;
+  return true;
 }
 
 void JsonPull::scan_string(std::string& out) {
@@ -153,7 +205,7 @@ void JsonPull::scan_string(std::string& out) {
   for (;;) {
     // Copy a run of plain bytes.
     size_t start = pos_;
-    skip_plain_string_bytes();
+    pos_ = skip_plain_string_bytes(pos_);
     while (pos_ < buf_.size()) {
       char c = buf_[pos_];
       if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) break;
@@ -225,44 +277,60 @@ void JsonPull::read_string(std::string& out) {
 std::string_view JsonPull::read_number_text(bool& is_integer) {
   peek_char();
   // A number is short; make sure it is entirely in the buffer.
-  while (buf_.size() - pos_ < 64 && fill()) {
+  while (size_ - pos_ < 64 && fill()) {
   }
-  size_t start = pos_;
+  // Locals, not members: the scan then runs in registers (a store through is_integer could
+  // alias the members and make the compiler reload them per byte).
+  const char* const start = base_ + pos_;
+  const char* const end = base_ + size_;
+  const char* p = start;
+  auto digits = [&] {
+    const char* from = p;
+    // Eight bytes at a time: a byte is a digit iff its high nibble is 3 and adding 6 keeps it
+    // so (a carry out of a non-digit byte only disturbs bytes after the first non-digit).
+    while (end - p >= 8) {
+      const uint64_t w = swar::load8(p);
+      const uint64_t not_digit = ((w & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull) |
+                                 (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull);
+      if (not_digit) {
+        p += __builtin_ctzll(not_digit) / 8;
+        return p != from;
+      }
+      p += 8;
+    }
+    while (p < end && static_cast<unsigned char>(*p - '0') < 10) ++p;
+    return p != from;
+  };
   // Python's json writes NaN and +-Infinity; only a leading letter can start them.
-  const char lead = pos_ < buf_.size() ? buf_[pos_] : 0;
-  if (lead == 'N' || lead == 'I' || (lead == '-' && pos_ + 1 < buf_.size() && buf_[pos_ + 1] == 'I')) {
-    std::string_view rest(buf_.data() + pos_, buf_.size() - pos_);
+  const char lead = p < end ? *p : 0;
+  if (lead == 'N' || lead == 'I' || (lead == '-' && p + 1 < end && p[1] == 'I')) {
+    const std::string_view rest(start, static_cast<size_t>(end - start));
     for (std::string_view lit : {"NaN", "Infinity", "-Infinity"})
       if (rest.substr(0, lit.size()) == lit) {
         pos_ += lit.size();
         is_integer = false;
-        return {buf_.data() + start, lit.size()};
+        return {start, lit.size()};
       }
     fail("malformed number");
   }
-  is_integer = true;
-  size_t i = pos_;
-  if (i < buf_.size() && buf_[i] == '-') ++i;
-  size_t digits_at = i;
-  while (i < buf_.size() && buf_[i] >= '0' && buf_[i] <= '9') ++i;
-  if (i == digits_at) fail("malformed number");
-  if (i < buf_.size() && buf_[i] == '.') {
-    is_integer = false;
-    ++i;
-    size_t frac = i;
-    while (i < buf_.size() && buf_[i] >= '0' && buf_[i] <= '9') ++i;
-    if (i == frac) fail("malformed number");
+  bool integer = true;
+  if (lead == '-') ++p;
+  if (!digits()) fail("malformed number");
+  if (p < end && *p == '.') {
+    integer = false;
+    ++p;
+    if (!digits()) fail("malformed number");
   }
-  if (i < buf_.size() && (buf_[i] == 'e' || buf_[i] == 'E')) {
-    is_integer = false;
-    ++i;
-    if (i < buf_.size() && (buf_[i] == '+' || buf_[i] == '-')) ++i;
-    size_t ex = i;
-    while (i < buf_.size() && buf_[i] >= '0' && buf_[i] <= '9') ++i;
-    if (i == ex) fail("malformed number");
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    integer = false;
+    ++p;
+    if (p < end && (*p == '+' || *p == '-')) ++p;
+    if (!digits()) fail("malformed number");
   }
-  pos_ = i;
-  return {buf_.data() + start, i - start};
+  const size_t length = static_cast<size_t>(p - start);
+  pos_ += length;
+  is_integer = integer;
+  return {start, length};
 }
 
 double JsonPull::read_double() {
@@ -318,13 +386,13 @@ void JsonPull::skip_depth(int depth) {
   switch (peek()) {
     case Kind::Object:
       begin_object();
-      while (next_key(scratch_)) skip_depth(depth + 1);
+      for (std::string_view key; next_key(key);) skip_depth(depth + 1);
       break;
     case Kind::Array:
       begin_array();
       while (next_element()) skip_depth(depth + 1);
       break;
-    case Kind::String: scan_string(scratch_); break;
+    case Kind::String: read_string_view(); break;
     case Kind::Number: { bool i; read_number_text(i); break; }
     case Kind::Bool: read_bool(); break;
     case Kind::Null: read_null(); break;

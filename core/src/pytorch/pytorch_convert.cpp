@@ -228,7 +228,7 @@ class Parser {
   void io_object(Io& io) {
     if (j_.peek() != JsonPull::Kind::Object) j_.fail("\"inputs\"/\"outputs\" is not an object");
     j_.begin_object();
-    std::string key;
+    std::string_view key;
     while (j_.next_key(key)) {
       if (key == "values"sv) list_repr(io.values, &io.value_spans);
       else if (key == "shapes"sv) list_repr(io.shapes, nullptr);
@@ -259,17 +259,22 @@ class Parser {
       return;
     }
     j_.begin_object();
-    std::string key, name;
+    std::string_view key;
+    std::string& name = attr_name_;
+    name.clear();
     // The value, kept as what the reference would see: an int (or float) or a string.
     bool has_number = false, has_string = false;
     int64_t number = 0;
     while (j_.next_key(key)) {
-      if (same_text(key, "name") && j_.peek() == JsonPull::Kind::String) {
-        j_.read_string(name);
-      } else if (same_text(key, "value") && j_.peek() == JsonPull::Kind::Number) {
+      // The key is read before peek(), which may refill the window under it.
+      const bool is_name = same_text(key, "name"), is_value = same_text(key, "value");
+      const JsonPull::Kind kind = j_.peek();
+      if (is_name && kind == JsonPull::Kind::String) {
+        name.assign(j_.read_string_view());
+      } else if (is_value && kind == JsonPull::Kind::Number) {
         number = j_.read_int64();
         has_number = true;
-      } else if (same_text(key, "value") && j_.peek() == JsonPull::Kind::String) {
+      } else if (is_value && kind == JsonPull::Kind::String) {
         j_.read_string(attr_str_);
         has_string = true;
       } else {
@@ -345,7 +350,7 @@ class Parser {
 
   void node(HostNode& n) {
     j_.begin_object();
-    std::string key;
+    std::string_view key;
     bool has_id = false;
     in_.clear();
     out_.clear();
@@ -358,8 +363,7 @@ class Parser {
           break;
         case Name:
           if (j_.peek() != JsonPull::Kind::String) j_.fail("a node's \"name\" is not a string");
-          j_.read_string(str_);
-          n.name = t_.intern(str_);
+          n.name = t_.intern(j_.read_string_view());
           break;
         case Parent:
           if (j_.peek() == JsonPull::Kind::Number) {
@@ -465,7 +469,7 @@ class Parser {
   Progress* progress_;
   const ByteSource& src_;
   Io in_, out_;
-  std::string str_, attr_str_;
+  std::string str_, attr_str_, attr_name_;
 };
 
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }

@@ -345,7 +345,32 @@ std::string format_bytes(uint64_t bytes) {
   return buf;
 }
 
+namespace {
+// Whether s is printable ASCII without quotes or backslashes: Python writes it as it is,
+// between single quotes. Eight bytes at a time; most strings of a trace are such.
+bool plain_python_ascii(std::string_view s) {
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    const uint64_t w = swar::load8(s.data() + i);
+    if (swar::has_below(w, 0x20) | swar::has_high_bit(w) | swar::has_byte(w, 0x7F) | swar::has_byte(w, '\\') |
+        swar::has_byte(w, '\'') | swar::has_byte(w, '"'))
+      return false;
+  }
+  for (; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c >= 0x7F || c == '\\' || c == '\'' || c == '"') return false;
+  }
+  return true;
+}
+}  // namespace
+
 void append_python_string(std::string& out, std::string_view s) {
+  if (plain_python_ascii(s)) {
+    out += '\'';
+    out.append(s);
+    out += '\'';
+    return;
+  }
   bool has_single = s.find('\'') != std::string_view::npos;
   bool has_double = s.find('"') != std::string_view::npos;
   char quote = has_single && !has_double ? '"' : '\'';

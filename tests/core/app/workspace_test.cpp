@@ -533,6 +533,105 @@ TEST(Workspace, LoadsRanksInStepsAndSimulatesLikeTheFileBasedRun) {
   }
 }
 
+// A large .et handed over in slices, as the page reads it: decoded as its records arrive,
+// holding a bounded amount, and giving what the whole file gives.
+TEST(Workspace, StreamsAnEtInPiecesToTheSameTraceWhileHoldingLittle) {
+  const std::string name = "resnet_rank1.et";
+  // The ResNet rank (9 MB) with its nodes four times over: more than is ever held at once.
+  const std::string one = testing_support::read_decompressed(shared("reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz"));
+  size_t metadata = 0, shift = 0;  // record 0 (GlobalMetadata): its varint length prefix, then it
+  for (uint64_t length = 0;; shift += 7) {
+    const auto byte = static_cast<uint8_t>(one[metadata++]);
+    length |= uint64_t{byte & 0x7Fu} << shift;
+    if (!(byte & 0x80)) {
+      metadata += static_cast<size_t>(length);
+      break;
+    }
+  }
+  std::string whole = one;
+  for (int copy = 0; copy < 3; ++copy) whole += one.substr(metadata);
+  ASSERT_GT(whole.size(), size_t{32} << 20);
+  Workspace reference;
+  reference.add(as_bytes(whole), name);
+  const std::string expected = encode_et(reference.ranks().front()->trace);
+
+  std::mt19937 rng(11);
+  for (int round = 0; round < 3; ++round) {
+    Workspace ws;
+    auto loading = ws.begin_pieces(name, whole.size());
+    size_t sent = 0;
+    uint64_t most_held = 0;
+    bool waited = false;  // a step found no whole record to decode
+    bool done = false;
+    while (!done) {
+      const uint64_t wanted = loading->bytes_wanted();
+      if (wanted > 0 && sent < whole.size()) {
+        // Pieces of 1 byte to 3 MB: record prefixes and records split every way.
+        const size_t n = std::min<size_t>({static_cast<size_t>(wanted), whole.size() - sent,
+                                           round == 0 ? 1 + rng() % 7 : 1 + rng() % (3 << 20)});
+        loading->add_bytes(as_bytes(whole).subspan(sent, n));
+        sent += n;
+      }
+      if (round > 0)  // (round 0 sends its rest unasked)
+        most_held = std::max<uint64_t>(most_held, sent - static_cast<uint64_t>(loading->fraction() * double(whole.size())));
+      const uint64_t before = loading->nodes();
+      done = loading->step(round == 0 ? 1u << 20 : 500);
+      waited |= !done && loading->nodes() == before && sent < whole.size();
+      if (round == 0 && sent > (size_t{1} << 20)) {  // a byte at a time is slow: the rest at once
+        loading->add_bytes(as_bytes(whole).subspan(sent));
+        sent = whole.size();
+      }
+    }
+    if (round == 0) {
+      EXPECT_TRUE(waited) << "decoding never waited for bytes";
+    }
+    EXPECT_LE(most_held, (uint64_t{16} << 20) + (uint64_t{3} << 20)) << "more than the bound held undecoded";
+    EXPECT_EQ(loading->fingerprint(), file_fingerprint(as_bytes(whole)));
+    EXPECT_EQ(ws.finish(*loading), "rank 1: " + name + " (" + std::to_string(reference.ranks().front()->trace.size()) + " nodes)");
+    ASSERT_EQ(ws.ranks().size(), 1u);
+    EXPECT_EQ(encode_et(ws.ranks().front()->trace), expected) << "round " << round;
+  }
+}
+
+TEST(Workspace, PiecesOfBadFilesAreRefusedEarlyAndCutOffTracesNamed) {
+  Workspace ws;
+  // A PNG: refused once its first 64 KiB are in, whatever its size.
+  std::string png("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16);
+  png.resize(200000, 'x');
+  auto image = ws.begin_pieces("big.png", png.size());
+  image->add_bytes(as_bytes(png).first(1000));
+  EXPECT_FALSE(image->step(100));
+  EXPECT_THROW(image->add_bytes(as_bytes(png).subspan(1000, 70000)), Error);
+  // An empty file: nothing will arrive, so it is said at once what it is not.
+  auto empty = ws.begin_pieces("empty.et", 0);
+  EXPECT_THROW(while (!empty->step(10)) {}, Error);
+  // More bytes than the file was said to have.
+  auto over = ws.begin_pieces("x.et", 10);
+  EXPECT_THROW(over->add_bytes(as_bytes(png).first(11)), Error);
+  // A trace whose last record is cut off: the error names the file and the record.
+  const std::string whole = testing_support::read_decompressed(shared("reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz"));
+  const std::string cut = whole.substr(0, whole.size() - 5);
+  auto loading = ws.begin_pieces("cut.et", cut.size());
+  for (size_t at = 0; at < cut.size(); at += 1 << 20) loading->add_bytes(as_bytes(cut).subspan(at, std::min<size_t>(1 << 20, cut.size() - at)));
+  try {
+    while (!loading->step(4096)) {}
+    FAIL() << "a cut-off trace loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cut.et: record "), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(ws.ranks().empty());
+  // A gzip .et in pieces is gathered whole, then decoded: the same trace.
+  const std::string gz = read_raw(shared("reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz"));
+  auto packed = ws.begin_pieces("resnet.et.gz", gz.size());
+  for (size_t at = 0; at < gz.size(); at += 100000) packed->add_bytes(as_bytes(gz).subspan(at, std::min<size_t>(100000, gz.size() - at)));
+  while (!packed->step(4096)) {}
+  ws.finish(*packed);
+  ASSERT_EQ(ws.ranks().size(), 1u);
+  Workspace reference;
+  reference.add(as_bytes(whole), "resnet.et");
+  EXPECT_EQ(encode_et(ws.ranks().front()->trace), encode_et(reference.ranks().front()->trace));
+}
+
 TEST(Workspace, PairsHostEtWithKinetoInEitherOrder) {
   std::string dir = shared("data/pairs/param_linear_rtx2080ti_1rank");
   std::string host = read_raw(dir + "/linear_et.json.gz"), kineto = read_raw(dir + "/linear_kineto.json.gz");

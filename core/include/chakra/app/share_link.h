@@ -43,6 +43,10 @@ ShareState decode_share_state(std::string_view hash, const ShareLimits& limits =
 // size and of its first and last 64 KiB (cheap on files of gigabytes). Files add up: the sum
 // over a set does not depend on the order they were opened in.
 uint64_t file_fingerprint(std::span<const uint8_t> bytes);
+// The same from a file's size, its first 64 KiB (or all of it) and its last 64 KiB (at least
+// its last min(size - 64 KiB, 64 KiB) bytes): for files that were never held whole.
+uint64_t file_fingerprint(uint64_t size, std::span<const uint8_t> head, std::span<const uint8_t> tail);
+constexpr size_t kFingerprintEnd = 64 << 10;
 
 // Typed reads of one key. A missing key gives `fallback`; a present but malformed or
 // out-of-range value throws chakra::Error naming the key.

@@ -43,24 +43,47 @@ struct RankTrace {
 
 class Workspace {
  public:
-  // Opening one file in steps, so a page can draw between them. For .et files each step decodes
-  // at most `max_nodes` nodes; other kinds are handled in one step.
+  // Opening one file in steps, so a page can draw between them. Its bytes may arrive in pieces
+  // (a page reading a large file in slices): a Chakra .et is then decoded as its records
+  // arrive and only the undecoded pieces are held, so the file is never in memory whole;
+  // other kinds (and gzip) are gathered whole first. For .et files each step decodes at most
+  // `max_nodes` nodes; other kinds are handled in one step.
   class Loading {
    public:
     ~Loading();
-    // Does some work; true when finished (then call Workspace::finish).
+    // The next bytes of the file. Throws chakra::Error naming the file when they run past its
+    // size or, once its first 64 KiB are in, when it is of no kind the workspace takes.
+    void add_bytes(std::span<const uint8_t> piece);
+    // How many more bytes it takes now: all the rest while gathering a file whole, else up to
+    // a bound on what is held undecoded (0: step() first).
+    uint64_t bytes_wanted() const;
+    bool complete() const;  // every byte arrived
+    // Does some work; true when finished (then call Workspace::finish); false also while it
+    // waits for bytes.
     bool step(uint32_t max_nodes);
     // 0..1, or -1 when unknown (gzip input).
     double fraction() const;
     uint64_t nodes() const;
     const std::string& name() const { return name_; }
     InputKind kind() const { return kind_; }
+    // file_fingerprint() of the whole file, once complete().
+    uint64_t fingerprint() const;
 
    private:
     friend class Workspace;
+    void learn_kind();     // from the first 64 KiB; throws for a file of no kind it takes
+    void frame_records();  // how far whole .et records have arrived: the reader may go there
     std::string name_;
+    uint64_t total_ = 0;
+    bool kind_known_ = false;
     InputKind kind_ = InputKind::Unknown;
-    std::vector<uint8_t> bytes_;
+    bool streaming_ = false;  // a plain .et decoded as it arrives
+    std::unique_ptr<PieceSource> arriving_;  // the pieces; moved into reader_ when streaming
+    PieceSource* pieces_ = nullptr;          // arriving_, or the one reader_ owns
+    uint64_t framed_ = 0;                    // stream offset where the arrived whole records end
+    bool first_node_pending_ = false;        // record 0 was a Node, held by the reader
+    std::vector<uint8_t> head_, tail_;       // first and last 64 KiB, for the fingerprint
+    std::vector<uint8_t> bytes_;             // the whole file, for the kinds read whole
     std::unique_ptr<EtReader> reader_;
     Trace trace_;
     NodeDraft draft_;
@@ -68,8 +91,10 @@ class Workspace {
     double elapsed_ms_ = 0;
   };
 
-  // Starts opening a file (the bytes are copied). Throws chakra::Error naming the file when it
-  // is of no kind this workspace takes.
+  // Starts opening a file of `total_bytes` whose bytes come through Loading::add_bytes.
+  std::unique_ptr<Loading> begin_pieces(const std::string& name, uint64_t total_bytes);
+  // Starts opening a file held whole (the bytes are copied). Throws chakra::Error naming the
+  // file when it is of no kind this workspace takes.
   std::unique_ptr<Loading> begin(std::span<const uint8_t> bytes, const std::string& name);
   // Adds what a finished Loading produced; returns a one-line description. Throws chakra::Error
   // naming the file for malformed content; the workspace is then unchanged.

@@ -2,11 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace chakra {
 
@@ -34,6 +36,15 @@ class ByteSource {
   virtual uint64_t raw_position() const = 0;
   virtual uint64_t raw_size() const = 0;
   virtual bool compressed() const { return false; }
+  // Zero-copy reading, where the bytes can be shown in place (a regular file, mapped; bytes in
+  // memory): sets `out` to bytes [offset, offset + n) counted from the current read position,
+  // fewer only at the end of the input, valid until the next map() or the source's end; reading
+  // and mapping are not mixed. False (and nothing changed) where the source cannot: a pipe,
+  // gzip, or a failed mapping; then read().
+  virtual bool map(uint64_t offset, size_t n, std::string_view& out) {
+    (void)offset, (void)n, (void)out;
+    return false;
+  }
   const std::string& name() const { return name_; }
 
  private:
@@ -47,6 +58,36 @@ std::unique_ptr<ByteSource> open_input(const std::string& path, const InputLimit
 // error messages.
 std::unique_ptr<ByteSource> memory_input(std::span<const uint8_t> bytes, std::string name,
                                          const InputLimits& limits = {});
+// A file that arrives in pieces (a page reading it in slices), read as it comes: read() gives
+// the bytes received up to the readable limit and 0 past it, so a reader must be told how far
+// it may go (set_readable) and not take a 0 for the end until complete(). Pieces are dropped
+// once read: only what is received and not yet read is held.
+class PieceSource : public ByteSource {
+ public:
+  PieceSource(std::string name, uint64_t total_bytes) : ByteSource(std::move(name)), total_(total_bytes) {}
+
+  // The next bytes of the file; throws chakra::Error when they would run past its size.
+  void add(std::span<const uint8_t> piece);
+  // read() stops at this stream offset (clamped to what has been received).
+  void set_readable(uint64_t offset) { readable_ = offset; }
+  // Copies bytes [offset, offset + n) of the stream into out, where they are received and not
+  // yet read; false otherwise.
+  bool peek(uint64_t offset, uint8_t* out, size_t n) const;
+
+  uint64_t received() const { return received_; }
+  bool complete() const { return received_ == total_; }
+  uint64_t held() const { return received_ - position_; }  // received, not yet read
+
+  size_t read(uint8_t* dst, size_t n) override;
+  uint64_t raw_position() const override { return position_; }
+  uint64_t raw_size() const override { return total_; }
+
+ private:
+  std::deque<std::vector<uint8_t>> pieces_;  // pieces_.front() begins at front_offset_
+  uint64_t front_offset_ = 0;
+  uint64_t total_, received_ = 0, position_ = 0, readable_ = 0;
+};
+
 // Reads everything that is left.
 std::string read_all(ByteSource& in);
 // Convenience: whole (decompressed) content of a file.

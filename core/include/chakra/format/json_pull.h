@@ -1,13 +1,16 @@
 // A pull parser over a JSON byte stream: the caller walks the document (objects, arrays,
 // scalars) and the parser keeps only a sliding window of the input, so multi-gigabyte PyTorch
-// traces are read in constant memory. Values can be rendered straight into Python's repr()
-// form, which the Chakra PyTorch converter stores in IOInfo strings.
+// traces are read in constant memory. A regular file is mapped a window at a time
+// (ByteSource::map) instead of copied out of the page cache; other inputs are read into a
+// buffer of the parser's own. Values can be rendered straight into Python's repr() form, which
+// the Chakra PyTorch converter stores in IOInfo strings.
 //
 // Why not simdjson (Debian's libsimdjson-dev): `chakra_bench --side-by-side` measures both on
-// the same document; simdjson 3.0.1 walks it 1.3× faster (whitespace and strings are scanned 16
-// bytes at a time here too), but only over the whole document held in one padded buffer, which
-// for the converter's 792 MB benchmark input is four times its current peak memory and above
-// its memory target. This reader streams, and the wasm build needs it regardless.
+// the same document in memory; simdjson 3.0.1 On-Demand walks it 1.3× (Intel Xeon) to 2.2×
+// (AMD EPYC) faster, but only over the whole document held in one padded buffer plus its index
+// of structural characters: for the converter's 792 MB benchmark input that is four times the
+// converter's whole peak memory now, and far above its target of a quarter of the reference's.
+// This reader streams, and the wasm build needs it regardless.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +34,10 @@ class JsonPull {
  public:
   enum class Kind : uint8_t { Object, Array, String, Number, Bool, Null, End };
 
-  // `in` must outlive the parser; errors name in.name() and the byte offset.
-  explicit JsonPull(ByteSource& in);
+  // `in` must outlive the parser; errors name in.name() and the byte offset. `window_bytes`:
+  // how much of the input is looked at at once (tests make it small to put many tokens across
+  // window ends).
+  explicit JsonPull(ByteSource& in, size_t window_bytes = kWindowBytes);
   // Parses `whole`, an input already in memory that must outlive the parser, without copying
   // it; `named` is not read, it only names the input in errors.
   JsonPull(ByteSource& named, std::string_view whole);
@@ -54,11 +59,16 @@ class JsonPull {
   // Objects: begin_object(), then next_key(key) until it returns false (consumes '}').
   void begin_object();
   bool next_key(std::string& key);
+  // next_key without a copy: the key's decoded text, valid until the next call on this parser.
+  bool next_key(std::string_view& key);
   // Arrays: begin_array(), then next_element() until it returns false (consumes ']').
   void begin_array();
   bool next_element();
 
   void read_string(std::string& out);  // decoded UTF-8
+  // The decoded string, valid until the next call on this parser (no copy when it has no
+  // escapes and lies in the current window).
+  std::string_view read_string_view();
   // Numbers: the raw text (as written) and whether it is an integer literal.
   std::string_view read_number_text(bool& is_integer);
   int64_t read_int64();     // an integer literal (or a float with an integral value)
@@ -77,12 +87,13 @@ class JsonPull {
 
   // Deepest nesting accepted (hostile inputs).
   static constexpr int kMaxDepth = 512;
+  static constexpr size_t kWindowBytes = size_t{4} << 20;
 
  private:
   bool fill();                 // reads more; keeps bytes from keep_ on; false at EOF
   // Next non-whitespace byte, 0 at EOF. The common cases (none or one space before the token)
   // inline: it runs once per token.
-  char peek_char() {
+  [[gnu::always_inline]] char peek_char() {
     if (size_ - pos_ >= 2) {
       const char c = base_[pos_];
       if (!is_space(c)) return c;
@@ -98,8 +109,17 @@ class JsonPull {
   void expect(char c);
   void open(char c);           // consumes '{' or '['
   bool next_in(char close);    // comma handling shared by next_key / next_element
+  // The error paths of the per-token functions, out of line so that those stay small enough
+  // to inline (a message built in place kept them out of line: 15% of convert's time).
+  [[noreturn, gnu::cold]] void fail_expected(char wanted, char got) const;
+  [[noreturn, gnu::cold]] void fail_unexpected(char got) const;
+  [[noreturn, gnu::cold]] void fail_in_container(char close, char got) const;
+  [[noreturn, gnu::cold]] void fail_too_deep() const;
   void scan_string(std::string& out);
-  void skip_plain_string_bytes();
+  // At an opening quote: a string with no escape that ends inside the window, as a view of
+  // it, moving past its closing quote; otherwise false and nothing consumed.
+  bool plain_string(std::string_view& view);
+  size_t skip_plain_string_bytes(size_t p) const;
   void repr_string(std::string_view s, std::string& out);
   void repr_number(std::string& out);
   void repr_depth(std::string& out, int depth);
@@ -118,6 +138,9 @@ class JsonPull {
   size_t pos_ = 0;
   uint64_t consumed_ = 0;   // bytes dropped from the front of buf_
   bool eof_ = false;
+  // buf_ is a window the source maps (ByteSource::map), not storage_: a refill maps the next.
+  bool mapped_ = false;
+  size_t window_bytes_ = kWindowBytes;
   // Per open container, outermost first: true until its first member was read.
   bool awaiting_first_[kMaxDepth] = {};
   int depth_ = 0;
@@ -127,17 +150,14 @@ class JsonPull {
 
 // ---- per-token operations, inline: they run for every token of multi-gigabyte inputs ----
 
-inline void JsonPull::expect(char c) {
-  char got = peek_char();
-  if (got != c) {
-    if (got == 0) fail(std::string("unexpected end of input, expected '") + c + "' (truncated file?)");
-    fail(std::string("expected '") + c + "', found '" + got + "'");
-  }
+[[gnu::always_inline]] inline void JsonPull::expect(char c) {
+  const char got = peek_char();
+  if (got != c) [[unlikely]] fail_expected(c, got);
   ++pos_;
 }
 
-inline JsonPull::Kind JsonPull::peek() {
-  char c = peek_char();
+[[gnu::always_inline]] inline JsonPull::Kind JsonPull::peek() {
+  const char c = peek_char();
   switch (c) {
     case '{': return Kind::Object;
     case '[': return Kind::Array;
@@ -148,18 +168,18 @@ inline JsonPull::Kind JsonPull::peek() {
     default:
       if (c == '-' || (c >= '0' && c <= '9')) return Kind::Number;
       if (c == 'N' || c == 'I') return Kind::Number;  // NaN, Infinity (Python's json accepts them)
-      fail(std::string("unexpected character '") + c + "'");
+      fail_unexpected(c);
   }
 }
 
 inline void JsonPull::open(char c) {
   expect(c);
-  if (depth_ >= kMaxDepth) fail("JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
+  if (depth_ >= kMaxDepth) [[unlikely]] fail_too_deep();
   awaiting_first_[depth_++] = true;
 }
 
-inline bool JsonPull::next_in(char close) {
-  char c = peek_char();
+[[gnu::always_inline]] inline bool JsonPull::next_in(char close) {
+  const char c = peek_char();
   if (c == close) {
     ++pos_;
     --depth_;
@@ -168,10 +188,7 @@ inline bool JsonPull::next_in(char close) {
   if (awaiting_first_[depth_ - 1]) {
     awaiting_first_[depth_ - 1] = false;
   } else {
-    if (c != ',') {
-      if (c == 0) fail("unexpected end of input inside a JSON container (truncated file?)");
-      fail(std::string("expected ',' or '") + close + "', found '" + c + "'");
-    }
+    if (c != ',') [[unlikely]] fail_in_container(close, c);
     ++pos_;
   }
   return true;
@@ -183,12 +200,43 @@ inline void JsonPull::begin_array() { open('['); }
 inline bool JsonPull::next_key(std::string& key) {
   if (!next_in('}')) return false;
   if (peek_char() != '"') fail("expected a string key in JSON object");
-  read_string(key);
+  scan_string(key);
   expect(':');
   return true;
 }
 
-inline bool JsonPull::next_element() {
+[[gnu::always_inline]] inline bool JsonPull::next_key(std::string_view& key) {
+  if (!next_in('}')) return false;
+  if (peek_char() != '"') fail("expected a string key in JSON object");
+  if (plain_string(key)) {
+    // A colon right after the key is taken here: expect() could refill the window and move the
+    // bytes the view points to.
+    if (size_ - pos_ >= 2 && base_[pos_] == ':') {
+      ++pos_;
+      return true;
+    }
+    if (size_ - pos_ >= 2 && base_[pos_] == ' ' && base_[pos_ + 1] == ':') {
+      pos_ += 2;
+      return true;
+    }
+    scratch_.assign(key);
+  } else {
+    scan_string(scratch_);
+  }
+  key = scratch_;
+  expect(':');
+  return true;
+}
+
+[[gnu::always_inline]] inline std::string_view JsonPull::read_string_view() {
+  if (peek_char() != '"') fail("expected a string");
+  std::string_view view;
+  if (plain_string(view)) return view;
+  scan_string(scratch_);
+  return scratch_;
+}
+
+[[gnu::always_inline]] inline bool JsonPull::next_element() {
   if (!next_in(']')) return false;
   return true;
 }
