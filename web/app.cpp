@@ -91,32 +91,99 @@ std::optional<uint32_t> command_number(std::string_view word, uint32_t lo, uint3
 
 // ---- App ------------------------------------------------------------------------------------
 
-App::App(Platform& platform) : impl_(std::make_unique<Impl>(platform)) { impl_->use_preset(impl_->sim.preset); }
+App::App(Platform& platform) : impl_(std::make_unique<Impl>(platform)) {
+  impl_->use_preset(impl_->sim.preset);
+  impl_->workspace.defer_checks = true;  // see work()
+}
 App::~App() = default;
 
-void App::queue_file(std::vector<uint8_t> bytes, std::string name) {
-  impl_->queue.push_back({std::move(bytes), std::move(name)});
+void App::queue_file(std::span<const uint8_t> bytes, const std::string& name) {
+  const uint32_t id = begin_file(name, bytes.size());
+  if (!bytes.empty()) file_piece(id, bytes);
 }
 
-bool App::busy() const { return impl_->loading || !impl_->queue.empty(); }
+uint32_t App::begin_file(const std::string& name, uint64_t size) {
+  Impl& s = *impl_;
+  const uint32_t id = s.next_file_id++;
+  try {
+    s.queue.push_back({id, s.workspace.begin_pieces(name, size)});
+  } catch (const std::exception& e) {
+    s.fail(e.what());
+  }
+  return id;
+}
+
+bool App::file_piece(uint32_t id, std::span<const uint8_t> piece) {
+  Impl& s = *impl_;
+  chakra::Workspace::Loading* file = s.file_by_id(id);
+  if (!file) return false;
+  try {
+    file->add_bytes(piece);
+    return true;
+  } catch (const std::exception& e) {  // of no kind the page reads: say so, keep nothing of it
+    s.drop_file(id);
+    s.fail(e.what());
+    return false;
+  }
+}
+
+int64_t App::file_bytes_wanted(uint32_t id) const {
+  const chakra::Workspace::Loading* file = impl_->file_by_id(id);
+  return file ? static_cast<int64_t>(file->bytes_wanted()) : -1;
+}
+
+void App::abandon_file(uint32_t id, const std::string& reason) {
+  Impl& s = *impl_;
+  chakra::Workspace::Loading* file = s.file_by_id(id);
+  if (!file) return;
+  const std::string name = file->name();
+  s.drop_file(id);
+  s.fail(name + ": could not be read to its end (" + reason + ")");
+}
+
+chakra::Workspace::Loading* App::Impl::file_by_id(uint32_t id) const {
+  if (loading && loading_id == id) return loading.get();
+  for (const Pending& p : queue)
+    if (p.id == id) return p.file.get();
+  return nullptr;
+}
+
+void App::Impl::drop_file(uint32_t id) {
+  if (loading && loading_id == id) loading.reset();
+  std::erase_if(queue, [&](const Pending& p) { return p.id == id; });
+}
+
+bool App::busy() const {
+  if (impl_->loading || !impl_->queue.empty()) return true;
+  for (const auto& r : impl_->workspace.ranks())
+    if (!r->checked) return true;
+  return false;
+}
 
 void App::work(double budget_ms) {
   Impl& s = *impl_;
   auto start = Clock::now();
   auto left = [&] { return budget_ms - std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
+  // Ranks are validated at the start of a frame, not in the one that decoded their last nodes:
+  // on a large trace validation takes most of a frame's time.
+  while (left() > 0 && s.workspace.check_one()) {
+  }
   while (left() > 0) {
     try {
       if (!s.loading) {
         if (s.queue.empty()) break;
         Impl::Pending p = std::move(s.queue.front());
         s.queue.pop_front();
-        s.loading_fingerprint = chakra::file_fingerprint(p.bytes);
-        s.loading = s.workspace.begin(p.bytes, p.name);
+        s.loading = std::move(p.file);
+        s.loading_id = p.id;
       }
-      if (!s.loading->step(4096)) continue;
+      if (!s.loading->step(4096)) {
+        if (s.loading->waiting_for_bytes()) break;  // the page's next slice comes between frames
+        continue;
+      }
       std::string message = s.workspace.finish(*s.loading);
       s.files.push_back(s.loading->name());
-      s.files_fingerprint += s.loading_fingerprint;
+      s.files_fingerprint += s.loading->fingerprint();
       chakra::InputKind kind = s.loading->kind();
       s.loading.reset();
       s.note(message);
@@ -514,7 +581,16 @@ namespace {
 void write_progress(const App::Impl& s, bool busy, chakra::JsonWriter& w) {
   w.key("error").value(s.error);
   w.key("busy").value(busy);
-  w.key("loading").value_double(s.loading ? s.loading->fraction() : 1.0);
+  // The file being opened, else the next one queued: its name, size, phase and how far it got.
+  const chakra::Workspace::Loading* file = s.loading ? s.loading.get() : s.queue.empty() ? nullptr : s.queue.front().file.get();
+  const chakra::RankTrace* unchecked = nullptr;  // opened, its validation next
+  for (const auto& r : s.workspace.ranks())
+    if (!r->checked && !unchecked) unchecked = r.get();
+  w.key("loading").value_double(file ? file->fraction() : 1.0);
+  w.key("loading_file").value(file ? file->name() : unchecked ? unchecked->source : std::string());
+  w.key("loading_bytes").value_uint(file ? file->size() : unchecked ? unchecked->bytes : 0);
+  w.key("loading_phase").value(file ? file->phase() : unchecked ? "validating" : "");
+  w.key("queued_files").value_uint(s.queue.size() - (file && !s.loading ? 1 : 0));  // waiting behind it
 }
 }  // namespace
 
@@ -613,6 +689,7 @@ std::string App::status_json() const {
     w.key("rank").value_uint(r->rank);
     w.key("source").value(r->source);
     w.key("bytes").value_uint(r->bytes);
+    w.key("checked").value(r->checked);
     w.key("errors").value_uint(r->report.errors);
     w.key("warnings").value_uint(r->report.warnings + r->warnings.size());  // validation's and loading's
     w.key("load_warnings").begin_array();

@@ -84,7 +84,16 @@ class App {
   ~App();
 
   // Files handed over by the page; they are opened a slice at a time in work().
-  void queue_file(std::vector<uint8_t> bytes, std::string name);
+  void queue_file(std::span<const uint8_t> bytes, const std::string& name);
+  // A file the page hands over in pieces (large files are read in slices, so they are never
+  // held whole): queued now; returns its id for the calls below.
+  uint32_t begin_file(const std::string& name, uint64_t size);
+  // Its next piece; false when it was refused (the error is shown) or is gone.
+  bool file_piece(uint32_t id, std::span<const uint8_t> piece);
+  // How many more bytes it takes now (0: later), or -1 when it was refused or is gone.
+  int64_t file_bytes_wanted(uint32_t id) const;
+  // The page could not read the rest (the file went away): dropped, with the reason shown.
+  void abandon_file(uint32_t id, const std::string& reason);
   // Does up to `budget_ms` of pending work (opening files). Call once per frame.
   void work(double budget_ms);
   bool busy() const;

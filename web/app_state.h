@@ -103,18 +103,23 @@ struct App::Impl {
   Platform& platform;
   chakra::Workspace workspace;
 
+  // Files queued in the order the page handed them over; a file read in slices is queued when
+  // its first slice is (App::begin_file) and takes its pieces wherever it is.
   struct Pending {
-    std::vector<uint8_t> bytes;
-    std::string name;
+    uint32_t id = 0;
+    std::unique_ptr<chakra::Workspace::Loading> file;
   };
   std::deque<Pending> queue;
   std::unique_ptr<chakra::Workspace::Loading> loading;
+  uint32_t loading_id = 0, next_file_id = 1;
+  chakra::Workspace::Loading* file_by_id(uint32_t id) const;  // queued or being opened; null if gone
+  void drop_file(uint32_t id);
   std::vector<std::string> log;  // newest last
   std::string error;             // last error, shown until the next success
   std::vector<std::string> files;  // names opened
   // Sum of the opened files' chakra::file_fingerprint: a share link names its files by this and
   // their count, never by their names. The one of the file being opened, added once it opened.
-  uint64_t files_fingerprint = 0, loading_fingerprint = 0;
+  uint64_t files_fingerprint = 0;
   // A link's simulation runs, made again in order once its traces are open (as many files as it
   // names: the page hands them over one by one).
   std::deque<SimSettings> link_runs;

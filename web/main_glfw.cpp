@@ -67,7 +67,7 @@ void queue_path(const std::string& path) {
   try {
     std::string bytes = chakra::read_file(path);
     std::string name = path.substr(path.rfind('/') + 1);
-    g_app->queue_file(std::vector<uint8_t>(bytes.begin(), bytes.end()), name);
+    g_app->queue_file(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), name);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "chakra-view: %s\n", e.what());
   }

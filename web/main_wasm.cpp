@@ -192,7 +192,27 @@ extern "C" {
 // Takes a copy of `size` bytes at `data` (the page frees them afterwards); opened over the next frames.
 EMSCRIPTEN_KEEPALIVE void app_queue_file(const uint8_t* data, int size, const char* name) {
   wake();
-  g_app->queue_file(std::vector<uint8_t>(data, data + size), name);
+  g_app->queue_file(std::span(data, static_cast<size_t>(size)), name);
+}
+
+// A large file handed over in slices (the page never holds it whole): queued now, its id back.
+EMSCRIPTEN_KEEPALIVE double app_file_begin(const char* name, double size) {
+  wake();
+  return g_app->begin_file(name, static_cast<uint64_t>(size));
+}
+// Its next slice (copied); 0 when the file was refused (the status says why) or is gone.
+EMSCRIPTEN_KEEPALIVE int app_file_piece(double id, const uint8_t* data, double size) {
+  wake();
+  return g_app->file_piece(static_cast<uint32_t>(id), std::span(data, static_cast<size_t>(size))) ? 1 : 0;
+}
+// The page could not read the rest of it: dropped, the reason shown.
+EMSCRIPTEN_KEEPALIVE void app_file_abandon(double id, const char* reason) {
+  wake();
+  g_app->abandon_file(static_cast<uint32_t>(id), reason);
+}
+// Bytes it takes now (0: ask again after a frame), -1 when it was refused or is gone.
+EMSCRIPTEN_KEEPALIVE double app_file_wanted(double id) {
+  return static_cast<double>(g_app->file_bytes_wanted(static_cast<uint32_t>(id)));
 }
 
 EMSCRIPTEN_KEEPALIVE const char* app_status_json() {

@@ -67,7 +67,8 @@ void App::Impl::draw_overview() {
       }
       ImGui::TableNextColumn();
       const uint64_t warnings = r->report.warnings + r->warnings.size();  // validation's and loading's
-      if (r->report.errors) ImGui::TextColored(kErrorColour, "%llu errors", static_cast<unsigned long long>(r->report.errors));
+      if (!r->checked) ImGui::TextDisabled("checking");
+      else if (r->report.errors) ImGui::TextColored(kErrorColour, "%llu errors", static_cast<unsigned long long>(r->report.errors));
       else if (warnings) ImGui::TextColored(kWarningColour, "%llu warnings", static_cast<unsigned long long>(warnings));
       else ImGui::TextColored(ImVec4(0.4f, 1, 0.5f, 1), "ok");
     }

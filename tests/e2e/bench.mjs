@@ -18,6 +18,7 @@ const link = trace.startsWith('#') ? trace : '';
 const { server, url } = await serveDir(webDir);
 const browser = await launchChromium();
 const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+if (process.env.BENCH_CONSOLE) page.on('console', (m) => console.log('page:', m.text()));
 const status = () => page.evaluate(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])));
 let t = performance.now();
 await page.goto(url + link);

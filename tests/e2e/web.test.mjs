@@ -253,6 +253,50 @@ test('a broken file dropped on the page gives an error naming it and changes not
   }
 });
 
+test('a file larger than a slice is read and decoded in slices: the status says what it does from the start, and it decodes as the CLI does', async () => {
+  const p = await openPage(url);
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'chakra-slices-'));
+  try {
+    // The ResNet rank: 9 MB, over the page's 8 MB slice.
+    const et = path.join(dir, 'resnet_rank.1.et');
+    execFileSync('sh', ['-c', `gzip -dc "${path.join(shared, 'reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz')}" > "${et}"`]);
+    await p.evaluate(() => {
+      window.seen = [];
+      window.watch = setInterval(() => {
+        const s = JSON.parse(Module.ccall('app_brief_status_json', 'string', [], []));
+        if (s.busy) window.seen.push(`${s.loading_file}|${s.loading_phase}|${s.loading_bytes}`);
+      }, 5);
+    });
+    await p.setInputFiles('#file', [et]);
+    await p.waitForFunction(() => window.chakrakitReading === 0 && !JSON.parse(Module.ccall('app_status_json', 'string', [], [])).busy,
+      null, { timeout: 60000 });
+    const seen = await p.evaluate(() => { clearInterval(window.watch); return window.seen; });
+    const size = (await readFile(et)).length;
+    assert.ok(size > 8 << 20);
+    assert.ok(seen.includes(`resnet_rank.1.et|reading and decoding|${size}`), seen.join('\n'));
+    const s = await status(p);
+    assert.equal(s.error, '');
+    const native = JSON.parse(execFileSync(chakraBin, ['info', '--json', et], { encoding: 'utf8' }));
+    assert.equal(s.ranks.length, 1);
+    assert.equal(s.ranks[0].rank, 1);
+    assert.equal(s.ranks[0].checked, true);
+    assert.deepEqual(s.ranks[0].summary, native[0].summary);
+    // A large file of no kind the page reads: refused after its first slice, nothing kept.
+    const png = path.join(dir, 'huge.png');
+    await writeFile(png, Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), Buffer.alloc(20 << 20, 7)]));
+    await p.setInputFiles('#file', [png]);
+    await p.waitForFunction(() => window.chakrakitReading === 0 && JSON.parse(Module.ccall('app_status_json', 'string', [], [])).error !== '',
+      null, { timeout: 60000 });
+    const after = await status(p);
+    assert.match(after.error, /^huge\.png: not a trace this page reads: it looks like a PNG image/);
+    assert.equal(after.ranks.length, 1);
+    assert.equal(after.busy, false);
+  } finally {
+    await p.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test('a long simulation runs in a worker: the page keeps drawing, shows progress, and can cancel it', async () => {
   const p = await openPage(url + '#synth=llama2-7b&synth.layers=128&synth.dp=16&synth.tp=8&v=simulation');
   await p.waitForFunction(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])).ranks.length === 128,

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "app.h"
@@ -21,6 +22,7 @@
 #include "test_support.h"
 
 using nlohmann::json;
+using testing_support::as_bytes;
 using testing_support::read_raw;
 using testing_support::shared;
 namespace fs = std::filesystem;
@@ -397,12 +399,72 @@ TEST(AppUi, CommandNumbersAreCheckedWhole) {
   EXPECT_EQ(h.status()["ranks"].size(), 16u);
 }
 
+// A large file as the page hands it over: slices when the app wants them, frames between.
+// The status names the file and what is being done; a refused file and an abandoned one leave
+// nothing behind and say why.
+TEST(AppUi, FilesInSlicesOpenAsWholeFilesDoAndSayWhatTheyAreDoing) {
+  const std::string whole = read_raw(shared(kTwoRank) + "/chakra_trace.0.et");
+  json direct_ranks;
+  std::string direct_hash;
+  {  // one app at a time (each has the ImGui context)
+    Headless direct;
+    direct.drop(shared(kTwoRank) + "/chakra_trace.0.et");
+    direct.settle();
+    direct_ranks = direct.status()["ranks"];
+    direct_hash = direct.app->share_hash();
+  }
+
+  Headless h;
+  const uint32_t id = h.app->begin_file("chakra_trace.0.et", whole.size());
+  size_t sent = 0;
+  std::set<std::string> phases;
+  for (int frames = 0; h.app->busy(); ++frames) {
+    ASSERT_LT(frames, 100000) << "never finished";
+    const int64_t wanted = h.app->file_bytes_wanted(id);
+    if (wanted > 0) {
+      const size_t n = std::min<size_t>({static_cast<size_t>(wanted), whole.size() - sent, 4093});
+      ASSERT_TRUE(h.app->file_piece(id, as_bytes(whole).subspan(sent, n)));
+      sent += n;
+    }
+    const json s = json::parse(h.app->brief_status_json());
+    if (s["busy"].get<bool>()) {
+      EXPECT_EQ(s["loading_file"], "chakra_trace.0.et");
+      EXPECT_EQ(s["loading_bytes"], whole.size());
+      phases.insert(s["loading_phase"].get<std::string>());
+    }
+    h.frame();
+  }
+  EXPECT_EQ(sent, whole.size());
+  EXPECT_EQ(h.app->file_bytes_wanted(id), -1) << "an opened file takes no more";
+  EXPECT_TRUE(phases.count("reading and decoding")) << json(phases).dump();
+  EXPECT_EQ(h.status()["ranks"], direct_ranks);
+  EXPECT_EQ(h.app->share_hash(), direct_hash) << "the same file fingerprint";
+
+  // A PNG in slices: refused once its first 64 KiB are in; the rest is not asked for.
+  std::string png("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16);
+  png.resize(300000, 'x');
+  const uint32_t image = h.app->begin_file("photo.png", png.size());
+  EXPECT_TRUE(h.app->file_piece(image, as_bytes(png).first(40000)));
+  EXPECT_FALSE(h.app->file_piece(image, as_bytes(png).subspan(40000, 40000)));
+  EXPECT_EQ(h.app->file_bytes_wanted(image), -1);
+  // A file the page could not finish reading.
+  const uint32_t gone = h.app->begin_file("gone.et", whole.size());
+  EXPECT_TRUE(h.app->file_piece(gone, as_bytes(whole).first(1000)));
+  h.app->abandon_file(gone, "NotFoundError");
+  h.settle();
+  const json s = h.status();
+  EXPECT_NE(s["log"].dump().find("photo.png: not a trace this page reads: it looks like a PNG image"), std::string::npos) << s["log"];
+  EXPECT_NE(s["error"].get<std::string>().find("gone.et: could not be read to its end (NotFoundError)"), std::string::npos) << s["error"];
+  EXPECT_EQ(s["ranks"], direct_ranks) << "nothing of either was kept";
+}
+
 TEST(AppUi, BadFilesAreNamedInTheErrorAndTheAppCarriesOn) {
   Headless h;
   std::string good = read_raw(shared(kTwoRank) + "/chakra_trace.0.et");
   std::string cut = good.substr(0, good.size() / 2);
   h.app->queue_file(std::vector<uint8_t>(cut.begin(), cut.end()), "cut.0.et");
-  h.app->queue_file({'{', '"', 'x'}, "broken.json");
+  const std::vector<uint8_t> broken = {'{', '"', 'x'};
+  h.app->queue_file(broken, "broken.json");
   h.app->queue_file(std::vector<uint8_t>(good.begin(), good.end()), "chakra_trace.0.et");
   h.settle();
   json s = h.status();

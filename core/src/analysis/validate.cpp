@@ -43,7 +43,10 @@ std::string kind_name(AttrKind k) {
 
 class Checker {
  public:
-  Checker(const Trace& t, const ValidateOptions& o, ValidationReport& r) : t_(t), o_(o), r_(r) {}
+  Checker(const Trace& t, const ValidateOptions& o, ValidationReport& r) : t_(t), o_(o), r_(r) {
+    if (!t_.strings().find("num_ops", &num_ops_)) num_ops_ = kAbsent;
+    if (!t_.strings().find("tensor_size", &tensor_size_)) tensor_size_ = kAbsent;
+  }
 
   void run() {
     if (!t_.has_metadata())
@@ -161,7 +164,7 @@ class Checker {
           });
           break;
         }
-      const KnownAttr* known = find_known_attr(attr.name());
+      const KnownAttr* known = known_attr(t_.node_attrs().name(a));
       if (!known || attr.kind() == known->kind) continue;
       if ((known->rule == KindRule::AnyInteger || known->rule == KindRule::BoolOrInteger) && is_integer(attr.kind()))
         add(Severity::Warning, "attr-kind-v1", n, [&] {
@@ -176,12 +179,12 @@ class Checker {
         });
     }
     if (comm) check_comm(n, type);
-    if (type == static_cast<int32_t>(NodeType::Comp) && t_.find_attr(n, "num_ops") && !t_.find_attr(n, "tensor_size"))
+    if (type == static_cast<int32_t>(NodeType::Comp) && has_attr(n, num_ops_) && !has_attr(n, tensor_size_))
       add(Severity::Warning, "roofline-attrs", n, [&] {
         return who(n) + " has num_ops but no tensor_size; roofline compute models need both";
       });
     if ((type == static_cast<int32_t>(NodeType::MemLoad) || type == static_cast<int32_t>(NodeType::MemStore)) &&
-        !t_.find_attr(n, "tensor_size"))
+        !has_attr(n, tensor_size_))
       add(Severity::Error, "missing-mem-attr", n, [&] {
         return who(n) + " is a memory node without \"tensor_size\" (ASTRA-sim requires it)";
       });
@@ -240,6 +243,29 @@ class Checker {
                  "\"; ASTRA-sim expects \"\" or a number naming a communicator group";
         });
     }
+  }
+
+  // Whether node n has an attribute of this interned name: ids compared, not text (every
+  // compute node asks for num_ops).
+  bool has_attr(uint32_t n, StrId name) const {
+    if (name == kAbsent) return false;
+    for (uint32_t a = t_.attr_begin(n); a < t_.attr_end(n); ++a)
+      if (t_.node_attrs().name(a) == name) return true;
+    return false;
+  }
+
+  // find_known_attr by interned name, each name looked up once (a string search per attribute
+  // of every node was the largest part of validating a large trace).
+  const KnownAttr* known_attr(StrId name) {
+    if (known_.size() < t_.strings().size()) {
+      known_.resize(t_.strings().size(), nullptr);
+      looked_up_.resize(t_.strings().size(), false);
+    }
+    if (!looked_up_[name]) {
+      known_[name] = find_known_attr(t_.str(name));
+      looked_up_[name] = true;
+    }
+    return known_[name];
   }
 
   bool valid_utf8(StrId id) {
@@ -315,6 +341,10 @@ class Checker {
   ValidationReport& r_;
   std::vector<uint64_t> scratch_;
   std::vector<uint8_t> utf8_;
+  static constexpr StrId kAbsent = UINT32_MAX;  // a name no node has (not in the string pool)
+  StrId num_ops_ = kAbsent, tensor_size_ = kAbsent;
+  std::vector<const KnownAttr*> known_;  // by attribute name id, once looked_up_
+  std::vector<bool> looked_up_;
 };
 
 }  // namespace

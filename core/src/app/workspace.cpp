@@ -155,6 +155,7 @@ void Workspace::Loading::add_bytes(std::span<const uint8_t> piece) {
   tail_.insert(tail_.end(), piece.end() - std::min(piece.size(), kFingerprintEnd), piece.end());
   if (tail_.size() > kFingerprintEnd) tail_.erase(tail_.begin(), tail_.end() - kFingerprintEnd);
   if (!kind_known_ && pieces_->received() >= std::min<uint64_t>(total_, kFingerprintEnd)) learn_kind();
+  if (streaming_) frame_records();  // so bytes_wanted() counts what can be decoded now
   if (kind_known_ && !streaming_) {  // read whole: into one buffer as the pieces come
     pieces_->set_readable(pieces_->received());
     bytes_.reserve(static_cast<size_t>(total_));
@@ -182,12 +183,23 @@ void Workspace::Loading::learn_kind() {
 uint64_t Workspace::Loading::bytes_wanted() const {
   const uint64_t rest = total_ - pieces_->received();
   if (!streaming_ || done_) return rest;
-  // Decoding waits for the rest of a record: take more whatever is held.
-  if (!reader_ || reader_->offset() >= framed_) return rest;
+  if (waiting_for_bytes()) return rest;  // decoding waits for the rest of a record: more, whatever is held
   return std::min(rest, pieces_->held() < kHeldBytes ? kHeldBytes - pieces_->held() : 0);
 }
 
 bool Workspace::Loading::complete() const { return pieces_->complete(); }
+
+bool Workspace::Loading::waiting_for_bytes() const {
+  if (done_ || complete()) return false;
+  if (!kind_known_ || !streaming_) return true;
+  return reader_ ? !first_node_pending_ && reader_->offset() >= framed_ : framed_ == 0;
+}
+
+const char* Workspace::Loading::phase() const {
+  if (kind_ != InputKind::ChakraEt) return kind_known_ && complete() ? "opening" : "reading";
+  if (streaming_ && !complete()) return "reading and decoding";
+  return complete() ? "decoding" : "reading";
+}
 
 uint64_t Workspace::Loading::fingerprint() const {
   if (!complete()) throw Error(name_ + ": the file has not arrived whole");
@@ -275,6 +287,16 @@ std::unique_ptr<Workspace::Loading> Workspace::begin(std::span<const uint8_t> by
   return loading;
 }
 
+bool Workspace::check_one() {
+  for (const auto& t : ranks_)
+    if (!t->checked) {
+      t->report = validate(t->trace);
+      t->checked = true;
+      return true;
+    }
+  return false;
+}
+
 const RankTrace* Workspace::rank(uint32_t r) const {
   for (const auto& t : ranks_)
     if (t->rank == r) return t.get();
@@ -301,7 +323,8 @@ uint32_t Workspace::next_free_rank() const {
 
 void Workspace::put_rank(std::unique_ptr<RankTrace> t) {
   t->summary = summarize(t->trace);
-  t->report = validate(t->trace);
+  t->checked = !defer_checks;
+  if (t->checked) t->report = validate(t->trace);
   auto it = std::find_if(ranks_.begin(), ranks_.end(), [&](const auto& x) { return x->rank == t->rank; });
   if (it != ranks_.end()) {
     *it = std::move(t);

@@ -111,12 +111,12 @@ class FileSource : public ByteSource {
 
   int fd_;
   uint64_t size_;
-  bool regular_;
+  [[maybe_unused]] bool regular_;  // (no mapping in wasm)
   uint64_t pos_ = 0;
   std::vector<uint8_t> prefix_;
   size_t prefix_pos_ = 0;
-  void* mapped_ = nullptr;
-  size_t mapped_bytes_ = 0;
+  [[maybe_unused]] void* mapped_ = nullptr;
+  [[maybe_unused]] size_t mapped_bytes_ = 0;
 };
 
 class MemorySource : public ByteSource {

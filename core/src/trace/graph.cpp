@@ -7,6 +7,22 @@ namespace chakra {
 IdIndex::IdIndex(const Trace& trace) {
   const uint32_t n = trace.size();
   for (uint32_t i = 1; i < n && ascending_; ++i) ascending_ = trace.id(i - 1) < trace.id(i);
+  if (n > 0) {
+    uint64_t lo = trace.id(0), hi = lo;
+    for (uint32_t i = 1; i < n; ++i) lo = std::min(lo, trace.id(i)), hi = std::max(hi, trace.id(i));
+    if (hi - lo < uint64_t{4} * n + 1024) {
+      first_id_ = lo;
+      dense_.assign(static_cast<size_t>(hi - lo + 1), kNone);
+      for (uint32_t i = 0; i < n; ++i) {
+        uint32_t& slot = dense_[static_cast<size_t>(trace.id(i) - lo)];
+        if (slot == kNone) slot = i;
+        else duplicates_.push_back(trace.id(i));
+      }
+      std::sort(duplicates_.begin(), duplicates_.end());
+      duplicates_.erase(std::unique(duplicates_.begin(), duplicates_.end()), duplicates_.end());
+      return;
+    }
+  }
   if (ascending_) {
     trace_ = &trace;
     return;
@@ -21,6 +37,12 @@ IdIndex::IdIndex(const Trace& trace) {
 }
 
 std::optional<uint32_t> IdIndex::find(uint64_t id) const {
+  if (!dense_.empty()) {
+    if (id < first_id_ || id - first_id_ >= dense_.size()) return std::nullopt;
+    const uint32_t p = dense_[static_cast<size_t>(id - first_id_)];
+    if (p == kNone) return std::nullopt;
+    return p;
+  }
   if (trace_) {
     uint32_t lo = 0, hi = trace_->size();
     while (lo < hi) {

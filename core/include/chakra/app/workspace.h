@@ -37,6 +37,7 @@ struct RankTrace {
   Trace trace;
   TraceSummary summary;
   ValidationReport report;
+  bool checked = true;  // false until `report` is made (Workspace::defer_checks)
   std::vector<std::string> notes;     // what linking/conversion did
   std::vector<std::string> warnings;  // what they left out or guessed: shown as warnings, never "ok"
 };
@@ -58,6 +59,12 @@ class Workspace {
     // a bound on what is held undecoded (0: step() first).
     uint64_t bytes_wanted() const;
     bool complete() const;  // every byte arrived
+    // Nothing to do until more bytes arrive.
+    bool waiting_for_bytes() const;
+    // What it is doing, for a status line: "reading" (bytes arriving to be read whole),
+    // "decoding" (a .et), "reading and decoding" (a .et as it arrives), "opening" (the rest
+    // happens in Workspace::finish: linking, converting, parsing).
+    const char* phase() const;
     // Does some work; true when finished (then call Workspace::finish); false also while it
     // waits for bytes.
     bool step(uint32_t max_nodes);
@@ -65,6 +72,7 @@ class Workspace {
     double fraction() const;
     uint64_t nodes() const;
     const std::string& name() const { return name_; }
+    uint64_t size() const { return total_; }  // the file's bytes
     InputKind kind() const { return kind_; }
     // file_fingerprint() of the whole file, once complete().
     uint64_t fingerprint() const;
@@ -93,6 +101,11 @@ class Workspace {
 
   // Starts opening a file of `total_bytes` whose bytes come through Loading::add_bytes.
   std::unique_ptr<Loading> begin_pieces(const std::string& name, uint64_t total_bytes);
+  // Validation of a rank added by finish() waits for check_one() (a page validates a large
+  // trace in a frame of its own, not in the one that decoded its last nodes).
+  bool defer_checks = false;
+  // Validates one rank that waits for it; false when none does.
+  bool check_one();
   // Starts opening a file held whole (the bytes are copied). Throws chakra::Error naming the
   // file when it is of no kind this workspace takes.
   std::unique_ptr<Loading> begin(std::span<const uint8_t> bytes, const std::string& name);

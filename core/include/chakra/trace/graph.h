@@ -11,8 +11,9 @@
 
 namespace chakra {
 
-// Maps node ids to positions. Built in O(n) when ids are ascending (as every Chakra writer
-// emits them), O(n log n) otherwise.
+// Maps node ids to positions. Built in O(n), with O(1) look-ups, when the ids lie within a
+// few times the node count of each other (as every Chakra writer numbers them); otherwise
+// searched, and built in O(n) when ids ascend, O(n log n) when not.
 class IdIndex {
  public:
   explicit IdIndex(const Trace& trace);
@@ -24,9 +25,15 @@ class IdIndex {
   bool ascending() const { return ascending_; }
 
  private:
+  // Ids spanning a range of at most a few times the node count (the usual case): a table from
+  // id - first_id_ to position (kNone where no node has it), one load per look-up; ids looked up
+  // by binary search instead were a third of validation's time on large traces.
+  static constexpr uint32_t kNone = UINT32_MAX;
+  uint64_t first_id_ = 0;
+  std::vector<uint32_t> dense_;
   bool ascending_ = true;
-  const Trace* trace_ = nullptr;                    // used directly when ids are strictly ascending
-  std::vector<std::pair<uint64_t, uint32_t>> sorted_;  // otherwise (id, position), by id
+  const Trace* trace_ = nullptr;                    // sparse ids, strictly ascending: searched in place
+  std::vector<std::pair<uint64_t, uint32_t>> sorted_;  // sparse ids otherwise: (id, position), by id
   std::vector<uint64_t> duplicates_;
 };
 
