@@ -134,8 +134,8 @@ TEST(JsonPull, IntegersOfEveryLengthAtTheEndOfTheInput) {
       EXPECT_TRUE(j.at_end());
     }
   }
-  for (const char* bad : {"-", "1.", "1e", "1.e5", "-x"}) {
-    auto in = chakra::memory_input(as_bytes(bad), "bad.json");
+  for (const std::string bad : {"-", "1.", "1e", "1.e5", "-x"}) {
+    auto in = chakra::memory_input(as_bytes(bad), "bad.json");  // (the bytes must outlive the source)
     chakra::JsonPull j(*in);
     EXPECT_THROW(j.read_double(), chakra::Error) << bad;
   }
