@@ -1,5 +1,7 @@
 // Files dropped on the web app: the first byte picks the file name (which, with the content,
-// decides the kind), the rest is the file; it is opened in small steps as the page does.
+// decides the kind) and, in its high bits, whether the file is handed over whole or in pieces
+// (of 1 to 8 bytes, steps between them, as the page's slices); the rest is the file. It is
+// opened in small steps as the page does.
 #include "chakra/app/workspace.h"
 #include "fuzz_support.h"
 
@@ -11,7 +13,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz_support::expect_clean([&] {
     chakra::Workspace ws;
     ws.set_text_npus(4);
-    auto loading = ws.begin(fuzz_support::bytes(data + 1, size - 1), name);
+    const auto file = fuzz_support::bytes(data + 1, size - 1);
+    const size_t piece = data[0] >> 5;  // 0: whole
+    std::unique_ptr<chakra::Workspace::Loading> loading;
+    if (piece == 0) {
+      loading = ws.begin(file, name);
+    } else {
+      loading = ws.begin_pieces(name, file.size());
+      for (size_t at = 0; at < file.size(); at += piece) {
+        loading->add_bytes(file.subspan(at, std::min(piece, file.size() - at)));
+        loading->step(4);
+      }
+    }
     while (!loading->step(64)) {
     }
     ws.finish(*loading);
