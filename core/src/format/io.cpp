@@ -41,7 +41,8 @@ class FileSource : public ByteSource {
 
   // A window of a regular file mapped read-only, the previous one unmapped: the bytes are not
   // copied out of the page cache (the kernel's copy was a tenth of a conversion's time), and
-  // only one window's pages count against the process.
+  // only one window's pages count against the process. (A file cut short by another process
+  // while mapped would fault on the lost pages; traces are not rewritten while being read.)
   bool map(uint64_t offset, size_t n, std::string_view& out) override {
 #if defined(__linux__) && !defined(__EMSCRIPTEN__)
     if (!regular_) return false;
