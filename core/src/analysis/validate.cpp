@@ -164,7 +164,7 @@ class Checker {
           });
           break;
         }
-      const KnownAttr* known = known_attr(t_.node_attrs().name(a));
+      const KnownAttr* known = find_known_attr(attr.name());
       if (!known || attr.kind() == known->kind) continue;
       if ((known->rule == KindRule::AnyInteger || known->rule == KindRule::BoolOrInteger) && is_integer(attr.kind()))
         add(Severity::Warning, "attr-kind-v1", n, [&] {
@@ -254,20 +254,6 @@ class Checker {
     return false;
   }
 
-  // find_known_attr by interned name, each name looked up once (a string search per attribute
-  // of every node was the largest part of validating a large trace).
-  const KnownAttr* known_attr(StrId name) {
-    if (known_.size() < t_.strings().size()) {
-      known_.resize(t_.strings().size(), nullptr);
-      looked_up_.resize(t_.strings().size(), false);
-    }
-    if (!looked_up_[name]) {
-      known_[name] = find_known_attr(t_.str(name));
-      looked_up_[name] = true;
-    }
-    return known_[name];
-  }
-
   bool valid_utf8(StrId id) {
     if (utf8_.size() < t_.strings().size()) utf8_.resize(t_.strings().size(), 0);
     uint8_t& state = utf8_[id];  // 0 unknown, 1 valid, 2 invalid
@@ -343,8 +329,6 @@ class Checker {
   std::vector<uint8_t> utf8_;
   static constexpr StrId kAbsent = UINT32_MAX;  // a name no node has (not in the string pool)
   StrId num_ops_ = kAbsent, tensor_size_ = kAbsent;
-  std::vector<const KnownAttr*> known_;  // by attribute name id, once looked_up_
-  std::vector<bool> looked_up_;
 };
 
 }  // namespace

@@ -216,7 +216,7 @@ void Workspace::Loading::frame_records() {
       if (n == 0 || !pieces_->peek(framed_, prefix, n)) break;
       uint64_t length = 0;
       size_t used = 0;
-      while (used < n && used < 10) {
+      while (used < n) {
         length |= static_cast<uint64_t>(prefix[used] & 0x7F) << (7 * used);
         if (!(prefix[used++] & 0x80)) break;
       }

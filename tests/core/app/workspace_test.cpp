@@ -407,6 +407,41 @@ TEST(TimelineModel, PickAndAreaStats) {
   EXPECT_EQ(s.refs.size(), 3u);
 }
 
+// Every way the index stores ids gives what a scan of the nodes gives: dense ids (a table),
+// sparse ascending ids (searched in place), sparse ids in any order (sorted); duplicates once,
+// ascending, the first node winning.
+TEST(GraphQueries, IdIndexFindsWhatAScanFinds) {
+  const std::vector<std::vector<uint64_t>> layouts = {
+      {0, 1, 2, 3, 4, 5, 6, 7},                                // dense, ascending
+      {7, 3, 5, 3, 1000, 2, 7, 7},                             // dense, shuffled, duplicates
+      {5, 1u << 20, 3u << 20, uint64_t{1} << 40},              // sparse, ascending
+      {uint64_t{1} << 40, 9, 1u << 30, 9, uint64_t{1} << 40},  // sparse, shuffled, duplicates
+  };
+  for (const std::vector<uint64_t>& ids : layouts) {
+    Trace t;
+    NodeDraft d;
+    for (uint64_t id : ids) {
+      d.clear();
+      d.id = id;
+      t.append(d);
+    }
+    const IdIndex index(t);
+    std::vector<uint64_t> probes = ids;
+    for (uint64_t extra : {uint64_t{0}, uint64_t{4}, uint64_t{8}, uint64_t{999}, uint64_t{1} << 39, ~uint64_t{0}}) probes.push_back(extra);
+    for (uint64_t id : probes) {
+      auto first = std::find(ids.begin(), ids.end(), id);
+      const std::optional<uint32_t> want =
+          first == ids.end() ? std::nullopt : std::optional<uint32_t>(static_cast<uint32_t>(first - ids.begin()));
+      EXPECT_EQ(index.find(id), want) << "id " << id << " of layout " << ids.front();
+    }
+    std::vector<uint64_t> duplicates;
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (std::count(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(i), ids[i]) == 1) duplicates.push_back(ids[i]);
+    std::sort(duplicates.begin(), duplicates.end());
+    EXPECT_EQ(index.duplicate_ids(), duplicates) << "layout " << ids.front();
+  }
+}
+
 TEST(GraphQueries, ReachableAndCriticalPath) {
   // 0 -> 1 -> 3, 0 -> 2 -> 3 (arrows: "is depended on by"); durations 5, 1, 10, 2.
   Trace t;
