@@ -497,20 +497,26 @@ TEST(CliLink, FolderOfRankPairsThenConvert) {
   for (const nlohmann::json& npu : result["npus"]) {
     const double measured = npu["measured_step_ns"].get<double>();
     const double simulated = npu["finish_ns"].get<double>() - npu["start_ns"].get<double>();
-    EXPECT_NEAR(simulated / measured, 1.0, 0.05) << npu;  // the issue's target; today -0.4% .. -0.9%
+    EXPECT_NEAR(simulated / measured, 1.0, 0.05) << npu;  // the issue's target; today -0.5% .. -1.2%
     total_error += std::abs(simulated / measured - 1);
     if (npu["start_ns"] == 0) earliest_rank_step = npu["finish_ns"].get<uint64_t>();
     // Exposed communication measured on the critical path: some, a small part of the step.
     EXPECT_GT(npu["measured_exposed_comm_ns"].get<double>(), 0) << npu;
     EXPECT_LT(npu["measured_exposed_comm_ns"].get<double>(), measured / 10) << npu;
   }
-  EXPECT_LT(total_error / 8, 0.015);  // today 0.6%
+  EXPECT_LT(total_error / 8, 0.015);  // today 0.8%
+  // When each measured node started, reproduced: the median |error| was 196 µs (p90 542) while
+  // a parent's own time was all charged before its children; charged where it was spent, 62 µs.
+  EXPECT_GT(result["start_error"]["nodes"].get<uint64_t>(), 15000u);
+  EXPECT_LT(result["start_error"]["median_ns"].get<double>(), 100e3);
+  EXPECT_LT(result["start_error"]["p90_ns"].get<double>(), 250e3);
+  EXPECT_TRUE(contains(text, "node starts vs measured")) << text;
   EXPECT_GT(earliest_rank_step, 0u);
   // Per collective type, the median simulated duration against the measured NCCL kernels.
   ASSERT_EQ(result["measured_collectives"].size(), 2u);
   for (const nlohmann::json& c : result["measured_collectives"]) {
     const double ratio = c["simulated_median_ns"].get<double>() / c["measured_median_ns"].get<double>();
-    EXPECT_NEAR(ratio, 1.0, 0.25) << c;  // today +18% (all-to-all), +19% (all-reduce)
+    EXPECT_NEAR(ratio, 1.0, 0.25) << c;  // today +18.5% (all-to-all), +22.2% (all-reduce); target 15%
   }
   // More bandwidth never makes the step longer.
   write_raw(dir + "/sys.json", R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,

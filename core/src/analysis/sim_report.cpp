@@ -88,6 +88,10 @@ std::string measured_vs_simulated_text(const SimResult& r) {
         appendf(out, "  * from each collective's last measured arrival to its end, less compute kernel time\n");
     }
   }
+  if (r.start_error.nodes > 0)
+    appendf(out, "  node starts vs measured (%llu nodes): median |error| %s, p90 %s\n",
+            static_cast<unsigned long long>(r.start_error.nodes), ns_text(r.start_error.median).c_str(),
+            ns_text(r.start_error.p90).c_str());
   if (!r.measured_collectives.empty()) {
     appendf(out, "  %-16s %10s %17s %17s %9s\n", "collective", "count", "median measured", "median simulated", "error");
     for (const CollectiveFit& c : r.measured_collectives) {
@@ -198,6 +202,13 @@ void write_sim_json(const SimResult& r, ByteSink& out) {
       w.end_object();
     }
     w.end_array();
+  }
+  if (r.start_error.nodes > 0) {
+    w.key("start_error").begin_object();
+    w.key("nodes").value_uint(r.start_error.nodes);
+    w.key("median_ns").value_uint(r.start_error.median);
+    w.key("p90_ns").value_uint(r.start_error.p90);
+    w.end_object();
   }
   w.end_object();
   w.raw("\n");

@@ -153,6 +153,7 @@ std::string encode_result(const SimResult& result) {
   w.u64(result.measured_collectives.size());
   for (const CollectiveFit& c : result.measured_collectives)
     for (uint64_t v : {static_cast<uint64_t>(c.comm_type), c.count, c.measured_median, c.simulated_median}) w.u64(v);
+  for (uint64_t v : {result.start_error.nodes, result.start_error.median, result.start_error.p90}) w.u64(v);
   w.u64(result.messages);
   w.u64(result.events);
   w.raw<uint8_t>(result.deadlock);
@@ -205,6 +206,9 @@ SimResult decode_result(std::string_view bytes) {
     c.measured_median = r.u64();
     c.simulated_median = r.u64();
   }
+  result.start_error.nodes = r.u64();
+  result.start_error.median = r.u64();
+  result.start_error.p90 = r.u64();
   result.messages = r.u64();
   result.events = r.u64();
   result.deadlock = r.raw<uint8_t>() != 0;

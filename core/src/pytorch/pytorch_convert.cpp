@@ -32,6 +32,7 @@ struct HostNode {
   StrId name = StringPool::kEmpty;
   bool gpu = false;               // has a non-null "cat" (a Kineto GPU event joined by the linker)
   double exclusive_dur = 0;
+  double inclusive_dur = NAN;     // NaN: none (traces linked without times)
   double blocked_dur = 0;         // of which blocked in CUDA synchronisation (chakra link --sync-deps)
   double ts = NAN;                // measured start in µs (linked traces); NaN: none
   int64_t inter_thread_dep = 0;   // 0: none (the reference tests truthiness)
@@ -47,6 +48,12 @@ struct HostNode {
   bool malformed_tensor = false;
   // Integer inputs 1 and 2 (c10d::send/recv_: peer rank and tag).
   std::optional<int64_t> int_input1, int_input2;
+};
+
+// When a host node was blocked (`blocked_spans`, written by chakra link --sync-deps): µs.
+struct BlockedSpan {
+  uint32_t position;  // of the node in the "nodes" list
+  double begin, end;
 };
 
 // String equality without a library call: the keys compared here are a few bytes long, and
@@ -110,6 +117,7 @@ class Parser {
 
   Column<HostNode> nodes;  // huge-page backed: far fewer first-touch page faults than a std::vector
   std::vector<std::pair<uint32_t, int64_t>> sync_deps;  // (node position, node id it waits for)
+  std::vector<BlockedSpan> blocked_spans;  // chakra link --sync-deps: when each node was blocked
   std::map<std::string, nlohmann::json> metadata;  // schema, pid, time, start_ts, finish_ts
 
   void document() {
@@ -322,7 +330,7 @@ class Parser {
   // The node keys the converter reads; IntAttr + k is kIntAttrs[k] at the top level.
   enum NodeKey : uint8_t {
     Other, Id, Name, Parent, Inputs, Outputs, InputShapes, OutputShapes, InputTypes, OutputTypes, Attrs,
-    ExclusiveDur, BlockedDur, Ts, InterThreadDep, SyncDep, Cat, Stream, PgName, OpSchema, IntAttr
+    ExclusiveDur, InclusiveDur, BlockedDur, BlockedSpans, Ts, InterThreadDep, SyncDep, Cat, Stream, PgName, OpSchema, IntAttr
   };
   // A switch on the length, then one comparison: every node has ~10 keys and ~7 attribute
   // objects, and a chain of string compares per key showed in profiles.
@@ -340,7 +348,7 @@ class Parser {
       case 9: k = is("ctrl_deps") ? Parent : is("op_schema") ? OpSchema : Other; break;
       case 11: k = is("input_types") ? InputTypes : is("blocked_dur") ? BlockedDur : Other; break;
       case 12: k = is("input_shapes") ? InputShapes : is("output_types") ? OutputTypes : Other; break;
-      case 13: k = is("output_shapes") ? OutputShapes : is("exclusive_dur") ? ExclusiveDur : Other; break;
+      case 13: k = is("output_shapes") ? OutputShapes : is("exclusive_dur") ? ExclusiveDur : is("inclusive_dur") ? InclusiveDur : is("blocked_spans") ? BlockedSpans : Other; break;
       case 16: k = is("inter_thread_dep") ? InterThreadDep : Other; break;
     }
     if (k == Other)
@@ -396,6 +404,10 @@ class Parser {
           if (j_.peek() == JsonPull::Kind::Number) n.exclusive_dur = j_.read_double();
           else j_.skip();
           break;
+        case InclusiveDur:
+          if (j_.peek() == JsonPull::Kind::Number) n.inclusive_dur = j_.read_double();
+          else j_.skip();
+          break;
         case BlockedDur:
           if (j_.peek() == JsonPull::Kind::Number) n.blocked_dur = j_.read_double();
           else j_.skip();
@@ -417,6 +429,23 @@ class Parser {
           while (j_.next_element()) {
             if (j_.peek() == JsonPull::Kind::Number) sync_deps.emplace_back(static_cast<uint32_t>(nodes.size() - 1), j_.read_int64());
             else j_.skip();
+          }
+          break;
+        case BlockedSpans:
+          if (j_.peek() != JsonPull::Kind::Array) {
+            j_.skip();
+            break;
+          }
+          j_.begin_array();
+          while (j_.next_element()) {
+            double span[2];
+            j_.begin_array();
+            for (double& x : span) {
+              if (!j_.next_element() || j_.peek() != JsonPull::Kind::Number) j_.fail("a \"blocked_spans\" entry is not [begin, end]");
+              x = j_.read_double();
+            }
+            if (j_.next_element()) j_.fail("a \"blocked_spans\" entry is not [begin, end]");
+            blocked_spans.push_back({static_cast<uint32_t>(nodes.size() - 1), span[0], span[1]});
           }
           break;
         case Cat:
@@ -689,6 +718,88 @@ std::string comm_group_json(const std::map<std::string, std::vector<int64_t>>& g
   return out + "}\n";
 }
 
+// The replay model's CPU costs. A thread runs its ops one after the other in `chain` order (a
+// pre-order walk of its call tree), each for its duration, so a parent's own time has to be
+// charged where it was spent: the stretch before its first child to the parent itself, each
+// stretch between two children (and after the last) to the op that runs just before it. So
+// every op is charged from its measured start to the next op's start, but not past the end of
+// its top-level op: the thread's time between top-level ops is no op's and is left out, as
+// before (it holds waits the profiler did not record), except between two ops of work handed
+// over by another thread. The times the thread was blocked (`blocked_spans`) are then taken
+// out of each stretch. NaN for an op without the times (it then costs its exclusive less its blocked time);
+// all NaN when a node has blocked time without its spans (linked by an older chakra).
+std::vector<double> interleaved_cpu_costs(const Column<HostNode>& nodes, const std::vector<uint32_t>& parent_pos,
+                                          const std::vector<std::vector<uint32_t>>& chains,
+                                          std::vector<BlockedSpan> blocked) {
+  constexpr uint32_t kNoParent = UINT32_MAX;
+  std::vector<double> cost(nodes.size(), NAN);
+  std::vector<uint8_t> has_spans(nodes.size(), 0);
+  for (const BlockedSpan& b : blocked) has_spans[b.position] = 1;
+  for (uint32_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].blocked_dur > 0 && !has_spans[i]) return cost;
+  std::sort(blocked.begin(), blocked.end(), [](const BlockedSpan& a, const BlockedSpan& b) { return a.position < b.position; });
+  auto timed = [&](uint32_t i) { return !std::isnan(nodes[i].ts) && !std::isnan(nodes[i].inclusive_dur); };
+  std::vector<std::pair<double, double>> thread_blocked;
+  for (const std::vector<uint32_t>& chain : chains) {
+    if (chain.empty()) continue;
+    const uint32_t root = chain[0];
+    // Walks up from i: the first ancestor for which stop(ancestor) holds, or kNoParent.
+    auto up = [&](uint32_t i, auto stop) {
+      for (uint32_t depth = 0; depth < nodes.size(); ++depth) {
+        const uint32_t p = parent_pos[i];
+        if (p == kNoParent || p == i) return kNoParent;
+        if (stop(p)) return p;
+        i = p;
+      }
+      return kNoParent;
+    };
+    auto top = [&](uint32_t i) {  // i's ancestor just under the thread's root; i itself at the top
+      if (parent_pos[i] == root) return i;
+      const uint32_t t = up(i, [&](uint32_t p) { return parent_pos[p] == root; });
+      return t == kNoParent ? i : t;
+    };
+    // The thread's blocked times, merged (each span is inside its op's own time).
+    thread_blocked.clear();
+    for (uint32_t x : chain) {
+      auto it = std::lower_bound(blocked.begin(), blocked.end(), x,
+                                 [](const BlockedSpan& b, uint32_t position) { return b.position < position; });
+      for (; it != blocked.end() && it->position == x; ++it) thread_blocked.emplace_back(it->begin, it->end);
+    }
+    std::sort(thread_blocked.begin(), thread_blocked.end());
+    size_t merged = 0;
+    for (const auto& span : thread_blocked) {
+      if (merged > 0 && span.first <= thread_blocked[merged - 1].second)
+        thread_blocked[merged - 1].second = std::max(thread_blocked[merged - 1].second, span.second);
+      else
+        thread_blocked[merged++] = span;
+    }
+    thread_blocked.resize(merged);
+    auto blocked_within = [&](double b, double e) {  // µs of [b, e) the thread was blocked
+      auto it = std::partition_point(thread_blocked.begin(), thread_blocked.end(),
+                                     [&](const std::pair<double, double>& span) { return span.second <= b; });
+      double total = 0;
+      for (; it != thread_blocked.end() && it->first < e; ++it) total += std::min(e, it->second) - std::max(b, it->first);
+      return total;
+    };
+    for (size_t c = 1; c < chain.size(); ++c) {
+      const uint32_t x = chain[c];
+      const uint32_t t = top(x);
+      if (!timed(x) || !timed(t)) continue;
+      const bool has_next = c + 1 < chain.size() && timed(chain[c + 1]);
+      const uint32_t next = has_next ? chain[c + 1] : x;
+      const bool next_is_child = has_next && up(next, [&](uint32_t p) { return p == x || p == root; }) == x;
+      // Between two ops of work handed over by another thread (autograd's), the thread's time
+      // is the engine's own: picking the next task.
+      const bool next_in_top =
+          has_next && (top(next) == t || (nodes[t].inter_thread_dep && nodes[top(next)].inter_thread_dep));
+      const double until = next_is_child || next_in_top ? nodes[next].ts : nodes[t].ts + nodes[t].inclusive_dur;
+      const double from = nodes[x].ts;
+      cost[x] = until > from ? (until - from) - blocked_within(from, until) : 0;
+    }
+  }
+  return cost;
+}
+
 PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const PytorchConvertOptions& options) {
   PytorchConvertResult result;
   Trace& t = result.trace;
@@ -771,6 +882,7 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
 
   // ---- data dependencies: a pre-order walk of each thread's call tree ----
   DepLists data;
+  std::vector<std::vector<uint32_t>> cpu_chains;  // per thread: its CPU ops (host positions) in replay order
   {
     std::vector<uint32_t> stack;
     std::vector<uint32_t> visited_epoch(nodes.size(), 0);
@@ -782,6 +894,7 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
         continue;
       ++epoch;
       int64_t last_cpu = -1, last_any = -1;  // host positions
+      cpu_chains.emplace_back();
       stack.assign(1, order[k]);
       while (!stack.empty()) {
         uint32_t h = stack.back();
@@ -798,6 +911,7 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
             if (n.inter_thread_dep) data.add(s, n.inter_thread_dep);
             if (last_cpu >= 0) data.add(s, nodes[last_cpu].id);
             last_cpu = last_any = h;
+            cpu_chains.back().push_back(h);
           }
         }
         kids.assign(children.of(h).begin(), children.of(h).end());
@@ -829,6 +943,12 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
       if (nodes[gpu[x]].stream == nodes[gpu[x - 1]].stream) data.add(slot[gpu[x]], nodes[gpu[x - 1]].id);
   }
   data.group(order.size());
+
+  // A CPU op's cost in the replay model: its own time where it was spent (see
+  // core/docs/pytorch-replay.md, "Own time where it was spent"); NaN where the trace lacks the
+  // times, and the op then costs its exclusive time less its blocked time.
+  std::vector<double> replay_cost;
+  if (replay) replay_cost = interleaved_cpu_costs(nodes, parent_pos, cpu_chains, parser.blocked_spans);
 
   // ---- node types and communication attributes ----
   auto parent_of = [&](const HostNode& n) -> const HostNode* {
@@ -1060,7 +1180,7 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     // steps, whose own time (hundreds of µs) is as real as any other op's.
     double own = n.exclusive_dur;
     if (!replay) own = contains(t.str(n.name), "Optimizer.step") ? 0 : own;
-    else if (!n.gpu) own = std::max(0.0, own - n.blocked_dur);
+    else if (!n.gpu) own = std::isnan(replay_cost[order[k]]) ? std::max(0.0, own - n.blocked_dur) : replay_cost[order[k]];
     d.duration_micros = static_cast<uint64_t>(static_cast<int64_t>(own));
     // The measured start (the host op's, or its kernel's for a GPU op), which the reference drops.
     if (!options.reference_bytes && !std::isnan(n.ts)) {

@@ -636,6 +636,8 @@ struct SyncDeps {
   // Host node id → µs of its own time spent inside calls that block the CPU thread until GPU
   // work finishes (device/stream/event syncs, copies to pageable host memory).
   std::unordered_map<int64_t, double> blocked;
+  // Host node id → when it was blocked: [begin, end) in µs on the profiler's clock, sorted.
+  std::unordered_map<int64_t, std::vector<std::pair<double, double>>> blocked_spans;
   uint64_t calls = 0, resolved = 0, edges = 0;
   uint64_t unidentified = 0;  // event waits whose event is unknown (no cuda_sync event)
   uint64_t inferred = 0;      // stream waits without one, resolved by the launch-order rule
@@ -702,7 +704,8 @@ int32_t last_linked_cpu_op_over_by(const Device& d, TidKey tid, Number end) {
 // main thread waits inside one op while the engine's thread runs the backward pass). `deps`
 // pairs each op that has an inter-thread dependency with the op it depends on (Kineto
 // indices); its span is waiting time of the innermost op of the depended-on thread around it.
-// Per waiting op: the union of those spans, at most its exclusive time.
+// Per waiting op: from the first such span's start to the last one's end, at most its
+// exclusive time.
 // The wait ends when the handed-over work does, so the waiting thread's next op depends on the
 // last op each working thread finished before the wait ended (a `sync_dep`). Without it the
 // replay lets the main thread run on after the backward pass's first ops: the reference's
@@ -733,18 +736,18 @@ void add_cross_thread_blocked(const Device& d, const std::vector<std::pair<int32
     }
   }
   for (auto& [waiting, list] : spans) {
-    std::sort(list.begin(), list.end());
-    double total = 0, begin = list[0].first, end = list[0].second;
+    // From the first to the last op of the handed-over work: the gaps between those ops are the
+    // other thread's (the engine picking its next task), the waiting thread sleeps throughout.
+    double begin = list[0].first, end = list[0].second;
     for (auto [b, e] : list) {
-      if (b > end) {
-        total += end - begin;
-        begin = b;
-      }
+      begin = std::min(begin, b);
       end = std::max(end, e);
     }
-    total += end - begin;
-    if (const double blocked = std::min(total, d.ops[waiting].exclusive.as_double()); blocked > 0)
-      r.blocked[host_out(d.ops[waiting].host)] += blocked;
+    if (const double blocked = std::min(end - begin, d.ops[waiting].exclusive.as_double()); blocked > 0) {
+      const int64_t host = host_out(d.ops[waiting].host);
+      r.blocked[host] += blocked;
+      r.blocked_spans[host].emplace_back(begin, end);
+    }
   }
 }
 
@@ -784,7 +787,10 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
   SyncDeps r;
   auto add_blocked = [&](TidKey tid, Number ts, Number end, double micros) {
     const int32_t op = innermost_cpu_op(d, tid, ts, end);
-    if (op != kNone && d.ops[op].host != kNone && micros > 0) r.blocked[host_out(d.ops[op].host)] += micros;
+    if (op == kNone || d.ops[op].host == kNone || micros <= 0) return;
+    const int64_t host = host_out(d.ops[op].host);
+    r.blocked[host] += micros;
+    r.blocked_spans[host].emplace_back(end.as_double() - micros, end.as_double());  // the call's last µs
   };
   std::vector<int64_t> targets;  // GPU node ids the current call waits for
   // Older Kineto names neither the event nor the streams of a stream wait. PyTorch waits on a
@@ -1530,6 +1536,22 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
     return out;
   };
 
+  auto render_spans = [](std::vector<std::pair<double, double>>& spans) {
+    std::sort(spans.begin(), spans.end());
+    std::string list = "[";
+    for (size_t k = 0; k < spans.size(); ++k) {
+      list += k ? ", [" : "[";
+      pyjson::append_number(list, Number::of_float(spans[k].first));
+      list += ", ";
+      pyjson::append_number(list, Number::of_float(spans[k].second));
+      list += ']';
+    }
+    list += ']';
+    std::string out;
+    pyjson::render_value(list, 0, 3, out);
+    return out;
+  };
+
   // Write: the host ET's top-level members in order, "nodes" replaced.
   std::string_view text = h.text;
   std::vector<Member> top, members;
@@ -1581,9 +1603,12 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
       if (waits) host_over.push_back({"\"sync_dep\"", render_ids(*waits)});
       auto blocked = sync.blocked.find(new_id[i]);
       const bool has_blocked = blocked != sync.blocked.end();
-      if (has_blocked) host_over.push_back({"\"blocked_dur\"", py(Number::of_float(blocked->second))});
+      if (has_blocked) {
+        host_over.push_back({"\"blocked_dur\"", py(Number::of_float(blocked->second))});
+        host_over.push_back({"\"blocked_spans\"", render_spans(sync.blocked_spans[new_id[i]])});
+      }
       writer.write_node(members, host_over);
-      if (has_blocked) host_over.pop_back();
+      if (has_blocked) host_over.resize(host_over.size() - 2);
       if (waits) host_over.pop_back();
       ++written;
       int64_t gpu_id = new_id[i];

@@ -153,6 +153,52 @@ TEST(PytorchConvert, KeepsMeasuredStartTimesOfLinkedTraces) {
   for (uint32_t n = 0; n < dropped.size(); ++n) ASSERT_EQ(dropped.start_time_micros(n), 0u);
 }
 
+// The replay model charges a parent's own time where it was spent: the stretch before its
+// first child to the parent, each stretch after a child to the op that ran just before it, and
+// takes the thread's blocked spans out of them. aten::p (100–150 µs) calls aten::a (110–120)
+// and aten::b (130–140), and sat blocked 142–146; aten::q (200–205) is the next top-level op,
+// and the 50 µs between p's end and q's start (Python) are no op's.
+TEST(PytorchConvert, ReplayModelChargesOwnTimeWhereItWasSpent) {
+  auto node = [](int id, const char* name, int parent, const std::string& more) {
+    return std::string("{\"id\": ") + std::to_string(id) + ", \"name\": \"" + name + "\", \"ctrl_deps\": " +
+           std::to_string(parent) + ", \"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, \"outputs\": " +
+           "{\"values\": [], \"shapes\": [], \"types\": []}, \"attrs\": [], \"inter_thread_dep\": null" + more + "}";
+  };
+  auto trace = [&](const std::string& blocked) {
+    return "{\"schema\": \"1.0.2-chakra.0.0.4\", \"pid\": 1, \"time\": \"t\", \"start_ts\": 1, \"finish_ts\": 2, \"nodes\": [" +
+           node(1, "[pytorch|profiler|execution_trace|process]", 1, "") + ", " +
+           node(2, "[pytorch|profiler|execution_trace|thread]", 1, "") + ", " +
+           node(3, "aten::p", 2, ", \"ts\": 100, \"inclusive_dur\": 50, \"exclusive_dur\": 30" + blocked) + ", " +
+           node(4, "aten::a", 3, ", \"ts\": 110, \"inclusive_dur\": 10, \"exclusive_dur\": 10") + ", " +
+           node(5, "aten::b", 3, ", \"ts\": 130, \"inclusive_dur\": 10, \"exclusive_dur\": 10") + ", " +
+           node(6, "aten::q", 2, ", \"ts\": 200, \"inclusive_dur\": 5, \"exclusive_dur\": 5") + "]}";
+  };
+  auto durations = [&](const chakra::PytorchConvertResult& r) {
+    std::map<std::string, uint64_t> d;
+    for (uint32_t n = 0; n < r.trace.size(); ++n) d[std::string(r.trace.name(n))] = r.trace.duration_micros(n);
+    return d;
+  };
+  const std::string blocked = ", \"blocked_dur\": 4, \"blocked_spans\": [[142, 146]]";
+  auto d = durations(convert_text(trace(blocked)));
+  EXPECT_EQ(d["aten::p"], 10u);  // 100–110, before its first child
+  EXPECT_EQ(d["aten::a"], 20u);  // 110–130: its own 10 and p's 10 after it
+  EXPECT_EQ(d["aten::b"], 16u);  // 130–150 less the 4 blocked
+  EXPECT_EQ(d["aten::q"], 5u);
+  // Same total as exclusive less blocked, which the reference graph charges p up front.
+  chakra::PytorchConvertOptions reference_graph;
+  reference_graph.replay_model = false;
+  auto r = durations(convert_text(trace(blocked), reference_graph));
+  EXPECT_EQ(r["aten::p"], 30u);
+  EXPECT_EQ(r["aten::a"] + r["aten::b"], 20u);
+  // Linked by an older chakra (blocked time without its spans): exclusive less blocked.
+  auto old = durations(convert_text(trace(", \"blocked_dur\": 4")));
+  EXPECT_EQ(old["aten::p"], 26u);
+  EXPECT_EQ(old["aten::a"], 10u);
+  EXPECT_EQ(old["aten::b"], 10u);
+  // A malformed span is an error naming the key.
+  EXPECT_NE(error_of(trace(", \"blocked_dur\": 4, \"blocked_spans\": [[142]]")).find("blocked_spans"), std::string::npos);
+}
+
 // The replay model: every GPU op waits for the op launched before it on its stream, and the
 // metadata tells simulators to run a lane per thread and stream from the earliest start.
 TEST(PytorchConvert, ReplayModelChainsEachStreamInLaunchOrder) {

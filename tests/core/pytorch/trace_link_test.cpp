@@ -333,6 +333,7 @@ TEST(TraceLink, BlockedTimeIsOwnTimeInsideBlockingCalls) {
   ASSERT_EQ(nodes[2]["name"], "aten::linear");
   EXPECT_EQ(nodes[2]["exclusive_dur"], 8.25);
   EXPECT_EQ(nodes[2]["blocked_dur"], 3.5);
+  EXPECT_EQ(nodes[2]["blocked_spans"], json::parse("[[105.0, 108.5]]"));  // when: the sync call
   for (const json& n : nodes) {
     if (n["name"] != "aten::linear") {
       EXPECT_FALSE(n.contains("blocked_dur")) << n["name"];
@@ -343,7 +344,9 @@ TEST(TraceLink, BlockedTimeIsOwnTimeInsideBlockingCalls) {
   // Not without --sync-deps: the reference writes no such key.
   EXPECT_EQ(link_text(small_host(), kineto).text.find("blocked_dur"), std::string::npos);
 
-  // The converter's replay model charges aten::linear its own time only.
+  // The converter's replay model charges aten::linear's own time where it was spent, less the
+  // blocked 3.5 µs: 100.5–101.75 before addmm to linear, 101.75–111 (addmm's 2.25 and linear's
+  // 7 after it, 3.5 of them blocked) to addmm, the op running before that stretch.
   std::string text = link_text(small_host(), kineto, o).text;
   chakra::PytorchConvertResult c = chakra::convert_pytorch(chakra::memory_input(as_bytes(text), "linked.json"));
   chakra::PytorchConvertOptions reference_graph;
@@ -351,13 +354,19 @@ TEST(TraceLink, BlockedTimeIsOwnTimeInsideBlockingCalls) {
   chakra::PytorchConvertResult r = chakra::convert_pytorch(chakra::memory_input(as_bytes(text), "linked.json"), reference_graph);
   ASSERT_EQ(c.trace.size(), r.trace.size());
   int found = 0;
-  for (uint32_t i = 0; i < c.trace.size(); ++i)
+  for (uint32_t i = 0; i < c.trace.size(); ++i) {
     if (c.trace.name(i) == "aten::linear") {
       ++found;
-      EXPECT_EQ(c.trace.duration_micros(i), 4u);  // int(8.25 - 3.5)
-      EXPECT_EQ(r.trace.duration_micros(i), 8u);  // int(8.25)
+      EXPECT_EQ(c.trace.duration_micros(i), 1u);  // int(1.25)
+      EXPECT_EQ(r.trace.duration_micros(i), 8u);  // int(8.25), all of it up front
     }
-  EXPECT_EQ(found, 1);
+    if (c.trace.name(i) == "aten::addmm") {
+      ++found;
+      EXPECT_EQ(c.trace.duration_micros(i), 5u);  // int(9.25 - 3.5)
+      EXPECT_EQ(r.trace.duration_micros(i), 2u);  // int(2.25)
+    }
+  }
+  EXPECT_EQ(found, 2);
 }
 
 // On a real trace every sync dependency must hold physically: the GPU op ended before the op

@@ -123,10 +123,19 @@ struct CollectiveFit {
   Tick measured_median = 0, simulated_median = 0;
 };
 
+// How closely a replay reproduces when each measured node started: over every node with a
+// measured start, on NPUs whose start is known (replay-model traces), |simulated start −
+// measured start| with both taken from the earliest NPU's start.
+struct StartError {
+  uint64_t nodes = 0;
+  Tick median = 0, p90 = 0;
+};
+
 struct SimResult {
   std::vector<NpuResult> npus;
   CollectiveTotals collectives[kCollectiveTypes + 1];  // by Collective, then broadcast
   std::vector<CollectiveFit> measured_collectives;    // by comm_type; empty without measured times
+  StartError start_error;                             // nodes 0 without measured times
   uint64_t messages = 0;  // network messages delivered
   uint64_t events = 0;    // discrete events processed
   bool deadlock = false;  // some NPU could not finish (see NpuResult::stuck)

@@ -75,7 +75,10 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
   if (std::all_of(npus_.begin(), npus_.end(), [](const Npu& p) { return p.replay_start.has_value(); })) {
     uint64_t earliest = UINT64_MAX;
     for (const Npu& p : npus_) earliest = std::min(earliest, *p.replay_start);
-    for (Npu& p : npus_) p.start = queue_.to_tick(double(*p.replay_start - earliest) * 1000.0);
+    for (Npu& p : npus_) {
+      p.start = queue_.to_tick(double(*p.replay_start - earliest) * 1000.0);
+      p.started_as_measured = true;
+    }
   }
 }
 
@@ -174,6 +177,10 @@ bool Workload::issue(uint32_t n, const FeederNode& node) {
     const std::pair<uint64_t, uint64_t> measured{start, start + node.duration_micros()};
     if (kind == SpanKind::Collective) p.measured_collectives[std::string(node.pg_name().value_or(""))].push_back(measured);
     else if (kind == SpanKind::Compute) p.measured_kernels.push_back(measured);
+    if (p.started_as_measured && start >= *p.replay_start) {
+      const Tick expected = p.start + queue_.to_tick(double(start - *p.replay_start) * 1000.0);
+      start_errors_.push_back(now > expected ? now - expected : expected - now);
+    }
   }
   auto replay = [&] {
     Tick t = replay_time(what);
@@ -389,6 +396,12 @@ void Workload::finish(SimResult& result) {
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
     return v[v.size() / 2];
   };
+  if (!start_errors_.empty()) {
+    result.start_error.nodes = start_errors_.size();
+    result.start_error.median = median(start_errors_);
+    std::nth_element(start_errors_.begin(), start_errors_.begin() + start_errors_.size() * 9 / 10, start_errors_.end());
+    result.start_error.p90 = start_errors_[start_errors_.size() * 9 / 10];
+  }
   for (auto& [type, fit] : collective_fit_)
     result.measured_collectives.push_back(CollectiveFit{type, fit.measured.size(), median(fit.measured), median(fit.simulated)});
 }
