@@ -229,7 +229,12 @@ extern "C" void on_interrupt(int) {
 }
 }  // namespace
 
-void install_interrupt_handler() { std::signal(SIGINT, on_interrupt); }
+void install_interrupt_handler() {
+  std::signal(SIGINT, on_interrupt);
+  // A reader that goes away (`chakra … 2>&1 | head`) makes writes to it fail instead of killing
+  // the process mid-write, which would leave its temporary output files behind.
+  std::signal(SIGPIPE, SIG_IGN);
+}
 bool interrupted() { return g_interrupts.load() > 0; }
 
 TerminalProgress::TerminalProgress()

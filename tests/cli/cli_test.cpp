@@ -59,6 +59,31 @@ std::string example(int rank) {
 }
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// stdout and stderr going to a reader that has gone (`… | head`): the command still finishes,
+// and leaves no temporary files beside its output (a SIGPIPE used to kill it mid-write).
+TEST(Cli, ReaderGoneLeavesNoTemporaryFiles) {
+  const std::string dir = temp_dir();
+  int gone[2];
+  ASSERT_EQ(pipe(gone), 0);
+  ::close(gone[0]);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(gone[1], 1);
+    dup2(gone[1], 2);
+    const std::string in = shared("reference/chakra/outputs/trace_link/resnet_2gpu_rank1.linked.json.gz");
+    const std::string out = dir + "/out.et";
+    execl(CHAKRA_BIN, CHAKRA_BIN, "convert", "pytorch", in.c_str(), "-o", out.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ::close(gone[1]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"out.et"});
+}
+
 TEST(Cli, HelpAndUsageErrors) {
   Result r = run({"--help"});
   EXPECT_EQ(r.exit_code, 0);
