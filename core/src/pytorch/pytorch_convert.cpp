@@ -191,6 +191,21 @@ class Parser {
     }
   };
 
+  // The number at the cursor into `into`; anything else (null: not measured) is skipped.
+  void number_or_skip(double& into) {
+    if (j_.peek() == JsonPull::Kind::Number) into = j_.read_double();
+    else j_.skip();
+  }
+  // Enters the array at the cursor; anything else is skipped, and then false.
+  bool enter_array() {
+    if (j_.peek() != JsonPull::Kind::Array) {
+      j_.skip();
+      return false;
+    }
+    j_.begin_array();
+    return true;
+  }
+
   void list_repr(std::string& out, std::vector<std::pair<size_t, size_t>>* spans) {
     out.clear();
     if (j_.peek() != JsonPull::Kind::Array) {
@@ -393,52 +408,29 @@ class Parser {
         case InputTypes:
         case OutputTypes: types_list(k == InputTypes ? in_ : out_); break;
         case Attrs:
-          if (j_.peek() != JsonPull::Kind::Array) {
-            j_.skip();
-            break;
-          }
-          j_.begin_array();
-          while (j_.next_element()) attr_entry(n);
+          if (enter_array())
+            while (j_.next_element()) attr_entry(n);
           break;
-        case ExclusiveDur:
-          if (j_.peek() == JsonPull::Kind::Number) n.exclusive_dur = j_.read_double();
-          else j_.skip();
-          break;
-        case InclusiveDur:
-          if (j_.peek() == JsonPull::Kind::Number) n.inclusive_dur = j_.read_double();
-          else j_.skip();
-          break;
-        case BlockedDur:
-          if (j_.peek() == JsonPull::Kind::Number) n.blocked_dur = j_.read_double();
-          else j_.skip();
-          break;
-        case Ts:
-          if (j_.peek() == JsonPull::Kind::Number) n.ts = j_.read_double();
-          else j_.skip();
-          break;
+        case ExclusiveDur: number_or_skip(n.exclusive_dur); break;
+        case InclusiveDur: number_or_skip(n.inclusive_dur); break;
+        case BlockedDur: number_or_skip(n.blocked_dur); break;
+        case Ts: number_or_skip(n.ts); break;
         case InterThreadDep:
           if (j_.peek() == JsonPull::Kind::Number) n.inter_thread_dep = j_.read_int64();
           else j_.skip();
           break;
         case SyncDep:
-          if (j_.peek() != JsonPull::Kind::Array) {
-            j_.skip();
-            break;
-          }
-          j_.begin_array();
-          while (j_.next_element()) {
-            if (j_.peek() == JsonPull::Kind::Number) sync_deps.emplace_back(static_cast<uint32_t>(nodes.size() - 1), j_.read_int64());
-            else j_.skip();
-          }
+          if (enter_array())
+            while (j_.next_element()) {
+              if (j_.peek() == JsonPull::Kind::Number) sync_deps.emplace_back(static_cast<uint32_t>(nodes.size() - 1), j_.read_int64());
+              else j_.skip();
+            }
           break;
         case BlockedSpans:
-          if (j_.peek() != JsonPull::Kind::Array) {
-            j_.skip();
-            break;
-          }
-          j_.begin_array();
+          if (!enter_array()) break;
           while (j_.next_element()) {
             double span[2];
+            if (j_.peek() != JsonPull::Kind::Array) j_.fail("a \"blocked_spans\" entry is not [begin, end]");
             j_.begin_array();
             for (double& x : span) {
               if (!j_.next_element() || j_.peek() != JsonPull::Kind::Number) j_.fail("a \"blocked_spans\" entry is not [begin, end]");
@@ -728,16 +720,16 @@ std::string comm_group_json(const std::map<std::string, std::vector<int64_t>>& g
 // over by another thread. The times the thread was blocked (`blocked_spans`) are then taken
 // out of each stretch. NaN for an op without the times (it then costs its exclusive less its blocked time);
 // all NaN when a node has blocked time without its spans (linked by an older chakra).
+// `blocked` is in node order, as parsed.
 std::vector<double> interleaved_cpu_costs(const Column<HostNode>& nodes, const std::vector<uint32_t>& parent_pos,
                                           const std::vector<std::vector<uint32_t>>& chains,
-                                          std::vector<BlockedSpan> blocked) {
+                                          const std::vector<BlockedSpan>& blocked) {
   constexpr uint32_t kNoParent = UINT32_MAX;
   std::vector<double> cost(nodes.size(), NAN);
   std::vector<uint8_t> has_spans(nodes.size(), 0);
   for (const BlockedSpan& b : blocked) has_spans[b.position] = 1;
   for (uint32_t i = 0; i < nodes.size(); ++i)
     if (nodes[i].blocked_dur > 0 && !has_spans[i]) return cost;
-  std::sort(blocked.begin(), blocked.end(), [](const BlockedSpan& a, const BlockedSpan& b) { return a.position < b.position; });
   auto timed = [&](uint32_t i) { return !std::isnan(nodes[i].ts) && !std::isnan(nodes[i].inclusive_dur); };
   std::vector<std::pair<double, double>> thread_blocked;
   for (const std::vector<uint32_t>& chain : chains) {

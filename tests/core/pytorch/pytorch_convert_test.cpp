@@ -197,6 +197,7 @@ TEST(PytorchConvert, ReplayModelChargesOwnTimeWhereItWasSpent) {
   EXPECT_EQ(old["aten::b"], 10u);
   // A malformed span is an error naming the key.
   EXPECT_NE(error_of(trace(", \"blocked_dur\": 4, \"blocked_spans\": [[142]]")).find("blocked_spans"), std::string::npos);
+  EXPECT_NE(error_of(trace(", \"blocked_dur\": 4, \"blocked_spans\": [142, 146]")).find("blocked_spans"), std::string::npos);
 }
 
 // The replay model: every GPU op waits for the op launched before it on its stream, and the

@@ -75,10 +75,8 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
   if (std::all_of(npus_.begin(), npus_.end(), [](const Npu& p) { return p.replay_start.has_value(); })) {
     uint64_t earliest = UINT64_MAX;
     for (const Npu& p : npus_) earliest = std::min(earliest, *p.replay_start);
-    for (Npu& p : npus_) {
-      p.start = queue_.to_tick(double(*p.replay_start - earliest) * 1000.0);
-      p.started_as_measured = true;
-    }
+    for (Npu& p : npus_) p.start = queue_.to_tick(double(*p.replay_start - earliest) * 1000.0);
+    started_as_measured_ = true;
   }
 }
 
@@ -177,7 +175,7 @@ bool Workload::issue(uint32_t n, const FeederNode& node) {
     const std::pair<uint64_t, uint64_t> measured{start, start + node.duration_micros()};
     if (kind == SpanKind::Collective) p.measured_collectives[std::string(node.pg_name().value_or(""))].push_back(measured);
     else if (kind == SpanKind::Compute) p.measured_kernels.push_back(measured);
-    if (p.started_as_measured && start >= *p.replay_start) {
+    if (started_as_measured_ && start >= *p.replay_start) {
       const Tick expected = p.start + queue_.to_tick(double(start - *p.replay_start) * 1000.0);
       start_errors_.push_back(now > expected ? now - expected : expected - now);
     }
@@ -392,15 +390,15 @@ void Workload::finish(SimResult& result) {
   }
   add_measured_exposed_comm(result);
   result.spans = std::move(spans_);
-  auto median = [](std::vector<Tick>& v) {
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
+  auto quantile = [](std::vector<Tick>& v, size_t tenths) {  // the value at v.size() × tenths / 10
+    std::nth_element(v.begin(), v.begin() + v.size() * tenths / 10, v.end());
+    return v[v.size() * tenths / 10];
   };
+  auto median = [&](std::vector<Tick>& v) { return quantile(v, 5); };
   if (!start_errors_.empty()) {
     result.start_error.nodes = start_errors_.size();
     result.start_error.median = median(start_errors_);
-    std::nth_element(start_errors_.begin(), start_errors_.begin() + start_errors_.size() * 9 / 10, start_errors_.end());
-    result.start_error.p90 = start_errors_[start_errors_.size() * 9 / 10];
+    result.start_error.p90 = quantile(start_errors_, 9);
   }
   for (auto& [type, fit] : collective_fit_)
     result.measured_collectives.push_back(CollectiveFit{type, fit.measured.size(), median(fit.measured), median(fit.simulated)});

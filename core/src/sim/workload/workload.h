@@ -45,7 +45,6 @@ class Workload final : public NodeSink {
     // CPU thread or a GPU stream (lane_of); the lanes busy now.
     bool lanes = false;
     std::optional<uint64_t> replay_start;  // kReplayStartAttr, µs
-    bool started_as_measured = false;      // every NPU had a replay start: p.start is its offset
     Tick start = 0;                        // when the NPU begins (see NpuResult::start)
     bool started = false;
     std::vector<int64_t> busy_lanes;
@@ -91,7 +90,8 @@ class Workload final : public NodeSink {
     void add(Tick m, Tick s) { measured.push_back(m), simulated.push_back(s); }
   };
   std::map<int64_t, Durations> collective_fit_;
-  std::vector<Tick> start_errors_;  // |simulated − measured start| of each measured node (replays)
+  bool started_as_measured_ = false;  // every NPU has a replay start, and its start is that offset
+  std::vector<Tick> start_errors_;    // |simulated − measured start| of each measured node then
 };
 
 }  // namespace chakra::sim
