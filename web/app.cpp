@@ -102,8 +102,11 @@ void App::queue_file(std::span<const uint8_t> bytes, const std::string& name) {
   if (!bytes.empty()) file_piece(id, bytes);
 }
 
+void App::expect_files(int delta) { impl_->files_expected = std::max(0, impl_->files_expected + delta); }
+
 uint32_t App::begin_file(const std::string& name, uint64_t size) {
   Impl& s = *impl_;
+  if (s.files_expected > 0) --s.files_expected;
   const uint32_t id = s.next_file_id++;
   try {
     s.queue.push_back({id, s.workspace.begin_pieces(name, size)});
@@ -153,20 +156,70 @@ void App::Impl::drop_file(uint32_t id) {
   std::erase_if(queue, [&](const Pending& p) { return p.id == id; });
 }
 
-bool App::busy() const {
-  if (impl_->loading || !impl_->queue.empty()) return true;
+void App::Impl::start_conversions() {
+  // The files of one drop come one after another: a rank's host ET and Kineto trace are
+  // converted together once both are in (or the other is not coming).
+  auto pytorch_coming = [](const chakra::Workspace::Loading* f) {
+    return f && (f->kind() == chakra::InputKind::PytorchHostEt || f->kind() == chakra::InputKind::KinetoTrace ||
+                 f->kind() == chakra::InputKind::Unknown);  // Unknown: its first bytes are still coming
+  };
+  if (files_expected > 0 || (loading_id != 0 && pytorch_coming(loading.get())) ||
+      std::any_of(queue.begin(), queue.end(), [&](const Pending& p) { return p.id != 0 && pytorch_coming(p.file.get()); }))
+    return;
+  for (chakra::RankConversion& job : workspace.take_conversions()) {
+    if (!platform.runs_conversions()) {  // here and now
+      try {
+        open_converted(platform.convert_here(job));
+      } catch (const std::exception& e) {
+        if (workspace.conversion_failed(job.rank, job.generation)) fail(e.what());
+      }
+      continue;
+    }
+    const bool host = !job.host.empty(), kineto = !job.kineto.empty();
+    converting.push_back({job.rank, job.generation,
+                          host && kineto ? job.host_name + " + " + job.kineto_name : host ? job.host_name : job.kineto_name,
+                          host && kineto ? "linking and converting" : host ? "converting" : "reading its activity"});
+    platform.start_conversion(std::move(job));
+  }
+}
+
+void App::conversion_finished(chakra::ConvertedRank result) {
+  Impl& s = *impl_;
+  std::erase_if(s.converting, [&](const Impl::Converting& c) { return c.rank == result.rank && c.generation == result.generation; });
+  s.open_converted(std::move(result));
+}
+
+void App::Impl::open_converted(chakra::ConvertedRank result) {
+  try {
+    // Opened before any file still waiting: the rank shows as soon as it can.
+    if (auto l = workspace.begin_converted(std::move(result))) queue.push_front({0, std::move(l)});
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+}
+
+void App::conversion_failed(uint32_t rank, uint64_t generation, const std::string& message) {
+  Impl& s = *impl_;
+  std::erase_if(s.converting, [&](const Impl::Converting& c) { return c.rank == rank && c.generation == generation; });
+  if (s.workspace.conversion_failed(rank, generation)) s.fail(message);
+}
+
+bool App::working_here() const {
+  if (impl_->loading || !impl_->queue.empty() || impl_->workspace.conversions_waiting()) return true;
   for (const auto& r : impl_->workspace.ranks())
     if (!r->checked) return true;
   return false;
 }
 
+bool App::busy() const { return working_here() || !impl_->converting.empty() || impl_->files_expected > 0; }
+
 void App::work(double budget_ms) {
   Impl& s = *impl_;
   auto start = Clock::now();
   auto left = [&] { return budget_ms - std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
-  // Ranks are validated at the start of a frame, not in the one that decoded their last nodes:
-  // on a large trace validation takes most of a frame's time.
-  while (left() > 0 && s.workspace.check_one()) {
+  // Ranks are validated at the start of a frame, not in the one that decoded their last nodes,
+  // and a part at a time (a 268k-node trace takes ~150 ms in wasm: over several frames).
+  while (left() > 0 && s.workspace.check_one(32768)) {
   }
   while (left() > 0) {
     try {
@@ -182,11 +235,13 @@ void App::work(double budget_ms) {
         continue;
       }
       std::string message = s.workspace.finish(*s.loading);
-      s.files.push_back(s.loading->name());
-      s.files_fingerprint += s.loading->fingerprint();
+      if (s.loading_id != 0) {  // a file, not a conversion's result
+        s.files.push_back(s.loading->name());
+        s.files_fingerprint += s.loading->fingerprint();
+      }
       chakra::InputKind kind = s.loading->kind();
       s.loading.reset();
-      s.note(message);
+      if (!message.empty()) s.note(message);
       s.error.clear();
       // The new file may replace any rank: keep the selection by node id, not position.
       if (s.selected && s.current_rank() && !s.deferred_selection)
@@ -214,6 +269,7 @@ void App::work(double budget_ms) {
       s.fail(e.what());
     }
   }
+  s.start_conversions();
   if (!busy() && !s.pending_hash.empty()) {
     std::string h = std::move(s.pending_hash);
     s.pending_hash.clear();
@@ -247,7 +303,10 @@ void App::fit_network_to_ranks() {
 void App::clear() {
   Impl& s = *impl_;
   s.cancel_simulation();
-  s.workspace.clear();
+  s.workspace.clear();  // conversions still out come back stale and are ignored
+  s.converting.clear();
+  if (s.loading && s.loading_id == 0) s.loading.reset();
+  std::erase_if(s.queue, [](const Impl::Pending& p) { return p.id == 0; });
   s.files.clear();
   s.files_fingerprint = 0;
   s.link_runs.clear();
@@ -586,10 +645,12 @@ void write_progress(const App::Impl& s, bool busy, chakra::JsonWriter& w) {
   const chakra::RankTrace* unchecked = nullptr;  // opened, its validation next
   for (const auto& r : s.workspace.ranks())
     if (!r->checked && !unchecked) unchecked = r.get();
-  w.key("loading").value_double(file ? file->fraction() : 1.0);
-  w.key("loading_file").value(file ? file->name() : unchecked ? unchecked->source : std::string());
+  // Linking and converting in the background has no byte count: -1, as for gzip.
+  const App::Impl::Converting* converting = file || unchecked || s.converting.empty() ? nullptr : &s.converting.front();
+  w.key("loading").value_double(file ? file->fraction() : converting ? -1.0 : 1.0);
+  w.key("loading_file").value(file ? file->name() : unchecked ? unchecked->source : converting ? converting->files : std::string());
   w.key("loading_bytes").value_uint(file ? file->size() : unchecked ? unchecked->bytes : 0);
-  w.key("loading_phase").value(file ? file->phase() : unchecked ? "validating" : "");
+  w.key("loading_phase").value(file ? file->phase() : unchecked ? "validating" : converting ? converting->phase : "");
   w.key("queued_files").value_uint(s.queue.size() - (file && !s.loading ? 1 : 0));  // waiting behind it
 }
 }  // namespace

@@ -52,6 +52,15 @@ class Platform {
   virtual void start_simulation(chakra::sim::SimJob job) {}
   // Stops the running simulation; nothing more is reported for it.
   virtual void cancel_simulation() {}
+  // Whether the host links and converts PyTorch ranks away from the UI thread
+  // (start_conversion); otherwise the app has convert_here() do it, blocking.
+  virtual bool runs_conversions() const { return false; }
+  // Starts one (several may run at once); the host then reports, once, to
+  // App::conversion_finished or conversion_failed, from the UI thread.
+  virtual void start_conversion(chakra::RankConversion job) {}
+  // chakra::convert_rank(job) in native hosts. A host that runs conversions elsewhere need not
+  // link the converter (the page's module leaves it to its workers).
+  virtual chakra::ConvertedRank convert_here(const chakra::RankConversion& job) = 0;
   // Whether to show wall-clock figures (decode and simulation times); golden screenshots leave
   // them out because they differ from run to run.
   virtual bool show_timings() const { return true; }
@@ -83,6 +92,10 @@ class App {
   explicit App(Platform& platform);
   ~App();
 
+  // The page is about to hand over `delta` more files (negative: fewer than it said). Until they
+  // are in, PyTorch ranks wait to be converted, so a host ET and its Kineto trace dropped
+  // together are linked once, not converted alone first.
+  void expect_files(int delta);
   // Files handed over by the page; they are opened a slice at a time in work().
   void queue_file(std::span<const uint8_t> bytes, const std::string& name);
   // A file the page hands over in pieces (large files are read in slices, so they are never
@@ -97,6 +110,9 @@ class App {
   // Does up to `budget_ms` of pending work (opening files). Call once per frame.
   void work(double budget_ms);
   bool busy() const;
+  // Busy with work the UI thread does (work() has something to do); false while the only work
+  // left runs elsewhere (conversions in workers), whose reports come with the host's wake-up.
+  bool working_here() const;
   void draw();
 
   // Share links: the state of every view and setting; apply() restores it (errors are shown).
@@ -124,6 +140,10 @@ class App {
   void simulation_progress(uint64_t nodes_done, uint64_t nodes_total);
   void simulation_finished(chakra::sim::SimResult result);
   void simulation_failed(const std::string& message);
+
+  // Reports of the Platform's rank conversions (a result for files since replaced is ignored).
+  void conversion_finished(chakra::ConvertedRank result);
+  void conversion_failed(uint32_t rank, uint64_t generation, const std::string& message);
 
   // Machine-readable state for tests and scripts.
   std::string status_json() const;

@@ -111,7 +111,19 @@ struct App::Impl {
   };
   std::deque<Pending> queue;
   std::unique_ptr<chakra::Workspace::Loading> loading;
+  // Ids from 1; 0 is a rank conversion's result, opened like a file (App::conversion_finished).
   uint32_t loading_id = 0, next_file_id = 1;
+  int files_expected = 0;  // announced by the page, not handed over yet (App::expect_files)
+  // Rank conversions running on the platform.
+  struct Converting {
+    uint32_t rank = 0;
+    uint64_t generation = 0;
+    std::string files;  // what is converted
+    const char* phase = "";  // for the status: "linking and converting" ...
+  };
+  std::vector<Converting> converting;
+  void start_conversions();  // the workspace's jobs, once no PyTorch file of theirs is still coming
+  void open_converted(chakra::ConvertedRank result);  // queued first, opened like a file
   chakra::Workspace::Loading* file_by_id(uint32_t id) const;  // queued or being opened; null if gone
   void drop_file(uint32_t id);
   std::vector<std::string> log;  // newest last

@@ -57,6 +57,7 @@ class DesktopPlatform : public chakra_web::Platform {
   bool runs_simulations() const override { return true; }
   void start_simulation(chakra::sim::SimJob job) override { runner.start(std::move(job)); }
   void cancel_simulation() override { runner.cancel(); }
+  chakra::ConvertedRank convert_here(const chakra::RankConversion& job) override { return chakra::convert_rank(job); }
   bool show_timings() const override { return !stable; }
 };
 

@@ -16,6 +16,7 @@
 #include "app.h"
 #include "chakra/format/io.h"
 #include "chakra/format/json_writer.h"
+#include "chakra/support/error.h"
 #include "rect_renderer.h"
 #include "render_frame.h"
 
@@ -68,6 +69,16 @@ class BrowserPlatform : public chakra_web::Platform {
     EM_ASM({ Module.chakrakitSimulation.start(HEAPU8.subarray($0, $0 + $1)); }, bytes.data(), bytes.size());
   }
   void cancel_simulation() override { EM_ASM({ Module.chakrakitSimulation.cancel(); }); }
+  // In a pool of Web Workers (sim_client.js); reports come back through app_convert_* below.
+  bool runs_conversions() const override { return runs_simulations(); }
+  void start_conversion(chakra::RankConversion job) override {
+    std::string bytes = chakra::encode_conversion(job);
+    EM_ASM({ Module.chakrakitConversions.start(HEAPU8.subarray($0, $0 + $1), $2, $3); }, bytes.data(), bytes.size(),
+           job.rank, static_cast<double>(job.generation));
+  }
+  chakra::ConvertedRank convert_here(const chakra::RankConversion&) override {
+    throw chakra::Error("this browser has no Web Workers, which the page links and converts PyTorch traces in");
+  }
 };
 
 GLFWwindow* g_window = nullptr;
@@ -133,7 +144,9 @@ void fit_font(float ratio) {
 }
 
 void frame() {
-  if (g_frames_owed == 0 && !g_app->busy()) {  // idle: nothing can have changed
+  // Idle, or waiting for workers (whose reports wake the loop): nothing can have changed, and
+  // the cores are left to the workers.
+  if (g_frames_owed == 0 && !g_app->working_here()) {
     g_loop_paused = true;
     emscripten_pause_main_loop();
     return;
@@ -193,6 +206,12 @@ extern "C" {
 EMSCRIPTEN_KEEPALIVE void app_queue_file(const uint8_t* data, int size, const char* name) {
   wake();
   g_app->queue_file(std::span(data, static_cast<size_t>(size)), name);
+}
+
+// The page is about to hand over `delta` more files (negative: fewer than it said).
+EMSCRIPTEN_KEEPALIVE void app_expect_files(int delta) {
+  wake();
+  g_app->expect_files(delta);
 }
 
 // A large file handed over in slices (the page never holds it whole): queued now, its id back.
@@ -288,6 +307,23 @@ EMSCRIPTEN_KEEPALIVE void app_sim_finished(const char* data, int size) {
 EMSCRIPTEN_KEEPALIVE void app_sim_failed(const char* message) {
   wake();
   g_app->simulation_failed(message);
+}
+
+// Reports of the conversion workers (sim_client.js).
+EMSCRIPTEN_KEEPALIVE void app_convert_finished(const char* data, int size, double rank, double generation) {
+  wake();
+  chakra::ConvertedRank result;
+  try {
+    result = chakra::decode_converted(std::string_view(data, static_cast<size_t>(size)));
+  } catch (const std::exception& e) {
+    g_app->conversion_failed(static_cast<uint32_t>(rank), static_cast<uint64_t>(generation), e.what());
+    return;
+  }
+  g_app->conversion_finished(std::move(result));
+}
+EMSCRIPTEN_KEEPALIVE void app_convert_failed(double rank, double generation, const char* message) {
+  wake();
+  g_app->conversion_failed(static_cast<uint32_t>(rank), static_cast<uint64_t>(generation), message);
 }
 
 }  // extern "C"

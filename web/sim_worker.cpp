@@ -1,11 +1,13 @@
-// Web Worker entry point: runs the simulation jobs the page posts (see sim_worker_pre.js and
-// sim_client.js), so a long run neither blocks the page nor needs threads in the page's module.
-// Cancelling is the page terminating this worker.
+// Web Worker entry point: runs the simulation jobs and rank conversions (linking and converting
+// a PyTorch rank) the page posts (see sim_worker_pre.js and sim_client.js), so long work neither
+// blocks the page nor needs threads in the page's module. Cancelling a simulation is the page
+// terminating this worker; conversions run in workers of their own.
 #include <emscripten.h>
 
 #include <string>
 #include <string_view>
 
+#include "chakra/app/rank_conversion.h"
 #include "chakra/app/sim_job.h"
 #include "chakra/support/progress.h"
 
@@ -15,6 +17,10 @@ EM_JS(void, post_result, (const char* data, size_t size), {
   postMessage({result: bytes}, [bytes.buffer]);
 });
 EM_JS(void, post_error, (const char* message), { postMessage({error: UTF8ToString(message)}); });
+EM_JS(void, post_converted, (const char* data, size_t size), {
+  const bytes = HEAPU8.slice(data, data + size);
+  postMessage({converted: bytes}, [bytes.buffer]);
+});
 
 namespace {
 // At most ten progress messages a second: the page only draws a bar.
@@ -40,6 +46,16 @@ extern "C" EMSCRIPTEN_KEEPALIVE void sim_worker_run(const char* job, size_t size
     namespace sim = chakra::sim;
     std::string result = sim::encode_result(sim::run_job(sim::decode_job(std::string_view(job, size)), &relay));
     post_result(result.data(), result.size());
+  } catch (const std::exception& e) {
+    post_error(e.what());
+  }
+}
+
+// A rank conversion (chakra::encode_conversion bytes): its result, or an error message.
+extern "C" EMSCRIPTEN_KEEPALIVE void convert_worker_run(const char* job, size_t size) {
+  try {
+    std::string result = chakra::encode_converted(chakra::convert_rank(chakra::decode_conversion(std::string_view(job, size))));
+    post_converted(result.data(), result.size());
   } catch (const std::exception& e) {
     post_error(e.what());
   }

@@ -1,19 +1,22 @@
-// Runs inside the simulation worker before its module (sim_worker.cpp): a job that arrives while
-// the module is still compiling waits for it.
-let chakrakitPendingJob = null;
+// Runs inside the page's worker before its module (sim_worker.cpp): {job} is a simulation,
+// {convert} a rank conversion. Messages that arrive while the module is still compiling wait
+// for it, in order.
+let chakrakitPending = [];
 let chakrakitReady = false;
-function chakrakitRunJob(job) {
-  const ptr = _malloc(job.length);
-  HEAPU8.set(job, ptr);
-  _sim_worker_run(ptr, job.length);
+function chakrakitRun(message) {
+  const bytes = message.job || message.convert;
+  const ptr = _malloc(bytes.length);
+  HEAPU8.set(bytes, ptr);
+  if (message.job) _sim_worker_run(ptr, bytes.length);
+  else _convert_worker_run(ptr, bytes.length);
   _free(ptr);
 }
 Module.onRuntimeInitialized = () => {
   chakrakitReady = true;
-  if (chakrakitPendingJob) chakrakitRunJob(chakrakitPendingJob);
-  chakrakitPendingJob = null;
+  for (const m of chakrakitPending) chakrakitRun(m);
+  chakrakitPending = [];
 };
 self.onmessage = (e) => {
-  if (chakrakitReady) chakrakitRunJob(e.data.job);
-  else chakrakitPendingJob = e.data.job;
+  if (chakrakitReady) chakrakitRun(e.data);
+  else chakrakitPending.push(e.data);
 };

@@ -1,5 +1,6 @@
 // On-demand benchmark of the web app in headless Chromium (not part of the test run):
-//   node tests/e2e/bench.mjs TRACE.et        a trace file
+//   node tests/e2e/bench.mjs FILE...          trace files dropped together (a .et, a host ET +
+//                                            Kineto pair, a folder's files)
 //   node tests/e2e/bench.mjs '#SHARE-HASH'   a share link (e.g. a synthetic workload), simulated
 // Prints: page ready (navigation to the app accepting files), time to open TRACE (dropped through
 // the file input until the workspace holds it) or to generate and simulate the link's workload,
@@ -12,9 +13,9 @@ import { serveDir, launchChromium } from './serve.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const webDir = process.env.CHAKRA_WEB_DIR ?? path.join(repo, 'build/wasm/web');
-const trace = process.argv[2];
-if (!trace) throw new Error("usage: node tests/e2e/bench.mjs TRACE.et | '#HASH'");
-const link = trace.startsWith('#') ? trace : '';
+const inputs = process.argv.slice(2);
+if (!inputs.length) throw new Error("usage: node tests/e2e/bench.mjs FILE... | '#HASH'");
+const link = inputs[0].startsWith('#') ? inputs[0] : '';
 const { server, url } = await serveDir(webDir);
 const browser = await launchChromium();
 const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
@@ -61,7 +62,7 @@ if (link) {
     const tick = (now) => { window.benchGaps.push(now - last); last = now; if (!window.benchStop) requestAnimationFrame(tick); };
     requestAnimationFrame(tick);
   });
-  await page.setInputFiles('#file', trace);
+  await page.setInputFiles('#file', inputs);
   const shown = await page.waitForFunction(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])).busy,
     null, { timeout: 120000, polling: 10 }).then(() => performance.now() - t);
   console.log(`load in progress shown  ${shown.toFixed(0)} ms after the file was given`);
@@ -70,12 +71,14 @@ await page.waitForFunction(() => window.chakrakitReading === 0 && !JSON.parse(Mo
   null, { timeout: 120000, polling: 50 });
 if (!link) {
   const gaps = await page.evaluate(() => { window.benchStop = true; return window.benchGaps; });
-  const fileBytes = (await import('node:fs')).statSync(trace).size;
+  const fs = await import('node:fs');
+  const fileBytes = inputs.reduce((n, f) => n + fs.statSync(f).size, 0);
   const wasmBytes = await page.evaluate(() => Module.HEAP8.length);
   console.log(`longest frame gap while opening ${Math.max(...gaps).toFixed(0)} ms (${gaps.filter((g) => g > 100).length} over 100 ms); ` +
-              `wasm memory ${(wasmBytes / 1e6).toFixed(0)} MB = ${(wasmBytes / fileBytes).toFixed(2)}x the ${(fileBytes / 1e6).toFixed(0)} MB file`);
+              `wasm memory ${(wasmBytes / 1e6).toFixed(0)} MB = ${(wasmBytes / fileBytes).toFixed(2)}x the ${(fileBytes / 1e6).toFixed(0)} MB of ${inputs.length} file(s)`);
 }
 const s = await status();
+if (s.error || !s.ranks.length) throw new Error(`the page did not open ${inputs.join(' ')}: ${s.error || 'no ranks'}`);
 await page.evaluate(() => Module.ccall('app_command', 'number', ['string'], ['view timeline']));
 await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 const nodes = s.ranks.reduce((n, r) => n + r.summary.nodes, 0);

@@ -361,14 +361,21 @@ test('real host ET + Kineto pairs replay against their measured steps, as in the
   assert.equal(alone.filter((n) => n.startsWith('rank 0 thread ')).length, 2, alone.join(', '));
   await shot('06a-kineto-alone.png');
   await command('clear');
+  // What the status says while they open (pairs are linked and converted in Web Workers).
+  await page.evaluate(() => {
+    window.seenPhases = new Set();
+    window.phaseWatch = setInterval(() => window.seenPhases.add(JSON.parse(Module.ccall('app_brief_status_json', 'string', [], [])).loading_phase), 10);
+  });
   const t0 = Date.now();
   await page.setInputFiles('#file', files);  // "Open files...": faster to script than a drop of 14 MB
-  // Every file handed over and opened (the Kineto traces make 8 ranks before their host ETs link them).
+  // Every file handed over and opened, each rank linked once both its files are in.
   await page.waitForFunction(() => {
     const s = JSON.parse(Module.ccall('app_status_json', 'string', [], []));
     return window.chakrakitReading === 0 && !s.busy && s.ranks.length === 8;
   }, null, { timeout: 60000 });
   console.log(`# 8 DLRM host ET + Kineto pairs read, linked and converted in ${((Date.now() - t0) / 1000).toFixed(2)} s`);
+  const phases = await page.evaluate(() => { clearInterval(window.phaseWatch); return [...window.seenPhases]; });
+  assert.ok(phases.includes('linking and converting'), phases.join(', '));
   let s = await status();
   assert.equal(s.error, '');
   assert.equal(s.ranks.length, 8);

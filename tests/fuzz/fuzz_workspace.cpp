@@ -28,6 +28,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     while (!loading->step(64)) {
     }
     ws.finish(*loading);
+    for (const chakra::RankConversion& job : ws.take_conversions()) {  // a PyTorch file: as the page's worker does
+      try {
+        ws.finish(*ws.begin_converted(chakra::decode_converted(chakra::encode_converted(chakra::convert_rank(job)))));
+      } catch (const chakra::Error&) {
+        ws.conversion_failed(job.rank, job.generation);
+        throw;
+      }
+    }
   });
   return 0;
 }

@@ -42,6 +42,12 @@ class TestPlatform : public chakra_web::Platform {
   void start_simulation(chakra::sim::SimJob job) override { runner.start(std::move(job)); }
   void cancel_simulation() override { runner.cancel(); }
   chakra_web::SimThread runner;
+  // As the browser: conversions wait in `held` until the test hands their outcome back.
+  bool hold_conversions = false;
+  std::vector<chakra::RankConversion> held;
+  bool runs_conversions() const override { return hold_conversions; }
+  void start_conversion(chakra::RankConversion job) override { held.push_back(std::move(job)); }
+  chakra::ConvertedRank convert_here(const chakra::RankConversion& job) override { return chakra::convert_rank(job); }
 
  private:
   bool threaded_;
@@ -456,6 +462,92 @@ TEST(AppUi, FilesInSlicesOpenAsWholeFilesDoAndSayWhatTheyAreDoing) {
   EXPECT_NE(s["log"].dump().find("photo.png: not a trace this page reads: it looks like a PNG image"), std::string::npos) << s["log"];
   EXPECT_NE(s["error"].get<std::string>().find("gone.et: could not be read to its end (NotFoundError)"), std::string::npos) << s["error"];
   EXPECT_EQ(s["ranks"], direct_ranks) << "nothing of either was kept";
+}
+
+// The page links and converts a PyTorch pair in a worker: meanwhile it draws and says what it
+// is doing; the result opens to the rank converting in place gives; a failure is shown and
+// changes nothing; a result coming back after Clear is ignored.
+TEST(AppUi, PairsConvertAwayFromTheUiThreadToTheSameRank) {
+  const std::string dir = shared("data/pairs/dlrm_8rank_v100/rank0");
+  const std::string host = dir + "/dlrm_eg_0.json", kineto = dir + "/worker0_step_12.1694128201545.pt.trace.json";
+  json in_place;
+  std::string in_place_link;
+  {  // one ImGui context at a time
+    Headless here;
+    here.drop(host);
+    here.drop(kineto);
+    here.settle();
+    in_place = here.status();
+    in_place_link = here.app->share_hash();
+  }
+  ASSERT_EQ(in_place["ranks"].size(), 1u);
+
+  Headless page;
+  page.platform.hold_conversions = true;
+  page.drop(host);
+  page.drop(kineto);
+  for (int i = 0; i < 5; ++i) page.frame();
+  ASSERT_EQ(page.platform.held.size(), 1u);  // one job for the pair, none for the host ET alone
+  json s = page.status();
+  EXPECT_TRUE(s["busy"]);
+  EXPECT_EQ(s["loading_phase"], "linking and converting");
+  EXPECT_EQ(s["loading_file"], "dlrm_eg_0.json + worker0_step_12.1694128201545.pt.trace.json");
+  EXPECT_TRUE(s["ranks"].empty());
+  const chakra::RankConversion job = page.platform.held[0];
+  page.platform.held.clear();
+  page.app->conversion_finished(chakra::decode_converted(chakra::encode_converted(chakra::convert_rank(job))));
+  page.settle();
+  s = page.status();
+  ASSERT_EQ(s["ranks"].size(), 1u);
+  EXPECT_EQ(s["ranks"][0]["summary"], in_place["ranks"][0]["summary"]);
+  EXPECT_EQ(s["ranks"][0]["warnings"], in_place["ranks"][0]["warnings"]);
+  EXPECT_EQ(s["error"], "");
+  EXPECT_EQ(page.app->share_hash(), in_place_link);  // the same files, the same link
+
+  // The Kineto trace again, its conversion failing: said, and the rank stays as it was.
+  page.drop(kineto);
+  for (int i = 0; i < 3; ++i) page.frame();
+  ASSERT_EQ(page.platform.held.size(), 1u);
+  const chakra::RankConversion again = page.platform.held[0];
+  page.platform.held.clear();
+  page.app->conversion_failed(again.rank, again.generation, "worker0.json: the worker ran out of memory");
+  page.settle();
+  s = page.status();
+  EXPECT_EQ(s["error"], "worker0.json: the worker ran out of memory");
+  EXPECT_EQ(s["ranks"][0]["summary"], in_place["ranks"][0]["summary"]);
+
+  // Cleared while converting: the result that comes back opens nothing.
+  page.app->clear();
+  page.drop(host);
+  for (int i = 0; i < 3; ++i) page.frame();
+  ASSERT_EQ(page.platform.held.size(), 1u);
+  const chakra::RankConversion late = page.platform.held[0];
+  page.platform.held.clear();
+  page.app->clear();
+  EXPECT_FALSE(page.app->busy());
+  page.app->conversion_finished(chakra::convert_rank(late));
+  page.settle();
+  EXPECT_TRUE(page.status()["ranks"].empty());
+  EXPECT_EQ(page.status()["error"], "");
+}
+
+// A rank is validated in a frame of its own, not in the one that decoded its last nodes (on a
+// large trace validation takes most of a frame); meanwhile it is shown, marked as being checked.
+TEST(AppUi, ValidationWaitsForTheNextFrame) {
+  Headless h;
+  h.drop(shared(kTwoRank) + "/chakra_trace.0.et");
+  h.app->work(60000);  // opens the whole file in one call
+  json s = h.status();
+  ASSERT_EQ(s["ranks"].size(), 1u);
+  EXPECT_FALSE(s["ranks"][0]["checked"]);
+  EXPECT_TRUE(s["busy"]);
+  EXPECT_EQ(s["loading_phase"], "validating");
+  EXPECT_EQ(s["loading_file"], "chakra_trace.0.et");
+  h.app->work(60000);
+  s = h.status();
+  EXPECT_TRUE(s["ranks"][0]["checked"]);
+  EXPECT_FALSE(s["busy"]);
+  EXPECT_EQ(s["loading_phase"], "");
 }
 
 TEST(AppUi, BadFilesAreNamedInTheErrorAndTheAppCarriesOn) {

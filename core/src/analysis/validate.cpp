@@ -1,6 +1,7 @@
 #include "chakra/analysis/validate.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "chakra/format/wire.h"
 #include "chakra/support/text.h"
@@ -41,14 +42,40 @@ std::string kind_name(AttrKind k) {
   return k == AttrKind::None ? std::string("no value") : std::string(attr_kind_proto_name(k));
 }
 
-class Checker {
+}  // namespace
+
+class Validator::Checker {
  public:
-  Checker(const Trace& t, const ValidateOptions& o, ValidationReport& r) : t_(t), o_(o), r_(r) {
+  Checker(const Trace& t, const ValidateOptions& o) : t_(t), o_(o) {
     if (!t_.strings().find("num_ops", &num_ops_)) num_ops_ = kAbsent;
     if (!t_.strings().find("tensor_size", &tensor_size_)) tensor_size_ = kAbsent;
   }
 
-  void run() {
+  // One step of the checks, in order: whole-trace checks and the id index, then the nodes
+  // `max_nodes` at a time, then cycles, then timing. True once all are done.
+  bool step(uint32_t max_nodes) {
+    switch (phase_) {
+      case Phase::Start: start(); phase_ = Phase::Nodes; return false;
+      case Phase::Nodes: {
+        const uint32_t end = static_cast<uint32_t>(std::min<uint64_t>(t_.size(), uint64_t{next_} + std::max(max_nodes, 1u)));
+        for (; next_ < end; ++next_) check_node(next_);
+        if (next_ == t_.size()) phase_ = Phase::Cycles;
+        return false;
+      }
+      case Phase::Cycles: check_cycles(*index_); phase_ = Phase::Timing; return false;
+      case Phase::Timing:
+        if (!legacy_) check_timing();
+        index_.reset();
+        phase_ = Phase::Done;
+        return true;
+      case Phase::Done: return true;
+    }
+    return true;
+  }
+  ValidationReport& report() { return r_; }
+
+ private:
+  void start() {
     if (!t_.has_metadata())
       add(Severity::Warning, "no-metadata", -1, [] {
         return std::string("no GlobalMetadata record (an older ASTRA-sim trace): the Chakra Python tools "
@@ -56,34 +83,32 @@ class Checker {
       });
     if (t_.empty()) add(Severity::Warning, "no-nodes", -1, [] { return std::string("the trace has no nodes"); });
 
-    IdIndex index(t_);
-    for (uint64_t id : index.duplicate_ids())
+    index_.emplace(t_);
+    for (uint64_t id : index_->duplicate_ids())
       add(Severity::Error, "duplicate-id", -1, [&] {
         return "id " + std::to_string(id) + " is used by more than one node; dependencies on it are ambiguous";
       });
 
     // Node types and attributes mean something else in the pre-0.0.4 schema: judging them by
     // today's rules would only produce noise.
-    const bool legacy = looks_like_legacy_schema(t_);
-    if (legacy)
+    legacy_ = looks_like_legacy_schema(t_);
+    if (legacy_)
       add(Severity::Error, "legacy-schema", -1, [] {
         return std::string("most nodes carry fields numbered above 10, which the Chakra schema does not define: "
                            "this looks like a pre-0.0.4 Chakra (execution graph) trace, whose node types and "
                            "fields are numbered differently; it cannot be interpreted as a current trace");
       });
-    for (uint32_t n = 0; n < t_.size(); ++n) {
-      check_deps(n, index);
-      check_strings(n);
-      if (legacy) continue;
-      check_type(n);
-      check_attrs(n);
-      if (!t_.unknown_fields(n).empty()) check_unknown_fields(n);
-    }
-    check_cycles(index);
-    if (!legacy) check_timing();
   }
 
- private:
+  void check_node(uint32_t n) {
+    check_deps(n, *index_);
+    check_strings(n);
+    if (legacy_) return;
+    check_type(n);
+    check_attrs(n);
+    if (!t_.unknown_fields(n).empty()) check_unknown_fields(n);
+  }
+
   template <typename Msg>
   void add(Severity s, std::string_view code, int64_t node, Msg&& message) {
     uint64_t& count = r_.counts[std::string(code)];
@@ -323,20 +348,30 @@ class Checker {
   }
 
   const Trace& t_;
-  const ValidateOptions& o_;
-  ValidationReport& r_;
+  const ValidateOptions o_;
+  ValidationReport r_;
+  enum class Phase { Start, Nodes, Cycles, Timing, Done } phase_ = Phase::Start;
+  std::optional<IdIndex> index_;
+  bool legacy_ = false;
+  uint32_t next_ = 0;  // the next node to check
   std::vector<uint64_t> scratch_;
   std::vector<uint8_t> utf8_;
   static constexpr StrId kAbsent = UINT32_MAX;  // a name no node has (not in the string pool)
   StrId num_ops_ = kAbsent, tensor_size_ = kAbsent;
 };
 
-}  // namespace
+
+Validator::Validator(const Trace& trace, const ValidateOptions& options)
+    : checker_(std::make_unique<Checker>(trace, options)) {}
+Validator::~Validator() = default;
+bool Validator::step(uint32_t max_nodes) { return checker_->step(max_nodes); }
+ValidationReport Validator::take_report() { return std::move(checker_->report()); }
 
 ValidationReport validate(const Trace& trace, const ValidateOptions& options) {
-  ValidationReport report;
-  Checker(trace, options, report).run();
-  return report;
+  Validator v(trace, options);
+  while (!v.step(UINT32_MAX)) {
+  }
+  return v.take_report();
 }
 
 void write_report_json(const Trace& trace, const ValidationReport& r, JsonWriter& w) {

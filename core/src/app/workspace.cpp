@@ -143,6 +143,23 @@ InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> byte
 
 Workspace::Loading::~Loading() = default;
 
+std::string Workspace::put_converted(Loading& l) {
+  ConvertedRank& c = *l.converted_;
+  auto t = std::make_unique<RankTrace>();
+  t->rank = c.rank;
+  t->source = c.source;
+  t->bytes = c.bytes;
+  t->load_ms = c.convert_ms + l.elapsed_ms_;
+  t->trace = std::move(l.trace_);
+  t->notes = std::move(c.notes);
+  t->warnings = std::move(c.warnings);
+  for (auto& [id, members] : c.groups)
+    if (!groups.count(id)) groups[id] = std::move(members);
+  if (PytorchPair* p = pair_of(c.rank); p && p->generation == c.generation) p->old_host = p->old_kineto = {};
+  put_rank(std::move(t));
+  return c.message;
+}
+
 namespace {
 // What a streamed .et may hold undecoded: the page sends more only below this.
 constexpr uint64_t kHeldBytes = uint64_t{16} << 20;
@@ -287,11 +304,15 @@ std::unique_ptr<Workspace::Loading> Workspace::begin(std::span<const uint8_t> by
   return loading;
 }
 
-bool Workspace::check_one() {
+bool Workspace::check_one(uint32_t max_nodes) {
   for (const auto& t : ranks_)
     if (!t->checked) {
-      t->report = validate(t->trace);
-      t->checked = true;
+      if (!t->checking) t->checking = std::make_unique<Validator>(t->trace);
+      if (t->checking->step(max_nodes)) {
+        t->report = t->checking->take_report();
+        t->checking.reset();
+        t->checked = true;
+      }
       return true;
     }
   return false;
@@ -334,62 +355,60 @@ void Workspace::put_rank(std::unique_ptr<RankTrace> t) {
   std::sort(ranks_.begin(), ranks_.end(), [](const auto& a, const auto& b) { return a->rank < b->rank; });
 }
 
-std::string Workspace::convert_pytorch_rank(uint32_t r) {
-  auto pair = std::find_if(pytorch_.begin(), pytorch_.end(), [&](const auto& p) { return p.first == r; });
-  PytorchPair& p = pair->second;
-  auto start = Clock::now();
-  auto t = std::make_unique<RankTrace>();
-  t->rank = r;
-  std::string linked;
-  std::string json_name = p.host_name;
-  if (!p.kineto.empty()) {
-    StringSink sink;
-    auto as_bytes = [](const std::string& s) { return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size()); };
-    // With sync dependencies and blocked time, so the page's simulation replays what ran
-    // (core/docs/pytorch-replay.md).
-    LinkOptions link_options;
-    link_options.sync_deps = true;
-    LinkReport report = link_traces(memory_input(as_bytes(p.host), p.host_name),
-                                    memory_input(as_bytes(p.kineto), p.kineto_name), sink, link_options);
-    linked = std::move(sink.out);
-    json_name = p.host_name + " + " + p.kineto_name;
-    t->notes.push_back("linked with " + std::string(link_method_name(report.method)) + ": " +
-                       std::to_string(report.host_ops_linked) + " of " + std::to_string(report.host_nodes) +
-                       " host ops timed, " + std::to_string(report.gpu_nodes) + " GPU ops");
-    for (const std::string& w : report.warnings) t->warnings.push_back(w);
-    if (report.gpu_ops > report.gpu_ops_linked)
-      t->warnings.push_back(std::to_string(report.gpu_ops - report.gpu_ops_linked) + " of the Kineto trace's " +
-                            std::to_string(report.gpu_ops) +
-                            " GPU ops are left out: no linked host op launched them (other iterations, or "
-                            "launches the host ET did not record)");
-  } else {
-    t->notes.push_back("host ET without a Kineto trace: converted unlinked (drop rank " + std::to_string(r) +
-                       "'s Kineto trace to add GPU ops and times)");
-  }
-  const std::string& json = p.kineto.empty() ? p.host : linked;
-  PytorchConvertOptions options;
-  options.rank = r;
-  PytorchConvertResult result = convert_pytorch(
-      memory_input(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(json.data()), json.size()), json_name), options);
-  for (const std::string& w : result.warnings) t->warnings.push_back(w);
-  for (const auto& [pg, members] : result.process_groups) {
-    int id = 0;
-    try {
-      id = std::stoi(pg);
-    } catch (...) {
-      continue;  // names that are not numbers are not ASTRA-sim communicator ids
+Workspace::PytorchPair* Workspace::pair_of(uint32_t r) {
+  auto it = std::find_if(pytorch_.begin(), pytorch_.end(), [&](const auto& p) { return p.first == r; });
+  return it == pytorch_.end() ? nullptr : &it->second;
+}
+
+RankConversion Workspace::take_conversion(uint32_t r, PytorchPair& p) {
+  p.taken = p.generation;
+  return {r, p.generation, p.host, p.kineto, p.host_name, p.kineto_name};
+}
+
+std::vector<RankConversion> Workspace::take_conversions() {
+  std::vector<RankConversion> jobs;
+  for (auto& [r, p] : pytorch_)
+    if (p.generation != p.taken) jobs.push_back(take_conversion(r, p));
+  return jobs;
+}
+
+bool Workspace::conversions_waiting() const {
+  return std::any_of(pytorch_.begin(), pytorch_.end(), [](const auto& p) { return p.second.generation != p.second.taken; });
+}
+
+std::unique_ptr<Workspace::Loading> Workspace::begin_converted(ConvertedRank result) {
+  const PytorchPair* p = pair_of(result.rank);
+  if (!p || p->generation != result.generation) return nullptr;
+  auto loading = std::unique_ptr<Loading>(new Loading());
+  loading->name_ = result.source;
+  loading->total_ = result.et.size();
+  loading->kind_ = InputKind::ChakraEt;  // known: learn_kind() is not asked
+  loading->kind_known_ = true;
+  loading->arriving_ = std::make_unique<PieceSource>(result.source, result.et.size());
+  loading->pieces_ = loading->arriving_.get();
+  loading->add_bytes(std::span(reinterpret_cast<const uint8_t*>(result.et.data()), result.et.size()));
+  result.et = std::string();
+  loading->converted_ = std::make_unique<ConvertedRank>(std::move(result));
+  return loading;
+}
+
+bool Workspace::conversion_failed(uint32_t r, uint64_t generation) {
+  PytorchPair* p = pair_of(r);
+  if (!p || p->generation != generation) return false;
+  for (auto [half, bytes, name] : {std::tie(p->old_host, p->host, p->host_name), std::tie(p->old_kineto, p->kineto, p->kineto_name)})
+    if (half.replaced) {
+      bytes = std::move(half.bytes);
+      name = std::move(half.name);
+      half = {};
     }
-    if (id <= 0 || groups.count(id)) continue;
-    std::vector<uint32_t> ranks;
-    for (int64_t m : members) ranks.push_back(static_cast<uint32_t>(m));
-    groups[id] = ranks;
+  if (p->host.empty() && p->kineto.empty()) {
+    std::erase_if(pytorch_, [&](const auto& x) { return x.first == r; });
+  } else {
+    // The rank shows its last good conversion, which is of these files: nothing to redo, and
+    // results of jobs still out are stale.
+    p->generation = p->taken = next_generation_++;
   }
-  t->trace = std::move(result.trace);
-  t->source = json_name;
-  t->bytes = p.host.size() + p.kineto.size();
-  t->load_ms = ms_since(start);
-  put_rank(std::move(t));
-  return "rank " + std::to_string(r) + ": " + (p.kineto.empty() ? "converted host ET " : "linked and converted ") + json_name;
+  return true;
 }
 
 void Workspace::instantiate_text() {
@@ -422,6 +441,7 @@ std::string Workspace::finish(Loading& l) {
   auto whole_text = [&]() { return read_all(*memory_input(l.bytes_, name)); };
   switch (l.kind_) {
     case InputKind::ChakraEt: {
+      if (l.converted_) return put_converted(l);
       auto t = std::make_unique<RankTrace>();
       t->rank = rank_from_file_name(name).value_or(next_free_rank());
       t->source = name;
@@ -448,31 +468,15 @@ std::string Workspace::finish(Loading& l) {
         pytorch_.push_back({r, {}});
         it = pytorch_.end() - 1;
       }
-      PytorchPair saved = it->second;
-      (host ? it->second.host : it->second.kineto) = whole_text();
-      (host ? it->second.host_name : it->second.kineto_name) = name;
-      try {
-        if (it->second.host.empty()) {
-          // Until its host ET comes, the Kineto trace shows what it measured (a timeline, no replay).
-          auto t = std::make_unique<RankTrace>();
-          t->rank = r;
-          t->source = name;
-          t->bytes = l.bytes_.size();
-          t->trace = kineto_activity(memory_input(l.bytes_, name));
-          t->notes.push_back("Kineto trace alone: its measured timeline; drop rank " + std::to_string(r) +
-                             "'s host ET to link them for a replay");
-          const uint64_t nodes = t->trace.size();
-          put_rank(std::move(t));
-          return "rank " + std::to_string(r) + ": Kineto trace " + name + ", " + std::to_string(nodes) +
-                 " measured ops (its host ET links them for a replay)";
-        }
-        return convert_pytorch_rank(r);
-      } catch (...) {
-        auto again = std::find_if(pytorch_.begin(), pytorch_.end(), [&](const auto& p) { return p.first == r; });
-        again->second = std::move(saved);  // leave the workspace as it was
-        if (again->second.host.empty() && again->second.kineto.empty()) pytorch_.erase(again);
-        throw;
-      }
+      PytorchPair& p = it->second;
+      PytorchPair::Half& old = host ? p.old_host : p.old_kineto;
+      std::string& bytes = host ? p.host : p.kineto;
+      std::string& file_name = host ? p.host_name : p.kineto_name;
+      if (!old.replaced) old = {true, std::move(bytes), std::move(file_name)};
+      bytes.assign(l.bytes_.begin(), l.bytes_.end());  // as given: the conversion inflates gzip
+      file_name = name;
+      p.generation = next_generation_++;
+      return {};  // its conversion's result says what came of it
     }
     case InputKind::TextWorkload: {
       TextWorkload w = parse_text_workload(whole_text(), name);
@@ -534,7 +538,18 @@ std::string Workspace::add_synthetic(const synth::SynthOptions& options) {
 
 std::string Workspace::add(std::span<const uint8_t> bytes, const std::string& name) {
   auto l = begin(bytes, name);
-  return finish(*l);
+  std::string message = finish(*l);
+  for (const RankConversion& job : take_conversions()) {
+    ConvertedRank converted;
+    try {
+      converted = convert_rank(job);
+    } catch (...) {
+      conversion_failed(job.rank, job.generation);  // leave the workspace as it was
+      throw;
+    }
+    message = finish(*begin_converted(std::move(converted)));
+  }
+  return message;
 }
 
 sim::SimJob Workspace::simulation_job(const sim::NetworkConfig& net, const sim::SystemConfig& sys,

@@ -42,8 +42,9 @@ void append_utf8(uint32_t cp, std::string& out) {
 
 // A validated JSON number literal as a double.
 double parse_double(std::string_view literal) {
-#if __cpp_lib_to_chars >= 201611L
   double v = 0;
+  if (parse_plain_decimal(literal, v)) return v;
+#if __cpp_lib_to_chars >= 201611L
   auto [end, ec] = std::from_chars(literal.data(), literal.data() + literal.size(), v);
   // from_chars reports out-of-range literals (1e999, 1e-999) where strtod gives +-inf or 0.
   if (ec != std::errc::result_out_of_range) return v;

@@ -32,6 +32,8 @@ Number parse_number(std::string_view text) {
     long long v = std::strtoll(s.c_str(), nullptr, 10);
     if (errno != ERANGE) return Number::of_int(v);
   }
+  double v;
+  if (parse_plain_decimal(text, v)) return Number::of_float(v);
   return Number::of_float(std::strtod(s.c_str(), nullptr));
 }
 

@@ -152,6 +152,11 @@ struct Device {
   std::unordered_map<int64_t, int32_t> cpu_by_rf;  // the reference's rf map: last op wins
   std::vector<TidKey> cpu_tids;                    // in order of first appearance
   std::unordered_map<TidKey, std::vector<int32_t>> cpu_by_tid;
+  // Per thread, parallel to cpu_by_tid: the position of the nearest earlier op that ends no
+  // sooner than this one (-1: none), so innermost_cpu_op's walk back skips, in one jump, the ops
+  // that end before the one it leaves (a monotonic stack; the walk was linear, a third of a
+  // link's time on a 24k-event trace).
+  std::unordered_map<TidKey, std::vector<int32_t>> ends_no_sooner_before;
   std::vector<int32_t> candidates;  // Cpu ops + synthetic annotations, ts order (find_closest_op)
   struct Step {
     StrId name;
@@ -433,6 +438,18 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
       d.gpu.push_back(i);
     }
   }
+  for (const auto& [tid, ops] : d.cpu_by_tid) {
+    std::vector<int32_t>& before = d.ends_no_sooner_before[tid];
+    before.resize(ops.size());
+    std::vector<int32_t> open;  // positions, their ops' ends not increasing upward
+    for (int32_t i = 0; i < static_cast<int32_t>(ops.size()); ++i) {
+      const Number end = pyjson::add(d.ops[ops[i]].ts, d.ops[ops[i]].dur);
+      while (!open.empty() && pyjson::less(pyjson::add(d.ops[ops[open.back()]].ts, d.ops[ops[open.back()]].dur), end))
+        open.pop_back();
+      before[i] = open.empty() ? -1 : open.back();
+      open.push_back(i);
+    }
+  }
 
   // Synthetic process and thread annotations (tid 0, dur 0) are candidates of find_closest_op,
   // inserted where the reference inserts them before it re-sorts.
@@ -672,10 +689,13 @@ ThreadOps thread_ops_before(const Device& d, TidKey tid, Number t, bool or_at = 
 // The innermost CPU op of thread `tid` whose span holds [ts, end), or kNone.
 int32_t innermost_cpu_op(const Device& d, TidKey tid, Number ts, Number end) {
   const ThreadOps t = thread_ops_before(d, tid, ts, true);
+  if (t.split == 0) return kNone;
   // Later-starting ops nest inside earlier ones: walking back, the first that holds the span is
-  // the innermost. Siblings that ended before it are skipped (a bounded walk).
-  for (size_t i = t.split, steps = 0; i > 0 && steps < 4096; --i, ++steps) {
-    const int32_t k = t.ops[i - 1];
+  // the innermost. An op that ends before `end` is not it, nor is any op between it and the
+  // nearest earlier one that ends no sooner (they end before it): the walk jumps there.
+  const std::vector<int32_t>& before = d.ends_no_sooner_before.at(tid);
+  for (int32_t i = static_cast<int32_t>(t.split) - 1; i >= 0; i = before[i]) {
+    const int32_t k = t.ops[i];
     if (!pyjson::less(pyjson::add(d.ops[k].ts, d.ops[k].dur), end)) return k;
   }
   return kNone;

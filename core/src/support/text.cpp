@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include "chakra/support/swar.h"
 
@@ -39,6 +40,78 @@ void append_int(std::string& out, int64_t v) {
   out.append(buf, r.ptr);
 }
 
+namespace {
+
+// Python's repr of a value with few decimal places (most timestamps and durations in traces),
+// without printf or strtod, which in wasm compute in software 128-bit floats. A decimal m / 10^f
+// with m < 2^53 and f <= 8 reads back as the division m / 10^f (both exact, the quotient
+// correctly rounded, as strtod rounds). The fewest places at which exactly one m reads back to v
+// give the fewest digits, and being the only one it is the closest: Python's choice. False when
+// v is no such decimal (or two read back): the general path writes it.
+bool append_few_decimals(std::string& out, double v) {
+  const double a = std::fabs(v);
+  if (a != 0 && (a < 1e-4 || a >= 1e15)) return false;  // Python's fixed notation, well inside 2^53
+  static constexpr double kPow10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+  for (size_t f = 0; f < std::size(kPow10); ++f) {
+    const double scaled = a * kPow10[f];
+    if (scaled >= 0x1p52) return false;
+    const double m = std::nearbyint(scaled);  // any m that reads back is within one of it
+    int found = 0;
+    double digits_of = 0;
+    for (double c : {m - 1, m, m + 1})
+      if (c >= 0 && c / kPow10[f] == a) {
+        ++found;
+        digits_of = c;
+      }
+    if (found > 1) return false;
+    if (found == 0) continue;
+    std::string digits;
+    append_uint(digits, static_cast<uint64_t>(digits_of));
+    if (std::signbit(v)) out += '-';
+    if (f == 0) {
+      out += digits;
+      out += ".0";
+    } else if (digits.size() <= f) {
+      out += "0.";
+      out.append(f - digits.size(), '0');
+      out += digits;
+    } else {
+      out.append(digits, 0, digits.size() - f);
+      out += '.';
+      out.append(digits, digits.size() - f);
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool parse_plain_decimal(std::string_view s, double& value) {
+  static constexpr double kPow10[] = {1,    1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const bool negative = !s.empty() && s[0] == '-';
+  size_t i = negative ? 1 : 0, digits = 0, places = 0;
+  bool point = false;
+  uint64_t m = 0;
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '.' && !point) {
+      point = true;
+      continue;
+    }
+    if (c < '0' || c > '9') return false;
+    m = m * 10 + static_cast<uint64_t>(c - '0');
+    if (m >= (uint64_t{1} << 53)) return false;
+    ++digits;
+    if (point) ++places;
+  }
+  if (digits == 0 || places >= std::size(kPow10)) return false;
+  value = static_cast<double>(m) / kPow10[places];
+  if (negative) value = -value;
+  return true;
+}
+
 void append_python_float(std::string& out, double v) {
   if (std::isnan(v)) {
     out += "nan";
@@ -48,6 +121,7 @@ void append_python_float(std::string& out, double v) {
     out += v < 0 ? "-inf" : "inf";
     return;
   }
+  if (append_few_decimals(out, v)) return;
   // Fewest significant digits that read back exactly, as d[.ddd]e±XX.
   char buf[48];
 #if defined(__cpp_lib_to_chars) && __cpp_lib_to_chars >= 201611L && !defined(__EMSCRIPTEN__)

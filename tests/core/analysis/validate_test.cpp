@@ -135,6 +135,41 @@ TEST(Validate, GraphErrors) {
       << cycle->message;
 }
 
+// Validation in steps (a page's frames) finds what validate() finds, in the same order, whatever
+// the step size; the whole-trace checks are steps of their own.
+TEST(Validate, InStepsGivesTheSameReport) {
+  TraceBuilder b;
+  b.node(1, NodeType::Comp);
+  b.node(1, NodeType::Comp);
+  b.node(2, NodeType::Comp, {99});
+  b.node(4, NodeType::Comp, {5});
+  b.node(5, NodeType::Comp, {4});
+  for (uint64_t i = 10; i < 40; ++i) b.node(i, NodeType::Comp, {i + 1000});
+  b.node(7, NodeType::Comp, {1, 1});
+  const chakra::Trace& t = b.done();
+  chakra::ValidateOptions o;
+  o.max_per_code = 5;
+  const chakra::ValidationReport whole = chakra::validate(t, o);
+  ASSERT_GT(whole.findings.size(), 5u);
+  for (uint32_t step : {1u, 7u, 1000u}) {
+    chakra::Validator v(t, o);
+    int steps = 1;
+    while (!v.step(step)) ++steps;
+    // the whole-trace checks, the nodes a step at a time, the cycles, then timing ends it
+    EXPECT_EQ(steps, 3 + static_cast<int>((t.size() + step - 1) / step)) << step;
+    EXPECT_TRUE(v.step(step));
+    const chakra::ValidationReport r = v.take_report();
+    EXPECT_EQ(r.counts, whole.counts);
+    EXPECT_EQ(r.errors, whole.errors);
+    EXPECT_EQ(r.warnings, whole.warnings);
+    ASSERT_EQ(r.findings.size(), whole.findings.size());
+    for (size_t i = 0; i < r.findings.size(); ++i) {
+      EXPECT_EQ(r.findings[i].message, whole.findings[i].message);
+      EXPECT_EQ(r.findings[i].node, whole.findings[i].node);
+    }
+  }
+}
+
 TEST(Validate, CycleThroughControlDependencies) {
   TraceBuilder b;
   b.node(1, NodeType::Comp, {}, {2});

@@ -729,6 +729,97 @@ TEST(Workspace, PairsHostEtWithKinetoInEitherOrder) {
   EXPECT_EQ(a.ranks()[0]->report.errors, 0u);
 }
 
+// A page links and converts PyTorch ranks in a Web Worker: the workspace hands out one job per
+// rank for its latest files, the job and its result travel as bytes, the result opens to the
+// same rank as converting in place, and results for files since replaced are ignored.
+TEST(Workspace, ConversionsRunElsewhereToTheSameRanks) {
+  std::string dir = shared("data/pairs/param_linear_rtx2080ti_1rank");
+  std::string host = read_raw(dir + "/linear_et.json.gz"), kineto = read_raw(dir + "/linear_kineto.json.gz");
+  Workspace here;
+  here.add(as_bytes(host), "linear_et.json.gz");
+  here.add(as_bytes(kineto), "linear_kineto.json.gz");
+  ASSERT_EQ(here.ranks().size(), 1u);
+
+  Workspace ws;
+  auto open = [&](const std::string& bytes, const std::string& name) {  // without add()'s conversion
+    auto loading = ws.begin(as_bytes(bytes), name);
+    return ws.finish(*loading);
+  };
+  EXPECT_EQ(open(host, "linear_et.json.gz"), "");
+  EXPECT_EQ(open(kineto, "linear_kineto.json.gz"), "");
+  EXPECT_TRUE(ws.ranks().empty());
+  EXPECT_TRUE(ws.conversions_waiting());
+  std::vector<RankConversion> jobs = ws.take_conversions();
+  ASSERT_EQ(jobs.size(), 1u);  // both files, one job
+  EXPECT_FALSE(ws.conversions_waiting());
+  EXPECT_TRUE(ws.take_conversions().empty());
+  const RankConversion job = decode_conversion(encode_conversion(jobs[0]));
+  EXPECT_EQ(job.host, host);  // as given: gzip
+  EXPECT_EQ(job.kineto, kineto);
+  EXPECT_EQ(job.kineto_name, "linear_kineto.json.gz");
+  const std::string result = encode_converted(convert_rank(job));
+  auto opening = ws.begin_converted(decode_converted(result));
+  ASSERT_TRUE(opening);
+  EXPECT_NE(ws.finish(*opening).find("rank 0: linked and converted linear_et.json.gz + linear_kineto.json.gz"), std::string::npos);
+  ASSERT_EQ(ws.ranks().size(), 1u);
+  const RankTrace& a = *here.ranks()[0];
+  const RankTrace& b = *ws.ranks()[0];
+  EXPECT_EQ(encode_et(a.trace), encode_et(b.trace));
+  EXPECT_EQ(a.notes, b.notes);
+  EXPECT_EQ(a.warnings, b.warnings);
+  EXPECT_EQ(a.source, b.source);
+  EXPECT_EQ(b.bytes, host.size() + kineto.size());
+  EXPECT_EQ(here.groups, ws.groups);
+
+  // Rank 0's Kineto trace given again: the result in flight is stale, the new job comes.
+  open(kineto, "linear_kineto.rank0.json.gz");
+  EXPECT_FALSE(ws.begin_converted(decode_converted(result)));
+  EXPECT_FALSE(ws.conversion_failed(0, job.generation));
+  ASSERT_EQ(ws.take_conversions().size(), 1u);
+  ws.clear();
+  EXPECT_FALSE(ws.begin_converted(decode_converted(result)));  // nor after clear()
+  EXPECT_FALSE(ws.conversions_waiting());
+
+  // A conversion that fails drops the files since the last good one: the workspace is as before.
+  EXPECT_EQ(open(host, "linear_et.json.gz"), "");
+  RankConversion alone = ws.take_conversions().at(0);
+  ws.finish(*ws.begin_converted(convert_rank(alone)));
+  const std::string unlinked = encode_et(ws.ranks().at(0)->trace);
+  open(kineto.substr(0, kineto.size() / 2), "cut_kineto.json.gz");
+  RankConversion bad = ws.take_conversions().at(0);
+  EXPECT_THROW(convert_rank(bad), Error);
+  EXPECT_TRUE(ws.conversion_failed(bad.rank, bad.generation));
+  EXPECT_FALSE(ws.conversions_waiting());  // the rank already shows these files' conversion
+  EXPECT_EQ(encode_et(ws.ranks().at(0)->trace), unlinked);
+  open(kineto, "linear_kineto.json.gz");
+  RankConversion again = ws.take_conversions().at(0);
+  EXPECT_EQ(again.host_name, "linear_et.json.gz");
+  EXPECT_EQ(again.kineto, kineto);
+  // The first file of a rank failing leaves no trace of the rank.
+  ws.clear();
+  open(kineto.substr(0, kineto.size() / 2), "cut_kineto.json.gz");
+  RankConversion first = ws.take_conversions().at(0);
+  EXPECT_TRUE(ws.conversion_failed(first.rank, first.generation));
+  EXPECT_FALSE(ws.conversions_waiting());
+  EXPECT_TRUE(ws.ranks().empty());
+  open(host, "linear_et.json.gz");
+  EXPECT_TRUE(ws.take_conversions().at(0).kineto.empty());
+
+  // Damaged messages are errors naming what they are, never crashes.
+  const std::string sent = encode_conversion(job);
+  for (const std::string* bytes : {&sent, &result})
+    for (size_t cut = 0; cut < bytes->size(); cut += 1 + cut / 16) {
+      EXPECT_THROW(decode_conversion(std::string_view(*bytes).substr(0, cut)), Error) << cut;
+      EXPECT_THROW(decode_converted(std::string_view(*bytes).substr(0, cut)), Error) << cut;
+    }
+  try {
+    decode_converted(sent);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "converted rank: not produced by this version of chakrakit");
+  }
+}
+
 // A Kineto trace's own distributedInfo names its rank, whatever dates or versions its file
 // name has; a name naming another rank is an error that leaves the workspace as it was.
 TEST(Workspace, KinetoTraceStatesItsRank) {

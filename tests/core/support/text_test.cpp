@@ -76,6 +76,54 @@ TEST(PythonFloatRepr, ShortestDigitsThatRoundTrip) {
   }
 }
 
+// Values with few decimal places (timestamps, durations) take a path without printf: the same
+// shortest digits as brute force, in fixed notation, and reading back exactly.
+TEST(PythonFloatRepr, FewDecimalPlacesAsBruteForce) {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 100000; ++i) {
+    const int places = static_cast<int>(rng() % 9);
+    const double v = static_cast<double>(rng() % (uint64_t{1} << (10 + rng() % 41))) / std::pow(10.0, places) *
+                     (rng() % 2 ? -1 : 1);
+    const std::string ours = repr(v);
+    ASSERT_EQ(std::strtod(ours.c_str(), nullptr), v) << ours;
+    char buf[48];
+    for (int p = 0; p <= 16; ++p) {
+      std::snprintf(buf, sizeof buf, "%.*e", p, v);
+      if (std::strtod(buf, nullptr) == v) break;
+    }
+    ASSERT_EQ(significant_digits(ours), significant_digits(buf)) << ours << " vs " << buf;
+    if (std::fabs(v) >= 1e-4 && std::fabs(v) < 1e15) ASSERT_EQ(ours.find('e'), std::string::npos) << ours;
+  }
+  EXPECT_EQ(repr(1694128201545.123), "1694128201545.123");
+  EXPECT_EQ(repr(0.0001), "0.0001");
+  EXPECT_EQ(repr(-2.5), "-2.5");
+  EXPECT_EQ(repr(-0.0), "-0.0");
+  EXPECT_EQ(repr(120.0), "120.0");
+}
+
+// Plain decimals parse to strtod's double without it; other text is left to strtod.
+TEST(PlainDecimal, AsStrtodOrNotAtAll) {
+  std::mt19937_64 rng(5);
+  int parsed = 0;
+  for (int i = 0; i < 200000; ++i) {
+    std::string digits = std::to_string(rng() >> (rng() % 64));
+    const size_t point = rng() % (digits.size() + 2);
+    std::string literal = point > digits.size() ? digits : digits.substr(0, point) + "." + digits.substr(point);
+    if (rng() % 2) literal = "-" + literal;
+    double v = 0;
+    if (!chakra::parse_plain_decimal(literal, v)) continue;
+    ++parsed;
+    ASSERT_EQ(v, std::strtod(literal.c_str(), nullptr)) << literal;
+    ASSERT_EQ(std::signbit(v), literal[0] == '-') << literal;
+  }
+  EXPECT_GT(parsed, 100000);
+  double v = 0;
+  for (const char* no : {"", "-", ".", "1e5", "1.5E3", "NaN", "Infinity", "1.2.3", "9007199254740993", "+1", "1 "})
+    EXPECT_FALSE(chakra::parse_plain_decimal(no, v)) << no;
+  ASSERT_TRUE(chakra::parse_plain_decimal("1694128201545.123", v));
+  EXPECT_EQ(v, 1694128201545.123);
+}
+
 TEST(ShortestFloat32, MatchesProtobufPython) {
   const std::pair<float, const char*> cases[] = {
       {1.2345f, "1.2345"}, {2.3456f, "2.3456"}, {0.1f, "0.1"}, {3.0f, "3.0"}, {1e-5f, "1e-05"},

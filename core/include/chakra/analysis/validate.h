@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,22 @@ struct ValidateOptions {
 };
 
 ValidationReport validate(const Trace& trace, const ValidateOptions& options = {});
+
+// validate() in steps, so a page can draw between them: the same report in the end. `trace`
+// must outlive it and not change meanwhile.
+class Validator {
+ public:
+  explicit Validator(const Trace& trace, const ValidateOptions& options = {});
+  ~Validator();
+  // Checks the next part: the whole-trace checks and the id index, or up to `max_nodes` nodes,
+  // or the cycles, or the timing. True once everything is checked (then take_report()).
+  bool step(uint32_t max_nodes);
+  ValidationReport take_report();
+
+ private:
+  class Checker;
+  std::unique_ptr<Checker> checker_;
+};
 
 // {"errors": n, "warnings": n, "counts": {...}, "findings": [{severity, code, message, node, id}]}
 void write_report_json(const Trace& trace, const ValidationReport& report, JsonWriter& w);

@@ -14,6 +14,7 @@
 
 #include "chakra/analysis/summary.h"
 #include "chakra/analysis/validate.h"
+#include "chakra/app/rank_conversion.h"
 #include "chakra/app/sim_job.h"
 #include "chakra/astra/text_workload.h"
 #include "chakra/format/et_io.h"
@@ -38,6 +39,7 @@ struct RankTrace {
   TraceSummary summary;
   ValidationReport report;
   bool checked = true;  // false until `report` is made (Workspace::defer_checks)
+  std::unique_ptr<Validator> checking;  // making `report`, step by step (Workspace::check_one)
   std::vector<std::string> notes;     // what linking/conversion did
   std::vector<std::string> warnings;  // what they left out or guessed: shown as warnings, never "ok"
 };
@@ -82,6 +84,7 @@ class Workspace {
     void learn_kind();     // from the first 64 KiB; throws for a file of no kind it takes
     void frame_records();  // how far whole .et records have arrived: the reader may go there
     std::string name_;
+    std::unique_ptr<ConvertedRank> converted_;  // a rank conversion's result (its .et in bytes_)
     uint64_t total_ = 0;
     bool kind_known_ = false;
     InputKind kind_ = InputKind::Unknown;
@@ -102,21 +105,39 @@ class Workspace {
   // Starts opening a file of `total_bytes` whose bytes come through Loading::add_bytes.
   std::unique_ptr<Loading> begin_pieces(const std::string& name, uint64_t total_bytes);
   // Validation of a rank added by finish() waits for check_one() (a page validates a large
-  // trace in a frame of its own, not in the one that decoded its last nodes).
+  // trace over frames of its own, not in the one that decoded its last nodes).
   bool defer_checks = false;
-  // Validates one rank that waits for it; false when none does.
-  bool check_one();
+  // Validates part of a rank that waits for it (up to `max_nodes` nodes, or one of validation's
+  // whole-trace steps: Validator::step); false when none waits.
+  bool check_one(uint32_t max_nodes = UINT32_MAX);
+  // PyTorch host ETs and Kineto traces are linked and converted per rank (rank_conversion.h),
+  // not by finish(), which only records that the file's rank needs it: take_conversions() hands
+  // out the jobs (one per rank, for its latest files), the caller runs convert_rank() wherever
+  // it likes (the page: in Web Workers, so its module need not link the converter) and gives
+  // the outcome back to begin_converted() or conversion_failed(). add() does all of it here.
+  std::vector<RankConversion> take_conversions();
+  // Opens a conversion's result in steps like a file (its .et decoded `max_nodes` a step);
+  // finish() then puts the rank. Null when the result is stale: the rank's files changed since
+  // its job was taken (a newer job comes) or the workspace was cleared.
+  std::unique_ptr<Loading> begin_converted(ConvertedRank result);
+  // The conversion failed: the rank's files since its last good conversion are dropped, so the
+  // workspace is as before them. False when the job was stale (nothing changes).
+  bool conversion_failed(uint32_t rank, uint64_t generation);
+  // Ranks whose files changed since their job was taken (take_conversions has work).
+  bool conversions_waiting() const;
   // Starts opening a file held whole (the bytes are copied). Throws chakra::Error naming the
   // file when it is of no kind this workspace takes.
   std::unique_ptr<Loading> begin(std::span<const uint8_t> bytes, const std::string& name);
-  // Adds what a finished Loading produced; returns a one-line description. Throws chakra::Error
+  // Adds what a finished Loading produced; returns a one-line description (empty for a PyTorch
+  // file: its rank's conversion's finish() describes it). Throws chakra::Error
   // naming the file for malformed content; the workspace is then unchanged.
   std::string finish(Loading& loading);
   // Replaces the ranks with a synthetic training step (chakra synth) and its communicator
   // groups; returns a one-line description. Throws chakra::Error for inconsistent options.
   std::string add_synthetic(const synth::SynthOptions& options);
 
-  // begin + step to the end + finish.
+  // begin + step to the end + finish, and the rank's conversion when it is a PyTorch file (then
+  // the conversion's description; a failed conversion throws and leaves the workspace as it was).
   std::string add(std::span<const uint8_t> bytes, const std::string& name);
 
   // Ranks by rank number (a file without a rank in its name takes the next free one).
@@ -148,13 +169,24 @@ class Workspace {
   void put_rank(std::unique_ptr<RankTrace> rank);
   uint32_t next_free_rank() const;
   void instantiate_text();
-  std::string convert_pytorch_rank(uint32_t rank);
 
   std::vector<std::unique_ptr<RankTrace>> ranks_;
   struct PytorchPair {
-    std::string host, kineto;  // raw bytes, kept to relink when the other half arrives
+    std::string host, kineto;  // the files' bytes, kept to relink when the other half arrives
     std::string host_name, kineto_name;
+    uint64_t generation = 0;  // of the latest files
+    uint64_t taken = 0;       // the generation whose job take_conversions() handed out last
+    // The halves as of the last good conversion, for the halves given since (restored when
+    // their conversion fails).
+    struct Half {
+      bool replaced = false;
+      std::string bytes, name;
+    } old_host, old_kineto;
   };
+  PytorchPair* pair_of(uint32_t rank);
+  RankConversion take_conversion(uint32_t rank, PytorchPair& pair);
+  std::string put_converted(Loading& converted);  // finish() of begin_converted()'s Loading
+  uint64_t next_generation_ = 1;  // never reset: results of jobs from before clear() stay stale
   std::vector<std::pair<uint32_t, PytorchPair>> pytorch_;
   std::optional<TextWorkload> text_;
   std::string text_name_;

@@ -18,6 +18,11 @@ void append_int(std::string& out, int64_t v);
 // decimal exponents -4..15 (with ".0" on integral values), otherwise "1e-05"/"1.5e+16";
 // "nan", "inf", "-inf".
 void append_python_float(std::string& out, double v);
+// A plain decimal literal ([-]digits[.digits], no exponent) whose digits make an integer below
+// 2^53, as the correctly rounded double strtod gives (the integer and the power of ten are exact,
+// their quotient correctly rounded); false for any other text. Used before strtod, which in wasm
+// computes in software 128-bit floats.
+bool parse_plain_decimal(std::string_view literal, double& value);
 
 // Python's repr(str): single quotes unless the text has ' and no "; backslash escapes for \\,
 // the quote, \n \r \t; \xNN / \uNNNN / \UNNNNNNNN for characters Python does not print.
