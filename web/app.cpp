@@ -787,6 +787,11 @@ std::string App::status_json() const {
     w.key("start_ns").begin_array();
     for (const auto& n : run->result.npus) w.value_uint(n.start);
     w.end_array();
+    w.key("start_error").begin_object();  // node starts vs measured, as in chakra simulate --json
+    w.key("nodes").value_uint(run->result.start_error.nodes);
+    w.key("median_ns").value_uint(run->result.start_error.median);
+    w.key("p90_ns").value_uint(run->result.start_error.p90);
+    w.end_object();
     w.end_object();
   }
   w.end_array();

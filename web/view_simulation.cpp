@@ -393,6 +393,10 @@ void App::Impl::draw_simulation() {
   // Replays of measured traces: each NPU's measured step beside its simulated one.
   const bool measured = std::any_of(a->result.npus.begin(), a->result.npus.end(),
                                     [](const sim::NpuResult& n) { return n.measured_step > 0; });
+  if (const sim::StartError& e = a->result.start_error; e.nodes > 0)  // as chakra simulate's summary
+    ImGui::Text("node starts vs measured (%llu nodes): median |error| %s, p90 %s", static_cast<unsigned long long>(e.nodes),
+                format_duration(static_cast<double>(e.median), "ns").c_str(),
+                format_duration(static_cast<double>(e.p90), "ns").c_str());
   if (!a->result.measured_collectives.empty() &&
       ImGui::BeginTable("collective fit", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
     for (const char* h : {"collective", "count", "median measured", "median simulated", "error"}) ImGui::TableSetupColumn(h);

@@ -291,6 +291,16 @@ test('a file larger than a slice is read and decoded in slices: the status says 
     assert.match(after.error, /^huge\.png: not a trace this page reads: it looks like a PNG image/);
     assert.equal(after.ranks.length, 1);
     assert.equal(after.busy, false);
+    // Clear, then the same file again: the memory the first load took is reused, not added to.
+    const heap = await p.evaluate(() => Module.HEAP8.length);
+    for (let i = 0; i < 2; ++i) {
+      await p.evaluate(() => Module.ccall('app_command', 'number', ['string'], ['clear']));
+      await p.setInputFiles('#file', [et]);
+      await p.waitForFunction(() => window.chakrakitReading === 0 && !JSON.parse(Module.ccall('app_status_json', 'string', [], [])).busy,
+        null, { timeout: 60000 });
+      assert.deepEqual((await status(p)).ranks[0].summary, native[0].summary);
+      assert.equal(await p.evaluate(() => Module.HEAP8.length), heap, `load ${i + 2} after Clear`);
+    }
   } finally {
     await p.close();
     await rm(dir, { recursive: true, force: true });
@@ -398,6 +408,8 @@ test('real host ET + Kineto pairs replay against their measured steps, as in the
   const cli = JSON.parse(await readFile(path.join(tmp, 'out.json'), 'utf8'));
   assert.deepEqual(run.finish_ns, cli.npus.map((n) => n.finish_ns));
   assert.deepEqual(run.measured_step_ns, cli.npus.map((n) => n.measured_step_ns));
+  assert.ok(run.start_error.nodes > 1000, JSON.stringify(run.start_error));
+  assert.deepEqual(run.start_error, cli.start_error);
   await shot('06b-measured-vs-simulated.png');
   // The measured timeline: per rank a track per CPU thread and per CUDA stream.
   assert.equal(await command('timeline 0'), 1);
