@@ -6,7 +6,6 @@
 
 #include "chakra/app/share_link.h"
 #include "chakra/format/io.h"
-#include "chakra/pytorch/pytorch_convert.h"
 #include "chakra/pytorch/trace_link.h"
 #include "chakra/support/error.h"
 #include <nlohmann/json.hpp>
@@ -145,6 +144,8 @@ Workspace::Loading::~Loading() = default;
 
 std::string Workspace::put_converted(Loading& l) {
   ConvertedRank& c = *l.converted_;
+  PytorchPair* p = pair_of(c.rank);
+  if (!p) return {};  // cleared since begin_converted(): nothing of it stays
   auto t = std::make_unique<RankTrace>();
   t->rank = c.rank;
   t->source = c.source;
@@ -155,7 +156,7 @@ std::string Workspace::put_converted(Loading& l) {
   t->warnings = std::move(c.warnings);
   for (auto& [id, members] : c.groups)
     if (!groups.count(id)) groups[id] = std::move(members);
-  if (PytorchPair* p = pair_of(c.rank); p && p->generation == c.generation) p->old_host = p->old_kineto = {};
+  if (p->generation == c.generation) p->old_host = p->old_kineto = {};
   put_rank(std::move(t));
   return c.message;
 }

@@ -775,9 +775,11 @@ TEST(Workspace, ConversionsRunElsewhereToTheSameRanks) {
   open(kineto, "linear_kineto.rank0.json.gz");
   EXPECT_FALSE(ws.begin_converted(decode_converted(result)));
   EXPECT_FALSE(ws.conversion_failed(0, job.generation));
-  ASSERT_EQ(ws.take_conversions().size(), 1u);
+  auto late = ws.begin_converted(convert_rank(ws.take_conversions().at(0)));
   ws.clear();
   EXPECT_FALSE(ws.begin_converted(decode_converted(result)));  // nor after clear()
+  EXPECT_EQ(ws.finish(*late), "");  // opened before clear(), finished after: nothing stays
+  EXPECT_TRUE(ws.ranks().empty());
   EXPECT_FALSE(ws.conversions_waiting());
 
   // A conversion that fails drops the files since the last good one: the workspace is as before.

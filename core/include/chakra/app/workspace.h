@@ -117,8 +117,9 @@ class Workspace {
   // the outcome back to begin_converted() or conversion_failed(). add() does all of it here.
   std::vector<RankConversion> take_conversions();
   // Opens a conversion's result in steps like a file (its .et decoded `max_nodes` a step);
-  // finish() then puts the rank. Null when the result is stale: the rank's files changed since
-  // its job was taken (a newer job comes) or the workspace was cleared.
+  // finish() then puts the rank (and returns "" when the workspace was cleared meanwhile). Null
+  // when the result is stale: the rank's files changed since its job was taken (a newer job
+  // comes) or the workspace was cleared.
   std::unique_ptr<Loading> begin_converted(ConvertedRank result);
   // The conversion failed: the rank's files since its last good conversion are dropped, so the
   // workspace is as before them. False when the job was stale (nothing changes).
