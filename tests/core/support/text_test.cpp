@@ -57,6 +57,19 @@ std::string significant_digits(const std::string& s) {
   return d;
 }
 
+// repr(v) reads back to v and has as few digits as brute force finds: the first precision whose
+// correctly rounded form reads back exactly.
+void expect_shortest_round_trip(double v) {
+  const std::string ours = repr(v);
+  ASSERT_EQ(std::strtod(ours.c_str(), nullptr), v) << ours;
+  char buf[48];
+  for (int p = 0; p <= 16; ++p) {
+    std::snprintf(buf, sizeof buf, "%.*e", p, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  ASSERT_EQ(significant_digits(ours), significant_digits(buf)) << ours << " vs " << buf;
+}
+
 TEST(PythonFloatRepr, ShortestDigitsThatRoundTrip) {
   std::mt19937_64 rng(42);
   for (int i = 0; i < 20000; ++i) {
@@ -64,15 +77,7 @@ TEST(PythonFloatRepr, ShortestDigitsThatRoundTrip) {
     double v;
     std::memcpy(&v, &bits, 8);
     if (!std::isfinite(v) || v == 0) continue;
-    const std::string ours = repr(v);
-    ASSERT_EQ(std::strtod(ours.c_str(), nullptr), v) << ours;
-    // Brute force: the first precision whose correctly rounded form reads back exactly.
-    char buf[48];
-    for (int p = 0; p <= 16; ++p) {
-      std::snprintf(buf, sizeof buf, "%.*e", p, v);
-      if (std::strtod(buf, nullptr) == v) break;
-    }
-    ASSERT_EQ(significant_digits(ours), significant_digits(buf)) << ours << " vs " << buf;
+    ASSERT_NO_FATAL_FAILURE(expect_shortest_round_trip(v));
   }
 }
 
@@ -84,15 +89,8 @@ TEST(PythonFloatRepr, FewDecimalPlacesAsBruteForce) {
     const int places = static_cast<int>(rng() % 9);
     const double v = static_cast<double>(rng() % (uint64_t{1} << (10 + rng() % 41))) / std::pow(10.0, places) *
                      (rng() % 2 ? -1 : 1);
-    const std::string ours = repr(v);
-    ASSERT_EQ(std::strtod(ours.c_str(), nullptr), v) << ours;
-    char buf[48];
-    for (int p = 0; p <= 16; ++p) {
-      std::snprintf(buf, sizeof buf, "%.*e", p, v);
-      if (std::strtod(buf, nullptr) == v) break;
-    }
-    ASSERT_EQ(significant_digits(ours), significant_digits(buf)) << ours << " vs " << buf;
-    if (std::fabs(v) >= 1e-4 && std::fabs(v) < 1e15) ASSERT_EQ(ours.find('e'), std::string::npos) << ours;
+    ASSERT_NO_FATAL_FAILURE(expect_shortest_round_trip(v));
+    if (std::fabs(v) >= 1e-4 && std::fabs(v) < 1e15) ASSERT_EQ(repr(v).find('e'), std::string::npos) << repr(v);
   }
   EXPECT_EQ(repr(1694128201545.123), "1694128201545.123");
   EXPECT_EQ(repr(0.0001), "0.0001");
