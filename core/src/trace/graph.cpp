@@ -1,6 +1,7 @@
 #include "chakra/trace/graph.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace chakra {
 
@@ -235,6 +236,21 @@ CriticalPath critical_path(const Trace& trace, const DepGraph& graph) {
   for (uint32_t i = best_end; i != UINT32_MAX; i = via[i]) best.nodes.push_back(i);
   std::reverse(best.nodes.begin(), best.nodes.end());
   return best;
+}
+
+std::vector<uint32_t> launch_peers(const Trace& trace, const DepGraph& deps, const DepGraph& dependants, uint32_t n) {
+  auto on_cpu = [&](uint32_t m) -> std::optional<bool> {
+    auto a = trace.find_attr(m, "is_cpu_op");
+    return a ? a->as_bool() : std::nullopt;
+  };
+  std::vector<uint32_t> peers;
+  const std::optional<bool> cpu = on_cpu(n);
+  if (!cpu) return peers;
+  for (uint32_t m : (*cpu ? dependants : deps).deps(n))
+    if (on_cpu(m) == !*cpu) peers.push_back(m);
+  std::sort(peers.begin(), peers.end());  // a node on both kinds of dependency comes twice
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  return peers;
 }
 
 }  // namespace chakra

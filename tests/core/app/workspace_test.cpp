@@ -471,6 +471,31 @@ TEST(GraphQueries, ReachableAndCriticalPath) {
   EXPECT_EQ(cp.duration_micros, 17u);
 }
 
+// A kernel's host op and a host op's kernels, from is_cpu_op and the dependencies both ways.
+TEST(GraphQueries, LaunchPeers) {
+  // 0 host op; 1 kernel (data and ctrl dep on 0); 2 host op after 0; 3 kernel of 2; 4 no is_cpu_op.
+  Trace t;
+  NodeDraft d;
+  const std::vector<std::vector<uint64_t>> data = {{}, {0}, {0}, {2, 1}, {1}};
+  for (uint64_t i = 0; i < 5; ++i) {
+    d.clear();
+    d.id = i;
+    d.type = 4;
+    d.data_deps = data[i];
+    if (i == 1) d.ctrl_deps = {0};
+    if (i < 4) d.attrs.add_bool(t.intern("is_cpu_op"), i == 0 || i == 2);
+    t.append(d);
+  }
+  IdIndex index(t);
+  DepGraph deps = DepGraph::build(t, index, DepKind::Both);
+  DepGraph dependants = reverse(deps);
+  EXPECT_EQ(launch_peers(t, deps, dependants, 0), (std::vector<uint32_t>{1}));  // once, though on both kinds
+  EXPECT_EQ(launch_peers(t, deps, dependants, 1), (std::vector<uint32_t>{0}));
+  EXPECT_EQ(launch_peers(t, deps, dependants, 2), (std::vector<uint32_t>{3}));
+  EXPECT_EQ(launch_peers(t, deps, dependants, 3), (std::vector<uint32_t>{2}));  // not kernel 1
+  EXPECT_TRUE(launch_peers(t, deps, dependants, 4).empty());
+}
+
 TEST(Workspace, RecognisesEveryKindOfInputInTheCorpus) {
   auto kind = [](const std::string& rel) {
     std::string path = shared(rel);

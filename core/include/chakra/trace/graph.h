@@ -78,4 +78,10 @@ struct CriticalPath {
 };
 CriticalPath critical_path(const Trace& trace, const DepGraph& graph);
 
+// Measured PyTorch traces (nodes carry is_cpu_op): for a GPU op, the host ops it depends on (the
+// op that launched it); for a host op, the GPU ops that depend on it (the kernels it launched).
+// Positions, ascending, each once; empty for a node without is_cpu_op. `dependants` is
+// reverse(deps).
+std::vector<uint32_t> launch_peers(const Trace& trace, const DepGraph& deps, const DepGraph& dependants, uint32_t n);
+
 }  // namespace chakra
