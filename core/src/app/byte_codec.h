@@ -9,7 +9,9 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
+#include "chakra/astra/config.h"
 #include "chakra/support/error.h"
 
 namespace chakra::codec {
@@ -72,5 +74,24 @@ class Reader {
   std::string_view in_;
   const char* what_;
 };
+
+// Communicator groups: their count, then each one's id and members.
+inline void write_groups(Writer& w, const sim::CommGroups& groups) {
+  w.u64(groups.size());
+  for (const auto& [id, members] : groups) {
+    w.raw<int64_t>(id);
+    w.u64(members.size());
+    for (uint32_t m : members) w.raw(m);
+  }
+}
+inline sim::CommGroups read_groups(Reader& r) {
+  sim::CommGroups groups;
+  for (uint64_t g = r.count(16); g > 0; --g) {
+    std::vector<uint32_t>& members = groups[static_cast<int>(r.raw<int64_t>())];
+    members.resize(r.count(4));
+    for (uint32_t& m : members) m = r.raw<uint32_t>();
+  }
+  return groups;
+}
 
 }  // namespace chakra::codec

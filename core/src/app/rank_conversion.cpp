@@ -88,7 +88,7 @@ ConvertedRank convert_rank(const RankConversion& job) {
       if (id <= 0) continue;
       std::vector<uint32_t> ranks;
       for (int64_t m : members) ranks.push_back(static_cast<uint32_t>(m));
-      out.groups.emplace_back(id, std::move(ranks));
+      out.groups.try_emplace(id, std::move(ranks));
     }
     trace = std::move(result.trace);
     out.message = "rank " + r + ": " + (job.kineto.empty() ? "converted host ET " : "linked and converted ") + out.source;
@@ -126,12 +126,7 @@ std::string encode_converted(const ConvertedRank& c) {
   w.str(c.et);
   write_strings(w, c.notes);
   write_strings(w, c.warnings);
-  w.u64(c.groups.size());
-  for (const auto& [id, members] : c.groups) {
-    w.raw<int64_t>(id);
-    w.u64(members.size());
-    for (uint32_t m : members) w.raw(m);
-  }
+  codec::write_groups(w, c.groups);
   w.str(c.message);
   return std::move(w.out);
 }
@@ -147,12 +142,7 @@ ConvertedRank decode_converted(std::string_view bytes) {
   c.et = r.str();
   read_strings(r, c.notes);
   read_strings(r, c.warnings);
-  c.groups.resize(r.count(16));
-  for (auto& [id, members] : c.groups) {
-    id = static_cast<int>(r.raw<int64_t>());
-    members.resize(r.count(4));
-    for (uint32_t& m : members) m = r.raw<uint32_t>();
-  }
+  c.groups = codec::read_groups(r);
   c.message = r.str();
   r.end();
   return c;

@@ -28,12 +28,7 @@ std::string encode_job(const SimJob& job) {
   w.f64(job.memory.latency);
   w.f64(job.memory.bandwidth);
   w.u64(job.memory.npus_per_node);
-  w.u64(job.groups.size());
-  for (const auto& [id, members] : job.groups) {
-    w.raw<int64_t>(id);
-    w.u64(members.size());
-    for (uint32_t m : members) w.raw(m);
-  }
+  codec::write_groups(w, job.groups);
   const SimOptions& o = job.options;
   w.raw(o.backend);
   w.u64(o.queues_per_dim);
@@ -57,12 +52,7 @@ SimJob decode_job(std::string_view bytes) {
   job.memory.latency = r.f64();
   job.memory.bandwidth = r.f64();
   job.memory.npus_per_node = static_cast<uint32_t>(r.u64());
-  for (uint64_t g = r.count(16); g > 0; --g) {
-    int id = static_cast<int>(r.raw<int64_t>());
-    std::vector<uint32_t>& members = job.groups[id];
-    members.resize(r.count(4));
-    for (uint32_t& m : members) m = r.raw<uint32_t>();
-  }
+  job.groups = codec::read_groups(r);
   SimOptions& o = job.options;
   o.backend = r.raw<Backend>();
   if (size_t(o.backend) >= network_backends().size()) r.fail("bad backend");

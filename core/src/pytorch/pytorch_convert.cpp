@@ -429,14 +429,15 @@ class Parser {
         case BlockedSpans:
           if (!enter_array()) break;
           while (j_.next_element()) {
+            constexpr const char* kNotASpan = "a \"blocked_spans\" entry is not [begin, end]";
             double span[2];
-            if (j_.peek() != JsonPull::Kind::Array) j_.fail("a \"blocked_spans\" entry is not [begin, end]");
+            if (j_.peek() != JsonPull::Kind::Array) j_.fail(kNotASpan);
             j_.begin_array();
             for (double& x : span) {
-              if (!j_.next_element() || j_.peek() != JsonPull::Kind::Number) j_.fail("a \"blocked_spans\" entry is not [begin, end]");
+              if (!j_.next_element() || j_.peek() != JsonPull::Kind::Number) j_.fail(kNotASpan);
               x = j_.read_double();
             }
-            if (j_.next_element()) j_.fail("a \"blocked_spans\" entry is not [begin, end]");
+            if (j_.next_element()) j_.fail(kNotASpan);
             blocked_spans.push_back({static_cast<uint32_t>(nodes.size() - 1), span[0], span[1]});
           }
           break;

@@ -653,7 +653,8 @@ struct SyncDeps {
   // Host node id → µs of its own time spent inside calls that block the CPU thread until GPU
   // work finishes (device/stream/event syncs, copies to pageable host memory).
   std::unordered_map<int64_t, double> blocked;
-  // Host node id → when it was blocked: [begin, end) in µs on the profiler's clock, sorted.
+  // Host node id → when it was blocked: [begin, end) in µs on the profiler's clock (sorted when
+  // written).
   std::unordered_map<int64_t, std::vector<std::pair<double, double>>> blocked_spans;
   uint64_t calls = 0, resolved = 0, edges = 0;
   uint64_t unidentified = 0;  // event waits whose event is unknown (no cuda_sync event)

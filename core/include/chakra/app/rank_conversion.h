@@ -7,8 +7,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
+
+#include "chakra/astra/config.h"
 
 namespace chakra {
 
@@ -30,7 +31,7 @@ struct ConvertedRank {
   std::string et;  // the rank's trace, encoded as a Chakra .et
   std::vector<std::string> notes;     // what linking/conversion did
   std::vector<std::string> warnings;  // what they left out or guessed
-  std::vector<std::pair<int, std::vector<uint32_t>>> groups;  // communicator groups the host ET names
+  sim::CommGroups groups;  // communicator groups the host ET names (the first of an id wins)
   std::string message;  // one line for a log
 };
 
