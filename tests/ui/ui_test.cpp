@@ -493,6 +493,8 @@ TEST(AppUi, PairsConvertAwayFromTheUiThreadToTheSameRank) {
   EXPECT_EQ(s["loading_phase"], "linking and converting");
   EXPECT_EQ(s["loading_file"], "dlrm_eg_0.json + worker0_step_12.1694128201545.pt.trace.json");
   EXPECT_TRUE(s["ranks"].empty());
+  // Only workers work: the app needs no frames until they report (the page's loop pauses).
+  EXPECT_FALSE(page.app->working_here());
   const chakra::RankConversion job = page.platform.held[0];
   page.platform.held.clear();
   page.app->conversion_finished(chakra::decode_converted(chakra::encode_converted(chakra::convert_rank(job))));
@@ -515,6 +517,21 @@ TEST(AppUi, PairsConvertAwayFromTheUiThreadToTheSameRank) {
   s = page.status();
   EXPECT_EQ(s["error"], "worker0.json: the worker ran out of memory");
   EXPECT_EQ(s["ranks"][0]["summary"], in_place["ranks"][0]["summary"]);
+
+  // Files the page announced but has not handed over yet hold the conversion back, so a host ET
+  // is not converted alone before its Kineto trace arrives.
+  page.app->clear();
+  page.app->expect_files(2);
+  page.drop(host);
+  for (int i = 0; i < 3; ++i) page.frame();
+  EXPECT_TRUE(page.platform.held.empty());
+  EXPECT_TRUE(page.app->busy());
+  page.drop(kineto);
+  for (int i = 0; i < 3; ++i) page.frame();
+  ASSERT_EQ(page.platform.held.size(), 1u);
+  EXPECT_FALSE(page.platform.held[0].host.empty());
+  EXPECT_FALSE(page.platform.held[0].kineto.empty());
+  page.platform.held.clear();
 
   // Cleared while converting: the result that comes back opens nothing.
   page.app->clear();
