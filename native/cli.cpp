@@ -412,4 +412,17 @@ std::vector<std::string> files_under(const std::vector<std::string>& paths) {
   return out;
 }
 
+WhatIf parse_what_if(const Args& args, const std::string& spec) {
+  const size_t eq = spec.rfind('=');
+  WhatIf w;
+  if (eq == std::string::npos || eq == 0) args.fail("--what-if must be NAME=K (ops whose name contains NAME, K times faster)");
+  w.name_part = spec.substr(0, eq);
+  const std::string k = spec.substr(eq + 1);
+  char* end = nullptr;
+  w.speedup = std::strtod(k.c_str(), &end);
+  if (k.empty() || end != k.c_str() + k.size() || !(w.speedup > 0) || !std::isfinite(w.speedup))
+    args.fail("--what-if " + spec + ": K must be a number > 0");
+  return w;
+}
+
 }  // namespace cli

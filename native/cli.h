@@ -130,6 +130,13 @@ std::string read_head(const std::string& path, size_t bytes = 65536);
 // order; a path that is neither is a chakra::Error.
 std::vector<std::string> files_under(const std::vector<std::string>& paths);
 
+// --what-if NAME=K: ops whose name contains NAME run K (> 0) times faster.
+struct WhatIf {
+  std::string name_part;
+  double speedup = 1;
+};
+WhatIf parse_what_if(const Args& args, const std::string& spec);
+
 // Runs a command body, turning chakra::Error into "chakra <cmd>: message" and exit 1, and
 // chakra::Cancelled into exit 130.
 int run_guarded(const std::string& prog, int (*body)(const Args&), const Args& args);

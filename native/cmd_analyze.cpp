@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 
+#include "chakra/analysis/critical_path.h"
 #include "chakra/analysis/gpu_analysis.h"
 #include "chakra/analysis/trace_diff.h"
 #include "chakra/app/workspace.h"
@@ -294,9 +295,54 @@ void write_json(const std::vector<Rank>& ranks, const std::vector<std::string>& 
   std::cout << out.out;
 }
 
+// The critical path across the ranks, on their measured times.
+struct PathOfRanks {
+  std::vector<chakra::RankTimes> times;
+  std::vector<uint32_t> ids;
+  chakra::CrossRankPath path;
+};
+PathOfRanks path_of(const std::vector<Rank>& ranks) {
+  PathOfRanks p;
+  for (const Rank& r : ranks) p.times.push_back(chakra::measured_times(r.trace)), p.ids.push_back(r.rank);
+  p.path = chakra::critical_path_across_ranks(p.times);
+  return p;
+}
+
 int run(const cli::Args& args) {
   std::vector<std::string> notes;
   const std::vector<Rank> ranks = load(args.values("PATH"), notes);
+  std::optional<cli::WhatIf> what_if;
+  if (args.has("--what-if")) what_if = cli::parse_what_if(args, args.get("--what-if"));
+  if (args.has("--critical-path") || what_if) {
+    const PathOfRanks p = path_of(ranks);
+    if (args.has("--json")) {
+      chakra::StringSink out;
+      chakra::JsonWriter w(out, chakra::JsonStyle::python_indent(2, false));
+      w.begin_object().key("unit").value("us").key("critical_path").begin_object();
+      chakra::write_critical_path_json(p.path, p.times, p.ids, w);
+      w.end_object();
+      if (what_if) {
+        w.key("what_if").begin_object().key("name_contains").value(what_if->name_part).key("speedup").value_double(what_if->speedup);
+        w.key("step").value_uint(p.path.step());
+        w.key("estimated_step").value_uint(chakra::path_step_if_faster(p.path, p.times, what_if->name_part, what_if->speedup));
+        w.end_object();
+      }
+      w.end_object().raw("\n");
+      w.flush();
+      std::cout << out.out;
+    } else {
+      const size_t top = args.has("--top") ? args.get_uint("--top", 1000000) : 20;
+      std::cout << chakra::critical_path_text(p.path, p.times, p.ids, top, "µs");
+      if (what_if) {
+        const uint64_t step = chakra::path_step_if_faster(p.path, p.times, what_if->name_part, what_if->speedup);
+        std::cout << "\nwhat if ops named *" << what_if->name_part << "* ran " << chakra::format_number(what_if->speedup)
+                  << "x faster: step " << us(p.path.step()) << " -> " << us(step) << " µs ("
+                  << pct(p.path.step() - step, p.path.step()) << " shorter), along this path only: other paths may"
+                  << " become critical, so at most that; simulate the trace for the exact answer (chakra simulate --what-if)\n";
+      }
+    }
+    return cli::kOk;
+  }
   if (args.has("--json")) {
     write_json(ranks, notes);
   } else {
@@ -444,7 +490,9 @@ int cmd_analyze(int argc, char** argv) {
                  "traces and Chakra .et traces whose GPU ops carry start times; ranks come from the\n"
                  "traces' metadata, else their file names.");
   args.flag("--json", "print the results as JSON");
-  args.option("--top", "N", "names listed per rank (default 10)");
+  args.option("--top", "N", "names listed per rank (default 10; with --critical-path, steps listed: 20)");
+  args.flag("--critical-path", "the critical path across the ranks instead: what the step's end waited for, rank by rank");
+  args.option("--what-if", "NAME=K", "with the critical path: the step if ops whose name contains NAME ran K times faster");
   args.positional("PATH", "Kineto trace, .et trace, or a folder of them", true, true);
   args.parse(argc, argv);
   return cli::run_guarded("chakra analyze", run, args);

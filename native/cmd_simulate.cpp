@@ -1,13 +1,17 @@
 // chakra simulate and the drop-in AstraSim_Analytical_Congestion_Unaware / _Aware: replay
 // per-NPU traces on ASTRA-sim's analytical model, print its per-NPU lines and a summary.
 #include <cstdio>
+#include <optional>
 #include <iostream>
 
+#include "chakra/analysis/critical_path.h"
 #include "chakra/analysis/sim_report.h"
 #include "chakra/app/sim_presets.h"
+#include "chakra/format/et_io.h"
 #include "chakra/format/io.h"
 #include "chakra/sim/simulate.h"
 #include "chakra/support/error.h"
+#include "chakra/support/text.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -20,19 +24,47 @@ struct Request {
   SimOptions opt;
   std::string json_out, timeline_out;
   bool summary = true;
+  size_t critical_path_steps = 0;  // > 0: print the critical path's longest steps
+  std::optional<cli::WhatIf> what_if;
 };
+
+// The run's critical path across NPUs, on their traces (read again: the simulator does not
+// keep them) with the simulated times.
+void print_critical_path(const Request& q, const SimResult& r) {
+  std::vector<chakra::Trace> traces;
+  for (size_t i = 0; i < r.npus.size(); ++i) traces.push_back(chakra::read_et(q.in.workload + "." + std::to_string(i) + ".et", q.in.read));
+  std::vector<chakra::RankTimes> times;
+  std::vector<uint32_t> ids;
+  for (uint32_t i = 0; i < traces.size(); ++i) times.push_back(chakra::simulated_times(traces[i], r.spans, i)), ids.push_back(i);
+  const chakra::CrossRankPath path = chakra::critical_path_across_ranks(times);
+  std::cout << "\n" << chakra::critical_path_text(path, times, ids, q.critical_path_steps, "ns");
+}
 
 int run(const Request& q) {
   cli::TerminalProgress progress;
   SimOptions opt = q.opt;
   opt.progress = &progress;
-  opt.record_spans = !q.timeline_out.empty();
+  opt.record_spans = !q.timeline_out.empty() || q.critical_path_steps > 0;
   for (const std::string& note : q.in.system.notes) std::cerr << "note: " << note << "\n";
   SimResult r = simulate(q.in, opt);
   progress.clear();
   std::string text = chakra::astra_finish_lines(r);
   if (q.summary) text += chakra::sim_summary_text(r);
   std::fwrite(text.data(), 1, text.size(), stdout);
+  if (q.critical_path_steps > 0 && !r.deadlock) print_critical_path(q, r);
+  if (q.what_if && !r.deadlock) {
+    SimOptions faster = opt;
+    faster.record_spans = false;
+    faster.speedups.push_back({q.what_if->name_part, q.what_if->speedup});
+    const SimResult w = simulate(q.in, faster);
+    progress.clear();
+    const double before = static_cast<double>(r.end()), after = static_cast<double>(w.end());
+    char change[32];
+    std::snprintf(change, sizeof change, "%+.2f%%", before > 0 ? 100.0 * (after - before) / before : 0.0);
+    std::cout << "\nwhat if nodes named *" << q.what_if->name_part << "* ran " << chakra::format_number(q.what_if->speedup)
+              << "x faster (simulated again): step " << r.end() << " -> " << w.end() << " ns (" << change << ")"
+              << (w.deadlock ? "; that run deadlocked" : "") << "\n";
+  }
   if (!q.json_out.empty()) {
     chakra::OutputFile out(q.json_out);
     chakra::write_sim_json(r, out);
@@ -116,6 +148,9 @@ int run_simulate(const cli::Args& a) {
   q.json_out = a.get("--json");
   q.timeline_out = a.get("--timeline");
   q.summary = !a.has("--no-summary");
+  if (a.has("--critical-path")) q.critical_path_steps = 20;
+  if (a.has("--top")) q.critical_path_steps = a.get_uint("--top", 1000000);
+  if (a.has("--what-if")) q.what_if = cli::parse_what_if(a, a.get("--what-if"));
   return run(q);
 }
 
@@ -186,6 +221,9 @@ int cmd_simulate(int argc, char** argv) {
   args.option("--json", "OUT", "write per-NPU results and totals as JSON", "");
   args.option("--timeline", "OUT", "write a Chrome/Perfetto trace of every node on every NPU", "");
   args.flag("--no-summary", "print only ASTRA-sim's per-NPU lines");
+  args.flag("--critical-path", "print the run's critical path across NPUs (core/docs/analyses.md)");
+  args.option("--top", "N", "with --critical-path: steps listed (default 20)", "");
+  args.option("--what-if", "NAME=K", "simulate again with nodes whose name contains NAME K times faster (durations; sizes of collectives and messages) and print the new step", "");
   cli::add_read_options(args);
   args.parse(argc, argv);
   return cli::run_guarded("chakra simulate", run_simulate, args);

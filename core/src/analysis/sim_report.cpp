@@ -146,7 +146,43 @@ std::string sim_summary_text(const SimResult& r) {
     appendf(out, "  %-16s %10llu %16llu %16s\n", names[t], static_cast<unsigned long long>(c.count),
             static_cast<unsigned long long>(c.bytes), ns_text(c.time / c.count).c_str());
   }
+  out += network_load_text(r, 5);
   return out;
+}
+
+std::string network_load_text(const SimResult& r, size_t top_links) {
+  std::string out;
+  const Tick end = r.end();
+  bool header = false;
+  for (size_t d = 0; d < r.dimensions.size(); ++d) {
+    const DimensionLoad& l = r.dimensions[d];
+    if (!l.messages) continue;
+    if (!header) appendf(out, "  network dimension %10s %16s %16s %s\n", "messages", "bytes", "busy", " busy per NPU");
+    header = true;
+    appendf(out, "  dim %-14zu %10llu %16llu %16s  %6.2f%%\n", d, static_cast<unsigned long long>(l.messages),
+            static_cast<unsigned long long>(l.bytes), ns_text(l.busy).c_str(), 100.0 * dimension_utilisation(r, d));
+  }
+  if (!r.links.empty()) {
+    appendf(out, "  busiest links (of %zu used)    %10s %16s %16s  %6s %16s\n", r.links.size(), "messages", "bytes", "busy", "busy", "queued");
+    for (size_t i = 0; i < r.links.size() && i < top_links; ++i) {
+      const LinkLoad& l = r.links[i];
+      char name[64];
+      std::snprintf(name, sizeof name, "%s -> %s (dim %u)", device_name(r, l.from).c_str(), device_name(r, l.to).c_str(), l.dim);
+      appendf(out, "  %-29s %10llu %16llu %16s  %5.1f%% %16s\n", name, static_cast<unsigned long long>(l.messages),
+              static_cast<unsigned long long>(l.bytes), ns_text(l.busy).c_str(), end ? 100.0 * double(l.busy) / double(end) : 0.0,
+              ns_text(l.queued).c_str());
+    }
+  }
+  return out;
+}
+
+double dimension_utilisation(const SimResult& r, size_t dim) {
+  const double capacity = double(r.end()) * double(r.npus.size());
+  return capacity > 0 ? double(r.dimensions[dim].busy) / capacity : 0.0;
+}
+
+std::string device_name(const SimResult& r, uint32_t device) {
+  return device < r.npus.size() ? "NPU " + std::to_string(device) : "switch " + std::to_string(device - r.npus.size());
 }
 
 void write_sim_json(const SimResult& r, ByteSink& out) {
@@ -203,6 +239,32 @@ void write_sim_json(const SimResult& r, ByteSink& out) {
     }
     w.end_array();
   }
+  w.key("network").begin_object();
+  w.key("dimensions").begin_array();
+  for (size_t d = 0; d < r.dimensions.size(); ++d) {
+    const DimensionLoad& l = r.dimensions[d];
+    w.begin_object();
+    w.key("messages").value_uint(l.messages);
+    w.key("bytes").value_uint(l.bytes);
+    w.key("busy_ns").value_uint(l.busy);
+    w.key("busy_per_npu").value_double(dimension_utilisation(r, d));
+    w.end_object();
+  }
+  w.end_array();
+  w.key("links").begin_array();
+  for (const LinkLoad& l : r.links) {
+    w.begin_object();
+    w.key("from").value(device_name(r, l.from));
+    w.key("to").value(device_name(r, l.to));
+    w.key("dim").value_uint(l.dim);
+    w.key("messages").value_uint(l.messages);
+    w.key("bytes").value_uint(l.bytes);
+    w.key("busy_ns").value_uint(l.busy);
+    w.key("queued_ns").value_uint(l.queued);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
   if (r.start_error.nodes > 0) {
     w.key("start_error").begin_object();
     w.key("nodes").value_uint(r.start_error.nodes);

@@ -89,6 +89,12 @@ std::string encode_result(const SimResult& result) {
   w.u64(result.messages);
   w.u64(result.events);
   w.raw<uint8_t>(result.deadlock);
+  w.u64(result.dimensions.size());
+  for (const DimensionLoad& d : result.dimensions)
+    for (uint64_t v : {d.messages, d.bytes, d.busy}) w.u64(v);
+  w.u64(result.links.size());
+  for (const LinkLoad& l : result.links)
+    for (uint64_t v : {uint64_t{l.from}, uint64_t{l.to}, uint64_t{l.dim}, l.messages, l.bytes, l.busy, l.queued}) w.u64(v);
   // Spans repeat a few names many times: a name table, then an index per span.
   std::unordered_map<std::string_view, uint32_t> name_index;
   std::vector<std::string_view> names;
@@ -144,6 +150,16 @@ SimResult decode_result(std::string_view bytes) {
   result.messages = r.u64();
   result.events = r.u64();
   result.deadlock = r.raw<uint8_t>() != 0;
+  result.dimensions.resize(r.count(24));
+  for (DimensionLoad& d : result.dimensions)
+    for (uint64_t* v : {&d.messages, &d.bytes, &d.busy}) *v = r.u64();
+  result.links.resize(r.count(56));
+  for (LinkLoad& l : result.links) {
+    const uint64_t from = r.u64(), to = r.u64(), dim = r.u64();
+    if (from > UINT32_MAX || to > UINT32_MAX || dim > UINT32_MAX) r.fail("link device out of range");
+    l.from = static_cast<uint32_t>(from), l.to = static_cast<uint32_t>(to), l.dim = static_cast<uint32_t>(dim);
+    for (uint64_t* v : {&l.messages, &l.bytes, &l.busy, &l.queued}) *v = r.u64();
+  }
   std::vector<std::string> names(r.count(8));
   for (std::string& n : names) n = r.str();
   result.spans.resize(r.count(33));

@@ -46,6 +46,7 @@ class Simulation {
     workload_.finish(result);
     for (int t = 0; t <= kCollectiveTypes; ++t) result.collectives[t] = system_.totals()[t];
     result.messages = system_.messages();
+    system_.network_load(result);
     result.events = queue_.events_run();
     return result;
   }

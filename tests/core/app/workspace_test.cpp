@@ -13,6 +13,7 @@
 #include "chakra/app/workspace.h"
 #include "chakra/sim/simulate.h"
 #include "chakra/support/error.h"
+#include "chakra/analysis/critical_path.h"
 #include "chakra/analysis/gpu_analysis.h"
 #include "chakra/trace/graph.h"
 #include "chakra/viz/timeline_model.h"
@@ -971,6 +972,41 @@ TEST(Workspace, AnalysesOfASimulatedRunMatchTheSimulatorsBreakdown) {
     overlapped += a.comm_overlapped;
   }
   EXPECT_GT(overlapped, 0u);  // the test would not see a wrong overlap otherwise
+}
+
+// The critical path of a simulated run spans its step exactly (from time 0 to the last NPU's
+// finish), steps contiguous, and on a simulation nothing on it is unexplained waiting: every
+// node started when a dependency, its resource or its collective's last peer let it.
+TEST(Workspace, CriticalPathOfASimulatedRunIsItsStep) {
+  for (uint32_t pp : {1u, 2u}) {
+    Workspace ws;
+    synth::SynthOptions o = small_llama();
+    o.par.pp = pp;
+    ws.add_synthetic(o);
+    sim::ClusterPreset p = sim::cluster_preset("h100-hgx-8");
+    sim::SystemConfig sys = p.system;
+    sys.roofline = true;
+    sim::SimOptions options;
+    options.record_spans = true;
+    const uint32_t npus = static_cast<uint32_t>(ws.ranks().size());
+    sim::SimResult r = ws.simulate(sim::fit_network(p.network, npus), sys, options);
+    ASSERT_FALSE(r.deadlock);
+    std::vector<RankTimes> times;
+    for (uint32_t npu = 0; npu < npus; ++npu) times.push_back(simulated_times(ws.rank(npu)->trace, r.spans, npu));
+    const CrossRankPath path = critical_path_across_ranks(times);
+    EXPECT_TRUE(path.complete);
+    EXPECT_EQ(path.begin, 0u);
+    EXPECT_EQ(path.end, r.end());
+    uint64_t t = 0;
+    for (const auto& s : path.steps) {
+      EXPECT_EQ(s.start, t);
+      t += s.duration;
+    }
+    EXPECT_EQ(t, r.end()) << "pp " << pp;
+    EXPECT_EQ(path.by_kind[int(PathKind::Waiting)], 0u) << "pp " << pp;
+    EXPECT_GT(path.by_kind[int(PathKind::Compute)], 0u);
+    EXPECT_GT(path.by_kind[int(PathKind::Communication)], 0u);
+  }
 }
 
 TEST(TimelineModel, RecordedTimelinesSkipRanksWithoutStartTimes) {

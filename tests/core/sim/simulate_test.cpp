@@ -272,6 +272,43 @@ TEST(SimulateClosedForm, CongestionAwareSwitchIsStoreAndForward) {
   EXPECT_EQ(run_all_same(in, Backend::CongestionUnaware), 10 + net_time(2, 500, S, 50) + 10);
 }
 
+// Network load: a ring all-reduce of S bytes on n NPUs moves 2(n−1)/n × S from each NPU, all on
+// the ring's one dimension; busy time is those bytes at its bandwidth. On the congestion-aware
+// network each message crosses one link (Ring) or two (Switch: in and out of the switch), so the
+// links together carry the dimension's bytes once or twice.
+TEST(SimulateNetworkLoad, BytesPerDimensionAndLink) {
+  Fixture f;
+  const uint64_t size = 1 << 20;
+  for (uint32_t n : {4u, 8u}) {
+    for (const char* topo : {"Ring", "Switch"}) {
+      SimInputs in;
+      in.network = net1(topo, n);
+      in.system = ring_system("ring");
+      in.workload = f.write_collective(CommType::AllReduce, size, n);
+      for (Backend b : {Backend::CongestionUnaware, Backend::CongestionAware}) {
+        SimOptions o;
+        o.backend = b;
+        const SimResult r = simulate(in, o);
+        ASSERT_EQ(r.dimensions.size(), 1u);
+        const DimensionLoad& d = r.dimensions[0];
+        EXPECT_EQ(d.bytes, uint64_t(n) * 2 * (n - 1) * size / n) << topo << n;
+        EXPECT_EQ(d.messages, uint64_t(n) * 4 * 2 * (n - 1)) << topo << n;  // 4 chunks, 2(n−1) steps
+        EXPECT_EQ(d.busy, static_cast<uint64_t>(double(d.bytes) / (50.0 * (1 << 30) / 1e9))) << topo << n;
+        if (b == Backend::CongestionUnaware) {
+          EXPECT_TRUE(r.links.empty());
+          continue;
+        }
+        uint64_t link_bytes = 0;
+        for (const LinkLoad& l : r.links) link_bytes += l.bytes;
+        const bool via_switch = std::string(topo) == "Switch";
+        EXPECT_EQ(link_bytes, d.bytes * (via_switch ? 2 : 1)) << topo << n;
+        EXPECT_EQ(r.links.size(), via_switch ? 2u * n : uint64_t(n)) << topo << n;  // ring: one direction used
+        for (size_t i = 1; i < r.links.size(); ++i) EXPECT_GE(r.links[i - 1].busy, r.links[i].busy);
+      }
+    }
+  }
+}
+
 // ---- deadlocks, bad input ------------------------------------------------------------------
 
 namespace {
@@ -447,6 +484,13 @@ TEST(SimulateClosedForm, RingPhasesInClosedFormEqualEveryMessageSimulated) {
       }
       EXPECT_EQ(a.messages, b.messages);
       EXPECT_LT(a.events * 4, b.events);
+      // Closed-form phases load the network exactly as the messages they stand for.
+      ASSERT_EQ(a.dimensions.size(), b.dimensions.size());
+      for (size_t d = 0; d < a.dimensions.size(); ++d) {
+        EXPECT_EQ(a.dimensions[d].messages, b.dimensions[d].messages) << net << opt << " dim " << d;
+        EXPECT_EQ(a.dimensions[d].bytes, b.dimensions[d].bytes) << net << opt << " dim " << d;
+        EXPECT_EQ(a.dimensions[d].busy, b.dimensions[d].busy) << net << opt << " dim " << d;
+      }
     }
   }
 }
@@ -723,4 +767,43 @@ TEST(SimulateErrors, EventsWithoutProgressStopTheRun) {
               std::string::npos)
         << e.what();
   }
+}
+
+// What-if speedups: matching nodes' replayed durations shrink, others do not; a collective's
+// size shrinks, so its transfer does.
+TEST(SimulateWhatIf, MatchingNodesRunFaster) {
+  std::string prefix = write_traces(2, [](uint32_t, Trace& t, std::vector<NodeDraft>& nodes) {
+    auto add = [&](uint64_t id, const char* name, NodeType type, uint64_t micros, std::vector<uint64_t> deps) {
+      NodeDraft d;
+      d.id = id;
+      d.name = t.intern(name);
+      d.type = int32_t(type);
+      d.duration_micros = micros;
+      d.data_deps = std::move(deps);
+      d.attrs.add_bool(t.intern("is_cpu_op"), false);
+      if (type == NodeType::CommColl) {
+        d.attrs.add_int64(t.intern("comm_type"), 0);
+        d.attrs.add_int64(t.intern("comm_size"), 1 << 24);
+      }
+      nodes.push_back(d);
+    };
+    add(1, "gemm_fwd", NodeType::Comp, 100, {});
+    add(2, "softmax", NodeType::Comp, 40, {1});
+    add(3, "allreduce_grads", NodeType::CommColl, 0, {2});
+  });
+  SimInputs in;
+  in.workload = prefix;
+  in.network = net1("Ring", 2);
+  in.system = ring_system("ring");
+  const SimResult base = simulate(in);
+  SimOptions o;
+  o.speedups.push_back({"gemm", 4});
+  const SimResult gemm = simulate(in, o);
+  EXPECT_EQ(base.end() - gemm.end(), 75000u);  // 100 µs → 25 µs
+  o.speedups = {{"allreduce", 2}};
+  const SimResult comm = simulate(in, o);
+  EXPECT_LT(comm.end(), base.end());
+  EXPECT_EQ(comm.dimensions[0].bytes * 2, base.dimensions[0].bytes);
+  o.speedups = {{"nothing matches", 3}};
+  EXPECT_EQ(simulate(in, o).end(), base.end());
 }

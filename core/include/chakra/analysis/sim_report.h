@@ -42,6 +42,15 @@ NpuTimeSplit time_split(const sim::NpuResult& n);
 // [{comm_type, count, measured_median_ns, simulated_median_ns}].
 void write_sim_json(const sim::SimResult& r, ByteSink& out);
 
+// The network's load: per dimension messages, bytes, busy time and that time's share of the run
+// per NPU (busy / (NPUs × the run's end)); for the congestion-aware backend the `top_links`
+// busiest links with their share of the run and the time messages queued for them. Part of
+// sim_summary_text.
+std::string network_load_text(const sim::SimResult& r, size_t top_links);
+double dimension_utilisation(const sim::SimResult& r, size_t dim);
+// "NPU 3", or for the congestion-aware network's switches (devices past the NPUs) "switch 0".
+std::string device_name(const sim::SimResult& r, uint32_t device);
+
 // One process per NPU with a thread per span kind (compute, cpu, collectives, sends,
 // receives, memory, other), a complete event per span (microseconds), its node id in args.
 void write_sim_chrome_trace(const sim::SimResult& r, ByteSink& out);

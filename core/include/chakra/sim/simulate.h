@@ -62,6 +62,14 @@ struct SimOptions {
   double injection_scale = 1;    // multiplies endpoint-delay (as the reference: only if set)
   bool rendezvous = false;       // 8 KiB handshake before every send
   bool record_spans = false;     // fill SimResult::spans (for --timeline)
+  // What-if: nodes whose name contains `name_part` run `speedup` times faster: replayed and
+  // roofline durations are divided by it, and so are collectives' and messages' sizes (their
+  // transfers take bandwidth-bound time; latencies stay). Several that match a node multiply.
+  struct Speedup {
+    std::string name_part;
+    double speedup = 1;
+  };
+  std::vector<Speedup> speedups;
   // Simulate every message of ring phases on the congestion-unaware network instead of
   // solving them in closed form (same results, far slower; for cross-checking).
   bool every_message = false;
@@ -131,7 +139,23 @@ struct StartError {
   Tick median = 0, p90 = 0;
 };
 
+// What the network carried in one dimension: messages and bytes that crossed it (a message
+// counts in each dimension it crosses), and `busy`, the time those bytes take at the
+// dimension's bandwidth: one link's serialisation time, summed.
+struct DimensionLoad {
+  uint64_t messages = 0, bytes = 0;
+  Tick busy = 0;
+};
+// One direction of one link of the congestion-aware network (devices: NPUs 0..n−1, then the
+// switches): what crossed it, its busy time, and how long messages queued for it.
+struct LinkLoad {
+  uint32_t from = 0, to = 0, dim = 0;
+  uint64_t messages = 0, bytes = 0;
+  Tick busy = 0, queued = 0;
+};
+
 struct SimResult {
+
   std::vector<NpuResult> npus;
   CollectiveTotals collectives[kCollectiveTypes + 1];  // by Collective, then broadcast
   std::vector<CollectiveFit> measured_collectives;    // by comm_type; empty without measured times
@@ -140,6 +164,8 @@ struct SimResult {
   uint64_t events = 0;    // discrete events processed
   bool deadlock = false;  // some NPU could not finish (see NpuResult::stuck)
   std::vector<Span> spans;
+  std::vector<DimensionLoad> dimensions;  // per network dimension
+  std::vector<LinkLoad> links;            // congestion-aware backend: every link used, busiest first
   Tick end() const;       // latest finish over NPUs
 };
 

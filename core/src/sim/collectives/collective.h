@@ -130,7 +130,9 @@ class CollectiveContext {
   // network's fixed delay of one message, and messages accounted for without simulating them.
   virtual bool closed_form() const = 0;
   virtual Tick network_delay(uint32_t src, uint32_t dst, uint64_t bytes) const = 0;
-  virtual void count_messages(uint64_t n) = 0;
+  // `n` messages of `bytes` from src to dst, each as delay() times it (counted, and their load
+  // on the network recorded).
+  virtual void count_messages(uint32_t src, uint32_t dst, uint64_t bytes, uint64_t n) = 0;
 
   // A collective given as traces: one node's point-to-point message or timed step, ending in
   // on_node_done.

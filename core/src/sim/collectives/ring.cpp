@@ -103,7 +103,7 @@ class Ring final : public PacketAlgorithm {
       for (uint32_t i = 0; i < n; ++i) recv[i] = std::max(send[i], send[prev[i]] + net[i]);
       for (uint32_t i = 0; i < n; ++i) send[i] = recv[i] + d;
     }
-    c.count_messages(uint64_t(n) * uint64_t(steps));
+    for (uint32_t i = 0; i < n; ++i) c.count_messages(r.at(prev[i]), r.at(i), msg, uint64_t(steps));
     const Tick now = c.clock().now();
     for (uint32_t i = 0; i < n; ++i) c.phase_done_after(g.stream[i], send[i] - now);
   }

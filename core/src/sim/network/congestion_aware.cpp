@@ -1,7 +1,9 @@
 // ASTRA-sim's congestion-aware analytical network: a message is routed hop by hop over links
 // (one per direction between two devices, switches included), and each link carries one
 // message at a time, queueing the others in arrival order.
+#include <algorithm>
 #include <deque>
+#include <tuple>
 
 #include "sim/network/network.h"
 
@@ -26,14 +28,34 @@ class CongestionAwareNetwork final : public Network {
   struct Link {
     bool busy = false;
     uint8_t dim = 0;
-    std::deque<uint32_t> pending;
+    std::deque<std::pair<uint32_t, Tick>> pending;  // message, when it began to wait
+    uint64_t messages = 0, bytes = 0;
+    Tick queued = 0;
   };
+
+  void load(SimResult& result) const override {
+    Network::load(result);
+    for (const auto& [key, l] : links_) {
+      LinkLoad out;
+      out.from = static_cast<uint32_t>(key >> 32), out.to = static_cast<uint32_t>(key), out.dim = l.dim;
+      out.messages = l.messages, out.bytes = l.bytes, out.queued = l.queued;
+      out.busy = queue_.to_tick(static_cast<double>(l.bytes) / topo_.bytes_per_ns[l.dim]);
+      result.links.push_back(out);
+    }
+    std::sort(result.links.begin(), result.links.end(), [](const LinkLoad& a, const LinkLoad& b) {
+      return a.busy != b.busy ? a.busy > b.busy : std::tie(a.from, a.to) < std::tie(b.from, b.to);
+    });
+  }
 
   void transport(uint32_t m) override {
     if (routes_.size() <= m) routes_.resize(m + 1);
     const MatchKey& k = key(m);
     route(routes_[m], k.src, k.dst);
     routes_[m].hop = 0;
+    // Each dimension the route crosses (its hops of one dimension are consecutive) carries it.
+    const auto& dims = routes_[m].hop_dim;
+    for (size_t h = 0; h < dims.size(); ++h)
+      if (h == 0 || dims[h] != dims[h - 1]) account(dims[h], k.size, 1);
     if (routes_[m].devices.size() < 2) {
       schedule(queue_.now(), kArrival, m);
     } else {
@@ -95,7 +117,7 @@ class CongestionAwareNetwork final : public Network {
     Link& l = links_[key];
     l.dim = r.hop_dim[r.hop];
     if (l.busy) {
-      l.pending.push_back(m);
+      l.pending.emplace_back(m, queue_.now());
     } else {
       transmit(key, l, m);
     }
@@ -103,6 +125,8 @@ class CongestionAwareNetwork final : public Network {
 
   void transmit(uint64_t link, Link& l, uint32_t m) {
     l.busy = true;
+    l.messages += 1;
+    l.bytes += key(m).size;
     double bytes = static_cast<double>(key(m).size);
     double serial = bytes / topo_.bytes_per_ns[l.dim];
     Tick now = queue_.now();
@@ -124,8 +148,9 @@ class CongestionAwareNetwork final : public Network {
     Link& l = links_[link];
     l.busy = false;
     if (!l.pending.empty()) {
-      uint32_t m = l.pending.front();
+      auto [m, since] = l.pending.front();
       l.pending.pop_front();
+      l.queued += queue_.now() - since;
       transmit(link, l, m);
     }
   }

@@ -18,8 +18,7 @@ class CongestionUnawareNetwork final : public Network {
 };
 
 Tick CongestionUnawareNetwork::delay(uint32_t src, uint32_t dst, uint64_t bytes) const {
-  uint32_t d = 0;
-  while (d < topo_.dims && topo_.coord(src, d) == topo_.coord(dst, d)) ++d;
+  const uint32_t d = first_dim(src, dst);
   if (d == topo_.dims) return 0;
   const NetworkConfig& net = topo_.net;
   int64_t s = topo_.coord(src, d), t = topo_.coord(dst, d), n = net.npus[d];
@@ -41,6 +40,7 @@ Tick CongestionUnawareNetwork::delay(uint32_t src, uint32_t dst, uint64_t bytes)
 
 void CongestionUnawareNetwork::transport(uint32_t m) {
   const MatchKey& k = key(m);
+  carried(k.src, k.dst, k.size, 1);
   schedule(queue_.now() + delay(k.src, k.dst, k.size), kArrival, m);
 }
 

@@ -24,7 +24,27 @@ size_t Network::PairHash::operator()(const PairKey& k) const {
 }
 
 Network::Network(EventQueue& queue, MessageSink& sink, const NetworkConfig& net)
-    : queue_(queue), topo_(net), sink_(sink), sink_id_(queue.add_sink(*this)) {}
+    : queue_(queue), topo_(net), dim_messages_(topo_.dims, 0), dim_bytes_(topo_.dims, 0), sink_(sink), sink_id_(queue.add_sink(*this)) {}
+
+uint32_t Network::first_dim(uint32_t src, uint32_t dst) const {
+  uint32_t d = 0;
+  while (d < topo_.dims && topo_.coord(src, d) == topo_.coord(dst, d)) ++d;
+  return d;
+}
+
+void Network::carried(uint32_t src, uint32_t dst, uint64_t bytes, uint64_t count) {
+  if (const uint32_t d = first_dim(src, dst); d < topo_.dims) account(d, bytes, count);
+}
+
+void Network::load(SimResult& result) const {
+  result.dimensions.resize(topo_.dims);
+  for (uint32_t d = 0; d < topo_.dims; ++d) {
+    DimensionLoad& l = result.dimensions[d];
+    l.messages = dim_messages_[d];
+    l.bytes = dim_bytes_[d];
+    l.busy = queue_.to_tick(static_cast<double>(l.bytes) / topo_.bytes_per_ns[d]);
+  }
+}
 
 Tick Network::delay(uint32_t, uint32_t, uint64_t) const {
   throw Error("internal error: this network backend has no fixed message delays");

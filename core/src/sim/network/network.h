@@ -69,6 +69,12 @@ class Network : public EventSink {
 
   void on_event(const Event& e) final;
 
+  // Messages a closed-form phase accounted for without sending them (fixed-delay networks): their
+  // load, as if each had been carried.
+  virtual void carried(uint32_t src, uint32_t dst, uint64_t bytes, uint64_t count);
+  // Fills result.dimensions (and, for backends that model links, result.links).
+  virtual void load(SimResult& result) const;
+
  protected:
   enum : uint8_t { kArrival, kHandlerNow, kFirstBackendEvent };
   // Carries message m to key(m).dst and calls arrived(m) once it is there (through events
@@ -79,10 +85,18 @@ class Network : public EventSink {
   const MatchKey& key(uint32_t m) const { return messages_[m]; }
   void schedule(Tick t, uint8_t kind, uint32_t a, uint64_t b = 0) { queue_.schedule(t, sink_id_, kind, a, b); }
 
+  // The first dimension in which two NPUs' coordinates differ (dims when none does).
+  uint32_t first_dim(uint32_t src, uint32_t dst) const;
+  void account(uint32_t dim, uint64_t bytes, uint64_t count) {
+    dim_messages_[dim] += count;
+    dim_bytes_[dim] += bytes * count;
+  }
+
   EventQueue& queue_;
   const Topology topo_;
 
  private:
+  std::vector<uint64_t> dim_messages_, dim_bytes_;
   struct PairKey {
     int64_t tag;
     uint32_t src, dst;

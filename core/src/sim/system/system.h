@@ -54,6 +54,7 @@ class System final : public CollectiveContext, public MessageSink, public EventS
 
   uint64_t messages() const { return network_->messages_delivered() + closed_form_messages_; }
   const CollectiveTotals* totals() const { return totals_; }
+  void network_load(SimResult& result) const { network_->load(result); }
 
   // ---- CollectiveContext
   Stream& stream(uint32_t si) override { return streams_[si]; }
@@ -70,7 +71,10 @@ class System final : public CollectiveContext, public MessageSink, public EventS
   Tick network_delay(uint32_t src, uint32_t dst, uint64_t bytes) const override {
     return network_->delay(src, dst, bytes);
   }
-  void count_messages(uint64_t n) override { closed_form_messages_ += n; }
+  void count_messages(uint32_t src, uint32_t dst, uint64_t bytes, uint64_t n) override {
+    closed_form_messages_ += n;
+    network_->carried(src, dst, bytes, n);
+  }
   void node_send(uint32_t si, uint64_t node, uint32_t dst, uint64_t bytes, int64_t tag) override;
   void node_recv(uint32_t si, uint64_t node, uint32_t src, uint64_t bytes, int64_t tag) override;
   void node_after(uint32_t si, uint64_t node, Tick delay) override;

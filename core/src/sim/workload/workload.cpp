@@ -1,6 +1,7 @@
 #include "sim/workload/workload.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -180,8 +181,9 @@ bool Workload::issue(uint32_t n, const FeederNode& node) {
       start_errors_.push_back(now > expected ? now - expected : expected - now);
     }
   }
+  const double speedup = speedup_of(node);
   auto replay = [&] {
-    Tick t = replay_time(what);
+    Tick t = faster(replay_time(what), speedup);
     if (!node.is_cpu_op()) p.gpu_time += t;
     system_.finish_after(n, t, id);
   };
@@ -224,7 +226,7 @@ bool Workload::issue(uint32_t n, const FeederNode& node) {
       if (!(peak_perf_ > 0)) throw Error(what() + ": roofline-enabled needs 'peak-perf' in the system configuration");
       double intensity = static_cast<double>(*ops) / static_cast<double>(*size);
       double perf = std::min(local_mem_bw_ * intensity, peak_perf_);
-      double seconds = static_cast<double>(*ops) / perf;
+      double seconds = static_cast<double>(*ops) / perf / speedup;
       Tick t = queue_.to_tick(seconds * 1e9);
       p.gpu_time += t;
       system_.finish_after(n, t, id);
@@ -241,6 +243,19 @@ bool Workload::issue(uint32_t n, const FeederNode& node) {
   throw Error(what() + ": unknown node type " + std::to_string(int(type)));
 }
 
+double Workload::speedup_of(const FeederNode& node) const {
+  double k = 1;
+  for (const SimOptions::Speedup& s : o_.speedups)
+    if (node.name().find(s.name_part) != std::string_view::npos) k *= s.speedup;
+  return k;
+}
+
+// A time or size `speedup` times smaller (a time of at least 1 ns stays at least 1 ns).
+uint64_t Workload::faster(uint64_t v, double speedup) {
+  if (speedup == 1 || v == 0) return v;
+  return std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(static_cast<double>(v) / speedup)));
+}
+
 // SEND: the peer is comm_dst and comm_src (optional) must be this NPU; RECV the other way.
 bool Workload::issue_p2p(uint32_t n, const FeederNode& node, const Where& what, bool send) {
   const char* peer_key = send ? "comm_dst" : "comm_src";
@@ -253,7 +268,7 @@ bool Workload::issue_p2p(uint32_t n, const FeederNode& node, const Where& what, 
   if (self != int64_t(n)) throw Error(what() + ": " + self_key + " " + std::to_string(self) + " is not this NPU");
   if (*peer < 0 || *peer >= int64_t(n_npus_) || *peer == int64_t(n))
     throw Error(what() + ": " + peer_key + " " + std::to_string(*peer) + " is not another NPU");
-  uint64_t size = static_cast<uint64_t>(node.comm_size().value_or(0));
+  uint64_t size = faster(static_cast<uint64_t>(node.comm_size().value_or(0)), speedup_of(node));
   system_.node_message(n, node.id(), static_cast<uint32_t>(*peer), size, *tag, send);
   return false;
 }
@@ -282,13 +297,13 @@ bool Workload::issue_coll(uint32_t n, const FeederNode& node, const Where& what)
     case 6: type = Collective::AllToAll; break;
     case 7: type = Collective::ReduceScatter; break;
     case 5:  // broadcast: replayed with its duration, as the reference
-      system_.replay_broadcast(n, node.id(), uint64_t(*size), replay_time(what));
+      system_.replay_broadcast(n, node.id(), uint64_t(*size), faster(replay_time(what), speedup_of(node)));
       return false;
     default:
       throw Error(what() + ": collective type " + std::to_string(*comm_type) +
                   " is not supported (all-reduce 0, all-gather 2, broadcast 5, all-to-all 6, reduce-scatter 7)");
   }
-  system_.issue_collective(n, what, type, uint64_t(*size), involved, group, static_cast<int>(node.comm_priority()));
+  system_.issue_collective(n, what, type, faster(uint64_t(*size), speedup_of(node)), involved, group, static_cast<int>(node.comm_priority()));
   return false;
 }
 

@@ -70,6 +70,8 @@ class Workload final : public NodeSink {
   bool issue_coll(uint32_t n, const FeederNode& node, const Where& what);
   void read_process_groups(uint32_t n, const FeederNode& node, const Where& what);
   bool finish_now(uint32_t n, uint64_t id);
+  double speedup_of(const FeederNode& node) const;  // SimOptions::speedups that match it, multiplied
+  static uint64_t faster(uint64_t v, double speedup);
   void complete(uint32_t n, uint64_t id);
   void describe_stuck(uint32_t n, NpuResult& r);
   void add_measured_exposed_comm(SimResult& result);
