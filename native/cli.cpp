@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <optional>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -343,10 +344,10 @@ void write_rank_traces(const std::string& prefix, size_t count,
     chakra::write_et(trace, *files[i]);
     files[i]->finish();
   }, "writing traces");
-  chakra::OutputFile groups_file(groups_path);
-  groups_file.write(chakra::comm_group_json(groups));
+  std::optional<chakra::OutputFile> groups_file;
+  if (!groups_path.empty()) groups_file.emplace(groups_path), groups_file->write(chakra::comm_group_json(groups));
   for (auto& f : files) f->commit();
-  groups_file.commit();
+  if (groups_file) groups_file->commit();
 }
 
 int run_guarded(const std::string& prog, int (*body)(const Args&), const Args& args) {

@@ -117,7 +117,7 @@ void run_jobs(size_t n, const std::function<void(size_t)>& job, std::string_view
 void create_output_folder(const std::string& path);
 
 // Writes PREFIX.{i}.et for every i < count, filled by build(i, trace) in parallel (one Trace per
-// thread), and the comm-group JSON at `groups_path`; creates PREFIX's folder. Nothing is
+// thread), and the comm-group JSON at `groups_path` (none when empty); creates PREFIX's folder. Nothing is
 // published unless every file was written.
 void write_rank_traces(const std::string& prefix, size_t count,
                        const std::function<void(size_t, chakra::Trace&)>& build, const std::string& groups_path,

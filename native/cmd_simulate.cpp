@@ -22,17 +22,21 @@ using namespace chakra::sim;
 struct Request {
   SimInputs in;
   SimOptions opt;
-  std::string json_out, timeline_out;
+  std::string json_out, timeline_out, times_out;
   bool summary = true;
   size_t critical_path_steps = 0;  // > 0: print the critical path's longest steps
   std::optional<cli::WhatIf> what_if;
 };
 
-// The run's critical path across NPUs, on their traces (read again: the simulator does not
-// keep them) with the simulated times.
+// NPU i's trace, read again (the simulator does not keep them).
+chakra::Trace npu_trace(const Request& q, size_t i) {
+  return chakra::read_et(q.in.workload + "." + std::to_string(i) + ".et", q.in.read);
+}
+
+// The run's critical path across NPUs, on their traces with the simulated times.
 void print_critical_path(const Request& q, const SimResult& r) {
   std::vector<chakra::Trace> traces;
-  for (size_t i = 0; i < r.npus.size(); ++i) traces.push_back(chakra::read_et(q.in.workload + "." + std::to_string(i) + ".et", q.in.read));
+  for (size_t i = 0; i < r.npus.size(); ++i) traces.push_back(npu_trace(q, i));
   std::vector<chakra::RankTimes> times;
   std::vector<uint32_t> ids;
   for (uint32_t i = 0; i < traces.size(); ++i) times.push_back(chakra::simulated_times(traces[i], r.spans, i)), ids.push_back(i);
@@ -40,11 +44,30 @@ void print_critical_path(const Request& q, const SimResult& r) {
   std::cout << "\n" << chakra::critical_path_text(path, times, ids, q.critical_path_steps, "ns");
 }
 
+// Each NPU's trace with its simulated times, as PREFIX.<npu>.et: for chakra diff against the
+// measured traces, chakra analyze, or any viewer. Replays of measured traces keep their clock
+// (time 0 is the earliest rank's measured start).
+void write_simulated_traces(const Request& q, const SimResult& r) {
+  uint64_t origin = UINT64_MAX;
+  for (size_t i = 0; i < r.npus.size(); ++i) {
+    const chakra::Trace t = npu_trace(q, i);
+    std::optional<uint64_t> start;
+    for (uint32_t a = 0; a < t.metadata_attrs().size(); ++a)
+      if (t.metadata_attr(a).name() == chakra::kReplayStartAttr) start = t.metadata_attr(a).as_uint64();
+    origin = start && origin != 0 ? std::min(origin, *start) : 0;
+  }
+  if (origin == 0 || origin == UINT64_MAX) origin = 1;  // 0 would mean "no time recorded"
+  cli::write_rank_traces(q.times_out, r.npus.size(), [&](size_t i, chakra::Trace& t) {
+    t = npu_trace(q, i);
+    chakra::set_simulated_times(t, r.spans, static_cast<uint32_t>(i), origin);
+  }, "", {});
+}
+
 int run(const Request& q) {
   cli::TerminalProgress progress;
   SimOptions opt = q.opt;
   opt.progress = &progress;
-  opt.record_spans = !q.timeline_out.empty() || q.critical_path_steps > 0;
+  opt.record_spans = !q.timeline_out.empty() || q.critical_path_steps > 0 || !q.times_out.empty();
   for (const std::string& note : q.in.system.notes) std::cerr << "note: " << note << "\n";
   SimResult r = simulate(q.in, opt);
   progress.clear();
@@ -52,6 +75,7 @@ int run(const Request& q) {
   if (q.summary) text += chakra::sim_summary_text(r);
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (q.critical_path_steps > 0 && !r.deadlock) print_critical_path(q, r);
+  if (!q.times_out.empty()) write_simulated_traces(q, r);
   if (q.what_if && !r.deadlock) {
     SimOptions faster = opt;
     faster.record_spans = false;
@@ -148,6 +172,7 @@ int run_simulate(const cli::Args& a) {
   q.json_out = a.get("--json");
   q.timeline_out = a.get("--timeline");
   q.summary = !a.has("--no-summary");
+  q.times_out = a.get("--times-out");
   if (a.has("--critical-path")) q.critical_path_steps = 20;
   if (a.has("--top")) q.critical_path_steps = a.get_uint("--top", 1000000);
   if (a.has("--what-if")) q.what_if = cli::parse_what_if(a, a.get("--what-if"));
@@ -221,6 +246,7 @@ int cmd_simulate(int argc, char** argv) {
   args.option("--json", "OUT", "write per-NPU results and totals as JSON", "");
   args.option("--timeline", "OUT", "write a Chrome/Perfetto trace of every node on every NPU", "");
   args.flag("--no-summary", "print only ASTRA-sim's per-NPU lines");
+  args.option("--times-out", "PREFIX", "write each NPU's trace with its simulated times as PREFIX.<npu>.et (for chakra diff and analyze)", "");
   args.flag("--critical-path", "print the run's critical path across NPUs (core/docs/analyses.md)");
   args.option("--top", "N", "with --critical-path: steps listed (default 20)", "");
   args.option("--what-if", "NAME=K", "simulate again with nodes whose name contains NAME K times faster (durations; sizes of collectives and messages) and print the new step", "");

@@ -566,6 +566,37 @@ TEST(CliLink, FolderOfRankPairsThenConvert) {
     const double simulated = npu["finish_ns"].get<double>() - npu["start_ns"].get<double>();
     EXPECT_NEAR(simulated / bound, 1.0, 0.05) << npu;
   }
+
+  // The simulated times written back into the traces: against the measured ones, chakra diff
+  // finds every node and only the collectives' kernels changed (the replay keeps each measured
+  // kernel and host op duration), and chakra analyze reads them as it reads measured traces.
+  r = run({"simulate", "--workload", dir + "/et/dlrm", "--preset", "v100-dgx1-8", "--times-out", dir + "/sim/dlrm", "--critical-path",
+           "--what-if", "ncclKernel=2", "--json", dir + "/sim.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json run_json = nlohmann::json::parse(read_raw(dir + "/sim.json"));
+  EXPECT_TRUE(contains(r.out, "critical path across 8 ranks: step " + std::to_string(run_json["end_ns"].get<uint64_t>()) + " ns"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "what if nodes named *ncclKernel* ran 2x faster (simulated again): step " +
+                                  std::to_string(run_json["end_ns"].get<uint64_t>()) + " -> "))
+      << r.out;
+  EXPECT_GT(run_json["network"]["dimensions"][0]["bytes"].get<uint64_t>(), 0u);
+  Result d = run({"diff", "--json", dir + "/et", dir + "/sim"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const nlohmann::json diff = nlohmann::json::parse(d.out);
+  ASSERT_EQ(diff["ranks"].size(), 8u);
+  for (const nlohmann::json& rank : diff["ranks"]) {
+    size_t changed = 0;
+    for (const nlohmann::json& n : rank["names"]) {
+      EXPECT_EQ(n["count_a"], n["count_b"]) << n;
+      if (n["status"] == "same") continue;
+      ++changed;
+      EXPECT_EQ(n["name"].get<std::string>().rfind("ncclKernel", 0), 0u) << n;
+    }
+    EXPECT_GT(changed, 0u);
+  }
+  Result a = run({"analyze", "--json", dir + "/sim"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(nlohmann::json::parse(a.out)["ranks"].size(), 8u);
 }
 
 // chakra view: without a built page, or with a path that is not there, a clear error and exit 1
@@ -1109,6 +1140,35 @@ TEST(CliAnalyze, KinetoAndItsConvertedTraceGiveHtasFigures) {
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_TRUE(contains(bad.err, "no GPU op with a measured start time")) << bad.err;
   EXPECT_TRUE(bad.out.empty());
+}
+
+// The critical path across the 8 measured DLRM ranks: its steps cover the step (first start to
+// last end over every rank) exactly, it crosses ranks, and what-if along it shortens the step by
+// the matching steps' saved time.
+TEST(CliAnalyze, CriticalPathAcrossMeasuredRanks) {
+  Result r = run({"analyze", "--critical-path", "--json", "--what-if", "cudaMemcpyAsync=2", shared("data/pairs/dlrm_8rank_v100")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& p = j["critical_path"];
+  uint64_t sum = 0, matching = 0;
+  std::set<uint64_t> ranks;
+  for (const nlohmann::json& s : p["steps"]) {
+    sum += s["duration"].get<uint64_t>();
+    ranks.insert(s["rank"].get<uint64_t>());
+    if (s["name"].is_string() && contains(s["name"].get<std::string>(), "cudaMemcpyAsync")) matching += s["duration"].get<uint64_t>();
+  }
+  EXPECT_EQ(sum, p["step"].get<uint64_t>());
+  EXPECT_EQ(p["end"].get<uint64_t>() - p["begin"].get<uint64_t>(), sum);
+  EXPECT_GT(ranks.size(), 1u);
+  EXPECT_TRUE(p["complete"].get<bool>());
+  EXPECT_GT(matching, 0u);
+  EXPECT_NEAR(j["what_if"]["estimated_step"].get<double>(), double(sum) - double(matching) / 2, 1.0);
+  Result text = run({"analyze", "--critical-path", "--top", "5", shared("data/pairs/dlrm_8rank_v100")});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_TRUE(contains(text.out, "critical path across 8 ranks: step " + std::to_string(sum) + " µs")) << text.out;
+  EXPECT_TRUE(contains(text.out, "the 5 longest steps")) << text.out;
+  EXPECT_EQ(run({"analyze", "--what-if", "x", shared("data/pairs/dlrm_8rank_v100")}).exit_code, 2);
+  EXPECT_EQ(run({"analyze", "--what-if", "x=0", shared("data/pairs/dlrm_8rank_v100")}).exit_code, 2);
 }
 
 // Trace diff: a trace against itself differs nowhere; against a copy with one op's durations

@@ -6,6 +6,7 @@
 
 #include "chakra/format/chrome_trace.h"
 #include "chakra/format/json_writer.h"
+#include "chakra/trace/graph.h"
 
 namespace chakra {
 
@@ -148,6 +149,15 @@ std::string sim_summary_text(const SimResult& r) {
   }
   out += network_load_text(r, 5);
   return out;
+}
+
+void set_simulated_times(Trace& trace, std::span<const Span> spans, uint32_t npu, uint64_t origin_micros) {
+  const IdIndex index(trace);
+  for (uint32_t n = 0; n < trace.size(); ++n) trace.set_times(n, 0, 0);
+  auto micros = [](Tick ns) { return (ns + 500) / 1000; };
+  for (const Span& s : spans)
+    if (s.npu == npu)
+      if (auto n = index.find(s.node)) trace.set_times(*n, origin_micros + micros(s.start), micros(s.end) - micros(s.start));
 }
 
 std::string network_load_text(const SimResult& r, size_t top_links) {

@@ -3,10 +3,12 @@
 // Chrome/Perfetto trace of every node that ran (SimOptions::record_spans).
 #pragma once
 
+#include <span>
 #include <string>
 
 #include "chakra/format/io.h"
 #include "chakra/sim/simulate.h"
+#include "chakra/trace/trace.h"
 
 namespace chakra {
 
@@ -41,6 +43,13 @@ NpuTimeSplit time_split(const sim::NpuResult& n);
 // times, each NPU also has "measured_step_ns" and "start_ns" and the document "measured_collectives":
 // [{comm_type, count, measured_median_ns, simulated_median_ns}].
 void write_sim_json(const sim::SimResult& r, ByteSink& out);
+
+// Writes NPU `npu`'s simulated times into its trace: each node that ran gets start_time_micros
+// origin_micros + its start and duration_micros its duration, rounded to the microsecond (the
+// schema's unit); nodes that never ran get start 0 (no time recorded). `origin_micros` (> 0, as 0
+// means "no time") is where simulated time 0 lands: for replays of measured traces, the
+// earliest rank's measured start, so that both sets of times share a clock.
+void set_simulated_times(Trace& trace, std::span<const sim::Span> spans, uint32_t npu, uint64_t origin_micros);
 
 // The network's load: per dimension messages, bytes, busy time and that time's share of the run
 // per NPU (busy / (NPUs × the run's end)); for the congestion-aware backend the `top_links`

@@ -228,6 +228,11 @@ class Trace {
   // Appends a node; returns its position. Throws chakra::Error past 2^32-2 nodes.
   uint32_t append(const NodeDraft& d);
   void reserve(size_t nodes, size_t deps_per_node = 2, size_t attrs_per_node = 8);
+  // Replaces a node's recorded times (a simulation's, written back into its trace).
+  void set_times(uint32_t n, uint64_t start_micros, uint64_t duration_micros) {
+    start_[n] = start_micros;
+    duration_[n] = duration_micros;
+  }
   // Removes every node, keeping the strings, the metadata and the allocated capacity (for
   // streaming: a Trace reused as a one-node window).
   void clear_nodes();
