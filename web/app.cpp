@@ -314,6 +314,7 @@ void App::clear() {
   s.next_run_id = 1;  // a clean slate: the next run is run 1 again
   s.timeline.source = 0;
   s.analysis_source = 0;
+  s.analysis_compare = -1;
   s.synth.active = false;
   s.error.clear();
   s.log.clear();  // a clean slate: the messages were about what is gone
@@ -345,6 +346,15 @@ bool App::command(const std::string& c) {
       if (p.name == c.substr(7)) return impl_->use_preset(p.name), true;
     return false;
   }
+  if (c.rfind("analysis tab ", 0) == 0) {  // breakdown, path or compare
+    const std::string tab = c.substr(13);
+    using Tab = Impl::AnalysisTab;
+    if (tab != "breakdown" && tab != "path" && tab != "compare") return false;
+    impl_->analysis_tab = tab == "breakdown" ? Tab::Breakdown : tab == "path" ? Tab::CriticalPath : Tab::Compare;
+    impl_->analysis_tab_requested = true;
+    set_view(View::Analysis);
+    return true;
+  }
   if (c.rfind("analysis ", 0) == 0) {  // the Analysis view of run N (0: the measured times)
     const std::string id = c.substr(9);
     if (id.empty() || id.size() > 8 || id.find_first_not_of("0123456789") != std::string::npos) return false;
@@ -352,6 +362,15 @@ bool App::command(const std::string& c) {
     if (n != 0 && !impl_->run_by_id(n)) return false;
     impl_->analysis_source = n;
     set_view(View::Analysis);
+    return true;
+  }
+  if (c.rfind("compare ", 0) == 0) {  // the Analysis view's second source: run N, 0 the measured times, "none"
+    const std::string id = c.substr(8);
+    if (id == "none") return impl_->analysis_compare = -1, true;
+    if (id.empty() || id.size() > 8 || id.find_first_not_of("0123456789") != std::string::npos) return false;
+    const int n = std::stoi(id);
+    if (n != 0 && !impl_->run_by_id(n)) return false;
+    impl_->analysis_compare = n;
     return true;
   }
   if (c.rfind("timeline ", 0) == 0) {
@@ -419,6 +438,8 @@ RankCache* App::Impl::cache() {
 void App::Impl::invalidate_rank_data() {
   caches.clear();
   analysis_cache.reset();
+  comparison_cache = {};
+  critical_path_order_for = nullptr;
   highlight.clear();
   highlight_for.reset();
   timeline.recorded.reset();
@@ -720,6 +741,30 @@ std::string App::status_json() const {
     }
   }
   w.end_array();
+  // The critical path and the comparison of the Analysis view's sources, while their tab shows.
+  w.key("critical_path").begin_object();
+  if (s.view == View::Analysis && s.analysis_tab == Impl::AnalysisTab::CriticalPath && !s.workspace.ranks().empty()) {
+    const CriticalPathData& d = impl_->critical_path_of(s.analysis_source);
+    std::vector<uint32_t> ids;
+    for (const auto& r : s.workspace.ranks()) ids.push_back(r->rank);
+    chakra::write_critical_path_json(d.path, d.times, ids, w);
+  }
+  w.end_object();
+  w.key("comparison").begin_array();
+  if (s.view == View::Analysis && s.analysis_tab == Impl::AnalysisTab::Compare && s.comparison_cache.a == s.analysis_source &&
+      s.comparison_cache.b == s.analysis_compare)
+    for (size_t i = 0; i < s.comparison_cache.diffs.size(); ++i) {
+      const chakra::TraceDiff& d = s.comparison_cache.diffs[i];
+      w.begin_object();
+      w.key("rank").value_uint(s.workspace.ranks()[i]->rank);
+      w.key("step_a").value_uint(d.step_a);
+      w.key("step_b").value_uint(d.step_b);
+      w.key("changed").value_uint(d.changed());
+      w.key("names").value_uint(d.names.size());
+      w.end_object();
+    }
+  w.end_array();
+  w.key("analysis_compare").value_int(s.analysis_compare);
   w.key("timeline_window").begin_array();  // the visible time window, and the tracks' scroll
   w.value_double(s.timeline.t0);
   w.value_double(s.timeline.t1);
@@ -801,6 +846,17 @@ std::string App::status_json() const {
   w.end_object();
   w.flush();
   return sink.out;
+}
+
+bool selectable_row(const std::string& text, int id, bool selected) {
+  const float x = ImGui::GetCursorPosX();
+  ImGui::PushID(id);
+  const bool clicked = ImGui::Selectable("##row", selected, ImGuiSelectableFlags_SpanAllColumns);
+  ImGui::PopID();
+  ImGui::SameLine();
+  ImGui::SetCursorPosX(x);
+  ImGui::TextUnformatted(text.c_str());
+  return clicked;
 }
 
 }  // namespace chakra_web

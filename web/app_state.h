@@ -13,7 +13,9 @@
 #include <imgui.h>
 
 #include "app.h"
+#include "chakra/analysis/critical_path.h"
 #include "chakra/analysis/gpu_analysis.h"
+#include "chakra/analysis/trace_diff.h"
 
 namespace chakra_web {
 
@@ -41,11 +43,21 @@ struct RankCache {
   bool rows_ready = false;
 };
 
+// The critical path across ranks of one source (the measured times or a run), made on first use.
+struct CriticalPathData {
+  std::vector<chakra::RankTimes> times;  // per rank in workspace order (NPU i = rank i)
+  chakra::CrossRankPath path;
+};
+
 struct SimSettings {
   std::string preset = "h100-hgx-8";
   chakra::sim::NetworkConfig network;
   chakra::sim::SystemConfig system;
   bool congestion_aware = false;
+  // What-if: nodes whose name contains `faster_name` run `faster_by` times faster (none when
+  // the name is empty).
+  std::string faster_name;
+  double faster_by = 1;
 };
 
 struct SimRun {
@@ -56,6 +68,7 @@ struct SimRun {
   double wall_ms = 0;
   std::unique_ptr<chakra::TimelineModel> timeline;
   std::vector<chakra::GpuAnalysis> analysis;  // per NPU, from the spans, made on first use
+  std::unique_ptr<CriticalPathData> critical_path;
 };
 
 struct SynthSettings {
@@ -213,11 +226,33 @@ struct App::Impl {
   struct AnalysisCache {
     std::vector<chakra::GpuAnalysis> ranks;
     chakra::Stragglers stragglers;
+    std::unique_ptr<CriticalPathData> critical_path;
   };
   std::optional<AnalysisCache> analysis_cache;
-  int analysis_source = 0;  // 0: the traces' measured times, n > 0: simulation run n
-  const AnalysisCache& analysis();
+  int analysis_source = 0;    // 0: the traces' measured times, n > 0: simulation run n
+  int analysis_compare = -1;  // the source compared with it: -1 none, else as analysis_source
+  enum class AnalysisTab { Breakdown, CriticalPath, Compare };
+  AnalysisTab analysis_tab = AnalysisTab::Breakdown;
+  bool analysis_tab_requested = false;  // select analysis_tab in the next frame (a command did)
+  // The critical path table's row order (longest first, or time order) for the path shown.
+  std::vector<uint32_t> critical_path_order;
+  const chakra::CrossRankPath* critical_path_order_for = nullptr;
+  bool critical_path_time_order = false;
+  struct ComparisonCache {
+    int a = -1, b = -1;                    // the sources compared
+    std::vector<chakra::TraceDiff> diffs;  // per rank
+  } comparison_cache;
+  AnalysisCache& analysis();
+  // Per rank (workspace order), the GPU analyses of a source, and its unit ("us", "ns"); empty
+  // for a source that does not exist.
+  std::vector<const chakra::GpuAnalysis*> analyses_of(int source, const char** unit);
+  const CriticalPathData& critical_path_of(int source);  // the source must exist
   void draw_analysis();
+  void draw_analysis_breakdown(const std::vector<const chakra::GpuAnalysis*>& per, const std::vector<std::string>& labels,
+                               const chakra::Stragglers* stragglers, const char* unit, SimRun* run);
+  void draw_critical_path(int source, const std::vector<std::string>& labels, const char* unit);
+  void draw_comparison(int source, const std::vector<std::string>& labels);
+  void draw_network_load(const SimRun& run);
   void use_preset(const std::string& name);
   void fit_settings_to_ranks();
   bool run_simulation() { return run_simulation(sim); }
@@ -280,6 +315,9 @@ class NumberFont {
 };
 ImU32 span_kind_colour(int kind, float alpha = 1.0f);
 ImU32 activity_colour(int kind, float alpha = 1.0f);  // chakra::TimelineActivity
+// A selectable spanning a table row that shows `text` exactly as it is (in an ImGui label, "##"
+// would hide the rest, and names such as "## backward ##" have it); `id` tells rows apart.
+bool selectable_row(const std::string& text, int id, bool selected = false);
 std::string format_duration(double value, const std::string& unit);
 
 }  // namespace chakra_web

@@ -1,18 +1,26 @@
-// The Analysis view: HolisticTraceAnalysis's analyses of the measured GPU work of the open ranks
-// (chakra/analysis/gpu_analysis.h, as `chakra analyze`): per-rank temporal breakdown as a chart
-// and a table, time by kernel kind, the rank's top kernels (a click finds them on the timeline)
-// and stragglers across ranks.
+// The Analysis view: HolisticTraceAnalysis's analyses of the open ranks' measured GPU work or of a
+// simulation run (chakra/analysis/gpu_analysis.h, as `chakra analyze`): per-rank temporal
+// breakdown as a chart and a table, time by kernel kind, the rank's top kernels (a click finds
+// them on the timeline) and stragglers across ranks; the critical path across ranks
+// (critical_path.h); and any two sources compared per rank and kernel (trace_diff.h).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <iterator>
 
 #include <imgui.h>
 
 #include "app_state.h"
+#include "chakra/analysis/sim_report.h"
+#include "chakra/analysis/trace_diff.h"
+#include "chakra/support/text.h"
 #include "chart.h"
 
 namespace chakra_web {
 
-const App::Impl::AnalysisCache& App::Impl::analysis() {
+namespace sim = chakra::sim;
+
+App::Impl::AnalysisCache& App::Impl::analysis() {
   if (!analysis_cache) {
     analysis_cache.emplace();
     std::vector<const chakra::Trace*> traces;
@@ -25,6 +33,50 @@ const App::Impl::AnalysisCache& App::Impl::analysis() {
   return *analysis_cache;
 }
 
+std::vector<const chakra::GpuAnalysis*> App::Impl::analyses_of(int source, const char** unit) {
+  std::vector<const chakra::GpuAnalysis*> per;
+  if (source > 0) {
+    SimRun* run = run_by_id(source);
+    if (!run) return per;
+    if (run->analysis.empty())
+      for (uint32_t npu = 0; npu < run->result.npus.size(); ++npu) run->analysis.push_back(chakra::analyze_spans(run->result.spans, npu));
+    for (const auto& g : run->analysis) per.push_back(&g);
+    *unit = "ns";
+  } else if (source == 0) {
+    for (const auto& g : analysis().ranks) per.push_back(&g);
+    *unit = "us";
+  }
+  return per;
+}
+
+const CriticalPathData& App::Impl::critical_path_of(int source) {
+  SimRun* run = source > 0 ? run_by_id(source) : nullptr;
+  std::unique_ptr<CriticalPathData>& slot = run ? run->critical_path : analysis().critical_path;
+  if (!slot) {
+    slot = std::make_unique<CriticalPathData>();
+    const auto& ranks = workspace.ranks();
+    for (size_t i = 0; i < ranks.size(); ++i)
+      slot->times.push_back(run ? chakra::simulated_times(ranks[i]->trace, run->result.spans, static_cast<uint32_t>(i))
+                                : chakra::measured_times(ranks[i]->trace));
+    slot->path = chakra::critical_path_across_ranks(slot->times);
+  }
+  return *slot;
+}
+
+namespace {
+
+std::string share_text(uint64_t part, uint64_t whole) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%.1f%%", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+  return text;
+}
+
+std::string source_name(int source, const std::string& label) {
+  return source > 0 ? "simulation run " + std::to_string(source) + (label.empty() ? "" : ": " + label) : "measured times (the traces)";
+}
+
+}  // namespace
+
 void App::Impl::draw_analysis() {
   if (workspace.ranks().empty()) {
     ImGui::TextDisabled("No trace loaded.");
@@ -33,35 +85,48 @@ void App::Impl::draw_analysis() {
   // Source: the measured times, or a simulation run's spans (the same analyses of a what-if).
   SimRun* run = analysis_source > 0 ? run_by_id(analysis_source) : nullptr;
   if (analysis_source > 0 && !run) analysis_source = 0;
-  const std::string current = run ? "simulation run " + std::to_string(run->id) : "measured times (the traces)";
+  if (analysis_compare > 0 && !run_by_id(analysis_compare)) analysis_compare = -1;
   ImGui::SetNextItemWidth(280);
-  if (ImGui::BeginCombo("source##analysis", current.c_str())) {
-    if (ImGui::Selectable("measured times (the traces)", analysis_source == 0)) analysis_source = 0;
+  if (ImGui::BeginCombo("source##analysis", source_name(analysis_source, "").c_str())) {
+    if (ImGui::Selectable(source_name(0, "").c_str(), analysis_source == 0)) analysis_source = 0;
     for (const auto& r : runs)
-      if (ImGui::Selectable(("simulation run " + std::to_string(r->id) + ": " + r->label).c_str(), analysis_source == r->id))
-        analysis_source = r->id;
+      if (ImGui::Selectable(source_name(r->id, r->label).c_str(), analysis_source == r->id)) analysis_source = r->id;
     ImGui::EndCombo();
   }
-  std::vector<const chakra::GpuAnalysis*> per;
-  std::vector<std::string> labels;
-  const chakra::Stragglers* stragglers = nullptr;
   const char* unit = "us";
-  if (run) {
-    if (run->analysis.empty())
-      for (uint32_t npu = 0; npu < run->result.npus.size(); ++npu) run->analysis.push_back(chakra::analyze_spans(run->result.spans, npu));
-    for (uint32_t npu = 0; npu < run->analysis.size(); ++npu) {
-      per.push_back(&run->analysis[npu]);
-      labels.push_back(std::to_string(npu));
+  std::vector<const chakra::GpuAnalysis*> per = analyses_of(analysis_source, &unit);
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < per.size(); ++i)
+    labels.push_back(run ? std::to_string(i) : std::to_string(workspace.ranks()[i]->rank));
+  ImGui::SameLine();
+  ImGui::TextDisabled(run ? "The run's spans, as HolisticTraceAnalysis would see its GPU work."
+                          : "As HolisticTraceAnalysis defines them, over each rank's GPU span.");
+  if (ImGui::BeginTabBar("analysis_tabs")) {
+    auto tab = [&](const char* name, AnalysisTab which) {
+      const ImGuiTabItemFlags f = analysis_tab_requested && analysis_tab == which ? ImGuiTabItemFlags_SetSelected : 0;
+      const bool open = ImGui::BeginTabItem(name, nullptr, f);
+      if (open && !analysis_tab_requested) analysis_tab = which;
+      return open;
+    };
+    if (tab("Breakdown", AnalysisTab::Breakdown)) {
+      draw_analysis_breakdown(per, labels, run ? nullptr : &analysis().stragglers, unit, run);
+      ImGui::EndTabItem();
     }
-    unit = "ns";
-  } else {
-    const AnalysisCache& a = analysis();
-    for (size_t i = 0; i < a.ranks.size(); ++i) {
-      per.push_back(&a.ranks[i]);
-      labels.push_back(std::to_string(workspace.ranks()[i]->rank));
+    if (tab("Critical path", AnalysisTab::CriticalPath)) {
+      draw_critical_path(analysis_source, labels, unit);
+      ImGui::EndTabItem();
     }
-    stragglers = &a.stragglers;
+    if (tab("Compare", AnalysisTab::Compare)) {
+      draw_comparison(analysis_source, labels);
+      ImGui::EndTabItem();
+    }
+    analysis_tab_requested = false;
+    ImGui::EndTabBar();
   }
+}
+
+void App::Impl::draw_analysis_breakdown(const std::vector<const chakra::GpuAnalysis*>& per, const std::vector<std::string>& labels,
+                                        const chakra::Stragglers* stragglers, const char* unit, SimRun* run) {
   if (std::all_of(per.begin(), per.end(), [](const chakra::GpuAnalysis* g) { return g->ops == 0; })) {
     ImGui::TextWrapped(run ? "This run recorded no compute or communication spans."
                            : "No measured GPU work in these traces. The analyses read GPU ops with start times: open "
@@ -70,14 +135,7 @@ void App::Impl::draw_analysis() {
     return;
   }
   auto us = [&](uint64_t v) { return format_duration(static_cast<double>(v), unit); };
-  auto share = [](uint64_t part, uint64_t whole) {
-    char text[16];
-    std::snprintf(text, sizeof text, "%.1f%%", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
-    return std::string(text);
-  };
-  ImGui::SameLine();
-  ImGui::TextDisabled(run ? "The run's spans, as HolisticTraceAnalysis would see its GPU work."
-                          : "As HolisticTraceAnalysis defines them, over each rank's GPU span.");
+  auto share = share_text;
 
   // Temporal breakdown: a chart and its table.
   ColumnChart chart;
@@ -202,12 +260,301 @@ void App::Impl::draw_analysis() {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(chakra::gpu_kind_name(n.kind));
         ImGui::TableNextColumn();
-        if (ImGui::Selectable((n.name + "##name" + std::to_string(k)).c_str(), false, ImGuiSelectableFlags_SpanAllColumns)) {
+        if (selectable_row(n.name, k)) {
           timeline.source = analysis_source;
           timeline.query = n.name;
           view = View::Timeline;
           view_changed = true;
         }
+      }
+    ImGui::EndTable();
+  }
+}
+
+// ---- critical path ---------------------------------------------------------------------------
+
+void App::Impl::draw_critical_path(int source, const std::vector<std::string>& labels, const char* unit) {
+  const CriticalPathData& d = critical_path_of(source);
+  const chakra::CrossRankPath& p = d.path;
+  if (p.steps.empty()) {
+    ImGui::TextWrapped(source > 0 ? "This run recorded no spans." : "No node of these traces has a recorded time: the critical path "
+                                                                    "needs measured start times, or a simulation run as the source.");
+    return;
+  }
+  auto t = [&](uint64_t v) { return format_duration(static_cast<double>(v), unit); };
+  ImGui::Text("Step %s (first start to last end over all ranks): %zu steps on the critical path%s", t(p.step()).c_str(),
+              p.steps.size(), p.complete ? "" : " (the walk stopped early: inconsistent times)");
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("What the step's end waited for, back to its start: a dependency, the previous op of its stream or thread, "
+                     "a collective's last rank, the GPU work a host call waited for. Click a step to find it on the timeline.");
+  ImGui::PopStyleColor();
+
+  // Time on the path per rank, by kind.
+  static const chakra::PathKind kinds[] = {chakra::PathKind::Compute, chakra::PathKind::Communication, chakra::PathKind::Memory,
+                                           chakra::PathKind::Cpu, chakra::PathKind::Waiting};
+  auto colour = [](chakra::PathKind k) {
+    switch (k) {
+      case chakra::PathKind::Compute: return activity_colour(static_cast<int>(chakra::TimelineActivity::Kernel));
+      case chakra::PathKind::Communication: return activity_colour(static_cast<int>(chakra::TimelineActivity::Communication));
+      case chakra::PathKind::Memory: return activity_colour(static_cast<int>(chakra::TimelineActivity::Copy));
+      case chakra::PathKind::Cpu: return activity_colour(static_cast<int>(chakra::TimelineActivity::CpuOp));
+      case chakra::PathKind::Waiting: break;
+    }
+    return IM_COL32(90, 94, 104, 255);
+  };
+  ColumnChart chart;
+  chart.title = "Critical path time per " + std::string(source > 0 ? "NPU" : "rank");
+  chart.category_name = source > 0 ? "NPU" : "rank";
+  for (chakra::PathKind k : kinds) chart.series.push_back({chakra::path_kind_name(k), colour(k)});
+  chart.format = [unit](double v) { return format_duration(v, unit); };
+  std::vector<double> per_rank(labels.size() * std::size(kinds), 0.0);
+  for (const auto& s : p.steps)
+    if (s.rank < labels.size()) per_rank[s.rank * std::size(kinds) + static_cast<size_t>(s.kind)] += static_cast<double>(s.duration);
+  chart.categories = labels;
+  chart.values = per_rank;
+  draw_column_chart("critical_path", chart, 110, platform, take_save_request(chart.title));
+  std::string kinds_line = "On the path:";
+  for (chakra::PathKind k : kinds)
+    if (uint64_t v = p.by_kind[static_cast<int>(k)])
+      kinds_line += std::string("  ") + chakra::path_kind_name(k) + " " + t(v) + " (" + share_text(v, p.step()) + ")";
+  ImGui::TextUnformatted(kinds_line.c_str());
+
+  // What-if along the path; for a run, the exact answer is one simulation away.
+  static char name_part[96] = "";
+  static float speedup = 2.0f;
+  ImGui::SetNextItemWidth(220);
+  ImGui::InputTextWithHint("##whatif_name", "op name contains...", name_part, sizeof name_part);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(140);
+  ImGui::DragFloat("times faster##whatif", &speedup, 0.05f, 1.0f, 100.0f, "%.2fx");
+  if (name_part[0]) {
+    const uint64_t step = chakra::path_step_if_faster(p, d.times, name_part, speedup);
+    ImGui::SameLine();
+    ImGui::Text("step %s -> %s (%s shorter) along this path", t(p.step()).c_str(), t(step).c_str(), share_text(p.step() - step, p.step()).c_str());
+    if (SimRun* run = source > 0 ? run_by_id(source) : nullptr) {
+      ImGui::SameLine();
+      if (ImGui::Button("Simulate it")) {
+        SimSettings what_if = run->settings;
+        what_if.faster_name = name_part;
+        what_if.faster_by = speedup;
+        run_simulation(what_if);
+      }
+    } else {
+      ImGui::SameLine();
+      ImGui::TextDisabled("(at most: other paths may become critical; simulate for the exact step)");
+    }
+  }
+
+  // The steps, longest first (what to look at) or in time order (the chain itself).
+  static bool time_order = false;
+  ImGui::Checkbox("in time order", &time_order);
+  ImGui::SameLine();
+  ImGui::TextDisabled(time_order ? "(the chain from the step's start to its end)" : "(longest first)");
+  std::vector<uint32_t>& order = critical_path_order;
+  if (order.size() != p.steps.size() || critical_path_order_for != &p || critical_path_time_order != time_order) {
+    order.resize(p.steps.size());
+    for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+    if (!time_order)
+      std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return p.steps[x].duration > p.steps[y].duration; });
+    critical_path_order_for = &p;
+    critical_path_time_order = time_order;
+  }
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX;
+  if (ImGui::BeginTable("path_steps", 7, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const char* h : {source > 0 ? "NPU" : "rank", "start", "duration", "share", "kind", "reached by", "name"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    ImGuiListClipper clipper;
+    clipper.Begin(static_cast<int>(p.steps.size()));
+    static const char* via_names[] = {"step boundary", "dependency", "stream/thread order", "last peer", "host sync"};
+    while (clipper.Step())
+      for (int k = clipper.DisplayStart; k < clipper.DisplayEnd; ++k) {
+        const auto& st = p.steps[order[static_cast<size_t>(k)]];
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(st.rank < labels.size() ? labels[st.rank].c_str() : "?");
+        {
+          NumberFont numbers(platform);
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(t(st.start - p.begin).c_str());
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(t(st.duration).c_str());
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(share_text(st.duration, p.step()).c_str());
+        }
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(chakra::path_kind_name(st.kind));
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(via_names[static_cast<int>(st.via)]);
+        ImGui::TableNextColumn();
+        if (st.node == UINT32_MAX) {
+          ImGui::TextDisabled("(waiting)");
+          continue;
+        }
+        const chakra::Trace& trace = *d.times[st.rank].trace;
+        const std::string name(trace.name(st.node));
+        const std::string shown = name.empty() ? "(unnamed node " + std::to_string(trace.id(st.node)) + ")" : name;
+        if (selectable_row(shown, k)) {
+          rank = workspace.ranks()[st.rank]->rank;
+          selected = st.node;
+          timeline.source = source;
+          timeline.query = name;
+          view = View::Timeline;
+          view_changed = true;
+        }
+      }
+    ImGui::EndTable();
+  }
+}
+
+// ---- two sources compared ----------------------------------------------------------------------
+
+void App::Impl::draw_comparison(int source, const std::vector<std::string>& labels) {
+  ImGui::SetNextItemWidth(280);
+  const std::string none = "(choose a source)";
+  auto name_of = [&](int id) {
+    if (id < 0) return none;
+    const SimRun* r = id > 0 ? run_by_id(id) : nullptr;
+    return source_name(id, r ? r->label : "");
+  };
+  if (ImGui::BeginCombo("compared with##analysis", name_of(analysis_compare).c_str())) {
+    if (source != 0 && ImGui::Selectable(name_of(0).c_str(), analysis_compare == 0)) analysis_compare = 0;
+    for (const auto& r : runs)
+      if (r->id != source && ImGui::Selectable(name_of(r->id).c_str(), analysis_compare == r->id)) analysis_compare = r->id;
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+  ImGui::TextDisabled("Per rank: the GPU span and kernel times of the source (A) against this one (B).");
+  const char* unit_a = "us";
+  const char* unit_b = "us";
+  const std::vector<const chakra::GpuAnalysis*> a = analyses_of(source, &unit_a);
+  const std::vector<const chakra::GpuAnalysis*> b = analysis_compare >= 0 && analysis_compare != source
+                                                        ? analyses_of(analysis_compare, &unit_b)
+                                                        : std::vector<const chakra::GpuAnalysis*>{};
+  if (b.empty()) {
+    ImGui::TextWrapped("Pick a second source: the measured times or a simulation run (run one in the Simulation view). "
+                       "Comparing a run with the measured times shows what the model changed, kernel by kernel.");
+    return;
+  }
+  // A common unit: ns when either side is a run.
+  const bool ns = std::string(unit_a) == "ns" || std::string(unit_b) == "ns";
+  const uint64_t scale_a = ns && std::string(unit_a) == "us" ? 1000 : 1, scale_b = ns && std::string(unit_b) == "us" ? 1000 : 1;
+  const char* unit = ns ? "ns" : "us";
+  const size_t n = std::min(a.size(), b.size());
+  if (comparison_cache.a != source || comparison_cache.b != analysis_compare || comparison_cache.diffs.size() != n) {
+    comparison_cache = {source, analysis_compare, {}};
+    for (size_t i = 0; i < n; ++i) comparison_cache.diffs.push_back(chakra::diff_gpu_analyses(*a[i], scale_a, *b[i], scale_b));
+  }
+  const auto& diffs = comparison_cache.diffs;
+  auto t = [&](int64_t v) { return (v > 0 ? "+" : v < 0 ? "-" : "") + format_duration(static_cast<double>(v < 0 ? -v : v), unit); };
+  ColumnChart chart;
+  chart.title = "GPU span change per rank (B - A)";
+  chart.category_name = "rank";
+  chart.series = {{"B - A", IM_COL32(120, 170, 255, 255)}};
+  chart.format = [unit](double v) { return (v < 0 ? "-" : "") + format_duration(std::abs(v), unit); };
+  for (size_t i = 0; i < n; ++i) {
+    chart.categories.push_back(labels[i]);
+    chart.values.push_back(static_cast<double>(diffs[i].step_b) - static_cast<double>(diffs[i].step_a));
+  }
+  draw_column_chart("compare", chart, 90, platform, take_save_request(chart.title));
+  const size_t i = std::min<size_t>(std::find_if(workspace.ranks().begin(), workspace.ranks().end(),
+                                                 [&](const auto& r) { return r->rank == rank; }) - workspace.ranks().begin(),
+                                    n - 1);
+  const chakra::TraceDiff& d = diffs[i];
+  auto delta = [&](uint64_t x, uint64_t y) { return t(static_cast<int64_t>(y) - static_cast<int64_t>(x)); };
+  ImGui::Text("Rank %s: GPU span %s -> %s (%s); idle %s; compute %s; non-compute %s. %zu of %zu kernel names differ.",
+              labels[i].c_str(), format_duration(double(d.step_a), unit).c_str(), format_duration(double(d.step_b), unit).c_str(),
+              delta(d.step_a, d.step_b).c_str(), delta(d.gpu_a.idle, d.gpu_b.idle).c_str(), delta(d.gpu_a.compute, d.gpu_b.compute).c_str(),
+              delta(d.gpu_a.non_compute, d.gpu_b.non_compute).c_str(), d.changed(), d.names.size());
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX;
+  if (ImGui::BeginTable("compare_names", 7, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const char* h : {"count A", "count B", "total A", "total B", "change", "change %", "name"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    ImGuiListClipper clipper;
+    clipper.Begin(static_cast<int>(d.names.size()));
+    while (clipper.Step())
+      for (int k = clipper.DisplayStart; k < clipper.DisplayEnd; ++k) {
+        const auto& e = d.names[static_cast<size_t>(k)];
+        ImGui::TableNextRow();
+        NumberFont numbers(platform);
+        ImGui::TableNextColumn();
+        ImGui::Text("%llu", static_cast<unsigned long long>(e.count_a));
+        ImGui::TableNextColumn();
+        ImGui::Text("%llu", static_cast<unsigned long long>(e.count_b));
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(format_duration(double(e.total_a), unit).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(format_duration(double(e.total_b), unit).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(t(e.delta()).c_str());
+        ImGui::TableNextColumn();
+        if (e.added()) ImGui::TextUnformatted("new");
+        else if (e.removed()) ImGui::TextUnformatted("gone");
+        else ImGui::Text("%+.1f%%", e.delta_percent());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(e.name.c_str());
+      }
+    ImGui::EndTable();
+  }
+}
+
+// ---- the network's load (Simulation view) ---------------------------------------------------------
+
+void App::Impl::draw_network_load(const SimRun& run) {
+  const sim::SimResult& r = run.result;
+  if (r.dimensions.empty()) return;
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
+  if (ImGui::BeginTable("dimensions", 5, flags)) {
+    for (const char* h : {"dimension", "messages", "bytes", "busy (bytes / bandwidth)", "busy per NPU"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    for (size_t dim = 0; dim < r.dimensions.size(); ++dim) {
+      const sim::DimensionLoad& l = r.dimensions[dim];
+      ImGui::TableNextRow();
+      NumberFont numbers(platform);
+      ImGui::TableNextColumn();
+      ImGui::Text("%zu", dim);
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(l.messages));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(chakra::format_bytes(l.bytes).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_duration(static_cast<double>(l.busy), "ns").c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%.2f%%", 100.0 * chakra::dimension_utilisation(r, dim));
+    }
+    ImGui::EndTable();
+  }
+  if (r.links.empty()) {
+    ImGui::TextDisabled("Per link: run with the congestion-aware network.");
+    return;
+  }
+  ImGui::Text("Busiest links (%zu used):", r.links.size());
+  if (ImGui::BeginTable("links", 6, flags | ImGuiTableFlags_ScrollY, ImVec2(0, 180))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const char* h : {"link", "messages", "bytes", "busy", "of the run", "queued"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    ImGuiListClipper clipper;
+    clipper.Begin(static_cast<int>(r.links.size()));
+    while (clipper.Step())
+      for (int k = clipper.DisplayStart; k < clipper.DisplayEnd; ++k) {
+        const sim::LinkLoad& l = r.links[static_cast<size_t>(k)];
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::Text("%s -> %s (dim %u)", chakra::device_name(r, l.from).c_str(), chakra::device_name(r, l.to).c_str(), l.dim);
+        NumberFont numbers(platform);
+        ImGui::TableNextColumn();
+        ImGui::Text("%llu", static_cast<unsigned long long>(l.messages));
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(chakra::format_bytes(l.bytes).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(format_duration(static_cast<double>(l.busy), "ns").c_str());
+        ImGui::TableNextColumn();
+        ImGui::Text("%.1f%%", r.end() ? 100.0 * static_cast<double>(l.busy) / static_cast<double>(r.end()) : 0.0);
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(format_duration(static_cast<double>(l.queued), "ns").c_str());
       }
     ImGui::EndTable();
   }

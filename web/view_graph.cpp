@@ -218,8 +218,7 @@ void App::Impl::draw_critical_path_list(const chakra::Trace& t, const chakra::Cr
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       const std::string label = std::to_string(t.id(n)) + " " + std::string(t.name(n));
-      if (ImGui::Selectable((label + "##" + std::to_string(i)).c_str(), selected == n, ImGuiSelectableFlags_SpanAllColumns))
-        selected = n;
+      if (selectable_row(label, i, selected == n)) selected = n;
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_duration(static_cast<double>(t.duration_micros(n)), "us").c_str());
       ImGui::TableNextColumn();

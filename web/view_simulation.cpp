@@ -63,6 +63,7 @@ bool App::Impl::run_simulation(const SimSettings& settings) {
     sim::SimOptions options;
     options.backend = settings.congestion_aware ? sim::Backend::CongestionAware : sim::Backend::CongestionUnaware;
     options.record_spans = true;
+    if (!settings.faster_name.empty()) options.speedups.push_back({settings.faster_name, settings.faster_by});
     sim::SimJob job = workspace.simulation_job(settings.network, settings.system, options);  // checks the ranks
     auto run = std::make_unique<SimRun>();
     run->id = next_run_id++;
@@ -71,7 +72,8 @@ bool App::Impl::run_simulation(const SimSettings& settings) {
     for (size_t d = 0; d < settings.network.npus.size(); ++d)
       dims += (d ? " x " : "") + std::to_string(settings.network.npus[d]) + " " + sim::topology_name(settings.network.topology[d]) +
               " " + chakra::format_number(settings.network.bandwidth[d]) + " GB/s";
-    run->label = settings.preset + ": " + dims + (settings.congestion_aware ? ", congestion-aware" : "");
+    run->label = settings.preset + ": " + dims + (settings.congestion_aware ? ", congestion-aware" : "") +
+                 (settings.faster_name.empty() ? "" : ", *" + settings.faster_name + "* " + chakra::format_number(settings.faster_by) + "x faster");
     running_since = std::chrono::steady_clock::now();
     if (platform.runs_simulations()) {
       running = std::move(run);  // first: the platform may report a failure at once
@@ -416,6 +418,7 @@ void App::Impl::draw_simulation() {
     }
     ImGui::EndTable();
   }
+  if (ImGui::CollapsingHeader("Network load")) draw_network_load(*a);
   // Durations with units; the exact nanoseconds in each cell's tooltip (and in --json exports).
   auto duration_cell = [&](uint64_t ns) {
     ImGui::TableNextColumn();
@@ -503,6 +506,10 @@ void App::Impl::settings_state(const SimSettings& sim, const std::string& prefix
   if (sim.system.local_mem_bw > 0) s[prefix + "mem"] = chakra::format_number(sim.system.local_mem_bw);
   if (sim.system.roofline) s[prefix + "roofline"] = "1";
   if (sim.congestion_aware) s[prefix + "backend"] = "aware";
+  if (!sim.faster_name.empty()) {
+    s[prefix + "fast"] = sim.faster_name;
+    s[prefix + "fastx"] = chakra::format_number(sim.faster_by);
+  }
 }
 
 SimSettings App::Impl::settings_from_state(const chakra::ShareState& s, const std::string& prefix) {
@@ -545,6 +552,10 @@ SimSettings App::Impl::settings_from_state(const chakra::ShareState& s, const st
   out.system = std::move(sys);
   out.congestion_aware = aware;
   out.preset = s.count(prefix + "preset") ? s.at(prefix + "preset").substr(0, 64) : "(link)";
+  if (s.count(prefix + "fast")) {
+    out.faster_name = s.at(prefix + "fast").substr(0, 64);
+    out.faster_by = chakra::share_number(s, prefix + "fastx", 1e-6, 1e6, 1);
+  }
   return out;
 }
 

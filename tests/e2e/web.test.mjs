@@ -411,6 +411,34 @@ test('real host ET + Kineto pairs replay against their measured steps, as in the
   assert.ok(run.start_error.nodes > 1000, JSON.stringify(run.start_error));
   assert.deepEqual(run.start_error, cli.start_error);
   await shot('06b-measured-vs-simulated.png');
+  // The critical path across the 8 ranks in the Analysis view: on the measured times, step for
+  // step what chakra analyze --critical-path finds on the same converted traces; on the run, a
+  // path as long as the run's step.
+  assert.equal(await command('analysis 0'), 1);
+  assert.equal(await command('analysis tab path'), 1);
+  await page.waitForTimeout(400);
+  const measuredPath = (await status()).critical_path;
+  const cliPath = JSON.parse(execFileSync(chakraBin, ['analyze', '--critical-path', '--json', path.join(tmp, 'et')],
+    { encoding: 'utf8', maxBuffer: 1 << 28 })).critical_path;
+  assert.equal(measuredPath.step, cliPath.step);
+  assert.deepEqual(measuredPath.steps, cliPath.steps);
+  await shot('06d-critical-path-measured.png');
+  assert.equal(await command(`analysis ${run.id}`), 1);
+  await page.waitForTimeout(400);
+  const simulatedPath = (await status()).critical_path;
+  assert.equal(simulatedPath.step, Math.max(...cli.npus.map((n) => n.finish_ns)));
+  assert.equal(simulatedPath.steps.reduce((sum, x) => sum + x.duration, 0), simulatedPath.step);
+  await shot('06e-critical-path-simulated.png');
+  // The run compared with the measured times, rank by rank and kernel by kernel.
+  assert.equal(await command('analysis tab compare'), 1);
+  assert.equal(await command('compare 0'), 1);
+  await page.waitForTimeout(400);
+  const comparison = (await status()).comparison;
+  assert.equal(comparison.length, 8, JSON.stringify(comparison));
+  for (const c of comparison) assert.ok(c.changed > 0 && c.changed < c.names && c.step_a > 0 && c.step_b > 0, JSON.stringify(c));
+  await shot('06f-compare-run-with-measured.png');
+  assert.equal(await command('compare none'), 1);
+  assert.equal(await command('analysis tab breakdown'), 1);
   // The measured timeline: per rank a track per CPU thread and per CUDA stream.
   assert.equal(await command('timeline 0'), 1);
   await page.waitForTimeout(300);

@@ -1,5 +1,6 @@
 #include "chakra/app/sim_job.h"
 
+#include <cmath>
 #include <unordered_map>
 
 #include "byte_codec.h"
@@ -37,6 +38,11 @@ std::string encode_job(const SimJob& job) {
   w.raw<uint8_t>(o.record_spans);
   w.raw<uint8_t>(o.every_message);
   w.u64(o.expected_nodes);
+  w.u64(o.speedups.size());
+  for (const SimOptions::Speedup& s : o.speedups) {
+    w.str(s.name_part);
+    w.f64(s.speedup);
+  }
   return std::move(w.out);
 }
 
@@ -62,6 +68,12 @@ SimJob decode_job(std::string_view bytes) {
   o.record_spans = r.raw<uint8_t>() != 0;
   o.every_message = r.raw<uint8_t>() != 0;
   o.expected_nodes = r.u64();
+  o.speedups.resize(r.count(16));
+  for (SimOptions::Speedup& s : o.speedups) {
+    s.name_part = r.str();
+    s.speedup = r.f64();
+    if (!(s.speedup > 0) || !std::isfinite(s.speedup)) r.fail("bad speedup");
+  }
   r.end();
   return job;
 }

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "chakra/analysis/gpu_analysis.h"
+#include "chakra/analysis/trace_diff.h"
 #include "chakra/format/io.h"
 #include "chakra/pytorch/trace_link.h"
 #include "test_support.h"
@@ -309,4 +310,21 @@ TEST(GpuAnalysis, LaunchSummaryCountsShortKernelsAndLongDelays) {
   EXPECT_EQ(s.p90, 140u);
   EXPECT_EQ(s.max, 140u);
   EXPECT_EQ(chakra::summarize_launches(chakra::GpuAnalysis{}).launches, 0u);
+}
+
+// Two sources of one rank compared by their GPU analyses (the page's comparison): against itself
+// nothing differs; with one kernel twice as long, exactly that name, by its own time, in the
+// common unit the scales give.
+TEST(GpuAnalysis, DiffOfAnalysesFindsTheOneChangedKernel) {
+  const chakra::Trace a = kernels({{"gemm", 10, 5}, {"gemm", 20, 5}, {"ncclKernel_AllReduce", 30, 8}});
+  const chakra::Trace b = kernels({{"gemm", 10, 5}, {"gemm", 20, 5}, {"ncclKernel_AllReduce", 30, 16}});
+  const chakra::GpuAnalysis ga = chakra::analyze_gpu(a), gb = chakra::analyze_gpu(b);
+  EXPECT_EQ(chakra::diff_gpu_analyses(ga, 1000, ga, 1000).changed(), 0u);
+  const chakra::TraceDiff d = chakra::diff_gpu_analyses(ga, 1000, gb, 1000);
+  ASSERT_EQ(d.changed(), 1u);
+  EXPECT_EQ(d.names[0].name, "ncclKernel_AllReduce");
+  EXPECT_EQ(d.names[0].delta(), 8000);
+  EXPECT_EQ(d.step_a, 28000u);  // GPU span 10..38 µs, in ns
+  EXPECT_EQ(d.step_b, 36000u);
+  EXPECT_EQ(d.gpu_b.compute, 10000u);
 }

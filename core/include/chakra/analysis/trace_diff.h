@@ -41,4 +41,10 @@ struct TraceDiff {
 // O(n log n) in the nodes of both.
 TraceDiff diff_traces(const Trace& a, const Trace& b);
 
+// Two GPU analyses compared the same way, per GPU op name (how the web app compares any two
+// sources of one rank: its measured times, simulation runs). Each side's times are multiplied
+// by its `scale` first, to a common unit (1000 for a trace's µs against a run's ns); the steps
+// are the GPU spans. O(n log n) in the names.
+TraceDiff diff_gpu_analyses(const GpuAnalysis& a, uint64_t scale_a, const GpuAnalysis& b, uint64_t scale_b);
+
 }  // namespace chakra
