@@ -189,6 +189,12 @@ void print_text(const std::vector<Rank>& ranks, size_t top) {
       std::cout << "  launches: " << l.launches << ", delay from the call's end median " << l.median << " µs, p90 " << l.p90
                 << ", max " << l.max << "; " << l.short_kernels << " kernels shorter than their launch call (≤ 50 µs), "
                 << l.delayed << " delayed over 100 µs\n";
+    if (!r.analysis.unknown_kernels.empty()) {
+      std::cout << "  " << r.analysis.unknown_kernels.size() << " kernel names no pattern knows, counted as computation"
+                << " (core/docs/analyses.md):";
+      for (size_t i = 0; i < r.analysis.unknown_kernels.size() && i < top; ++i) std::cout << (i ? ", " : " ") << shortened(r.analysis.unknown_kernels[i], 60);
+      std::cout << (r.analysis.unknown_kernels.size() > top ? ", ..." : "") << "\n";
+    }
     std::cout << "  idle per stream (µs): host wait / kernel wait (gaps < " << chakra::GpuAnalysis::kKernelWaitMicros << " µs) / other\n";
     for (const auto& s : r.analysis.idle_by_stream)
       std::cout << "    stream " << s.stream << ": " << us(s.host_wait) << " / " << us(s.kernel_wait) << " / " << us(s.other) << "\n";
@@ -224,6 +230,9 @@ void write_json(const std::vector<Rank>& ranks, const std::vector<std::string>& 
       w.key("stddev").value_double(n.stddev);
       w.end_object();
     }
+    w.end_array();
+    w.key("unknown_kernels").begin_array();
+    for (const std::string& n : a.unknown_kernels) w.value(n);
     w.end_array();
     const chakra::LaunchSummary l = chakra::summarize_launches(a);
     w.key("launches").begin_object();

@@ -138,6 +138,8 @@ GpuAnalysis analyze_ops(const std::vector<GpuOp>& ops, const std::function<std::
   std::sort(a.names.begin(), a.names.end(), [](const GpuAnalysis::Name& x, const GpuAnalysis::Name& y) {
     return x.sum != y.sum ? x.sum > y.sum : x.name < y.name;
   });
+  for (const GpuAnalysis::Name& n : a.names)
+    if (n.kind == GpuKind::Computation && !is_known_compute_kernel(n.name)) a.unknown_kernels.push_back(n.name);
 
   for (const GpuOp& op : ops)
     if (op.launch_node != UINT32_MAX) {

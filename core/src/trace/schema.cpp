@@ -105,8 +105,27 @@ GpuKind classify_gpu_op(std::string_view name, int32_t node_type) {
   // ncclKernel_*, ncclDevKernel_* (NCCL 2.19+), RCCL's kernels (named as NCCL's), HCCL's, gloo's.
   if (name.rfind("nccl", 0) == 0 || name.rfind("hccl", 0) == 0 || has("ncclKernel") || has("ncclDevKernel") || has("gloo"))
     return GpuKind::Communication;
+  // PyTorch's symmetric-memory collectives (NVLink SHARP multimem, one- and two-shot all-reduce).
+  if (has("multimem_") || has("all_reduce_kernel") || has("all_gather_kernel") || has("reduce_scatter_kernel"))
+    return GpuKind::Communication;
   if (has("Memcpy") || has("Memset")) return GpuKind::Memory;
   return GpuKind::Computation;
+}
+
+bool is_known_compute_kernel(std::string_view name) {
+  // Substrings, case as written by the libraries that emit them.
+  static constexpr std::string_view kKnown[] = {
+      // GEMM, convolution and attention libraries (cuBLAS, cuBLASLt, cuDNN, CUTLASS, MIOpen,
+      // rocBLAS/Tensile, MAGMA, FlashAttention, TensorRT-LLM)
+      "gemm", "gemv", "Gemm", "cublas", "nvjet", "cudnn", "cutlass", "xmma", "conv", "MIOpen", "Cijk_", "magma", "flash",
+      "fmha", "attn", "bmm_", "tensorrt_llm", "wgrad", "dgrad", "fprop", "winograd", "fft", "splitK", "bn_fw", "bn_bw",
+      // PyTorch and its libraries (ATen, CUB, FBGEMM, vLLM, MoE kernels), compilers (Triton)
+      "at::", "cub::", "cunn_", "fbgemm", "embedding", "vllm::", "moe::", "triton", "multi_tensor_apply", "elementwise",
+      "reduce_1Block", "softmax", "norm", "transpose", "index", "copy", "permute", "SubTensorOp", "scal_kernel", "dot_kernel",
+      "compute_cuda_kernel", "bucketize"};
+  for (std::string_view k : kKnown)
+    if (name.find(k) != std::string_view::npos) return true;
+  return false;
 }
 
 const char* gpu_kind_name(GpuKind kind) {

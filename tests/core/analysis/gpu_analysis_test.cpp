@@ -10,6 +10,7 @@
 
 #include "chakra/analysis/gpu_analysis.h"
 #include "chakra/analysis/trace_diff.h"
+#include "chakra/app/workspace.h"
 #include "chakra/format/io.h"
 #include "chakra/pytorch/trace_link.h"
 #include "test_support.h"
@@ -327,4 +328,28 @@ TEST(GpuAnalysis, DiffOfAnalysesFindsTheOneChangedKernel) {
   EXPECT_EQ(d.step_a, 28000u);  // GPU span 10..38 µs, in ns
   EXPECT_EQ(d.step_b, 36000u);
   EXPECT_EQ(d.gpu_b.compute, 10000u);
+}
+
+// Kernel classification: every computation kernel of the shared Kineto traces is one the table
+// knows, except a bare "Kernel" (Kineto's own documentation traces), which is listed; a kernel of a
+// library no pattern knows is listed too, never silently compute.
+TEST(GpuAnalysis, UnknownKernelsAreListed) {
+  std::set<std::string> unknown;
+  size_t traces = 0;
+  for (const std::string& path : testing_support::find_files(shared("data"), {".json", ".json.gz"})) {
+    const std::string bytes = testing_support::read_decompressed(path);
+    const auto head = std::span(reinterpret_cast<const uint8_t*>(bytes.data()), std::min<size_t>(bytes.size(), 65536));
+    if (chakra::detect_input_kind(path, head) != chakra::InputKind::KinetoTrace) continue;
+    const chakra::Trace t = chakra::kineto_activity(chakra::open_input(path));
+    ++traces;
+    for (const std::string& n : chakra::analyze_gpu(t).unknown_kernels) unknown.insert(n);
+  }
+  EXPECT_GT(traces, 20u);
+  EXPECT_EQ(unknown, std::set<std::string>{"Kernel"});
+  // Listing them found PyTorch's symmetric-memory all-reduce (in the shared TraceLens B200 trace), which
+  // HTA and an unlisted default would both count as compute.
+  EXPECT_EQ(chakra::classify_gpu_op("void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*)"),
+            chakra::GpuKind::Communication);
+  const chakra::Trace odd = kernels({{"myfabric_ring_exchange", 10, 5}, {"volta_sgemm_128x64_nn", 20, 5}});
+  EXPECT_EQ(chakra::analyze_gpu(odd).unknown_kernels, std::vector<std::string>{"myfabric_ring_exchange"});
 }

@@ -58,6 +58,10 @@ struct GpuAnalysis {
     double mean = 0, stddev = 0;  // sample standard deviation (0 for one op), as pandas
   };
   std::vector<Name> names;
+  // Names counted as computation only because no pattern knows them (is_known_compute_kernel):
+  // listed, so that a kernel of an unknown communication library does not pass silently as
+  // compute. In `names` order.
+  std::vector<std::string> unknown_kernels;
   // Gaps between consecutive ops of a stream (HTA's get_idle_time_breakdown): waiting for the
   // host when the next op's launch began after the previous op ended; kernel wait when the gap
   // is shorter than kKernelWaitMicros; other otherwise. Streams in order of first op.

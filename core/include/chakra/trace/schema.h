@@ -142,5 +142,10 @@ enum class GpuKind : uint8_t { Computation, Communication, Memory };
 constexpr int kGpuKinds = 3;
 GpuKind classify_gpu_op(std::string_view name, int32_t node_type = 0);
 const char* gpu_kind_name(GpuKind kind);  // HTA's names: COMPUTATION, COMMUNICATION, MEMORY
+// Whether a computation kernel's name is one the table of known compute kernels names (GEMM and
+// convolution libraries, PyTorch's and its libraries' kernels, compilers' generated ones;
+// core/docs/analyses.md). Names it does not know still count as computation, and the analyses
+// list them, so a communication library with a name of its own is noticed, not hidden.
+bool is_known_compute_kernel(std::string_view name);
 
 }  // namespace chakra
