@@ -116,19 +116,9 @@ std::string us(uint64_t v) { return chakra::format_number(static_cast<double>(v)
 
 // Collectives of every rank, by type and size; bus bandwidths with the rank count as n.
 std::vector<chakra::CollectiveBucket> collectives_of(const std::vector<Rank>& ranks) {
-  std::map<std::pair<int32_t, uint32_t>, chakra::CollectiveBucket> all;
-  for (const Rank& r : ranks)
-    for (const auto& b : chakra::collective_buckets(r.trace)) {
-      chakra::CollectiveBucket& sum = all[{b.comm_type, b.size_log2}];
-      sum.comm_type = b.comm_type;
-      sum.size_log2 = b.size_log2;
-      sum.count += b.count;
-      sum.bytes += b.bytes;
-      sum.micros += b.micros;
-    }
-  std::vector<chakra::CollectiveBucket> out;
-  for (const auto& [key, b] : all) out.push_back(b);
-  return out;
+  std::vector<const chakra::Trace*> traces;
+  for (const Rank& r : ranks) traces.push_back(&r.trace);
+  return chakra::collective_buckets(traces);
 }
 
 chakra::Stragglers stragglers_of(const std::vector<Rank>& ranks) {
@@ -156,12 +146,13 @@ void print_stragglers(const std::vector<Rank>& ranks, const chakra::Stragglers& 
 
 void print_text(const std::vector<Rank>& ranks, size_t top) {
   std::cout << "temporal breakdown (µs; over each rank's GPU span, as HTA)\n"
-            << "  rank        span        idle            compute          non-compute      overlap of comm\n";
+            << "  rank        span        idle            compute          non-compute      overlap of comm  exposed comm\n";
   for (const Rank& r : ranks) {
     const chakra::GpuAnalysis& a = r.analysis;
     std::cout << pad(std::to_string(r.rank), 6) << pad(us(a.span), 12) << pad(us(a.idle), 12) << pad(pct(a.idle, a.span), 8)
               << pad(us(a.compute), 10) << pad(pct(a.compute, a.span), 8) << pad(us(a.non_compute), 10)
-              << pad(pct(a.non_compute, a.span), 8) << pad(pct(a.comm_overlapped, a.communication), 12) << "\n";
+              << pad(pct(a.non_compute, a.span), 8) << pad(pct(a.comm_overlapped, a.communication), 12)
+              << pad(us(a.exposed_communication()), 14) << "\n";
   }
   uint64_t by_kinds[1 << chakra::kGpuKinds] = {}, all = 0;
   for (const Rank& r : ranks)

@@ -346,11 +346,11 @@ bool App::command(const std::string& c) {
       if (p.name == c.substr(7)) return impl_->use_preset(p.name), true;
     return false;
   }
-  if (c.rfind("analysis tab ", 0) == 0) {  // breakdown, path or compare
+  if (c.rfind("analysis tab ", 0) == 0) {  // breakdown, path, collectives or compare
     const std::string tab = c.substr(13);
     using Tab = Impl::AnalysisTab;
-    if (tab != "breakdown" && tab != "path" && tab != "compare") return false;
-    impl_->analysis_tab = tab == "breakdown" ? Tab::Breakdown : tab == "path" ? Tab::CriticalPath : Tab::Compare;
+    if (tab != "breakdown" && tab != "path" && tab != "collectives" && tab != "compare") return false;
+    impl_->analysis_tab = tab == "breakdown" ? Tab::Breakdown : tab == "path" ? Tab::CriticalPath : tab == "collectives" ? Tab::Collectives : Tab::Compare;
     impl_->analysis_tab_requested = true;
     set_view(View::Analysis);
     return true;

@@ -231,7 +231,7 @@ struct App::Impl {
   std::optional<AnalysisCache> analysis_cache;
   int analysis_source = 0;    // 0: the traces' measured times, n > 0: simulation run n
   int analysis_compare = -1;  // the source compared with it: -1 none, else as analysis_source
-  enum class AnalysisTab { Breakdown, CriticalPath, Compare };
+  enum class AnalysisTab { Breakdown, CriticalPath, Collectives, Compare };
   AnalysisTab analysis_tab = AnalysisTab::Breakdown;
   bool analysis_tab_requested = false;  // select analysis_tab in the next frame (a command did)
   // The critical path table's row order (longest first, or time order) for the path shown.
@@ -252,6 +252,7 @@ struct App::Impl {
                                const chakra::Stragglers* stragglers, const char* unit, SimRun* run);
   void draw_critical_path(int source, const std::vector<std::string>& labels, const char* unit);
   void draw_comparison(int source, const std::vector<std::string>& labels);
+  void draw_collectives(SimRun* run);
   void draw_network_load(const SimRun& run);
   void use_preset(const std::string& name);
   void fit_settings_to_ranks();

@@ -116,6 +116,10 @@ void App::Impl::draw_analysis() {
       draw_critical_path(analysis_source, labels, unit);
       ImGui::EndTabItem();
     }
+    if (tab("Collectives", AnalysisTab::Collectives)) {
+      draw_collectives(run);
+      ImGui::EndTabItem();
+    }
     if (tab("Compare", AnalysisTab::Compare)) {
       draw_comparison(analysis_source, labels);
       ImGui::EndTabItem();
@@ -154,9 +158,10 @@ void App::Impl::draw_analysis_breakdown(const std::vector<const chakra::GpuAnaly
 
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
   const float table_h = std::min(ImGui::GetTextLineHeightWithSpacing() * static_cast<float>(per.size() + 2), 180.0f);
-  if (ImGui::BeginTable("breakdown", 8, flags, ImVec2(0, table_h))) {
+  if (ImGui::BeginTable("breakdown", 9, flags, ImVec2(0, table_h))) {
     ImGui::TableSetupScrollFreeze(1, 1);
-    for (const char* h : {run ? "NPU" : "rank", "GPU span", "idle", "compute", "non-compute", "comm overlapped", "launch delay (median)", "GPU ops"})
+    for (const char* h : {run ? "NPU" : "rank", "GPU span", "idle", "compute", "non-compute", "comm overlapped", "exposed comm",
+                          "launch delay (median)", "GPU ops"})
       ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     for (size_t i = 0; i < per.size(); ++i) {
@@ -166,7 +171,8 @@ void App::Impl::draw_analysis_breakdown(const std::vector<const chakra::GpuAnaly
       ImGui::TableNextRow();
       const std::string cells[] = {labels[i], us(g.span), us(g.idle) + " " + share(g.idle, g.span),
                                    us(g.compute) + " " + share(g.compute, g.span), us(g.non_compute) + " " + share(g.non_compute, g.span),
-                                   share(g.comm_overlapped, g.communication), launches.launches ? us(launches.median) : "-",
+                                   share(g.comm_overlapped, g.communication), us(g.exposed_communication()),
+                                   launches.launches ? us(launches.median) : "-",
                                    std::to_string(g.ops)};
       for (const std::string& c : cells) {
         ImGui::TableNextColumn();
@@ -404,6 +410,68 @@ void App::Impl::draw_critical_path(int source, const std::vector<std::string>& l
           view_changed = true;
         }
       }
+    ImGui::EndTable();
+  }
+}
+
+// ---- collectives by type and size ------------------------------------------------------------
+
+void App::Impl::draw_collectives(SimRun* run) {
+  std::vector<const chakra::Trace*> traces;
+  for (const auto& r : workspace.ranks()) traces.push_back(&r->trace);
+  std::vector<std::vector<uint64_t>> micros;
+  if (run)
+    for (uint32_t npu = 0; npu < traces.size(); ++npu) micros.push_back(chakra::simulated_micros(*traces[npu], run->result.spans, npu));
+  const std::vector<chakra::CollectiveBucket> buckets = chakra::collective_buckets(traces, micros);
+  if (buckets.empty()) {
+    ImGui::TextWrapped("No collective with a size and a duration: collectives need comm_type and comm_size (a Kineto trace alone has "
+                       "no sizes; open it with its host ET) and a %s.", run ? "span in the run" : "recorded duration");
+    return;
+  }
+  const uint32_t n = static_cast<uint32_t>(traces.size());
+  ImGui::TextWrapped("Collectives of all %s by type and size (from comm_size): bandwidths as nccl-tests reports them, from %s "
+                     "(algorithm bandwidth = bytes / time; bus bandwidth scales it by what each of the %u ranks moves).",
+                     run ? "NPUs" : "ranks", run ? "the simulated durations" : "the measured kernel durations, which include waiting for the last rank", n);
+  auto label = [](const chakra::CollectiveBucket& b) {
+    return std::string(chakra::comm_type_name(b.comm_type)) + " " + chakra::format_bytes(uint64_t{1} << b.size_log2) + "+";
+  };
+  ColumnChart chart;
+  chart.title = "Bus bandwidth by collective and size";
+  chart.category_name = "collective, size from";
+  chart.series = {{"bus bandwidth", activity_colour(static_cast<int>(chakra::TimelineActivity::Communication))}};
+  chart.format = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g GB/s", v);
+    return std::string(text);
+  };
+  for (const auto& b : buckets) {
+    chart.categories.push_back(label(b));
+    chart.values.push_back(b.bus_gbps(n));
+  }
+  draw_column_chart("collectives", chart, 130, platform, take_save_request(chart.title));
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
+  if (ImGui::BeginTable("collective_table", 7, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const char* h : {"collective", "size from", "count", "bytes", "time", "algorithm bandwidth", "bus bandwidth"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    for (const auto& b : buckets) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(std::string(chakra::comm_type_name(b.comm_type)).c_str());
+      NumberFont numbers(platform);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(chakra::format_bytes(uint64_t{1} << b.size_log2).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(b.count));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(chakra::format_bytes(b.bytes).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_duration(static_cast<double>(b.micros), "us").c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%.2f GB/s", b.algorithm_gbps());
+      ImGui::TableNextColumn();
+      ImGui::Text("%.2f GB/s", b.bus_gbps(n));
+    }
     ImGui::EndTable();
   }
 }

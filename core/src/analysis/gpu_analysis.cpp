@@ -204,6 +204,7 @@ void write_breakdown_json(const GpuAnalysis& a, JsonWriter& w) {
   w.key("non_compute").value_uint(a.non_compute);
   w.key("communication").value_uint(a.communication);
   w.key("communication_overlapped").value_uint(a.comm_overlapped);
+  w.key("exposed_communication").value_uint(a.exposed_communication());
   w.key("overlap_percent").value_double(a.overlap_percent());
 }
 
@@ -218,12 +219,13 @@ double CollectiveBucket::bus_gbps(uint32_t ranks) const {
   }
 }
 
-std::vector<CollectiveBucket> collective_buckets(const Trace& t) {
+std::vector<CollectiveBucket> collective_buckets(const Trace& t, std::span<const uint64_t> micros) {
   std::map<std::pair<int32_t, uint32_t>, CollectiveBucket> buckets;
   StrId comm_type = StringPool::kEmpty, comm_size = StringPool::kEmpty;
   if (!t.strings().find("comm_type", &comm_type) || !t.strings().find("comm_size", &comm_size)) return {};
   for (uint32_t n = 0; n < t.size(); ++n) {
-    if (t.type(n) != static_cast<int32_t>(NodeType::CommColl) || t.duration_micros(n) == 0) continue;
+    const uint64_t time = micros.empty() ? t.duration_micros(n) : micros[n];
+    if (t.type(n) != static_cast<int32_t>(NodeType::CommColl) || time == 0) continue;
     auto type = t.find_attr(n, comm_type);
     auto size = t.find_attr(n, comm_size);
     if (!type || !size) continue;
@@ -236,10 +238,35 @@ std::vector<CollectiveBucket> collective_buckets(const Trace& t) {
     b.size_log2 = log2;
     ++b.count;
     b.bytes += *bytes;
-    b.micros += t.duration_micros(n);
+    b.micros += time;
   }
   std::vector<CollectiveBucket> out;
   for (auto& [key, b] : buckets) out.push_back(b);
+  return out;
+}
+
+std::vector<CollectiveBucket> collective_buckets(std::span<const Trace* const> ranks, std::span<const std::vector<uint64_t>> micros) {
+  std::map<std::pair<int32_t, uint32_t>, CollectiveBucket> all;
+  for (size_t r = 0; r < ranks.size(); ++r)
+    for (const CollectiveBucket& b : collective_buckets(*ranks[r], micros.empty() ? std::span<const uint64_t>{} : micros[r])) {
+      CollectiveBucket& sum = all[{b.comm_type, b.size_log2}];
+      sum.comm_type = b.comm_type;
+      sum.size_log2 = b.size_log2;
+      sum.count += b.count;
+      sum.bytes += b.bytes;
+      sum.micros += b.micros;
+    }
+  std::vector<CollectiveBucket> out;
+  for (const auto& [key, b] : all) out.push_back(b);
+  return out;
+}
+
+std::vector<uint64_t> simulated_micros(const Trace& trace, std::span<const sim::Span> spans, uint32_t npu) {
+  std::vector<uint64_t> out(trace.size(), 0);
+  const IdIndex index(trace);
+  for (const sim::Span& s : spans)
+    if (s.npu == npu)
+      if (auto n = index.find(s.node); n && s.end > s.start) out[*n] = std::max<uint64_t>(1, (s.end - s.start + 500) / 1000);
   return out;
 }
 

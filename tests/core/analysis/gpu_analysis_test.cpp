@@ -328,6 +328,9 @@ TEST(GpuAnalysis, DiffOfAnalysesFindsTheOneChangedKernel) {
   EXPECT_EQ(d.step_a, 28000u);  // GPU span 10..38 µs, in ns
   EXPECT_EQ(d.step_b, 36000u);
   EXPECT_EQ(d.gpu_b.compute, 10000u);
+  // Exposed communication: what no computation kernel covers.
+  EXPECT_EQ(ga.exposed_communication(), 8u);
+  EXPECT_EQ(chakra::analyze_gpu(kernels({{"ncclKernel_AllReduce", 10, 10}, {"gemm", 15, 3}})).exposed_communication(), 7u);
 }
 
 // Kernel classification: every computation kernel of the shared Kineto traces is one the table

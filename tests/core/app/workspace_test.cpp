@@ -1009,6 +1009,30 @@ TEST(Workspace, CriticalPathOfASimulatedRunIsItsStep) {
   }
 }
 
+// A run's collectives by type and size, from its simulated durations: as many, as many bytes,
+// and as much time (to the µs) as the simulator's own totals.
+TEST(Workspace, CollectiveBucketsOfASimulatedRun) {
+  Workspace ws;
+  ws.add_synthetic(small_llama());
+  sim::ClusterPreset p = sim::cluster_preset("h100-hgx-8");
+  sim::SimOptions options;
+  options.record_spans = true;
+  sim::SimResult r = ws.simulate(sim::fit_network(p.network, 4), p.system, options);
+  std::vector<const Trace*> traces;
+  std::vector<std::vector<uint64_t>> micros;
+  for (uint32_t npu = 0; npu < 4; ++npu) {
+    traces.push_back(&ws.rank(npu)->trace);
+    micros.push_back(simulated_micros(ws.rank(npu)->trace, r.spans, npu));
+  }
+  uint64_t count = 0, bytes = 0, time = 0, sim_count = 0, sim_bytes = 0, sim_time = 0;
+  for (const CollectiveBucket& b : collective_buckets(traces, micros)) count += b.count, bytes += b.bytes, time += b.micros;
+  for (const sim::CollectiveTotals& c : r.collectives) sim_count += c.count, sim_bytes += c.bytes, sim_time += c.time;
+  EXPECT_GT(count, 0u);
+  EXPECT_EQ(count, sim_count);
+  EXPECT_EQ(bytes, sim_bytes);
+  EXPECT_NEAR(double(time), double(sim_time) / 1000, double(count));  // each rounded to the µs
+}
+
 TEST(TimelineModel, RecordedTimelinesSkipRanksWithoutStartTimes) {
   std::vector<Trace> traces(2);
   NodeDraft d;

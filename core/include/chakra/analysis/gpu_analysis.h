@@ -86,6 +86,8 @@ struct GpuAnalysis {
   };
   std::vector<Launch> launches;
 
+  // Communication no computation kernel covers: what a faster network could save.
+  uint64_t exposed_communication() const { return communication - comm_overlapped; }
   double overlap_percent() const {
     return communication ? 100.0 * static_cast<double>(comm_overlapped) / static_cast<double>(communication) : 0.0;
   }
@@ -103,7 +105,7 @@ struct LaunchSummary {
 LaunchSummary summarize_launches(const GpuAnalysis& a);
 
 // The temporal breakdown as keys of the JSON object being written: gpu_ops, span, idle, compute,
-// non_compute, communication, communication_overlapped, overlap_percent (the CLI and the page
+// non_compute, communication, communication_overlapped, exposed_communication, overlap_percent (the CLI and the page
 // write the same).
 void write_breakdown_json(const GpuAnalysis& a, JsonWriter& w);
 
@@ -124,8 +126,15 @@ struct CollectiveBucket {
   double algorithm_gbps() const { return micros ? static_cast<double>(bytes) / static_cast<double>(micros) / 1e3 : 0.0; }
   double bus_gbps(uint32_t ranks) const;
 };
-// By type, then size. Nodes without a size or a duration are left out.
-std::vector<CollectiveBucket> collective_buckets(const Trace& trace);
+// By type, then size. Nodes without a size or a duration are left out. Durations are the
+// trace's, or `micros` (per node position) when given: a run's, from simulated_micros.
+std::vector<CollectiveBucket> collective_buckets(const Trace& trace, std::span<const uint64_t> micros = {});
+// Every rank's together (`micros`: per rank, or empty for the traces' own durations).
+std::vector<CollectiveBucket> collective_buckets(std::span<const Trace* const> ranks,
+                                                 std::span<const std::vector<uint64_t>> micros = {});
+// NPU `npu`'s simulated duration of each node of its trace, in µs (at least 1 for a node that
+// took any time; 0 for one that did not run).
+std::vector<uint64_t> simulated_micros(const Trace& trace, std::span<const sim::Span> spans, uint32_t npu);
 
 // Stragglers across ranks. The k-th communication kernel of a name on each rank is one instance
 // of a collective; its arrival on a rank is the kernel's start (the kernels then wait for the
