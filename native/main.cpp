@@ -61,6 +61,7 @@ constexpr Command kCommands[] = {
     {"analyze", cmd_analyze, "HTA's analyses of measured GPU work: temporal breakdown, overlap, kernels, idle time"},
     {"diff", cmd_diff, "two traces op by op: count and time per name in each, the difference, new and gone names"},
     {"simulate", cmd_simulate, "replay per-NPU traces on ASTRA-sim's analytical network model (same numbers)"},
+    {"sweep", cmd_sweep, "simulate every point of a design-space sweep (here, as shards, or on Slurm) into one table"},
     {"synth", cmd_synth, "synthetic per-rank traces of LLM training (GPT/Llama/MoE x DP/TP/PP/SP/EP/FSDP)"},
     {"import", cmd_import, "per-device traces from a StableHLO program (compute regions, collectives, groups)"},
     {"predict", cmd_predict, "step time of a StableHLO program on a device and network (roofline + simulation)"},

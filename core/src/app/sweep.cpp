@@ -1,0 +1,829 @@
+#include "chakra/app/sweep.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <unordered_map>
+
+#include "chakra/app/sim_presets.h"
+#include "chakra/astra/config.h"
+#include "chakra/astra/generate.h"
+#include "chakra/format/et_io.h"
+#include "chakra/format/io.h"
+#include "chakra/format/yaml.h"
+#include "chakra/sim/simulate.h"
+#include "chakra/support/error.h"
+#include "chakra/support/text.h"
+#include "chakra/synth/synth.h"
+#include "chakra/trace/schema.h"
+
+namespace chakra::sweep {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& source, const std::string& what) { throw Error(source + ": " + what); }
+
+std::string describe(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// ---- constraints: a small expression language over the point's values ------------------------
+// expr := or;  or := and ('or' and)*;  and := cmp ('and' cmp)*;  cmp := sum (('=='|'!='|'<'|
+// '<='|'>'|'>=') sum)?;  sum := prod (('+'|'-') prod)*;  prod := unary (('*'|'/'|'%') unary)*;
+// unary := '-' unary | 'not' unary | atom;  atom := number | "string" | name | '(' expr ')'.
+// A name is an axis's field, the last part of one ("dp" for "workload.synth.dp"), or any dotted
+// path into the point's configuration.
+struct Value {
+  bool is_text = false;
+  double number = 0;
+  std::string text;
+};
+
+class Expr {
+ public:
+  Expr(std::string text, std::string source) : text_(std::move(text)), source_(std::move(source)) {}
+
+  // Parses without names to check the syntax.
+  void check() {
+    lookup_ = nullptr;
+    pos_ = 0;
+    evaluate();
+  }
+  bool holds(const std::function<std::optional<Value>(const std::string&)>& lookup) {
+    lookup_ = &lookup;
+    pos_ = 0;
+    const Value v = evaluate();
+    return v.is_text ? !v.text.empty() : v.number != 0;
+  }
+
+ private:
+  [[noreturn]] void error(const std::string& what) const {
+    fail(source_, "constraint " + quoted_excerpt(text_) + ": " + what);
+  }
+  Value evaluate() {
+    Value v = disjunction();
+    skip();
+    if (pos_ != text_.size()) error("unexpected " + quoted_excerpt(text_.substr(pos_)));
+    return v;
+  }
+  void skip() {
+    while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
+  }
+  bool eat(std::string_view token) {
+    skip();
+    if (text_.compare(pos_, token.size(), token) != 0) return false;
+    const bool word = std::isalpha(static_cast<unsigned char>(token[0]));
+    if (word && pos_ + token.size() < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_ + token.size()])) || text_[pos_ + token.size()] == '_'))
+      return false;
+    pos_ += token.size();
+    return true;
+  }
+  static Value num(double d) { return Value{false, d, {}}; }
+  double number_of(const Value& v) const {
+    if (v.is_text) error("'" + v.text + "' is not a number");
+    return v.number;
+  }
+  Value disjunction() {
+    Value v = conjunction();
+    while (eat("or") || eat("||")) {
+      const Value r = conjunction();
+      v = num((v.is_text ? !v.text.empty() : v.number != 0) || (r.is_text ? !r.text.empty() : r.number != 0));
+    }
+    return v;
+  }
+  Value conjunction() {
+    Value v = comparison();
+    while (eat("and") || eat("&&")) {
+      const Value r = comparison();
+      v = num((v.is_text ? !v.text.empty() : v.number != 0) && (r.is_text ? !r.text.empty() : r.number != 0));
+    }
+    return v;
+  }
+  Value comparison() {
+    Value a = sum();
+    for (std::string_view op : {"==", "!=", "<=", ">=", "<", ">"}) {
+      if (!eat(op)) continue;
+      const Value b = sum();
+      if (a.is_text || b.is_text) {
+        if (op != "==" && op != "!=") error("text compares only with == and !=");
+        const bool same = a.is_text == b.is_text && a.text == b.text;
+        return num(op == "==" ? same : !same);
+      }
+      const double x = a.number, y = b.number;
+      return num(op == "==" ? x == y : op == "!=" ? x != y : op == "<=" ? x <= y : op == ">=" ? x >= y : op == "<" ? x < y : x > y);
+    }
+    return a;
+  }
+  Value sum() {
+    Value v = product();
+    while (true) {
+      if (eat("+")) v = num(number_of(v) + number_of(product()));
+      else if (eat("-")) v = num(number_of(v) - number_of(product()));
+      else return v;
+    }
+  }
+  Value product() {
+    Value v = unary();
+    while (true) {
+      if (eat("*")) {
+        v = num(number_of(v) * number_of(unary()));
+      } else if (eat("/")) {
+        const double d = number_of(unary());
+        v = num(d == 0 ? NAN : number_of(v) / d);
+      } else if (eat("%")) {
+        const double d = number_of(unary());
+        v = num(d == 0 ? NAN : std::fmod(number_of(v), d));
+      } else {
+        return v;
+      }
+    }
+  }
+  Value unary() {
+    if (eat("-")) return num(-number_of(unary()));
+    if (eat("not")) {
+      const Value v = unary();
+      return num(!(v.is_text ? !v.text.empty() : v.number != 0));
+    }
+    return atom();
+  }
+  Value atom() {
+    skip();
+    if (pos_ >= text_.size()) error("an operand is missing");
+    const char c = text_[pos_];
+    if (c == '(') {
+      ++pos_;
+      Value v = disjunction();
+      if (!eat(")")) error("')' is missing");
+      return v;
+    }
+    if (c == '"' || c == '\'') {
+      const size_t end = text_.find(c, pos_ + 1);
+      if (end == std::string::npos) error("a string is not closed");
+      Value v{true, 0, text_.substr(pos_ + 1, end - pos_ - 1)};
+      pos_ = end + 1;
+      return v;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
+      char* end = nullptr;
+      const double d = std::strtod(text_.c_str() + pos_, &end);
+      pos_ = static_cast<size_t>(end - text_.c_str());
+      return num(d);
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      const size_t start = pos_;
+      while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
+                                     text_[pos_] == '.' || text_[pos_] == '-'))
+        ++pos_;
+      const std::string name = text_.substr(start, pos_ - start);
+      if (!lookup_) return num(1);  // checking the syntax only
+      std::optional<Value> v = (*lookup_)(name);
+      if (!v) error("no axis or field named '" + name + "'");
+      return *v;
+    }
+    error("unexpected " + quoted_excerpt(text_.substr(pos_)));
+  }
+
+  std::string text_, source_;
+  size_t pos_ = 0;
+  const std::function<std::optional<Value>(const std::string&)>* lookup_ = nullptr;
+};
+
+std::vector<std::string> split_path(const std::string& field) {
+  std::vector<std::string> parts;
+  for (std::string_view p : Split(field, '.')) parts.emplace_back(p);
+  return parts;
+}
+
+const Json* find_path(const Json& root, const std::string& field) {
+  const Json* at = &root;
+  for (const std::string& p : split_path(field)) {
+    if (!at->is_object() || !at->contains(p)) return nullptr;
+    at = &(*at)[p];
+  }
+  return at;
+}
+
+std::optional<Value> value_of(const Json& v) {
+  if (v.is_number()) return Value{false, v.get<double>(), {}};
+  if (v.is_boolean()) return Value{false, v.get<bool>() ? 1.0 : 0.0, {}};
+  if (v.is_string()) return Value{true, 0, v.get<std::string>()};
+  return std::nullopt;
+}
+
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+uint64_t splitmix(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+std::vector<Json> values_of(const Json& v) {
+  if (v.is_array()) return std::vector<Json>(v.begin(), v.end());
+  return {v};
+}
+
+// ---- building a point's simulation ---------------------------------------------------------
+
+uint64_t as_uint(const Json& v, const std::string& what) {
+  if (v.is_number_unsigned()) return v.get<uint64_t>();
+  if (v.is_number_integer() && v.get<int64_t>() >= 0) return static_cast<uint64_t>(v.get<int64_t>());
+  if (v.is_number_float() && v.get<double>() >= 0 && std::floor(v.get<double>()) == v.get<double>() && v.get<double>() < 1.8e19)
+    return static_cast<uint64_t>(v.get<double>());
+  throw Error(what + ": " + describe(v) + " is not a whole number >= 0");
+}
+
+uint64_t size_of(const Json& v, const std::string& what) {
+  if (v.is_string()) {
+    if (auto s = parse_size(v.get<std::string>())) return *s;
+    throw Error(what + ": '" + v.get<std::string>() + "' is not a size (e.g. 1048576, 64KiB, 1MiB)");
+  }
+  return as_uint(v, what);
+}
+
+std::string text_of(const Json& v, const std::string& what) {
+  if (!v.is_string()) throw Error(what + ": " + describe(v) + " is not text");
+  return v.get<std::string>();
+}
+
+bool bool_of(const Json& v, const std::string& what) {
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number_integer()) return v.get<int64_t>() != 0;
+  throw Error(what + ": " + describe(v) + " is not true or false");
+}
+
+// The synthesis options of a `workload.synth` object (names as `chakra synth`'s flags, with _).
+synth::SynthOptions synth_options(const Json& s) {
+  synth::SynthOptions o;
+  if (s.contains("preset")) synth::apply_preset(text_of(s["preset"], "workload.synth.preset"), o);
+  for (const auto& [key, v] : s.items()) {
+    const std::string what = "workload.synth." + key;
+    auto u = [&] { return as_uint(v, what); };
+    synth::ModelShape& m = o.shape;
+    synth::Parallelism& p = o.par;
+    if (key == "preset") continue;
+    else if (key == "model") {
+      const std::string t = text_of(v, what);
+      if (t == "gpt") o.model = synth::ModelKind::Gpt;
+      else if (t == "llama") o.model = synth::ModelKind::Llama;
+      else if (t == "moe") o.model = synth::ModelKind::Moe;
+      else throw Error(what + ": '" + t + "' is not gpt, llama or moe");
+    } else if (key == "layers") m.layers = u();
+    else if (key == "hidden") m.hidden = u();
+    else if (key == "ffn") m.ffn = u();
+    else if (key == "heads") m.heads = u();
+    else if (key == "kv_heads") m.kv_heads = u();
+    else if (key == "vocab") m.vocab = u();
+    else if (key == "seq") m.seq = u();
+    else if (key == "batch") m.batch = u();
+    else if (key == "micro_batches") m.micro_batches = u();
+    else if (key == "experts") m.experts = u();
+    else if (key == "top_k") m.top_k = u();
+    else if (key == "dp") p.dp = u();
+    else if (key == "tp") p.tp = u();
+    else if (key == "pp") p.pp = u();
+    else if (key == "sp") p.sp = u();
+    else if (key == "ep") p.ep = u();
+    else if (key == "fsdp") p.fsdp = bool_of(v, what);
+    else if (key == "sequence_parallel") p.sequence_parallel = bool_of(v, what);
+    else if (key == "recompute") o.recompute = bool_of(v, what);
+    else if (key == "dtype_bytes") o.dtype_bytes = static_cast<uint32_t>(std::min<uint64_t>(u(), 64));
+    else if (key == "schedule") {
+      const std::string t = text_of(v, what);
+      if (t == "1f1b") o.schedule = synth::Schedule::OneFOneB;
+      else if (t == "gpipe") o.schedule = synth::Schedule::GPipe;
+      else if (t == "none") o.schedule = synth::Schedule::None;
+      else throw Error(what + ": '" + t + "' is not 1f1b, gpipe or none");
+    } else if (key == "attention") {
+      const std::string t = text_of(v, what);
+      if (t == "fused") o.attention = synth::Attention::Fused;
+      else if (t == "full") o.attention = synth::Attention::Full;
+      else throw Error(what + ": '" + t + "' is not fused or full");
+    } else {
+      throw Error(what + ": unknown field (model, preset, layers, hidden, ffn, heads, kv_heads, vocab, seq, batch, "
+                         "micro_batches, experts, top_k, dp, tp, pp, sp, ep, fsdp, sequence_parallel, recompute, "
+                         "dtype_bytes, schedule, attention)");
+    }
+  }
+  return o;
+}
+
+// A workload, built once: its traces (encoded) or the prefix of its files, and its groups.
+struct Built {
+  std::vector<std::string> encoded;  // empty: read `prefix`.<npu>.et
+  std::string prefix;
+  sim::CommGroups groups;
+  std::string groups_source;
+  uint64_t npus = 0;  // 0: as many as the network has
+};
+
+std::string resolve(const std::string& base_dir, const std::string& path) {
+  if (path.empty() || std::filesystem::path(path).is_absolute() || base_dir.empty()) return path;
+  return (std::filesystem::path(base_dir) / path).string();
+}
+
+std::shared_ptr<const Built> build_workload(const Json& w, const std::string& base_dir) {
+  if (!w.is_object() || w.size() != 1)
+    throw Error("workload: give exactly one of traces, collective, synth");
+  auto b = std::make_shared<Built>();
+  const auto& [kind, v] = *w.items().begin();
+  if (kind == "traces") {
+    if (v.is_string()) {
+      b->prefix = resolve(base_dir, v.get<std::string>());
+    } else if (v.is_object() && v.contains("prefix")) {
+      b->prefix = resolve(base_dir, text_of(v["prefix"], "workload.traces.prefix"));
+      if (v.contains("comm_group")) {
+        b->groups_source = resolve(base_dir, text_of(v["comm_group"], "workload.traces.comm_group"));
+        b->groups = sim::load_comm_groups(b->groups_source);
+      }
+    } else {
+      throw Error("workload.traces: a prefix (PREFIX.<npu>.et), or {prefix: ..., comm_group: FILE}");
+    }
+  } else if (kind == "collective") {
+    if (!v.is_object()) throw Error("workload.collective: {type: all_reduce, size: 1MiB, npus: 64}");
+    CollectiveOptions o;
+    for (const auto& [key, x] : v.items()) {
+      const std::string what = "workload.collective." + key;
+      if (key == "type") {
+        std::string t = text_of(x, what);
+        for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        auto ct = parse_comm_type(t);
+        if (!ct) throw Error(what + ": unknown collective '" + x.get<std::string>() + "'");
+        o.type = static_cast<CommType>(*ct);
+      } else if (key == "size") {
+        o.size = size_of(x, what);
+      } else if (key == "npus") {
+        o.npus = static_cast<uint32_t>(std::clamp<uint64_t>(as_uint(x, what), 1, 1u << 20));
+      } else if (key == "count") {
+        o.count = static_cast<uint32_t>(std::clamp<uint64_t>(as_uint(x, what), 1, 1u << 20));
+      } else {
+        throw Error(what + ": unknown field (type, size, npus, count)");
+      }
+    }
+    b->npus = o.npus;
+    for (uint32_t n = 0; n < o.npus; ++n) b->encoded.push_back(encode_et(collective_trace(o, n)));
+  } else if (kind == "synth") {
+    if (!v.is_object()) throw Error("workload.synth: {preset: llama2-7b, dp: 8, tp: 8, ...}");
+    const std::shared_ptr<const synth::Workload> sw = synth::synthesize(synth_options(v));
+    b->npus = synth::num_ranks(*sw);
+    if (b->npus > 65536) throw Error("workload.synth: " + std::to_string(b->npus) + " ranks (a sweep point takes at most 65536)");
+    Trace t;
+    for (uint32_t r = 0; r < b->npus; ++r) {
+      synth::rank_trace(*sw, r, t);
+      b->encoded.push_back(encode_et(t));
+    }
+    for (const auto& [id, members] : synth::comm_groups(*sw)) b->groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
+  } else {
+    throw Error("workload: unknown kind '" + kind + "' (traces, collective, synth)");
+  }
+  return b;
+}
+
+// The network of a point: a preset (fitted to the workload's NPUs unless `npus` is given), a
+// file, or given inline; then its fields set from the spec (a number for every dimension, or a
+// list with one per dimension), read back through parse_network like any network file.
+sim::NetworkConfig build_network(const Json& n, const std::string& base_dir, uint64_t workload_npus) {
+  if (!n.is_object()) throw Error("network: {preset: NAME} or {file: NET.yml} or {topology: [...], npus: [...], bandwidth: [...], latency: [...]}");
+  sim::NetworkConfig net;
+  const bool sets_npus = n.contains("npus");
+  if (n.contains("preset")) {
+    net = sim::cluster_preset(text_of(n["preset"], "network.preset")).network;
+    if (workload_npus && !sets_npus) net = sim::fit_network(net, workload_npus);
+  } else if (n.contains("file")) {
+    net = sim::load_network(resolve(base_dir, text_of(n["file"], "network.file")));
+  }
+  for (const auto& [key, v] : n.items())
+    if (key != "preset" && key != "file" && key != "topology" && key != "npus" && key != "bandwidth" && key != "latency")
+      throw Error("network." + key + ": unknown field (preset, file, topology, npus, bandwidth, latency)");
+  // The dimensions: from the base network, or from the longest list given.
+  size_t dims = net.topology.size();
+  for (const char* key : {"topology", "npus", "bandwidth", "latency"})
+    if (n.contains(key) && n[key].is_array()) dims = std::max(dims, n[key].size());
+  if (dims == 0) throw Error("network: no dimensions (give a preset, a file, or topology/npus/bandwidth/latency lists)");
+  auto field = [&](const char* key, auto current) {
+    std::vector<std::string> out;
+    for (size_t d = 0; d < dims; ++d) {
+      if (n.contains(key)) {
+        const Json& v = n[key];
+        if (v.is_array() && v.size() != dims)
+          throw Error(std::string("network.") + key + ": " + std::to_string(v.size()) + " values for " + std::to_string(dims) + " dimensions");
+        out.push_back(describe(v.is_array() ? v[d] : v));
+      } else if (d < net.topology.size()) {
+        out.push_back(current(d));
+      } else {
+        throw Error(std::string("network.") + key + " is missing");
+      }
+    }
+    return "[" + [&] {
+      std::string s;
+      for (size_t i = 0; i < out.size(); ++i) s += (i ? ", " : "") + out[i];
+      return s;
+    }() + "]";
+  };
+  const std::string yaml =
+      "topology: " + field("topology", [&](size_t d) { return std::string(sim::topology_name(net.topology[d])); }) +
+      "\nnpus_count: " + field("npus", [&](size_t d) { return std::to_string(net.npus[d]); }) +
+      "\nbandwidth: " + field("bandwidth", [&](size_t d) { return format_number(net.bandwidth[d]); }) +
+      "\nlatency: " + field("latency", [&](size_t d) { return format_number(net.latency[d]); }) + "\n";
+  return sim::parse_network(yaml, "network");
+}
+
+// The system of a point: a preset's, a file, or the network preset's; then every other key set
+// as in ASTRA-sim's system JSON and read back through parse_system.
+sim::SystemConfig build_system(const Json& s, const Json& network, const std::string& base_dir, size_t dims) {
+  if (!s.is_null() && !s.is_object()) throw Error("system: {preset: NAME} or {file: SYS.json}, plus system JSON keys");
+  nlohmann::json json;
+  std::string preset;
+  if (s.is_object() && s.contains("file")) {
+    const std::string path = resolve(base_dir, text_of(s["file"], "system.file"));
+    try {
+      json = nlohmann::json::parse(read_file(path, {}));
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(path + ": " + e.what());
+    }
+  } else {
+    if (s.is_object() && s.contains("preset")) preset = text_of(s["preset"], "system.preset");
+    else if (network.is_object() && network.contains("preset")) preset = text_of(network["preset"], "network.preset");
+    else throw Error("system: give a preset or a file (or a network preset, whose system is used)");
+    json = nlohmann::json::parse(sim::format_system(sim::cluster_preset(preset).system));
+  }
+  if (s.is_object())
+    for (const auto& [key, v] : s.items())
+      if (key != "file" && key != "preset") json[key] = nlohmann::json::parse(v.dump());
+  sim::SystemConfig sys = sim::parse_system(json.dump(), "system");
+  sim::fit_system(sys, dims);
+  return sys;
+}
+
+const char* const kCollectiveColumns[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"};
+
+}  // namespace
+
+// ---- spec ------------------------------------------------------------------------------------
+
+Spec parse_spec(std::string_view yaml, const std::string& source, const std::string& base_dir) {
+  const Json doc = parse_yaml(yaml, source);
+  if (!doc.is_object()) fail(source, "a sweep spec is a mapping (workload:, network:, axes:, ...)");
+  Spec spec;
+  spec.source = source;
+  spec.base_dir = base_dir;
+  for (const auto& [key, v] : doc.items()) {
+    if (key == "name" || key == "description") continue;
+    if (key == "workload" || key == "network" || key == "system" || key == "backend" || key == "queues_per_dim") {
+      spec.base[key] = v;
+    } else if (key == "axes") {
+      if (!v.is_object()) fail(source, "axes: a mapping of field: [values]");
+      for (const auto& [field, values] : v.items()) {
+        Axis a{field, values_of(values)};
+        if (a.values.empty()) fail(source, "axis " + quoted_excerpt(field) + " has no values");
+        spec.axes.push_back(std::move(a));
+      }
+    } else if (key == "zip") {
+      if (!v.is_array()) fail(source, "zip: a list of groups, each a mapping of field: [values] of one length");
+      for (const Json& group : v) {
+        if (!group.is_object() || group.empty()) fail(source, "zip: each group is a mapping of field: [values]");
+        std::vector<Axis> axes;
+        for (const auto& [field, values] : group.items()) {
+          axes.push_back({field, values_of(values)});
+          if (axes.back().values.size() != axes.front().values.size())
+            fail(source, "zip: " + quoted_excerpt(field) + " has " + std::to_string(axes.back().values.size()) + " values, " +
+                             quoted_excerpt(axes.front().field) + " " + std::to_string(axes.front().values.size()));
+          if (axes.back().values.empty()) fail(source, "zip: " + quoted_excerpt(field) + " has no values");
+        }
+        spec.zips.push_back(std::move(axes));
+      }
+    } else if (key == "constraints") {
+      for (const Json& c : values_of(v)) spec.constraints.push_back(text_of(c, source + ": constraints"));
+    } else if (key == "sample") {
+      if (v.is_object()) {
+        for (const auto& [k, x] : v.items()) {
+          if (k == "count") spec.sample = as_uint(x, source + ": sample.count");
+          else if (k == "seed") spec.seed = as_uint(x, source + ": sample.seed");
+          else fail(source, "sample." + k + ": unknown field (count, seed)");
+        }
+        if (!spec.sample) fail(source, "sample: count is missing");
+      } else {
+        spec.sample = as_uint(v, source + ": sample");
+      }
+    } else {
+      fail(source, "unknown key " + quoted_excerpt(key) +
+                       " (name, description, workload, network, system, backend, queues_per_dim, axes, zip, constraints, sample)");
+    }
+  }
+  if (!spec.base.contains("workload")) fail(source, "workload is missing");
+  if (!spec.base.contains("network")) fail(source, "network is missing");
+  std::set<std::string> fields;
+  auto check_field = [&](const std::string& f) {
+    const std::string root = f.substr(0, f.find('.'));
+    if (root != "workload" && root != "network" && root != "system" && root != "backend" && root != "queues_per_dim")
+      fail(source, "axis " + quoted_excerpt(f) + ": fields start with workload., network., system., backend or queues_per_dim");
+    if (!fields.insert(f).second) fail(source, "axis " + quoted_excerpt(f) + " given twice");
+  };
+  for (const Axis& a : spec.axes) check_field(a.field);
+  for (const auto& z : spec.zips)
+    for (const Axis& a : z) check_field(a.field);
+  for (const std::string& c : spec.constraints) Expr(c, source).check();
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(doc.dump())));
+  spec.fingerprint = hex;
+  return spec;
+}
+
+Spec load_spec(const std::string& path) {
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return parse_spec(read_file(path, {}), path, dir);
+}
+
+Json point_config(const Spec& spec, const Point& point) {
+  Json config = spec.base;
+  for (const auto& [field, value] : point.values) {
+    Json* at = &config;
+    for (const std::string& p : split_path(field)) {
+      if (!at->is_object()) *at = Json::object();
+      at = &(*at)[p];
+    }
+    *at = value;
+  }
+  return config;
+}
+
+Expansion expand(const Spec& spec, uint64_t max_product) {
+  // The dimensions of the product: each axis, then each zip group.
+  std::vector<uint64_t> radix;
+  for (const Axis& a : spec.axes) radix.push_back(a.values.size());
+  for (const auto& z : spec.zips) radix.push_back(z.front().values.size());
+  Expansion out;
+  out.product = 1;
+  for (uint64_t r : radix) {
+    if (out.product > max_product / r) fail(spec.source, "the axes make more than " + std::to_string(max_product) + " points");
+    out.product *= r;
+  }
+  std::vector<Expr> constraints;
+  for (const std::string& c : spec.constraints) constraints.emplace_back(c, spec.source);
+  std::vector<Point> kept;
+  std::vector<uint64_t> digit(radix.size(), 0);
+  for (uint64_t k = 0; k < out.product; ++k) {
+    Point p;
+    size_t d = 0;
+    for (const Axis& a : spec.axes) p.values.emplace_back(a.field, a.values[digit[d++]]);
+    for (const auto& z : spec.zips) {
+      for (const Axis& a : z) p.values.emplace_back(a.field, a.values[digit[d]]);
+      ++d;
+    }
+    bool keep = true;
+    if (!constraints.empty()) {
+      const Json config = point_config(spec, p);
+      const std::function<std::optional<Value>(const std::string&)> lookup = [&](const std::string& name) -> std::optional<Value> {
+        const Json* hit = nullptr;
+        for (const auto& [field, value] : p.values)
+          if (field == name) hit = &value;
+        if (!hit) {
+          int matches = 0;
+          for (const auto& [field, value] : p.values)
+            if (field.size() > name.size() && field.compare(field.size() - name.size(), name.size(), name) == 0 &&
+                field[field.size() - name.size() - 1] == '.')
+              hit = &value, ++matches;
+          if (matches > 1) fail(spec.source, "constraint name '" + name + "' matches several axes; write the whole field");
+        }
+        if (!hit) hit = find_path(config, name);
+        return hit ? value_of(*hit) : std::nullopt;
+      };
+      for (Expr& e : constraints) keep = keep && e.holds(lookup);
+    }
+    if (keep) kept.push_back(std::move(p));
+    else ++out.dropped;
+    for (size_t i = radix.size(); i-- > 0;) {  // the last axis varies fastest
+      if (++digit[i] < radix[i]) break;
+      digit[i] = 0;
+    }
+  }
+  if (spec.sample && *spec.sample < kept.size()) {
+    // Floyd's algorithm: `sample` distinct positions, each subset equally likely.
+    std::set<uint64_t> chosen;
+    uint64_t state = spec.seed;
+    const uint64_t n = kept.size();
+    for (uint64_t j = n - *spec.sample; j < n; ++j) {
+      const uint64_t t = splitmix(state) % (j + 1);
+      if (!chosen.insert(t).second) chosen.insert(j);
+    }
+    std::vector<Point> sampled;
+    for (uint64_t i : chosen) sampled.push_back(std::move(kept[i]));
+    kept = std::move(sampled);
+  }
+  for (uint64_t i = 0; i < kept.size(); ++i) kept[i].index = i;
+  out.points = std::move(kept);
+  return out;
+}
+
+std::optional<Shard> parse_shard(std::string_view text) {
+  const size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  const std::string i(text.substr(0, slash)), k(text.substr(slash + 1));
+  if (i.empty() || k.empty() || i.size() > 6 || k.size() > 6 || i.find_first_not_of("0123456789") != std::string::npos ||
+      k.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  Shard s{static_cast<uint32_t>(std::stoul(i)), static_cast<uint32_t>(std::stoul(k))};
+  if (s.count == 0 || s.index >= s.count) return std::nullopt;
+  return s;
+}
+
+// ---- running ---------------------------------------------------------------------------------
+
+struct Runner::Cache {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<const Built>> workloads;
+};
+
+Runner::Runner(const Spec& spec, bool timing) : spec_(spec), timing_(timing), cache_(std::make_unique<Cache>()) {}
+Runner::~Runner() = default;
+
+std::vector<std::string> table_columns(const Spec& spec, bool timing) {
+  std::vector<std::string> c = {"point", "sweep"};
+  for (const Axis& a : spec.axes) c.push_back(a.field);
+  for (const auto& z : spec.zips)
+    for (const Axis& a : z) c.push_back(a.field);
+  for (const char* f : {"npus", "step_ns", "compute_ns", "exposed_comm_ns", "messages", "events"}) c.push_back(f);
+  for (const char* t : kCollectiveColumns)
+    for (const char* f : {"_count", "_bytes", "_time_ns"}) c.push_back(std::string(t) + f);
+  if (timing) c.push_back("sim_ms");
+  c.push_back("error");
+  return c;
+}
+
+Row Runner::run(const Point& point) const {
+  Row row;
+  row["point"] = point.index;
+  row["sweep"] = spec_.fingerprint;
+  for (const auto& [field, value] : point.values) row[field] = value;
+  const std::vector<std::string> columns = table_columns(spec_, timing_);
+  for (size_t i = 2 + point.values.size(); i < columns.size(); ++i) row[columns[i]] = nullptr;
+  row["error"] = "";
+  try {
+    const Json config = point_config(spec_, point);
+    const std::string workload_key = config["workload"].dump();
+    std::shared_ptr<const Built> built;
+    {
+      std::lock_guard<std::mutex> lock(cache_->mutex);
+      auto it = cache_->workloads.find(workload_key);
+      if (it != cache_->workloads.end()) built = it->second;
+    }
+    if (!built) {
+      built = build_workload(config["workload"], spec_.base_dir);
+      std::lock_guard<std::mutex> lock(cache_->mutex);
+      cache_->workloads.emplace(workload_key, built);
+    }
+    sim::SimInputs in;
+    in.network = build_network(config["network"], spec_.base_dir, built->npus);
+    in.system = build_system(config.contains("system") ? config["system"] : Json(), config["network"], spec_.base_dir,
+                             in.network.npus.size());
+    if (built->npus && in.network.total_npus() != built->npus)
+      throw Error("the network has " + std::to_string(in.network.total_npus()) + " NPUs and the workload " + std::to_string(built->npus));
+    in.workload = built->prefix.empty() ? "point " + std::to_string(point.index) : built->prefix;
+    if (!built->encoded.empty()) in.encoded_traces = &built->encoded;
+    in.groups = built->groups;
+    in.groups_source = built->groups_source;
+    sim::SimOptions o;
+    if (config.contains("backend")) {
+      const std::string b = text_of(config["backend"], "backend");
+      bool found = false;
+      for (const sim::BackendInfo& info : sim::network_backends())
+        if (b == info.spelling) o.backend = info.backend, found = true;
+      if (!found) throw Error("backend: '" + b + "' is not unaware or aware");
+    }
+    if (config.contains("queues_per_dim"))
+      o.queues_per_dim = static_cast<uint32_t>(std::clamp<uint64_t>(as_uint(config["queues_per_dim"], "queues_per_dim"), 1, 1024));
+    const auto start = std::chrono::steady_clock::now();
+    const sim::SimResult r = sim::simulate(in, o);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (r.deadlock) {
+      std::string why;
+      for (const sim::NpuResult& n : r.npus)
+        if (!n.stuck.empty()) {
+          why = n.stuck.front();
+          break;
+        }
+      throw Error("deadlock: " + why);
+    }
+    const double n = static_cast<double>(r.npus.size());
+    double compute = 0, exposed = 0;
+    for (const sim::NpuResult& x : r.npus) compute += static_cast<double>(x.compute), exposed += static_cast<double>(x.exposed_comm);
+    row["npus"] = r.npus.size();
+    row["step_ns"] = r.end();
+    row["compute_ns"] = static_cast<uint64_t>(std::llround(compute / n));
+    row["exposed_comm_ns"] = static_cast<uint64_t>(std::llround(exposed / n));
+    row["messages"] = r.messages;
+    row["events"] = r.events;
+    for (int t = 0; t <= sim::kCollectiveTypes; ++t) {
+      const std::string c = kCollectiveColumns[t];
+      row[c + "_count"] = r.collectives[t].count;
+      row[c + "_bytes"] = r.collectives[t].bytes;
+      row[c + "_time_ns"] = r.collectives[t].time;
+    }
+    if (timing_) row["sim_ms"] = std::round(ms * 1000) / 1000;
+  } catch (const Error& e) {
+    row["error"] = e.what();
+  }
+  return row;
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+namespace {
+
+void sort_rows(std::vector<Row>& rows) {
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a["point"].get<uint64_t>() < b["point"].get<uint64_t>(); });
+}
+
+std::string csv_field(const Json& v) {
+  std::string s = v.is_null() ? "" : v.is_string() ? v.get<std::string>() : v.dump();
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+}  // namespace
+
+std::string table_csv(const std::vector<std::string>& columns, std::vector<Row> rows) {
+  sort_rows(rows);
+  std::string out;
+  for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + csv_field(columns[i]);
+  out += "\n";
+  for (const Row& r : rows) {
+    for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + (r.contains(columns[i]) ? csv_field(r[columns[i]]) : std::string());
+    out += "\n";
+  }
+  return out;
+}
+
+std::string row_jsonl(const Row& row) { return row.dump() + "\n"; }
+
+std::string table_jsonl(std::vector<Row> rows) {
+  sort_rows(rows);
+  std::string out;
+  for (const Row& r : rows) out += row_jsonl(r);
+  return out;
+}
+
+ReadRows read_rows(std::string_view jsonl, const std::string& source) {
+  ReadRows out;
+  size_t pos = 0, line = 0;
+  while (pos < jsonl.size()) {
+    size_t end = jsonl.find('\n', pos);
+    const bool last_cut = end == std::string_view::npos;
+    if (last_cut) end = jsonl.size();
+    const std::string_view text = jsonl.substr(pos, end - pos);
+    pos = end + 1;
+    ++line;
+    if (text.empty()) continue;
+    Row r;
+    try {
+      r = Json::parse(text);
+    } catch (const Json::exception&) {
+      if (last_cut) {  // a write cut short by a kill
+        ++out.truncated;
+        break;
+      }
+      fail(source, "line " + std::to_string(line) + ": not a JSON object");
+    }
+    if (!r.is_object() || !r.contains("point") || !r["point"].is_number_unsigned() || !r.contains("sweep") || !r["sweep"].is_string())
+      fail(source, "line " + std::to_string(line) + ": not a row of a sweep table (point and sweep are missing)");
+    out.rows.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<Row> merge_rows(const std::vector<std::pair<std::string, ReadRows>>& parts) {
+  std::vector<Row> rows;
+  std::map<uint64_t, std::string> seen;
+  std::string sweep, sweep_file;
+  for (const auto& [file, part] : parts)
+    for (const Row& r : part.rows) {
+      const std::string s = r["sweep"].get<std::string>();
+      if (sweep.empty()) sweep = s, sweep_file = file;
+      if (s != sweep) fail(file, "rows of sweep " + s + ", and " + sweep_file + " has rows of sweep " + sweep + " (another spec)");
+      const uint64_t p = r["point"].get<uint64_t>();
+      if (auto [it, fresh] = seen.emplace(p, file); !fresh) fail(file, "point " + std::to_string(p) + " is also in " + it->second);
+      rows.push_back(r);
+    }
+  sort_rows(rows);
+  return rows;
+}
+
+std::vector<uint64_t> missing_points(const std::vector<Row>& rows, uint64_t expected) {
+  std::vector<bool> have(expected, false);
+  for (const Row& r : rows)
+    if (const uint64_t p = r["point"].get<uint64_t>(); p < expected) have[p] = true;
+  std::vector<uint64_t> out;
+  for (uint64_t p = 0; p < expected; ++p)
+    if (!have[p]) out.push_back(p);
+  return out;
+}
+
+}  // namespace chakra::sweep

@@ -1,0 +1,293 @@
+// chakra sweep: a design-space sweep simulated point by point on this machine (threads), as
+// one shard of K anywhere, or as a Slurm array with a gather job; chakra sweep merge joins the
+// shards' tables (core/docs/sweeps.md).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "chakra/app/sweep.h"
+#include "chakra/format/io.h"
+#include "chakra/support/error.h"
+#include "cli.h"
+#include "commands.h"
+
+namespace fs = std::filesystem;
+using namespace chakra::sweep;
+
+namespace {
+
+std::string shard_text(const Shard& s) { return std::to_string(s.index) + "/" + std::to_string(s.count); }
+
+// The table, sorted by point, as RESULTS.jsonl and RESULTS.csv (each replaced whole).
+void write_tables(const std::string& out, const std::vector<std::string>& columns, const std::vector<Row>& rows) {
+  chakra::OutputFile jsonl(out + ".jsonl"), csv(out + ".csv");
+  jsonl.write(table_jsonl(rows));
+  csv.write(table_csv(columns, rows));
+  jsonl.commit();
+  csv.commit();
+}
+
+std::string self_path() {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("chakra") : p.string();
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs a command and returns its standard output (trimmed); chakra::Error with its output when it fails.
+std::string run_command(const std::vector<std::string>& argv) {
+  int out[2];
+  if (pipe(out) != 0) throw chakra::Error("pipe: " + std::string(std::strerror(errno)));
+  const pid_t pid = fork();
+  if (pid < 0) throw chakra::Error("fork: " + std::string(std::strerror(errno)));
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    close(out[0]);
+    close(out[1]);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    std::fprintf(stderr, "%s: %s\n", argv[0].c_str(), std::strerror(errno));
+    _exit(127);
+  }
+  close(out[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw chakra::Error(argv[0] + " failed: " + text);
+  return text;
+}
+
+// The Slurm array (one shard per task) and the gather job that merges their tables once all
+// succeeded; submitted with sbatch unless `dry_run`.
+int slurm(const cli::Args& a, const std::string& spec_path, const std::string& out, uint64_t points) {
+  const uint32_t tasks = static_cast<uint32_t>(a.has("--array-size") ? a.get_uint("--array-size", 100000) : std::min<uint64_t>(points, 16));
+  if (tasks == 0) a.fail("--array-size must be at least 1");
+  const std::string chakra = self_path();
+  const std::string spec = fs::absolute(spec_path).string(), results = fs::absolute(out).string();
+  const std::string dir = results + ".slurm";
+  std::string header = "#!/bin/bash\n";
+  if (a.has("--partition")) header += "#SBATCH --partition=" + a.get("--partition") + "\n";
+  if (a.has("--time")) header += "#SBATCH --time=" + a.get("--time") + "\n";
+  const std::string timing = a.has("--no-timing") ? " --no-timing" : "";
+  const std::string array = header + "#SBATCH --job-name=chakra-sweep\n#SBATCH --array=0-" + std::to_string(tasks - 1) +
+                            "\n#SBATCH --output=" + dir + "/shard-%a.log\n"
+                            "# One shard of the sweep per array task (chakra sweep --shard TASK/" + std::to_string(tasks) + ").\n"
+                            "exec " + shell_quote(chakra) + " sweep " + shell_quote(spec) + " -o " + shell_quote(dir) +
+                            "/shard-$SLURM_ARRAY_TASK_ID --shard $SLURM_ARRAY_TASK_ID/" + std::to_string(tasks) +
+                            " --jobs ${SLURM_CPUS_PER_TASK:-1}" + timing + " --quiet\n";
+  std::string parts;
+  for (uint32_t t = 0; t < tasks; ++t) parts += " " + shell_quote(dir + "/shard-" + std::to_string(t) + ".jsonl");
+  const std::string gather = header + "#SBATCH --job-name=chakra-sweep-gather\n#SBATCH --output=" + dir + "/gather.log\n"
+                             "# Joins the shards' tables into the sweep's (runs after every array task succeeded).\n"
+                             "exec " + shell_quote(chakra) + " sweep merge " + shell_quote(spec) + " -o " + shell_quote(results) + parts + "\n";
+  if (a.has("--dry-run")) {
+    std::cout << "# " << dir << "/array.sh\n" << array << "\n# " << dir << "/gather.sh\n" << gather
+              << "\n# submitted as: sbatch --parsable " << dir << "/array.sh; sbatch --parsable --dependency=afterok:ARRAY_ID " << dir
+              << "/gather.sh\n";
+    return cli::kOk;
+  }
+  fs::create_directories(dir);
+  for (const auto& [name, text] : {std::pair{"/array.sh", &array}, std::pair{"/gather.sh", &gather}}) {
+    chakra::OutputFile f(dir + name);
+    f.write(*text);
+    f.commit();
+  }
+  const std::string array_id = run_command({"sbatch", "--parsable", dir + "/array.sh"});
+  const std::string array_job = array_id.substr(0, array_id.find(';'));
+  const std::string gather_id = run_command({"sbatch", "--parsable", "--dependency=afterok:" + array_job, dir + "/gather.sh"});
+  std::cout << "submitted: array job " << array_job << " (" << tasks << " shards of " << points << " points), gather job "
+            << gather_id.substr(0, gather_id.find(';')) << "\n"
+            << "the table will be " << results << ".csv and " << results << ".jsonl; logs in " << dir << "/\n";
+  return cli::kOk;
+}
+
+int run_sweep(const cli::Args& a) {
+  const std::string spec_path = a.values("SPEC")[0];
+  const Spec spec = load_spec(spec_path);
+  const Expansion e = expand(spec);
+  const std::string out = a.get("--output");
+  if (a.has("--slurm")) return slurm(a, spec_path, out, e.points.size());
+  Shard shard;
+  if (a.has("--shard")) {
+    auto s = parse_shard(a.get("--shard"));
+    if (!s) a.fail("--shard must be i/K with 0 <= i < K, not '" + a.get("--shard") + "'");
+    shard = *s;
+  }
+  const bool timing = !a.has("--no-timing"), quiet = a.has("--quiet");
+  const std::vector<std::string> columns = table_columns(spec, timing);
+  std::vector<const Point*> mine;
+  for (const Point& p : e.points)
+    if (shard.has(p.index)) mine.push_back(&p);
+  if (a.has("--list")) {
+    for (const Point* p : mine) {
+      Json line;
+      line["point"] = p->index;
+      for (const auto& [field, value] : p->values) line[field] = value;
+      std::cout << line.dump() << "\n";
+    }
+    return cli::kOk;
+  }
+  cli::create_output_folder(out);
+  // Rows already done (--resume): those of this spec and shard in RESULTS.jsonl.
+  std::vector<Row> rows;
+  std::vector<bool> done(e.points.size(), false);
+  const std::string jsonl_path = out + ".jsonl";
+  if (a.has("--resume") && fs::exists(jsonl_path)) {
+    const ReadRows previous = read_rows(chakra::read_file(jsonl_path, {}), jsonl_path);
+    for (const Row& r : previous.rows) {
+      if (r["sweep"] != spec.fingerprint)
+        throw chakra::Error(jsonl_path + ": rows of another spec (sweep " + r["sweep"].get<std::string>() + ", this one " +
+                            spec.fingerprint + "); give another -o");
+      const uint64_t p = r["point"].get<uint64_t>();
+      if (p < done.size() && shard.has(p) && !done[p]) done[p] = true, rows.push_back(r);
+    }
+    if (!quiet)
+      std::cerr << "resuming: " << rows.size() << " of " << mine.size() << " points done"
+                << (previous.truncated ? " (a last line cut short is run again)" : "") << "\n";
+  }
+  write_tables(out, columns, rows);  // a valid table from the start: the rows done so far
+  std::vector<const Point*> todo;
+  for (const Point* p : mine)
+    if (!done[p->index]) todo.push_back(p);
+
+  // Each finished row is appended to RESULTS.jsonl at once (one write per line), so a run that is
+  // killed leaves the rows it finished for --resume; the table is rewritten sorted at the end.
+  std::FILE* append = std::fopen(jsonl_path.c_str(), "ab");
+  if (!append) throw chakra::Error(jsonl_path + ": cannot open for appending: " + std::strerror(errno));
+  const Runner runner(spec, timing);
+  std::mutex mutex;
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  size_t finished = 0, failed = 0;
+  cli::TerminalProgress progress;
+  const auto start = std::chrono::steady_clock::now();
+  auto worker = [&] {
+    for (size_t i; !stop && (i = next++) < todo.size();) {
+      Row row = runner.run(*todo[i]);
+      std::lock_guard<std::mutex> lock(mutex);
+      const std::string line = row_jsonl(row);
+      std::fwrite(line.data(), 1, line.size(), append);
+      std::fflush(append);
+      failed += !row["error"].get<std::string>().empty();
+      rows.push_back(std::move(row));
+      ++finished;
+      if (!quiet && !progress.report("sweep", finished, todo.size())) stop = true;
+      if (cli::interrupted()) stop = true;
+    }
+  };
+  const size_t jobs = std::max<size_t>(1, std::min<size_t>(a.has("--jobs") ? a.get_uint("--jobs", 4096)
+                                                                           : std::max(1u, std::thread::hardware_concurrency()),
+                                                           std::max<size_t>(1, todo.size())));
+  std::vector<std::thread> pool;
+  for (size_t k = 1; k < jobs; ++k) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  progress.clear();
+  std::fclose(append);
+  write_tables(out, columns, rows);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!quiet) {
+    std::cerr << e.points.size() << " points (" << e.product << " in the product";
+    if (e.dropped) std::cerr << ", " << e.dropped << " dropped by the constraints";
+    if (spec.sample) std::cerr << ", a sample of " << *spec.sample << " with seed " << spec.seed;
+    std::cerr << ")";
+    if (shard.count > 1) std::cerr << "; shard " << shard_text(shard) << ": " << mine.size() << " of them";
+    char took[64];
+    std::snprintf(took, sizeof took, "%.2f s", seconds);
+    std::cerr << "; " << finished << " run in " << took << ", " << failed << " failed (the error column says why)\n"
+              << "table: " << out << ".csv, " << out << ".jsonl\n";
+  }
+  if (stop || cli::interrupted()) {
+    std::cerr << "interrupted: " << rows.size() << " of " << mine.size() << " points in the table; run again with --resume to finish\n";
+    return cli::kInterrupted;
+  }
+  return cli::kOk;
+}
+
+int run_merge(const cli::Args& a) {
+  const Spec spec = load_spec(a.values("SPEC")[0]);
+  const Expansion e = expand(spec);
+  std::vector<std::pair<std::string, ReadRows>> parts;
+  for (const std::string& path : a.values("PART")) {
+    ReadRows r = read_rows(chakra::read_file(path, {}), path);
+    if (r.truncated) throw chakra::Error(path + ": its last line is cut short (a shard killed while writing); run it again with --resume");
+    parts.emplace_back(path, std::move(r));
+  }
+  const std::vector<Row> rows = merge_rows(parts);
+  for (const Row& r : rows)
+    if (r["sweep"] != spec.fingerprint)
+      throw chakra::Error("the parts are rows of sweep " + r["sweep"].get<std::string>() + ", the spec is sweep " + spec.fingerprint);
+  const std::vector<uint64_t> missing = missing_points(rows, e.points.size());
+  if (!missing.empty() && !a.has("--partial")) {
+    std::string list;
+    for (size_t i = 0; i < missing.size() && i < 10; ++i) list += (i ? ", " : "") + std::to_string(missing[i]);
+    throw chakra::Error(std::to_string(missing.size()) + " of " + std::to_string(e.points.size()) + " points are in no part (" + list +
+                        (missing.size() > 10 ? ", ..." : "") + "); --partial writes the table without them");
+  }
+  // The columns: sim_ms only when the parts were timed.
+  const bool timing = !rows.empty() && rows.front().contains("sim_ms");
+  cli::create_output_folder(a.get("--output"));
+  write_tables(a.get("--output"), table_columns(spec, timing), rows);
+  std::cerr << rows.size() << " rows from " << parts.size() << " parts -> " << a.get("--output") << ".csv, " << a.get("--output") << ".jsonl\n";
+  return cli::kOk;
+}
+
+}  // namespace
+
+int cmd_sweep(int argc, char** argv) {
+  if (argc > 0 && std::string(argv[0]) == "merge") {
+    cli::Args args("chakra sweep merge",
+                   "Join the tables of a sweep's shards (RESULTS.jsonl of each) into the sweep's table, the same bytes\n"
+                   "as one unsharded run writes (without --no-timing, the sim_ms column differs from run to run).");
+    args.option("--output", "RESULTS", "write RESULTS.csv and RESULTS.jsonl", "", true);
+    args.alias("-o", "--output");
+    args.flag("--partial", "write the table even when some points are in no part");
+    args.positional("SPEC", "the sweep's spec (YAML)");
+    args.positional("PART", "a shard's RESULTS.jsonl", true, true);
+    args.parse(argc - 1, argv + 1);
+    return cli::run_guarded("chakra sweep merge", run_merge, args);
+  }
+  cli::Args args("chakra sweep",
+                 "Simulate every point of a design-space sweep (a YAML spec: a workload, a network, a system,\n"
+                 "and axes over their fields; assets/sweeps/ has examples, core/docs/sweeps.md the format) and\n"
+                 "write one table, RESULTS.csv and RESULTS.jsonl: a row per point with its axis values, step\n"
+                 "time, compute, exposed communication, collectives, the simulator's time and an error column\n"
+                 "(a failing point is recorded, never stops the sweep). Ctrl-C leaves a valid partial table;\n"
+                 "--resume finishes it. `chakra sweep merge SPEC -o RESULTS PART.jsonl...` joins shards.");
+  args.option("--output", "RESULTS", "write RESULTS.csv and RESULTS.jsonl", "", true);
+  args.alias("-o", "--output");
+  args.option("--jobs", "N", "points simulated at once (default: every core)");
+  args.option("--shard", "i/K", "run only the points whose number is i mod K (0 <= i < K); merge the shards' tables after");
+  args.flag("--resume", "keep the rows of this spec already in RESULTS.jsonl and run the rest");
+  args.flag("--no-timing", "leave out the sim_ms column (the table is then the same bytes on every run)");
+  args.flag("--list", "print the points (this shard's) as JSON lines and run nothing");
+  args.flag("--quiet", "no progress and no summary");
+  args.flag("--slurm", "submit the sweep to Slurm: an array job of shards, then a gather job (--dependency=afterok)");
+  args.option("--array-size", "K", "with --slurm: array tasks, one shard each (default: the points, at most 16)");
+  args.option("--partition", "P", "with --slurm: the partition");
+  args.option("--time", "T", "with --slurm: the time limit of each task");
+  args.flag("--dry-run", "with --slurm: print the scripts and the sbatch commands, submit nothing");
+  args.positional("SPEC", "the sweep's spec (YAML)");
+  args.parse(argc, argv);
+  return cli::run_guarded("chakra sweep", run_sweep, args);
+}
