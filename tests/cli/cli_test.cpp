@@ -1228,3 +1228,137 @@ TEST(CliDiff, SelfIsAllZerosAndADoubledOpIsTheOnlyChange) {
   EXPECT_EQ(apart.exit_code, 1);
   EXPECT_TRUE(contains(apart.err, "no rank in common")) << apart.err;
 }
+
+// ---- chakra sweep --------------------------------------------------------------------------
+
+namespace {
+
+// 40 points of a 64-NPU all-reduce on the congestion-aware network: each takes tens of ms, so a
+// run can be stopped part way.
+const char* kSlowSweep = R"(workload:
+  collective: {type: all_reduce, size: 256MiB, npus: 64}
+network: {topology: [Switch], npus: [64], bandwidth: [50], latency: [500]}
+system: {preset: astra-sim-ring-8, preferred-dataset-splits: 16, all-reduce-implementation: [ring]}
+backend: aware
+axes:
+  network.bandwidth: [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
+  network.latency: [100, 200, 300, 400]
+)";
+
+size_t lines_in(const std::string& path) {
+  const std::string text = fs::exists(path) ? read_raw(path) : "";
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// Starts `chakra sweep` and sends `sig` once the table has `rows` rows; its exit code.
+int sweep_stopped_by(int sig, const std::string& spec, const std::string& out, size_t rows) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    execl(CHAKRA_BIN, CHAKRA_BIN, "sweep", spec.c_str(), "-o", out.c_str(), "--jobs", "1", "--no-timing", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  for (int waited = 0; lines_in(out + ".jsonl") < rows && waited < 6000; ++waited) usleep(10 * 1000);
+  kill(pid, sig);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+// Shards anywhere, merged: the same bytes as one run (without timing); a missing shard is named.
+TEST(CliSweep, ShardsMergeIntoTheUnshardedTable) {
+  const std::string dir = temp_dir(), spec = std::string(CHAKRA_SOURCE_DIR) + "/assets/sweeps/allreduce_64npus.yaml";
+  Result whole = run({"sweep", spec, "-o", dir + "/whole", "--no-timing"});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_TRUE(contains(whole.err, "60 points (60 in the product); 60 run")) << whole.err;
+  EXPECT_EQ(lines_in(dir + "/whole.csv"), 61u);
+  std::vector<std::string> parts;
+  for (int i = 0; i < 7; ++i) {
+    Result r = run({"sweep", spec, "-o", dir + "/part" + std::to_string(i), "--shard", std::to_string(i) + "/7", "--no-timing", "--jobs", "1"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    parts.push_back(dir + "/part" + std::to_string(i) + ".jsonl");
+  }
+  std::vector<std::string> merge = {"sweep", "merge", spec, "-o", dir + "/merged"};
+  merge.insert(merge.end(), parts.begin(), parts.end());
+  Result m = run(merge);
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(read_raw(dir + "/merged.csv"), read_raw(dir + "/whole.csv"));
+  EXPECT_EQ(read_raw(dir + "/merged.jsonl"), read_raw(dir + "/whole.jsonl"));
+  merge.pop_back();
+  m = run(merge);
+  EXPECT_EQ(m.exit_code, 1);
+  EXPECT_TRUE(contains(m.err, "8 of 60 points are in no part (6, 13, 20")) << m.err;
+  EXPECT_EQ(run({"sweep", spec, "-o", dir + "/x", "--shard", "7/7"}).exit_code, 2);
+  // --list prints the points without running them.
+  Result list = run({"sweep", spec, "-o", dir + "/x", "--list", "--shard", "0/30"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out, "{\"point\":0,\"workload.collective.size\":\"1MiB\",\"network.bandwidth\":[300,25],\"system.all-reduce-implementation\":[\"ring\",\"ring\"]}\n"
+                      "{\"point\":30,\"workload.collective.size\":\"256MiB\",\"network.bandwidth\":[300,25],\"system.all-reduce-implementation\":[\"ring\",\"ring\"]}\n");
+}
+
+// Killed part way, the rows it finished stay; --resume runs the rest, and the table is the one a
+// run without interruption writes. Ctrl-C writes a valid partial table and says how to finish it.
+TEST(CliSweep, ResumeAfterAKillOrCtrlC) {
+  const std::string dir = temp_dir();
+  const std::string spec = dir + "/slow.yaml";
+  write_raw(spec, kSlowSweep);
+  Result clean = run({"sweep", spec, "-o", dir + "/clean", "--no-timing"});
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  EXPECT_EQ(sweep_stopped_by(SIGKILL, spec, dir + "/killed", 3), 128 + SIGKILL);
+  const size_t kept = lines_in(dir + "/killed.jsonl");
+  EXPECT_GE(kept, 3u);
+  EXPECT_LT(kept, 40u);
+  Result resumed = run({"sweep", spec, "-o", dir + "/killed", "--no-timing", "--resume"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_TRUE(contains(resumed.err, "resuming: " + std::to_string(kept))) << resumed.err;
+  EXPECT_EQ(read_raw(dir + "/killed.jsonl"), read_raw(dir + "/clean.jsonl"));
+  EXPECT_EQ(read_raw(dir + "/killed.csv"), read_raw(dir + "/clean.csv"));
+
+  EXPECT_EQ(sweep_stopped_by(SIGINT, spec, dir + "/stopped", 2), 130);
+  const std::string partial = read_raw(dir + "/stopped.csv");
+  const size_t rows = static_cast<size_t>(std::count(partial.begin(), partial.end(), '\n')) - 1;
+  EXPECT_GE(rows, 2u);
+  EXPECT_LT(rows, 40u);
+  EXPECT_EQ(partial.substr(0, partial.find('\n')), read_raw(dir + "/clean.csv").substr(0, partial.find('\n')));
+  EXPECT_EQ(lines_in(dir + "/stopped.jsonl"), rows);  // sorted and whole: the same rows as the CSV
+  ASSERT_EQ(run({"sweep", spec, "-o", dir + "/stopped", "--no-timing", "--resume"}).exit_code, 0);
+  EXPECT_EQ(read_raw(dir + "/stopped.csv"), read_raw(dir + "/clean.csv"));
+  // Resuming with another spec's table is refused.
+  write_raw(dir + "/other.yaml", std::string(kSlowSweep) + "  network.npus: [[64]]\n");
+  Result other = run({"sweep", dir + "/other.yaml", "-o", dir + "/clean", "--resume"});
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_TRUE(contains(other.err, "rows of another spec")) << other.err;
+}
+
+// Failing points are rows with their error; bad specs are errors naming the file and line.
+TEST(CliSweep, FailuresAreRowsAndBadSpecsAreNamed) {
+  const std::string dir = temp_dir();
+  Result r = run({"sweep", std::string(CHAKRA_SOURCE_DIR) + "/assets/sweeps/llama_parallelism.yaml", "-o", dir + "/ll"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "15 points (120 in the product, 105 dropped by the constraints); 15 run")) << r.err;
+  EXPECT_TRUE(contains(r.err, "3 failed")) << r.err;
+  const std::string jsonl = read_raw(dir + "/ll.jsonl");
+  EXPECT_TRUE(contains(jsonl, "is not divisible by --micro-batches")) << jsonl;
+  EXPECT_TRUE(contains(jsonl, "\"sim_ms\":"));
+  write_raw(dir + "/bad.yaml", "workload:\n  collective: {type: all_reduce\n");
+  r = run({"sweep", dir + "/bad.yaml", "-o", dir + "/bad"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, dir + "/bad.yaml: line 2: '}' is missing")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/bad.csv"));
+}
+
+// --slurm --dry-run: the array script runs one shard per task and the gather job merges them.
+TEST(CliSweep, SlurmScripts) {
+  const std::string dir = temp_dir(), spec = std::string(CHAKRA_SOURCE_DIR) + "/assets/sweeps/allreduce_64npus.yaml";
+  Result r = run({"sweep", spec, "-o", dir + "/res", "--slurm", "--array-size", "4", "--partition", "debug", "--time", "10:00", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const std::string& s : {std::string("#SBATCH --array=0-3"), std::string("#SBATCH --partition=debug"), std::string("#SBATCH --time=10:00"),
+                               std::string("--shard $SLURM_ARRAY_TASK_ID/4"), std::string(" sweep merge "),
+                               std::string("'" + dir + "/res.slurm/shard-3.jsonl'"), std::string("--dependency=afterok:ARRAY_ID")})
+    EXPECT_TRUE(contains(r.out, s)) << s << "\n" << r.out;
+  EXPECT_FALSE(fs::exists(dir + "/res.slurm"));
+}
