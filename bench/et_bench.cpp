@@ -17,9 +17,11 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <iostream>
 
+#include "chakra/app/sweep.h"
 #include "chakra/format/et_io.h"
 #include "chakra/format/et_json.h"
 #include "chakra/sim/simulate.h"
@@ -162,6 +164,43 @@ bool stablehlo_prediction(int repeat) {
   else
     std::printf("  paper metric    %.1f%% (median over %zu workloads)\n", trend_errors[trend_errors.size() / 2] * 100, trend_errors.size());
   return true;
+}
+
+// chakra sweep: `points` points of a 64-NPU all-reduce (sizes x link bandwidths x the four
+// algorithms), on every core; and once on one core, where the wall time less the simulations'
+// own (the table's sim_ms) is what the sweep adds per point.
+bool sweep_speed(const std::string& chakra, const std::string& work, uint64_t points) {
+  const uint64_t sizes = 10, algorithms = 4, bandwidths = std::max<uint64_t>(1, points / (sizes * algorithms));
+  std::string bw;
+  for (uint64_t i = 0; i < bandwidths; ++i) bw += (i ? ", " : "") + std::to_string(10 + 10 * i);
+  const std::string spec = work + "/sweep.yaml";
+  {
+    chakra::OutputFile f(spec);
+    f.write("workload:\n  collective: {type: all_reduce, size: 1MiB, npus: 64}\n"
+            "network: {topology: [Ring], npus: [64], bandwidth: [50], latency: [500]}\n"
+            "system: {preset: astra-sim-ring-8}\naxes:\n"
+            "  workload.collective.size: [64KiB, 128KiB, 256KiB, 512KiB, 1MiB, 2MiB, 4MiB, 8MiB, 16MiB, 32MiB]\n"
+            "  network.bandwidth: [" + bw + "]\n"
+            "  system.all-reduce-implementation: [[ring], [direct], [halvingDoubling], [doubleBinaryTree]]\n");
+    f.commit();
+  }
+  const uint64_t n = sizes * algorithms * bandwidths;
+  const ChildRun all = run_child({chakra, "sweep", spec, "-o", work + "/sweep_all", "--quiet"});
+  const ChildRun one = run_child({chakra, "sweep", spec, "-o", work + "/sweep_one", "--quiet", "--jobs", "1"});
+  double sim_ms = 0;
+  uint64_t failed = 0;
+  for (const auto& r : chakra::sweep::read_rows(chakra::read_file(work + "/sweep_one.jsonl"), "sweep_one.jsonl").rows) {
+    if (r["sim_ms"].is_number()) sim_ms += r["sim_ms"].get<double>();
+    failed += !r["error"].get<std::string>().empty();
+  }
+  const double overhead_ms = (one.wall_s * 1000 - sim_ms) / static_cast<double>(n);
+  std::printf("%-15s %llu points (64-NPU all-reduce: sizes x bandwidths x algorithms): %.2f s wall on %u cores, %.2f s CPU, peak RSS %s;"
+              " on one core %.2f s, of it the simulations %.2f s: %.3f ms per point added by the sweep; %llu failed, exit %d/%d\n",
+              "sweep", static_cast<unsigned long long>(n), all.wall_s, std::max(1u, std::thread::hardware_concurrency()), all.cpu_s,
+              chakra::format_bytes(all.max_rss_bytes).c_str(), one.wall_s, sim_ms / 1000, overhead_ms,
+              static_cast<unsigned long long>(failed), all.exit_code, one.exit_code);
+  for (const char* f : {"/sweep.yaml", "/sweep_all.csv", "/sweep_all.jsonl", "/sweep_one.csv", "/sweep_one.jsonl"}) std::filesystem::remove(work + f);
+  return all.exit_code == 0 && one.exit_code == 0 && failed == 0;
 }
 
 int run_bench(const cli::Args& args) {
@@ -362,7 +401,8 @@ int run_bench(const cli::Args& args) {
     std::filesystem::remove(f);
   timeline_frames();
   const bool predicted = stablehlo_prediction(repeat);
-  return ok && predicted ? cli::kOk : cli::kFailed;
+  const bool swept = sweep_speed(chakra, work, args.get_uint("--sweep-points", 100000));
+  return ok && predicted && swept ? cli::kOk : cli::kFailed;
 }
 
 }  // namespace
@@ -383,6 +423,7 @@ int main(int argc, char** argv) {
       .option("--repeat", "N", "in-process runs; the best is reported", "3")
       .option("--sim-npus", "N", "NPUs of the simulated all-reduce (ASTRA-sim's figures: 1024, 4096)", "1024")
       .option("--synth-ranks", "N", "ranks of the synthesized 70B model, a multiple of 128 (STAGE's figure: 8192)", "8192")
+      .option("--sweep-points", "N", "points of the sweep benchmark (a multiple of 40)", "1000")
       .option("--work", "DIR", "where the benchmark trace is written", "build/bench")
       .flag("--side-by-side", "run the reference Python tools (../shared/reference/chakra/runnable) and our drop-ins "
                               "on the same inputs, alternating, and print the comparison (this mode only)")
