@@ -426,4 +426,15 @@ WhatIf parse_what_if(const Args& args, const std::string& spec) {
   return w;
 }
 
+void add_shard_option(Args& args) {
+  args.option("--shard", "i/K", "do only the ranks r with r mod K == i (0 <= i < K), so K processes share the folder");
+}
+
+std::optional<chakra::sweep::Shard> shard_option(const Args& args) {
+  if (!args.has("--shard")) return std::nullopt;
+  auto s = chakra::sweep::parse_shard(args.get("--shard"));
+  if (!s) args.fail("--shard must be i/K with 0 <= i < K, not '" + args.get("--shard") + "'");
+  return s;
+}
+
 }  // namespace cli

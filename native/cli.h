@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "chakra/app/sweep.h"
 #include "chakra/format/et_io.h"
 #include "chakra/format/io.h"
 #include "chakra/support/progress.h"
@@ -129,6 +130,11 @@ std::string read_head(const std::string& path, size_t bytes = 65536);
 // Each FILE, and every file under each folder (hidden ones aside), a folder's files in name
 // order; a path that is neither is a chakra::Error.
 std::vector<std::string> files_under(const std::vector<std::string>& paths);
+
+// --shard i/K of the commands that take a folder of ranks: this process does the ranks r with
+// r mod K == i (sweeps number points the same way).
+void add_shard_option(Args& args);
+std::optional<chakra::sweep::Shard> shard_option(const Args& args);
 
 // --what-if NAME=K: ops whose name contains NAME run K (> 0) times faster.
 struct WhatIf {

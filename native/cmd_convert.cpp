@@ -17,6 +17,8 @@
 #include "cli.h"
 #include "commands.h"
 
+namespace fs = std::filesystem;
+
 namespace {
 
 // Messages go to stderr and, for the drop-in tool, also to its log file (as the reference's
@@ -139,6 +141,58 @@ void write_comm_groups(const std::map<std::string, std::vector<int64_t>>& groups
   g_log->info("process groups written to " + path);
 }
 
+std::string groups_part_path(const std::string& output, const chakra::sweep::Shard& s) {
+  return output + ".comm_group.part-" + std::to_string(s.index) + "-of-" + std::to_string(s.count) + ".json";
+}
+
+// chakra convert merge-groups PREFIX: the shards' parts of the process groups joined into
+// PREFIX.comm_group.json, as one unsharded conversion writes it.
+int run_merge_groups(const cli::Args& a) {
+  const std::string prefix = a.values("PREFIX")[0];
+  const fs::path dir = fs::path(prefix).parent_path().empty() ? fs::path(".") : fs::path(prefix).parent_path();
+  const std::string stem = fs::path(prefix).filename().string() + ".comm_group.part-";
+  uint32_t count = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    const size_t of = name.rfind("-of-");
+    if (name.rfind(stem, 0) == 0 && of != std::string::npos && chakra::ends_with(name, ".json")) {
+      const std::string k = name.substr(of + 4, name.size() - of - 4 - 5);
+      if (!k.empty() && k.size() < 7 && k.find_first_not_of("0123456789") == std::string::npos) count = static_cast<uint32_t>(std::stoul(k));
+    }
+  }
+  if (count == 0) throw chakra::Error(prefix + ": no " + stem + "I-of-K.json parts (chakra convert pytorch DIR -o PREFIX --shard i/K writes them)");
+  std::map<std::string, std::vector<int64_t>> groups;
+  for (uint32_t i = 0; i < count; ++i) {
+    const std::string part = groups_part_path(prefix, {i, count});
+    if (!fs::exists(part)) throw chakra::Error(part + ": missing (shard " + std::to_string(i) + "/" + std::to_string(count) + " has not run)");
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(chakra::read_file(part, {}));
+    } catch (const nlohmann::json::exception& e) {
+      throw chakra::Error(part + ": " + e.what());
+    }
+    if (!j.is_object()) throw chakra::Error(part + ": not a comm-group JSON object");
+    for (const auto& [name, ranks] : j.items()) {
+      std::vector<int64_t> r;
+      for (const auto& x : ranks) {
+        if (!x.is_number_integer()) throw chakra::Error(part + ": group " + name + " has a rank that is not an integer");
+        r.push_back(x.get<int64_t>());
+      }
+      auto [it, fresh] = groups.emplace(name, r);
+      if (!fresh && it->second != r) g_log->warn("process group " + name + " lists different ranks in " + part);
+    }
+  }
+  const std::string groups_path = prefix + ".comm_group.json";
+  if (groups.empty()) {
+    std::cerr << "no process groups in these traces, so no " << groups_path << "\n";
+    return cli::kOk;
+  }
+  write_comm_groups(groups, groups_path);
+  std::cerr << count << " parts -> " << groups_path << "\n";
+  return cli::kOk;
+}
+
 int convert_one(const std::string& input, const std::string& output, chakra::PytorchConvertOptions options,
                 const cli::Args& a) {
   cli::TerminalProgress progress;
@@ -159,7 +213,10 @@ int run_pytorch(const cli::Args& a) {
   const std::string input = a.values("IN")[0];
   const std::string output = a.get("--output");
   chakra::PytorchConvertOptions options = pytorch_options(a);
-  if (!std::filesystem::is_directory(input)) return convert_one(input, output, options, a);
+  if (!std::filesystem::is_directory(input)) {
+    if (a.has("--shard")) a.fail("--shard shares a folder of ranks; a single trace is not one");
+    return convert_one(input, output, options, a);
+  }
   if (a.has("--simulate")) a.fail("--simulate takes a single trace, not a folder");
   // A folder of per-rank traces: PREFIX.{rank}.et for each, plus the merged process groups.
   std::vector<PytorchJob> jobs;
@@ -174,6 +231,14 @@ int run_pytorch(const cli::Args& a) {
     jobs.push_back({p, output + "." + std::to_string(*rank) + ".et", rank});
   }
   if (jobs.empty()) throw chakra::Error(input + ": no .json or .json.gz traces in this folder");
+  const size_t all_ranks = jobs.size();
+  const auto shard = cli::shard_option(a);
+  if (shard) {
+    if (a.has("--comm-groups")) a.fail("--comm-groups with --shard: each shard writes its part, merged by chakra convert merge-groups");
+    std::erase_if(jobs, [&](const PytorchJob& j) { return !shard->has(static_cast<uint64_t>(*j.rank)); });
+  }
+  // Ranks in order: where ranks disagree on a group, the first rank's is kept, sharded or not.
+  std::sort(jobs.begin(), jobs.end(), [](const PytorchJob& x, const PytorchJob& y) { return *x.rank < *y.rank; });
   std::vector<chakra::PytorchConvertResult> results(jobs.size());
   std::vector<std::string> lines(jobs.size());
   std::vector<std::unique_ptr<chakra::OutputFile>> files(jobs.size());
@@ -199,7 +264,15 @@ int run_pytorch(const cli::Args& a) {
     }
   }
   g_log->info("converted " + std::to_string(jobs.size()) + " ranks to " + output + ".{rank}.et");
-  std::cerr << "converted " << jobs.size() << " ranks to " << output << ".{rank}.et\n";
+  std::cerr << "converted " << jobs.size() << " ranks to " << output << ".{rank}.et"
+            << (shard ? " (shard " + a.get("--shard") + " of " + std::to_string(all_ranks) + " ranks)" : "") << "\n";
+  if (shard) {
+    // The shard's part of the process groups, even when empty, so that the merge sees it ran.
+    const std::string part = groups_part_path(output, *shard);
+    write_comm_groups(groups, part);
+    std::cerr << "process groups of these ranks: " << part << " (chakra convert merge-groups " << output << " joins the parts)\n";
+    return cli::kOk;
+  }
   std::string groups_path = a.has("--comm-groups") ? a.get("--comm-groups") : output + ".comm_group.json";
   if (!groups.empty() || a.has("--comm-groups")) {
     write_comm_groups(groups, groups_path);
@@ -237,6 +310,7 @@ int pytorch_command(const std::string& prog, int argc, char** argv) {
   args.option("--output", "OUT", "output .et (a folder: output prefix)", "", true);
   args.alias("-o", "--output");
   add_pytorch_options(args);
+  cli::add_shard_option(args);
   args.parse(argc, argv);
   return cli::run_guarded(prog, run_pytorch, args);
 }
@@ -249,11 +323,20 @@ int cmd_convert(int argc, char** argv) {
   std::string kind = argc > 0 ? argv[0] : "";
   if (kind == "text") return text_command("chakra convert text", argc - 1, argv + 1);
   if (kind == "pytorch") return pytorch_command("chakra convert pytorch", argc - 1, argv + 1);
+  if (kind == "merge-groups") {
+    cli::Args args("chakra convert merge-groups",
+                   "Join the process-group parts that `chakra convert pytorch DIR -o PREFIX --shard i/K` wrote\n"
+                   "(PREFIX.comm_group.part-I-of-K.json) into PREFIX.comm_group.json, as one unsharded run writes it.");
+    args.positional("PREFIX", "the -o PREFIX the shards converted to");
+    args.parse(argc - 1, argv + 1);
+    return cli::run_guarded("chakra convert merge-groups", run_merge_groups, args);
+  }
   bool help = kind == "-h" || kind == "--help";
   (help ? std::cout : std::cerr)
       << "usage: chakra convert {text,pytorch} ...\n\n"
          "  text      ASTRA-sim 1.0 text workload -> PREFIX.{npu}.et (see 'chakra convert text -h')\n"
-         "  pytorch   PyTorch execution trace (plain or linked) -> .et (see 'chakra convert pytorch -h')\n";
+         "  pytorch   PyTorch execution trace (plain or linked) -> .et (see 'chakra convert pytorch -h')\n"
+         "  merge-groups  join the process groups of sharded conversions (--shard i/K)\n";
   return help ? cli::kOk : cli::kUsage;
 }
 

@@ -168,6 +168,9 @@ int link_folder(const cli::Args& a, const std::string& dir, const std::string& p
   if (chakra::ends_with(stem, ".gz")) stem.resize(stem.size() - 3), suffix = ".json.gz";
   if (chakra::ends_with(stem, ".json")) stem.resize(stem.size() - 5);
   std::vector<Pair> pairs = find_pairs(dir, stem);
+  const size_t all_pairs = pairs.size();
+  const auto shard = cli::shard_option(a);
+  if (shard) std::erase_if(pairs, [&](const Pair& p) { return !shard->has(p.rank); });
   chakra::LinkOptions options = link_options(a);
   std::vector<chakra::LinkReport> reports(pairs.size());
   std::vector<std::unique_ptr<chakra::OutputFile>> files(pairs.size());
@@ -181,7 +184,8 @@ int link_folder(const cli::Args& a, const std::string& dir, const std::string& p
     print(reports[i], files[i]->path(), v);
   }
   if (v == Verbosity::All)
-    std::cerr << "linked " << pairs.size() << " ranks to " << stem << ".{rank}" << suffix << "\n";
+    std::cerr << "linked " << pairs.size() << " ranks to " << stem << ".{rank}" << suffix
+              << (shard ? " (shard " + a.get("--shard") + " of " + std::to_string(all_pairs) + " ranks)" : "") << "\n";
   return cli::kOk;
 }
 
@@ -193,6 +197,7 @@ int run_link(const cli::Args& a) {
     if (!fs::is_directory(folder[0])) throw chakra::Error(folder[0] + ": not a folder");
     return link_folder(a, folder[0], a.get("--output"), v);
   }
+  if (a.has("--shard")) a.fail("--shard shares a folder of ranks; a single pair is not one");
   if (!a.has("--host") || !a.has("--device")) a.fail("--host and --device are required (or a folder of rank pairs)");
   return link_single(a, a.get("--host"), a.get("--device"), a.get("--output"), v);
 }
@@ -218,6 +223,7 @@ void add_common(cli::Args& args) {
 int cmd_link(int argc, char** argv) {
   cli::Args args("chakra link", kLinkHelp);
   args.positional("DIR", "a folder of rank pairs (instead of --host/--device)", false);
+  cli::add_shard_option(args);
   args.option("--host", "HOST", "host execution trace JSON (plain or gzip)");
   args.option("--device", "KINETO", "Kineto trace JSON (plain or gzip)");
   args.option("--output", "OUT", "linked JSON (.gz: compressed); for a folder, the prefix of OUT.{rank}.json", "", true);

@@ -1362,3 +1362,45 @@ TEST(CliSweep, SlurmScripts) {
     EXPECT_TRUE(contains(r.out, s)) << s << "\n" << r.out;
   EXPECT_FALSE(fs::exists(dir + "/res.slurm"));
 }
+
+// --shard i/K on the commands that take a folder of ranks: K shards write exactly the files of
+// one unsharded run (convert's process groups joined by merge-groups).
+TEST(CliShard, LinkAndConvertShardsWriteTheUnshardedFiles) {
+  const std::string dir = temp_dir(), pairs = shared("data/pairs/dlrm_8rank_v100");
+  ASSERT_EQ(run({"link", pairs, "-o", dir + "/whole/linked/dlrm.json", "--quiet"}).exit_code, 0);
+  for (int i = 0; i < 3; ++i) {
+    Result r = run({"link", pairs, "-o", dir + "/sharded/linked/dlrm.json", "--shard", std::to_string(i) + "/3"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(contains(r.err, "(shard " + std::to_string(i) + "/3 of 8 ranks)")) << r.err;
+  }
+  for (int rank = 0; rank < 8; ++rank) {
+    const std::string name = "/linked/dlrm." + std::to_string(rank) + ".json";
+    EXPECT_EQ(read_raw(dir + "/sharded" + name), read_raw(dir + "/whole" + name)) << name;
+  }
+  ASSERT_EQ(run({"convert", "pytorch", dir + "/whole/linked", "-o", dir + "/whole/et/dlrm"}).exit_code, 0);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(run({"convert", "pytorch", dir + "/whole/linked", "-o", dir + "/sharded/et/dlrm", "--shard", std::to_string(i) + "/3"}).exit_code, 0);
+  fs::remove(dir + "/sharded/et/dlrm.comm_group.part-1-of-3.json");
+  Result m = run({"convert", "merge-groups", dir + "/sharded/et/dlrm"});
+  EXPECT_EQ(m.exit_code, 1);
+  EXPECT_TRUE(contains(m.err, "part-1-of-3.json: missing (shard 1/3 has not run)")) << m.err;
+  ASSERT_EQ(run({"convert", "pytorch", dir + "/whole/linked", "-o", dir + "/sharded/et/dlrm", "--shard", "1/3"}).exit_code, 0);
+  m = run({"convert", "merge-groups", dir + "/sharded/et/dlrm"});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  for (int rank = 0; rank < 8; ++rank) {
+    const std::string name = "/et/dlrm." + std::to_string(rank) + ".et";
+    EXPECT_EQ(read_raw(dir + "/sharded" + name), read_raw(dir + "/whole" + name)) << name;
+  }
+  EXPECT_EQ(fs::exists(dir + "/sharded/et/dlrm.comm_group.json"), fs::exists(dir + "/whole/et/dlrm.comm_group.json"));
+  if (fs::exists(dir + "/whole/et/dlrm.comm_group.json"))
+    EXPECT_EQ(read_raw(dir + "/sharded/et/dlrm.comm_group.json"), read_raw(dir + "/whole/et/dlrm.comm_group.json"));
+  // Parts with groups (these traces have none): joined, a group both list the same way once.
+  fs::create_directories(dir + "/g");
+  write_raw(dir + "/g/p.comm_group.part-0-of-2.json", R"({"1": [0, 1], "3": [0, 2]})");
+  write_raw(dir + "/g/p.comm_group.part-1-of-2.json", R"({"2": [2, 3], "3": [0, 2]})");
+  m = run({"convert", "merge-groups", dir + "/g/p"});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(nlohmann::json::parse(read_raw(dir + "/g/p.comm_group.json")), nlohmann::json::parse(R"({"1": [0, 1], "2": [2, 3], "3": [0, 2]})"));
+  EXPECT_EQ(run({"link", pairs, "-o", dir + "/x.json", "--shard", "3/3"}).exit_code, 2);
+  EXPECT_EQ(run({"convert", "pytorch", example(0), "-o", dir + "/x.et", "--shard", "0/2"}).exit_code, 2);
+}
