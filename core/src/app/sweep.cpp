@@ -314,8 +314,10 @@ synth::SynthOptions synth_options(const Json& s) {
   return o;
 }
 
+}  // namespace
+
 // A workload, built once: its traces (encoded) or the prefix of its files, and its groups.
-struct Built {
+struct Runner::Built {
   std::vector<std::string> encoded;  // empty: read `prefix`.<npu>.et
   std::string prefix;
   sim::CommGroups groups;
@@ -323,15 +325,17 @@ struct Built {
   uint64_t npus = 0;  // 0: as many as the network has
 };
 
+namespace {
+
 std::string resolve(const std::string& base_dir, const std::string& path) {
   if (path.empty() || std::filesystem::path(path).is_absolute() || base_dir.empty()) return path;
   return (std::filesystem::path(base_dir) / path).string();
 }
 
-std::shared_ptr<const Built> build_workload(const Json& w, const std::string& base_dir) {
+std::shared_ptr<const Runner::Built> build_workload(const Json& w, const std::string& base_dir) {
   if (!w.is_object() || w.size() != 1)
     throw Error("workload: give exactly one of traces, collective, synth");
-  auto b = std::make_shared<Built>();
+  auto b = std::make_shared<Runner::Built>();
   const auto& [kind, v] = *w.items().begin();
   if (kind == "traces") {
     if (v.is_string()) {
@@ -656,7 +660,7 @@ std::vector<std::string> table_columns(const Spec& spec, bool timing) {
   return c;
 }
 
-Row Runner::run(const Point& point) const {
+Row Runner::start(const Point& point) const {
   Row row;
   row["point"] = point.index;
   row["sweep"] = spec_.fingerprint;
@@ -664,72 +668,106 @@ Row Runner::run(const Point& point) const {
   const std::vector<std::string> columns = table_columns(spec_, timing_);
   for (size_t i = 2 + point.values.size(); i < columns.size(); ++i) row[columns[i]] = nullptr;
   row["error"] = "";
+  return row;
+}
+
+void Runner::build(const Point& point, sim::SimInputs& in, sim::SimOptions& o, std::shared_ptr<const Built>& built) const {
+  const Json config = point_config(spec_, point);
+  const std::string workload_key = config["workload"].dump();
+  {
+    std::lock_guard<std::mutex> lock(cache_->mutex);
+    auto it = cache_->workloads.find(workload_key);
+    if (it != cache_->workloads.end()) built = it->second;
+  }
+  if (!built) {
+    built = build_workload(config["workload"], spec_.base_dir);
+    std::lock_guard<std::mutex> lock(cache_->mutex);
+    cache_->workloads.emplace(workload_key, built);
+  }
+  in.network = build_network(config["network"], spec_.base_dir, built->npus);
+  in.system = build_system(config.contains("system") ? config["system"] : Json(), config["network"], spec_.base_dir,
+                           in.network.npus.size());
+  if (built->npus && in.network.total_npus() != built->npus)
+    throw Error("the network has " + std::to_string(in.network.total_npus()) + " NPUs and the workload " + std::to_string(built->npus));
+  in.workload = built->prefix.empty() ? "point " + std::to_string(point.index) : built->prefix;
+  if (!built->encoded.empty()) in.encoded_traces = &built->encoded;
+  in.groups = built->groups;
+  in.groups_source = built->groups_source;
+  if (config.contains("backend")) {
+    const std::string b = text_of(config["backend"], "backend");
+    bool found = false;
+    for (const sim::BackendInfo& info : sim::network_backends())
+      if (b == info.spelling) o.backend = info.backend, found = true;
+    if (!found) throw Error("backend: '" + b + "' is not unaware or aware");
+  }
+  if (config.contains("queues_per_dim"))
+    o.queues_per_dim = static_cast<uint32_t>(std::clamp<uint64_t>(as_uint(config["queues_per_dim"], "queues_per_dim"), 1, 1024));
+}
+
+void Runner::fail(Row& row, const std::string& error) const { row["error"] = error; }
+
+void Runner::finish(Row& row, const sim::SimResult& r, double ms) const {
+  if (r.deadlock) {
+    std::string why;
+    for (const sim::NpuResult& n : r.npus)
+      if (!n.stuck.empty()) {
+        why = n.stuck.front();
+        break;
+      }
+    return fail(row, "deadlock: " + why);
+  }
+  const double n = static_cast<double>(std::max<size_t>(1, r.npus.size()));
+  double compute = 0, exposed = 0;
+  for (const sim::NpuResult& x : r.npus) compute += static_cast<double>(x.compute), exposed += static_cast<double>(x.exposed_comm);
+  row["npus"] = r.npus.size();
+  row["step_ns"] = r.end();
+  row["compute_ns"] = static_cast<uint64_t>(std::llround(compute / n));
+  row["exposed_comm_ns"] = static_cast<uint64_t>(std::llround(exposed / n));
+  row["messages"] = r.messages;
+  row["events"] = r.events;
+  for (int t = 0; t <= sim::kCollectiveTypes; ++t) {
+    const std::string c = kCollectiveColumns[t];
+    row[c + "_count"] = r.collectives[t].count;
+    row[c + "_bytes"] = r.collectives[t].bytes;
+    row[c + "_time_ns"] = r.collectives[t].time;
+  }
+  if (timing_) row["sim_ms"] = std::round(ms * 1000) / 1000;
+}
+
+Row Runner::run(const Point& point) const {
+  Row row = start(point);
   try {
-    const Json config = point_config(spec_, point);
-    const std::string workload_key = config["workload"].dump();
-    std::shared_ptr<const Built> built;
-    {
-      std::lock_guard<std::mutex> lock(cache_->mutex);
-      auto it = cache_->workloads.find(workload_key);
-      if (it != cache_->workloads.end()) built = it->second;
-    }
-    if (!built) {
-      built = build_workload(config["workload"], spec_.base_dir);
-      std::lock_guard<std::mutex> lock(cache_->mutex);
-      cache_->workloads.emplace(workload_key, built);
-    }
     sim::SimInputs in;
-    in.network = build_network(config["network"], spec_.base_dir, built->npus);
-    in.system = build_system(config.contains("system") ? config["system"] : Json(), config["network"], spec_.base_dir,
-                             in.network.npus.size());
-    if (built->npus && in.network.total_npus() != built->npus)
-      throw Error("the network has " + std::to_string(in.network.total_npus()) + " NPUs and the workload " + std::to_string(built->npus));
-    in.workload = built->prefix.empty() ? "point " + std::to_string(point.index) : built->prefix;
-    if (!built->encoded.empty()) in.encoded_traces = &built->encoded;
-    in.groups = built->groups;
-    in.groups_source = built->groups_source;
     sim::SimOptions o;
-    if (config.contains("backend")) {
-      const std::string b = text_of(config["backend"], "backend");
-      bool found = false;
-      for (const sim::BackendInfo& info : sim::network_backends())
-        if (b == info.spelling) o.backend = info.backend, found = true;
-      if (!found) throw Error("backend: '" + b + "' is not unaware or aware");
-    }
-    if (config.contains("queues_per_dim"))
-      o.queues_per_dim = static_cast<uint32_t>(std::clamp<uint64_t>(as_uint(config["queues_per_dim"], "queues_per_dim"), 1, 1024));
-    const auto start = std::chrono::steady_clock::now();
+    std::shared_ptr<const Built> built;
+    build(point, in, o, built);
+    const auto t0 = std::chrono::steady_clock::now();
     const sim::SimResult r = sim::simulate(in, o);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (r.deadlock) {
-      std::string why;
-      for (const sim::NpuResult& n : r.npus)
-        if (!n.stuck.empty()) {
-          why = n.stuck.front();
-          break;
-        }
-      throw Error("deadlock: " + why);
-    }
-    const double n = static_cast<double>(r.npus.size());
-    double compute = 0, exposed = 0;
-    for (const sim::NpuResult& x : r.npus) compute += static_cast<double>(x.compute), exposed += static_cast<double>(x.exposed_comm);
-    row["npus"] = r.npus.size();
-    row["step_ns"] = r.end();
-    row["compute_ns"] = static_cast<uint64_t>(std::llround(compute / n));
-    row["exposed_comm_ns"] = static_cast<uint64_t>(std::llround(exposed / n));
-    row["messages"] = r.messages;
-    row["events"] = r.events;
-    for (int t = 0; t <= sim::kCollectiveTypes; ++t) {
-      const std::string c = kCollectiveColumns[t];
-      row[c + "_count"] = r.collectives[t].count;
-      row[c + "_bytes"] = r.collectives[t].bytes;
-      row[c + "_time_ns"] = r.collectives[t].time;
-    }
-    if (timing_) row["sim_ms"] = std::round(ms * 1000) / 1000;
+    finish(row, r, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   } catch (const Error& e) {
-    row["error"] = e.what();
+    fail(row, e.what());
   }
   return row;
+}
+
+std::optional<sim::SimJob> Runner::job(const Point& point, Row& row) const {
+  row = start(point);
+  try {
+    sim::SimInputs in;
+    sim::SimJob job;
+    std::shared_ptr<const Built> built;
+    build(point, in, job.options, built);
+    if (built->encoded.empty())
+      throw Error("workload.traces: traces read from files (" + built->prefix + ".<npu>.et) run in chakra sweep, not here");
+    job.traces = built->encoded;
+    job.network = std::move(in.network);
+    job.system = std::move(in.system);
+    job.groups = std::move(in.groups);
+    return job;
+  } catch (const Error& e) {
+    fail(row, e.what());
+    return std::nullopt;
+  }
 }
 
 // ---- tables ----------------------------------------------------------------------------------

@@ -179,6 +179,12 @@ TEST(Sweep, PointsGiveTheSimulatorsFiguresAndFailuresAreRows) {
   EXPECT_EQ(row["all_reduce_bytes"], 8u << 20);
   EXPECT_FALSE(row.contains("sim_ms"));
   EXPECT_EQ(row.size(), table_columns(spec, false).size());
+  // In two steps, as the web page runs points in its workers: the same row.
+  Row two;
+  const std::optional<sim::SimJob> job = runner.job(e.points[0], two);
+  ASSERT_TRUE(job);
+  runner.finish(two, sim::run_job(*job), 0);
+  EXPECT_EQ(two, row);
   // A bad value: its row has the error and no figures.
   Point bad = e.points[0];
   bad.values[1].second = -5;
@@ -186,6 +192,9 @@ TEST(Sweep, PointsGiveTheSimulatorsFiguresAndFailuresAreRows) {
   EXPECT_NE(failed["error"].get<std::string>().find("bandwidth"), std::string::npos) << failed.dump();
   EXPECT_TRUE(failed["step_ns"].is_null());
   EXPECT_EQ(failed.size(), row.size());
+  Row not_run;
+  EXPECT_FALSE(runner.job(bad, not_run));
+  EXPECT_EQ(not_run, failed);
 }
 
 // Tables: CSV and JSON lines sorted by point; rows read back (a cut last line counted, not an

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chakra/app/sim_job.h"
 #include "chakra/support/progress.h"
 
 namespace chakra::sweep {
@@ -91,8 +92,20 @@ class Runner {
   ~Runner();
   Row run(const Point& point) const;
 
+  // The same in two steps, for hosts that simulate elsewhere (the web page's workers): the
+  // point's simulation job, or nullopt with the error in `row` (which then is final); then its
+  // result (or `error`, a failed run) into the row, `ms` the simulator's wall time.
+  std::optional<sim::SimJob> job(const Point& point, Row& row) const;
+  void finish(Row& row, const sim::SimResult& result, double ms) const;
+  void fail(Row& row, const std::string& error) const;
+
+  struct Built;  // a workload, built once and shared by the points that use it
+
  private:
   struct Cache;
+  Row start(const Point& point) const;
+  // The point's simulation; throws chakra::Error for a point that cannot run.
+  void build(const Point& point, sim::SimInputs& in, sim::SimOptions& options, std::shared_ptr<const Built>& workload) const;
   const Spec& spec_;
   bool timing_;
   std::unique_ptr<Cache> cache_;  // workloads built once and shared by the points that use them
