@@ -108,6 +108,16 @@ uint32_t App::begin_file(const std::string& name, uint64_t size) {
   Impl& s = *impl_;
   if (s.files_expected > 0) --s.files_expected;
   const uint32_t id = s.next_file_id++;
+  // A table chakra sweep wrote (RESULTS.jsonl): gathered here for the Sweep view.
+  if (chakra::ends_with(name, ".jsonl")) {
+    if (size > (uint64_t{64} << 20)) {
+      s.fail(name + ": a sweep table of " + chakra::format_bytes(size) + "; the page opens tables up to 64 MiB");
+      return id;
+    }
+    s.sweep.table_file = SweepState::TableFile{id, name, {}, size};
+    if (size == 0) s.open_sweep_table(name, "");
+    return id;
+  }
   try {
     s.queue.push_back({id, s.workspace.begin_pieces(name, size)});
   } catch (const std::exception& e) {
@@ -118,6 +128,15 @@ uint32_t App::begin_file(const std::string& name, uint64_t size) {
 
 bool App::file_piece(uint32_t id, std::span<const uint8_t> piece) {
   Impl& s = *impl_;
+  if (auto& t = s.sweep.table_file; t && t->id == id) {
+    t->bytes.append(reinterpret_cast<const char*>(piece.data()), piece.size());
+    if (t->bytes.size() >= t->size) {
+      SweepState::TableFile done = std::move(*t);
+      t.reset();
+      s.open_sweep_table(done.name, done.bytes);
+    }
+    return true;
+  }
   chakra::Workspace::Loading* file = s.file_by_id(id);
   if (!file) return false;
   try {
@@ -131,12 +150,19 @@ bool App::file_piece(uint32_t id, std::span<const uint8_t> piece) {
 }
 
 int64_t App::file_bytes_wanted(uint32_t id) const {
+  if (const auto& t = impl_->sweep.table_file; t && t->id == id)
+    return static_cast<int64_t>(std::min<uint64_t>(t->size - t->bytes.size(), uint64_t{8} << 20));
   const chakra::Workspace::Loading* file = impl_->file_by_id(id);
   return file ? static_cast<int64_t>(file->bytes_wanted()) : -1;
 }
 
 void App::abandon_file(uint32_t id, const std::string& reason) {
   Impl& s = *impl_;
+  if (auto& t = s.sweep.table_file; t && t->id == id) {
+    s.fail(t->name + ": could not be read to its end (" + reason + ")");
+    t.reset();
+    return;
+  }
   chakra::Workspace::Loading* file = s.file_by_id(id);
   if (!file) return;
   const std::string name = file->name();
@@ -206,6 +232,10 @@ void App::conversion_failed(uint32_t rank, uint64_t generation, const std::strin
 
 bool App::working_here() const {
   if (impl_->loading || !impl_->queue.empty() || impl_->workspace.conversions_waiting()) return true;
+  // A sweep with points still to hand out (or to run here).
+  if (const SweepState& w = impl_->sweep; w.running && w.next < w.points.size() &&
+                                           (!impl_->platform.runs_sweep_points() || w.in_flight < 16))
+    return true;
   for (const auto& r : impl_->workspace.ranks())
     if (!r->checked) return true;
   return false;
@@ -221,6 +251,7 @@ void App::work(double budget_ms) {
   // and a part at a time (a 268k-node trace takes ~150 ms in wasm: over several frames).
   while (left() > 0 && s.workspace.check_one(32768)) {
   }
+  s.sweep_work(left());
   while (left() > 0) {
     try {
       if (!s.loading) {
@@ -315,6 +346,12 @@ void App::clear() {
   s.timeline.source = 0;
   s.analysis_source = 0;
   s.analysis_compare = -1;
+  s.cancel_sweep();
+  std::string spec_text = std::move(s.sweep.spec_text);  // the editor keeps what was typed
+  const uint64_t generation = s.sweep.generation + 1;    // reports of the old sweep stay ignored
+  s.sweep = SweepState();
+  s.sweep.spec_text = std::move(spec_text);
+  s.sweep.generation = generation;
   s.synth.active = false;
   s.error.clear();
   s.log.clear();  // a clean slate: the messages were about what is gone
@@ -323,6 +360,10 @@ void App::clear() {
 
 bool App::command(const std::string& c) {
   if (c == "simulate") return run_simulation();
+  if (c == "sweep run") return impl_->start_sweep();
+  if (c == "sweep cancel") return impl_->cancel_sweep(), true;
+  if (c == "sweep example") return impl_->sweep.spec_text = sweep_example_spec(), set_view(View::Sweep), true;
+  if (c.rfind("sweep spec ", 0) == 0) return impl_->sweep.spec_text = c.substr(11), true;
   if (c == "cancel") return cancel_simulation(), true;
   if (c == "synthesize") return generate_synthetic();
   if (c.rfind("synthesize ", 0) == 0) return impl_->synthesize_command(c.substr(11));
@@ -684,6 +725,7 @@ std::string App::brief_status_json() const {
   w.key("ranks").value_uint(impl_->workspace.ranks().size());
   w.key("simulating").value(impl_->running != nullptr);
   w.key("last_run").value_int(impl_->runs.empty() ? 0 : impl_->runs.back()->id);
+  w.key("view").value(view_entry(impl_->view).name);  // the Sweep view needs no traces: no start card over it
   w.end_object();
   w.flush();
   return sink.out;
@@ -765,6 +807,31 @@ std::string App::status_json() const {
     }
   w.end_array();
   w.key("analysis_compare").value_int(s.analysis_compare);
+  // The Sweep view: its points, rows done and failed, and each row's step by point (null: failed).
+  w.key("sweep").begin_object();
+  w.key("source").value(s.sweep.source);
+  w.key("points").value_uint(s.sweep.source == "run" ? s.sweep.points.size() : s.sweep.rows.size());
+  w.key("done").value_uint(s.sweep.rows.size());
+  w.key("failed").value_uint(s.sweep.failed);
+  w.key("running").value(s.sweep.running);
+  w.key("error").value(s.sweep.error);
+  std::string first_failure;  // the first failed point's error (by point)
+  uint64_t first_point = UINT64_MAX;
+  for (const auto& r : s.sweep.rows)
+    if (r["error"] != "" && r["point"].get<uint64_t>() < first_point) first_point = r["point"].get<uint64_t>(), first_failure = r["error"].get<std::string>();
+  w.key("first_failure").value(first_failure);
+  w.key("steps").begin_array();
+  {
+    std::vector<std::pair<uint64_t, const chakra::sweep::Row*>> by_point;
+    for (const auto& r : s.sweep.rows) by_point.emplace_back(r["point"].get<uint64_t>(), &r);
+    std::sort(by_point.begin(), by_point.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [p, r] : by_point) {
+      if ((*r)["step_ns"].is_number()) w.value_uint((*r)["step_ns"].get<uint64_t>());
+      else w.value_null();
+    }
+  }
+  w.end_array();
+  w.end_object();
   w.key("timeline_window").begin_array();  // the visible time window, and the tracks' scroll
   w.value_double(s.timeline.t0);
   w.value_double(s.timeline.t1);

@@ -52,6 +52,13 @@ class Platform {
   virtual void start_simulation(chakra::sim::SimJob job) {}
   // Stops the running simulation; nothing more is reported for it.
   virtual void cancel_simulation() {}
+  // Whether the host simulates a sweep's points away from the UI thread (start_sweep_point:
+  // several at once, each reported once to App::sweep_point_finished or sweep_point_failed, from
+  // the UI thread); otherwise the app runs them in place, a few per frame.
+  virtual bool runs_sweep_points() const { return false; }
+  virtual void start_sweep_point(uint64_t point, uint64_t generation, chakra::sim::SimJob job) {}
+  // Drops the points started and not reported; nothing more is reported for them.
+  virtual void cancel_sweep() {}
   // Whether the host links and converts PyTorch ranks away from the UI thread
   // (start_conversion); otherwise the app has convert_here() do it, blocking.
   virtual bool runs_conversions() const { return false; }
@@ -85,7 +92,7 @@ class Platform {
   ImageRequest image_request_;
 };
 
-enum class View { Overview, Nodes, Graph, Timeline, Simulation, Analysis };
+enum class View { Overview, Nodes, Graph, Timeline, Simulation, Analysis, Sweep };
 
 class App {
  public:
@@ -132,6 +139,7 @@ class App {
   // The same actions by name, for scripts and tests: "simulate", "cancel", "synthesize",
   // "save chart TITLE" (a shown chart as TITLE.png, as its PNG button does),
   // "synthesize PRESET DP TP PP MICRO_BATCHES", "fit",
+  // "sweep example" (the example spec in the Sweep view's editor), "sweep run", "sweep cancel",
   // "clear", "copy link", "keys" (the key list), "select POSITION" (a node of the current rank), "view overview|nodes|graph|timeline|simulation", "timeline RUN" (a run's timeline;
   // 0: recorded times), "preset NAME" (a cluster preset). False when it failed or is unknown.
   bool command(const std::string& name);
@@ -141,13 +149,18 @@ class App {
   void simulation_finished(chakra::sim::SimResult result);
   void simulation_failed(const std::string& message);
 
+  // Reports of the Platform's sweep points (of sweep `generation`; those of a cancelled or
+  // replaced sweep are ignored). `ms`: the simulator's wall time.
+  void sweep_point_finished(uint64_t point, uint64_t generation, const chakra::sim::SimResult& result, double ms);
+  void sweep_point_failed(uint64_t point, uint64_t generation, const std::string& message);
+
   // Reports of the Platform's rank conversions (a result for files since replaced is ignored).
   void conversion_finished(chakra::ConvertedRank result);
   void conversion_failed(uint32_t rank, uint64_t generation, const std::string& message);
 
   // Machine-readable state for tests and scripts.
   std::string status_json() const;
-  // {"busy", "loading", "error", "ranks": count, "simulating": bool, "last_run": id or 0}: what a
+  // {"busy", "loading", "error", "ranks": count, "simulating": bool, "last_run": id or 0, "view"}: what a
   // status line and the start page need, without the summaries.
   std::string brief_status_json() const;
 

@@ -16,6 +16,7 @@
 #include "chakra/analysis/critical_path.h"
 #include "chakra/analysis/gpu_analysis.h"
 #include "chakra/analysis/trace_diff.h"
+#include "chakra/app/sweep.h"
 
 namespace chakra_web {
 
@@ -70,6 +71,37 @@ struct SimRun {
   std::vector<chakra::GpuAnalysis> analysis;  // per NPU, from the spans, made on first use
   std::unique_ptr<CriticalPathData> critical_path;
 };
+
+// The Sweep view: a spec run here (points in the host's workers) or a table opened from a file.
+struct SweepState {
+  std::string spec_text;  // the editor's
+  // What is shown: the spec and points of the last run (none for an opened table), its rows.
+  std::unique_ptr<chakra::sweep::Spec> spec;
+  std::unique_ptr<chakra::sweep::Runner> runner;
+  std::vector<chakra::sweep::Point> points;
+  std::vector<chakra::sweep::Row> rows;  // in the order they finished
+  std::vector<std::string> axes;         // the rows' axis columns
+  std::string source;                    // "run" or the table's file name
+  uint64_t product = 0, dropped = 0, failed = 0;
+  size_t next = 0, in_flight = 0;        // points handed out, and not reported yet
+  uint64_t generation = 0;
+  bool running = false;
+  std::chrono::steady_clock::time_point started;
+  double seconds = 0;
+  std::string error;
+  // The plot: x and split axes (indices into `axes`; split -1: none), the metric column.
+  int x = 0, split = -1, metric = 0;
+  bool heat_map = false;
+  // A table being read (RESULTS.jsonl dropped on the page), its bytes gathered here.
+  struct TableFile {
+    uint32_t id = 0;
+    std::string name, bytes;
+    uint64_t size = 0;
+  };
+  std::optional<TableFile> table_file;
+};
+
+const char* sweep_example_spec();  // what the Sweep view's editor starts with
 
 struct SynthSettings {
   std::string preset = "llama2-7b";
@@ -254,6 +286,14 @@ struct App::Impl {
   void draw_comparison(int source, const std::vector<std::string>& labels);
   void draw_collectives(SimRun* run);
   void draw_network_load(const SimRun& run);
+  // view_sweep.cpp
+  SweepState sweep;
+  void draw_sweep();
+  bool start_sweep();
+  void cancel_sweep();
+  void sweep_work(double budget_ms);  // hands out points (or runs them here); called by work()
+  void sweep_point_done(chakra::sweep::Row row);
+  void open_sweep_table(const std::string& name, const std::string& bytes);
   void use_preset(const std::string& name);
   void fit_settings_to_ranks();
   bool run_simulation() { return run_simulation(sim); }
@@ -284,6 +324,7 @@ inline constexpr ViewEntry kViews[] = {
     {View::Timeline, "timeline", "Timeline", &App::Impl::draw_timeline},
     {View::Simulation, "simulation", "Simulation", &App::Impl::draw_simulation},
     {View::Analysis, "analysis", "Analysis", &App::Impl::draw_analysis},
+    {View::Sweep, "sweep", "Sweep", &App::Impl::draw_sweep},
 };
 constexpr bool views_in_enum_order() {
   for (size_t i = 0; i < std::size(kViews); ++i)

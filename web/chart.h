@@ -40,6 +40,25 @@ struct ColumnChart {
 // A "PNG" button (or `save`) has the host save the chart's picture (Platform::request_image).
 int draw_column_chart(const char* id, const ColumnChart& chart, float height, Platform& platform, bool save = false);
 
+// Values over a grid: x values along the axis, one series per split value (split × x, NaN where
+// there is none), as lines or as a heat map.
+struct GridChart {
+  std::string title, x_name, split_name;  // split_name empty: one unnamed series
+  std::vector<std::string> x_labels, split_labels;
+  std::vector<double> values;
+  std::function<std::string(double)> format;
+
+  double value(size_t split, size_t x) const { return values[split * x_labels.size() + x]; }
+  // A header (x_name, then a column per split value), then a row per x value; empty cells for NaN.
+  std::string csv() const;
+};
+// A line per split value over the x values (evenly spaced, in order), with a legend, the hovered
+// x value's values in a tooltip, CSV and PNG buttons.
+void draw_line_chart(const char* id, const GridChart& chart, float height, Platform& platform, bool save = false);
+// A cell per (x, split) value, its colour from the lowest (dark) to the highest value (bright),
+// the value written in it where it fits and in a tooltip; CSV and PNG buttons.
+void draw_heat_map(const char* id, const GridChart& chart, Platform& platform, bool save = false);
+
 // Round axis ticks for [lo, hi]: about `count` multiples of 1, 2 or 5 × 10^k, at least
 // `min_step` apart.
 std::vector<double> chart_ticks(double lo, double hi, int count, double min_step = 0);

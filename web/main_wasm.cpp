@@ -69,6 +69,15 @@ class BrowserPlatform : public chakra_web::Platform {
     EM_ASM({ Module.chakrakitSimulation.start(HEAPU8.subarray($0, $0 + $1)); }, bytes.data(), bytes.size());
   }
   void cancel_simulation() override { EM_ASM({ Module.chakrakitSimulation.cancel(); }); }
+  // Sweep points in a pool of Web Workers (sim_client.js); reports come back through app_sweep_*.
+  bool runs_sweep_points() const override { return runs_simulations(); }
+  void start_sweep_point(uint64_t point, uint64_t generation, chakra::sim::SimJob job) override {
+    job.options.record_spans = false;
+    std::string bytes = chakra::sim::encode_job(job);
+    EM_ASM({ Module.chakrakitSweep.start(HEAPU8.subarray($0, $0 + $1), $2, $3); }, bytes.data(), bytes.size(),
+           static_cast<double>(point), static_cast<double>(generation));
+  }
+  void cancel_sweep() override { EM_ASM({ Module.chakrakitSweep.cancel(); }); }
   // In a pool of Web Workers (sim_client.js); reports come back through app_convert_* below.
   bool runs_conversions() const override { return runs_simulations(); }
   void start_conversion(chakra::RankConversion job) override {
@@ -303,6 +312,21 @@ EMSCRIPTEN_KEEPALIVE void app_sim_finished(const char* data, int size) {
     return;
   }
   g_app->simulation_finished(std::move(result));
+}
+EMSCRIPTEN_KEEPALIVE void app_sweep_finished(const char* data, int size, double point, double generation, double ms) {
+  wake();
+  chakra::sim::SimResult result;
+  try {
+    result = chakra::sim::decode_result(std::string_view(data, static_cast<size_t>(size)));
+  } catch (const std::exception& e) {
+    g_app->sweep_point_failed(static_cast<uint64_t>(point), static_cast<uint64_t>(generation), e.what());
+    return;
+  }
+  g_app->sweep_point_finished(static_cast<uint64_t>(point), static_cast<uint64_t>(generation), result, ms);
+}
+EMSCRIPTEN_KEEPALIVE void app_sweep_failed(double point, double generation, const char* message) {
+  wake();
+  g_app->sweep_point_failed(static_cast<uint64_t>(point), static_cast<uint64_t>(generation), message);
 }
 EMSCRIPTEN_KEEPALIVE void app_sim_failed(const char* message) {
   wake();

@@ -6,6 +6,7 @@
 #include <imgui_stdlib.h>
 
 #include "app_state.h"
+#include "chakra/support/error.h"
 
 namespace chakra_web {
 
@@ -53,6 +54,8 @@ ShareState App::Impl::state() const {
     s["runs"] = std::to_string(runs.size());
     for (size_t k = 0; k < runs.size(); ++k) settings_state(runs[k]->settings, "run" + std::to_string(k + 1) + ".", s);
   }
+  // The Sweep view's spec, when it was edited (the example is what a fresh page shows anyway).
+  if (!sweep.spec_text.empty() && sweep.spec_text != sweep_example_spec()) s["sweep"] = sweep.spec_text;
   if (synth.active) {
     s["synth"] = synth.preset;
     s["synth.layers"] = std::to_string(synth.layers);
@@ -102,7 +105,9 @@ void App::Impl::apply(const ShareState& s) {
   std::deque<SimSettings> link_run_settings;
   const int64_t run_count = chakra::share_int(s, "runs", 0, 64, 0);
   for (int64_t k = 1; k <= run_count; ++k) link_run_settings.push_back(settings_from_state(s, "run" + std::to_string(k) + "."));
+  if (s.count("sweep") && s.at("sweep").size() > (1u << 16)) throw chakra::Error("share link: 'sweep' is longer than 64 KiB");
   if (settings) sim = *settings;
+  if (s.count("sweep")) sweep.spec_text = s.at("sweep");  // read back as it was; runs when asked
   for (const ViewEntry& e : kViews)
     if (v == e.name) view = e.view;
   view_changed = true;

@@ -100,3 +100,73 @@ Module.chakrakitConversions = {
     return w;
   },
 };
+
+// A sweep's points in a pool of workers of their own (one per core, at most 8), a point at a
+// time each; cancelling ends the pool. Idle workers are ended after a few seconds.
+Module.chakrakitSweep = {
+  idle: [],
+  busy: [],
+  all: 0,
+  waiting: [],  // {bytes, point, generation}
+  idleTimer: 0,
+  start(job, point, generation) {
+    this.waiting.push({bytes: job.slice(), point, generation});
+    this.next();
+  },
+  cancel() {
+    this.waiting = [];
+    for (const w of this.idle) w.terminate();
+    for (const w of this.busy) w.terminate();
+    this.idle = [];
+    this.busy = [];
+    this.all = 0;
+  },
+  next() {
+    clearTimeout(this.idleTimer);
+    if (!this.waiting.length && !this.busy.length) {
+      this.idleTimer = setTimeout(() => this.cancel(), 5000);
+      return;
+    }
+    while (this.waiting.length) {
+      let w = this.idle.pop();
+      if (!w && this.all < Math.min(8, Math.max(1, navigator.hardwareConcurrency || 2))) w = this.spawn();
+      if (!w) return;
+      const job = this.waiting.shift();
+      w.job = job;
+      this.busy.push(w);
+      w.postMessage({sweep: job.bytes}, [job.bytes.buffer]);
+    }
+  },
+  done(w) {
+    this.busy = this.busy.filter((x) => x !== w);
+    w.job = null;
+  },
+  spawn() {
+    const w = new Worker('chakra_sim_worker.js');
+    this.all += 1;
+    w.onmessage = (e) => {
+      const job = w.job;
+      this.done(w);
+      this.idle.push(w);
+      if (e.data.swept) {
+        const ptr = Module._malloc(e.data.swept.length);
+        HEAPU8.set(e.data.swept, ptr);
+        Module._app_sweep_finished(ptr, e.data.swept.length, job.point, job.generation, e.data.ms);
+        Module._free(ptr);
+      } else {
+        Module.ccall('app_sweep_failed', null, ['number', 'number', 'string'], [job.point, job.generation, e.data.error]);
+      }
+      this.next();
+    };
+    w.onerror = (e) => {
+      const job = w.job;
+      this.done(w);
+      this.all -= 1;
+      w.terminate();
+      if (job) Module.ccall('app_sweep_failed', null, ['number', 'number', 'string'],
+        [job.point, job.generation, 'the sweep worker stopped: ' + (e.message || 'chakra_sim_worker.js could not be loaded')]);
+      this.next();
+    };
+    return w;
+  },
+};

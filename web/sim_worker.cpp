@@ -51,6 +51,24 @@ extern "C" EMSCRIPTEN_KEEPALIVE void sim_worker_run(const char* job, size_t size
   }
 }
 
+// One point of a sweep (a simulation job without spans): its result and the simulator's time.
+EM_JS(void, post_swept, (const char* data, size_t size, double ms), {
+  const bytes = HEAPU8.slice(data, data + size);
+  postMessage({swept: bytes, ms: ms}, [bytes.buffer]);
+});
+extern "C" EMSCRIPTEN_KEEPALIVE void sweep_worker_run(const char* job, size_t size) {
+  try {
+    namespace sim = chakra::sim;
+    const double start = emscripten_get_now();
+    const sim::SimResult r = sim::run_job(sim::decode_job(std::string_view(job, size)));
+    const double ms = emscripten_get_now() - start;
+    std::string result = sim::encode_result(r);
+    post_swept(result.data(), result.size(), ms);
+  } catch (const std::exception& e) {
+    post_error(e.what());
+  }
+}
+
 // A rank conversion (chakra::encode_conversion bytes): its result, or an error message.
 extern "C" EMSCRIPTEN_KEEPALIVE void convert_worker_run(const char* job, size_t size) {
   try {

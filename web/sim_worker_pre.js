@@ -1,13 +1,14 @@
 // Runs inside the page's worker before its module (sim_worker.cpp): {job} is a simulation,
-// {convert} a rank conversion. Messages that arrive while the module is still compiling wait
+// {convert} a rank conversion, {sweep} a sweep's point. Messages that arrive while the module is still compiling wait
 // for it, in order.
 let chakrakitPending = [];
 let chakrakitReady = false;
 function chakrakitRun(message) {
-  const bytes = message.job || message.convert;
+  const bytes = message.job || message.convert || message.sweep;
   const ptr = _malloc(bytes.length);
   HEAPU8.set(bytes, ptr);
   if (message.job) _sim_worker_run(ptr, bytes.length);
+  else if (message.sweep) _sweep_worker_run(ptr, bytes.length);
   else _convert_worker_run(ptr, bytes.length);
   _free(ptr);
 }

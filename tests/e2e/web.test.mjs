@@ -726,6 +726,44 @@ test('the Analysis view gives chakra analyze\'s figures for a real pair, and a k
   await p.close();
 });
 
+// The Sweep view: a spec run in the page's workers gives chakra sweep's steps point for point;
+// chakra sweep's own table dropped on the page opens in the view.
+test('the Sweep view runs a sweep in workers as chakra sweep does, and opens its table', async () => {
+  const p = await openPage(url);
+  const spec = [
+    'workload:',
+    '  collective: {type: all_gather, size: 1MiB, npus: 8}',
+    'network: {topology: [Ring], npus: [8], bandwidth: [50], latency: [500]}',
+    'system: {preset: astra-sim-ring-8}',
+    'axes:',
+    '  workload.collective.size: [64KiB, 1MiB, 16MiB]',
+    '  network.bandwidth: [25, 50, 100, 200]',
+    '  system.all-gather-implementation: [[ring], [direct], [oops]]',
+    '',
+  ].join('\n');
+  assert.equal(await command('sweep spec ' + spec, p), 1);
+  assert.equal(await command('view sweep', p), 1);
+  assert.equal(await command('sweep run', p), 1);
+  await p.waitForFunction(() => { const s = JSON.parse(Module.ccall('app_status_json', 'string', [], [])).sweep; return !s.running && s.done > 0; },
+    null, { timeout: 120000 });
+  const s = (await status(p)).sweep;
+  assert.equal(s.points, 36);
+  assert.equal(s.done, 36);
+  assert.equal(s.failed, 12, 'the [oops] algorithm fails its points, the rest run');
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'chakra-e2e-sweep-'));
+  await writeFile(path.join(tmp, 'spec.yaml'), spec);
+  execFileSync(chakraBin, ['sweep', path.join(tmp, 'spec.yaml'), '-o', path.join(tmp, 'results'), '--quiet']);
+  const rows = (await readFile(path.join(tmp, 'results.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(s.steps, rows.map((r) => r.step_ns));
+  await shot('14a-sweep-run.png', p);
+  await drop([path.join(tmp, 'results.jsonl')], p);
+  const opened = (await status(p)).sweep;
+  assert.equal(opened.source, 'results.jsonl');
+  assert.deepEqual(opened.steps, s.steps);
+  await shot('14b-sweep-table.png', p);
+  await p.close();
+});
+
 // Golden screenshots of the start page and every view, at device-pixel ratio 1 and 2, from a
 // workload the page makes itself (no file, no time in the picture beyond a run's wall time).
 // CHAKRA_UPDATE_GOLDEN=1 records them; look at them before committing.

@@ -627,6 +627,7 @@ TEST(AppGolden, NativeViewsLookAsRecorded) {
                     "--do", "timeline 1"}},
       {"analysis", {"--do", "view analysis", shared("data/pairs/dlrm_8rank_v100/rank0/dlrm_eg_0.json"),
                     shared("data/pairs/dlrm_8rank_v100/rank0/worker0_step_12.1694128201545.pt.trace.json")}},
+      {"sweep", {"--do", "sweep example", "--do", "sweep run", "--frames", "12"}},
   };
   bool update = std::getenv("CHAKRA_UPDATE_GOLDEN") != nullptr;
   for (const Shot& shot : shots) {
@@ -642,6 +643,10 @@ TEST(AppGolden, NativeViewsLookAsRecorded) {
     ASSERT_EQ(std::system((cmd + " 2>" + out + "/stderr.txt").c_str()), 0) << cmd << "\n" << read_raw(out + "/stderr.txt");
     json status = json::parse(read_raw(out + "/" + shot.name + ".json"));
     EXPECT_EQ(status["error"], "") << shot.name;
+    if (shot.name == "sweep") {  // the example's 60 points, run in place by the native host
+      EXPECT_EQ(status["sweep"]["done"], 60);
+      EXPECT_EQ(status["sweep"]["failed"], 0);
+    }
     std::string golden = std::string(CHAKRA_GOLDEN_DIR) + "/" + shot.name + ".png";
     if (update) {
       fs::copy_file(png, golden, fs::copy_options::overwrite_existing);

@@ -262,7 +262,9 @@ bool bool_of(const Json& v, const std::string& what) {
 synth::SynthOptions synth_options(const Json& s) {
   synth::SynthOptions o;
   if (s.contains("preset")) synth::apply_preset(text_of(s["preset"], "workload.synth.preset"), o);
-  for (const auto& [key, v] : s.items()) {
+  for (const auto& item : s.items()) {
+    const std::string& key = item.key();
+    const Json& v = item.value();
     const std::string what = "workload.synth." + key;
     auto u = [&] { return as_uint(v, what); };
     synth::ModelShape& m = o.shape;
@@ -336,7 +338,9 @@ std::shared_ptr<const Runner::Built> build_workload(const Json& w, const std::st
   if (!w.is_object() || w.size() != 1)
     throw Error("workload: give exactly one of traces, collective, synth");
   auto b = std::make_shared<Runner::Built>();
-  const auto& [kind, v] = *w.items().begin();
+  const auto first = w.begin();
+  const std::string kind = first.key();
+  const Json& v = first.value();
   if (kind == "traces") {
     if (v.is_string()) {
       b->prefix = resolve(base_dir, v.get<std::string>());
@@ -660,7 +664,7 @@ std::vector<std::string> table_columns(const Spec& spec, bool timing) {
   return c;
 }
 
-Row Runner::start(const Point& point) const {
+Row Runner::row_of(const Point& point) const {
   Row row;
   row["point"] = point.index;
   row["sweep"] = spec_.fingerprint;
@@ -735,7 +739,7 @@ void Runner::finish(Row& row, const sim::SimResult& r, double ms) const {
 }
 
 Row Runner::run(const Point& point) const {
-  Row row = start(point);
+  Row row = row_of(point);
   try {
     sim::SimInputs in;
     sim::SimOptions o;
@@ -744,14 +748,14 @@ Row Runner::run(const Point& point) const {
     const auto t0 = std::chrono::steady_clock::now();
     const sim::SimResult r = sim::simulate(in, o);
     finish(row, r, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // chakra::Error, and anything else a point may raise
     fail(row, e.what());
   }
   return row;
 }
 
 std::optional<sim::SimJob> Runner::job(const Point& point, Row& row) const {
-  row = start(point);
+  row = row_of(point);
   try {
     sim::SimInputs in;
     sim::SimJob job;
@@ -764,7 +768,7 @@ std::optional<sim::SimJob> Runner::job(const Point& point, Row& row) const {
     job.system = std::move(in.system);
     job.groups = std::move(in.groups);
     return job;
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     fail(row, e.what());
     return std::nullopt;
   }
@@ -862,6 +866,45 @@ std::vector<uint64_t> missing_points(const std::vector<Row>& rows, uint64_t expe
   for (uint64_t p = 0; p < expected; ++p)
     if (!have[p]) out.push_back(p);
   return out;
+}
+
+std::vector<std::string> axis_columns(const Row& row) {
+  std::vector<std::string> out;
+  bool in = false;
+  for (const auto& [key, v] : row.items()) {
+    if (key == "npus") break;
+    if (in) out.push_back(key);
+    if (key == "sweep") in = true;
+  }
+  return out;
+}
+
+Grid grid_of(std::vector<Row> rows, const std::string& x, const std::string& split, const std::string& metric) {
+  sort_rows(rows);
+  Grid g;
+  std::map<std::string, size_t> xi, si;
+  auto index = [](std::map<std::string, size_t>& m, std::vector<std::string>& names, const std::string& v) {
+    auto [it, fresh] = m.emplace(v, names.size());
+    if (fresh) names.push_back(v);
+    return it->second;
+  };
+  struct Sum {
+    double total = 0;
+    uint64_t n = 0;
+  };
+  std::map<std::pair<size_t, size_t>, Sum> sums;
+  for (const Row& r : rows) {
+    if (!r.contains(x) || (!split.empty() && !r.contains(split))) continue;
+    const size_t xv = index(xi, g.x_values, describe(r[x]));
+    const size_t sv = split.empty() ? index(si, g.split_values, "") : index(si, g.split_values, describe(r[split]));
+    if (!r.contains(metric) || !r[metric].is_number() || (r.contains("error") && r["error"] != "")) continue;
+    Sum& s = sums[{sv, xv}];
+    s.total += r[metric].get<double>();
+    s.n += 1;
+  }
+  g.mean.assign(g.split_values.size() * g.x_values.size(), NAN);
+  for (const auto& [key, s] : sums) g.mean[key.first * g.x_values.size() + key.second] = s.total / static_cast<double>(s.n);
+  return g;
 }
 
 }  // namespace chakra::sweep

@@ -244,3 +244,24 @@ TEST(Sweep, ShardTablesMergeIntoTheUnshardedTable) {
                                                        "broadcast_time_ns,error");
   EXPECT_EQ(std::count(whole_csv.begin(), whole_csv.end(), '\n'), 13);
 }
+
+// The plotted means: per x value and split value, over the rows without an error, in point order.
+TEST(Sweep, GridOfMeansForPlots) {
+  const Spec spec = parse_spec(kSpec, "s.yaml", "");
+  const Expansion e = expand(spec);
+  const Runner runner(spec, false);
+  std::vector<Row> rows;
+  for (const Point& p : e.points) rows.push_back(runner.run(p));
+  rows[0]["error"] = "failed";  // left out of the means
+  EXPECT_EQ(axis_columns(rows[0]), (std::vector<std::string>{"workload.collective.size", "network.bandwidth",
+                                                             "system.preferred-dataset-splits", "system.active-chunks-per-dimension"}));
+  const Grid g = grid_of(rows, "workload.collective.size", "network.bandwidth", "step_ns");
+  EXPECT_EQ(g.x_values, (std::vector<std::string>{"1MiB", "4MiB", "16MiB"}));
+  EXPECT_EQ(g.split_values, (std::vector<std::string>{"25", "50"}));
+  // 1MiB at 25 GB/s: points 0 and 1, point 0 failed.
+  EXPECT_EQ(g.at(0, 0), rows[1]["step_ns"].get<double>());
+  EXPECT_EQ(g.at(1, 2), (rows[10]["step_ns"].get<double>() + rows[11]["step_ns"].get<double>()) / 2);
+  const Grid one = grid_of(rows, "network.bandwidth", "", "step_ns");
+  EXPECT_EQ(one.split_values.size(), 1u);
+  EXPECT_GT(one.at(0, 0), one.at(0, 1));  // more bandwidth, shorter steps
+}

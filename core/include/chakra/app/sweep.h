@@ -96,6 +96,8 @@ class Runner {
   // point's simulation job, or nullopt with the error in `row` (which then is final); then its
   // result (or `error`, a failed run) into the row, `ms` the simulator's wall time.
   std::optional<sim::SimJob> job(const Point& point, Row& row) const;
+  // The point's row before it ran: its axis values, the figures empty.
+  Row row_of(const Point& point) const;
   void finish(Row& row, const sim::SimResult& result, double ms) const;
   void fail(Row& row, const std::string& error) const;
 
@@ -103,7 +105,6 @@ class Runner {
 
  private:
   struct Cache;
-  Row start(const Point& point) const;
   // The point's simulation; throws chakra::Error for a point that cannot run.
   void build(const Point& point, sim::SimInputs& in, sim::SimOptions& options, std::shared_ptr<const Built>& workload) const;
   const Spec& spec_;
@@ -134,6 +135,19 @@ ReadRows read_rows(std::string_view jsonl, const std::string& source);
 // The shards' rows joined: one sweep (a single fingerprint), no point twice; the columns of the
 // first. Throws chakra::Error naming the file for a mismatch or a duplicate.
 std::vector<Row> merge_rows(const std::vector<std::pair<std::string, ReadRows>>& parts);
+// For plots: the mean of column `metric` over the rows without an error, per value of column `x`
+// and, unless `split` is empty, per value of column `split` (one series each). Values are shown
+// as written (text unquoted) and ordered as they first appear in point order, which is the
+// spec's order for axes. `mean` is split values × x values, NaN where no row has the pair.
+struct Grid {
+  std::vector<std::string> x_values, split_values;  // split_values: one empty entry without a split
+  std::vector<double> mean;
+  double at(size_t split, size_t x) const { return mean[split * x_values.size() + x]; }
+};
+Grid grid_of(std::vector<Row> rows, const std::string& x, const std::string& split, const std::string& metric);
+// The axis columns of a table's rows: those between `sweep` and `npus`.
+std::vector<std::string> axis_columns(const Row& row);
+
 // The point numbers missing from 0..expected-1.
 std::vector<uint64_t> missing_points(const std::vector<Row>& rows, uint64_t expected);
 
