@@ -819,7 +819,7 @@ test('the start page and every view look as recorded, at device-pixel ratio 1 an
     await p.waitForFunction(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])).ranks.length === 4, null, { timeout: 30000 });
     await command('fit', p);
     assert.equal(await simulate(p), 1);
-    for (const view of ['overview', 'nodes', 'graph', 'simulation', 'analysis']) {
+    for (const view of ['overview', 'nodes', 'graph', 'simulation', 'analysis', 'sweep']) {
       assert.equal(await command(`view ${view}`, p), 1);
       await take(view);
     }
