@@ -21,6 +21,15 @@ std::string ColumnChart::csv() const {
   return out;
 }
 
+bool chart_buttons(const std::string& title, const std::function<std::string()>& csv, Platform& platform, bool save) {
+  if (ImGui::SmallButton("CSV")) platform.download(title + ".csv", csv());
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Download the values drawn as CSV");
+  ImGui::SameLine(0, 6);
+  if (ImGui::SmallButton("PNG")) save = true;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Download the chart as a picture");
+  return save;
+}
+
 std::vector<double> chart_ticks(double lo, double hi, int count, double min_step) {
   if (!(hi > lo) || count < 1 || !std::isfinite(lo) || !std::isfinite(hi)) return {};
   const double step = chakra::round_step(std::max((hi - lo) / count, min_step));
@@ -38,11 +47,7 @@ int draw_column_chart(const char* id, const ColumnChart& chart, float height, Pl
     legend_item(s.colour, s.name);
   }
   ImGui::SameLine(0, 14);
-  if (ImGui::SmallButton("CSV")) platform.download(chart.title + ".csv", chart.csv());
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Download the values drawn as CSV");
-  ImGui::SameLine(0, 6);
-  if (ImGui::SmallButton("PNG")) save = true;
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Download the chart as a picture");
+  save = chart_buttons(chart.title, [&] { return chart.csv(); }, platform, save);
 
   const size_t n = chart.categories.size(), k = chart.series.size();
   // The range: stacked sums above zero, and below it for a single signed series.
@@ -144,12 +149,7 @@ namespace {
 bool grid_header(const GridChart& chart, Platform& platform, bool save) {
   ImGui::TextUnformatted(chart.title.c_str());
   ImGui::SameLine(0, 14);
-  if (ImGui::SmallButton("CSV")) platform.download(chart.title + ".csv", chart.csv());
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Download the values drawn as CSV");
-  ImGui::SameLine(0, 6);
-  if (ImGui::SmallButton("PNG")) save = true;
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Download the chart as a picture");
-  return save;
+  return chart_buttons(chart.title, [&] { return chart.csv(); }, platform, save);
 }
 
 ImU32 series_colour(size_t i) {

@@ -59,6 +59,10 @@ void draw_line_chart(const char* id, const GridChart& chart, float height, Platf
 // the value written in it where it fits and in a tooltip; CSV and PNG buttons.
 void draw_heat_map(const char* id, const GridChart& chart, Platform& platform, bool save = false);
 
+// A chart's CSV button (downloads TITLE.csv, made by `csv` when pressed) and PNG button; true when
+// the picture is to be saved (the PNG button, or `save` already).
+bool chart_buttons(const std::string& title, const std::function<std::string()>& csv, Platform& platform, bool save);
+
 // Round axis ticks for [lo, hi]: about `count` multiples of 1, 2 or 5 × 10^k, at least
 // `min_step` apart.
 std::vector<double> chart_ticks(double lo, double hi, int count, double min_step = 0);
