@@ -271,17 +271,17 @@ CrossRankPath critical_path_across_ranks(std::span<const RankTimes> ranks) {
     // A collective or message waits for its last peer: the path continues on that rank.
     if (!from_peer && x.instance_key[cur] != UINT32_MAX && keys[x.instance_key[cur]].matched) {
       const InstanceKey& k = keys[x.instance_key[cur]];
-      uint32_t last_rank = cur_rank, last_node = cur;
+      uint32_t late_rank = cur_rank, late_node = cur;  // the participant that arrived last
       for (uint32_t q = 0; q < nranks; ++q) {
         if (k.per_rank[q].empty()) continue;
         const uint32_t m = k.per_rank[q][x.instance_index[cur]];
-        if (ranks[q].start[m] > ranks[last_rank].start[last_node]) last_rank = q, last_node = m;
+        if (ranks[q].start[m] > ranks[late_rank].start[late_node]) late_rank = q, late_node = m;
       }
-      const uint64_t arrival = ranks[last_rank].start[last_node];
-      if (last_rank != cur_rank && arrival > s && arrival <= t) {
+      const uint64_t arrival = ranks[late_rank].start[late_node];
+      if (late_rank != cur_rank && arrival > s && arrival <= t) {
         emit(cur_rank, cur, arrival, t, via);
         t = arrival;
-        cur_rank = last_rank, cur = last_node, via = CrossRankPath::Via::Peer, from_peer = true;
+        cur_rank = late_rank, cur = late_node, via = CrossRankPath::Via::Peer, from_peer = true;
         continue;
       }
     }
