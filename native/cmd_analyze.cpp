@@ -315,6 +315,18 @@ int run(const cli::Args& args) {
   if (args.has("--what-if")) what_if = cli::parse_what_if(args, args.get("--what-if"));
   if (args.has("--critical-path") || what_if) {
     const PathOfRanks p = path_of(ranks);
+    if (args.has("--csv")) {  // the steps
+      std::cout << "rank,node_id,name,kind,via,start_us,duration_us,share\n";
+      static const char* via[] = {"end", "dependency", "lane", "peer", "sync"};
+      for (const auto& s : p.path.steps) {
+        const bool node = s.node != UINT32_MAX;
+        std::cout << p.ids[s.rank] << "," << (node ? std::to_string(p.times[s.rank].trace->id(s.node)) : "") << ","
+                  << (node ? chakra::csv_field(p.times[s.rank].trace->name(s.node)) : "") << "," << chakra::path_kind_name(s.kind) << ","
+                  << via[static_cast<int>(s.via)] << "," << s.start << "," << s.duration << ","
+                  << chakra::format_number(p.path.step() ? static_cast<double>(s.duration) / static_cast<double>(p.path.step()) : 0.0) << "\n";
+      }
+      return cli::kOk;
+    }
     if (args.has("--json")) {
       chakra::StringSink out;
       chakra::JsonWriter w(out, chakra::JsonStyle::python_indent(2, false));
@@ -343,7 +355,17 @@ int run(const cli::Args& args) {
     }
     return cli::kOk;
   }
-  if (args.has("--json")) {
+  if (args.has("--csv")) {  // the temporal breakdown per rank (HTA's temporal_breakdown table)
+    std::cout << "rank,span_us,idle_us,compute_us,non_compute_us,communication_us,communication_overlapped_us,"
+                 "exposed_communication_us,overlap_percent,gpu_ops\n";
+    for (const Rank& r : ranks) {
+      const chakra::GpuAnalysis& a = r.analysis;
+      std::cout << r.rank << "," << a.span << "," << a.idle << "," << a.compute << "," << a.non_compute << "," << a.communication << ","
+                << a.comm_overlapped << "," << a.exposed_communication() << "," << chakra::format_number(a.overlap_percent()) << ","
+                << a.ops << "\n";
+    }
+    for (const std::string& n : notes) std::cerr << "note: " << n << "\n";
+  } else if (args.has("--json")) {
     write_json(ranks, notes);
   } else {
     const size_t top = args.has("--top") ? args.get_uint("--top", 1000000) : 10;
@@ -455,12 +477,18 @@ int run_diff(const cli::Args& args) {
   const size_t top = args.has("--top") ? args.get_uint("--top", 1000000) : 20;
   chakra::StringSink out;
   chakra::JsonWriter w(out, chakra::JsonStyle::python_indent(2, false));
-  const bool json = args.has("--json");
+  const bool json = args.has("--json"), csv = args.has("--csv");
   if (json) w.begin_object().key("unit").value("us").key("ranks").begin_array();
+  if (csv) std::cout << "rank,name,count_a,count_b,total_a_us,total_b_us,delta_us,delta_percent,status\n";
   for (size_t k = 0; k < pairs.size(); ++k) {
     const auto& [i, j] = pairs[k];
     const chakra::TraceDiff d = chakra::diff_traces(a[i].second.trace, b[j].second.trace);
-    if (json) {
+    if (csv) {
+      for (const auto& n : d.names)
+        std::cout << a[i].second.rank << "," << chakra::csv_field(n.name) << "," << n.count_a << "," << n.count_b << "," << n.total_a << ","
+                  << n.total_b << "," << n.delta() << "," << chakra::format_number(n.delta_percent()) << ","
+                  << (n.same() ? "same" : n.added() ? "new" : n.removed() ? "gone" : "changed") << "\n";
+    } else if (json) {
       write_diff(w, a[i].second.rank, a[i].first, b[j].first, d);
     } else {
       if (k) std::cout << "\n";
@@ -490,6 +518,7 @@ int cmd_analyze(int argc, char** argv) {
                  "traces and Chakra .et traces whose GPU ops carry start times; ranks come from the\n"
                  "traces' metadata, else their file names.");
   args.flag("--json", "print the results as JSON");
+  args.flag("--csv", "print the temporal breakdown per rank as CSV (with --critical-path: its steps)");
   args.option("--top", "N", "names listed per rank (default 10; with --critical-path, steps listed: 20)");
   args.flag("--critical-path", "the critical path across the ranks instead: what the step's end waited for, rank by rank");
   args.option("--what-if", "NAME=K", "with the critical path: the step if ops whose name contains NAME ran K times faster");
@@ -505,6 +534,7 @@ int cmd_diff(int argc, char** argv) {
                  "step and, where both have measured GPU work, the temporal breakdown of each. A and B are\n"
                  "Kineto or .et traces, or folders of them (ranks matched by rank).");
   args.flag("--json", "print the comparison as JSON (every name)");
+  args.flag("--csv", "print the comparison as CSV: a row per rank and name");
   args.option("--top", "N", "names listed per rank (default 20)");
   args.positional("A", "trace or folder (the baseline)");
   args.positional("B", "trace or folder (compared with A)");

@@ -11,7 +11,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <numeric>
 #include <set>
+#include <sstream>
 #include <sstream>
 
 #include "chakra/sim/simulate.h"
@@ -58,6 +60,43 @@ std::string example(int rank) {
   return std::string(CHAKRA_SOURCE_DIR) + "/assets/examples/pytorch_2rank/chakra_trace." + std::to_string(rank) + ".et.gz";
 }
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// The fields of a CSV line (RFC 4180 quoting).
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
+      else if (c == '"') quoted = false;
+      else out.back() += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+// The numbers in column `column` of a CSV text with a header.
+std::vector<double> csv_numbers_of(const std::string& text, const std::string& column) {
+  std::vector<double> out;
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = csv_fields(line);
+  const size_t found = static_cast<size_t>(std::find(header.begin(), header.end(), column) - header.begin());
+  EXPECT_LT(found, header.size()) << column;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> fields = csv_fields(line);
+    if (found < fields.size()) out.push_back(std::stod(fields[found]));
+  }
+  return out;
+}
 
 // stdout and stderr going to a reader that has gone (`… | head`): the command still finishes,
 // and leaves no temporary files beside its output (a SIGPIPE used to kill it mid-write).
@@ -594,6 +633,13 @@ TEST(CliLink, FolderOfRankPairsThenConvert) {
     }
     EXPECT_GT(changed, 0u);
   }
+  // The same as CSV: a row per rank and name, the changed ones the NCCL kernels.
+  Result dc = run({"diff", "--csv", dir + "/et", dir + "/sim"});
+  ASSERT_EQ(dc.exit_code, 0) << dc.err;
+  size_t names = 0;
+  for (const nlohmann::json& rank : diff["ranks"]) names += rank["names"].size();
+  EXPECT_EQ(static_cast<size_t>(std::count(dc.out.begin(), dc.out.end(), '\n')), names + 1);
+  EXPECT_TRUE(contains(dc.out, ",\"ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)\",3,3,")) << dc.out.substr(0, 500);
   Result a = run({"analyze", "--json", dir + "/sim"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(nlohmann::json::parse(a.out)["ranks"].size(), 8u);
@@ -1167,6 +1213,21 @@ TEST(CliAnalyze, CriticalPathAcrossMeasuredRanks) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_TRUE(contains(text.out, "critical path across 8 ranks: step " + std::to_string(sum) + " µs")) << text.out;
   EXPECT_TRUE(contains(text.out, "the 5 longest steps")) << text.out;
+  // CSV: the steps (their durations sum to the step), and the temporal breakdown per rank.
+  Result csv = run({"analyze", "--critical-path", "--csv", shared("data/pairs/dlrm_8rank_v100")});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  std::vector<double> durations = csv_numbers_of(csv.out, "duration_us");
+  EXPECT_EQ(durations.size(), p["steps"].size());
+  EXPECT_EQ(std::accumulate(durations.begin(), durations.end(), 0.0), static_cast<double>(sum));
+  csv = run({"analyze", "--csv", shared("data/pairs/dlrm_8rank_v100")});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const nlohmann::json breakdown = nlohmann::json::parse(run({"analyze", "--json", shared("data/pairs/dlrm_8rank_v100")}).out);
+  const std::vector<double> spans = csv_numbers_of(csv.out, "span_us"), exposed = csv_numbers_of(csv.out, "exposed_communication_us");
+  ASSERT_EQ(spans.size(), 8u);
+  for (size_t r = 0; r < 8; ++r) {
+    EXPECT_EQ(spans[r], breakdown["ranks"][r]["span"].get<double>());
+    EXPECT_EQ(exposed[r], breakdown["ranks"][r]["exposed_communication"].get<double>());
+  }
   EXPECT_EQ(run({"analyze", "--what-if", "x", shared("data/pairs/dlrm_8rank_v100")}).exit_code, 2);
   EXPECT_EQ(run({"analyze", "--what-if", "x=0", shared("data/pairs/dlrm_8rank_v100")}).exit_code, 2);
 }

@@ -782,23 +782,17 @@ void sort_rows(std::vector<Row>& rows) {
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a["point"].get<uint64_t>() < b["point"].get<uint64_t>(); });
 }
 
-std::string csv_field(const Json& v) {
-  std::string s = v.is_null() ? "" : v.is_string() ? v.get<std::string>() : v.dump();
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
+std::string csv_value(const Json& v) { return chakra::csv_field(v.is_null() ? "" : v.is_string() ? v.get<std::string>() : v.dump()); }
 
 }  // namespace
 
 std::string table_csv(const std::vector<std::string>& columns, std::vector<Row> rows) {
   sort_rows(rows);
   std::string out;
-  for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + csv_field(columns[i]);
+  for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + chakra::csv_field(columns[i]);
   out += "\n";
   for (const Row& r : rows) {
-    for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + (r.contains(columns[i]) ? csv_field(r[columns[i]]) : std::string());
+    for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + (r.contains(columns[i]) ? csv_value(r[columns[i]]) : std::string());
     out += "\n";
   }
   return out;

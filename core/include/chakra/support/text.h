@@ -61,6 +61,10 @@ bool decode_base64(std::string_view text, std::string& out);
 // links and configuration files.
 std::string format_number(double v);
 
+// A CSV field (RFC 4180): as it is, or quoted with inner quotes doubled when it holds a comma, a
+// quote or a line break.
+std::string csv_field(std::string_view s);
+
 // "12.3 MiB" style sizes for humans.
 std::string format_bytes(uint64_t bytes);
 
