@@ -817,8 +817,9 @@ std::string App::status_json() const {
   w.key("error").value(s.sweep.error);
   std::string first_failure;  // the first failed point's error (by point)
   uint64_t first_point = UINT64_MAX;
-  for (const auto& r : s.sweep.rows)
-    if (r["error"] != "" && r["point"].get<uint64_t>() < first_point) first_point = r["point"].get<uint64_t>(), first_failure = r["error"].get<std::string>();
+  for (const auto& r : s.sweep.rows)  // rows of a dropped table may lack any column but point and sweep
+    if (r.contains("error") && r["error"].is_string() && r["error"] != "" && r["point"].get<uint64_t>() < first_point)
+      first_point = r["point"].get<uint64_t>(), first_failure = r["error"].get<std::string>();
   w.key("first_failure").value(first_failure);
   w.key("steps").begin_array();
   {
@@ -826,7 +827,7 @@ std::string App::status_json() const {
     for (const auto& r : s.sweep.rows) by_point.emplace_back(r["point"].get<uint64_t>(), &r);
     std::sort(by_point.begin(), by_point.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (const auto& [p, r] : by_point) {
-      if ((*r)["step_ns"].is_number()) w.value_uint((*r)["step_ns"].get<uint64_t>());
+      if (r->contains("step_ns") && (*r)["step_ns"].is_number_unsigned()) w.value_uint((*r)["step_ns"].get<uint64_t>());
       else w.value_null();
     }
   }

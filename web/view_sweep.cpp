@@ -119,7 +119,7 @@ void App::Impl::sweep_work(double budget_ms) {
 
 void App::Impl::sweep_point_done(sweep::Row row) {
   SweepState& w = sweep;
-  if (row.contains("error") && row["error"] != "") ++w.failed;
+  if (row.contains("error") && row["error"].is_string() && row["error"] != "") ++w.failed;
   w.rows.push_back(std::move(row));
   if (w.rows.size() == w.points.size()) {
     w.running = false;
@@ -160,7 +160,9 @@ void App::Impl::open_sweep_table(const std::string& name, const std::string& byt
     w.rows = std::move(r.rows);
     w.axes = sweep::axis_columns(w.rows.front());
     w.source = name;
-    w.failed = static_cast<uint64_t>(std::count_if(w.rows.begin(), w.rows.end(), [](const sweep::Row& x) { return x.contains("error") && x["error"] != ""; }));
+    w.failed = static_cast<uint64_t>(std::count_if(w.rows.begin(), w.rows.end(), [](const sweep::Row& x) {
+      return x.contains("error") && x["error"].is_string() && x["error"] != "";
+    }));
     w.product = w.dropped = 0;
     w.x = 0, w.split = w.axes.size() > 1 ? 1 : -1, w.metric = 0;
     note(name + ": a sweep table of " + std::to_string(w.rows.size()) + " rows" + (r.truncated ? " (its last line was cut short)" : ""));
@@ -292,7 +294,7 @@ void App::Impl::draw_sweep() {
             NumberFont numbers(platform);
             ImGui::TextUnformatted(format_duration(v.get<double>(), "ns").c_str());
           } else if (c == "error") {
-            ImGui::TextColored(kErrorColour, "%s", v.get<std::string>().c_str());
+            ImGui::TextColored(kErrorColour, "%s", v.is_string() ? v.get<std::string>().c_str() : v.dump().c_str());
           } else {
             ImGui::TextUnformatted(v.is_string() ? v.get<std::string>().c_str() : v.dump().c_str());
           }
