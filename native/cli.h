@@ -143,6 +143,29 @@ struct WhatIf {
 };
 WhatIf parse_what_if(const Args& args, const std::string& spec);
 
+// The path of this executable (for scripts that run it again), a string quoted for the shell,
+// and a command's standard output (trimmed; chakra::Error with its output when it fails).
+std::string self_path();
+std::string shell_quote(const std::string& s);
+std::string run_command(const std::vector<std::string>& argv);
+
+// --slurm: a command done in shards as a Slurm array, then a gather job once all succeeded.
+struct SlurmJobs {
+  std::string name;            // job name ("chakra-sweep"); the gather job adds "-gather"
+  std::string dir;             // where the scripts and logs go
+  uint32_t tasks = 1;          // array tasks; $SLURM_ARRAY_TASK_ID is 0..tasks-1
+  std::string array_command;   // shell words run by each task
+  std::string gather_command;  // shell words of the gather job
+  std::string result;          // where the result will be, said once submitted
+};
+// --slurm, --array-size, --partition, --time, --dry-run; `units` names what is shared out.
+void add_slurm_options(Args& args, const std::string& units);
+// The array's tasks: --array-size, else `units` up to 16.
+uint32_t slurm_tasks(const Args& args, uint64_t units);
+// Writes DIR/array.sh and DIR/gather.sh and submits them with sbatch (the gather with
+// --dependency=afterok on the array), printing the job ids; with --dry-run prints them instead.
+int submit_slurm(const Args& args, const SlurmJobs& jobs);
+
 // Runs a command body, turning chakra::Error into "chakra <cmd>: message" and exit 1, and
 // chakra::Cancelled into exit 130.
 int run_guarded(const std::string& prog, int (*body)(const Args&), const Args& args);

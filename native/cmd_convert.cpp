@@ -141,6 +141,33 @@ void write_comm_groups(const std::map<std::string, std::vector<int64_t>>& groups
   g_log->info("process groups written to " + path);
 }
 
+// --slurm: the folder's ranks converted as a Slurm array (a shard per task), then their process
+// groups joined (merge-groups) once every task succeeded.
+int convert_on_slurm(const cli::Args& a, const std::string& input, const std::string& output) {
+  if (a.has("--shard")) a.fail("--slurm makes the shards itself; give no --shard");
+  if (a.has("--comm-groups")) a.fail("--comm-groups with --slurm: the groups go to PREFIX.comm_group.json");
+  size_t ranks = 0;
+  for (const auto& entry : fs::directory_iterator(input)) {
+    const std::string p = entry.path().string();
+    ranks += entry.is_regular_file() && (chakra::ends_with(p, ".json") || chakra::ends_with(p, ".json.gz"));
+  }
+  if (ranks == 0) throw chakra::Error(input + ": no .json or .json.gz traces in this folder");
+  const std::string chakra = cli::shell_quote(cli::self_path()), prefix = fs::absolute(output).string();
+  cli::SlurmJobs jobs;
+  jobs.name = "chakra-convert";
+  jobs.dir = prefix + ".slurm";
+  jobs.tasks = cli::slurm_tasks(a, ranks);
+  std::string flags;
+  for (const char* f : {"--reference-bytes", "--reference-graph", "--break-cycles"})
+    if (a.has(f)) flags += std::string(" ") + f;
+  jobs.array_command = chakra + " convert pytorch " + cli::shell_quote(fs::absolute(input).string()) + " -o " + cli::shell_quote(prefix) +
+                       " --shard $SLURM_ARRAY_TASK_ID/" + std::to_string(jobs.tasks) + flags;
+  jobs.gather_command = chakra + " convert merge-groups " + cli::shell_quote(prefix);
+  jobs.result = "the traces will be " + prefix + ".{rank}.et (" + std::to_string(ranks) + " ranks)";
+  cli::create_output_folder(output);
+  return cli::submit_slurm(a, jobs);
+}
+
 std::string groups_part_path(const std::string& output, const chakra::sweep::Shard& s) {
   return output + ".comm_group.part-" + std::to_string(s.index) + "-of-" + std::to_string(s.count) + ".json";
 }
@@ -214,10 +241,11 @@ int run_pytorch(const cli::Args& a) {
   const std::string output = a.get("--output");
   chakra::PytorchConvertOptions options = pytorch_options(a);
   if (!std::filesystem::is_directory(input)) {
-    if (a.has("--shard")) a.fail("--shard shares a folder of ranks; a single trace is not one");
+    if (a.has("--shard") || a.has("--slurm")) a.fail("--shard and --slurm share a folder of ranks; a single trace is not one");
     return convert_one(input, output, options, a);
   }
   if (a.has("--simulate")) a.fail("--simulate takes a single trace, not a folder");
+  if (a.has("--slurm")) return convert_on_slurm(a, input, output);
   // A folder of per-rank traces: PREFIX.{rank}.et for each, plus the merged process groups.
   std::vector<PytorchJob> jobs;
   std::map<int64_t, std::string> seen;
@@ -311,6 +339,7 @@ int pytorch_command(const std::string& prog, int argc, char** argv) {
   args.alias("-o", "--output");
   add_pytorch_options(args);
   cli::add_shard_option(args);
+  cli::add_slurm_options(args, "ranks");
   args.parse(argc, argv);
   return cli::run_guarded(prog, run_pytorch, args);
 }

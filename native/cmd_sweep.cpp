@@ -1,8 +1,6 @@
 // chakra sweep: a design-space sweep simulated point by point on this machine (threads), as
 // one shard of K anywhere, or as a Slurm array with a gather job; chakra sweep merge joins the
 // shards' tables (core/docs/sweeps.md).
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -35,90 +33,22 @@ void write_tables(const std::string& out, const std::vector<std::string>& column
   csv.commit();
 }
 
-std::string self_path() {
-  std::error_code ec;
-  fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("chakra") : p.string();
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// Runs a command and returns its standard output (trimmed); chakra::Error with its output when it fails.
-std::string run_command(const std::vector<std::string>& argv) {
-  int out[2];
-  if (pipe(out) != 0) throw chakra::Error("pipe: " + std::string(std::strerror(errno)));
-  const pid_t pid = fork();
-  if (pid < 0) throw chakra::Error("fork: " + std::string(std::strerror(errno)));
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    dup2(out[1], STDERR_FILENO);
-    close(out[0]);
-    close(out[1]);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    std::fprintf(stderr, "%s: %s\n", argv[0].c_str(), std::strerror(errno));
-    _exit(127);
-  }
-  close(out[1]);
-  std::string text;
-  char buf[4096];
-  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
-  close(out[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw chakra::Error(argv[0] + " failed: " + text);
-  return text;
-}
-
-// The Slurm array (one shard per task) and the gather job that merges their tables once all
-// succeeded; submitted with sbatch unless `dry_run`.
+// The Slurm array (one shard per task) and the gather job that merges their tables.
 int slurm(const cli::Args& a, const std::string& spec_path, const std::string& out, uint64_t points) {
-  const uint32_t tasks = static_cast<uint32_t>(a.has("--array-size") ? a.get_uint("--array-size", 100000) : std::min<uint64_t>(points, 16));
-  if (tasks == 0) a.fail("--array-size must be at least 1");
-  const std::string chakra = self_path();
-  const std::string spec = fs::absolute(spec_path).string(), results = fs::absolute(out).string();
-  const std::string dir = results + ".slurm";
-  std::string header = "#!/bin/bash\n";
-  if (a.has("--partition")) header += "#SBATCH --partition=" + a.get("--partition") + "\n";
-  if (a.has("--time")) header += "#SBATCH --time=" + a.get("--time") + "\n";
-  const std::string timing = a.has("--no-timing") ? " --no-timing" : "";
-  const std::string array = header + "#SBATCH --job-name=chakra-sweep\n#SBATCH --array=0-" + std::to_string(tasks - 1) +
-                            "\n#SBATCH --output=" + dir + "/shard-%a.log\n"
-                            "# One shard of the sweep per array task (chakra sweep --shard TASK/" + std::to_string(tasks) + ").\n"
-                            "exec " + shell_quote(chakra) + " sweep " + shell_quote(spec) + " -o " + shell_quote(dir) +
-                            "/shard-$SLURM_ARRAY_TASK_ID --shard $SLURM_ARRAY_TASK_ID/" + std::to_string(tasks) +
-                            " --jobs ${SLURM_CPUS_PER_TASK:-1}" + timing + " --quiet\n";
+  const std::string chakra = cli::shell_quote(cli::self_path());
+  const std::string spec = cli::shell_quote(fs::absolute(spec_path).string()), results = fs::absolute(out).string();
+  cli::SlurmJobs jobs;
+  jobs.name = "chakra-sweep";
+  jobs.dir = results + ".slurm";
+  jobs.tasks = cli::slurm_tasks(a, points);
+  jobs.array_command = chakra + " sweep " + spec + " -o " + cli::shell_quote(jobs.dir) + "/shard-$SLURM_ARRAY_TASK_ID --shard $SLURM_ARRAY_TASK_ID/" +
+                       std::to_string(jobs.tasks) + " --jobs ${SLURM_CPUS_PER_TASK:-1}" + (a.has("--no-timing") ? " --no-timing" : "") +
+                       " --quiet";
   std::string parts;
-  for (uint32_t t = 0; t < tasks; ++t) parts += " " + shell_quote(dir + "/shard-" + std::to_string(t) + ".jsonl");
-  const std::string gather = header + "#SBATCH --job-name=chakra-sweep-gather\n#SBATCH --output=" + dir + "/gather.log\n"
-                             "# Joins the shards' tables into the sweep's (runs after every array task succeeded).\n"
-                             "exec " + shell_quote(chakra) + " sweep merge " + shell_quote(spec) + " -o " + shell_quote(results) + parts + "\n";
-  if (a.has("--dry-run")) {
-    std::cout << "# " << dir << "/array.sh\n" << array << "\n# " << dir << "/gather.sh\n" << gather
-              << "\n# submitted as: sbatch --parsable " << dir << "/array.sh; sbatch --parsable --dependency=afterok:ARRAY_ID " << dir
-              << "/gather.sh\n";
-    return cli::kOk;
-  }
-  fs::create_directories(dir);
-  for (const auto& [name, text] : {std::pair{"/array.sh", &array}, std::pair{"/gather.sh", &gather}}) {
-    chakra::OutputFile f(dir + name);
-    f.write(*text);
-    f.commit();
-  }
-  const std::string array_id = run_command({"sbatch", "--parsable", dir + "/array.sh"});
-  const std::string array_job = array_id.substr(0, array_id.find(';'));
-  const std::string gather_id = run_command({"sbatch", "--parsable", "--dependency=afterok:" + array_job, dir + "/gather.sh"});
-  std::cout << "submitted: array job " << array_job << " (" << tasks << " shards of " << points << " points), gather job "
-            << gather_id.substr(0, gather_id.find(';')) << "\n"
-            << "the table will be " << results << ".csv and " << results << ".jsonl; logs in " << dir << "/\n";
-  return cli::kOk;
+  for (uint32_t t = 0; t < jobs.tasks; ++t) parts += " " + cli::shell_quote(jobs.dir + "/shard-" + std::to_string(t) + ".jsonl");
+  jobs.gather_command = chakra + " sweep merge " + spec + " -o " + cli::shell_quote(results) + parts;
+  jobs.result = "the table will be " + results + ".csv and " + results + ".jsonl (" + std::to_string(points) + " points)";
+  return cli::submit_slurm(a, jobs);
 }
 
 int run_sweep(const cli::Args& a) {
@@ -282,11 +212,7 @@ int cmd_sweep(int argc, char** argv) {
   args.flag("--no-timing", "leave out the sim_ms column (the table is then the same bytes on every run)");
   args.flag("--list", "print the points (this shard's) as JSON lines and run nothing");
   args.flag("--quiet", "no progress and no summary");
-  args.flag("--slurm", "submit the sweep to Slurm: an array job of shards, then a gather job (--dependency=afterok)");
-  args.option("--array-size", "K", "with --slurm: array tasks, one shard each (default: the points, at most 16)");
-  args.option("--partition", "P", "with --slurm: the partition");
-  args.option("--time", "T", "with --slurm: the time limit of each task");
-  args.flag("--dry-run", "with --slurm: print the scripts and the sbatch commands, submit nothing");
+  cli::add_slurm_options(args, "points");
   args.positional("SPEC", "the sweep's spec (YAML)");
   args.parse(argc, argv);
   return cli::run_guarded("chakra sweep", run_sweep, args);

@@ -1422,6 +1422,15 @@ TEST(CliSweep, SlurmScripts) {
                                std::string("'" + dir + "/res.slurm/shard-3.jsonl'"), std::string("--dependency=afterok:ARRAY_ID")})
     EXPECT_TRUE(contains(r.out, s)) << s << "\n" << r.out;
   EXPECT_FALSE(fs::exists(dir + "/res.slurm"));
+  // chakra convert pytorch DIR --slurm: a shard of the ranks per task, the groups joined after.
+  fs::create_directories(dir + "/ranks");
+  for (int r = 0; r < 5; ++r) write_raw(dir + "/ranks/host." + std::to_string(r) + ".json", "{}");
+  r = run({"convert", "pytorch", dir + "/ranks", "-o", dir + "/et/x", "--slurm", "--reference-bytes", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const std::string& s : {std::string("#SBATCH --array=0-4"), std::string("--shard $SLURM_ARRAY_TASK_ID/5 --reference-bytes"),
+                               std::string(" convert merge-groups '" + dir + "/et/x'")})
+    EXPECT_TRUE(contains(r.out, s)) << s << "\n" << r.out;
+  EXPECT_EQ(run({"convert", "pytorch", dir + "/ranks", "-o", dir + "/et/x", "--slurm", "--shard", "0/2", "--dry-run"}).exit_code, 2);
 }
 
 // --shard i/K on the commands that take a folder of ranks: K shards write exactly the files of
