@@ -91,10 +91,8 @@ std::string encode_share_link(const ShareState& state) {
 }
 
 uint64_t file_fingerprint(uint64_t size, std::span<const uint8_t> head, std::span<const uint8_t> tail) {
-  uint64_t h = 14695981039346656037ull;
-  auto mix = [&](std::span<const uint8_t> part) {
-    for (uint8_t b : part) h = (h ^ b) * 1099511628211ull;
-  };
+  uint64_t h = kFnv1aBasis;
+  auto mix = [&](std::span<const uint8_t> part) { h = fnv1a({reinterpret_cast<const char*>(part.data()), part.size()}, h); };
   mix(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(&size), sizeof size));
   mix(head.first(static_cast<size_t>(std::min<uint64_t>({head.size(), size, kFingerprintEnd}))));
   if (size > kFingerprintEnd) {

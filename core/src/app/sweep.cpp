@@ -211,12 +211,6 @@ std::optional<Value> value_of(const Json& v) {
   return std::nullopt;
 }
 
-uint64_t fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 uint64_t splitmix(uint64_t& state) {
   uint64_t z = (state += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -538,7 +532,7 @@ Spec parse_spec(std::string_view yaml, const std::string& source, const std::str
     for (const Axis& a : z) check_field(a.field);
   for (const std::string& c : spec.constraints) Expr(c, source).check();
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(doc.dump())));
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(chakra::fnv1a(doc.dump())));
   spec.fingerprint = hex;
   return spec;
 }

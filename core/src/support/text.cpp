@@ -520,4 +520,9 @@ std::string csv_field(std::string_view s) {
   return q + "\"";
 }
 
+uint64_t fnv1a(std::string_view bytes, uint64_t h) {
+  for (unsigned char b : bytes) h = (h ^ b) * 1099511628211ull;
+  return h;
+}
+
 }  // namespace chakra

@@ -61,6 +61,11 @@ bool decode_base64(std::string_view text, std::string& out);
 // links and configuration files.
 std::string format_number(double v);
 
+// 64-bit FNV-1a of `bytes`, continuing from `h` (the offset basis by default): content
+// fingerprints (files in share links, sweep specs), not for security.
+inline constexpr uint64_t kFnv1aBasis = 14695981039346656037ull;
+uint64_t fnv1a(std::string_view bytes, uint64_t h = kFnv1aBasis);
+
 // A CSV field (RFC 4180): as it is, or quoted with inner quotes doubled when it holds a comma, a
 // quote or a line break.
 std::string csv_field(std::string_view s);
