@@ -7,6 +7,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "chakra/analysis/critical_path.h"
 #include "chakra/trace/graph.h"
 #include "chakra/trace/schema.h"
 
@@ -262,11 +263,11 @@ std::vector<CollectiveBucket> collective_buckets(std::span<const Trace* const> r
 }
 
 std::vector<uint64_t> simulated_micros(const Trace& trace, std::span<const sim::Span> spans, uint32_t npu) {
+  const RankTimes times = simulated_times(trace, spans, npu);
   std::vector<uint64_t> out(trace.size(), 0);
-  const IdIndex index(trace);
-  for (const sim::Span& s : spans)
-    if (s.npu == npu)
-      if (auto n = index.find(s.node); n && s.end > s.start) out[*n] = std::max<uint64_t>(1, (s.end - s.start + 500) / 1000);
+  for (uint32_t n = 0; n < trace.size(); ++n)
+    if (times.start[n] != RankTimes::kUntimed && times.end[n] > times.start[n])
+      out[n] = std::max<uint64_t>(1, (times.end[n] - times.start[n] + 500) / 1000);
   return out;
 }
 

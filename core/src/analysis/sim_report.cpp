@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "chakra/analysis/critical_path.h"
 #include "chakra/format/chrome_trace.h"
 #include "chakra/format/json_writer.h"
-#include "chakra/trace/graph.h"
 
 namespace chakra {
 
@@ -152,12 +152,12 @@ std::string sim_summary_text(const SimResult& r) {
 }
 
 void set_simulated_times(Trace& trace, std::span<const Span> spans, uint32_t npu, uint64_t origin_micros) {
-  const IdIndex index(trace);
-  for (uint32_t n = 0; n < trace.size(); ++n) trace.set_times(n, 0, 0);
+  const RankTimes times = simulated_times(trace, spans, npu);
   auto micros = [](Tick ns) { return (ns + 500) / 1000; };
-  for (const Span& s : spans)
-    if (s.npu == npu)
-      if (auto n = index.find(s.node)) trace.set_times(*n, origin_micros + micros(s.start), micros(s.end) - micros(s.start));
+  for (uint32_t n = 0; n < trace.size(); ++n) {
+    if (times.start[n] == RankTimes::kUntimed) trace.set_times(n, 0, 0);
+    else trace.set_times(n, origin_micros + micros(times.start[n]), micros(times.end[n]) - micros(times.start[n]));
+  }
 }
 
 std::string network_load_text(const SimResult& r, size_t top_links) {
@@ -227,10 +227,9 @@ void write_sim_json(const SimResult& r, ByteSink& out) {
     w.end_object();
   }
   w.end_array();
-  static const char* names[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"};
   w.key("collectives").begin_object();
   for (int t = 0; t <= kCollectiveTypes; ++t) {
-    w.key(names[t]).begin_object();
+    w.key(collective_totals_name(t)).begin_object();
     w.key("count").value_uint(r.collectives[t].count);
     w.key("bytes").value_uint(r.collectives[t].bytes);
     w.key("time_ns").value_uint(r.collectives[t].time);

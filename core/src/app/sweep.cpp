@@ -463,7 +463,6 @@ sim::SystemConfig build_system(const Json& s, const Json& network, const std::st
   return sys;
 }
 
-const char* const kCollectiveColumns[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"};
 
 }  // namespace
 
@@ -651,8 +650,8 @@ std::vector<std::string> table_columns(const Spec& spec, bool timing) {
   for (const auto& z : spec.zips)
     for (const Axis& a : z) c.push_back(a.field);
   for (const char* f : {"npus", "step_ns", "compute_ns", "exposed_comm_ns", "messages", "events"}) c.push_back(f);
-  for (const char* t : kCollectiveColumns)
-    for (const char* f : {"_count", "_bytes", "_time_ns"}) c.push_back(std::string(t) + f);
+  for (int t = 0; t <= sim::kCollectiveTypes; ++t)
+    for (const char* f : {"_count", "_bytes", "_time_ns"}) c.push_back(std::string(sim::collective_totals_name(t)) + f);
   if (timing) c.push_back("sim_ms");
   c.push_back("error");
   return c;
@@ -724,7 +723,7 @@ void Runner::finish(Row& row, const sim::SimResult& r, double ms) const {
   row["messages"] = r.messages;
   row["events"] = r.events;
   for (int t = 0; t <= sim::kCollectiveTypes; ++t) {
-    const std::string c = kCollectiveColumns[t];
+    const std::string c = sim::collective_totals_name(t);
     row[c + "_count"] = r.collectives[t].count;
     row[c + "_bytes"] = r.collectives[t].bytes;
     row[c + "_time_ns"] = r.collectives[t].time;

@@ -61,6 +61,11 @@ class Simulation {
 
 }  // namespace
 
+const char* collective_totals_name(int t) {
+  static const char* const names[kCollectiveTypes + 1] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"};
+  return t >= 0 && t <= kCollectiveTypes ? names[t] : "?";
+}
+
 Tick SimResult::end() const {
   Tick t = 0;
   for (const NpuResult& n : npus) t = std::max(t, n.finish);

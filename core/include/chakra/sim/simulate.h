@@ -117,6 +117,10 @@ struct NpuResult {
   Tick step() const { return finish - std::min(finish, start); }
 };
 
+// The name of SimResult::collectives[t] in JSON documents and tables: all_reduce, all_gather,
+// reduce_scatter, all_to_all, broadcast.
+const char* collective_totals_name(int t);
+
 struct CollectiveTotals {
   uint64_t count = 0;   // collectives issued, summed over NPUs
   uint64_t bytes = 0;   // comm_size summed over NPUs
