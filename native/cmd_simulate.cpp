@@ -28,15 +28,15 @@ struct Request {
   std::optional<cli::WhatIf> what_if;
 };
 
-// NPU i's trace, read again (the simulator does not keep them).
-chakra::Trace npu_trace(const Request& q, size_t i) {
-  return chakra::read_et(q.in.workload + "." + std::to_string(i) + ".et", q.in.read);
+// The NPUs' traces, read again (the simulator does not keep them), once for what needs them.
+std::vector<chakra::Trace> npu_traces(const Request& q, size_t npus) {
+  std::vector<chakra::Trace> traces;
+  for (size_t i = 0; i < npus; ++i) traces.push_back(chakra::read_et(q.in.workload + "." + std::to_string(i) + ".et", q.in.read));
+  return traces;
 }
 
 // The run's critical path across NPUs, on their traces with the simulated times.
-void print_critical_path(const Request& q, const SimResult& r) {
-  std::vector<chakra::Trace> traces;
-  for (size_t i = 0; i < r.npus.size(); ++i) traces.push_back(npu_trace(q, i));
+void print_critical_path(const Request& q, const SimResult& r, const std::vector<chakra::Trace>& traces) {
   std::vector<chakra::RankTimes> times;
   std::vector<uint32_t> ids;
   for (uint32_t i = 0; i < traces.size(); ++i) times.push_back(chakra::simulated_times(traces[i], r.spans, i)), ids.push_back(i);
@@ -46,19 +46,18 @@ void print_critical_path(const Request& q, const SimResult& r) {
 
 // Each NPU's trace with its simulated times, as PREFIX.<npu>.et: for chakra diff against the
 // measured traces, chakra analyze, or any viewer. Replays of measured traces keep their clock
-// (time 0 is the earliest rank's measured start).
-void write_simulated_traces(const Request& q, const SimResult& r) {
+// (time 0 is the earliest rank's measured start). The traces are taken, not copied.
+void write_simulated_traces(const Request& q, const SimResult& r, std::vector<chakra::Trace>& traces) {
   uint64_t origin = UINT64_MAX;
-  for (size_t i = 0; i < r.npus.size(); ++i) {
-    const chakra::Trace t = npu_trace(q, i);
+  for (const chakra::Trace& t : traces) {
     std::optional<uint64_t> start;
     for (uint32_t a = 0; a < t.metadata_attrs().size(); ++a)
       if (t.metadata_attr(a).name() == chakra::kReplayStartAttr) start = t.metadata_attr(a).as_uint64();
     origin = start && origin != 0 ? std::min(origin, *start) : 0;
   }
   if (origin == 0 || origin == UINT64_MAX) origin = 1;  // 0 would mean "no time recorded"
-  cli::write_rank_traces(q.times_out, r.npus.size(), [&](size_t i, chakra::Trace& t) {
-    t = npu_trace(q, i);
+  cli::write_rank_traces(q.times_out, traces.size(), [&](size_t i, chakra::Trace& t) {
+    t = std::move(traces[i]);
     chakra::set_simulated_times(t, r.spans, static_cast<uint32_t>(i), origin);
   }, "", {});
 }
@@ -74,8 +73,10 @@ int run(const Request& q) {
   std::string text = chakra::astra_finish_lines(r);
   if (q.summary) text += chakra::sim_summary_text(r);
   std::fwrite(text.data(), 1, text.size(), stdout);
-  if (q.critical_path_steps > 0 && !r.deadlock) print_critical_path(q, r);
-  if (!q.times_out.empty()) write_simulated_traces(q, r);
+  const bool path = q.critical_path_steps > 0 && !r.deadlock;
+  std::vector<chakra::Trace> traces = path || !q.times_out.empty() ? npu_traces(q, r.npus.size()) : std::vector<chakra::Trace>{};
+  if (path) print_critical_path(q, r, traces);
+  if (!q.times_out.empty()) write_simulated_traces(q, r, traces);
   if (q.what_if && !r.deadlock) {
     SimOptions faster = opt;
     faster.record_spans = false;
