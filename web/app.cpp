@@ -822,14 +822,10 @@ std::string App::status_json() const {
       first_point = r["point"].get<uint64_t>(), first_failure = r["error"].get<std::string>();
   w.key("first_failure").value(first_failure);
   w.key("steps").begin_array();
-  {
-    std::vector<std::pair<uint64_t, const chakra::sweep::Row*>> by_point;
-    for (const auto& r : s.sweep.rows) by_point.emplace_back(r["point"].get<uint64_t>(), &r);
-    std::sort(by_point.begin(), by_point.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [p, r] : by_point) {
-      if (r->contains("step_ns") && (*r)["step_ns"].is_number_unsigned()) w.value_uint((*r)["step_ns"].get<uint64_t>());
-      else w.value_null();
-    }
+  for (const size_t i : chakra::sweep::point_order(s.sweep.rows)) {
+    const chakra::sweep::Row& r = s.sweep.rows[i];
+    if (r.contains("step_ns") && r["step_ns"].is_number_unsigned()) w.value_uint(r["step_ns"].get<uint64_t>());
+    else w.value_null();
   }
   w.end_array();
   w.end_object();

@@ -50,6 +50,9 @@ struct CriticalPathData {
   chakra::CrossRankPath path;
 };
 
+// A source's collectives by type and size (the Analysis view's Collectives tab), made on first use.
+using CollectiveBuckets = std::optional<std::vector<chakra::CollectiveBucket>>;
+
 struct SimSettings {
   std::string preset = "h100-hgx-8";
   chakra::sim::NetworkConfig network;
@@ -70,6 +73,7 @@ struct SimRun {
   std::unique_ptr<chakra::TimelineModel> timeline;
   std::vector<chakra::GpuAnalysis> analysis;  // per NPU, from the spans, made on first use
   std::unique_ptr<CriticalPathData> critical_path;
+  CollectiveBuckets collectives;
 };
 
 // The Sweep view: a spec run here (points in the host's workers) or a table opened from a file.
@@ -80,6 +84,7 @@ struct SweepState {
   std::unique_ptr<chakra::sweep::Runner> runner;
   std::vector<chakra::sweep::Point> points;
   std::vector<chakra::sweep::Row> rows;  // in the order they finished
+  uint64_t version = 0;                  // changes whenever `rows` do (the caches below follow it)
   std::vector<std::string> axes;         // the rows' axis columns
   std::string source;                    // "run" or the table's file name
   uint64_t product = 0, dropped = 0, failed = 0;
@@ -92,6 +97,13 @@ struct SweepState {
   // The plot: x and split axes (indices into `axes`; split -1: none), the metric column.
   int x = 0, split = -1, metric = 0;
   bool heat_map = false;
+  // What the view draws every frame, made again only when the rows or the choices change.
+  struct Drawn {
+    uint64_t version = UINT64_MAX;
+    int x = -1, split = -2, metric = -1;
+    chakra::sweep::Grid grid;
+    std::vector<size_t> order;  // the rows in point order
+  } drawn;
   // A table being read (RESULTS.jsonl dropped on the page), its bytes gathered here.
   struct TableFile {
     uint32_t id = 0;
@@ -259,6 +271,7 @@ struct App::Impl {
     std::vector<chakra::GpuAnalysis> ranks;
     chakra::Stragglers stragglers;
     std::unique_ptr<CriticalPathData> critical_path;
+    CollectiveBuckets collectives;
   };
   std::optional<AnalysisCache> analysis_cache;
   int analysis_source = 0;    // 0: the traces' measured times, n > 0: simulation run n

@@ -419,10 +419,14 @@ void App::Impl::draw_critical_path(int source, const std::vector<std::string>& l
 void App::Impl::draw_collectives(SimRun* run) {
   std::vector<const chakra::Trace*> traces;
   for (const auto& r : workspace.ranks()) traces.push_back(&r->trace);
-  std::vector<std::vector<uint64_t>> micros;
-  if (run)
-    for (uint32_t npu = 0; npu < traces.size(); ++npu) micros.push_back(chakra::simulated_micros(*traces[npu], run->result.spans, npu));
-  const std::vector<chakra::CollectiveBucket> buckets = chakra::collective_buckets(traces, micros);
+  CollectiveBuckets& cached = run ? run->collectives : analysis().collectives;
+  if (!cached) {  // made once per source: a run's takes a pass over its spans per NPU
+    std::vector<std::vector<uint64_t>> micros;
+    if (run)
+      for (uint32_t npu = 0; npu < traces.size(); ++npu) micros.push_back(chakra::simulated_micros(*traces[npu], run->result.spans, npu));
+    cached = chakra::collective_buckets(traces, micros);
+  }
+  const std::vector<chakra::CollectiveBucket>& buckets = *cached;
   if (buckets.empty()) {
     ImGui::TextWrapped("No collective with a size and a duration: collectives need comm_type and comm_size (a Kineto trace alone has "
                        "no sizes; open it with its host ET) and a %s.", run ? "span in the run" : "recorded duration");

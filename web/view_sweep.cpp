@@ -69,6 +69,7 @@ bool App::Impl::start_sweep() {
     return false;
   }
   w.rows.clear();
+  ++w.version;
   w.axes = w.points.empty() ? std::vector<std::string>{} : sweep::axis_columns(w.runner->row_of(w.points.front()));
   w.source = "run";
   w.failed = 0;
@@ -121,6 +122,7 @@ void App::Impl::sweep_point_done(sweep::Row row) {
   SweepState& w = sweep;
   if (row.contains("error") && row["error"].is_string() && row["error"] != "") ++w.failed;
   w.rows.push_back(std::move(row));
+  ++w.version;
   if (w.rows.size() == w.points.size()) {
     w.running = false;
     w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w.started).count();
@@ -158,6 +160,7 @@ void App::Impl::open_sweep_table(const std::string& name, const std::string& byt
     w.runner.reset();
     w.points.clear();
     w.rows = std::move(r.rows);
+    ++w.version;
     w.axes = sweep::axis_columns(w.rows.front());
     w.source = name;
     w.failed = static_cast<uint64_t>(std::count_if(w.rows.begin(), w.rows.end(), [](const sweep::Row& x) {
@@ -250,7 +253,11 @@ void App::Impl::draw_sweep() {
   ImGui::Checkbox("heat map", &w.heat_map);
   const std::string metric = kMetrics[w.metric];
   const std::string split = w.split < 0 ? "" : w.axes[static_cast<size_t>(w.split)];
-  const sweep::Grid g = sweep::grid_of(w.rows, w.axes[static_cast<size_t>(w.x)], split, metric);
+  SweepState::Drawn& d = w.drawn;
+  if (d.version != w.version || d.x != w.x || d.split != w.split || d.metric != w.metric) {
+    d = {w.version, w.x, w.split, w.metric, sweep::grid_of(w.rows, w.axes[static_cast<size_t>(w.x)], split, metric), sweep::point_order(w.rows)};
+  }
+  const sweep::Grid& g = d.grid;
   GridChart chart;
   chart.title = metric + " (mean over the other axes)";
   chart.x_name = w.axes[static_cast<size_t>(w.x)];
@@ -263,9 +270,6 @@ void App::Impl::draw_sweep() {
   if (w.heat_map && w.split >= 0) draw_heat_map("sweep_heat", chart, platform, take_save_request(chart.title));
   else draw_line_chart("sweep_lines", chart, 180, platform, take_save_request(chart.title));
   // The table, in point order.
-  std::vector<const sweep::Row*> rows;
-  for (const sweep::Row& r : w.rows) rows.push_back(&r);
-  std::sort(rows.begin(), rows.end(), [](const sweep::Row* a, const sweep::Row* b) { return (*a)["point"].get<uint64_t>() < (*b)["point"].get<uint64_t>(); });
   std::vector<std::string> columns = {"point"};
   for (const std::string& a : w.axes) columns.push_back(a);
   for (const char* c : {"step_ns", "compute_ns", "exposed_comm_ns", "messages", "error"}) columns.push_back(c);
@@ -281,10 +285,10 @@ void App::Impl::draw_sweep() {
     for (const std::string& c : columns) ImGui::TableSetupColumn(c.c_str());
     ImGui::TableHeadersRow();
     ImGuiListClipper clipper;
-    clipper.Begin(static_cast<int>(rows.size()));
+    clipper.Begin(static_cast<int>(d.order.size()));
     while (clipper.Step())
       for (int k = clipper.DisplayStart; k < clipper.DisplayEnd; ++k) {
-        const sweep::Row& r = *rows[static_cast<size_t>(k)];
+        const sweep::Row& r = w.rows[d.order[static_cast<size_t>(k)]];
         ImGui::TableNextRow();
         for (const std::string& c : columns) {
           ImGui::TableNextColumn();

@@ -866,8 +866,14 @@ std::vector<std::string> axis_columns(const Row& row) {
   return out;
 }
 
-Grid grid_of(std::vector<Row> rows, const std::string& x, const std::string& split, const std::string& metric) {
-  sort_rows(rows);
+std::vector<size_t> point_order(const std::vector<Row>& rows) {
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rows[a]["point"].get<uint64_t>() < rows[b]["point"].get<uint64_t>(); });
+  return order;
+}
+
+Grid grid_of(const std::vector<Row>& rows, const std::string& x, const std::string& split, const std::string& metric) {
   Grid g;
   std::map<std::string, size_t> xi, si;
   auto index = [](std::map<std::string, size_t>& m, std::vector<std::string>& names, const std::string& v) {
@@ -880,7 +886,8 @@ Grid grid_of(std::vector<Row> rows, const std::string& x, const std::string& spl
     uint64_t n = 0;
   };
   std::map<std::pair<size_t, size_t>, Sum> sums;
-  for (const Row& r : rows) {
+  for (const size_t i : point_order(rows)) {
+    const Row& r = rows[i];
     if (!r.contains(x) || (!split.empty() && !r.contains(split))) continue;
     const size_t xv = index(xi, g.x_values, describe(r[x]));
     const size_t sv = split.empty() ? index(si, g.split_values, "") : index(si, g.split_values, describe(r[split]));

@@ -144,9 +144,12 @@ struct Grid {
   std::vector<double> mean;
   double at(size_t split, size_t x) const { return mean[split * x_values.size() + x]; }
 };
-Grid grid_of(std::vector<Row> rows, const std::string& x, const std::string& split, const std::string& metric);
+Grid grid_of(const std::vector<Row>& rows, const std::string& x, const std::string& split, const std::string& metric);
 // The axis columns of a table's rows: those between `sweep` and `npus`.
 std::vector<std::string> axis_columns(const Row& row);
+
+// The rows' positions in point order.
+std::vector<size_t> point_order(const std::vector<Row>& rows);
 
 // The point numbers missing from 0..expected-1.
 std::vector<uint64_t> missing_points(const std::vector<Row>& rows, uint64_t expected);
