@@ -71,6 +71,20 @@ std::string share_text(uint64_t part, uint64_t whole) {
   return text;
 }
 
+// Each text in the next column of the table's current row.
+void text_cells(std::initializer_list<std::string> cells) {
+  for (const std::string& c : cells) {
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(c.c_str());
+  }
+}
+
+std::string gbps(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GB/s", v);
+  return text;
+}
+
 std::string source_name(int source, const std::string& label) {
   return source > 0 ? "simulation run " + std::to_string(source) + (label.empty() ? "" : ": " + label) : "measured times (the traces)";
 }
@@ -463,18 +477,8 @@ void App::Impl::draw_collectives(SimRun* run) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(std::string(chakra::comm_type_name(b.comm_type)).c_str());
       NumberFont numbers(platform);
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(chakra::format_bytes(uint64_t{1} << b.size_log2).c_str());
-      ImGui::TableNextColumn();
-      ImGui::Text("%llu", static_cast<unsigned long long>(b.count));
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(chakra::format_bytes(b.bytes).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(format_duration(static_cast<double>(b.micros), "us").c_str());
-      ImGui::TableNextColumn();
-      ImGui::Text("%.2f GB/s", b.algorithm_gbps());
-      ImGui::TableNextColumn();
-      ImGui::Text("%.2f GB/s", b.bus_gbps(n));
+      text_cells({chakra::format_bytes(uint64_t{1} << b.size_log2), std::to_string(b.count), chakra::format_bytes(b.bytes),
+                  format_duration(static_cast<double>(b.micros), "us"), gbps(b.algorithm_gbps()), gbps(b.bus_gbps(n))});
     }
     ImGui::EndTable();
   }
@@ -586,16 +590,10 @@ void App::Impl::draw_network_load(const SimRun& run) {
       const sim::DimensionLoad& l = r.dimensions[dim];
       ImGui::TableNextRow();
       NumberFont numbers(platform);
-      ImGui::TableNextColumn();
-      ImGui::Text("%zu", dim);
-      ImGui::TableNextColumn();
-      ImGui::Text("%llu", static_cast<unsigned long long>(l.messages));
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(chakra::format_bytes(l.bytes).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(format_duration(static_cast<double>(l.busy), "ns").c_str());
-      ImGui::TableNextColumn();
-      ImGui::Text("%.2f%%", 100.0 * chakra::dimension_utilisation(r, dim));
+      char busy[32];
+      std::snprintf(busy, sizeof busy, "%.2f%%", 100.0 * chakra::dimension_utilisation(r, dim));
+      text_cells({std::to_string(dim), std::to_string(l.messages), chakra::format_bytes(l.bytes),
+                  format_duration(static_cast<double>(l.busy), "ns"), busy});
     }
     ImGui::EndTable();
   }
@@ -617,16 +615,8 @@ void App::Impl::draw_network_load(const SimRun& run) {
         ImGui::TableNextColumn();
         ImGui::Text("%s -> %s (dim %u)", chakra::device_name(r, l.from).c_str(), chakra::device_name(r, l.to).c_str(), l.dim);
         NumberFont numbers(platform);
-        ImGui::TableNextColumn();
-        ImGui::Text("%llu", static_cast<unsigned long long>(l.messages));
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(chakra::format_bytes(l.bytes).c_str());
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(format_duration(static_cast<double>(l.busy), "ns").c_str());
-        ImGui::TableNextColumn();
-        ImGui::Text("%.1f%%", r.end() ? 100.0 * static_cast<double>(l.busy) / static_cast<double>(r.end()) : 0.0);
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(format_duration(static_cast<double>(l.queued), "ns").c_str());
+        text_cells({std::to_string(l.messages), chakra::format_bytes(l.bytes), format_duration(static_cast<double>(l.busy), "ns"),
+                    share_text(l.busy, r.end()), format_duration(static_cast<double>(l.queued), "ns")});
       }
     ImGui::EndTable();
   }
