@@ -18,7 +18,10 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "chakra/format/et_io.h"
+#include "chakra/format/io.h"
 #include "chakra/pytorch/pytorch_convert.h"
 #include "chakra/support/error.h"
 #include "chakra/support/text.h"
@@ -412,6 +415,111 @@ std::vector<std::string> files_under(const std::vector<std::string>& paths) {
       throw chakra::Error(p + ": no such file or folder");
     }
   }
+  return out;
+}
+
+std::vector<std::string> trace_files(const std::vector<std::string>& paths, const std::optional<chakra::sweep::Shard>& shard) {
+  namespace fs = std::filesystem;
+  auto ends_with = [](const std::string& s, std::string_view tail) { return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0; };
+  std::vector<std::string> out;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (!fs::is_directory(p, ec)) {
+      out.push_back(p);
+      continue;
+    }
+    std::vector<std::pair<uint64_t, std::string>> inside;  // (rank, or past every rank; path)
+    for (const auto& e : fs::directory_iterator(p, fs::directory_options::skip_permission_denied, ec)) {
+      const std::string name = e.path().filename().string();
+      if (!e.is_regular_file() || name[0] == '.' || !(ends_with(name, ".et") || ends_with(name, ".et.gz"))) continue;
+      const std::optional<uint32_t> rank = chakra::rank_from_file_name(name);
+      inside.emplace_back(rank ? *rank : uint64_t{1} << 32, e.path().string());
+    }
+    if (ec) throw chakra::Error(p + ": cannot list the folder: " + ec.message());
+    if (inside.empty()) throw chakra::Error(p + ": no .et traces in the folder");
+    std::sort(inside.begin(), inside.end());
+    for (auto& [rank, path] : inside) out.push_back(std::move(path));
+  }
+  if (shard) {
+    std::vector<std::string> mine;
+    for (std::string& f : out) {
+      const std::optional<uint32_t> rank = chakra::rank_from_file_name(fs::path(f).filename().string());
+      if (!rank) throw chakra::Error(f + ": --shard splits by rank, and the file's name holds none (PREFIX.<rank>.et)");
+      if (shard->has(*rank)) mine.push_back(std::move(f));
+    }
+    out = std::move(mine);
+  }
+  return out;
+}
+
+JoinedShards join_shard_outputs(const std::vector<std::string>& parts, std::string_view text_separator,
+                                const std::function<std::string(std::string_view first_line)>& path_of_first_line,
+                                const std::function<bool(std::string_view record, bool json)>& failed) {
+  struct Record {
+    uint32_t rank;
+    std::string text;
+  };
+  std::vector<Record> records;
+  std::map<uint32_t, std::string> seen;  // rank → the part that has it
+  std::optional<bool> json;
+  for (const std::string& part : parts) {
+    const std::string text = chakra::read_file(part, {});
+    if (text.empty()) continue;  // a shard with no ranks prints nothing in text mode
+    const bool is_json = text[0] == '[';
+    if (json && *json != is_json) throw chakra::Error(part + ": JSON and text parts cannot be joined (run every shard with the same options)");
+    json = is_json;
+    if (text.back() != '\n') throw chakra::Error(part + ": its output is cut short (no final newline)");
+    // Lines; a record starts at "  {" (JSON) or at a line that does not start with a space.
+    std::vector<std::string_view> lines;
+    for (size_t at = 0; at < text.size();) {
+      const size_t end = text.find('\n', at);
+      lines.emplace_back(std::string_view(text).substr(at, end - at));
+      at = end + 1;
+    }
+    if (is_json) {
+      if (lines.front() == "[]" && lines.size() == 1) continue;
+      if (lines.front() != "[" || lines.back() != "]") throw chakra::Error(part + ": not the JSON array the command prints with --json");
+      lines = std::vector<std::string_view>(lines.begin() + 1, lines.end() - 1);
+    }
+    auto starts_record = [&](std::string_view line) { return is_json ? line == "  {" : !line.empty() && line[0] != ' '; };
+    for (size_t i = 0; i < lines.size();) {
+      if (lines[i].empty() && !is_json) {
+        ++i;
+        continue;
+      }
+      if (!starts_record(lines[i])) throw chakra::Error(part + ": line " + std::to_string(i + 1 + is_json) + " is not where a record starts");
+      std::string record(lines[i]);
+      size_t j = i + 1;
+      for (; j < lines.size() && !starts_record(lines[j]) && !(lines[j].empty() && !is_json); ++j) record += "\n" + std::string(lines[j]);
+      std::string file;
+      if (is_json) {
+        if (record.size() >= 2 && record.compare(record.size() - 2, 2, "},") == 0) record.pop_back();
+        try {
+          file = nlohmann::json::parse(record).at("file").get<std::string>();
+        } catch (const std::exception&) {
+          throw chakra::Error(part + ": a record at line " + std::to_string(i + 2) + " is not an object with a \"file\"");
+        }
+      } else {
+        file = path_of_first_line(lines[i]);
+      }
+      const std::optional<uint32_t> rank = chakra::rank_from_file_name(std::filesystem::path(file).filename().string());
+      if (!rank) throw chakra::Error(part + ": " + file + " holds no rank in its name, so it was not sharded");
+      if (seen.count(*rank)) throw chakra::Error(part + ": rank " + std::to_string(*rank) + " is also in " + seen[*rank]);
+      seen[*rank] = part;
+      records.push_back({*rank, std::move(record)});
+      i = j;
+    }
+  }
+  std::stable_sort(records.begin(), records.end(), [](const Record& a, const Record& b) { return a.rank < b.rank; });
+  JoinedShards out;
+  if (json.value_or(false)) {
+    out.output = records.empty() ? "[]\n" : "[\n";
+    for (size_t i = 0; i < records.size(); ++i) out.output += records[i].text + (i + 1 < records.size() ? ",\n" : "\n");
+    if (!records.empty()) out.output += "]\n";
+  } else {
+    for (size_t i = 0; i < records.size(); ++i) out.output += (i ? std::string(text_separator) : std::string()) + records[i].text + "\n";
+  }
+  for (const Record& r : records) out.any_failed |= failed(r.text, json.value_or(false));
   return out;
 }
 

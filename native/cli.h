@@ -136,6 +136,27 @@ std::vector<std::string> files_under(const std::vector<std::string>& paths);
 void add_shard_option(Args& args);
 std::optional<chakra::sweep::Shard> shard_option(const Args& args);
 
+// The traces PATHs name for the per-trace commands (info, validate): each FILE as given, and a
+// folder's .et and .et.gz files (not in sub-folders) in rank order (the number in the name,
+// chakra::rank_from_file_name; then name). With `shard`, only the ranks r mod K == i, and a
+// file whose name holds no rank is a chakra::Error.
+std::vector<std::string> trace_files(const std::vector<std::string>& paths, const std::optional<chakra::sweep::Shard>& shard);
+
+// `chakra info merge` / `chakra validate merge`: the outputs of a command's shards (run with
+// --shard i/K, the same options, stdout saved to PART files) joined into what one unsharded run
+// prints: their per-file records ordered by the rank in each record's file name. A record is a
+// top-level element of the JSON array (--json; its "file" names the trace) or, in text, a line
+// that does not start with a space and the indented lines under it (`path_of_first_line` finds
+// the trace's path in that line); text records are joined with `text_separator`. `failed` tells
+// whether a record reports a failure. Throws chakra::Error naming the part for anything else.
+struct JoinedShards {
+  std::string output;
+  bool any_failed = false;
+};
+JoinedShards join_shard_outputs(const std::vector<std::string>& parts, std::string_view text_separator,
+                                const std::function<std::string(std::string_view first_line)>& path_of_first_line,
+                                const std::function<bool(std::string_view record, bool json)>& failed);
+
 // --what-if NAME=K: ops whose name contains NAME run K (> 0) times faster.
 struct WhatIf {
   std::string name_part;

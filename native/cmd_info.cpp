@@ -106,7 +106,7 @@ int run(const cli::Args& args) {
   chakra::StringSink out;
   chakra::JsonWriter w(out, chakra::JsonStyle::python_indent(2, false));
   if (json) w.begin_array();
-  const auto& files = args.values("FILE");
+  const std::vector<std::string> files = cli::trace_files(args.values("FILE"), cli::shard_option(args));
   for (size_t i = 0; i < files.size(); ++i) {
     Loaded l = load(files[i], args, &progress);
     progress.clear();
@@ -133,15 +133,34 @@ int run(const cli::Args& args) {
   return cli::kOk;
 }
 
+int run_merge(const cli::Args& args) {
+  // Text records are "PATH  (SIZE...)" lines with indented rows under them, a blank line between.
+  const cli::JoinedShards j = cli::join_shard_outputs(
+      args.values("PART"), "\n", [](std::string_view line) { return std::string(line.substr(0, line.rfind("  ("))); },
+      [](std::string_view, bool) { return false; });
+  std::cout << j.output;
+  return cli::kOk;
+}
+
 }  // namespace
 
 int cmd_info(int argc, char** argv) {
+  if (argc > 0 && std::string(argv[0]) == "merge") {
+    cli::Args args("chakra info merge",
+                   "Join what shards of `chakra info PATH... --shard i/K` printed (each saved to a PART file) into\n"
+                   "what one unsharded run prints, byte for byte: the files in rank order.");
+    args.positional("PART", "a shard's saved output (text or --json)", true, true);
+    args.parse(argc - 1, argv + 1);
+    return cli::run_guarded("chakra info merge", run_merge, args);
+  }
   cli::Args args("chakra info",
                  "Summarise Chakra traces: node counts and durations per type, collectives and bytes\n"
-                 "moved, process groups, attribute names and value kinds, dependency counts.");
+                 "moved, process groups, attribute names and value kinds, dependency counts.\n"
+                 "`chakra info merge PART...` joins the outputs of --shard i/K runs.");
   args.flag("--json", "print one JSON object per file instead of text");
+  cli::add_shard_option(args);
   cli::add_read_options(args);
-  args.positional("FILE", ".et trace (plain or gzip)", true, true);
+  args.positional("FILE", ".et trace (plain or gzip), or a folder of them (its .et and .et.gz files in rank order)", true, true);
   args.parse(argc, argv);
   return cli::run_guarded("chakra info", run, args);
 }

@@ -3,6 +3,7 @@
 
 #include "chakra/support/error.h"
 #include "chakra/synth/synth.h"
+#include "chakra/support/text.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -83,6 +84,13 @@ int run_synth(const cli::Args& a) {
             << (num_stages(*w) > 1 ? "s" : "") << ", ";
   for (uint32_t s = 0; s < num_stages(*w); ++s) std::cerr << (s ? "/" : "") << stage_nodes(*w, s);
   std::cerr << " nodes per rank) -> " << prefix << ".{0.." << ranks - 1 << "}.et, comm groups -> " << groups_path << "\n";
+  for (uint32_t s = 0; s < num_stages(*w); ++s) {
+    const MemoryEstimate m = memory_estimate(*w, s);
+    std::cerr << "  memory per rank" << (num_stages(*w) > 1 ? " of stage " + std::to_string(s) : std::string()) << " (estimate): "
+              << chakra::format_bytes(m.total()) << " = weights " << chakra::format_bytes(m.weights) << " + gradients "
+              << chakra::format_bytes(m.gradients) << " + optimizer " << chakra::format_bytes(m.optimizer) << " + activations "
+              << chakra::format_bytes(m.activations) << "\n";
+  }
   return cli::kOk;
 }
 

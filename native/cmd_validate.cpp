@@ -1,6 +1,8 @@
 // chakra validate: find what makes simulators abort, hang or mis-read a trace.
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "chakra/analysis/validate.h"
 #include "chakra/format/et_io.h"
 #include "chakra/support/error.h"
@@ -35,7 +37,7 @@ int run(const cli::Args& args) {
   chakra::JsonWriter w(out, chakra::JsonStyle::python_indent(2, false));
   if (json) w.begin_array();
   bool failed = false;
-  for (const std::string& path : args.values("FILE")) {
+  for (const std::string& path : cli::trace_files(args.values("FILE"), cli::shard_option(args))) {
     chakra::Trace trace;
     try {
       trace = chakra::read_et(path, cli::read_options(args, &progress));
@@ -76,18 +78,41 @@ int run(const cli::Args& args) {
   return failed ? cli::kFailed : cli::kOk;
 }
 
+int run_merge(const cli::Args& args) {
+  // Text records are "PATH: N nodes, ..." (or "PATH: cannot be read") with findings under them.
+  const cli::JoinedShards j = cli::join_shard_outputs(
+      args.values("PART"), "", [](std::string_view line) { return std::string(line.substr(0, line.rfind(": "))); },
+      [](std::string_view record, bool json) {
+        if (json) return !nlohmann::json::parse(record).at("ok").get<bool>();
+        const std::string_view first = record.substr(0, record.find('\n'));
+        return first.size() < 5 || first.substr(first.size() - 5) != " - OK";
+      });
+  std::cout << j.output;
+  return j.any_failed ? cli::kFailed : cli::kOk;
+}
+
 }  // namespace
 
 int cmd_validate(int argc, char** argv) {
+  if (argc > 0 && std::string(argv[0]) == "merge") {
+    cli::Args args("chakra validate merge",
+                   "Join what shards of `chakra validate PATH... --shard i/K` printed (each saved to a PART file)\n"
+                   "into what one unsharded run prints, byte for byte: the files in rank order. Exits 1 if any\n"
+                   "file has errors, as the unsharded run does.");
+    args.positional("PART", "a shard's saved output (text or --json)", true, true);
+    args.parse(argc - 1, argv + 1);
+    return cli::run_guarded("chakra validate merge", run_merge, args);
+  }
   cli::Args args("chakra validate",
                  "Check Chakra traces for what breaks simulators: duplicate ids, dependencies on missing\n"
                  "nodes, dependency cycles, communication nodes without the attributes ASTRA-sim needs,\n"
                  "attributes of a kind the feeders misread. Exits 1 if any file has errors; warnings\n"
-                 "alone exit 0.");
+                 "alone exit 0. `chakra validate merge PART...` joins the outputs of --shard i/K runs.");
   args.flag("--json", "print one JSON report per file instead of text");
   args.option("--max-per-code", "N", "list at most N findings of each kind", "20");
+  cli::add_shard_option(args);
   cli::add_read_options(args);
-  args.positional("FILE", ".et trace (plain or gzip)", true, true);
+  args.positional("FILE", ".et trace (plain or gzip), or a folder of them (its .et and .et.gz files in rank order)", true, true);
   args.parse(argc, argv);
   return cli::run_guarded("chakra validate", run, args);
 }

@@ -45,7 +45,7 @@ const char* sweep_example_spec() { return kExampleSpec; }
 namespace {
 
 // The figures a plot can show, in the table's units.
-const char* const kMetrics[] = {"step_ns", "exposed_comm_ns", "compute_ns", "messages", "events"};
+const char* const kMetrics[] = {"step_ns", "exposed_comm_ns", "compute_ns", "peak_mem_bytes", "messages", "events"};
 
 }  // namespace
 
@@ -266,7 +266,10 @@ void App::Impl::draw_sweep() {
   chart.split_labels = g.split_values;
   chart.values = g.mean;
   const bool ns = metric.size() > 3 && metric.compare(metric.size() - 3, 3, "_ns") == 0;
-  chart.format = [ns](double v) { return ns ? format_duration(v, "ns") : chakra::format_number(std::round(v)); };
+  const bool bytes = metric.size() > 6 && metric.compare(metric.size() - 6, 6, "_bytes") == 0;
+  chart.format = [ns, bytes](double v) {
+    return ns ? format_duration(v, "ns") : bytes ? chakra::format_bytes(static_cast<uint64_t>(std::max(0.0, v))) : chakra::format_number(std::round(v));
+  };
   if (w.heat_map && w.split >= 0) draw_heat_map("sweep_heat", chart, platform, take_save_request(chart.title));
   else draw_line_chart("sweep_lines", chart, 180, platform, take_save_request(chart.title));
   // The table, in point order.

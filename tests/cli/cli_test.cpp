@@ -277,7 +277,10 @@ TEST(Cli, BadInputsGiveClearErrorsAndNoOutput) {
     EXPECT_TRUE(contains(r.err, "chakra jsonize: error: " + path)) << r.err;
     EXPECT_FALSE(fs::exists(out)) << "no output may be left behind";
   }
-  Result r = run({"info", dir});
+  Result r = run({"info", dir});  // a folder of traces: the first bad one is named
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "chakra info: error: " + dir + "/")) << r.err;
+  r = run({"jsonize", dir, dir + "/x.json"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, dir + ": is a directory, not a file")) << r.err;
   // Only the inputs remain: no temporary outputs left anywhere in the directory.
@@ -1431,6 +1434,63 @@ TEST(CliSweep, SlurmScripts) {
                                std::string(" convert merge-groups '" + dir + "/et/x'")})
     EXPECT_TRUE(contains(r.out, s)) << s << "\n" << r.out;
   EXPECT_EQ(run({"convert", "pytorch", dir + "/ranks", "-o", dir + "/et/x", "--slurm", "--shard", "0/2", "--dry-run"}).exit_code, 2);
+}
+
+// info and validate over a folder of ranks: K shards' outputs, saved and merged, are the bytes
+// one run prints (text and --json, K = 1..17 over 16 ranks: shards with one rank, with none);
+// a trace with errors fails the merged validation as it fails the whole one.
+TEST(CliShard, InfoAndValidateShardsMergeIntoTheUnshardedOutput) {
+  const std::string dir = temp_dir(), ranks = shared("data/chakra_et/shuoshuc_T2D_16npus");
+  for (const char* command : {"info", "validate"}) {
+    for (const bool json : {false, true}) {
+      std::vector<std::string> whole_args = {command, ranks};
+      if (json) whole_args.push_back("--json");
+      const Result whole = run(whole_args);
+      ASSERT_EQ(whole.exit_code, 0) << whole.err;
+      ASSERT_TRUE(contains(whole.out, "trace.15.et")) << whole.out;
+      EXPECT_LT(whole.out.find("trace.9.et"), whole.out.find("trace.10.et"));  // rank order, not name order
+      for (int k : {1, 2, 3, 16, 17}) {
+        SCOPED_TRACE(std::string(command) + (json ? " --json" : "") + " K=" + std::to_string(k));
+        std::vector<std::string> merge = {command, "merge"};
+        for (int i = 0; i < k; ++i) {
+          std::vector<std::string> a = whole_args;
+          a.insert(a.end(), {"--shard", std::to_string(i) + "/" + std::to_string(k)});
+          const Result part = run(a);
+          ASSERT_EQ(part.exit_code, 0) << part.err;
+          merge.push_back(dir + "/part" + std::to_string(i));
+          write_raw(merge.back(), part.out);
+        }
+        const Result merged = run(merge);
+        ASSERT_EQ(merged.exit_code, 0) << merged.err;
+        EXPECT_EQ(merged.out, whole.out);
+      }
+    }
+  }
+  // A folder with an unreadable rank: both exit 1 with the same report.
+  fs::create_directories(dir + "/bad");
+  fs::copy_file(ranks + "/trace.0.et", dir + "/bad/t.0.et");
+  write_raw(dir + "/bad/t.1.et", "\x05not a trace");
+  const Result whole = run({"validate", dir + "/bad"});
+  EXPECT_EQ(whole.exit_code, 1);
+  std::vector<std::string> merge = {"validate", "merge"};
+  for (int i = 0; i < 2; ++i) {
+    merge.push_back(dir + "/vpart" + std::to_string(i));
+    write_raw(merge.back(), run({"validate", dir + "/bad", "--shard", std::to_string(i) + "/2"}).out);
+  }
+  const Result merged = run(merge);
+  EXPECT_EQ(merged.exit_code, 1);
+  EXPECT_EQ(merged.out, whole.out);
+  // A part twice, text with JSON, a file without a rank: named errors.
+  Result twice = run({"validate", "merge", merge[2], merge[2]});
+  EXPECT_EQ(twice.exit_code, 1);
+  EXPECT_TRUE(contains(twice.err, "rank 0 is also in")) << twice.err;
+  write_raw(dir + "/json", run({"validate", dir + "/bad", "--shard", "1/2", "--json"}).out);
+  EXPECT_TRUE(contains(run({"validate", "merge", merge[2], dir + "/json"}).err, "JSON and text parts cannot be joined"));
+  fs::copy_file(ranks + "/trace.0.et", dir + "/bad/norank.et");
+  Result no_rank = run({"info", dir + "/bad", "--shard", "0/2"});
+  EXPECT_EQ(no_rank.exit_code, 1);
+  EXPECT_TRUE(contains(no_rank.err, "norank.et: --shard splits by rank")) << no_rank.err;
+  EXPECT_TRUE(contains(run({"info", dir}).err, "no .et traces in the folder"));
 }
 
 // --shard i/K on the commands that take a folder of ranks: K shards write exactly the files of

@@ -15,6 +15,7 @@
 #include "chakra/format/io.h"
 #include "chakra/format/yaml.h"
 #include "chakra/sim/simulate.h"
+#include "chakra/stablehlo/stablehlo.h"
 #include "chakra/support/error.h"
 #include "chakra/support/text.h"
 #include "chakra/synth/synth.h"
@@ -319,6 +320,7 @@ struct Runner::Built {
   sim::CommGroups groups;
   std::string groups_source;
   uint64_t npus = 0;  // 0: as many as the network has
+  std::optional<uint64_t> peak_memory;  // bytes on the fullest rank, where the workload says
 };
 
 namespace {
@@ -330,7 +332,7 @@ std::string resolve(const std::string& base_dir, const std::string& path) {
 
 std::shared_ptr<const Runner::Built> build_workload(const Json& w, const std::string& base_dir) {
   if (!w.is_object() || w.size() != 1)
-    throw Error("workload: give exactly one of traces, collective, synth");
+    throw Error("workload: give exactly one of traces, collective, synth, stablehlo");
   auto b = std::make_shared<Runner::Built>();
   const auto first = w.begin();
   const std::string kind = first.key();
@@ -381,8 +383,38 @@ std::shared_ptr<const Runner::Built> build_workload(const Json& w, const std::st
       b->encoded.push_back(encode_et(t));
     }
     for (const auto& [id, members] : synth::comm_groups(*sw)) b->groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
+    b->peak_memory = synth::peak_memory_bytes(*sw);
+  } else if (kind == "stablehlo") {
+    // A per-device (SPMD-partitioned) program, as chakra import stablehlo turns it into traces.
+    if (v.is_string()) return build_workload(Json{{"stablehlo", Json{{"program", v}}}}, base_dir);
+    if (!v.is_object() || !v.contains("program")) throw Error("workload.stablehlo: {program: FILE.mlir, device: h100, module: 0, trip_count: 1}");
+    shlo::AnalyzeOptions ao;
+    std::string device = "h100";
+    uint64_t module = 0;
+    for (const auto& [key, x] : v.items()) {
+      const std::string what = "workload.stablehlo." + key;
+      if (key == "program") continue;
+      if (key == "device") device = text_of(x, what);
+      else if (key == "module") module = as_uint(x, what);
+      else if (key == "trip_count") ao.default_trip_count = std::max<uint64_t>(1, as_uint(x, what));
+      else if (key == "fusion") ao.fuse_elementwise = x.is_boolean() ? x.get<bool>() : throw Error(what + ": true or false");
+      else throw Error(what + ": unknown field (program, device, module, trip_count, fusion)");
+    }
+    const shlo::Program program = shlo::load_program(resolve(base_dir, text_of(v["program"], "workload.stablehlo.program")));
+    if (module >= program.modules())
+      throw Error("workload.stablehlo.module: " + std::to_string(module) + ", but " + program.file() + " has " + std::to_string(program.modules()) + " module(s)");
+    const shlo::Analysis analysis = shlo::analyze(program, module, ao);
+    const shlo::DeviceSpec spec = shlo::device_preset(device);
+    b->npus = analysis.devices;
+    Trace t;
+    for (uint32_t d = 0; d < analysis.devices; ++d) {
+      t = Trace();
+      shlo::device_trace(analysis, spec, d, t);
+      b->encoded.push_back(encode_et(t));
+    }
+    for (const auto& [id, members] : shlo::comm_groups(analysis)) b->groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
   } else {
-    throw Error("workload: unknown kind '" + kind + "' (traces, collective, synth)");
+    throw Error("workload: unknown kind '" + kind + "' (traces, collective, synth, stablehlo)");
   }
   return b;
 }
@@ -649,7 +681,7 @@ std::vector<std::string> table_columns(const Spec& spec, bool timing) {
   for (const Axis& a : spec.axes) c.push_back(a.field);
   for (const auto& z : spec.zips)
     for (const Axis& a : z) c.push_back(a.field);
-  for (const char* f : {"npus", "step_ns", "compute_ns", "exposed_comm_ns", "messages", "events"}) c.push_back(f);
+  for (const char* f : {"npus", "step_ns", "compute_ns", "exposed_comm_ns", "peak_mem_bytes", "messages", "events"}) c.push_back(f);
   for (int t = 0; t <= sim::kCollectiveTypes; ++t)
     for (const char* f : {"_count", "_bytes", "_time_ns"}) c.push_back(std::string(sim::collective_totals_name(t)) + f);
   if (timing) c.push_back("sim_ms");
@@ -668,7 +700,7 @@ Row Runner::row_of(const Point& point) const {
   return row;
 }
 
-void Runner::build(const Point& point, sim::SimInputs& in, sim::SimOptions& o, std::shared_ptr<const Built>& built) const {
+void Runner::build(const Point& point, Row& row, sim::SimInputs& in, sim::SimOptions& o, std::shared_ptr<const Built>& built) const {
   const Json config = point_config(spec_, point);
   const std::string workload_key = config["workload"].dump();
   {
@@ -690,6 +722,7 @@ void Runner::build(const Point& point, sim::SimInputs& in, sim::SimOptions& o, s
   if (!built->encoded.empty()) in.encoded_traces = &built->encoded;
   in.groups = built->groups;
   in.groups_source = built->groups_source;
+  if (built->peak_memory) row["peak_mem_bytes"] = *built->peak_memory;
   if (config.contains("backend")) {
     const std::string b = text_of(config["backend"], "backend");
     bool found = false;
@@ -701,7 +734,10 @@ void Runner::build(const Point& point, sim::SimInputs& in, sim::SimOptions& o, s
     o.queues_per_dim = static_cast<uint32_t>(std::clamp<uint64_t>(as_uint(config["queues_per_dim"], "queues_per_dim"), 1, 1024));
 }
 
-void Runner::fail(Row& row, const std::string& error) const { row["error"] = error; }
+void Runner::fail(Row& row, const std::string& error) const {
+  row["peak_mem_bytes"] = nullptr;  // a failed point has no figures
+  row["error"] = error;
+}
 
 void Runner::finish(Row& row, const sim::SimResult& r, double ms) const {
   if (r.deadlock) {
@@ -737,7 +773,7 @@ Row Runner::run(const Point& point) const {
     sim::SimInputs in;
     sim::SimOptions o;
     std::shared_ptr<const Built> built;
-    build(point, in, o, built);
+    build(point, row, in, o, built);
     const auto t0 = std::chrono::steady_clock::now();
     const sim::SimResult r = sim::simulate(in, o);
     finish(row, r, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -753,7 +789,7 @@ std::optional<sim::SimJob> Runner::job(const Point& point, Row& row) const {
     sim::SimInputs in;
     sim::SimJob job;
     std::shared_ptr<const Built> built;
-    build(point, in, job.options, built);
+    build(point, row, in, job.options, built);
     if (built->encoded.empty())
       throw Error("workload.traces: traces read from files (" + built->prefix + ".<npu>.et) run in chakra sweep, not here");
     job.traces = built->encoded;

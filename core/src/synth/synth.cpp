@@ -688,6 +688,43 @@ uint64_t block_weight_elements(const SynthOptions& o) {
   return attention;
 }
 
+MemoryEstimate memory_estimate(const Workload& w, uint32_t stage) {
+  const SynthOptions& o = w.o;
+  const ModelShape& s = o.shape;
+  const Parallelism& p = o.par;
+  const uint64_t P = p.pp, L = s.layers, e = o.dtype_bytes;
+  const uint64_t layers = L / P + (stage < L % P ? 1 : 0);
+  const bool first = stage == 0, last = stage + 1 == P;
+  const uint64_t embedding = mul(s.vocab, s.hidden);
+  uint64_t params = mul(layers, block_weight_elements(o)) + (first ? embedding : 0) + (last ? embedding : 0);
+  if (p.fsdp) params = div(params, p.dp);
+  MemoryEstimate m;
+  m.weights = mul(params, e);
+  m.gradients = mul(params, e);
+  m.optimizer = mul(params, 12);
+
+  // One layer's kept tensors for one micro-batch (names as in StageBuilder's Dims).
+  const uint64_t b = std::max<uint64_t>(1, s.batch / std::max<uint64_t>(1, s.micro_batches * p.dp));
+  const uint64_t T = std::max<uint64_t>(1, b * s.seq / p.sp), Tout = p.sequence_parallel ? std::max<uint64_t>(1, T / p.tp) : T;
+  const uint64_t dh = s.hidden / s.heads, kv = s.kv_heads ? s.kv_heads : s.heads;
+  const uint64_t Hl = std::max<uint64_t>(1, s.heads / p.tp), KVl = std::max<uint64_t>(1, kv / p.tp), Fl = std::max<uint64_t>(1, s.ffn / p.tp);
+  uint64_t layer = 4 * Tout * s.hidden + T * (Hl + 2 * KVl) * dh + T * Hl * dh;
+  if (o.attention == Attention::Full) layer += 2 * b * Hl * (s.seq / p.sp) * s.seq;  // scores and softmax
+  const uint64_t ffn = T * Fl * (o.model == ModelKind::Gpt ? 2 : 4);                // GELU in/out; SwiGLU gate, up, act, product
+  layer += o.model == ModelKind::Moe ? ffn * s.top_k : ffn;
+  layer *= e;
+  const uint64_t per_micro_batch = o.recompute ? mul(layers, e * Tout * s.hidden) : mul(layers, layer);
+  const uint64_t in_flight = o.schedule == Schedule::OneFOneB ? std::min<uint64_t>(s.micro_batches, P - stage) : s.micro_batches;
+  m.activations = mul(per_micro_batch, in_flight) + (o.recompute ? layer : 0) + (last ? mul(2 * e * T, s.vocab) : 0);
+  return m;
+}
+
+uint64_t peak_memory_bytes(const Workload& w) {
+  uint64_t peak = 0;
+  for (uint32_t s = 0; s < num_stages(w); ++s) peak = std::max(peak, memory_estimate(w, s).total());
+  return peak;
+}
+
 std::vector<std::string> preset_names() {
   std::vector<std::string> names;
   const nlohmann::json all = nlohmann::json::parse(kPresetsJson);

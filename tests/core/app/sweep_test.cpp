@@ -10,7 +10,10 @@
 #include "chakra/format/et_io.h"
 #include "chakra/format/yaml.h"
 #include "chakra/sim/simulate.h"
+#include "chakra/stablehlo/stablehlo.h"
+#include "chakra/synth/synth.h"
 #include "chakra/support/error.h"
+#include "test_support.h"
 
 using namespace chakra;
 using namespace chakra::sweep;
@@ -197,6 +200,68 @@ TEST(Sweep, PointsGiveTheSimulatorsFiguresAndFailuresAreRows) {
   EXPECT_EQ(not_run, failed);
 }
 
+// The other workload kinds: a synthesized model's rows carry its memory estimate; a StableHLO
+// program's devices are simulated as chakra import stablehlo writes them.
+TEST(Sweep, SynthAndStableHloWorkloads) {
+  const Spec synth_spec = parse_spec(
+      "workload:\n  synth: {preset: llama2-7b, layers: 2, batch: 8, seq: 512, micro_batches: 2, dp: 2, tp: 2, pp: 2}\n"
+      "network: {topology: [Ring], npus: [8], bandwidth: [50], latency: [500]}\nsystem: {preset: astra-sim-ring-8}\n"
+      "axes:\n  workload.synth.schedule: [1f1b, gpipe]\n",
+      "s.yaml", "");
+  const Expansion se = expand(synth_spec);
+  const Runner synth_runner(synth_spec, false);
+  for (const Point& p : se.points) {
+    const Row row = synth_runner.run(p);
+    ASSERT_EQ(row["error"], "") << row.dump();
+    synth::SynthOptions o;
+    synth::apply_preset("llama2-7b", o);
+    o.shape.layers = 2, o.shape.batch = 8, o.shape.seq = 512, o.shape.micro_batches = 2;
+    o.par.dp = 2, o.par.tp = 2, o.par.pp = 2;
+    o.schedule = p.values[0].second == "gpipe" ? synth::Schedule::GPipe : synth::Schedule::OneFOneB;
+    EXPECT_EQ(row["peak_mem_bytes"], synth::peak_memory_bytes(*synth::synthesize(o)));
+  }
+  EXPECT_GT(synth_runner.run(se.points[1])["peak_mem_bytes"].get<uint64_t>(), synth_runner.run(se.points[0])["peak_mem_bytes"].get<uint64_t>());
+
+  const std::string program = testing_support::shared("reference/stablehlo/llama3/llama3-100m.spmd.mlir");
+  const Spec shlo_spec = parse_spec(
+      "workload:\n  stablehlo: {program: " + program + ", device: h100}\n"
+      "network: {topology: [Ring], npus: [4], bandwidth: [50], latency: [500]}\nsystem: {preset: astra-sim-ring-8}\n"
+      "axes:\n  workload.stablehlo.device: [h100, a100]\n",
+      "s.yaml", "");
+  const Runner shlo_runner(shlo_spec, false);
+  const Expansion he = expand(shlo_spec);
+  std::vector<uint64_t> compute;
+  for (const Point& p : he.points) {
+    const Row row = shlo_runner.run(p);
+    ASSERT_EQ(row["error"], "") << row.dump();
+    EXPECT_EQ(row["npus"], 4);
+    EXPECT_TRUE(row["peak_mem_bytes"].is_null());
+    // The same as simulating the imported traces directly.
+    const shlo::Analysis a = shlo::analyze(shlo::load_program(program));
+    std::vector<std::string> traces;
+    for (uint32_t d = 0; d < 4; ++d) {
+      Trace t;
+      shlo::device_trace(a, shlo::device_preset(p.values[0].second.get<std::string>()), d, t);
+      traces.push_back(encode_et(t));
+    }
+    sim::SimInputs in;
+    in.workload = "direct";
+    in.encoded_traces = &traces;
+    for (const auto& [id, members] : shlo::comm_groups(a)) in.groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
+    in.network = sim::parse_network("topology: [Ring]\nnpus_count: [4]\nbandwidth: [50]\nlatency: [500]\n", "n");
+    Row again;
+    sim::SimJob job = *shlo_runner.job(p, again);
+    in.system = job.system;
+    EXPECT_EQ(row["step_ns"], sim::simulate(in).end());
+    EXPECT_GT(row["all_reduce_count"].get<uint64_t>() + row["reduce_scatter_count"].get<uint64_t>() + row["all_gather_count"].get<uint64_t>(), 0u);
+    compute.push_back(row["compute_ns"].get<uint64_t>());
+  }
+  EXPECT_LT(compute[0], compute[1]);  // an H100 computes faster than an A100
+  const Spec bad_spec = parse_spec("workload:\n  stablehlo: {program: p.mlir, devise: h100}\nnetwork: {topology: [Ring], npus: [4]}\n", "s.yaml", "");
+  const Row bad = Runner(bad_spec, false).run(expand(bad_spec).points[0]);
+  EXPECT_NE(bad["error"].get<std::string>().find("workload.stablehlo.devise: unknown field"), std::string::npos) << bad.dump();
+}
+
 // Tables: CSV and JSON lines sorted by point; rows read back (a cut last line counted, not an
 // error); shards' rows merge into exactly the unsharded table; a duplicate or another spec's row
 // is an error naming the file.
@@ -237,7 +302,7 @@ TEST(Sweep, ShardTablesMergeIntoTheUnshardedTable) {
             std::string::npos);
   // CSV: a header, then one line per point; lists and text with commas quoted.
   EXPECT_EQ(whole_csv.substr(0, whole_csv.find('\n')), "point,sweep,workload.collective.size,network.bandwidth,system.preferred-dataset-splits,"
-                                                       "system.active-chunks-per-dimension,npus,step_ns,compute_ns,exposed_comm_ns,messages,events,"
+                                                       "system.active-chunks-per-dimension,npus,step_ns,compute_ns,exposed_comm_ns,peak_mem_bytes,messages,events,"
                                                        "all_reduce_count,all_reduce_bytes,all_reduce_time_ns,all_gather_count,all_gather_bytes,"
                                                        "all_gather_time_ns,reduce_scatter_count,reduce_scatter_bytes,reduce_scatter_time_ns,"
                                                        "all_to_all_count,all_to_all_bytes,all_to_all_time_ns,broadcast_count,broadcast_bytes,"

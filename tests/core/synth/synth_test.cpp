@@ -550,6 +550,46 @@ TEST(SynthPresets, EveryPresetSynthesizes) {
   EXPECT_EQ(o.shape.vocab, 128256u);
 }
 
+// Memory: Llama-2-7B's weights are its published 6.74 B parameters (norms aside) in bf16 and
+// Adam's state 12 bytes each; FSDP shards them over dp; 1F1B keeps pp - stage micro-batches
+// where GPipe keeps all; recompute keeps only each block's input.
+TEST(SynthMemory, EstimateFollowsWeightsShardingAndTheSchedule) {
+  SynthOptions o;
+  apply_preset("llama2-7b", o);
+  o.shape.batch = 16;
+  o.shape.seq = 2048;
+  o.par.dp = 2;
+  const MemoryEstimate m = memory_estimate(*synthesize(o), 0);
+  const double params = 6'738'415'616.0 - 32 * 2 * 4096 - 4096;  // the model's count less its RMSNorm weights
+  EXPECT_NEAR(static_cast<double>(m.weights), 2 * params, 2e-3 * params);
+  EXPECT_EQ(m.gradients, m.weights);
+  EXPECT_EQ(m.optimizer, 6 * m.weights);
+  o.par.fsdp = true;
+  const MemoryEstimate sharded = memory_estimate(*synthesize(o), 0);
+  EXPECT_EQ(sharded.weights, m.weights / 2);
+  EXPECT_EQ(sharded.optimizer, m.optimizer / 2);
+  EXPECT_EQ(sharded.activations, m.activations);
+  o.par.fsdp = false;
+
+  // Eight micro-batches over four stages: stage 0 of 1F1B holds 4 of them, GPipe all 8; the
+  // last stage adds its logits (2 bytes × tokens × vocab, logits and their softmax).
+  o.par.dp = 1;
+  o.par.pp = 4;
+  o.shape.micro_batches = 8;
+  o.schedule = Schedule::OneFOneB;
+  const auto one_f_one_b = synthesize(o);
+  o.schedule = Schedule::GPipe;
+  const auto gpipe = synthesize(o);
+  const uint64_t tokens = 2 * 2048;  // 16 sequences / 8 micro-batches × seq
+  const uint64_t logits = 2 * 2 * tokens * 32000;
+  EXPECT_EQ(memory_estimate(*gpipe, 0).activations, 2 * memory_estimate(*one_f_one_b, 0).activations);
+  EXPECT_EQ(memory_estimate(*gpipe, 3).activations - logits, 8 * (memory_estimate(*one_f_one_b, 3).activations - logits));
+  EXPECT_EQ(peak_memory_bytes(*one_f_one_b), memory_estimate(*one_f_one_b, 0).total());
+  o.schedule = Schedule::OneFOneB;
+  o.recompute = true;
+  EXPECT_LT(memory_estimate(*synthesize(o), 0).activations, memory_estimate(*one_f_one_b, 0).activations / 4);
+}
+
 TEST(SynthErrors, InconsistentOptionsNameTheOption) {
   auto error = [](SynthOptions o) -> std::string {
     try {

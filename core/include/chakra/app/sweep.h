@@ -105,15 +105,17 @@ class Runner {
 
  private:
   struct Cache;
-  // The point's simulation; throws chakra::Error for a point that cannot run.
-  void build(const Point& point, sim::SimInputs& in, sim::SimOptions& options, std::shared_ptr<const Built>& workload) const;
+  // The point's simulation, and the figures known before it runs (peak memory) into `row`;
+  // throws chakra::Error for a point that cannot run.
+  void build(const Point& point, Row& row, sim::SimInputs& in, sim::SimOptions& options, std::shared_ptr<const Built>& workload) const;
   const Spec& spec_;
   bool timing_;
   std::unique_ptr<Cache> cache_;  // workloads built once and shared by the points that use them
 };
 
 // The table's columns: point, sweep, the spec's axes, then npus, step_ns, compute_ns,
-// exposed_comm_ns (means over NPUs), messages, events, per collective type count, bytes and
+// exposed_comm_ns (means over NPUs), peak_mem_bytes (synth workloads: synth::peak_memory_bytes),
+// messages, events, per collective type count, bytes and
 // time_ns, sim_ms (with timing), error.
 std::vector<std::string> table_columns(const Spec& spec, bool timing);
 

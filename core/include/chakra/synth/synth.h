@@ -99,6 +99,21 @@ uint32_t num_groups(const Workload& w);
 // Every group by id, for chakra::comm_group_json() (the file simulators read).
 std::map<std::string, std::vector<int64_t>> comm_groups(const Workload& w);
 
+// The bytes one rank of `stage` holds at its peak in the step, estimated in closed form: bf16
+// (dtype_bytes) weights and gradients, fp32 master weights and Adam moments (12 bytes per
+// weight), all sharded over dp with FSDP; and the activations the forward keeps for the
+// backward (per layer and micro-batch: the block's inputs and norms, Q/K/V, the attention output,
+// the scores unless attention is fused, the FFN's intermediate tensors; with recompute only the
+// block's input plus one layer's set) for the micro-batches in flight: all of them with GPipe,
+// pp - stage with 1F1B. The last stage adds one micro-batch's logits. A planning figure like
+// Megatron's memory estimate, not an allocator's trace.
+struct MemoryEstimate {
+  uint64_t weights = 0, gradients = 0, optimizer = 0, activations = 0;
+  uint64_t total() const { return weights + gradients + optimizer + activations; }
+};
+MemoryEstimate memory_estimate(const Workload& w, uint32_t stage);
+uint64_t peak_memory_bytes(const Workload& w);  // the largest total over the stages
+
 // Per-rank closed forms the tests check the graphs against.
 uint64_t block_weight_elements(const SynthOptions& o);  // one block's weights on one rank (TP-sharded)
 
