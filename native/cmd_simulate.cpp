@@ -2,6 +2,7 @@
 // per-NPU traces on ASTRA-sim's analytical model, print its per-NPU lines and a summary.
 #include <cstdio>
 #include <optional>
+#include <filesystem>
 #include <iostream>
 
 #include "chakra/analysis/critical_path.h"
@@ -177,6 +178,13 @@ int run_simulate(const cli::Args& a) {
   if (a.has("--critical-path")) q.critical_path_steps = 20;
   if (a.has("--top")) q.critical_path_steps = a.get_uint("--top", 1000000);
   if (a.has("--what-if")) q.what_if = cli::parse_what_if(a, a.get("--what-if"));
+  if (a.has("--slowdown")) {
+    // A file of entries, or the entries themselves.
+    const std::string& spec = a.get("--slowdown");
+    std::error_code ec;
+    q.opt.slowdown = std::filesystem::is_regular_file(spec, ec) ? parse_slowdowns(chakra::read_file(spec, {}), spec)
+                                                                 : parse_slowdowns(spec, "--slowdown");
+  }
   return run(q);
 }
 
@@ -251,6 +259,9 @@ int cmd_simulate(int argc, char** argv) {
   args.flag("--critical-path", "print the run's critical path across NPUs (core/docs/analyses.md)");
   args.option("--top", "N", "with --critical-path: steps listed (default 20)", "");
   args.option("--what-if", "NAME=K", "simulate again with nodes whose name contains NAME K times faster (durations; sizes of collectives and messages) and print the new step", "");
+  args.option("--slowdown", "SPEC|FILE",
+              "slower NPUs and links: entries like npu=3:compute=1.5, npu=0-7:comm=2, npu=5:delay=20us,\n"
+              "dim=1:bandwidth=0.5, separated by ';' (or one per line in a FILE; core/docs/simulator.md)", "");
   cli::add_read_options(args);
   args.parse(argc, argv);
   return cli::run_guarded("chakra simulate", run_simulate, args);

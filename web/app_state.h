@@ -62,6 +62,8 @@ struct SimSettings {
   // the name is empty).
   std::string faster_name;
   double faster_by = 1;
+  // Stragglers and slower links: a chakra simulate --slowdown spec ("" for none).
+  std::string slowdown;
 };
 
 struct SimRun {
@@ -226,6 +228,7 @@ struct App::Impl {
   int next_run_id = 1;
   int compare_a = 0, compare_b = 0;
   std::string sim_error;
+  std::string slowdown_error;  // of the last slowdown spec typed or commanded
   std::unique_ptr<SimRun> running;  // started on the platform's runner, not finished yet
   double running_fraction = 0;
   std::chrono::steady_clock::time_point running_since;
@@ -309,6 +312,10 @@ struct App::Impl {
   void open_sweep_table(const std::string& name, const std::string& bytes);
   void use_preset(const std::string& name);
   void fit_settings_to_ranks();
+  // The simulation's slowdowns (`slowdown SPEC` command, the Simulation view); a spec that does
+  // not parse is refused with its error shown.
+  bool set_slowdown(const std::string& spec);
+  void draw_slowdowns();
   bool run_simulation() { return run_simulation(sim); }
   bool run_simulation(const SimSettings& settings);
   void finish_run(std::unique_ptr<SimRun> run);

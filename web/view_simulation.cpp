@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include <imgui.h>
+#include <imgui_stdlib.h>
 
 #include "app_state.h"
 #include "chart.h"
@@ -49,6 +50,87 @@ void App::Impl::use_preset(const std::string& name) {
   sim.system = p.system;
 }
 
+bool App::Impl::set_slowdown(const std::string& spec) {
+  try {
+    sim::parse_slowdowns(spec, "slowdowns");
+    sim.slowdown = spec;
+    slowdown_error.clear();
+    return true;
+  } catch (const chakra::Error& e) {
+    slowdown_error = e.what();
+    note("error: " + slowdown_error);
+    return false;
+  }
+}
+
+// Stragglers: the spec as text, and a table of the NPUs (and dimensions) that edits it.
+void App::Impl::draw_slowdowns() {
+  const uint32_t npus = static_cast<uint32_t>(sim.network.total_npus());
+  const bool open = ImGui::CollapsingHeader(sim.slowdown.empty() ? "Slowdowns (stragglers, slower links)###slowdowns"
+                                                                  : "Slowdowns: on###slowdowns");
+  if (!open) return;
+  ImGui::TextDisabled("npu=3:compute=1.5; npu=0-7:comm=2; npu=5:delay=20us; dim=1:bandwidth=0.5");
+  std::string text = sim.slowdown;
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::InputTextWithHint("##slowdown", "none: every NPU and link at full speed", &text)) set_slowdown(text);
+  if (!slowdown_error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s", slowdown_error.c_str());
+  sim::Slowdowns s;
+  try {
+    s = sim::parse_slowdowns(sim.slowdown, "slowdowns");
+  } catch (const chakra::Error&) {
+    return;  // the error is shown above
+  }
+  bool changed = false;
+  if (ImGui::BeginTable("npu_slowdowns", 4, ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV,
+                        ImVec2(0, std::min(8.0f, static_cast<float>(npus) + 1.5f) * ImGui::GetFrameHeightWithSpacing()))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const char* h : {"NPU", "compute x", "comm x", "start delay (us)"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    ImGuiListClipper clipper;
+    clipper.Begin(static_cast<int>(npus));
+    while (clipper.Step())
+      for (int n = clipper.DisplayStart; n < clipper.DisplayEnd; ++n) {
+        const uint32_t u = static_cast<uint32_t>(n);
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::Text("%d", n);
+        ImGui::PushID(n);
+        auto factor = [&](const char* id, std::vector<double>& list, double rest, double value) {
+          ImGui::TableNextColumn();
+          ImGui::SetNextItemWidth(-1);
+          if (ImGui::InputDouble(id, &value, 0, 0, "%.4g", ImGuiInputTextFlags_EnterReturnsTrue) && value > 0 && value <= 1e6) {
+            if (list.size() <= u) list.resize(u + 1, rest);
+            list[u] = value;
+            changed = true;
+          }
+        };
+        factor("##compute", s.compute, s.compute_rest, s.compute_of(u));
+        factor("##comm", s.comm, s.comm_rest, s.comm_of(u));
+        ImGui::TableNextColumn();
+        double us = static_cast<double>(s.delay_of(u)) / 1000;
+        ImGui::SetNextItemWidth(-1);
+        if (ImGui::InputDouble("##delay", &us, 0, 0, "%.6g", ImGuiInputTextFlags_EnterReturnsTrue) && us >= 0 && us < 1e12) {
+          if (s.delay.size() <= u) s.delay.resize(u + 1, s.delay_rest);
+          s.delay[u] = static_cast<uint64_t>(std::llround(us * 1000));
+          changed = true;
+        }
+        ImGui::PopID();
+      }
+    ImGui::EndTable();
+  }
+  for (uint32_t d = 0; d < sim.network.npus.size(); ++d) {
+    double k = s.bandwidth_of(d);
+    ImGui::SetNextItemWidth(120);
+    if (ImGui::InputDouble(("bandwidth x, dim " + std::to_string(d)).c_str(), &k, 0, 0, "%.4g", ImGuiInputTextFlags_EnterReturnsTrue) && k > 0 && k <= 1e6) {
+      if (s.bandwidth.size() <= d) s.bandwidth.resize(d + 1, s.bandwidth_rest);
+      s.bandwidth[d] = k;
+      changed = true;
+    }
+    if (d + 1 < sim.network.npus.size()) ImGui::SameLine();
+  }
+  if (changed) set_slowdown(sim::format_slowdowns(s));
+}
+
 void App::Impl::fit_settings_to_ranks() {
   size_t n = workspace.ranks().size();
   sim.network = sim::fit_network(sim.network, n);
@@ -64,6 +146,7 @@ bool App::Impl::run_simulation(const SimSettings& settings) {
     options.backend = settings.congestion_aware ? sim::Backend::CongestionAware : sim::Backend::CongestionUnaware;
     options.record_spans = true;
     if (!settings.faster_name.empty()) options.speedups.push_back({settings.faster_name, settings.faster_by});
+    options.slowdown = sim::parse_slowdowns(settings.slowdown, "slowdowns");
     sim::SimJob job = workspace.simulation_job(settings.network, settings.system, options);  // checks the ranks
     auto run = std::make_unique<SimRun>();
     run->id = next_run_id++;
@@ -73,7 +156,8 @@ bool App::Impl::run_simulation(const SimSettings& settings) {
       dims += (d ? " x " : "") + std::to_string(settings.network.npus[d]) + " " + sim::topology_name(settings.network.topology[d]) +
               " " + chakra::format_number(settings.network.bandwidth[d]) + " GB/s";
     run->label = settings.preset + ": " + dims + (settings.congestion_aware ? ", congestion-aware" : "") +
-                 (settings.faster_name.empty() ? "" : ", *" + settings.faster_name + "* " + chakra::format_number(settings.faster_by) + "x faster");
+                 (settings.faster_name.empty() ? "" : ", *" + settings.faster_name + "* " + chakra::format_number(settings.faster_by) + "x faster") +
+                 (settings.slowdown.empty() ? "" : ", slowdowns " + (settings.slowdown.size() > 40 ? settings.slowdown.substr(0, 37) + "..." : settings.slowdown));
     running_since = std::chrono::steady_clock::now();
     if (platform.runs_simulations()) {
       running = std::move(run);  // first: the platform may report a failure at once
@@ -341,6 +425,7 @@ void App::Impl::draw_simulation() {
   sys.peak_perf = std::max(0.0, sys.peak_perf);
   sys.local_mem_bw = std::max(0.0, sys.local_mem_bw);
   ImGui::Checkbox("roofline compute (from num_ops and tensor_size instead of recorded durations)", &sys.roofline);
+  draw_slowdowns();
   if (running) {
     draw_run_progress(320);
     ImGui::SameLine();
@@ -506,6 +591,7 @@ void App::Impl::settings_state(const SimSettings& sim, const std::string& prefix
   if (sim.system.local_mem_bw > 0) s[prefix + "mem"] = chakra::format_number(sim.system.local_mem_bw);
   if (sim.system.roofline) s[prefix + "roofline"] = "1";
   if (sim.congestion_aware) s[prefix + "backend"] = "aware";
+  if (!sim.slowdown.empty()) s[prefix + "slow"] = sim.slowdown;
   if (!sim.faster_name.empty()) {
     s[prefix + "fast"] = sim.faster_name;
     s[prefix + "fastx"] = chakra::format_number(sim.faster_by);
@@ -552,6 +638,10 @@ SimSettings App::Impl::settings_from_state(const chakra::ShareState& s, const st
   out.system = std::move(sys);
   out.congestion_aware = aware;
   out.preset = s.count(prefix + "preset") ? s.at(prefix + "preset").substr(0, 64) : "(link)";
+  if (s.count(prefix + "slow")) {
+    out.slowdown = s.at(prefix + "slow").substr(0, 4096);
+    sim::parse_slowdowns(out.slowdown, "share link: slowdowns");  // refused here, not at the run
+  }
   if (s.count(prefix + "fast")) {
     out.faster_name = s.at(prefix + "fast").substr(0, 64);
     out.faster_by = chakra::share_number(s, prefix + "fastx", 1e-6, 1e6, 1);

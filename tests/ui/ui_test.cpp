@@ -189,6 +189,40 @@ TEST(AppUi, SimulationInPlaceMatchesTheSimulator) {
   EXPECT_EQ(h.status()["view"], "timeline");
 }
 
+// Slowdowns set by command (as the Simulation view's table writes them) run as chakra simulate
+// --slowdown does, travel in the share link, and a spec that does not parse is refused.
+TEST(AppUi, SlowdownsRunAsTheSimulatorAndTravelInTheLink) {
+  const std::string spec = "npu=3:compute=2; npu=all:comm=1.5; dim=0:bandwidth=0.5";
+  chakra::sim::SimInputs in;
+  in.workload = shared(kAllReduce) + "/AllReduce_1MB";
+  in.network = chakra::sim::load_network(shared(kRing8));
+  in.system = chakra::sim::load_system(shared(kRingSys));
+  chakra::sim::SimOptions o;
+  o.slowdown = chakra::sim::parse_slowdowns(spec, "test");
+  std::vector<uint64_t> expected;
+  for (const auto& n : chakra::sim::simulate(in, o).npus) expected.push_back(n.finish);
+  ASSERT_NE(expected, reference_finish());
+  std::string hash;
+  {
+    Headless h;
+    load_allreduce(h);
+    EXPECT_FALSE(h.app->command("slowdown npu=3:speed=2"));
+    ASSERT_TRUE(h.app->command("slowdown " + spec));
+    ASSERT_TRUE(h.app->command("simulate"));
+    h.frame();
+    json s = h.status();
+    ASSERT_EQ(s["runs"].size(), 1u);
+    EXPECT_EQ(s["runs"][0]["finish_ns"].get<std::vector<uint64_t>>(), expected);
+    hash = s["hash"];
+  }
+  Headless b;
+  b.app->apply_hash(hash);
+  load_allreduce(b);
+  json s = b.status();
+  ASSERT_EQ(s["runs"].size(), 1u) << hash;  // the link's run, made again
+  EXPECT_EQ(s["runs"][0]["finish_ns"].get<std::vector<uint64_t>>(), expected);
+}
+
 TEST(AppUi, ARunThatCannotStartUsesNoRunNumber) {
   Headless h;
   h.drop(shared(kRing8));

@@ -13,7 +13,7 @@ namespace {
 using codec::Reader;
 using codec::Writer;
 
-constexpr char kJobMagic[8] = {'C', 'K', 'S', 'I', 'M', 'J', 'O', '1'};
+constexpr char kJobMagic[8] = {'C', 'K', 'S', 'I', 'M', 'J', 'O', '2'};
 constexpr char kResultMagic[8] = {'C', 'K', 'S', 'I', 'M', 'R', 'E', '1'};
 
 }  // namespace
@@ -43,6 +43,15 @@ std::string encode_job(const SimJob& job) {
     w.str(s.name_part);
     w.f64(s.speedup);
   }
+  const Slowdowns& slow = o.slowdown;
+  for (const std::vector<double>* list : {&slow.compute, &slow.comm, &slow.bandwidth}) {
+    w.u64(list->size());
+    for (double k : *list) w.f64(k);
+  }
+  w.u64(slow.delay.size());
+  for (uint64_t d : slow.delay) w.u64(d);
+  for (double k : {slow.compute_rest, slow.comm_rest, slow.bandwidth_rest}) w.f64(k);
+  w.u64(slow.delay_rest);
   return std::move(w.out);
 }
 
@@ -74,6 +83,20 @@ SimJob decode_job(std::string_view bytes) {
     s.speedup = r.f64();
     if (!(s.speedup > 0) || !std::isfinite(s.speedup)) r.fail("bad speedup");
   }
+  auto factor = [&r] {
+    const double k = r.f64();
+    if (!(k > 0) || !std::isfinite(k)) r.fail("bad slowdown factor");
+    return k;
+  };
+  Slowdowns& slow = o.slowdown;
+  for (std::vector<double>* list : {&slow.compute, &slow.comm, &slow.bandwidth}) {
+    list->resize(r.count(8));
+    for (double& k : *list) k = factor();
+  }
+  slow.delay.resize(r.count(8));
+  for (uint64_t& d : slow.delay) d = r.u64();
+  slow.compute_rest = factor(), slow.comm_rest = factor(), slow.bandwidth_rest = factor();
+  slow.delay_rest = r.u64();
   r.end();
   return job;
 }

@@ -508,7 +508,7 @@ Spec parse_spec(std::string_view yaml, const std::string& source, const std::str
   spec.base_dir = base_dir;
   for (const auto& [key, v] : doc.items()) {
     if (key == "name" || key == "description") continue;
-    if (key == "workload" || key == "network" || key == "system" || key == "backend" || key == "queues_per_dim") {
+    if (key == "workload" || key == "network" || key == "system" || key == "backend" || key == "queues_per_dim" || key == "slowdown") {
       spec.base[key] = v;
     } else if (key == "axes") {
       if (!v.is_object()) fail(source, "axes: a mapping of field: [values]");
@@ -546,7 +546,7 @@ Spec parse_spec(std::string_view yaml, const std::string& source, const std::str
       }
     } else {
       fail(source, "unknown key " + quoted_excerpt(key) +
-                       " (name, description, workload, network, system, backend, queues_per_dim, axes, zip, constraints, sample)");
+                       " (name, description, workload, network, system, backend, queues_per_dim, slowdown, axes, zip, constraints, sample)");
     }
   }
   if (!spec.base.contains("workload")) fail(source, "workload is missing");
@@ -554,8 +554,8 @@ Spec parse_spec(std::string_view yaml, const std::string& source, const std::str
   std::set<std::string> fields;
   auto check_field = [&](const std::string& f) {
     const std::string root = f.substr(0, f.find('.'));
-    if (root != "workload" && root != "network" && root != "system" && root != "backend" && root != "queues_per_dim")
-      fail(source, "axis " + quoted_excerpt(f) + ": fields start with workload., network., system., backend or queues_per_dim");
+    if (root != "workload" && root != "network" && root != "system" && root != "backend" && root != "queues_per_dim" && root != "slowdown")
+      fail(source, "axis " + quoted_excerpt(f) + ": fields start with workload., network., system., backend, queues_per_dim or slowdown");
     if (!fields.insert(f).second) fail(source, "axis " + quoted_excerpt(f) + " given twice");
   };
   for (const Axis& a : spec.axes) check_field(a.field);
@@ -732,6 +732,7 @@ void Runner::build(const Point& point, Row& row, sim::SimInputs& in, sim::SimOpt
   }
   if (config.contains("queues_per_dim"))
     o.queues_per_dim = static_cast<uint32_t>(std::clamp<uint64_t>(as_uint(config["queues_per_dim"], "queues_per_dim"), 1, 1024));
+  if (config.contains("slowdown")) o.slowdown = sim::parse_slowdowns(text_of(config["slowdown"], "slowdown"), "slowdown");
 }
 
 void Runner::fail(Row& row, const std::string& error) const {

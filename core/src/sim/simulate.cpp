@@ -77,7 +77,21 @@ SimResult simulate(const SimInputs& inputs, const SimOptions& options) {
   if (options.backend == Backend::CongestionAware && inputs.network.npus.size() > 255)
     throw Error("too many network dimensions");
   if (inputs.network.total_npus() == 0) throw Error("the network has no NPUs");
-  Simulation simulation(inputs, options);
+  const Slowdowns& slow = options.slowdown;
+  const uint64_t npus = inputs.network.total_npus(), dims = inputs.network.bandwidth.size();
+  for (const size_t listed : {slow.compute.size(), slow.comm.size(), slow.delay.size()})
+    if (listed > npus)
+      throw Error("the slowdowns name NPU " + std::to_string(listed - 1) + ", and the network has " + std::to_string(npus) + " NPUs");
+  if (slow.bandwidth.size() > dims)
+    throw Error("the slowdowns name dimension " + std::to_string(slow.bandwidth.size() - 1) + ", and the network has " +
+                std::to_string(dims) + " dimensions");
+  if (slow.bandwidth.empty() && slow.bandwidth_rest == 1) {
+    Simulation simulation(inputs, options);
+    return simulation.run();
+  }
+  SimInputs slowed = inputs;  // the network with its dimensions' bandwidth scaled
+  for (uint32_t d = 0; d < dims; ++d) slowed.network.bandwidth[d] *= slow.bandwidth_of(d);
+  Simulation simulation(slowed, options);
   return simulation.run();
 }
 

@@ -133,7 +133,7 @@ axes:
   EXPECT_EQ(error_of([&] { expand(parse_spec(base + "constraints: [\"ep == 1\"]\n", "s.yaml", "")); }),
             "s.yaml: constraint 'ep == 1': no axis or field named 'ep'");
   EXPECT_EQ(error_of([] { parse_spec("workload: {}\nnetwork: {}\naxes: {foo.bar: [1]}\n", "s.yaml", ""); }),
-            "s.yaml: axis 'foo.bar': fields start with workload., network., system., backend or queues_per_dim");
+            "s.yaml: axis 'foo.bar': fields start with workload., network., system., backend, queues_per_dim or slowdown");
   EXPECT_EQ(error_of([] { parse_spec("workload: {}\nnetwork: {}\nzip: [{network.npus: [1, 2], network.latency: [1]}]\n", "s.yaml", ""); }),
             "s.yaml: zip: 'network.latency' has 1 values, 'network.npus' 2");
   EXPECT_EQ(error_of([] { parse_spec("workload: {}\nnetwork: {}\nextra: 1\n", "s.yaml", ""); }).find("s.yaml: unknown key 'extra'"), 0u);
@@ -257,6 +257,15 @@ TEST(Sweep, SynthAndStableHloWorkloads) {
     compute.push_back(row["compute_ns"].get<uint64_t>());
   }
   EXPECT_LT(compute[0], compute[1]);  // an H100 computes faster than an A100
+  // Slowdowns as an axis (chakra simulate --slowdown's spec): half the bandwidth, a slower step.
+  const Spec slow_spec = parse_spec(std::string(kSpec).substr(0, std::string(kSpec).find("axes:")) +
+                                        "axes:\n  slowdown: ['', 'dim=0:bandwidth=0.5', 'npu=9:compute=2']\n",
+                                    "s.yaml", "");
+  const Runner slow_runner(slow_spec, false);
+  const Expansion le = expand(slow_spec);
+  const Row normal = slow_runner.run(le.points[0]), slower = slow_runner.run(le.points[1]), bad_npu = slow_runner.run(le.points[2]);
+  EXPECT_GT(slower["step_ns"].get<uint64_t>(), normal["step_ns"].get<uint64_t>() * 3 / 2) << slower.dump();
+  EXPECT_NE(bad_npu["error"].get<std::string>().find("the slowdowns name NPU 9"), std::string::npos) << bad_npu.dump();
   const Spec bad_spec = parse_spec("workload:\n  stablehlo: {program: p.mlir, devise: h100}\nnetwork: {topology: [Ring], npus: [4]}\n", "s.yaml", "");
   const Row bad = Runner(bad_spec, false).run(expand(bad_spec).points[0]);
   EXPECT_NE(bad["error"].get<std::string>().find("workload.stablehlo.devise: unknown field"), std::string::npos) << bad.dump();

@@ -1176,6 +1176,7 @@ TEST(SimJob, TravelsAsBytesAndRunsToTheSameResult) {
   sim::SimOptions options;
   options.record_spans = true;
   options.backend = sim::Backend::CongestionAware;
+  options.slowdown = sim::parse_slowdowns("npu=1:compute=1.5:comm=2:delay=3us; dim=all:bandwidth=0.5", "s");
   sim::SimJob job = run.ws.simulation_job(run.net, run.sys, options);
   uint64_t nodes = 0;
   for (const auto& r : run.ws.ranks()) nodes += r->trace.size();
@@ -1187,6 +1188,9 @@ TEST(SimJob, TravelsAsBytesAndRunsToTheSameResult) {
   EXPECT_EQ(back.groups, run.ws.groups);
   EXPECT_EQ(back.options.backend, sim::Backend::CongestionAware);
   EXPECT_TRUE(back.options.record_spans);
+  EXPECT_EQ(back.options.slowdown.compute_of(1), 1.5);
+  EXPECT_EQ(back.options.slowdown.delay_of(1), 3000u);
+  EXPECT_EQ(back.options.slowdown.bandwidth_of(0), 0.5);
 
   sim::SimResult here = run.ws.simulate(run.net, run.sys, options);
   ASSERT_GT(here.spans.size(), 100u);

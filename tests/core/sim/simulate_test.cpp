@@ -807,3 +807,97 @@ TEST(SimulateWhatIf, MatchingNodesRunFaster) {
   o.speedups = {{"nothing matches", 3}};
   EXPECT_EQ(simulate(in, o).end(), base.end());
 }
+
+// Slowdowns: a synchronous data-parallel step (compute, then an all-reduce every NPU waits for)
+// grows by exactly the slow NPU's extra compute or its start delay; half the bandwidth doubles a
+// latency-free transfer; every NPU's communication k times slower is the network's bandwidth
+// divided by k; one slow sender slows the ring it is in; a spec names what it cannot read.
+namespace {
+// Whether f throws a chakra::Error whose message contains `part` (printed when not).
+::testing::AssertionResult has_error(const std::function<void()>& f, const std::string& part) {
+  const std::string e = error_text(f);
+  if (e.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "error '" << e << "' lacks '" << part << "'";
+}
+}  // namespace
+
+TEST(SimulateSlowdown, ComputeDelayBandwidthAndComm) {
+  const uint64_t compute_us = 500;
+  std::string prefix = write_traces(8, [&](uint32_t, Trace& t, std::vector<NodeDraft>& nodes) {
+    NodeDraft c;
+    c.id = 1;
+    c.name = t.intern("gemm");
+    c.type = int32_t(NodeType::Comp);
+    c.duration_micros = compute_us;
+    c.attrs.add_bool(t.intern("is_cpu_op"), false);
+    nodes.push_back(c);
+    NodeDraft a;
+    a.id = 2;
+    a.name = t.intern("allreduce");
+    a.type = int32_t(NodeType::CommColl);
+    a.data_deps = {1};
+    a.attrs.add_bool(t.intern("is_cpu_op"), false);
+    a.attrs.add_int64(t.intern("comm_type"), 0);
+    a.attrs.add_int64(t.intern("comm_size"), 64 << 20);
+    nodes.push_back(a);
+  });
+  SimInputs in;
+  in.workload = prefix;
+  in.network = net1("Ring", 8, 50, 0);
+  in.system = ring_system("ring");
+  const SimResult base = simulate(in);
+  ASSERT_FALSE(base.deadlock);
+  auto run = [&](const std::string& spec) {
+    SimOptions o;
+    o.slowdown = parse_slowdowns(spec, "test");
+    const SimResult r = simulate(in, o);
+    EXPECT_FALSE(r.deadlock) << spec;
+    return r;
+  };
+  // Compute ×1.5 on NPU 3: the step grows by 0.5 × its compute (within 1%; here exactly).
+  const double extra = 0.5 * compute_us * 1000;
+  EXPECT_NEAR(static_cast<double>(run("npu=3:compute=1.5").end() - base.end()), extra, 0.01 * extra);
+  EXPECT_EQ(run("npu=3:compute=1.5").npus[3].compute, 750000u);
+  EXPECT_EQ(run("npu=3:compute=1.5").npus[0].compute, 500000u);
+  // A 20 µs late start on NPU 5 delays everyone's all-reduce by as much.
+  EXPECT_EQ(run("npu=5:delay=20us").end() - base.end(), 20000u);
+  // Half the bandwidth doubles the transfer time, the part of the step bandwidth decides: a ring
+  // all-reduce moves 2 (n - 1) / n of its bytes over each NPU's link (the rest, latency-free here,
+  // is reductions and endpoint delays). Within 1%.
+  const double serial = 2.0 * 7 / 8 * (64 << 20) / (50.0 * (1 << 30) / 1e9);
+  EXPECT_NEAR(static_cast<double>(run("dim=0:bandwidth=0.5").end() - base.end()), serial, 0.01 * serial);
+  EXPECT_NEAR(static_cast<double>(base.end() - run("dim=0:bandwidth=2").end()), serial / 2, 0.01 * serial);
+  // Every NPU's communication twice as slow is the same as half the bandwidth.
+  EXPECT_EQ(run("npu=all:comm=2").end(), run("dim=0:bandwidth=0.5").end());
+  // One slow sender slows the ring, less than all of them do.
+  const Tick one = run("npu=3:comm=2").end();
+  EXPECT_GT(one, base.end());
+  EXPECT_LT(one, run("npu=all:comm=2").end());
+  // Settings multiply, `all` covers listed NPUs too, delays add.
+  const Slowdowns s = parse_slowdowns("npu=1-2:compute=2\nnpu=all:compute=1.5  # every NPU\nnpu=2:delay=1ms;npu=2:delay=5", "f.txt");
+  EXPECT_EQ(s.compute_of(1), 3);
+  EXPECT_EQ(s.compute_of(7), 1.5);
+  EXPECT_EQ(s.delay_of(2), 1000005u);
+  EXPECT_EQ(s.delay_of(3), 0u);
+  // Written back (the web page's table edits it so) it reads as the same slowdowns.
+  const Slowdowns back = parse_slowdowns(format_slowdowns(s), "formatted");
+  for (uint32_t n = 0; n < 10; ++n) {
+    EXPECT_DOUBLE_EQ(back.compute_of(n), s.compute_of(n)) << format_slowdowns(s);
+    EXPECT_EQ(back.delay_of(n), s.delay_of(n)) << format_slowdowns(s);
+  }
+  EXPECT_EQ(format_slowdowns(parse_slowdowns("dim=1:bandwidth=0.5; npu=2:comm=3", "x")), "npu=2:comm=3; dim=1:bandwidth=0.5");
+  EXPECT_EQ(format_slowdowns(Slowdowns()), "");
+  for (const auto& [spec, message] : std::vector<std::pair<std::string, std::string>>{
+           {"npu=3", "no setting after the npu list"},
+           {"gpu=3:compute=2", "starts with npu=LIST or dim=LIST"},
+           {"npu=3:compute=0", "'0' is not a factor"},
+           {"npu=3:speed=2", "'speed' is not a setting of npu"},
+           {"dim=0:compute=2", "'compute' is not a setting of dim"},
+           {"npu=5-2:compute=2", "'5-2' is not a number or a range"},
+           {"npu=1:delay=soon", "'soon' is not a delay"}}) {
+    EXPECT_TRUE(has_error([&] { parse_slowdowns(spec, "--slowdown"); }, "--slowdown: slowdown '" + spec + "': " + message));
+  }
+  EXPECT_TRUE(has_error([&] { parse_slowdowns("npu=1:compute=2\nnpu=x:comm=2", "f.txt"); }, "f.txt:2: slowdown 'npu=x:comm=2'"));
+  EXPECT_TRUE(has_error([&] { run("npu=8:compute=2"); }, "the slowdowns name NPU 8, and the network has 8 NPUs"));
+  EXPECT_TRUE(has_error([&] { run("dim=1:bandwidth=2"); }, "the slowdowns name dimension 1, and the network has 1 dimensions"));
+}

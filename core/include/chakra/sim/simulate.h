@@ -56,6 +56,37 @@ struct SimInputs {
   std::string system_source, groups_source;
 };
 
+// Slowdowns and heterogeneity (`--slowdown`): per-NPU speed factors, a per-NPU start delay and
+// per-dimension bandwidth factors. Entries beyond the network's NPUs or dimensions are errors.
+struct Slowdowns {
+  std::vector<double> compute;    // per NPU: compute and CPU ops take k times as long
+  std::vector<double> comm;       // per NPU: the collectives and messages it issues move k times
+                                  // the bytes, so their transfers take k times as long
+  std::vector<uint64_t> delay;    // per NPU: ns before its first node starts
+  std::vector<double> bandwidth;  // per network dimension: its links' bandwidth times k
+  // For the NPUs and dimensions past the end of each list (`all` sets them).
+  double compute_rest = 1, comm_rest = 1, bandwidth_rest = 1;
+  uint64_t delay_rest = 0;
+  bool empty() const {
+    return compute.empty() && comm.empty() && delay.empty() && bandwidth.empty() && compute_rest == 1 && comm_rest == 1 &&
+           bandwidth_rest == 1 && delay_rest == 0;
+  }
+  double compute_of(uint32_t npu) const { return npu < compute.size() ? compute[npu] : compute_rest; }
+  double comm_of(uint32_t npu) const { return npu < comm.size() ? comm[npu] : comm_rest; }
+  uint64_t delay_of(uint32_t npu) const { return npu < delay.size() ? delay[npu] : delay_rest; }
+  double bandwidth_of(uint32_t dim) const { return dim < bandwidth.size() ? bandwidth[dim] : bandwidth_rest; }
+};
+// Reads a slowdown spec: entries separated by ';' or new lines ('#' starts a comment), each a
+// selector and settings separated by ':':
+//   npu=3:compute=1.5      npu=0-7:comm=2      npu=1,4-5:delay=20us      dim=1:bandwidth=0.5
+// NPU and dimension lists are numbers and ranges (a-b) separated by ',', or `all`; factors are
+// numbers > 0; a delay is a count of ns, or with the unit ns, us or ms. Settings for the same
+// NPU or dimension multiply (delays add). Throws chakra::Error naming `source` and the entry.
+Slowdowns parse_slowdowns(std::string_view text, const std::string& source);
+// A spec that parse_slowdowns reads back to `s` ("" for none): `all` entries first, then one per
+// NPU or dimension that differs (factors relative to `all`'s, so equal up to rounding).
+std::string format_slowdowns(const Slowdowns& s);
+
 struct SimOptions {
   Backend backend = Backend::CongestionUnaware;
   uint32_t queues_per_dim = 1;   // --num-queues-per-dim
@@ -80,6 +111,7 @@ struct SimOptions {
   // The run stops with an error after this many events without the clock advancing or a node
   // finishing (a livelock; every event should retire work). 0: never.
   uint64_t max_events_without_progress = uint64_t{1} << 30;
+  Slowdowns slowdown;
 };
 
 enum class SpanKind : uint8_t { Compute, Cpu, Collective, Send, Recv, Memory, Other };
@@ -111,7 +143,7 @@ struct NpuResult {
   // With communication free the simulated step approaches measured_step − this.
   Tick measured_exposed_comm = 0;
   // When the NPU began: 0, or for replay-model traces how much later its trace's measured start
-  // is than the earliest NPU's.
+  // is than the earliest NPU's; plus its Slowdowns::delay.
   Tick start = 0;
   // Its simulated step: from its start to its finish.
   Tick step() const { return finish - std::min(finish, start); }

@@ -128,7 +128,7 @@ class CongestionAwareNetwork final : public Network {
     l.messages += 1;
     l.bytes += key(m).size;
     double bytes = static_cast<double>(key(m).size);
-    double serial = bytes / topo_.bytes_per_ns[l.dim];
+    double serial = bytes / topo_.bytes_per_ns[l.dim] * topo_.send_factor(key(m).src);
     Tick now = queue_.now();
     schedule(now + queue_.to_tick(topo_.net.latency[l.dim] + serial), kHop, m);
     schedule(now + queue_.to_tick(serial), kLinkFree, 0, link);

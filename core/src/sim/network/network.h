@@ -44,6 +44,10 @@ struct Topology {
   uint32_t npus = 0, dims = 0;
   std::vector<uint32_t> strides;  // per dimension, plus the total
   std::vector<double> bytes_per_ns;  // per dimension
+  // Slowdowns::comm: the serialisation of a message an NPU sends takes this many times as long
+  // (empty: 1 for all).
+  std::vector<double> send_slowdown;
+  double send_factor(uint32_t src) const { return src < send_slowdown.size() ? send_slowdown[src] : 1; }
 };
 
 struct MatchKey {
@@ -61,6 +65,8 @@ class Network : public EventSink {
   void send(uint32_t src, uint32_t dst, uint64_t bytes, int64_t tag, Handler on_arrival);
   void recv(uint32_t npu, uint32_t src, uint64_t bytes, int64_t tag, Handler on_receive);
   uint64_t messages_delivered() const { return delivered_; }
+  // Per-NPU send slowdowns (Topology::send_slowdown), set before any message is sent.
+  void set_send_slowdown(std::vector<double> factors) { topo_.send_slowdown = std::move(factors); }
 
   // Whether a message's delay depends only on its ends and size (no contention): then the
   // system layer may solve whole phases in closed form with delay().
@@ -93,7 +99,7 @@ class Network : public EventSink {
   }
 
   EventQueue& queue_;
-  const Topology topo_;
+  Topology topo_;  // fixed once built; set_send_slowdown fills its factors first
 
  private:
   std::vector<uint64_t> dim_messages_, dim_bytes_;

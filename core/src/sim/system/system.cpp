@@ -32,6 +32,13 @@ System::System(EventQueue& queue, const SimInputs& in, const SimOptions& o, Node
   local_mem_bw_ = s.local_mem_bw * 1000000000;
   rendezvous_on_ = o.rendezvous;
   closed_form_ = network_->fixed_delays() && !o.rendezvous && !o.every_message;
+  // Slower senders: every message of theirs is simulated (closed-form phases assume equal ends).
+  if (!o.slowdown.comm.empty() || o.slowdown.comm_rest != 1) {
+    std::vector<double> factors(topo_.npus);
+    for (uint32_t n = 0; n < topo_.npus; ++n) factors[n] = o.slowdown.comm_of(n);
+    network_->set_send_slowdown(std::move(factors));
+    closed_form_ = false;
+  }
   threshold_ = static_cast<int>(std::ceil(double(s.active_chunks_per_dimension) / o.queues_per_dim));
   for (int t = 0; t < kCollectiveTypes; ++t)
     if (s.algorithms[t].size() > topo_.dims)

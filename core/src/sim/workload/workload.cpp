@@ -79,6 +79,7 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
     for (Npu& p : npus_) p.start = queue_.to_tick(double(*p.replay_start - earliest) * 1000.0);
     started_as_measured_ = true;
   }
+  for (uint32_t n = 0; n < n_npus_; ++n) npus_[n].start += queue_.to_tick(static_cast<double>(o_.slowdown.delay_of(n)));
 }
 
 void Workload::start() {
@@ -181,7 +182,9 @@ bool Workload::issue(uint32_t n, const FeederNode& node) {
       start_errors_.push_back(now > expected ? now - expected : expected - now);
     }
   }
-  const double speedup = speedup_of(node);
+  // What-if speedups and this NPU's slowdowns (SimOptions::slowdown) for the node's kind, on
+  // durations replayed or computed here (a slower NPU's transfers are the network's, Topology).
+  const double speedup = speedup_of(node) / (is_comm(type) ? o_.slowdown.comm_of(n) : o_.slowdown.compute_of(n));
   auto replay = [&] {
     Tick t = faster(replay_time(what), speedup);
     if (!node.is_cpu_op()) p.gpu_time += t;
@@ -250,6 +253,8 @@ double Workload::speedup_of(const FeederNode& node) const {
   return k;
 }
 
+double Workload::comm_speedup(uint32_t n, const FeederNode& node) const { return speedup_of(node) / o_.slowdown.comm_of(n); }
+
 // A time or size `speedup` times smaller (a time of at least 1 ns stays at least 1 ns).
 uint64_t Workload::faster(uint64_t v, double speedup) {
   if (speedup == 1 || v == 0) return v;
@@ -297,7 +302,7 @@ bool Workload::issue_coll(uint32_t n, const FeederNode& node, const Where& what)
     case 6: type = Collective::AllToAll; break;
     case 7: type = Collective::ReduceScatter; break;
     case 5:  // broadcast: replayed with its duration, as the reference
-      system_.replay_broadcast(n, node.id(), uint64_t(*size), faster(replay_time(what), speedup_of(node)));
+      system_.replay_broadcast(n, node.id(), uint64_t(*size), faster(replay_time(what), comm_speedup(n, node)));
       return false;
     default:
       throw Error(what() + ": collective type " + std::to_string(*comm_type) +

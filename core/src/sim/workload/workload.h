@@ -71,6 +71,7 @@ class Workload final : public NodeSink {
   void read_process_groups(uint32_t n, const FeederNode& node, const Where& what);
   bool finish_now(uint32_t n, uint64_t id);
   double speedup_of(const FeederNode& node) const;  // SimOptions::speedups that match it, multiplied
+  double comm_speedup(uint32_t n, const FeederNode& node) const;  // and NPU n's comm slowdown
   static uint64_t faster(uint64_t v, double speedup);
   void complete(uint32_t n, uint64_t id);
   void describe_stuck(uint32_t n, NpuResult& r);
