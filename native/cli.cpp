@@ -418,7 +418,8 @@ std::vector<std::string> files_under(const std::vector<std::string>& paths) {
   return out;
 }
 
-std::vector<std::string> trace_files(const std::vector<std::string>& paths, const std::optional<chakra::sweep::Shard>& shard) {
+std::vector<std::string> trace_files(const std::vector<std::string>& paths, const std::optional<chakra::sweep::Shard>& shard,
+                                     bool json_too) {
   namespace fs = std::filesystem;
   auto ends_with = [](const std::string& s, std::string_view tail) { return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0; };
   std::vector<std::string> out;
@@ -431,12 +432,13 @@ std::vector<std::string> trace_files(const std::vector<std::string>& paths, cons
     std::vector<std::pair<uint64_t, std::string>> inside;  // (rank, or past every rank; path)
     for (const auto& e : fs::directory_iterator(p, fs::directory_options::skip_permission_denied, ec)) {
       const std::string name = e.path().filename().string();
-      if (!e.is_regular_file() || name[0] == '.' || !(ends_with(name, ".et") || ends_with(name, ".et.gz"))) continue;
+      const bool json = json_too && (ends_with(name, ".json") || ends_with(name, ".json.gz")) && name.find("comm_group") == std::string::npos;
+      if (!e.is_regular_file() || name[0] == '.' || !(ends_with(name, ".et") || ends_with(name, ".et.gz") || json)) continue;
       const std::optional<uint32_t> rank = chakra::rank_from_file_name(name);
       inside.emplace_back(rank ? *rank : uint64_t{1} << 32, e.path().string());
     }
     if (ec) throw chakra::Error(p + ": cannot list the folder: " + ec.message());
-    if (inside.empty()) throw chakra::Error(p + ": no .et traces in the folder");
+    if (inside.empty()) throw chakra::Error(p + ": no .et traces in the folder" + (json_too ? " (nor .json ones)" : ""));
     std::sort(inside.begin(), inside.end());
     for (auto& [rank, path] : inside) out.push_back(std::move(path));
   }

@@ -140,7 +140,9 @@ std::optional<chakra::sweep::Shard> shard_option(const Args& args);
 // folder's .et and .et.gz files (not in sub-folders) in rank order (the number in the name,
 // chakra::rank_from_file_name; then name). With `shard`, only the ranks r mod K == i, and a
 // file whose name holds no rank is a chakra::Error.
-std::vector<std::string> trace_files(const std::vector<std::string>& paths, const std::optional<chakra::sweep::Shard>& shard);
+// `json_too`: a folder's .json and .json.gz traces as well (process-group files aside).
+std::vector<std::string> trace_files(const std::vector<std::string>& paths, const std::optional<chakra::sweep::Shard>& shard,
+                                     bool json_too = false);
 
 // `chakra info merge` / `chakra validate merge`: the outputs of a command's shards (run with
 // --shard i/K, the same options, stdout saved to PART files) joined into what one unsharded run

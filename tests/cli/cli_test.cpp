@@ -1534,3 +1534,57 @@ TEST(CliShard, LinkAndConvertShardsWriteTheUnshardedFiles) {
   EXPECT_EQ(run({"link", pairs, "-o", dir + "/x.json", "--shard", "3/3"}).exit_code, 2);
   EXPECT_EQ(run({"convert", "pytorch", example(0), "-o", dir + "/x.et", "--shard", "0/2"}).exit_code, 2);
 }
+
+// chakra anonymize on a real 8-rank PyTorch run (linked, converted): every rank's copy keeps no op
+// name, simulates to the same per-NPU lines, and is the same bytes under the same key; a random
+// key differs each run; the linked JSON anonymizes too; mistakes are named and leave nothing.
+TEST(CliAnonymize, RealRunSharesWithoutNamesAndSimulatesTheSame) {
+  const std::string dir = temp_dir(), pairs = shared("data/pairs/dlrm_8rank_v100");
+  ASSERT_EQ(run({"link", pairs, "-o", dir + "/linked/dlrm.json", "--quiet"}).exit_code, 0);
+  ASSERT_EQ(run({"convert", "pytorch", dir + "/linked", "-o", dir + "/et/dlrm"}).exit_code, 0);
+  Result r = run({"anonymize", dir + "/et", "-o", dir + "/anon/x", "--key", "k", "--report", dir + "/report.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "8 traces -> " + dir + "/anon/x.<rank>")) << r.err;
+  const auto report = nlohmann::json::parse(read_raw(dir + "/report.json"));
+  EXPECT_GT(report["replaced"]["node_names"].get<uint64_t>(), 10000u);
+  EXPECT_EQ(report["key"], "given");
+  auto sys_lines = [&](const std::string& prefix) {
+    Result s = run({"simulate", "--workload", prefix, "--preset", "h100-hgx-8", "--no-summary"});
+    EXPECT_EQ(s.exit_code, 0) << s.err;
+    return s.out;
+  };
+  EXPECT_EQ(sys_lines(dir + "/anon/x"), sys_lines(dir + "/et/dlrm"));
+  for (int rank = 0; rank < 8; ++rank) {
+    const std::string bytes = read_raw(dir + "/anon/x." + std::to_string(rank) + ".et");
+    EXPECT_FALSE(contains(bytes, "aten::")) << rank;
+    EXPECT_FALSE(contains(bytes, "cuda:0")) << rank;
+  }
+  ASSERT_EQ(run({"anonymize", dir + "/et/dlrm.3.et", "-o", dir + "/one.et", "--key", "k", "--quiet"}).exit_code, 0);
+  EXPECT_EQ(read_raw(dir + "/one.et"), read_raw(dir + "/anon/x.3.et"));
+  ASSERT_EQ(run({"anonymize", dir + "/et/dlrm.3.et", "-o", dir + "/r1.et", "--quiet"}).exit_code, 0);
+  r = run({"anonymize", dir + "/et/dlrm.3.et", "-o", dir + "/r2.et"});
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.err, "key: random and not written anywhere")) << r.err;
+  EXPECT_NE(read_raw(dir + "/r1.et"), read_raw(dir + "/r2.et"));
+  // Names kept by a pattern stay; the linked JSON gives tokens too.
+  ASSERT_EQ(run({"anonymize", dir + "/et/dlrm.3.et", "-o", dir + "/kept.et", "--keep-names", "^nccl", "--quiet"}).exit_code, 0);
+  EXPECT_TRUE(contains(read_raw(dir + "/kept.et"), "nccl"));
+  EXPECT_FALSE(contains(read_raw(dir + "/kept.et"), "aten::"));
+  ASSERT_EQ(run({"anonymize", dir + "/linked", "-o", dir + "/anon_json/l", "--key", "k", "--quiet"}).exit_code, 0);
+  const std::string linked = read_raw(dir + "/anon_json/l.0.json");
+  EXPECT_FALSE(contains(linked, "aten::"));
+  EXPECT_EQ(nlohmann::json::parse(linked)["nodes"].size(), nlohmann::json::parse(read_raw(dir + "/linked/dlrm.0.json"))["nodes"].size());
+  // Mistakes.
+  EXPECT_EQ(run({"anonymize", dir + "/et", "-o", dir + "/bad/x", "--keep-names", "(unclosed"}).exit_code, 2);
+  fs::create_directories(dir + "/norank");
+  fs::copy_file(dir + "/et/dlrm.0.et", dir + "/norank/a.0.et");
+  fs::copy_file(dir + "/et/dlrm.1.et", dir + "/norank/model.et");
+  r = run({"anonymize", dir + "/norank/a.0.et", dir + "/norank/model.et", "-o", dir + "/bad/x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "model.et: several traces go to")) << r.err;
+  write_raw(dir + "/norank/b.1.et", "garbage");
+  r = run({"anonymize", dir + "/norank/a.0.et", dir + "/norank/b.1.et", "-o", dir + "/bad/y"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "b.1.et")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/bad/y.0.et"));  // nothing published when one rank fails
+}

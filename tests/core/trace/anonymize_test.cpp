@@ -1,0 +1,299 @@
+// Anonymization: SHA-256/HMAC against the standards' vectors; on every shared trace, no original
+// name, schema, string or path left in the output bytes and the same simulation per NPU; tokens
+// stable across keys' runs and ranks; names kept on request, shapes bucketed, process groups kept.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "chakra/app/sim_presets.h"
+#include "chakra/format/et_io.h"
+#include "chakra/format/io.h"
+#include "chakra/sim/simulate.h"
+#include "chakra/support/error.h"
+#include "chakra/support/sha256.h"
+#include "chakra/trace/anonymize.h"
+#include "test_support.h"
+
+using namespace chakra;
+using testing_support::shared;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The strings a reader could recognise: letters in them, 4 characters or more, not hex alone
+// (a token's digits could spell "face").
+bool telling(std::string_view s) {
+  if (s.size() < 4) return false;
+  bool letter = false, non_hex = false;
+  for (char c : s) {
+    letter |= std::isalpha(static_cast<unsigned char>(c)) != 0;
+    non_hex |= !std::isxdigit(static_cast<unsigned char>(c));
+  }
+  return letter && non_hex;
+}
+
+// The quoted literals of a Python-repr value list.
+void literals(std::string_view s, std::set<std::string>& out) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char q = s[i];
+    if (q != '\'' && q != '"') continue;
+    size_t j = i + 1;
+    while (j < s.size() && s[j] != q) j += s[j] == '\\' ? 2 : 1;
+    out.emplace(s.substr(i + 1, std::min(j, s.size()) - i - 1));
+    i = j;
+  }
+}
+
+// Every string of a trace that anonymization must not let through.
+std::set<std::string> secrets(const Trace& t) {
+  std::set<std::string> out;
+  auto attrs = [&](const AttrTable& table, uint32_t begin, uint32_t end, bool metadata) {
+    for (uint32_t a = begin; a < end; ++a) {
+      const std::string_view name = t.str(table.name(a));
+      if (metadata && name == "schema") continue;
+      const AttrKind k = table.kind(a);
+      if (k == AttrKind::String || k == AttrKind::Bytes) out.emplace(t.str(static_cast<StrId>(table.bits(a))));
+      if (k == AttrKind::StringList || k == AttrKind::BytesList)
+        for (uint64_t v : table.list(a)) out.emplace(t.str(static_cast<StrId>(v)));
+    }
+  };
+  attrs(t.metadata_attrs(), 0, t.metadata_attrs().size(), true);
+  for (uint32_t n = 0; n < t.size(); ++n) {
+    out.emplace(t.name(n));
+    attrs(t.node_attrs(), t.attr_begin(n), t.attr_end(n), false);
+    if (t.has_inputs(n)) literals(t.str(t.inputs(n).values), out);
+    if (t.has_outputs(n)) literals(t.str(t.outputs(n).values), out);
+  }
+  std::erase_if(out, [](const std::string& s) { return !telling(s); });
+  return out;
+}
+
+Anonymizer keyed(const std::string& key) {
+  AnonymizeOptions o;
+  o.key = key;
+  return Anonymizer(o);
+}
+
+std::string anonymized_bytes(const Anonymizer& a, const Trace& t, AnonymizeReport* report = nullptr) {
+  Trace out;
+  AnonymizeReport r;
+  a.anonymize(t, out, report ? *report : r);
+  return encode_et(out);
+}
+
+}  // namespace
+
+TEST(Sha256, StandardVectors) {
+  EXPECT_EQ(to_hex(sha256("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(to_hex(sha256("abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(to_hex(sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(to_hex(sha256(std::string(1000000, 'a'))), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  // RFC 4231 test cases 2 and 6 (a key longer than a block is hashed first).
+  EXPECT_EQ(to_hex(hmac_sha256("Jefe", "what do ya want for nothing?")), "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  EXPECT_EQ(to_hex(hmac_sha256(std::string(131, '\xaa'), "Test Using Larger Than Block-Size Key - Hash Key First")),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
+// Every shared trace: its anonymized bytes hold none of its telling strings, and read back.
+TEST(Anonymize, NoOriginalStringSurvivesInAnySharedTrace) {
+  const Anonymizer a = keyed("k");
+  size_t traces = 0, scanned = 0;
+  for (const std::string& path : testing_support::all_shared_traces()) {
+    Trace t;
+    try {
+      t = read_et(path);
+    } catch (const Error&) {
+      continue;  // unreadable on purpose (the hostile corpus): other tests cover those
+    }
+    SCOPED_TRACE(path);
+    AnonymizeReport report;
+    const std::string bytes = anonymized_bytes(a, t, &report);
+    for (const std::string& s : secrets(t)) {
+      EXPECT_EQ(bytes.find(s), std::string::npos) << "'" << s << "' survived";
+      ++scanned;
+    }
+    const Trace back = testing_support::decode(bytes, path);
+    ASSERT_EQ(back.size(), t.size());
+    for (uint32_t n = 0; n < t.size(); ++n) {
+      ASSERT_EQ(back.id(n), t.id(n));
+      ASSERT_EQ(back.type(n), t.type(n));
+      ASSERT_EQ(back.duration_micros(n), t.duration_micros(n));
+      ASSERT_EQ(back.start_time_micros(n), t.start_time_micros(n));
+      ASSERT_TRUE(std::ranges::equal(back.data_deps(n), t.data_deps(n)));
+      ASSERT_TRUE(std::ranges::equal(back.ctrl_deps(n), t.ctrl_deps(n)));
+    }
+    ++traces;
+  }
+  EXPECT_GT(traces, 100u);
+  EXPECT_GT(scanned, 1000u);
+}
+
+// Every shared multi-rank workload simulates to the same nanoseconds per NPU anonymized.
+TEST(Anonymize, SharedWorkloadsSimulateTheSame) {
+  // Workloads: PREFIX.<n>.et for n = 0..N-1 in one folder.
+  std::map<std::string, std::map<uint32_t, std::string>> workloads;
+  for (const std::string& path : testing_support::all_shared_traces()) {
+    const std::string name = fs::path(path).filename().string();
+    const auto rank = rank_from_file_name(name);
+    const size_t dot = name.find('.');
+    if (!rank || dot == std::string::npos) continue;
+    workloads[fs::path(path).parent_path().string() + "/" + name.substr(0, dot)][*rank] = path;
+  }
+  const Anonymizer a = keyed("k");
+  size_t compared = 0;
+  for (const auto& [prefix, ranks] : workloads) {
+    if (ranks.size() < 2 || ranks.rbegin()->first + 1 != ranks.size()) continue;
+    SCOPED_TRACE(prefix);
+    std::vector<std::string> original, anonymous;
+    try {
+      for (const auto& [rank, path] : ranks) {
+        const Trace t = read_et(path);
+        original.push_back(encode_et(t));
+        anonymous.push_back(anonymized_bytes(a, t));
+      }
+    } catch (const Error&) {
+      continue;
+    }
+    const sim::ClusterPreset& preset = sim::cluster_preset("h100-hgx-8");
+    sim::CommGroups groups;  // the folder's process groups, where it has a file ASTRA-sim reads
+    const std::string dir = fs::path(prefix).parent_path().string();
+    try {
+      if (fs::exists(dir + "/comm_group.json")) groups = sim::load_comm_groups(dir + "/comm_group.json");
+    } catch (const Error&) {
+    }
+    auto run = [&](const std::vector<std::string>& traces) -> std::vector<uint64_t> {
+      sim::SimInputs in;
+      in.workload = prefix;
+      in.encoded_traces = &traces;
+      in.network = sim::fit_network(preset.network, traces.size());
+      in.system = preset.system;
+      sim::fit_system(in.system, in.network.topology.size());
+      in.groups = groups;
+      try {
+        const sim::SimResult r = sim::simulate(in);
+        std::vector<uint64_t> finish;
+        for (const auto& n : r.npus) finish.push_back(n.finish);
+        return finish;
+      } catch (const Error&) {
+        return {};
+      }
+    };
+    const std::vector<uint64_t> before = run(original);
+    EXPECT_EQ(run(anonymous), before);
+    compared += !before.empty();
+  }
+  EXPECT_GE(compared, 5u);
+}
+
+// One key gives the same bytes every run and the same token for a name on every rank, anonymized
+// separately; another key gives other tokens.
+TEST(Anonymize, TokensFollowTheKeyAcrossRanksAndRuns) {
+  const std::string dir = shared("data/chakra_et/ericding_pytorch_converted_2rank");
+  const Trace r0 = read_et(dir + "/chakra_trace.0.et"), r1 = read_et(dir + "/chakra_trace.1.et");
+  EXPECT_EQ(anonymized_bytes(keyed("k"), r0), anonymized_bytes(keyed("k"), r0));
+  EXPECT_NE(anonymized_bytes(keyed("k"), r0), anonymized_bytes(keyed("other"), r0));
+  Trace a0, a1;
+  AnonymizeReport report;
+  keyed("k").anonymize(r0, a0, report);
+  keyed("k").anonymize(r1, a1, report);
+  std::map<std::string, std::string> token_of;  // original name → token, over both ranks
+  size_t shared_names = 0;
+  for (const auto* pair : {&r0, &r1}) {
+    const Trace& t = *pair;
+    const Trace& out = pair == &r0 ? a0 : a1;
+    for (uint32_t n = 0; n < t.size(); ++n) {
+      auto [it, fresh] = token_of.emplace(t.name(n), out.name(n));
+      if (!fresh) {
+        ASSERT_EQ(it->second, out.name(n)) << t.name(n);
+        shared_names += pair == &r1;
+      }
+    }
+  }
+  EXPECT_GT(shared_names, 100u);
+  std::set<std::string> tokens;
+  for (const auto& [name, token] : token_of) tokens.insert(token);
+  EXPECT_EQ(tokens.size(), token_of.size());  // no two names share a token
+}
+
+// keep_name keeps matching names; bucket_shapes rounds dimensions up; a METADATA node's process
+// groups keep their ids and ranks; numeric pg_name is kept; docs and unknown fields are dropped.
+TEST(Anonymize, OptionsAndProcessGroups) {
+  Trace t;
+  NodeDraft d;
+  d.id = 1;
+  d.name = t.intern("ncclKernel_AllReduce");
+  d.type = static_cast<int32_t>(NodeType::CommColl);
+  d.has_inputs = true;
+  d.inputs.values = t.intern("[[1, 2, 0, 3000, 2, 'cuda:0'], 'secret_arg']");
+  d.inputs.shapes = t.intern("[[1000, 3], [], [[5, 64]]]");
+  d.inputs.types = t.intern("['Tensor(c10::BFloat16)', 'String']");
+  d.attrs.add_string(t.intern("pg_name"), t.intern("3"));
+  d.attrs.add_string(t.intern("kernel_file"), t.intern("/home/me/model/secret_layer.py"));
+  d.attrs.add_int64(t.intern("comm_size"), 6000);
+  d.attrs.attrs.back().doc = t.intern("bytes");
+  d.unknown = std::string("\xa8\x06\x01", 3);
+  t.append(d);
+  d.clear();
+  d.id = 2;
+  d.name = t.intern("process_group:init");
+  d.type = static_cast<int32_t>(NodeType::Metadata);
+  d.has_inputs = true;
+  d.inputs.values = t.intern(R"(['[{"pg_name": "3", "pg_desc": "tensor_parallel_secret", "backend_config": "cuda:nccl", "ranks": [0, 1]}]'])");
+  t.append(d);
+
+  AnonymizeOptions o;
+  o.key = "k";
+  o.keep_name = [](std::string_view n) { return n.rfind("nccl", 0) == 0; };
+  o.bucket_shapes = true;
+  Trace out;
+  AnonymizeReport r;
+  Anonymizer(o).anonymize(t, out, r);
+  EXPECT_EQ(out.name(0), "ncclKernel_AllReduce");
+  EXPECT_EQ(r.names_kept, 1u);
+  EXPECT_TRUE(out.name(1).starts_with("op_"));
+  EXPECT_EQ(out.str(out.inputs(0).shapes), "[[1024, 4], [], [[8, 64]]]");
+  EXPECT_EQ(r.shapes_bucketed, 3u);
+  EXPECT_EQ(out.str(out.inputs(0).types), "['Tensor(c10::BFloat16)', 'String']");
+  const std::string values(out.str(out.inputs(0).values));
+  EXPECT_TRUE(values.starts_with("[[1, 2, 0, 3000, 2, 'str_")) << values;
+  EXPECT_EQ(values.find("secret"), std::string::npos);
+  EXPECT_EQ(out.find_attr(0, "pg_name")->as_string(), "3");
+  EXPECT_TRUE(out.find_attr(0, "kernel_file")->as_string()->starts_with("str_"));
+  EXPECT_EQ(out.find_attr(0, "comm_size")->as_int64(), 6000);
+  EXPECT_EQ(out.attr(out.attr_begin(0) + 2).doc(), "");
+  EXPECT_EQ(r.docs_dropped, 1u);
+  EXPECT_EQ(r.unknown_fields_dropped, 1u);
+  EXPECT_FALSE(out.has_unknown_fields());
+  const std::string groups(out.str(out.inputs(1).values));
+  EXPECT_EQ(groups.find("secret"), std::string::npos) << groups;
+  EXPECT_EQ(groups.find("nccl"), std::string::npos) << groups;
+  const auto parsed = nlohmann::json::parse(groups.substr(2, groups.size() - 4));
+  EXPECT_EQ(parsed[0]["pg_name"], "3");
+  EXPECT_EQ(parsed[0]["ranks"], nlohmann::json::parse("[0, 1]"));
+}
+
+// The JSON form (host and linked traces): names as op tokens equal to the .et's, types kept.
+TEST(Anonymize, JsonTracesTokenizeTheSameWay) {
+  const std::string json = R"JSON({"schema": "1.0.1", "time": "2023-09-07 16:09:59", "nodes": [
+    {"name": "aten::mm", "id": 5, "op_schema": "aten::mm(Tensor self, Tensor mat2) -> Tensor",
+     "inputs": [[5, 6, 0, 112, 4, "cuda:0"]], "input_shapes": [[112, 3]], "input_types": ["Tensor(float)"],
+     "attrs": [{"name": "pg_name", "type": "string", "value": "7"}, {"name": "rf_id", "type": "uint64", "value": 4}]}]})JSON";
+  AnonymizeReport r;
+  const Anonymizer a = keyed("k");
+  const auto out = nlohmann::json::parse(a.anonymize_json(json, "t.json", r));
+  EXPECT_EQ(out["schema"], "1.0.1");
+  EXPECT_EQ(out["nodes"][0]["name"], a.token("op", "aten::mm"));
+  EXPECT_EQ(out["nodes"][0]["op_schema"], a.token("str", "aten::mm(Tensor self, Tensor mat2) -> Tensor"));
+  EXPECT_EQ(out["nodes"][0]["inputs"][0][5], a.token("str", "cuda:0"));
+  EXPECT_EQ(out["nodes"][0]["input_types"][0], "Tensor(float)");
+  EXPECT_EQ(out["nodes"][0]["attrs"][0]["value"], "7");
+  EXPECT_EQ(out["nodes"][0]["attrs"][1]["value"], 4);
+  EXPECT_NE(out["time"], "2023-09-07 16:09:59");
+  EXPECT_THROW(a.anonymize_json("{nope", "bad.json", r), Error);
+}
