@@ -203,6 +203,22 @@ bool sweep_speed(const std::string& chakra, const std::string& work, uint64_t po
   return all.exit_code == 0 && one.exit_code == 0 && failed == 0;
 }
 
+// chakra project: a synthesized 8-rank data-parallel Llama-2-7B step (4 layers) projected to
+// `ranks` ranks, written as traces (the target: 1,024 ranks in 5 s or less).
+bool project_speed(const std::string& chakra, const std::string& work, uint64_t ranks) {
+  const std::string dir = work + "/project";
+  std::filesystem::remove_all(dir);
+  const ChildRun synth = run_child({chakra, "synth", "--preset", "llama2-7b", "--layers", "4", "--dp", "8", "--batch", "32", "-o", dir + "/dp8"});
+  const ChildRun projected = run_child({chakra, "project", dir + "/dp8", "--to", std::to_string(ranks), "-o", dir + "/big/x"});
+  uint64_t bytes = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/big")) bytes += e.file_size();
+  std::printf("%-15s 8 -> %llu ranks (Llama-2-7B, 4 layers, data parallel): %.2f s wall, %.2f s CPU, peak RSS %s, %s written; exit %d\n",
+              "project", static_cast<unsigned long long>(ranks), projected.wall_s, projected.cpu_s,
+              chakra::format_bytes(projected.max_rss_bytes).c_str(), chakra::format_bytes(bytes).c_str(), projected.exit_code);
+  std::filesystem::remove_all(dir);
+  return synth.exit_code == 0 && projected.exit_code == 0;
+}
+
 int run_bench(const cli::Args& args) {
   if (args.has("--side-by-side"))
     return side_by_side({args.get("--work"), args.get("--chakra"), static_cast<int>(args.get_uint("--copies")),
@@ -402,7 +418,8 @@ int run_bench(const cli::Args& args) {
   timeline_frames();
   const bool predicted = stablehlo_prediction(repeat);
   const bool swept = sweep_speed(chakra, work, args.get_uint("--sweep-points", 100000));
-  return ok && predicted && swept ? cli::kOk : cli::kFailed;
+  const bool projected = project_speed(chakra, work, args.get_uint("--project-ranks", 1u << 20));
+  return ok && predicted && swept && projected ? cli::kOk : cli::kFailed;
 }
 
 }  // namespace
@@ -424,6 +441,7 @@ int main(int argc, char** argv) {
       .option("--sim-npus", "N", "NPUs of the simulated all-reduce (ASTRA-sim's figures: 1024, 4096)", "1024")
       .option("--synth-ranks", "N", "ranks of the synthesized 70B model, a multiple of 128 (STAGE's figure: 8192)", "8192")
       .option("--sweep-points", "N", "points of the sweep benchmark (a multiple of 40)", "1000")
+      .option("--project-ranks", "N", "ranks the projection benchmark projects 8 to (a multiple of 8)", "1024")
       .option("--work", "DIR", "where the benchmark trace is written", "build/bench")
       .flag("--side-by-side", "run the reference Python tools (../shared/reference/chakra/runnable) and our drop-ins "
                               "on the same inputs, alternating, and print the comparison (this mode only)")

@@ -24,6 +24,7 @@ int cmd_reference_unaware(int argc, char** argv);
 int cmd_reference_aware(int argc, char** argv);
 int cmd_synth(int argc, char** argv);
 int cmd_anonymize(int argc, char** argv);
+int cmd_project(int argc, char** argv);
 int cmd_sweep(int argc, char** argv);
 int cmd_import(int argc, char** argv);
 int cmd_predict(int argc, char** argv);

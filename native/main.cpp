@@ -60,6 +60,7 @@ constexpr Command kCommands[] = {
     {"timeline", cmd_timeline, "ASTRA-sim issue/callback log -> Chrome trace JSON (Perfetto, chrome://tracing)"},
     {"analyze", cmd_analyze, "HTA's analyses of measured GPU work: temporal breakdown, overlap, kernels, idle time"},
     {"anonymize", cmd_anonymize, "copies of traces with names, schemas and strings replaced by keyed tokens, to share"},
+    {"project", cmd_project, "a workload traced on N ranks as it would run on M (data parallelism), to simulate"},
     {"diff", cmd_diff, "two traces op by op: count and time per name in each, the difference, new and gone names"},
     {"simulate", cmd_simulate, "replay per-NPU traces on ASTRA-sim's analytical network model (same numbers)"},
     {"sweep", cmd_sweep, "simulate every point of a design-space sweep (here, as shards, or on Slurm) into one table"},

@@ -366,6 +366,8 @@ bool App::command(const std::string& c) {
   if (c.rfind("sweep spec ", 0) == 0) return impl_->sweep.spec_text = c.substr(11), true;
   if (c == "cancel") return cancel_simulation(), true;
   if (c.rfind("slowdown ", 0) == 0) return impl_->set_slowdown(c.substr(9));
+  if (c == "export anonymized") return impl_->export_anonymized("");
+  if (c.rfind("export anonymized ", 0) == 0) return impl_->export_anonymized(c.substr(18));
   if (c == "synthesize") return generate_synthetic();
   if (c.rfind("synthesize ", 0) == 0) return impl_->synthesize_command(c.substr(11));
   if (c == "fit") return fit_network_to_ranks(), true;

@@ -229,6 +229,7 @@ struct App::Impl {
   int compare_a = 0, compare_b = 0;
   std::string sim_error;
   std::string slowdown_error;  // of the last slowdown spec typed or commanded
+  std::string anonymize_key;   // the Overview's export key (empty: a random one per export)
   std::unique_ptr<SimRun> running;  // started on the platform's runner, not finished yet
   double running_fraction = 0;
   std::chrono::steady_clock::time_point running_since;
@@ -315,6 +316,8 @@ struct App::Impl {
   // The simulation's slowdowns (`slowdown SPEC` command, the Simulation view); a spec that does
   // not parse is refused with its error shown.
   bool set_slowdown(const std::string& spec);
+  // Downloads anonymized.zip (chakra::anonymized_archive); an empty key is a random one.
+  bool export_anonymized(const std::string& key);
   void draw_slowdowns();
   bool run_simulation() { return run_simulation(sim); }
   bool run_simulation(const SimSettings& settings);

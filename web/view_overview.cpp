@@ -2,12 +2,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <random>
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
 #include "app_state.h"
 #include "chart.h"
+#include "chakra/support/error.h"
 
 namespace chakra_web {
 
@@ -74,6 +76,14 @@ void App::Impl::draw_overview() {
     }
     ImGui::EndTable();
   }
+  // Sharing: every rank with names and strings replaced by keyed tokens (chakra anonymize).
+  if (ImGui::Button("Export anonymized copy")) export_anonymized(anonymize_key);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(220);
+  ImGui::InputTextWithHint("##anonymize_key", "key (empty: random, kept nowhere)", &anonymize_key, ImGuiInputTextFlags_Password);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("The same key gives the same tokens on every rank and in every export, so two exports can be\n"
+                      "compared; names, op schemas, strings and paths are replaced, times, sizes and groups kept.");
   const chakra::RankTrace* r = current_rank();
   if (!r) return;
   if (platform.show_timings()) ImGui::Text("rank %u: %s, decoded in %.1f ms", r->rank, r->source.c_str(), r->load_ms);
@@ -114,6 +124,30 @@ void App::Impl::draw_overview() {
                        f.code.c_str());
     ImGui::SameLine();
     ImGui::TextWrapped("%s", f.message.c_str());
+  }
+}
+
+bool App::Impl::export_anonymized(const std::string& key) {
+  if (workspace.ranks().empty()) {
+    note("error: nothing loaded to export");
+    return false;
+  }
+  chakra::AnonymizeOptions options;
+  options.key = key;
+  if (options.key.empty()) {  // random, and held nowhere but here until the export is made
+    std::random_device device;
+    for (int i = 0; i < 32; ++i) options.key += static_cast<char>(device() & 0xff);
+  }
+  try {
+    chakra::AnonymizeReport report;
+    platform.download("anonymized.zip", chakra::anonymized_archive(workspace, options, report));
+    note("exported anonymized.zip: " + std::to_string(workspace.ranks().size()) + " ranks, " + std::to_string(report.names) +
+         " names and " + std::to_string(report.io_literals + report.metadata_strings) + " other strings replaced" +
+         (key.empty() ? " (random key)" : ""));
+    return true;
+  } catch (const chakra::Error& e) {
+    note(std::string("error: ") + e.what());
+    return false;
   }
 }
 

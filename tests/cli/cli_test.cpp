@@ -1588,3 +1588,34 @@ TEST(CliAnonymize, RealRunSharesWithoutNamesAndSimulatesTheSame) {
   EXPECT_TRUE(contains(r.err, "b.1.et")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/bad/y.0.et"));  // nothing published when one rank fails
 }
+
+// chakra project on the real 8-rank DLRM run (no process groups: every collective spans the
+// world): 8 → 8 writes the same bytes, 8 → 32 grows the world and simulates, and validates;
+// --explain writes nothing; --tp is refused as not done.
+TEST(CliProject, RealRunProjectsAndSimulates) {
+  const std::string dir = temp_dir(), pairs = shared("data/pairs/dlrm_8rank_v100");
+  ASSERT_EQ(run({"link", pairs, "-o", dir + "/linked/dlrm.json", "--quiet"}).exit_code, 0);
+  ASSERT_EQ(run({"convert", "pytorch", dir + "/linked", "-o", dir + "/et/dlrm"}).exit_code, 0);
+  Result r = run({"project", dir + "/et/dlrm", "--to", "8", "-o", dir + "/same/dlrm"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "no process groups: the collectives span every rank")) << r.err;
+  for (int rank = 0; rank < 8; ++rank)
+    EXPECT_EQ(read_raw(dir + "/same/dlrm." + std::to_string(rank) + ".et"), read_raw(dir + "/et/dlrm." + std::to_string(rank) + ".et"));
+  r = run({"project", dir + "/et/dlrm", "--to", "32", "-o", dir + "/big/dlrm"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "8 -> 32 ranks, 4 data-parallel replicas")) << r.err;
+  Result v = run({"validate", dir + "/big"});
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  Result s8 = run({"simulate", "--workload", dir + "/et/dlrm", "--preset", "h100-ib-2x8", "--npus", "8", "--json", dir + "/s8.json"});
+  Result s32 = run({"simulate", "--workload", dir + "/big/dlrm", "--preset", "h100-ib-2x8", "--npus", "32", "--json", dir + "/s32.json"});
+  ASSERT_EQ(s8.exit_code, 0) << s8.err;
+  ASSERT_EQ(s32.exit_code, 0) << s32.err;
+  EXPECT_TRUE(contains(s32.out, "sys[31] finished")) << s32.out;
+  r = run({"project", dir + "/et/dlrm", "--to", "16", "-o", dir + "/explained/dlrm", "--explain"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_FALSE(fs::exists(dir + "/explained"));
+  EXPECT_EQ(run({"project", dir + "/et/dlrm", "--to", "16", "-o", dir + "/x", "--tp"}).exit_code, 2);
+  r = run({"project", dir + "/et/dlrm", "--to", "12", "-o", dir + "/x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "must be a multiple of the 8 ranks traced")) << r.err;
+}

@@ -48,6 +48,8 @@ class TestPlatform : public chakra_web::Platform {
   bool runs_conversions() const override { return hold_conversions; }
   void start_conversion(chakra::RankConversion job) override { held.push_back(std::move(job)); }
   chakra::ConvertedRank convert_here(const chakra::RankConversion& job) override { return chakra::convert_rank(job); }
+  std::vector<std::pair<std::string, std::string>> downloads;  // name, bytes
+  void download(const std::string& name, const std::string& content) override { downloads.emplace_back(name, content); }
 
  private:
   bool threaded_;
@@ -221,6 +223,33 @@ TEST(AppUi, SlowdownsRunAsTheSimulatorAndTravelInTheLink) {
   json s = b.status();
   ASSERT_EQ(s["runs"].size(), 1u) << hash;  // the link's run, made again
   EXPECT_EQ(s["runs"][0]["finish_ns"].get<std::vector<uint64_t>>(), expected);
+}
+
+// "Export anonymized copy": a ZIP that Python's zipfile reads, one anonymized .et per rank that
+// simulates as the loaded ranks do, the same bytes under the same key, no op name in it.
+TEST(AppUi, AnonymizedExportIsAZipOfRanksThatSimulateTheSame) {
+  Headless h;
+  load_allreduce(h);
+  ASSERT_TRUE(h.app->command("export anonymized k"));
+  ASSERT_TRUE(h.app->command("export anonymized k"));
+  ASSERT_EQ(h.platform.downloads.size(), 2u);
+  EXPECT_EQ(h.platform.downloads[0].first, "anonymized.zip");
+  EXPECT_EQ(h.platform.downloads[0].second, h.platform.downloads[1].second);
+  const std::string dir = testing_support::temp_dir();
+  testing_support::write_raw(dir + "/a.zip", h.platform.downloads[0].second);
+  ASSERT_EQ(std::system(("cd '" + dir + "' && python3 -m zipfile -e a.zip out >/dev/null").c_str()), 0);
+  chakra::sim::SimInputs in;
+  in.workload = dir + "/out/rank";
+  in.network = chakra::sim::load_network(shared(kRing8));
+  in.system = chakra::sim::load_system(shared(kRingSys));
+  std::vector<uint64_t> finish;
+  for (const auto& n : chakra::sim::simulate(in).npus) finish.push_back(n.finish);
+  EXPECT_EQ(finish, reference_finish());
+  const std::string name = chakra::read_et(shared(kAllReduce) + "/AllReduce_1MB.0.et").name(0).data();
+  ASSERT_GE(name.size(), 4u);
+  EXPECT_EQ(read_raw(dir + "/out/rank.0.et").find(name), std::string::npos) << name;
+  ASSERT_TRUE(h.app->command("export anonymized"));  // a random key: other tokens
+  EXPECT_NE(h.platform.downloads[2].second, h.platform.downloads[0].second);
 }
 
 TEST(AppUi, ARunThatCannotStartUsesNoRunNumber) {

@@ -6,6 +6,7 @@
 
 #include "chakra/app/share_link.h"
 #include "chakra/format/io.h"
+#include "chakra/pytorch/pytorch_convert.h"
 #include "chakra/pytorch/trace_link.h"
 #include "chakra/support/error.h"
 #include <nlohmann/json.hpp>
@@ -580,6 +581,22 @@ sim::SimJob Workspace::simulation_job(const sim::NetworkConfig& net, const sim::
 sim::SimResult Workspace::simulate(const sim::NetworkConfig& net, const sim::SystemConfig& sys,
                                    const sim::SimOptions& options) const {
   return sim::run_job(simulation_job(net, sys, options), options.progress);
+}
+
+std::string anonymized_archive(const Workspace& workspace, const AnonymizeOptions& options, AnonymizeReport& report) {
+  const Anonymizer anonymizer(options);
+  std::vector<std::pair<std::string, std::string>> files;
+  Trace anonymous;
+  for (const auto& r : workspace.ranks()) {
+    anonymizer.anonymize(r->trace, anonymous, report);
+    files.emplace_back("rank." + std::to_string(r->rank) + ".et", encode_et(anonymous));
+  }
+  if (!workspace.groups.empty()) {
+    std::map<std::string, std::vector<int64_t>> groups;
+    for (const auto& [id, members] : workspace.groups) groups[std::to_string(id)] = std::vector<int64_t>(members.begin(), members.end());
+    files.emplace_back("comm_group.json", comm_group_json(groups));
+  }
+  return zip_store(files);
 }
 
 }  // namespace chakra

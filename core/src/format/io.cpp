@@ -491,4 +491,38 @@ std::optional<uint32_t> rank_from_file_name(std::string_view name) {
   return digits_at(begin);
 }
 
+std::string zip_store(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::string out, central;
+  auto u16 = [](std::string& s, uint32_t v) { s += static_cast<char>(v & 0xff), s += static_cast<char>((v >> 8) & 0xff); };
+  auto u32 = [&](std::string& s, uint32_t v) { u16(s, v & 0xffff), u16(s, v >> 16); };
+  if (files.size() > 0xffff) throw Error("zip: " + std::to_string(files.size()) + " files (at most 65535 without ZIP64)");
+  uint64_t total = 0;
+  for (const auto& [name, bytes] : files) total += 76 + 2 * name.size() + bytes.size();
+  if (total > 0xffffffffu) throw Error("zip: " + std::to_string(total) + " bytes (at most 4 GiB without ZIP64)");
+  for (const auto& [name, bytes] : files) {
+    if (name.empty() || name.size() > 0xffff) throw Error("zip: a file name must have 1 to 65535 bytes");
+    const uint32_t crc = static_cast<uint32_t>(crc32(crc32(0, nullptr, 0), reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
+    const uint32_t offset = static_cast<uint32_t>(out.size()), size = static_cast<uint32_t>(bytes.size());
+    // Version 2.0, flags 0x0800 (UTF-8 names), method 0 (stored), time 00:00 of 1980-01-01.
+    auto header = [&](std::string& s, bool in_central) {
+      u32(s, in_central ? 0x02014b50 : 0x04034b50);
+      if (in_central) u16(s, 20);
+      u16(s, 20), u16(s, 0x0800), u16(s, 0), u16(s, 0), u16(s, 0x21);
+      u32(s, crc), u32(s, size), u32(s, size);
+      u16(s, static_cast<uint32_t>(name.size())), u16(s, 0);
+      if (in_central) u16(s, 0), u16(s, 0), u16(s, 0), u32(s, 0), u32(s, offset);
+      s += name;
+    };
+    header(out, false);
+    out += bytes;
+    header(central, true);
+  }
+  const uint32_t central_offset = static_cast<uint32_t>(out.size());
+  out += central;
+  u32(out, 0x06054b50), u16(out, 0), u16(out, 0);
+  u16(out, static_cast<uint32_t>(files.size())), u16(out, static_cast<uint32_t>(files.size()));
+  u32(out, static_cast<uint32_t>(central.size())), u32(out, central_offset), u16(out, 0);
+  return out;
+}
+
 }  // namespace chakra

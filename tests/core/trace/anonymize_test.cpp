@@ -8,6 +8,7 @@
 #include <set>
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include "chakra/app/sim_presets.h"
 #include "chakra/format/et_io.h"
@@ -296,4 +297,29 @@ TEST(Anonymize, JsonTracesTokenizeTheSameWay) {
   EXPECT_EQ(out["nodes"][0]["attrs"][1]["value"], 4);
   EXPECT_NE(out["time"], "2023-09-07 16:09:59");
   EXPECT_THROW(a.anonymize_json("{nope", "bad.json", r), Error);
+}
+
+// The archive the web page downloads: read back by walking its central directory as an unzip
+// tool does, every file's bytes and CRC-32 intact.
+TEST(ZipStore, CentralDirectoryListsEveryFileIntact) {
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"rank.0.et", std::string("\x00\x01\x02\xff", 4)}, {"comm_group.json", "{\"1\": [0, 1]}"}, {"empty", ""}};
+  const std::string zip = zip_store(files);
+  auto u16 = [&](size_t at) { return uint32_t{static_cast<uint8_t>(zip[at])} | uint32_t{static_cast<uint8_t>(zip[at + 1])} << 8; };
+  auto u32 = [&](size_t at) { return u16(at) | u16(at + 2) << 16; };
+  const size_t end = zip.size() - 22;
+  ASSERT_EQ(u32(end), 0x06054b50u);
+  ASSERT_EQ(u16(end + 10), files.size());
+  size_t at = u32(end + 16);
+  for (const auto& [name, bytes] : files) {
+    ASSERT_EQ(u32(at), 0x02014b50u);
+    const uint32_t crc = u32(at + 16), size = u32(at + 24), name_len = u16(at + 28), local = u32(at + 42);
+    EXPECT_EQ(zip.substr(at + 46, name_len), name);
+    EXPECT_EQ(u32(local), 0x04034b50u);
+    const size_t data = local + 30 + u16(local + 26) + u16(local + 28);
+    EXPECT_EQ(zip.substr(data, size), bytes);
+    EXPECT_EQ(crc, static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size()))));
+    at += 46 + name_len + u16(at + 30) + u16(at + 32);
+  }
+  EXPECT_EQ(at, end);
 }

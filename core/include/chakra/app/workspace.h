@@ -19,6 +19,7 @@
 #include "chakra/astra/text_workload.h"
 #include "chakra/format/et_io.h"
 #include "chakra/synth/synth.h"
+#include "chakra/trace/anonymize.h"
 #include "chakra/trace/trace.h"
 
 namespace chakra {
@@ -193,5 +194,10 @@ class Workspace {
   std::string text_name_;
   uint32_t text_npus_ = 8;
 };
+
+// What the page's "Export anonymized copy" downloads: a ZIP archive of every rank anonymized
+// (rank.<r>.et; no source file names, which may name the model) and, when the workspace has
+// process groups, comm_group.json (numbers only).
+std::string anonymized_archive(const Workspace& workspace, const AnonymizeOptions& options, AnonymizeReport& report);
 
 }  // namespace chakra

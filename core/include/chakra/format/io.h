@@ -147,4 +147,9 @@ bool ends_with(std::string_view s, std::string_view suffix);
 // "trace.2023-07.json") are not ranks.
 std::optional<uint32_t> rank_from_file_name(std::string_view path);
 
+// A ZIP archive (PKWARE APPNOTE 6.3) of the files, stored uncompressed (.et and gzip bytes gain
+// little from deflate): what the web page downloads when it hands over several files at once.
+// Throws chakra::Error past ZIP's 4 GiB and 65535-file limits (no ZIP64).
+std::string zip_store(const std::vector<std::pair<std::string, std::string>>& files);
+
 }  // namespace chakra

@@ -119,6 +119,8 @@ class AttrTable {
 
   // Appends the drafts; returns the index of the first appended attribute.
   uint32_t append(const AttrDrafts& d);
+  // Replaces a scalar attribute's value, its kind kept (ids rewritten in place).
+  void set_bits(uint32_t a, uint64_t bits) { bits_[a] = bits; }
   void reserve(size_t attrs, size_t list_elems);
   void clear();
   size_t memory_bytes() const;
@@ -233,6 +235,10 @@ class Trace {
     start_[n] = start_micros;
     duration_[n] = duration_micros;
   }
+  // Replaces a scalar node attribute's value (kind kept) and a node's inputs values: ids
+  // rewritten in place (chakra project).
+  void set_attr_bits(uint32_t a, uint64_t bits) { attrs_.set_bits(a, bits); }
+  void set_input_values(uint32_t n, StrId values) { inputs_[n].values = values; }
   // Removes every node, keeping the strings, the metadata and the allocated capacity (for
   // streaming: a Trace reused as a one-node window).
   void clear_nodes();

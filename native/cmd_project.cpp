@@ -1,0 +1,109 @@
+// chakra project: a workload traced on N ranks as it would run on M (data parallelism:
+// chakra/synth/project.h says how).
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "chakra/format/et_io.h"
+#include "chakra/format/io.h"
+#include "chakra/pytorch/pytorch_convert.h"
+#include "chakra/support/error.h"
+#include "chakra/synth/project.h"
+#include "cli.h"
+#include "commands.h"
+
+namespace {
+
+// --groups FILE: {"dp": [ids...]}, the data-parallel groups.
+std::vector<int> data_parallel_ids(const std::string& path) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(chakra::read_file(path, {}));
+  } catch (const nlohmann::json::exception& e) {
+    throw chakra::Error(path + ": not JSON: " + e.what());
+  }
+  if (!j.is_object() || !j.contains("dp") || !j["dp"].is_array())
+    throw chakra::Error(path + ": expected {\"dp\": [group ids]} naming the data-parallel groups");
+  std::vector<int> ids;
+  for (const auto& v : j["dp"]) {
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > 1'000'000'000)
+      throw chakra::Error(path + ": dp lists group ids (integers > 0), not " + v.dump());
+    ids.push_back(v.get<int>());
+  }
+  return ids;
+}
+
+int run(const cli::Args& a) {
+  if (a.has("--tp") || a.has("--pp"))
+    a.fail("only --dp is implemented: tensor and pipeline projection (re-sharding, re-staging) are not yet");
+  const std::string prefix = a.values("IN_PREFIX")[0];
+  const uint32_t to = static_cast<uint32_t>(a.get_uint("--to", 1u << 20));
+  uint32_t from = 0;
+  if (a.has("--from")) {
+    from = static_cast<uint32_t>(a.get_uint("--from", 1u << 20));
+  } else {
+    while (std::filesystem::exists(prefix + "." + std::to_string(from) + ".et")) ++from;
+    if (!from) throw chakra::Error(prefix + ".0.et: no such trace (give IN_PREFIX of IN_PREFIX.<rank>.et)");
+  }
+  if (!from) a.fail("--from must be at least 1");
+  // The traced ranks: their bytes, each rank projected decodes its own copy.
+  std::vector<std::string> bytes(from);
+  std::vector<chakra::Trace> traces(from);
+  const chakra::ReadOptions read = cli::read_options(a, nullptr);
+  cli::run_jobs(from, [&](size_t r) {
+    const std::string path = prefix + "." + std::to_string(r) + ".et";
+    bytes[r] = chakra::read_file(path, read.input);
+    traces[r] = chakra::read_et(chakra::memory_input({reinterpret_cast<const uint8_t*>(bytes[r].data()), bytes[r].size()}, path, read.input), read);
+  }, "reading");
+  chakra::sim::CommGroups groups;
+  std::string groups_source = a.has("--comm-group") ? a.get("--comm-group") : prefix + ".comm_group.json";
+  if (std::filesystem::exists(groups_source)) groups = chakra::sim::load_comm_groups(groups_source);
+  else if (a.has("--comm-group")) throw chakra::Error(groups_source + ": no such file");
+  else groups = chakra::project::metadata_groups(traces[0]), groups_source = groups.empty() ? "" : prefix + ".0.et's METADATA nodes";
+  std::vector<const chakra::Trace*> ranks;
+  for (const auto& t : traces) ranks.push_back(&t);
+  const chakra::project::Plan plan = chakra::project::plan_data_parallel(
+      ranks, groups, to, a.has("--groups") ? std::optional(data_parallel_ids(a.get("--groups"))) : std::nullopt);
+  traces.clear();
+  std::cerr << "chakra project: " << from << " -> " << to << " ranks, " << plan.factor() << " data-parallel replica"
+            << (plan.factor() == 1 ? "" : "s") << (groups_source.empty() ? "" : " (groups from " + groups_source + ")") << "\n"
+            << plan.explanation;
+  if (a.has("--explain")) return cli::kOk;
+  const std::string out = a.get("--output");
+  std::map<std::string, std::vector<int64_t>> projected;
+  for (const auto& [id, members] : chakra::project::projected_groups(plan, groups))
+    projected[std::to_string(id)] = std::vector<int64_t>(members.begin(), members.end());
+  cli::write_rank_traces(out, to, [&](size_t r, chakra::Trace& trace) {
+    const std::string& b = bytes[r % from];
+    trace = chakra::read_et(chakra::memory_input({reinterpret_cast<const uint8_t*>(b.data()), b.size()}, prefix, read.input), read);
+    chakra::project::project_rank(trace, plan, static_cast<uint32_t>(r));
+  }, projected.empty() ? "" : out + ".comm_group.json", projected);
+  std::cerr << "  -> " << out << ".{0.." << to - 1 << "}.et" << (projected.empty() ? "" : ", " + out + ".comm_group.json") << "\n";
+  return cli::kOk;
+}
+
+}  // namespace
+
+int cmd_project(int argc, char** argv) {
+  cli::Args args("chakra project",
+                 "Project a workload traced on N ranks to M ranks by data parallelism: M/N replicas of the traced\n"
+                 "ranks, the data-parallel groups grown across them (the same per-rank gradient sizes, a larger\n"
+                 "ring), every other group kept inside each replica, compute and memory unchanged. Which groups\n"
+                 "are data-parallel is inferred from the traces and said (or --groups). Then chakra simulate.");
+  args.positional("IN_PREFIX", "the traced ranks, IN_PREFIX.<rank>.et (and IN_PREFIX.comm_group.json)");
+  args.option("--from", "N", "ranks traced (default: as many IN_PREFIX.<rank>.et as exist)");
+  args.option("--to", "M", "ranks to project to, a multiple of N", "", true);
+  args.flag("--dp", "grow data parallelism (the default, and for now the only one)");
+  args.flag("--tp", "grow tensor parallelism (not yet)");
+  args.flag("--pp", "grow pipeline parallelism (not yet)");
+  args.option("--output", "OUT_PREFIX", "write OUT_PREFIX.<rank>.et and OUT_PREFIX.comm_group.json");
+  args.alias("-o", "--output");
+  args.option("--comm-group", "FILE", "the traced ranks' groups (default: IN_PREFIX.comm_group.json, else the traces' METADATA)");
+  args.option("--groups", "FILE", "{\"dp\": [ids]}: the data-parallel groups, instead of inferring them");
+  args.flag("--explain", "say what would be projected and write nothing");
+  cli::add_read_options(args);
+  args.parse(argc, argv);
+  if (!args.has("--output") && !args.has("--explain")) args.fail("--output OUT_PREFIX is required (or --explain)");
+  return cli::run_guarded("chakra project", run, args);
+}
