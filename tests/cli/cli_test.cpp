@@ -1611,6 +1611,17 @@ TEST(CliProject, RealRunProjectsAndSimulates) {
   ASSERT_EQ(s8.exit_code, 0) << s8.err;
   ASSERT_EQ(s32.exit_code, 0) << s32.err;
   EXPECT_TRUE(contains(s32.out, "sys[31] finished")) << s32.out;
+  // A straggler made with --slowdown is the one the straggler analysis of the simulated times finds.
+  Result slow = run({"simulate", "--workload", dir + "/et/dlrm", "--preset", "h100-hgx-8", "--slowdown", "npu=3:compute=3", "--times-out", dir + "/slow/t"});
+  ASSERT_EQ(slow.exit_code, 0) << slow.err;
+  std::vector<std::string> analyze = {"analyze", "--json"};
+  for (int rank = 0; rank < 8; ++rank) analyze.push_back(dir + "/slow/t." + std::to_string(rank) + ".et");
+  Result a = run(analyze);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const auto stragglers = nlohmann::json::parse(a.out)["stragglers"]["ranks"];
+  EXPECT_EQ(stragglers[0]["rank"], 3) << stragglers.dump();
+  EXPECT_GT(stragglers[0]["arrived_last"].get<int>(), 0);
+  EXPECT_EQ(stragglers[1]["arrived_last"], 0) << stragglers.dump();
   r = run({"project", dir + "/et/dlrm", "--to", "16", "-o", dir + "/explained/dlrm", "--explain"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_FALSE(fs::exists(dir + "/explained"));
