@@ -79,7 +79,7 @@ void App::Impl::draw_overview() {
   // Sharing: every rank with names and strings replaced by keyed tokens (chakra anonymize).
   if (ImGui::Button("Export anonymized copy")) export_anonymized(anonymize_key);
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(220);
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("key (empty: random, kept nowhere)").x + 2 * ImGui::GetStyle().FramePadding.x);
   ImGui::InputTextWithHint("##anonymize_key", "key (empty: random, kept nowhere)", &anonymize_key, ImGuiInputTextFlags_Password);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("The same key gives the same tokens on every rank and in every export, so two exports can be\n"

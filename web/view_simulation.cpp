@@ -66,6 +66,7 @@ bool App::Impl::set_slowdown(const std::string& spec) {
 // Stragglers: the spec as text, and a table of the NPUs (and dimensions) that edits it.
 void App::Impl::draw_slowdowns() {
   const uint32_t npus = static_cast<uint32_t>(sim.network.total_npus());
+  if (!sim.slowdown.empty()) ImGui::SetNextItemOpen(true, ImGuiCond_Once);  // a link or command set some
   const bool open = ImGui::CollapsingHeader(sim.slowdown.empty() ? "Slowdowns (stragglers, slower links)###slowdowns"
                                                                   : "Slowdowns: on###slowdowns");
   if (!open) return;
@@ -81,10 +82,13 @@ void App::Impl::draw_slowdowns() {
     return;  // the error is shown above
   }
   bool changed = false;
+  const float em = ImGui::GetFontSize();
   if (ImGui::BeginTable("npu_slowdowns", 4, ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV,
-                        ImVec2(0, std::min(8.0f, static_cast<float>(npus) + 1.5f) * ImGui::GetFrameHeightWithSpacing()))) {
+                        ImVec2(std::min(ImGui::GetContentRegionAvail().x, 36 * em),
+                               std::min(8.0f, static_cast<float>(npus) + 1.5f) * ImGui::GetFrameHeightWithSpacing()))) {
     ImGui::TableSetupScrollFreeze(0, 1);
-    for (const char* h : {"NPU", "compute x", "comm x", "start delay (us)"}) ImGui::TableSetupColumn(h);
+    ImGui::TableSetupColumn("NPU", ImGuiTableColumnFlags_WidthFixed, 4 * em);
+    for (const char* h : {"compute x", "comm x", "start delay (us)"}) ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     ImGuiListClipper clipper;
     clipper.Begin(static_cast<int>(npus));

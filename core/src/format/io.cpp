@@ -499,7 +499,9 @@ std::string zip_store(const std::vector<std::pair<std::string, std::string>>& fi
   uint64_t total = 0;
   for (const auto& [name, bytes] : files) total += 76 + 2 * name.size() + bytes.size();
   if (total > 0xffffffffu) throw Error("zip: " + std::to_string(total) + " bytes (at most 4 GiB without ZIP64)");
-  for (const auto& [name, bytes] : files) {
+  for (const auto& file : files) {
+    const std::string& name = file.first;  // not a structured binding: the lambda below uses it
+    const std::string& bytes = file.second;
     if (name.empty() || name.size() > 0xffff) throw Error("zip: a file name must have 1 to 65535 bytes");
     const uint32_t crc = static_cast<uint32_t>(crc32(crc32(0, nullptr, 0), reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
     const uint32_t offset = static_cast<uint32_t>(out.size()), size = static_cast<uint32_t>(bytes.size());

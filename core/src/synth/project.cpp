@@ -34,7 +34,7 @@ int Plan::group_in_replica(int id, uint32_t replica) const {
   return id + static_cast<int>(replica) * max_group_id;
 }
 
-Plan plan_data_parallel(const std::vector<const Trace*>& ranks, const sim::CommGroups& groups, uint32_t to,
+Plan plan_data_parallel(const std::vector<const Trace*>& ranks, const Groups& groups, uint32_t to,
                         const std::optional<std::vector<int>>& dp_ids) {
   Plan plan;
   plan.from = static_cast<uint32_t>(ranks.size());
@@ -149,8 +149,8 @@ std::optional<int> entry_group(const nlohmann::json& e) {
 
 }  // namespace
 
-sim::CommGroups metadata_groups(const Trace& t) {
-  sim::CommGroups out;
+Groups metadata_groups(const Trace& t) {
+  Groups out;
   for (uint32_t n = 0; n < t.size(); ++n) {
     if (t.type(n) != static_cast<int32_t>(NodeType::Metadata) || !t.has_inputs(n)) continue;
     const auto list = process_group_list(t.str(t.inputs(n).values));
@@ -207,8 +207,8 @@ void project_rank(Trace& t, const Plan& plan, uint32_t new_rank) {
   }
 }
 
-sim::CommGroups projected_groups(const Plan& plan, const sim::CommGroups& groups) {
-  sim::CommGroups out;
+Groups projected_groups(const Plan& plan, const Groups& groups) {
+  Groups out;
   const uint32_t f = plan.factor();
   for (const auto& [id, members] : groups) {
     if (plan.data_parallel.at(id)) {

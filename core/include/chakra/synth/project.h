@@ -16,10 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "chakra/astra/config.h"
 #include "chakra/trace/trace.h"
 
 namespace chakra::project {
+
+// Process groups: id → member ranks (the type of sim::CommGroups, which this layer cannot name).
+using Groups = std::map<int, std::vector<uint32_t>>;
 
 // Groups congruent to each other (same size, same spacing of members), and what the traces do
 // in them.
@@ -48,7 +50,7 @@ struct Plan {
 // step, tensor-parallel activations in every layer), the larger spacing on a tie. Traces are the
 // N ranks in order. Throws chakra::Error when M is not a multiple of N, for a group naming a rank
 // beyond N, or when nothing can be data-parallel.
-Plan plan_data_parallel(const std::vector<const Trace*>& ranks, const sim::CommGroups& groups, uint32_t to,
+Plan plan_data_parallel(const std::vector<const Trace*>& ranks, const Groups& groups, uint32_t to,
                         const std::optional<std::vector<int>>& dp_ids = std::nullopt);
 
 // Rank `new_rank`'s trace from `trace`, a copy of rank new_rank mod N: its pg_name, comm_src and
@@ -56,8 +58,8 @@ Plan plan_data_parallel(const std::vector<const Trace*>& ranks, const sim::CommG
 void project_rank(Trace& trace, const Plan& plan, uint32_t new_rank);
 // The process groups a PyTorch trace's METADATA nodes list (chakra convert keeps them there):
 // for traces without a comm-group file.
-sim::CommGroups metadata_groups(const Trace& trace);
+Groups metadata_groups(const Trace& trace);
 // The projected groups (ids as group_in_replica gives them).
-sim::CommGroups projected_groups(const Plan& plan, const sim::CommGroups& groups);
+Groups projected_groups(const Plan& plan, const Groups& groups);
 
 }  // namespace chakra::project
