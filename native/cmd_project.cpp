@@ -1,5 +1,6 @@
 // chakra project: a workload traced on N ranks as it would run on M (data parallelism:
-// chakra/synth/project.h says how).
+// chakra/synth/project.h says how; pipeline and tensor parallelism for synthetic traces).
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -34,9 +35,41 @@ std::vector<int> data_parallel_ids(const std::string& path) {
   return ids;
 }
 
+// --pp / --tp: only where the layers are known, in traces chakra synth made (their metadata
+// names the command): made again with the degree grown M/N times, so the same layers are
+// re-staged over more pipeline stages (or each block re-sharded over more tensor ranks).
+int reshape_synthetic(const cli::Args& a, const std::string& prefix, uint32_t from, uint32_t to, const std::string& degree) {
+  const chakra::Trace rank0 = chakra::read_et(prefix + ".0.et", cli::read_options(a, nullptr));
+  std::string generator;
+  for (uint32_t i = 0; i < rank0.metadata_attrs().size(); ++i)
+    if (rank0.metadata_attr(i).name() == "generator") generator = std::string(rank0.metadata_attr(i).as_string().value_or(""));
+  const std::string synth = "chakra synth ";
+  if (generator.rfind(synth, 0) != 0)
+    throw chakra::Error(prefix + ".0.et: " + degree + " re-" + (degree == "--pp" ? "stages layers" : "shards blocks") +
+                        ", which only traces chakra synth made name (their metadata holds the command); this one names no "
+                        "generator. Project it by data parallelism (--dp)");
+  if (to % from) throw chakra::Error("project: --to " + std::to_string(to) + " must be a multiple of the " + std::to_string(from) + " ranks traced");
+  std::vector<std::string> words;
+  for (size_t at = synth.size(); at < generator.size();) {
+    const size_t end = std::min(generator.find(' ', at), generator.size());
+    if (end > at) words.push_back(generator.substr(at, end - at));
+    at = end + 1;
+  }
+  auto it = std::find(words.begin(), words.end(), degree);
+  if (it == words.end() || it + 1 == words.end()) throw chakra::Error(prefix + ".0.et: its generator command has no " + degree);
+  const uint64_t grown = std::stoull(*(it + 1)) * (to / from);
+  std::cerr << "chakra project: " << from << " -> " << to << " ranks: " << degree << " " << *(it + 1) << " -> " << grown
+            << ", synthesized again (" << generator.substr(0, 60) << "...)\n";
+  *(it + 1) = std::to_string(grown);
+  words.insert(words.end(), {"-o", a.get("--output")});
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  return cmd_synth(static_cast<int>(words.size()), argv.data());
+}
+
 int run(const cli::Args& a) {
-  if (a.has("--tp") || a.has("--pp"))
-    a.fail("only --dp is implemented: tensor and pipeline projection (re-sharding, re-staging) are not yet");
+  if (a.has("--tp") + a.has("--pp") + a.has("--dp") > 1) a.fail("give one of --dp, --tp, --pp");
   const std::string prefix = a.values("IN_PREFIX")[0];
   const uint32_t to = static_cast<uint32_t>(a.get_uint("--to", 1u << 20));
   uint32_t from = 0;
@@ -47,6 +80,10 @@ int run(const cli::Args& a) {
     if (!from) throw chakra::Error(prefix + ".0.et: no such trace (give IN_PREFIX of IN_PREFIX.<rank>.et)");
   }
   if (!from) a.fail("--from must be at least 1");
+  if (a.has("--tp") || a.has("--pp")) {
+    if (a.has("--explain")) a.fail("--explain is for --dp");
+    return reshape_synthetic(a, prefix, from, to, a.has("--tp") ? "--tp" : "--pp");
+  }
   // The traced ranks: their bytes, each rank projected decodes its own copy.
   std::vector<std::string> bytes(from);
   std::vector<chakra::Trace> traces(from);
@@ -90,13 +127,14 @@ int cmd_project(int argc, char** argv) {
                  "Project a workload traced on N ranks to M ranks by data parallelism: M/N replicas of the traced\n"
                  "ranks, the data-parallel groups grown across them (the same per-rank gradient sizes, a larger\n"
                  "ring), every other group kept inside each replica, compute and memory unchanged. Which groups\n"
-                 "are data-parallel is inferred from the traces and said (or --groups). Then chakra simulate.");
+                 "are data-parallel is inferred from the traces and said (or --groups). --pp / --tp re-stage the\n"
+                 "layers (re-shard the blocks) of traces chakra synth made. Then chakra simulate.");
   args.positional("IN_PREFIX", "the traced ranks, IN_PREFIX.<rank>.et (and IN_PREFIX.comm_group.json)");
   args.option("--from", "N", "ranks traced (default: as many IN_PREFIX.<rank>.et as exist)");
   args.option("--to", "M", "ranks to project to, a multiple of N", "", true);
   args.flag("--dp", "grow data parallelism (the default, and for now the only one)");
-  args.flag("--tp", "grow tensor parallelism (not yet)");
-  args.flag("--pp", "grow pipeline parallelism (not yet)");
+  args.flag("--tp", "grow tensor parallelism: re-shard each block (traces chakra synth made)");
+  args.flag("--pp", "grow pipeline parallelism: re-stage the layers over more stages (traces chakra synth made)");
   args.option("--output", "OUT_PREFIX", "write OUT_PREFIX.<rank>.et and OUT_PREFIX.comm_group.json");
   args.alias("-o", "--output");
   args.option("--comm-group", "FILE", "the traced ranks' groups (default: IN_PREFIX.comm_group.json, else the traces' METADATA)");

@@ -1591,7 +1591,7 @@ TEST(CliAnonymize, RealRunSharesWithoutNamesAndSimulatesTheSame) {
 
 // chakra project on the real 8-rank DLRM run (no process groups: every collective spans the
 // world): 8 → 8 writes the same bytes, 8 → 32 grows the world and simulates, and validates;
-// --explain writes nothing; --tp is refused as not done.
+// --explain writes nothing; --pp re-stages synthetic traces only.
 TEST(CliProject, RealRunProjectsAndSimulates) {
   const std::string dir = temp_dir(), pairs = shared("data/pairs/dlrm_8rank_v100");
   ASSERT_EQ(run({"link", pairs, "-o", dir + "/linked/dlrm.json", "--quiet"}).exit_code, 0);
@@ -1625,7 +1625,27 @@ TEST(CliProject, RealRunProjectsAndSimulates) {
   r = run({"project", dir + "/et/dlrm", "--to", "16", "-o", dir + "/explained/dlrm", "--explain"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_FALSE(fs::exists(dir + "/explained"));
-  EXPECT_EQ(run({"project", dir + "/et/dlrm", "--to", "16", "-o", dir + "/x", "--tp"}).exit_code, 2);
+  r = run({"project", dir + "/et/dlrm", "--to", "16", "-o", dir + "/x", "--pp"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "only traces chakra synth made name")) << r.err;
+  // Pipeline re-staging where the layers are known: a synthetic pp2 step re-staged over 4 stages
+  // is what chakra synth makes at pp4, byte for byte, and simulates.
+  const std::vector<std::string> synth = {"synth", "--preset", "llama2-7b", "--layers", "4", "--dp", "2", "--micro-batches", "4", "--batch", "8", "--seq", "1024"};
+  auto synth_at = [&](const std::string& pp, const std::string& out) {
+    std::vector<std::string> a = synth;
+    a.insert(a.end(), {"--pp", pp, "-o", out});
+    ASSERT_EQ(run(a).exit_code, 0);
+  };
+  synth_at("2", dir + "/pp2/x");
+  synth_at("4", dir + "/pp4/x");
+  r = run({"project", dir + "/pp2/x", "--pp", "--to", "8", "-o", dir + "/restaged/x"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "--pp 2 -> 4")) << r.err;
+  for (int rank = 0; rank < 8; ++rank)
+    EXPECT_EQ(read_raw(dir + "/restaged/x." + std::to_string(rank) + ".et"), read_raw(dir + "/pp4/x." + std::to_string(rank) + ".et")) << rank;
+  EXPECT_EQ(read_raw(dir + "/restaged/x.comm_group.json"), read_raw(dir + "/pp4/x.comm_group.json"));
+  Result restaged = run({"simulate", "--workload", dir + "/restaged/x", "--comm-group", dir + "/restaged/x.comm_group.json", "--preset", "h100-hgx-8"});
+  EXPECT_EQ(restaged.exit_code, 0) << restaged.err;
   r = run({"project", dir + "/et/dlrm", "--to", "12", "-o", dir + "/x"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "must be a multiple of the 8 ranks traced")) << r.err;

@@ -3,6 +3,7 @@
 // stable across keys' runs and ranks; names kept on request, shapes bucketed, process groups kept.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -126,8 +127,8 @@ TEST(Anonymize, NoOriginalStringSurvivesInAnySharedTrace) {
       ASSERT_EQ(back.type(n), t.type(n));
       ASSERT_EQ(back.duration_micros(n), t.duration_micros(n));
       ASSERT_EQ(back.start_time_micros(n), t.start_time_micros(n));
-      ASSERT_TRUE(std::ranges::equal(back.data_deps(n), t.data_deps(n)));
-      ASSERT_TRUE(std::ranges::equal(back.ctrl_deps(n), t.ctrl_deps(n)));
+      ASSERT_TRUE(std::equal(back.data_deps(n).begin(), back.data_deps(n).end(), t.data_deps(n).begin(), t.data_deps(n).end()));
+      ASSERT_TRUE(std::equal(back.ctrl_deps(n).begin(), back.ctrl_deps(n).end(), t.ctrl_deps(n).begin(), t.ctrl_deps(n).end()));
     }
     ++traces;
   }
@@ -148,7 +149,9 @@ TEST(Anonymize, SharedWorkloadsSimulateTheSame) {
   }
   const Anonymizer a = keyed("k");
   size_t compared = 0;
-  for (const auto& [prefix, ranks] : workloads) {
+  for (const auto& workload : workloads) {
+    const std::string& prefix = workload.first;  // not structured bindings: lambdas below use them
+    const std::map<uint32_t, std::string>& ranks = workload.second;
     if (ranks.size() < 2 || ranks.rbegin()->first + 1 != ranks.size()) continue;
     SCOPED_TRACE(prefix);
     std::vector<std::string> original, anonymous;
