@@ -47,15 +47,25 @@ class BrowserPlatform : public chakra_web::Platform {
     }, hash.c_str());
   }
   void open_file_picker() override { EM_ASM({ document.getElementById('file').click(); }); }
+  // Bytes as they are (a ZIP holds NULs, so never through a C string).
   void download(const std::string& name, const std::string& content) override {
     EM_ASM({
-      const blob = new Blob([UTF8ToString($1)], {type: 'text/plain'});
+      const name = UTF8ToString($0);
+      const bytes = HEAPU8.slice($1, $1 + $2);
+      // (No object literal: EM_ASM's macro would split its commas.)
+      const last = Object.create(null);
+      last.name = name;
+      last.size = bytes.length;
+      last.head = Array.from(bytes.subarray(0, 8));
+      window.chakrakitLastDownload = last;
+      const options = Object.create(null);
+      options.type = name.endsWith('.zip') ? 'application/zip' : 'text/plain';
       const a = document.createElement('a');
-      a.href = URL.createObjectURL(blob);
-      a.download = UTF8ToString($0);
+      a.href = URL.createObjectURL(new Blob([bytes], options));
+      a.download = name;
       a.click();
       setTimeout(() => URL.revokeObjectURL(a.href), 1000);
-    }, name.c_str(), content.c_str());
+    }, name.c_str(), content.data(), content.size());
   }
   bool has_toolbar() const override { return true; }  // index.html's header
   ImFont* number_font() const override { return numbers; }

@@ -902,3 +902,35 @@ test('chakra view serves the page on 127.0.0.1 with the given traces preloaded, 
     second.kill('SIGINT');
   }
 });
+
+test('slowdowns run in the simulation worker as the CLI runs them, and the page exports an anonymized ZIP', async () => {
+  const allReduce = path.join(shared, 'data/chakra_et/astra-sim_AllReduce_1MB_8npus_2024-11');
+  const p = await openPage(url);
+  await drop(await filesIn(allReduce, /\.et$/), p);
+  await command('fit', p);
+  await command('view simulation', p);
+  const spec = 'npu=3:compute=2:delay=5us; npu=all:comm=1.5; dim=0:bandwidth=0.5';
+  assert.equal(await command('slowdown npu=3:speed=2', p), 0);
+  assert.equal(await command('slowdown ' + spec, p), 1);
+  assert.equal(await simulate(p), 1);
+  const s = await status(p);
+  assert.equal(s.runs.length, 1);
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'chakra-e2e-'));
+  await writeFile(path.join(tmp, 'network.yml'), s.network);
+  await writeFile(path.join(tmp, 'system.json'), s.system);
+  execFileSync(chakraBin, ['simulate', '--workload', path.join(allReduce, 'AllReduce_1MB'), '--network', path.join(tmp, 'network.yml'),
+    '--system', path.join(tmp, 'system.json'), '--slowdown', spec, '--json', path.join(tmp, 'out.json'), '--no-summary']);
+  const cli = JSON.parse(await readFile(path.join(tmp, 'out.json'), 'utf8'));
+  assert.deepEqual(s.runs[0].finish_ns, cli.npus.map((n) => n.finish_ns ?? n.finish));
+  await shot('11-slowdowns.png', p);
+  // Overview: "Export anonymized copy" (here by command) downloads a ZIP.
+  await command('view overview', p);
+  assert.equal(await command('export anonymized k', p), 1);
+  await p.evaluate(() => Module._app_wake());
+  await p.waitForFunction(() => window.chakrakitLastDownload?.name === 'anonymized.zip', null, { timeout: 5000 });
+  const zip = await p.evaluate(() => window.chakrakitLastDownload);
+  assert.deepEqual(zip.head.slice(0, 4), [80, 75, 3, 4]);  // a ZIP's local file header
+  assert.ok(zip.size > 8 * 30, `${zip.size} bytes`);
+  await shot('12-overview-export.png', p);
+  await p.close();
+});
