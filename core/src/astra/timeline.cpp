@@ -31,16 +31,6 @@ std::string_view timeline_track_name(int track) {
   }
 }
 
-namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace
-
 std::vector<TimelineSlice> parse_astra_sim_log(std::string_view text, const std::string& name, uint32_t num_npus,
                                                bool known_tracks_only) {
   std::vector<TimelineSlice> slices;
@@ -68,7 +58,7 @@ std::vector<TimelineSlice> parse_astra_sim_log(std::string_view text, const std:
       size_t eq = fields[k].find('=');
       if (eq == std::string_view::npos) fail("field " + std::to_string(k + 1) + " has no '='");
       std::string_view v = fields[k].substr(eq + 1);
-      return k == 4 ? v.substr(0, v.find('=')) : trim(v.substr(0, v.find('=')));
+      return k == 4 ? v.substr(0, v.find('=')) : trim_blanks(v.substr(0, v.find('=')));
     };
     auto number = [&](int k) {
       std::string_view v = value(k);

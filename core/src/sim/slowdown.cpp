@@ -15,20 +15,13 @@ namespace {
 
 constexpr uint64_t kMaxIndex = 1u << 20;  // NPUs or dimensions a list may name
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
+const auto trim = trim_blanks;
 
+// The pieces between the separators, trimmed.
 std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
-  for (size_t at = 0;;) {
-    const size_t end = s.find(sep, at);
-    out.push_back(trim(s.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at)));
-    if (end == std::string_view::npos) return out;
-    at = end + 1;
-  }
+  for (std::string_view piece : Split(s, sep)) out.push_back(trim(piece));
+  return out;
 }
 
 std::optional<uint64_t> whole_number(std::string_view s) {

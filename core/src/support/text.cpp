@@ -525,4 +525,10 @@ uint64_t fnv1a(std::string_view bytes, uint64_t h) {
   return h;
 }
 
+std::string_view trim_blanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
 }  // namespace chakra

@@ -70,6 +70,9 @@ uint64_t fnv1a(std::string_view bytes, uint64_t h = kFnv1aBasis);
 // quote or a line break.
 std::string csv_field(std::string_view s);
 
+// `s` without the spaces, tabs and carriage returns around it.
+std::string_view trim_blanks(std::string_view s);
+
 // "12.3 MiB" style sizes for humans.
 std::string format_bytes(uint64_t bytes);
 
