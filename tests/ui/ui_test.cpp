@@ -245,7 +245,7 @@ TEST(AppUi, AnonymizedExportIsAZipOfRanksThatSimulateTheSame) {
   std::vector<uint64_t> finish;
   for (const auto& n : chakra::sim::simulate(in).npus) finish.push_back(n.finish);
   EXPECT_EQ(finish, reference_finish());
-  const std::string name = chakra::read_et(shared(kAllReduce) + "/AllReduce_1MB.0.et").name(0).data();
+  const std::string name(chakra::read_et(shared(kAllReduce) + "/AllReduce_1MB.0.et").name(0));
   ASSERT_GE(name.size(), 4u);
   EXPECT_EQ(read_raw(dir + "/out/rank.0.et").find(name), std::string::npos) << name;
   ASSERT_TRUE(h.app->command("export anonymized"));  // a random key: other tokens
