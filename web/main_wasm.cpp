@@ -59,7 +59,7 @@ class BrowserPlatform : public chakra_web::Platform {
       last.head = Array.from(bytes.subarray(0, 8));
       window.chakrakitLastDownload = last;
       const options = Object.create(null);
-      options.type = name.endsWith('.zip') ? 'application/zip' : 'text/plain';
+      options.type = name.endsWith('.zip') ? 'application/zip' : name.endsWith('.png') ? 'image/png' : 'text/plain';
       const a = document.createElement('a');
       a.href = URL.createObjectURL(new Blob([bytes], options));
       a.download = name;
@@ -194,25 +194,7 @@ void frame() {
   ImGui::NewFrame();
   g_app->draw();
   const ImVec2 framebuffer = chakra_web::render_frame(g_window, g_platform.rects);
-  if (auto png = chakra_web::requested_png(g_platform, framebuffer)) {  // a chart's picture, downloaded
-    EM_ASM({
-      const name = UTF8ToString($0);
-      const bytes = HEAPU8.slice($1, $1 + $2);
-      // (No object literal: EM_ASM's macro would split its commas.)
-      const last = Object.create(null);
-      last.name = name;
-      last.size = bytes.length;
-      last.head = Array.from(bytes.subarray(0, 8));
-      window.chakrakitLastDownload = last;
-      const a = document.createElement('a');
-      const options = Object.create(null);
-      options.type = 'image/png';
-      a.href = URL.createObjectURL(new Blob([bytes], options));
-      a.download = name;
-      a.click();
-      setTimeout(() => URL.revokeObjectURL(a.href), 1000);
-    }, png->first.c_str(), png->second.data(), png->second.size());
-  }
+  if (auto png = chakra_web::requested_png(g_platform, framebuffer)) g_platform.download(png->first, png->second);  // a chart's picture
   glfwSwapBuffers(g_window);
   g_frame_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
