@@ -132,10 +132,10 @@ namespace {
 
 // A METADATA node's inputs values: the Python repr of a list holding one JSON string.
 std::optional<nlohmann::json> process_group_list(std::string_view values) {
-  std::string text(values);
-  if (text.size() < 4 || text.compare(0, 2, "['") != 0 || text.compare(text.size() - 2, 2, "']") != 0) return std::nullopt;
+  const std::optional<std::string_view> text = wrapped_process_groups(values);
+  if (!text) return std::nullopt;
   try {
-    nlohmann::json j = nlohmann::json::parse(text.substr(2, text.size() - 4));
+    nlohmann::json j = nlohmann::json::parse(*text);
     if (j.is_array()) return j;
   } catch (const nlohmann::json::exception&) {
   }

@@ -71,6 +71,13 @@ std::string replace_literals(std::string_view s, const std::function<std::string
   return out;
 }
 
+// A tensor dimension rounded up to a power of two (0 and 1 kept; at most 2^62).
+uint64_t bucketed(uint64_t v) {
+  uint64_t p = 1;
+  while (p < v && p < (uint64_t{1} << 62)) p <<= 1;
+  return v <= 1 ? v : p;
+}
+
 // Every integer of a shapes string rounded up to a power of two.
 std::string bucket_shapes(std::string_view s, uint64_t& count) {
   std::string out;
@@ -82,10 +89,8 @@ std::string bucket_shapes(std::string_view s, uint64_t& count) {
     size_t j = i;
     uint64_t v = 0;
     while (j < s.size() && s[j] >= '0' && s[j] <= '9') v = v * 10 + static_cast<uint64_t>(s[j++] - '0');
-    uint64_t p = 1;
-    while (p < v && p < (uint64_t{1} << 62)) p <<= 1;
-    if (v > 1 && p != v) ++count;
-    out += std::to_string(v <= 1 ? v : p);
+    count += bucketed(v) != v;
+    out += std::to_string(bucketed(v));
     i = j;
   }
   return out;
@@ -192,9 +197,9 @@ void Anonymizer::anonymize(const Trace& in, Trace& out, AnonymizeReport& report)
 // holding one JSON string: ['[{"pg_name": "3", "ranks": [..], "pg_desc": ...}]']): the groups'
 // ids and ranks kept, their other strings tokenized. Anything else: its literals tokenized.
 std::string Anonymizer::anonymize_process_groups(std::string_view values, AnonymizeReport& report) const {
-  std::string text(values);
-  const bool wrapped = text.size() >= 4 && text.compare(0, 2, "['") == 0 && text.compare(text.size() - 2, 2, "']") == 0;
-  if (wrapped) text = text.substr(2, text.size() - 4);
+  const std::optional<std::string_view> inner = wrapped_process_groups(values);
+  const bool wrapped = inner.has_value();
+  const std::string_view text = inner.value_or(values);
   nlohmann::ordered_json groups;
   try {
     groups = nlohmann::ordered_json::parse(text);
@@ -238,9 +243,7 @@ std::string Anonymizer::anonymize_json(std::string_view text, const std::string&
     if (j.is_string()) return string_value(j, count);
     if (j.is_number_unsigned() && shapes && options_.bucket_shapes) {
       const uint64_t v = j.get<uint64_t>();
-      uint64_t p = 1;
-      while (p < v && p < (uint64_t{1} << 62)) p <<= 1;
-      if (v > 1 && p != v) ++report.shapes_bucketed, j = p;
+      if (bucketed(v) != v) ++report.shapes_bucketed, j = bucketed(v);
     }
     if (j.is_array() || j.is_object())
       for (auto& e : j) strings(e, count, shapes);

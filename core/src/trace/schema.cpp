@@ -75,6 +75,11 @@ std::string_view comm_type_name(int64_t type) {
   return type >= 0 && type < kCommTypeCount ? kCommTypeNames[type] : std::string_view{};
 }
 
+std::optional<std::string_view> wrapped_process_groups(std::string_view values) {
+  if (values.size() < 4 || values.substr(0, 2) != "['" || values.substr(values.size() - 2) != "']") return std::nullopt;
+  return values.substr(2, values.size() - 4);
+}
+
 std::optional<int32_t> parse_comm_type(std::string_view name) {
   for (int32_t i = 0; i < kCommTypeCount; ++i)
     if (kCommTypeNames[i] == name) return i;

@@ -53,6 +53,12 @@ inline constexpr std::string_view kReplayLanesAttr = "replay_lanes";
 // rank that began its step late holds the others up in collectives, as it did when measured.
 inline constexpr std::string_view kReplayStartAttr = "replay_start_micros";
 
+// A METADATA node's PyTorch process groups as the converter stores them in its inputs values:
+// the Python repr of a one-string list, ['[{"pg_name": "3", "ranks": [..]}, ...]']. The JSON
+// inside when `values` is so wrapped (dropping two characters at each end, as the reference
+// does); nullopt otherwise.
+std::optional<std::string_view> wrapped_process_groups(std::string_view values);
+
 // "ALL_REDUCE" etc.; empty for values outside the enum.
 std::string_view comm_type_name(int64_t type);
 std::optional<int32_t> parse_comm_type(std::string_view name);

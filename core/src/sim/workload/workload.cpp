@@ -317,9 +317,7 @@ bool Workload::issue_coll(uint32_t n, const FeederNode& node, const Where& what)
 // which the reference unwraps by dropping two characters at each end; a JSON string list
 // is accepted too.
 void Workload::read_process_groups(uint32_t n, const FeederNode& node, const Where& what) {
-  std::string text(node.inputs_values());
-  if (text.size() >= 4 && text.compare(0, 2, "['") == 0 && text.compare(text.size() - 2, 2, "']") == 0)
-    text = text.substr(2, text.size() - 4);
+  const std::string text(wrapped_process_groups(node.inputs_values()).value_or(node.inputs_values()));
   if (text.empty()) return;
   nlohmann::json j;
   try {
