@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <set>
 #include <thread>
 #include <nlohmann/json.hpp>
 #include <iostream>
@@ -275,6 +276,24 @@ int run_bench(const cli::Args& args) {
   ChildRun sim_gen = run_child({chakra, "generate", "collective", "--npus", std::to_string(sim_npus), "-o", sim_dir + "/ar"});
   ChildRun sim_ar = best_run({chakra, "simulate", "--workload", sim_dir + "/ar", "--system", astra + "/sys/ring_s4_c1.json",
                               "--network", sim_dir + "/ring.yml", "--no-summary"});
+  // The same all-reduce on a switch of --sim-npus NPUs, congestion-aware (ASTRA-sim's 1024-NPU
+  // figure: 8,331,352 ns on every NPU, astra-sim-analytical-model.md c.5).
+  {
+    chakra::OutputFile net(sim_dir + "/switch.yml");
+    net.write("topology: [ Switch ]\nnpus_count: [ " + std::to_string(sim_npus) + " ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
+    net.commit();
+  }
+  ChildRun sim_ar_aware = best_run({chakra, "simulate", "--workload", sim_dir + "/ar", "--system", astra + "/sys/ring_s4_c1.json",
+                                    "--network", sim_dir + "/switch.yml", "--backend", "aware", "--json", sim_dir + "/aware.json",
+                                    "--no-summary"});
+  const std::string aware_finishes = [&] {
+    std::set<uint64_t> finishes;
+    const nlohmann::json result = nlohmann::json::parse(chakra::read_file(sim_dir + "/aware.json"));
+    for (const auto& n : result["npus"]) finishes.insert(n["finish_ns"].get<uint64_t>());
+    std::string out;
+    for (uint64_t f : finishes) out += (out.empty() ? "" : ", ") + std::to_string(f);
+    return out;
+  }();
   ChildRun sim_stage = best_run({chakra, "simulate", "--workload", astra + "/stage/llm_dp2_tp2_pp2/workload", "--system",
                                  astra + "/sys/h100_roofline.json", "--network", astra + "/net/hgx8.yml", "--comm-group",
                                  astra + "/stage/llm_dp2_tp2_pp2/workload.json", "--no-summary"});
@@ -301,6 +320,22 @@ int run_bench(const cli::Args& args) {
   ChildRun sim512 = best_run({chakra, "simulate", "--workload", synth_dir + "/512/w", "--system", astra + "/sys/h100_roofline.json",
                               "--network", synth_dir + "/512/net.yml", "--comm-group", synth_dir + "/512/w.comm_group.json",
                               "--no-summary"});
+  ChildRun sim512_aware = best_run({chakra, "simulate", "--workload", synth_dir + "/512/w", "--system", astra + "/sys/h100_roofline.json",
+                                    "--network", synth_dir + "/512/net.yml", "--comm-group", synth_dir + "/512/w.comm_group.json",
+                                    "--backend", "aware", "--no-summary"});
+  // dp4 tp8 pp4 (128 NPUs) on [8, 16] switches, both backends (issue 31's STAGE-style target).
+  ChildRun synth128 = run_child({chakra, "synth", "--preset", "stage-70b", "--dp", "4", "--tp", "8", "--pp", "4",
+                                 "--stage-compat", "-o", synth_dir + "/128/w"});
+  {
+    chakra::OutputFile net(synth_dir + "/128/net.yml");
+    net.write("topology: [ Switch, Switch ]\nnpus_count: [ 8, 16 ]\nbandwidth: [ 400, 50 ]\nlatency: [ 500, 2000 ]\n");
+    net.commit();
+  }
+  ChildRun sim128[2];
+  for (int aware = 0; aware < 2; ++aware)
+    sim128[aware] = best_run({chakra, "simulate", "--workload", synth_dir + "/128/w", "--system", astra + "/sys/h100_roofline.json",
+                              "--network", synth_dir + "/128/net.yml", "--comm-group", synth_dir + "/128/w.comm_group.json",
+                              "--backend", aware ? "aware" : "unaware", "--no-summary"});
   ChildRun convert_x1 = best_run({chakra, "convert", "pytorch", linked_x1, "-o", work + "/converted_x1.et", "--reference-bytes"});
   ChildRun convert_xn = copies > 1 ? best_run({chakra, "convert", "pytorch", linked_xn, "-o", work + "/converted_xn.et", "--reference-bytes"})
                                    : convert_x1;
@@ -369,6 +404,11 @@ int run_bench(const cli::Args& args) {
     std::printf("; ASTRA-sim %.1f s, %.0f MB → %.1fx faster, %.2fx its memory", astra_ar_cpu, astra_ar_mb,
                 astra_ar_cpu / sim_ar.cpu_s, static_cast<double>(sim_ar.max_rss_bytes) / (astra_ar_mb * 1e6));
   std::printf(", exit %d\n", sim_ar.exit_code);
+  std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (1 MiB ring all-reduce, %llu NPUs, switch, congestion-aware; NPUs finish at %s ns)",
+              "simulate AR CA", sim_ar_aware.cpu_s, sim_ar_aware.wall_s, chakra::format_bytes(sim_ar_aware.max_rss_bytes).c_str(),
+              static_cast<unsigned long long>(sim_npus), aware_finishes.c_str());
+  if (sim_npus == 1024) std::printf("; ASTRA-sim 14.5 s, 8331352 ns → %.0fx faster", 14.5 / sim_ar_aware.cpu_s);
+  std::printf(", exit %d\n", sim_ar_aware.exit_code);
   std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (STAGE llm dp2 tp2 pp2, 8 NPUs, roofline); ASTRA-sim 0.14 s,"
               " exit %d\n", "simulate stage", sim_stage.cpu_s, sim_stage.wall_s,
               chakra::format_bytes(sim_stage.max_rss_bytes).c_str(), sim_stage.exit_code);
@@ -383,6 +423,13 @@ int run_bench(const cli::Args& args) {
   std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (synth dp16 tp8 pp4 = 512 NPUs, roofline, [8, 64] switches);"
               " ASTRA-sim on STAGE's version 145 s, 1.8 GB → %.0fx faster, exit %d\n", "simulate 512", sim512.cpu_s,
               sim512.wall_s, chakra::format_bytes(sim512.max_rss_bytes).c_str(), 145 / sim512.cpu_s, sim512.exit_code);
+  std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (the same, congestion-aware), exit %d\n", "simulate 512 CA",
+              sim512_aware.cpu_s, sim512_aware.wall_s, chakra::format_bytes(sim512_aware.max_rss_bytes).c_str(), sim512_aware.exit_code);
+  for (int aware = 0; aware < 2; ++aware)
+    std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (synth dp4 tp8 pp4 = 128 NPUs, roofline, [8, 16] switches, %s), exit %d\n",
+                aware ? "simulate 128 CA" : "simulate 128", sim128[aware].cpu_s, sim128[aware].wall_s,
+                chakra::format_bytes(sim128[aware].max_rss_bytes).c_str(), aware ? "congestion-aware" : "congestion-unaware",
+                sim128[aware].exit_code);
   tool_line("convert x1", convert_x1, linked_x1_bytes, reference_cpu_seconds("convert_resnet_2gpu_rank1_linked"),
                reference_rss_kb("convert_resnet_2gpu_rank1_linked"));
   if (copies > 1) {
@@ -409,7 +456,8 @@ int run_bench(const cli::Args& args) {
                   convert_x1.exit_code == 0 && convert_xn.exit_code == 0 && link_x1.exit_code == 0 &&
                   link_xn.exit_code == 0 && svg_5k.exit_code == 0 && sim_gen.exit_code == 0 &&
                   sim_ar.exit_code == 0 && sim_stage.exit_code == 0 && synth.exit_code == 0 &&
-                  synth512.exit_code == 0 && sim512.exit_code == 0;
+                  synth512.exit_code == 0 && sim512.exit_code == 0 && sim512_aware.exit_code == 0 && sim_ar_aware.exit_code == 0 &&
+                  synth128.exit_code == 0 && sim128[0].exit_code == 0 && sim128[1].exit_code == 0;
   std::filesystem::remove_all(sim_dir);
   std::filesystem::remove_all(synth_dir);
   for (const std::string& f : {linked_x1, linked_xn, work + "/converted_x1.et", work + "/converted_xn.et", host_x1,

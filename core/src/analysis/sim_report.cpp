@@ -120,6 +120,8 @@ std::string sim_summary_text(const SimResult& r) {
   std::string out;
   appendf(out, "\nsummary: %u NPUs, %u finished, %llu messages, %llu events\n", static_cast<unsigned>(r.npus.size()),
           finished, static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.events));
+  if (r.closed_form_contended)
+    out += "  (a ring phase solved in closed form shared links with other traffic: the run was redone with every message simulated)\n";
   if (finished) {
     double k = 1.0 / finished;
     appendf(out, "  step time             %14s  (slowest: NPU %u)\n", ns_text(end).c_str(), slowest);
@@ -202,6 +204,7 @@ void write_sim_json(const SimResult& r, ByteSink& out) {
   w.key("deadlock").value(r.deadlock);
   w.key("messages").value_uint(r.messages);
   w.key("events").value_uint(r.events);
+  w.key("closed_form_contended").value(r.closed_form_contended);
   w.key("npus").begin_array();
   for (const NpuResult& n : r.npus) {
     w.begin_object();

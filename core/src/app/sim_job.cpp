@@ -123,7 +123,7 @@ std::string encode_result(const SimResult& result) {
   for (uint64_t v : {result.start_error.nodes, result.start_error.median, result.start_error.p90}) w.u64(v);
   w.u64(result.messages);
   w.u64(result.events);
-  w.raw<uint8_t>(result.deadlock);
+  w.raw<uint8_t>(uint8_t(result.deadlock) | uint8_t(result.closed_form_contended) << 1);
   w.u64(result.dimensions.size());
   for (const DimensionLoad& d : result.dimensions)
     for (uint64_t v : {d.messages, d.bytes, d.busy}) w.u64(v);
@@ -184,7 +184,9 @@ SimResult decode_result(std::string_view bytes) {
   result.start_error.p90 = r.u64();
   result.messages = r.u64();
   result.events = r.u64();
-  result.deadlock = r.raw<uint8_t>() != 0;
+  const uint8_t flags = r.raw<uint8_t>();
+  result.deadlock = flags & 1;
+  result.closed_form_contended = (flags & 2) != 0;
   result.dimensions.resize(r.count(24));
   for (DimensionLoad& d : result.dimensions)
     for (uint64_t* v : {&d.messages, &d.bytes, &d.busy}) *v = r.u64();

@@ -85,14 +85,26 @@ SimResult simulate(const SimInputs& inputs, const SimOptions& options) {
   if (slow.bandwidth.size() > dims)
     throw Error("the slowdowns name dimension " + std::to_string(slow.bandwidth.size() - 1) + ", and the network has " +
                 std::to_string(dims) + " dimensions");
-  if (slow.bandwidth.empty() && slow.bandwidth_rest == 1) {
-    Simulation simulation(inputs, options);
-    return simulation.run();
+  const bool slowed_links = !slow.bandwidth.empty() || slow.bandwidth_rest != 1;
+  SimInputs slowed;  // the network with its dimensions' bandwidth scaled
+  if (slowed_links) {
+    slowed = inputs;
+    for (uint32_t d = 0; d < dims; ++d) slowed.network.bandwidth[d] *= slow.bandwidth_of(d);
   }
-  SimInputs slowed = inputs;  // the network with its dimensions' bandwidth scaled
-  for (uint32_t d = 0; d < dims; ++d) slowed.network.bandwidth[d] *= slow.bandwidth_of(d);
-  Simulation simulation(slowed, options);
-  return simulation.run();
+  const SimInputs& in = slowed_links ? slowed : inputs;
+  try {
+    Simulation simulation(in, options);
+    return simulation.run();
+  } catch (const ClosedFormContended&) {
+    // A closed-form phase shared links with other traffic: the run is redone simulating every
+    // message, which orders them on the links as the reference does.
+    SimOptions every = options;
+    every.every_message = true;
+    Simulation simulation(in, every);
+    SimResult result = simulation.run();
+    result.closed_form_contended = true;
+    return result;
+  }
 }
 
 }  // namespace chakra::sim

@@ -1207,8 +1207,11 @@ TEST(SimJob, ResultKeepsMeasuredFigures) {
   r.npus[0].finish = 900, r.npus[0].measured_step = 1000;
   r.npus[1].finish = 1500, r.npus[1].start = 400, r.npus[1].measured_step = 1050;
   r.measured_collectives.push_back(sim::CollectiveFit{6, 40, 357000, 422157});
+  r.closed_form_contended = true;
   sim::SimResult back = sim::decode_result(sim::encode_result(r));
   expect_same(r, back);
+  EXPECT_TRUE(back.closed_form_contended);
+  EXPECT_FALSE(back.deadlock);
   EXPECT_EQ(back.npus[1].start, 400u);
   EXPECT_EQ(back.measured_collectives.at(0).simulated_median, 422157u);
 }

@@ -76,9 +76,14 @@ TEST(SimNetwork, ReceivePostedFirstIsToldWhenTheMessageArrives) {
   Tick arrival = 3 * 100 + serial(1024);  // three hops the short way round the ring of 8
   EXPECT_EQ(r.got, (std::vector<std::pair<Tick, uint64_t>>{{arrival, 10}, {arrival, 20}}));
   EXPECT_EQ(n->messages_delivered(), 1u);
-  EXPECT_TRUE(n->fixed_delays());
-  EXPECT_EQ(n->delay(0, 3, 1024), arrival);
-  EXPECT_EQ(n->delay(0, 5, 1024), arrival) << "the other way round is as short";
+  EXPECT_TRUE(n->closed_forms());
+  Flows f;
+  f.bytes = 1024, f.src = {0, 0}, f.dst = {3, 5};
+  ASSERT_TRUE(n->open_flows(f));
+  n->ready_flows(f);
+  EXPECT_EQ(f.delay, (std::vector<Tick>{arrival, arrival})) << "the other way round is as short";
+  EXPECT_TRUE(f.alike);
+  EXPECT_EQ(f.carry(1, 1000), 1000 + arrival);
 }
 
 TEST(SimNetwork, ReceivePostedAfterArrivalIsToldAtOnce) {
@@ -125,10 +130,96 @@ TEST(SimNetwork, CongestionAwareLinksCarryOneMessageAtATime) {
     EXPECT_EQ(r.got[0].first, one);
     // aware: the second waits for the link until the first is serialised
     EXPECT_EQ(r.got[1].first, b == Backend::CongestionAware ? serial(1024) + one : one);
-    EXPECT_EQ(n->fixed_delays(), b == Backend::CongestionUnaware);
-    if (b == Backend::CongestionAware) {
-      EXPECT_THROW(n->delay(0, 1, 8), Error);
+    // The same two messages as one closed-form flow (on links nothing used yet): the same times.
+    auto fresh = make_network(b, q, r, net);
+    Flows f;
+    f.bytes = 1024, f.src = {0}, f.dst = {1};
+    ASSERT_TRUE(fresh->open_flows(f));
+    fresh->ready_flows(f);
+    EXPECT_EQ(f.carry(0, 0), r.got[0].first);
+    EXPECT_EQ(f.carry(0, 0), r.got[1].first);
+  }
+}
+
+TEST(SimNetwork, CongestionAwareFlowsNeverShareALink) {
+  EventQueue q("w");
+  Recorder r(q);
+  const NetworkConfig ring4 = network("Ring", 4), switch4 = network("Switch", 4);
+  auto n = make_network(Backend::CongestionAware, q, r, ring4);
+  Flows ring;  // neighbours: one link each
+  ring.bytes = 1024, ring.src = {0, 1, 2, 3}, ring.dst = {1, 2, 3, 0};
+  EXPECT_TRUE(n->open_flows(ring));
+  n->ready_flows(ring);
+  EXPECT_TRUE(ring.alike);
+  Flows two;  // 0 -> 2 goes 0 -> 1 -> 2 and shares 1 -> 2 with 1 -> 2
+  two.bytes = 1024, two.src = {0, 1}, two.dst = {2, 2};
+  EXPECT_FALSE(n->open_flows(two));
+  auto sw = make_network(Backend::CongestionAware, q, r, switch4);
+  Flows up;  // two flows from NPU 0 share its link to the switch
+  up.bytes = 64, up.src = {0, 0}, up.dst = {1, 2};
+  EXPECT_FALSE(sw->open_flows(up));
+}
+
+// A closed-form flow 0 -> 1 of two messages reaching the link at 5000 and 5010 holds it until
+// 5000 + 2 serial(1024). A message simulated over it before then is carried as if the flow's
+// had been simulated too, or, where their order cannot be known without them, the run is redone.
+TEST(SimNetwork, SimulatedTrafficOnALinkAClosedFormHoldsIsOrderedOrCaught) {
+  const NetworkConfig net = network("Ring", 4);
+  const Tick s = serial(1024), held_until = 5000 + 2 * s;
+  struct Case {
+    Tick at;
+    Tick arrival;  // 0: the run must be redone
+  };
+  for (Case c : {Case{0, 0 + 100 + s},                     // through before the flow's first
+                 Case{5005, 0},                            // between the flow's two messages
+                 Case{5020, held_until + 100 + s},         // after its last: waits for the link
+                 Case{held_until, held_until + 100 + s}}) {  // the link is free again
+    EventQueue q("w");
+    Recorder r(q);
+    At at(q);
+    auto n = make_network(Backend::CongestionAware, q, r, net);
+    Flows f;
+    f.bytes = 1024, f.src = {0}, f.dst = {1};
+    ASSERT_TRUE(n->open_flows(f));
+    n->ready_flows(f);
+    EXPECT_EQ(f.carry(0, 5000), 5000 + 100 + s);
+    EXPECT_EQ(f.carry(0, 5010), 5000 + s + 100 + s) << "queued behind the first";
+    n->close_flows(f, 2, false);
+    at.at(c.at, [&] { n->send(0, 1, 1024, 9, Handler{1, 0, 1}); });
+    if (c.arrival == 0) {
+      EXPECT_THROW(run_all(q), ClosedFormContended) << c.at;
+      continue;
     }
+    run_all(q);
+    ASSERT_EQ(r.got.size(), 1u) << c.at;
+    EXPECT_EQ(r.got[0].first, c.arrival) << c.at;
+  }
+  {  // a closed form over a link a simulated message reached at the flow's first arrival or later
+    EventQueue q("w");
+    Recorder r(q);
+    auto n = make_network(Backend::CongestionAware, q, r, net);
+    n->send(0, 1, 1024, 9, Handler{1, 0, 1});
+    run_all(q);
+    Flows f;
+    f.bytes = 1024, f.src = {0}, f.dst = {1};
+    ASSERT_TRUE(n->open_flows(f));
+    n->ready_flows(f);
+    f.carry(0, 0);
+    EXPECT_THROW(n->close_flows(f, 1, false), ClosedFormContended);
+  }
+  {  // one that reached it before: the flow's messages queue behind it
+    EventQueue q("w");
+    Recorder r(q);
+    auto n = make_network(Backend::CongestionAware, q, r, net);
+    n->send(0, 1, 1024, 9, Handler{1, 0, 1});
+    Flows f;
+    f.bytes = 1024, f.src = {0}, f.dst = {1};
+    ASSERT_TRUE(n->open_flows(f));
+    n->ready_flows(f);
+    EXPECT_EQ(f.carry(0, 100), s + 100 + s);
+    n->close_flows(f, 1, false);
+    run_all(q);
+    EXPECT_EQ(r.got.size(), 1u);
   }
 }
 

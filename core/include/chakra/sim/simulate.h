@@ -101,8 +101,8 @@ struct SimOptions {
     double speedup = 1;
   };
   std::vector<Speedup> speedups;
-  // Simulate every message of ring phases on the congestion-unaware network instead of
-  // solving them in closed form (same results, far slower; for cross-checking).
+  // Simulate every message of ring phases instead of solving them in closed form (same
+  // results, far slower; for cross-checking).
   bool every_message = false;
   // Stage "simulate": nodes run so far out of `expected_nodes` (the nodes in all traces, when
   // the caller knows them; 0 otherwise). It may stop the run.
@@ -199,6 +199,9 @@ struct SimResult {
   uint64_t messages = 0;  // network messages delivered
   uint64_t events = 0;    // discrete events processed
   bool deadlock = false;  // some NPU could not finish (see NpuResult::stuck)
+  // Congestion-aware: a phase solved in closed form shared links with other traffic, so the run
+  // was done again with every message simulated (the figures are that run's).
+  bool closed_form_contended = false;
   std::vector<Span> spans;
   std::vector<DimensionLoad> dimensions;  // per network dimension
   std::vector<LinkLoad> links;            // congestion-aware backend: every link used, busiest first

@@ -20,6 +20,7 @@
 #include "chakra/astra/feeder.h"
 #include "sim/common.h"
 #include "sim/engine/event_queue.h"
+#include "sim/engine/flows.h"
 
 namespace chakra::sim {
 
@@ -126,13 +127,14 @@ class CollectiveContext {
   virtual void phase_done(uint32_t si) = 0;
   virtual void phase_done_after(uint32_t si, Tick delay) = 0;
 
-  // Closed forms: whether phases may be solved without simulating their messages, the
-  // network's fixed delay of one message, and messages accounted for without simulating them.
+  // Closed forms: whether phases may be solved without simulating their messages; how the
+  // network carries a phase's flows (false: simulate the phase message by message), their state
+  // just before they are carried, and, once solved, `per_flow` messages along each flow
+  // (counted, and their load recorded).
   virtual bool closed_form() const = 0;
-  virtual Tick network_delay(uint32_t src, uint32_t dst, uint64_t bytes) const = 0;
-  // `n` messages of `bytes` from src to dst, each as delay() times it (counted, and their load
-  // on the network recorded).
-  virtual void count_messages(uint32_t src, uint32_t dst, uint64_t bytes, uint64_t n) = 0;
+  virtual bool open_flows(Flows& f) const = 0;
+  virtual void ready_flows(Flows& f) const = 0;
+  virtual void close_flows(const Flows& f, uint64_t per_flow, bool first_for_all) = 0;
 
   // A collective given as traces: one node's point-to-point message or timed step, ending in
   // on_node_done.

@@ -1,12 +1,12 @@
 // Ring: each NPU sends to its neighbour in the phase's direction and receives from the other
 // one; an all-reduce goes twice around (reduce-scatter, then all-gather).
 //
-// On a network with fixed delays (congestion-unaware) a ring phase is solved in closed form:
-// without contention a member's k-th receive completes at max(its own k-th send, its sender's
-// k-th send + network time), and its next send follows after the hand-off (and reduction)
-// delay, so once every member has started the phase all finish times follow from that
-// recurrence: the same numbers as simulating each message (tested against it), at a fraction
-// of the events.
+// A ring phase is solved in closed form where the network allows it (fixed delays, or links
+// each used by one flow of the phase): a member's k-th receive completes at max(its own k-th
+// send, when its sender's k-th message arrives), and its next send follows after the hand-off
+// (and reduction) delay, so once every member has started the phase all finish times follow
+// from that recurrence: the same numbers as simulating each message (tested against it), at a
+// fraction of the events.
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -48,8 +48,10 @@ class Ring final : public PacketAlgorithm {
   };
   struct Group {
     uint32_t joined = 0;
+    bool per_message = false;  // the network cannot carry its flows in closed form
     std::vector<Tick> start;
     std::vector<uint32_t> stream;
+    Flows flows;  // flow i: from member i's sender to member i
   };
 
   void join(CollectiveContext& c, uint32_t si) {
@@ -57,41 +59,56 @@ class Ring final : public PacketAlgorithm {
     const RingView& r = s.cur.ring;
     GroupKey key{s.id, s.next_phase, r.base, r.stride, r.n, r.members, s.cur.dir};
     Group& g = groups_[key];
-    if (g.start.empty()) g.start.assign(r.n, 0), g.stream.assign(r.n, UINT32_MAX);
+    if (g.start.empty()) {
+      g.start.assign(r.n, 0), g.stream.assign(r.n, UINT32_MAX);
+      g.flows.bytes = s.msg_size;
+      for (uint32_t i = 0; i < r.n; ++i) {
+        g.flows.src.push_back(r.at(s.cur.dir == Dir::Clockwise ? int64_t(i) - 1 : int64_t(i) + 1));
+        g.flows.dst.push_back(r.at(i));
+      }
+      g.per_message = !c.open_flows(g.flows);
+    }
     uint32_t idx = r.index(s.npu);
     if (g.stream[idx] != UINT32_MAX)
       throw Error("NPU " + std::to_string(s.npu) + " joined the same collective phase twice "
                   "(stream ids out of step across NPUs)");
     g.start[idx] = c.clock().now();
     g.stream[idx] = si;
-    if (++g.joined < r.n) return;
-    Group done = std::move(g);
-    groups_.erase(key);
-    solve(c, done, si);
+    const bool per_message = g.per_message, all = ++g.joined == r.n;
+    if (all) {
+      Group done = std::move(g);
+      groups_.erase(key);
+      if (!per_message) solve(c, done, si);
+    }
+    if (per_message) PacketAlgorithm::init(c, si);
   }
 
-  void solve(CollectiveContext& c, const Group& g, uint32_t any) {
+  // With equal starts and flows that take equal times, every member goes through the same
+  // times (by induction over the steps), so member 0 alone is solved and stands for all.
+  void solve(CollectiveContext& c, Group& g, uint32_t any) {
     const Stream& s0 = c.stream(any);
     const PhaseSpec& p = s0.cur;
-    const RingView& r = p.ring;
-    const uint32_t n = r.n;
-    const uint64_t msg = s0.msg_size;
+    const uint32_t n = p.ring.n;
     const int64_t steps = s0.stream_count;
     const Tick E = c.handoff_delay(s0);
     const bool reduces = p.type == Collective::ReduceScatter || p.type == Collective::AllReduce;
-    const Tick R = reduces ? c.reduction_delay(msg) : 0;
-    std::vector<uint32_t> prev(n);
-    std::vector<Tick> net(n), send(n), recv(n);
-    Tick last_start = 0, slowest_net = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-      prev[i] = p.dir == Dir::Clockwise ? (i + n - 1) % n : (i + 1) % n;
-      net[i] = c.network_delay(r.at(prev[i]), r.at(i), msg);
+    const Tick R = reduces ? c.reduction_delay(g.flows.bytes) : 0;
+    Flows& flows = g.flows;
+    c.ready_flows(flows);
+    const bool one_for_all = flows.alike && std::all_of(g.start.begin(), g.start.end(), [&](Tick t) { return t == g.start[0]; });
+    const uint32_t solved = one_for_all ? 1 : n;
+    std::vector<uint32_t> prev(solved);
+    std::vector<Tick> send(solved), recv(solved);
+    Tick last_start = 0;
+    for (uint32_t i = 0; i < solved; ++i) {
+      prev[i] = one_for_all ? 0 : p.dir == Dir::Clockwise ? (i + n - 1) % n : (i + 1) % n;
       send[i] = g.start[i] + E;
       last_start = std::max(last_start, g.start[i]);
-      slowest_net = std::max(slowest_net, net[i]);
     }
-    // Every step adds at most one hop and one handoff: past 2^64 ns the sums below would wrap.
-    c.clock().to_tick(double(last_start) + double(steps + 1) * (double(slowest_net) + double(E) + double(R)));
+    // Every step adds at most one message's time and one hand-off (plus, contended, the previous
+    // message's): past 2^64 ns the sums below would wrap.
+    c.clock().to_tick(double(last_start) + double(steps + 1) * (2 * double(flows.slowest) + double(E) + double(R)));
+    const bool fixed = !flows.delay.empty();
     for (int64_t k = 0; k < steps; ++k) {
       // the packet inserted on receive k is insert k + 1: a cycle of one local and n - 1
       // received packets; all-reduce reduces in the first cycle only, reduce-scatter always
@@ -100,12 +117,15 @@ class Ring final : public PacketAlgorithm {
       bool proc = received && (p.type == Collective::ReduceScatter ||
                                (p.type == Collective::AllReduce && (j / n) % 2 == 0));
       Tick d = E + (proc ? R : 0);
-      for (uint32_t i = 0; i < n; ++i) recv[i] = std::max(send[i], send[prev[i]] + net[i]);
-      for (uint32_t i = 0; i < n; ++i) send[i] = recv[i] + d;
+      if (fixed)
+        for (uint32_t i = 0; i < solved; ++i) recv[i] = std::max(send[i], send[prev[i]] + flows.delay[i]);
+      else
+        for (uint32_t i = 0; i < solved; ++i) recv[i] = std::max(send[i], flows.carry(i, send[prev[i]]));
+      for (uint32_t i = 0; i < solved; ++i) send[i] = recv[i] + d;
     }
-    for (uint32_t i = 0; i < n; ++i) c.count_messages(r.at(prev[i]), r.at(i), msg, uint64_t(steps));
+    c.close_flows(flows, uint64_t(steps), one_for_all);
     const Tick now = c.clock().now();
-    for (uint32_t i = 0; i < n; ++i) c.phase_done_after(g.stream[i], send[i] - now);
+    for (uint32_t i = 0; i < n; ++i) c.phase_done_after(g.stream[i], send[one_for_all ? 0 : i] - now);
   }
 
   std::map<GroupKey, Group> groups_;

@@ -31,7 +31,90 @@ class CongestionAwareNetwork final : public Network {
     std::deque<std::pair<uint32_t, Tick>> pending;  // message, when it began to wait
     uint64_t messages = 0, bytes = 0;
     Tick queued = 0;
+    // For closed-form phases: the last arrival of any message at the link (`seen`: one came),
+    // when the messages known so far have all gone through, and the span closed-form phases
+    // hold it (first arrival to last end; their last arrival).
+    bool seen = false;
+    Tick last_arrival = 0, free_at = 0;
+    Tick reserved_from = 0, reserved_until = 0, reserved_last = 0;
   };
+
+  // A ring phase's flows are carried in closed form when no two of them share a link: each
+  // link then sees one flow's messages in the order sent, after whatever reached it before the
+  // phase's first message, and Flows::carry gives their times. Anything reaching a link between
+  // the phase's first and last message is caught (close_flows, link_send): the run is redone.
+  bool closed_forms() const override { return true; }
+
+  bool open_flows(Flows& f) const override {
+    Route r;
+    f.first_hop.assign(1, 0);
+    f.hops.clear();
+    f.slowest = 0;
+    for (size_t i = 0; i < f.src.size(); ++i) {
+      route(r, f.src[i], f.dst[i]);
+      Tick total = 0;
+      for (size_t h = 0; h + 1 < r.devices.size(); ++h) {
+        Flows::Hop hop;
+        hop.link = (uint64_t(r.devices[h]) << 32) | r.devices[h + 1];
+        hop.dim = r.hop_dim[h];
+        const double serial = static_cast<double>(f.bytes) / topo_.bytes_per_ns[hop.dim] * topo_.send_factor(f.src[i]);
+        hop.serial = queue_.to_tick(serial);
+        hop.latency = queue_.to_tick(topo_.net.latency[hop.dim] + serial);
+        total += hop.latency;
+        f.hops.push_back(hop);
+      }
+      f.first_hop.push_back(static_cast<uint32_t>(f.hops.size()));
+      f.slowest = std::max(f.slowest, total);
+    }
+    std::vector<uint64_t> links(f.hops.size());
+    for (size_t h = 0; h < f.hops.size(); ++h) links[h] = f.hops[h].link;
+    std::sort(links.begin(), links.end());
+    return std::adjacent_find(links.begin(), links.end()) == links.end();
+  }
+
+  // Each hop starts from its link as it is now: free once what reached it before has gone.
+  void ready_flows(Flows& f) const override {
+    for (Flows::Hop& hop : f.hops) {
+      auto it = links_.find(hop.link);
+      hop.free = it == links_.end() ? 0 : it->second.free_at;
+      hop.first = hop.queued = hop.messages = 0;
+    }
+    f.alike = true;
+    const uint32_t n = f.first_hop.size() > 1 ? f.first_hop[1] : 0;
+    for (size_t i = 1; i < f.src.size() && f.alike; ++i) {
+      f.alike = f.first_hop[i + 1] - f.first_hop[i] == n;
+      for (uint32_t h = 0; h < n && f.alike; ++h) {
+        const Flows::Hop &a = f.hops[h], &b = f.hops[f.first_hop[i] + h];
+        f.alike = a.serial == b.serial && a.latency == b.latency && a.free == b.free;
+      }
+    }
+  }
+
+  void close_flows(const Flows& f, uint64_t per_flow, bool first_for_all) override {
+    if (per_flow == 0) return;
+    const Tick now = queue_.now();
+    for (size_t i = 0; i < f.src.size(); ++i) {
+      for (uint32_t h = f.first_hop[i]; h < f.first_hop[i + 1]; ++h) {
+        const Flows::Hop& hop = f.hops[h];
+        const Flows::Hop& times = first_for_all ? f.hops[h - f.first_hop[i]] : hop;
+        Link& l = links_[hop.link];
+        // Something reached the link at or after the phase's first message, or still waits
+        // for it: the order on the link would have mixed them.
+        if (!l.pending.empty() || (l.seen && l.last_arrival >= times.first)) throw ClosedFormContended{};
+        l.dim = hop.dim;
+        l.messages += per_flow;
+        l.bytes += per_flow * f.bytes;
+        l.queued += times.queued;
+        l.reserved_from = l.reserved_until > now ? std::min(l.reserved_from, times.first) : times.first;
+        l.reserved_until = std::max(l.reserved_until, times.free);
+        l.reserved_last = std::max(l.reserved_last, times.last);
+        l.seen = true;
+        l.last_arrival = std::max(l.last_arrival, times.last);
+        l.free_at = std::max(l.free_at, times.free);
+        if (h == f.first_hop[i] || hop.dim != f.hops[h - 1].dim) account(hop.dim, f.bytes, per_flow);
+      }
+    }
+  }
 
   void load(SimResult& result) const override {
     Network::load(result);
@@ -116,11 +199,26 @@ class CongestionAwareNetwork final : public Network {
     uint64_t key = (uint64_t(r.devices[r.hop]) << 32) | r.devices[r.hop + 1];
     Link& l = links_[key];
     l.dim = r.hop_dim[r.hop];
-    if (l.busy) {
-      l.pending.emplace_back(m, queue_.now());
+    const Tick now = queue_.now();
+    l.seen = true;
+    l.last_arrival = now;
+    const bool before_reserved = !l.busy && now + serial_ticks(m, l.dim) <= l.reserved_from;
+    if (now < l.reserved_until && !before_reserved) {
+      // Closed-form messages hold the link: after the last of them has arrived this one waits
+      // for them to go through; amid them, it would have mixed with them.
+      if (now <= l.reserved_last) throw ClosedFormContended{};
+      if (!l.busy) schedule(l.reserved_until, kLinkFree, 0, key);
+      l.busy = true;
+      l.pending.emplace_back(m, now);
+    } else if (l.busy) {
+      l.pending.emplace_back(m, now);
     } else {
       transmit(key, l, m);
     }
+  }
+
+  Tick serial_ticks(uint32_t m, uint8_t dim) const {
+    return queue_.to_tick(static_cast<double>(key(m).size) / topo_.bytes_per_ns[dim] * topo_.send_factor(key(m).src));
   }
 
   void transmit(uint64_t link, Link& l, uint32_t m) {
@@ -130,8 +228,10 @@ class CongestionAwareNetwork final : public Network {
     double bytes = static_cast<double>(key(m).size);
     double serial = bytes / topo_.bytes_per_ns[l.dim] * topo_.send_factor(key(m).src);
     Tick now = queue_.now();
+    const Tick free = now + queue_.to_tick(serial);
+    l.free_at = std::max(l.free_at, free);
     schedule(now + queue_.to_tick(topo_.net.latency[l.dim] + serial), kHop, m);
-    schedule(now + queue_.to_tick(serial), kLinkFree, 0, link);
+    schedule(free, kLinkFree, 0, link);
   }
 
   void hop_arrived(uint32_t m) {

@@ -10,12 +10,28 @@ namespace {
 class CongestionUnawareNetwork final : public Network {
  public:
   using Network::Network;
-  bool fixed_delays() const override { return true; }
-  Tick delay(uint32_t src, uint32_t dst, uint64_t bytes) const override;
+  bool closed_forms() const override { return true; }
+  bool open_flows(Flows& f) const override;
+  void ready_flows(Flows& f) const override;
+  void close_flows(const Flows& f, uint64_t per_flow, bool) override {
+    for (size_t i = 0; i < f.src.size(); ++i) carried(f.src[i], f.dst[i], f.bytes, per_flow);
+  }
 
  private:
+  Tick delay(uint32_t src, uint32_t dst, uint64_t bytes) const;
   void transport(uint32_t m) override;
 };
+
+bool CongestionUnawareNetwork::open_flows(Flows& f) const {
+  f.delay.resize(f.src.size());
+  for (size_t i = 0; i < f.src.size(); ++i) f.delay[i] = delay(f.src[i], f.dst[i], f.bytes);
+  f.slowest = f.delay.empty() ? 0 : *std::max_element(f.delay.begin(), f.delay.end());
+  return true;
+}
+
+void CongestionUnawareNetwork::ready_flows(Flows& f) const {
+  f.alike = std::all_of(f.delay.begin(), f.delay.end(), [&](Tick d) { return d == f.slowest; });
+}
 
 Tick CongestionUnawareNetwork::delay(uint32_t src, uint32_t dst, uint64_t bytes) const {
   const uint32_t d = first_dim(src, dst);

@@ -46,10 +46,6 @@ void Network::load(SimResult& result) const {
   }
 }
 
-Tick Network::delay(uint32_t, uint32_t, uint64_t) const {
-  throw Error("internal error: this network backend has no fixed message delays");
-}
-
 void Network::send(uint32_t src, uint32_t dst, uint64_t bytes, int64_t tag, Handler on_arrival) {
   PairCounters& c = counters_[PairKey{tag, src, dst, bytes}];
   MatchKey key{tag, src, dst, bytes, c.sends++};

@@ -16,6 +16,7 @@
 #include "chakra/astra/config.h"
 #include "sim/common.h"
 #include "sim/engine/event_queue.h"
+#include "sim/engine/flows.h"
 
 namespace chakra::sim {
 
@@ -68,16 +69,21 @@ class Network : public EventSink {
   // Per-NPU send slowdowns (Topology::send_slowdown), set before any message is sent.
   void set_send_slowdown(std::vector<double> factors) { topo_.send_slowdown = std::move(factors); }
 
-  // Whether a message's delay depends only on its ends and size (no contention): then the
-  // system layer may solve whole phases in closed form with delay().
-  virtual bool fixed_delays() const { return false; }
-  virtual Tick delay(uint32_t src, uint32_t dst, uint64_t bytes) const;
+  // Whether the system layer may solve ring phases in closed form through open_flows().
+  virtual bool closed_forms() const { return false; }
+  // Fills in how `f`'s flows (src, dst, bytes set) travel; false when they cannot be carried
+  // without events (they share a link), and the phase is then simulated message by message.
+  virtual bool open_flows(Flows& f) const { return false; }
+  // Just before the flows are carried: their starting state (a contention network's links as
+  // they are now) and Flows::alike.
+  virtual void ready_flows(Flows& f) const {}
+  // `per_flow` messages went along each of `f`'s flows (times from Flows::carry; with
+  // `first_for_all` only flow 0 was carried and stands for every flow): records their load.
+  // A contention network throws ClosedFormContended if other traffic shared their links.
+  virtual void close_flows(const Flows& f, uint64_t per_flow, bool first_for_all) {}
 
   void on_event(const Event& e) final;
 
-  // Messages a closed-form phase accounted for without sending them (fixed-delay networks): their
-  // load, as if each had been carried.
-  virtual void carried(uint32_t src, uint32_t dst, uint64_t bytes, uint64_t count);
   // Fills result.dimensions (and, for backends that model links, result.links).
   virtual void load(SimResult& result) const;
 
@@ -93,6 +99,8 @@ class Network : public EventSink {
 
   // The first dimension in which two NPUs' coordinates differ (dims when none does).
   uint32_t first_dim(uint32_t src, uint32_t dst) const;
+  // `count` messages of `bytes` from src to dst crossed the first dimension where they differ.
+  void carried(uint32_t src, uint32_t dst, uint64_t bytes, uint64_t count);
   void account(uint32_t dim, uint64_t bytes, uint64_t count) {
     dim_messages_[dim] += count;
     dim_bytes_[dim] += bytes * count;

@@ -31,7 +31,7 @@ System::System(EventQueue& queue, const SimInputs& in, const SimOptions& o, Node
   endpoint_delay_ = static_cast<Tick>(static_cast<int>(scaled_delay));
   local_mem_bw_ = s.local_mem_bw * 1000000000;
   rendezvous_on_ = o.rendezvous;
-  closed_form_ = network_->fixed_delays() && !o.rendezvous && !o.every_message;
+  closed_form_ = network_->closed_forms() && !o.rendezvous && !o.every_message;
   // Slower senders: every message of theirs is simulated (closed-form phases assume equal ends).
   if (!o.slowdown.comm.empty() || o.slowdown.comm_rest != 1) {
     std::vector<double> factors(topo_.npus);

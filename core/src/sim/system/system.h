@@ -68,12 +68,11 @@ class System final : public CollectiveContext, public MessageSink, public EventS
   void phase_done(uint32_t si) override { proceed(si); }
   void phase_done_after(uint32_t si, Tick delay) override;
   bool closed_form() const override { return closed_form_; }
-  Tick network_delay(uint32_t src, uint32_t dst, uint64_t bytes) const override {
-    return network_->delay(src, dst, bytes);
-  }
-  void count_messages(uint32_t src, uint32_t dst, uint64_t bytes, uint64_t n) override {
-    closed_form_messages_ += n;
-    network_->carried(src, dst, bytes, n);
+  bool open_flows(Flows& f) const override { return network_->open_flows(f); }
+  void ready_flows(Flows& f) const override { network_->ready_flows(f); }
+  void close_flows(const Flows& f, uint64_t per_flow, bool first_for_all) override {
+    closed_form_messages_ += per_flow * f.src.size();
+    network_->close_flows(f, per_flow, first_for_all);
   }
   void node_send(uint32_t si, uint64_t node, uint32_t dst, uint64_t bytes, int64_t tag) override;
   void node_recv(uint32_t si, uint64_t node, uint32_t src, uint64_t bytes, int64_t tag) override;
