@@ -4,7 +4,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <random>
 #include <regex>
 
 #include "chakra/format/et_io.h"
@@ -23,20 +22,12 @@ bool ends_with(const std::string& s, std::string_view tail) {
 }
 bool is_json(const std::string& path) { return ends_with(path, ".json") || ends_with(path, ".json.gz"); }
 
-// A key nobody can recompute: random bytes, kept in memory only.
-std::string random_key() {
-  std::random_device device;
-  std::string key(32, '\0');
-  for (char& c : key) c = static_cast<char>(device() & 0xff);
-  return key;
-}
-
 int run(const cli::Args& a) {
   chakra::AnonymizeOptions options;
   if (a.has("--key") && a.has("--key-file")) a.fail("give --key or --key-file, not both");
   if (a.has("--key")) options.key = a.get("--key");
   else if (a.has("--key-file")) options.key = chakra::read_file(a.get("--key-file"), {});
-  else options.key = random_key();
+  else options.key = chakra::random_anonymize_key();
   if (options.key.empty()) a.fail("the key is empty");
   if (a.has("--keep-names")) {
     std::shared_ptr<const std::regex> keep;

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <random>
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -133,11 +132,8 @@ bool App::Impl::export_anonymized(const std::string& key) {
     return false;
   }
   chakra::AnonymizeOptions options;
-  options.key = key;
-  if (options.key.empty()) {  // random, and held nowhere but here until the export is made
-    std::random_device device;
-    for (int i = 0; i < 32; ++i) options.key += static_cast<char>(device() & 0xff);
-  }
+  // Empty: random, and held nowhere but here until the export is made.
+  options.key = key.empty() ? chakra::random_anonymize_key() : key;
   try {
     chakra::AnonymizeReport report;
     platform.download("anonymized.zip", chakra::anonymized_archive(workspace, options, report));

@@ -1,5 +1,6 @@
 #include "chakra/trace/anonymize.h"
 
+#include <random>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +9,13 @@
 #include "chakra/support/sha256.h"
 
 namespace chakra {
+
+std::string random_anonymize_key() {
+  std::random_device device;
+  std::string key(32, '\0');
+  for (char& c : key) c = static_cast<char>(device() & 0xff);
+  return key;
+}
 
 void AnonymizeReport::merge(const AnonymizeReport& o) {
   nodes += o.nodes, names += o.names, names_kept += o.names_kept, io_literals += o.io_literals;

@@ -326,3 +326,12 @@ TEST(ZipStore, CentralDirectoryListsEveryFileIntact) {
   }
   EXPECT_EQ(at, end);
 }
+
+// The key of a run that keeps none: 32 bytes, different every time (two equal keys would give
+// two exports the same tokens).
+TEST(Anonymize, RandomKeysAreFreshEachTime) {
+  const std::string a = random_anonymize_key(), b = random_anonymize_key();
+  EXPECT_EQ(a.size(), 32u);
+  EXPECT_EQ(b.size(), 32u);
+  EXPECT_NE(a, b);
+}

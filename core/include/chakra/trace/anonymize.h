@@ -26,10 +26,14 @@
 namespace chakra {
 
 struct AnonymizeOptions {
-  std::string key;                                  // the secret: same key, same tokens
+  std::string key;                                  // the secret: same key, same tokens (random_anonymize_key())
   std::function<bool(std::string_view)> keep_name;  // node names kept as they are (unset: none)
   bool bucket_shapes = false;
 };
+
+// A key nobody can recompute: 32 bytes from the system's random source, for a run that keeps
+// no key (the caller holds it in memory only).
+std::string random_anonymize_key();
 
 // What one or more traces' anonymization replaced, kept and dropped (merge() adds ranks up).
 struct AnonymizeReport {
