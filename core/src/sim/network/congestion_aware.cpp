@@ -57,7 +57,7 @@ class CongestionAwareNetwork final : public Network {
         Flows::Hop hop;
         hop.link = (uint64_t(r.devices[h]) << 32) | r.devices[h + 1];
         hop.dim = r.hop_dim[h];
-        const double serial = static_cast<double>(f.bytes) / topo_.bytes_per_ns[hop.dim] * topo_.send_factor(f.src[i]);
+        const double serial = topo_.serial_ns(f.bytes, hop.dim, f.src[i]);
         hop.serial = queue_.to_tick(serial);
         hop.latency = queue_.to_tick(topo_.net.latency[hop.dim] + serial);
         total += hop.latency;
@@ -196,37 +196,34 @@ class CongestionAwareNetwork final : public Network {
 
   void link_send(uint32_t m) {
     Route& r = routes_[m];
-    uint64_t key = (uint64_t(r.devices[r.hop]) << 32) | r.devices[r.hop + 1];
-    Link& l = links_[key];
+    const uint64_t link = (uint64_t(r.devices[r.hop]) << 32) | r.devices[r.hop + 1];
+    Link& l = links_[link];
     l.dim = r.hop_dim[r.hop];
     const Tick now = queue_.now();
     l.seen = true;
     l.last_arrival = now;
-    const bool before_reserved = !l.busy && now + serial_ticks(m, l.dim) <= l.reserved_from;
-    if (now < l.reserved_until && !before_reserved) {
-      // Closed-form messages hold the link: after the last of them has arrived this one waits
-      // for them to go through; amid them, it would have mixed with them.
+    // Closed-form messages hold the link from reserved_from to reserved_until, unless this one
+    // goes through entirely before their first arrives. Held: after the last of them has
+    // arrived this one waits for them to go through; amid them, it would have mixed with them.
+    const bool held = now < l.reserved_until &&
+                      (l.busy || now + queue_.to_tick(topo_.serial_ns(key(m).size, l.dim, key(m).src)) > l.reserved_from);
+    if (held) {
       if (now <= l.reserved_last) throw ClosedFormContended{};
-      if (!l.busy) schedule(l.reserved_until, kLinkFree, 0, key);
+      if (!l.busy) schedule(l.reserved_until, kLinkFree, 0, link);
       l.busy = true;
       l.pending.emplace_back(m, now);
     } else if (l.busy) {
       l.pending.emplace_back(m, now);
     } else {
-      transmit(key, l, m);
+      transmit(link, l, m);
     }
-  }
-
-  Tick serial_ticks(uint32_t m, uint8_t dim) const {
-    return queue_.to_tick(static_cast<double>(key(m).size) / topo_.bytes_per_ns[dim] * topo_.send_factor(key(m).src));
   }
 
   void transmit(uint64_t link, Link& l, uint32_t m) {
     l.busy = true;
     l.messages += 1;
     l.bytes += key(m).size;
-    double bytes = static_cast<double>(key(m).size);
-    double serial = bytes / topo_.bytes_per_ns[l.dim] * topo_.send_factor(key(m).src);
+    const double serial = topo_.serial_ns(key(m).size, l.dim, key(m).src);
     Tick now = queue_.now();
     const Tick free = now + queue_.to_tick(serial);
     l.free_at = std::max(l.free_at, free);

@@ -50,7 +50,7 @@ Tick CongestionUnawareNetwork::delay(uint32_t src, uint32_t dst, uint64_t bytes)
     case TopologyKind::Switch: hops = 2; break;
   }
   double link = hops * net.latency[d];
-  double serial = static_cast<double>(bytes) / topo_.bytes_per_ns[d] * topo_.send_factor(src);
+  double serial = topo_.serial_ns(bytes, d, src);
   return queue_.to_tick(link + serial);
 }
 

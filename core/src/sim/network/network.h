@@ -49,6 +49,10 @@ struct Topology {
   // (empty: 1 for all).
   std::vector<double> send_slowdown;
   double send_factor(uint32_t src) const { return src < send_slowdown.size() ? send_slowdown[src] : 1; }
+  // How long `bytes` sent by `src` take to serialise on dimension `d`, in ns before truncation.
+  double serial_ns(uint64_t bytes, uint32_t d, uint32_t src) const {
+    return static_cast<double>(bytes) / bytes_per_ns[d] * send_factor(src);
+  }
 };
 
 struct MatchKey {
