@@ -51,6 +51,22 @@ TEST(SimReport, SummaryOverFinishedNpus) {
             "  all-reduce                2             2048           600 ns\n");
 }
 
+// A congestion-aware run redone message by message says so, in the summary and the JSON.
+TEST(SimReport, SaysWhenClosedFormsWereContended) {
+  SimResult r = three_npus();
+  const std::string line = "  (a ring phase solved in closed form shared links with other traffic: the run was redone with every "
+                           "message simulated)\n";
+  EXPECT_EQ(chakra::sim_summary_text(r).find(line), std::string::npos);
+  StringSink plain;
+  chakra::write_sim_json(r, plain);
+  EXPECT_EQ(nlohmann::json::parse(plain.text)["closed_form_contended"], false);
+  r.closed_form_contended = true;
+  EXPECT_NE(chakra::sim_summary_text(r).find("34 events\n" + line), std::string::npos) << chakra::sim_summary_text(r);
+  StringSink redone;
+  chakra::write_sim_json(r, redone);
+  EXPECT_EQ(nlohmann::json::parse(redone.text)["closed_form_contended"], true);
+}
+
 TEST(SimReport, SaysWhenCpuOpsBoundTheStep) {
   SimResult r = three_npus();
   r.npus[0].cpu = 2400;  // 96% of NPU 0's 2500 ns
