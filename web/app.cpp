@@ -669,10 +669,13 @@ void App::Impl::draw_sidebar() {
     ImGui::TextDisabled("%zu communicator group%s", workspace.groups.size(), workspace.groups.size() == 1 ? "" : "s");
   ImGui::Separator();
   ImGui::TextUnformatted("Messages");
-  ImGui::BeginChild("log", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+  // Every line wraps to the pane (a horizontal scrollbar hid the ends of long results and errors).
+  ImGui::BeginChild("log", ImVec2(0, 0), false);
   for (const std::string& line : log) {
-    if (line.rfind("error: ", 0) == 0) ImGui::TextColored(kErrorColour, "%s", line.c_str());
-    else ImGui::TextWrapped("%s", line.c_str());
+    const bool error = line.rfind("error: ", 0) == 0;
+    if (error) ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
+    ImGui::TextWrapped("%s", line.c_str());
+    if (error) ImGui::PopStyleColor();
   }
   if (ImGui::GetScrollY() >= ImGui::GetScrollMaxY()) ImGui::SetScrollHereY(1.0f);
   ImGui::EndChild();

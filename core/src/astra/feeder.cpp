@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <queue>
 #include <unordered_map>
 
@@ -11,7 +12,22 @@ namespace chakra {
 
 // ---------------------------------------------------------------- FeederNode
 
-std::optional<AttrView> FeederNode::find(std::string_view name) const { return t_->find_attr(n_, name); }
+std::string_view node_attr_name(NodeAttr a) {
+  static constexpr std::string_view names[] = {
+      "is_cpu_op", "num_ops", "tensor_size", "tensor_loc", "comm_type", "comm_priority", "comm_size",
+      "comm_src",  "comm_dst", "comm_tag",   "pg_name",    "tid",       "stream",        "involved_dim"};
+  static_assert(std::size(names) == size_t(NodeAttr::count_));
+  return names[size_t(a)];
+}
+
+void NodeAttrIds::resolve(const Trace& t) {
+  const StringPool& pool = t.strings();
+  if (pool.size() == pool_size) return;
+  for (size_t a = 0; a < id.size(); ++a)
+    if (pool_size == SIZE_MAX || id[a] == kAbsent)
+      if (!pool.find(node_attr_name(NodeAttr(a)), &id[a])) id[a] = kAbsent;
+  pool_size = pool.size();
+}
 
 namespace {
 
@@ -23,39 +39,59 @@ T converted(const FeederNode& node, std::string_view attr, std::optional<T> valu
   return *value;
 }
 
-}  // namespace
+template <class T>
+std::optional<T> typed(const FeederNode& node, std::string_view name, std::optional<AttrView> a);
 
-std::optional<int64_t> FeederNode::int_attr(std::string_view name) const {
-  std::optional<AttrView> a = find(name);
+template <>
+std::optional<int64_t> typed(const FeederNode& node, std::string_view name, std::optional<AttrView> a) {
   if (!a) return std::nullopt;
-  return converted(*this, name, a->as_int64(), "a signed 64-bit integer");
+  return converted(node, name, a->as_int64(), "a signed 64-bit integer");
 }
-
-std::optional<uint64_t> FeederNode::uint_attr(std::string_view name) const {
-  std::optional<AttrView> a = find(name);
+template <>
+std::optional<uint64_t> typed(const FeederNode& node, std::string_view name, std::optional<AttrView> a) {
   if (!a) return std::nullopt;
-  return converted(*this, name, a->as_uint64(), "an unsigned 64-bit integer");
+  return converted(node, name, a->as_uint64(), "an unsigned 64-bit integer");
 }
-
-std::optional<double> FeederNode::double_attr(std::string_view name) const {
-  std::optional<AttrView> a = find(name);
+template <>
+std::optional<double> typed(const FeederNode& node, std::string_view name, std::optional<AttrView> a) {
   if (!a) return std::nullopt;
-  return converted(*this, name, a->as_double(), "a number");
+  return converted(node, name, a->as_double(), "a number");
 }
-
-std::optional<bool> FeederNode::bool_attr(std::string_view name) const {
-  std::optional<AttrView> a = find(name);
+template <>
+std::optional<bool> typed(const FeederNode& node, std::string_view name, std::optional<AttrView> a) {
   if (!a) return std::nullopt;
   std::optional<bool> b = a->as_bool();
   if (!b)
     if (std::optional<int64_t> i = a->as_int64()) b = *i != 0;  // STAGE writes is_cpu_op as int32
-  return converted(*this, name, b, "a bool");
+  return converted(node, name, b, "a bool");
+}
+template <>
+std::optional<std::string_view> typed(const FeederNode& node, std::string_view name, std::optional<AttrView> a) {
+  if (!a) return std::nullopt;
+  return converted(node, name, a->as_string(), "a string");
 }
 
+}  // namespace
+
+std::optional<AttrView> FeederNode::attr(NodeAttr a) const {
+  if (!ids_) return t_->find_attr(n_, node_attr_name(a));
+  const StrId id = ids_->id[size_t(a)];
+  if (id == NodeAttrIds::kAbsent) return std::nullopt;
+  return t_->find_attr(n_, id);
+}
+
+std::optional<int64_t> FeederNode::int_attr(std::string_view name) const { return typed<int64_t>(*this, name, t_->find_attr(n_, name)); }
+std::optional<uint64_t> FeederNode::uint_attr(std::string_view name) const { return typed<uint64_t>(*this, name, t_->find_attr(n_, name)); }
+std::optional<double> FeederNode::double_attr(std::string_view name) const { return typed<double>(*this, name, t_->find_attr(n_, name)); }
+std::optional<bool> FeederNode::bool_attr(std::string_view name) const { return typed<bool>(*this, name, t_->find_attr(n_, name)); }
 std::optional<std::string_view> FeederNode::string_attr(std::string_view name) const {
-  std::optional<AttrView> a = find(name);
-  if (!a) return std::nullopt;
-  return converted(*this, name, a->as_string(), "a string");
+  return typed<std::string_view>(*this, name, t_->find_attr(n_, name));
+}
+std::optional<int64_t> FeederNode::int_attr(NodeAttr a) const { return typed<int64_t>(*this, node_attr_name(a), attr(a)); }
+std::optional<uint64_t> FeederNode::uint_attr(NodeAttr a) const { return typed<uint64_t>(*this, node_attr_name(a), attr(a)); }
+std::optional<bool> FeederNode::bool_attr(NodeAttr a) const { return typed<bool>(*this, node_attr_name(a), attr(a)); }
+std::optional<std::string_view> FeederNode::string_attr(NodeAttr a) const {
+  return typed<std::string_view>(*this, node_attr_name(a), attr(a));
 }
 
 // ---------------------------------------------------------------- Feeder
@@ -100,6 +136,7 @@ struct Feeder::Impl {
   struct Block {
     Trace trace;
     uint32_t unfinished = 0;
+    NodeAttrIds attr_ids;  // resolved when a node is handed out (the block's strings grow)
   };
   std::vector<std::unique_ptr<Block>> blocks;  // released blocks stay as null
 
@@ -237,10 +274,10 @@ struct Feeder::Impl {
     while (!eof && (loaded_unfinished < options.window || ready.empty())) read_one();
   }
 
-  const Trace& block_of(uint64_t id, const Entry& e) const {
+  Block& block_of(uint64_t id, const Entry& e) const {
     if (e.state == State::Done || e.block == kReleased || !blocks[e.block])
       throw Error(reader->name() + ": node " + std::to_string(id) + " is done; its data was released");
-    return blocks[e.block]->trace;
+    return *blocks[e.block];
   }
 };
 
@@ -313,7 +350,9 @@ void Feeder::untake(uint64_t id) {
 
 FeederNode Feeder::node(uint64_t id) const {
   const Entry& e = impl_->entry(id);
-  return {&impl_->block_of(id, e), e.position};
+  Impl::Block& b = impl_->block_of(id, e);
+  b.attr_ids.resolve(b.trace);
+  return {&b.trace, e.position, &b.attr_ids};
 }
 
 std::vector<uint64_t> Feeder::dependants(uint64_t id) const {
@@ -343,7 +382,7 @@ std::string Feeder::stall_report() const {
   while (at.emplace(cur, path.size()).second) {
     path.push_back(cur);
     const Entry& e = m.entries.at(cur);
-    FeederNode n(&m.block_of(cur, e), e.position);
+    FeederNode n(&m.block_of(cur, e).trace, e.position);
     std::optional<uint64_t> next;
     auto consider = [&](std::span<const uint64_t> deps) {
       for (uint64_t d : deps)

@@ -257,8 +257,11 @@ struct EtReader::Impl {
   std::unique_ptr<ByteSource> in;
   ReadOptions opt;
   std::vector<uint8_t> buf;
-  size_t lo = 0, hi = 0;      // unread bytes are buf[lo, hi)
-  uint64_t base = 0;          // stream offset of buf[0]
+  const uint8_t* mapped = nullptr;  // the whole input in place, read without copying, or null
+  uint64_t mapped_from = 0;         // the source's position where `mapped` begins
+  size_t lo = 0, hi = 0;      // unread bytes are data()[lo, hi)
+  uint64_t base = 0;          // stream offset of data()[0]
+  const uint8_t* data() const { return mapped ? mapped : buf.data(); }
   uint64_t records = 0;
   bool metadata_done = false;
   bool has_metadata = false;
@@ -271,7 +274,7 @@ struct EtReader::Impl {
 
   // Makes at least n unread bytes available; false if the input ends first.
   bool fill(size_t n) {
-    if (hi - lo >= n) return true;
+    if (hi - lo >= n || mapped) return hi - lo >= n;
     if (lo > 0) {
       std::memmove(buf.data(), buf.data() + lo, hi - lo);
       base += lo;
@@ -313,15 +316,15 @@ struct EtReader::Impl {
     offset = base + lo;
     ++records;
     fill(10);
-    if (records == 1) head.assign(reinterpret_cast<const char*>(buf.data() + lo), std::min<size_t>(hi - lo, 16));
-    const uint8_t* p = buf.data() + lo;
+    if (records == 1) head.assign(reinterpret_cast<const char*>(data() + lo), std::min<size_t>(hi - lo, 16));
+    const uint8_t* p = data() + lo;
     uint64_t len;
     try {
-      len = read_varint(p, buf.data() + hi);
+      len = read_varint(p, data() + hi);
     } catch (const DecodeError& err) {
       throw Error(where(offset) + ": bad length prefix: " + err.what + hint());
     }
-    const size_t prefix = static_cast<size_t>(p - (buf.data() + lo));
+    const size_t prefix = static_cast<size_t>(p - (data() + lo));
     const uint64_t left = in->raw_size() > offset + prefix ? in->raw_size() - offset - prefix : 0;
     if (!in->compressed() && in->raw_size() && len > left)
       throw Error(where(offset) + ": record length " + std::to_string(len) + " exceeds the " + std::to_string(left) +
@@ -332,14 +335,14 @@ struct EtReader::Impl {
     if (!fill(prefix + static_cast<size_t>(len)))
       throw Error(where(offset) + ": record of " + std::to_string(len) + " bytes is cut off after " +
                   std::to_string(hi - lo - prefix) + " bytes (truncated file?)" + hint());
-    b = buf.data() + lo + prefix;
+    b = data() + lo + prefix;
     e = b + len;
     lo += prefix + static_cast<size_t>(len);
     if (opt.max_nodes && records > opt.max_nodes + 1)
       throw Error(in->name() + ": more than " + std::to_string(opt.max_nodes) + " nodes (limit)");
     if (opt.progress && base + lo >= next_progress) {
       next_progress = base + lo + (8u << 20);
-      report_progress(opt.progress, "reading " + in->name(), in->raw_position(), in->raw_size());
+      report_progress(opt.progress, "reading " + in->name(), mapped ? mapped_from + lo : in->raw_position(), in->raw_size());
     }
     return true;
   }
@@ -358,9 +361,20 @@ EtReader::EtReader(std::unique_ptr<ByteSource> in, const ReadOptions& options)
   // 128 KiB at most (streaming readers keep a small footprint; larger reads gain nothing);
   // less for a small uncompressed file (simulators open thousands).
   size_t size = 128 << 10;
-  const ByteSource& src = *impl_->in;
-  if (!src.compressed() && src.raw_size() > src.raw_position())
-    size = std::min<size_t>(size, std::max<uint64_t>(src.raw_size() - src.raw_position() + 16, 4096));
+  ByteSource& src = *impl_->in;
+  if (!src.compressed() && src.raw_size() > src.raw_position()) {
+    const uint64_t left = src.raw_size() - src.raw_position();
+    // A small input that can be shown in place (bytes in memory, a regular file) is read
+    // there: a simulator holds thousands of traces in memory, and a copy would double them.
+    std::string_view whole;
+    if (left <= (64u << 20) && src.map(0, static_cast<size_t>(left), whole) && whole.size() == left) {
+      impl_->mapped = reinterpret_cast<const uint8_t*>(whole.data());
+      impl_->mapped_from = src.raw_position();
+      impl_->hi = whole.size();
+      return;
+    }
+    size = std::min<size_t>(size, std::max<uint64_t>(left + 16, 4096));
+  }
   impl_->buf.resize(size);
 }
 
@@ -389,8 +403,8 @@ void EtReader::read_metadata(Trace& trace) {
   } else {
     trace.clear_metadata();
     s.pending = true;
-    s.pending_lo = static_cast<size_t>(b - s.buf.data());
-    s.pending_hi = static_cast<size_t>(e - s.buf.data());
+    s.pending_lo = static_cast<size_t>(b - s.data());
+    s.pending_hi = static_cast<size_t>(e - s.data());
     s.pending_offset = offset;
   }
 }
@@ -402,8 +416,8 @@ bool EtReader::next_node(Trace& strings, NodeDraft& node) {
   uint64_t offset;
   if (s.pending) {
     s.pending = false;
-    b = s.buf.data() + s.pending_lo;
-    e = s.buf.data() + s.pending_hi;
+    b = s.data() + s.pending_lo;
+    e = s.data() + s.pending_hi;
     offset = s.pending_offset;
   } else if (!s.next_record(b, e, offset)) {
     strings.add_dropped_unknown_fields(s.dropped);

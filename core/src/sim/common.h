@@ -43,13 +43,18 @@ template <class T>
 class Pool {
  public:
   uint32_t add(T v) {
+    const uint32_t i = take();
+    items_[i] = std::move(v);
+    return i;
+  }
+  // A slot as its last user left it (its buffers keep their capacity), or a new one.
+  uint32_t take() {
     if (free_.empty()) {
-      items_.push_back(std::move(v));
+      items_.emplace_back();
       return static_cast<uint32_t>(items_.size() - 1);
     }
-    uint32_t i = free_.back();
+    const uint32_t i = free_.back();
     free_.pop_back();
-    items_[i] = std::move(v);
     return i;
   }
   void release(uint32_t i) { free_.push_back(i); }

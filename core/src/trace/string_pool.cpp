@@ -36,7 +36,7 @@ uint32_t entry_hash(uint64_t e) { return static_cast<uint32_t>(e >> 32); }
 
 StringPool::StringPool() {
   offsets_ = {0, 0};
-  table_.assign(1024, 0);
+  table_.assign(64, 0);  // small: a simulation holds two pools per NPU, 65,536 NPUs and more
   const uint32_t h = hash_bytes({});
   table_[slot_of({}, h)] = slot_entry(kEmpty, h);
 }

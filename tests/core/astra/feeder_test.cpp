@@ -261,3 +261,36 @@ TEST(Feeder, AttributeAccessors) {
   EXPECT_THROW(n.num_ops(), chakra::Error);
   EXPECT_THROW(n.int_attr("pg_name"), chakra::Error);
 }
+
+// The feeder resolves attribute names once per block of nodes; a name that first appears in a
+// node read after an earlier node of the block was handed out is still found.
+TEST(Feeder, AttributesFirstNamedLaterInABlockAreFound) {
+  chakra::Trace t;
+  chakra::NodeDraft d;
+  d.id = 1;
+  d.name = t.intern("compute");
+  d.type = static_cast<int32_t>(chakra::NodeType::Comp);
+  t.append(d);
+  d.clear();
+  d.id = 2;
+  d.name = t.intern("allreduce");
+  d.type = static_cast<int32_t>(chakra::NodeType::CommColl);
+  d.attrs.add_int64(t.intern("comm_type"), 4);
+  d.attrs.add_int64(t.intern("tid"), 9);
+  t.append(d);
+  chakra::FeederOptions o;
+  o.window = 1;  // node 2 is read only after node 1 is done
+  auto f = feeder(chakra::encode_et(t), o);
+  const uint64_t first = *f->take_next();
+  ASSERT_EQ(f->nodes_read(), 1u);
+  chakra::FeederNode n1 = f->node(first);
+  EXPECT_FALSE(n1.comm_type().has_value());
+  EXPECT_FALSE(n1.int_attr(chakra::NodeAttr::tid).has_value());
+  f->mark_done(first);
+  const uint64_t second = *f->take_next();
+  chakra::FeederNode n2 = f->node(second);
+  EXPECT_EQ(second, 2u);
+  EXPECT_EQ(n2.comm_type(), 4);
+  EXPECT_EQ(n2.int_attr(chakra::NodeAttr::tid), 9);
+  EXPECT_EQ(n2.int_attr("tid"), 9);
+}

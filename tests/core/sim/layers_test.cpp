@@ -3,7 +3,11 @@
 // registry against the config spellings. The whole simulator is tested in simulate_test.cpp.
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <functional>
+#include <map>
+#include <random>
+#include <tuple>
 
 #include "chakra/astra/config.h"
 #include "chakra/support/error.h"
@@ -34,7 +38,7 @@ struct At : EventSink {
   void on_event(const Event& e) override { fns[e.a](); }
   EventQueue& queue;
   uint8_t id;
-  std::vector<std::function<void()>> fns;
+  std::deque<std::function<void()>> fns;  // a deque: a running function may add more
 };
 
 NetworkConfig network(const char* topology, uint32_t npus) {
@@ -63,6 +67,73 @@ TEST(SimEventQueue, SameTimeEventsRunInSchedulingOrder) {
   EXPECT_EQ(q.events_run(), 3u);
   EXPECT_EQ(q.now(), 50u);
   EXPECT_THROW(q.to_tick(1e30), Error);  // past the 64-bit clock
+}
+
+TEST(SimEventQueue, EventsScheduledForNowRunAfterThoseAlreadyDue) {
+  EventQueue q("w");
+  At at(q);
+  std::vector<std::string> order;
+  at.at(0, [&] {
+    order.push_back("a0");
+    at.at(0, [&] { order.push_back("c0"); });  // the current time, while it runs
+    at.at(10, [&] { order.push_back("d10"); });
+  });
+  at.at(10, [&] {
+    order.push_back("a10");
+    at.at(10, [&] { order.push_back("e10"); });
+  });
+  at.at(0, [&] { order.push_back("b0"); });
+  at.at(10, [&] { order.push_back("b10"); });
+  EXPECT_EQ(q.pending(), 4u);
+  run_all(q);
+  EXPECT_EQ(order, (std::vector<std::string>{"a0", "b0", "c0", "a10", "b10", "d10", "e10"}));
+  EXPECT_EQ(q.pending(), 0u);
+  at.at(10, [&] { order.push_back("f10"); });  // the queue ran dry at 10 and takes more
+  EXPECT_TRUE(q.run_next());
+  EXPECT_EQ(order.back(), "f10");
+  EXPECT_FALSE(q.run_next());
+}
+
+// Sends and receives posted in random order over a few streams: the k-th send of a
+// (tag, src, dst, size) meets its k-th receive, told at max(arrival, receive posted).
+TEST(SimNetwork, RandomlyPostedStreamsMatchInOrder) {
+  NetworkConfig net = network("FullyConnected", 3);
+  EventQueue q("w");
+  Recorder r(q);
+  At at(q);
+  auto n = make_network(Backend::CongestionUnaware, q, r, net);
+  const Tick delay = 100 + serial(64);
+  std::mt19937 rng(7);
+  std::map<uint64_t, Tick> expected;  // handler arg -> when told
+  std::map<std::tuple<int, uint32_t, uint32_t>, std::pair<std::vector<Tick>, std::vector<std::pair<Tick, uint64_t>>>> streams;
+  uint64_t arg = 1;
+  for (int i = 0; i < 400; ++i) {
+    const Tick t = rng() % 2000;
+    const int tag = int(rng() % 2);
+    const uint32_t src = rng() % 3, dst = (src + 1 + rng() % 2) % 3;
+    auto& [sends, recvs] = streams[{tag, src, dst}];
+    const uint64_t a = arg++;
+    if (rng() % 2) {
+      sends.push_back(t);
+      at.at(t, [&n, src, dst, tag, a] { n->send(src, dst, 64, tag, Handler{1, src, a}); });
+      expected[a] = t + delay;
+    } else {
+      recvs.emplace_back(t, a);
+      at.at(t, [&n, src, dst, tag, a] { n->recv(dst, src, 64, tag, Handler{1, dst, a}); });
+    }
+  }
+  for (auto& [key, s] : streams) {
+    auto& [sends, recvs] = s;
+    // Posting order is time order, ties in scheduling order: stable sorts keep the latter.
+    std::stable_sort(sends.begin(), sends.end());
+    std::stable_sort(recvs.begin(), recvs.end(), [](auto& x, auto& y) { return x.first < y.first; });
+    for (size_t k = 0; k < std::min(sends.size(), recvs.size()); ++k)
+      expected[recvs[k].second] = std::max(recvs[k].first, sends[k] + delay);
+  }
+  run_all(q);
+  std::map<uint64_t, Tick> told;
+  for (auto& [t, a] : r.got) EXPECT_TRUE(told.emplace(a, t).second) << "told twice: " << a;
+  EXPECT_EQ(told, expected);
 }
 
 TEST(SimNetwork, ReceivePostedFirstIsToldWhenTheMessageArrives) {

@@ -16,6 +16,7 @@
 // zero-time walk exactly when the trace fits the window (core/docs/feeder.md).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -32,10 +33,29 @@
 
 namespace chakra {
 
+// The attributes a simulator reads on every node. The feeder resolves their names to string
+// ids once per block of nodes, so that reading one costs no string hashing.
+enum class NodeAttr : uint8_t {
+  is_cpu_op, num_ops, tensor_size, tensor_loc, comm_type, comm_priority, comm_size, comm_src,
+  comm_dst, comm_tag, pg_name, tid, stream, involved_dim, count_
+};
+std::string_view node_attr_name(NodeAttr a);
+
+// NodeAttr's string ids in one trace (kAbsent: no such string), valid for `pool_size` strings.
+struct NodeAttrIds {
+  static constexpr StrId kAbsent = UINT32_MAX;
+  std::array<StrId, size_t(NodeAttr::count_)> id;
+  size_t pool_size = SIZE_MAX;
+  // Brings the ids up to date with the trace's strings (which only grow).
+  void resolve(const Trace& t);
+};
+
 // Read-only view of one loaded node; valid until the node is marked done.
 class FeederNode {
  public:
-  FeederNode(const Trace* trace, uint32_t position) : t_(trace), n_(position) {}
+  // `ids`: the trace's resolved NodeAttrIds, or null to look attributes up by name.
+  FeederNode(const Trace* trace, uint32_t position, const NodeAttrIds* ids = nullptr)
+      : t_(trace), ids_(ids), n_(position) {}
 
   uint64_t id() const { return t_->id(n_); }
   std::string_view name() const { return t_->name(n_); }
@@ -60,26 +80,32 @@ class FeederNode {
   std::optional<double> double_attr(std::string_view name) const;
   std::optional<bool> bool_attr(std::string_view name) const;
   std::optional<std::string_view> string_attr(std::string_view name) const;
+  // The same for the attributes simulators read on every node.
+  std::optional<AttrView> attr(NodeAttr a) const;
+  std::optional<int64_t> int_attr(NodeAttr a) const;
+  std::optional<uint64_t> uint_attr(NodeAttr a) const;
+  std::optional<bool> bool_attr(NodeAttr a) const;
+  std::optional<std::string_view> string_attr(NodeAttr a) const;
 
   // The attributes simulators use, with feeder_v3's defaults where it has one.
-  bool is_cpu_op() const { return bool_attr("is_cpu_op").value_or(false); }
-  std::optional<int64_t> num_ops() const { return int_attr("num_ops"); }
-  std::optional<uint64_t> tensor_size() const { return uint_attr("tensor_size"); }
-  int64_t tensor_loc() const { return int_attr("tensor_loc").value_or(0); }
-  std::optional<int64_t> comm_type() const { return int_attr("comm_type"); }
-  int64_t comm_priority() const { return int_attr("comm_priority").value_or(0); }
-  std::optional<int64_t> comm_size() const { return int_attr("comm_size"); }
-  std::optional<int64_t> comm_src() const { return int_attr("comm_src"); }
-  std::optional<int64_t> comm_dst() const { return int_attr("comm_dst"); }
-  std::optional<int64_t> comm_tag() const { return int_attr("comm_tag"); }
-  std::optional<std::string_view> pg_name() const { return string_attr("pg_name"); }
+  bool is_cpu_op() const { return bool_attr(NodeAttr::is_cpu_op).value_or(false); }
+  std::optional<int64_t> num_ops() const { return int_attr(NodeAttr::num_ops); }
+  std::optional<uint64_t> tensor_size() const { return uint_attr(NodeAttr::tensor_size); }
+  int64_t tensor_loc() const { return int_attr(NodeAttr::tensor_loc).value_or(0); }
+  std::optional<int64_t> comm_type() const { return int_attr(NodeAttr::comm_type); }
+  int64_t comm_priority() const { return int_attr(NodeAttr::comm_priority).value_or(0); }
+  std::optional<int64_t> comm_size() const { return int_attr(NodeAttr::comm_size); }
+  std::optional<int64_t> comm_src() const { return int_attr(NodeAttr::comm_src); }
+  std::optional<int64_t> comm_dst() const { return int_attr(NodeAttr::comm_dst); }
+  std::optional<int64_t> comm_tag() const { return int_attr(NodeAttr::comm_tag); }
+  std::optional<std::string_view> pg_name() const { return string_attr(NodeAttr::pg_name); }
 
   const Trace& trace() const { return *t_; }
   uint32_t position() const { return n_; }
 
  private:
-  std::optional<AttrView> find(std::string_view name) const;
   const Trace* t_;
+  const NodeAttrIds* ids_;
   uint32_t n_;
 };
 

@@ -135,6 +135,10 @@ class CollectiveContext {
   virtual bool open_flows(Flows& f) const = 0;
   virtual void ready_flows(Flows& f) const = 0;
   virtual void close_flows(const Flows& f, uint64_t per_flow, bool first_for_all) = 0;
+  // Whether this phase may be solved in closed form (a rerun keeps only some: ClosedFormLog),
+  // and, once it is, when it ended.
+  virtual bool closed_form_for(const ClosedPhase& p) const = 0;
+  virtual void closed_form_solved(const ClosedPhase& p, Tick end) = 0;
 
   // A collective given as traces: one node's point-to-point message or timed step, ending in
   // on_node_done.

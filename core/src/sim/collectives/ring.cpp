@@ -47,6 +47,7 @@ class Ring final : public PacketAlgorithm {
     }
   };
   struct Group {
+    ClosedPhase phase{};
     uint32_t joined = 0;
     bool per_message = false;  // the network cannot carry its flows in closed form
     std::vector<Tick> start;
@@ -66,7 +67,8 @@ class Ring final : public PacketAlgorithm {
         g.flows.src.push_back(r.at(s.cur.dir == Dir::Clockwise ? int64_t(i) - 1 : int64_t(i) + 1));
         g.flows.dst.push_back(r.at(i));
       }
-      g.per_message = !c.open_flows(g.flows);
+      g.phase = ClosedPhase{s.id, s.next_phase, r.base, r.stride, r.n, uint8_t(s.cur.dir), c.clock().now()};
+      g.per_message = !c.closed_form_for(g.phase) || !c.open_flows(g.flows);
     }
     uint32_t idx = r.index(s.npu);
     if (g.stream[idx] != UINT32_MAX)
@@ -124,6 +126,7 @@ class Ring final : public PacketAlgorithm {
       for (uint32_t i = 0; i < solved; ++i) send[i] = recv[i] + d;
     }
     c.close_flows(flows, uint64_t(steps), one_for_all);
+    c.closed_form_solved(g.phase, *std::max_element(send.begin(), send.end()));
     const Tick now = c.clock().now();
     for (uint32_t i = 0; i < n; ++i) c.phase_done_after(g.stream[i], send[one_for_all ? 0 : i] - now);
   }

@@ -12,13 +12,37 @@ uint8_t EventQueue::add_sink(EventSink& sink) {
 
 void EventQueue::schedule(Tick t, uint8_t sink, uint8_t kind, uint32_t a, uint64_t b) {
   if (t < now_) clock_overflow();  // now + delay wrapped around
-  queue_.push(Event{t, seq_++, sink, kind, a, b});
+  const uint32_t bucket = t == now_ && current_ != UINT32_MAX ? current_ : bucket_for(t);
+  buckets_[bucket].events.push_back(Event{t, sink, kind, a, b});
+  ++pending_;
+}
+
+uint32_t EventQueue::bucket_for(Tick t) {
+  auto [it, added] = waiting_.try_emplace(t, 0);
+  if (added) {
+    it->second = buckets_.take();  // empty: buckets are cleared when released
+    times_.push(t);
+  }
+  return it->second;
 }
 
 bool EventQueue::run_next() {
-  if (queue_.empty()) return false;
-  Event e = queue_.top();
-  queue_.pop();
+  while (current_ == UINT32_MAX || buckets_[current_].next == buckets_[current_].events.size()) {
+    if (current_ != UINT32_MAX) {
+      buckets_[current_].events.clear();
+      buckets_[current_].next = 0;
+      buckets_.release(current_);
+      current_ = UINT32_MAX;
+    }
+    if (times_.empty()) return false;
+    const auto it = waiting_.find(times_.top());
+    times_.pop();
+    current_ = it->second;
+    waiting_.erase(it);
+  }
+  // A copy: the handler may schedule into this bucket, which can move its events.
+  const Event e = buckets_[current_].events[buckets_[current_].next++];
+  --pending_;
   now_ = e.time;
   ++events_;
   sinks_[e.sink]->on_event(e);

@@ -2,25 +2,29 @@
 // order they were scheduled (FIFO), as in ASTRA-sim: reproducing its numbers to the nanosecond
 // means reproducing its event order. Layers register as sinks and get their own events back;
 // the queue knows nothing of what an event means.
+//
+// Events are kept in one bucket per distinct time, in scheduling order, and only the times are
+// ordered (a heap): simulations schedule many events for few times (a collective's messages
+// land together), so this orders a few times instead of every event.
 #pragma once
 
 #include <cstdint>
 #include <queue>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "chakra/sim/simulate.h"
+#include "sim/common.h"
 
 namespace chakra::sim {
 
 struct Event {
   Tick time;
-  uint64_t seq;   // scheduling order, the tie-break among events of one time
   uint8_t sink;   // who handles it (EventQueue::add_sink)
   uint8_t kind;   // the sink's own event kind
   uint32_t a;
   uint64_t b;
-  bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
 class EventSink {
@@ -43,7 +47,7 @@ class EventQueue {
   // Runs the earliest event; false when none is left.
   bool run_next();
   uint64_t events_run() const { return events_; }
-  size_t pending() const { return queue_.size(); }
+  size_t pending() const { return pending_; }
 
   // The clock is 64-bit nanoseconds (584 years). Hostile or broken inputs (a size of 2^62
   // bytes on a slow link) go past it; wrapping around would give silently wrong times, and
@@ -57,9 +61,19 @@ class EventQueue {
  private:
   std::string workload_;
   std::vector<EventSink*> sinks_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
+  struct Bucket {
+    std::vector<Event> events;  // in scheduling order
+    size_t next = 0;            // the first not yet run
+  };
+  uint32_t bucket_for(Tick t);
+
+  std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>> times_;  // of waiting buckets
+  std::unordered_map<Tick, uint32_t> waiting_;  // time -> bucket, for times after now
+  Pool<Bucket> buckets_;
+  uint32_t current_ = UINT32_MAX;  // the bucket of now, while it runs
   Tick now_ = 0;
-  uint64_t seq_ = 0, events_ = 0;
+  uint64_t events_ = 0;
+  size_t pending_ = 0;
 };
 
 }  // namespace chakra::sim

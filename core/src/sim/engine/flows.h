@@ -7,7 +7,9 @@
 #pragma once
 
 #include <algorithm>
+#include <compare>
 #include <cstdint>
+#include <set>
 #include <vector>
 
 #include "sim/engine/event_queue.h"
@@ -53,7 +55,26 @@ struct Flows {
 };
 
 // Thrown by a contention network when a closed-form phase's links turn out to carry other
-// traffic while the phase used them: simulate() then runs again, every message simulated.
-struct ClosedFormContended {};
+// traffic while the phase used them: simulate() runs again. `at`: the run was exact before it.
+struct ClosedFormContended {
+  Tick at;
+};
+
+// A ring phase as the closed forms name it: its chunk's tag, phase and ring, and when its first
+// member joined; the same in every run of one simulation up to where two runs part.
+struct ClosedPhase {
+  int64_t tag;
+  uint32_t phase, base, stride, n;
+  uint8_t dir;
+  Tick joined;
+  auto operator<=>(const ClosedPhase&) const = default;
+};
+
+// The closed-form phases of one run, and which phases a rerun may solve in closed form.
+struct ClosedFormLog {
+  std::vector<std::pair<ClosedPhase, Tick>> solved;  // each phase solved, and when it ended
+  bool restricted = false;                           // a rerun: only `allowed` phases
+  std::set<ClosedPhase> allowed;
+};
 
 }  // namespace chakra::sim

@@ -23,9 +23,13 @@ class CongestionAwareNetwork final : public Network {
   struct Route {
     std::vector<uint32_t> devices;  // from source to destination
     std::vector<uint8_t> hop_dim;   // dimension of each hop's link
+  };
+  struct InFlight {
+    std::vector<uint32_t> links;  // the route's links (indices into links_)
     uint32_t hop = 0;
   };
   struct Link {
+    uint32_t from = 0, to = 0;  // devices
     bool busy = false;
     uint8_t dim = 0;
     std::deque<std::pair<uint32_t, Tick>> pending;  // message, when it began to wait
@@ -44,6 +48,7 @@ class CongestionAwareNetwork final : public Network {
   // phase's first message, and Flows::carry gives their times. Anything reaching a link between
   // the phase's first and last message is caught (close_flows, link_send): the run is redone.
   bool closed_forms() const override { return true; }
+  bool closed_forms_contend() const override { return true; }
 
   bool open_flows(Flows& f) const override {
     Route r;
@@ -75,8 +80,8 @@ class CongestionAwareNetwork final : public Network {
   // Each hop starts from its link as it is now: free once what reached it before has gone.
   void ready_flows(Flows& f) const override {
     for (Flows::Hop& hop : f.hops) {
-      auto it = links_.find(hop.link);
-      hop.free = it == links_.end() ? 0 : it->second.free_at;
+      auto it = link_ids_.find(hop.link);
+      hop.free = it == link_ids_.end() ? 0 : links_[it->second].free_at;
       hop.first = hop.queued = hop.messages = 0;
     }
     f.alike = true;
@@ -93,15 +98,18 @@ class CongestionAwareNetwork final : public Network {
   void close_flows(const Flows& f, uint64_t per_flow, bool first_for_all) override {
     if (per_flow == 0) return;
     const Tick now = queue_.now();
+    // The phase's first message reached its first link when its first member began, which may
+    // be before now: the run is exact up to there, not up to now.
+    Tick began = now;
+    for (uint32_t h = 0; h < f.first_hop[first_for_all ? 1 : f.src.size()]; ++h) began = std::min(began, f.hops[h].first);
     for (size_t i = 0; i < f.src.size(); ++i) {
       for (uint32_t h = f.first_hop[i]; h < f.first_hop[i + 1]; ++h) {
         const Flows::Hop& hop = f.hops[h];
         const Flows::Hop& times = first_for_all ? f.hops[h - f.first_hop[i]] : hop;
-        Link& l = links_[hop.link];
+        Link& l = links_[link_id(hop.link, hop.dim)];
         // Something reached the link at or after the phase's first message, or still waits
         // for it: the order on the link would have mixed them.
-        if (!l.pending.empty() || (l.seen && l.last_arrival >= times.first)) throw ClosedFormContended{};
-        l.dim = hop.dim;
+        if (!l.pending.empty() || (l.seen && l.last_arrival >= times.first)) throw ClosedFormContended{began};
         l.messages += per_flow;
         l.bytes += per_flow * f.bytes;
         l.queued += times.queued;
@@ -118,9 +126,9 @@ class CongestionAwareNetwork final : public Network {
 
   void load(SimResult& result) const override {
     Network::load(result);
-    for (const auto& [key, l] : links_) {
+    for (const Link& l : links_) {
       LinkLoad out;
-      out.from = static_cast<uint32_t>(key >> 32), out.to = static_cast<uint32_t>(key), out.dim = l.dim;
+      out.from = l.from, out.to = l.to, out.dim = l.dim;
       out.messages = l.messages, out.bytes = l.bytes, out.queued = l.queued;
       out.busy = queue_.to_tick(static_cast<double>(l.bytes) / topo_.bytes_per_ns[l.dim]);
       result.links.push_back(out);
@@ -131,15 +139,19 @@ class CongestionAwareNetwork final : public Network {
   }
 
   void transport(uint32_t m) override {
-    if (routes_.size() <= m) routes_.resize(m + 1);
+    if (in_flight_.size() <= m) in_flight_.resize(m + 1);
     const MatchKey& k = key(m);
-    route(routes_[m], k.src, k.dst);
-    routes_[m].hop = 0;
+    route(route_, k.src, k.dst);
+    InFlight& fl = in_flight_[m];
+    fl.hop = 0;
+    fl.links.clear();
     // Each dimension the route crosses (its hops of one dimension are consecutive) carries it.
-    const auto& dims = routes_[m].hop_dim;
-    for (size_t h = 0; h < dims.size(); ++h)
+    const auto& dims = route_.hop_dim;
+    for (size_t h = 0; h < dims.size(); ++h) {
       if (h == 0 || dims[h] != dims[h - 1]) account(dims[h], k.size, 1);
-    if (routes_[m].devices.size() < 2) {
+      fl.links.push_back(link_id((uint64_t(route_.devices[h]) << 32) | route_.devices[h + 1], dims[h]));
+    }
+    if (fl.links.empty()) {
       schedule(queue_.now(), kArrival, m);
     } else {
       link_send(m);
@@ -148,7 +160,7 @@ class CongestionAwareNetwork final : public Network {
 
   void on_backend_event(const Event& e) override {
     if (e.kind == kHop) hop_arrived(e.a);
-    else if (e.kind == kLinkFree) link_free(e.b);
+    else if (e.kind == kLinkFree) link_free(static_cast<uint32_t>(e.b));
   }
 
   // Dimension by dimension, lowest first (the reference only has one dimension); within a
@@ -194,11 +206,20 @@ class CongestionAwareNetwork final : public Network {
     }
   }
 
+  // The link from one device to another (key: from << 32 | to), made on first use.
+  uint32_t link_id(uint64_t key, uint8_t dim) {
+    auto [it, added] = link_ids_.try_emplace(key, static_cast<uint32_t>(links_.size()));
+    if (added) {
+      Link& l = links_.emplace_back();
+      l.from = static_cast<uint32_t>(key >> 32), l.to = static_cast<uint32_t>(key), l.dim = dim;
+    }
+    return it->second;
+  }
+
   void link_send(uint32_t m) {
-    Route& r = routes_[m];
-    const uint64_t link = (uint64_t(r.devices[r.hop]) << 32) | r.devices[r.hop + 1];
+    const InFlight& fl = in_flight_[m];
+    const uint32_t link = fl.links[fl.hop];
     Link& l = links_[link];
-    l.dim = r.hop_dim[r.hop];
     const Tick now = queue_.now();
     l.seen = true;
     l.last_arrival = now;
@@ -208,7 +229,7 @@ class CongestionAwareNetwork final : public Network {
     const bool held = now < l.reserved_until &&
                       (l.busy || now + queue_.to_tick(topo_.serial_ns(key(m).size, l.dim, key(m).src)) > l.reserved_from);
     if (held) {
-      if (now <= l.reserved_last) throw ClosedFormContended{};
+      if (now <= l.reserved_last) throw ClosedFormContended{queue_.now()};
       if (!l.busy) schedule(l.reserved_until, kLinkFree, 0, link);
       l.busy = true;
       l.pending.emplace_back(m, now);
@@ -219,7 +240,7 @@ class CongestionAwareNetwork final : public Network {
     }
   }
 
-  void transmit(uint64_t link, Link& l, uint32_t m) {
+  void transmit(uint32_t link, Link& l, uint32_t m) {
     l.busy = true;
     l.messages += 1;
     l.bytes += key(m).size;
@@ -232,16 +253,15 @@ class CongestionAwareNetwork final : public Network {
   }
 
   void hop_arrived(uint32_t m) {
-    Route& r = routes_[m];
-    ++r.hop;
-    if (r.hop + 1 == r.devices.size()) {
+    InFlight& fl = in_flight_[m];
+    if (++fl.hop == fl.links.size()) {
       arrived(m);
     } else {
       link_send(m);
     }
   }
 
-  void link_free(uint64_t link) {
+  void link_free(uint32_t link) {
     Link& l = links_[link];
     l.busy = false;
     if (!l.pending.empty()) {
@@ -253,8 +273,10 @@ class CongestionAwareNetwork final : public Network {
   }
 
   std::vector<uint32_t> switch_base_;  // first switch id per dimension (after the NPUs)
-  std::vector<Route> routes_;          // per message in flight
-  std::unordered_map<uint64_t, Link> links_;
+  Route route_;                        // scratch
+  std::vector<InFlight> in_flight_;    // per message
+  std::vector<Link> links_;            // in order of first use
+  std::unordered_map<uint64_t, uint32_t> link_ids_;  // from << 32 | to -> index in links_
 };
 
 }  // namespace

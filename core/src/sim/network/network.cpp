@@ -16,9 +16,6 @@ Topology::Topology(const NetworkConfig& n) : net(n) {
   for (uint32_t d = 0; d < dims; ++d) bytes_per_ns.push_back(net.bandwidth[d] * (1 << 30) / (1'000'000'000));
 }
 
-size_t Network::MatchHash::operator()(const MatchKey& k) const {
-  return mix(mix(mix(mix(uint64_t(k.tag), k.src), k.dst), k.size), k.seq);
-}
 size_t Network::PairHash::operator()(const PairKey& k) const {
   return mix(mix(mix(uint64_t(k.tag), k.src), k.dst), k.size);
 }
@@ -46,56 +43,75 @@ void Network::load(SimResult& result) const {
   }
 }
 
+uint32_t Network::stream_of(const PairKey& pk) {
+  auto [it, added] = stream_ids_.try_emplace(pk, 0);
+  if (added) {
+    it->second = streams_.take();
+    Stream& s = streams_[it->second];
+    s.key = pk;
+    s.sends = s.recvs = s.first = 0;
+    s.entries.clear();
+    s.head = 0;
+  }
+  return it->second;
+}
+
+Network::MatchEntry& Network::entry(Stream& s, uint64_t seq) {
+  const size_t at = s.head + static_cast<size_t>(seq - s.first);
+  if (at >= s.entries.size()) s.entries.resize(at + 1);
+  return s.entries[at];
+}
+
+void Network::done(uint32_t i, uint64_t seq) {
+  Stream& s = streams_[i];
+  MatchEntry& e = s.entries[s.head + static_cast<size_t>(seq - s.first)];
+  e.has_recv = e.arrived = true;  // marks it done
+  while (s.head < s.entries.size() && s.entries[s.head].has_recv && s.entries[s.head].arrived) ++s.head, ++s.first;
+  if (s.head == s.entries.size()) {
+    s.entries.clear();
+    s.head = 0;
+    if (s.sends == s.recvs) {
+      stream_ids_.erase(s.key);
+      streams_.release(i);
+    }
+  }
+}
+
 void Network::send(uint32_t src, uint32_t dst, uint64_t bytes, int64_t tag, Handler on_arrival) {
-  PairCounters& c = counters_[PairKey{tag, src, dst, bytes}];
-  MatchKey key{tag, src, dst, bytes, c.sends++};
-  MatchEntry& e = matches_[key];
-  e.send = on_arrival;
-  transport(messages_.add(key));
+  const uint32_t i = stream_of(PairKey{tag, src, dst, bytes});
+  Stream& s = streams_[i];
+  const uint64_t seq = s.sends++;
+  entry(s, seq).send = on_arrival;
+  transport(messages_.add(InFlight{MatchKey{tag, src, dst, bytes, seq}, i}));
 }
 
 void Network::recv(uint32_t npu, uint32_t src, uint64_t bytes, int64_t tag, Handler on_receive) {
-  PairKey pk{tag, src, npu, bytes};
-  PairCounters& c = counters_[pk];
-  MatchKey key{tag, src, npu, bytes, c.recvs++};
-  auto it = matches_.find(key);
-  if (it != matches_.end() && it->second.arrived) {
-    matches_.erase(it);
-    forget_pair(pk);
+  const uint32_t i = stream_of(PairKey{tag, src, npu, bytes});
+  Stream& s = streams_[i];
+  const uint64_t seq = s.recvs++;
+  MatchEntry& e = entry(s, seq);
+  if (e.arrived) {
+    done(i, seq);
     schedule(queue_.now(), kHandlerNow, handlers_.add(on_receive));
     return;
   }
-  MatchEntry& e = it != matches_.end() ? it->second : matches_[key];
   e.recv = on_receive;
   e.has_recv = true;
 }
 
-// Sequence counters of a (tag, src, dst, size) stream are dropped once every send met its
-// receive and nothing is in flight, so long runs do not accumulate them.
-void Network::forget_pair(const PairKey& pk) {
-  auto it = counters_.find(pk);
-  if (it == counters_.end() || it->second.sends != it->second.recvs) return;
-  // Messages of one pair arrive in the order sent (same route, same delay), so no entry of
-  // the pair is pending once its newest one is gone.
-  uint64_t last = it->second.sends;
-  if (last > 0 && matches_.count(MatchKey{pk.tag, pk.src, pk.dst, pk.size, last - 1})) return;
-  counters_.erase(it);
-}
-
 void Network::arrived(uint32_t m) {
-  MatchKey key = messages_[m];
+  const InFlight msg = messages_[m];
   messages_.release(m);
   ++delivered_;
-  auto it = matches_.find(key);
-  if (it == matches_.end()) throw Error("internal error: a message arrived that nobody sent");
-  MatchEntry e = it->second;
+  Stream& s = streams_[msg.stream];
+  MatchEntry& entry_ref = s.entries[s.head + static_cast<size_t>(msg.key.seq - s.first)];
+  const MatchEntry e = entry_ref;  // a copy: delivering may post to this stream
   if (e.has_recv) {
-    matches_.erase(it);
-    forget_pair(PairKey{key.tag, key.src, key.dst, key.size});
+    done(msg.stream, msg.key.seq);
     sink_.deliver(e.send);
     sink_.deliver(e.recv);
   } else {
-    it->second.arrived = true;
+    entry_ref.arrived = true;
     sink_.deliver(e.send);
   }
 }

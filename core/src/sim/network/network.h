@@ -75,6 +75,9 @@ class Network : public EventSink {
 
   // Whether the system layer may solve ring phases in closed form through open_flows().
   virtual bool closed_forms() const { return false; }
+  // Whether a closed-form phase can turn out contended (close_flows, or a message, throws
+  // ClosedFormContended): phases are then logged for a rerun.
+  virtual bool closed_forms_contend() const { return false; }
   // Fills in how `f`'s flows (src, dst, bytes set) travel; false when they cannot be carried
   // without events (they share a link), and the phase is then simulated message by message.
   virtual bool open_flows(Flows& f) const { return false; }
@@ -98,7 +101,7 @@ class Network : public EventSink {
   virtual void transport(uint32_t m) = 0;
   virtual void on_backend_event(const Event& e) {}
   void arrived(uint32_t m);
-  const MatchKey& key(uint32_t m) const { return messages_[m]; }
+  const MatchKey& key(uint32_t m) const { return messages_[m].key; }
   void schedule(Tick t, uint8_t kind, uint32_t a, uint64_t b = 0) { queue_.schedule(t, sink_id_, kind, a, b); }
 
   // The first dimension in which two NPUs' coordinates differ (dims when none does).
@@ -121,27 +124,38 @@ class Network : public EventSink {
     uint64_t size;
     bool operator==(const PairKey&) const = default;
   };
-  struct MatchHash {
-    size_t operator()(const MatchKey& k) const;
-  };
   struct PairHash {
     size_t operator()(const PairKey& k) const;
   };
+  // One send and its receive, matched by their position in the stream.
   struct MatchEntry {
     Handler send, recv;
     bool has_recv = false, arrived = false;
   };
-  struct PairCounters {
-    uint64_t sends = 0, recvs = 0;
+  // The messages of one (tag, src, dst, size): sends and receives numbered in posting order;
+  // entries[i] is the message numbered first + i (those before `first` are done).
+  struct Stream {
+    PairKey key{};
+    uint64_t sends = 0, recvs = 0, first = 0;
+    std::vector<MatchEntry> entries;
+    size_t head = 0;  // entries before it are done
   };
-  void forget_pair(const PairKey& pk);
+  struct InFlight {
+    MatchKey key;
+    uint32_t stream;
+  };
+  uint32_t stream_of(const PairKey& pk);
+  MatchEntry& entry(Stream& s, uint64_t seq);
+  // Entry `seq` of stream `i` is done: drops the done entries at its front, and the stream
+  // once every send met its receive (so long runs do not accumulate streams).
+  void done(uint32_t i, uint64_t seq);
 
   MessageSink& sink_;
   uint8_t sink_id_;
   uint64_t delivered_ = 0;
-  std::unordered_map<PairKey, PairCounters, PairHash> counters_;
-  std::unordered_map<MatchKey, MatchEntry, MatchHash> matches_;
-  Pool<MatchKey> messages_;     // messages in flight, by index
+  std::unordered_map<PairKey, uint32_t, PairHash> stream_ids_;
+  Pool<Stream> streams_;
+  Pool<InFlight> messages_;     // messages in flight, by index
   Pool<Handler> handlers_;      // receives that met an arrived message, told at once
 };
 

@@ -17,10 +17,10 @@ uint64_t stream_node(uint32_t si, uint64_t node) { return (uint64_t(si) << 32) |
 
 }  // namespace
 
-System::System(EventQueue& queue, const SimInputs& in, const SimOptions& o, NodeSink& nodes)
+System::System(EventQueue& queue, const SimInputs& in, const SimOptions& o, NodeSink& nodes, ClosedFormLog* log)
     : queue_(queue), in_(in), nodes_(nodes), topo_(in.network),
       network_(make_network(o.backend, queue, *this, in.network)),
-      sink_id_(queue.add_sink(*this)) {
+      sink_id_(queue.add_sink(*this)), log_(network_->closed_forms_contend() ? log : nullptr) {
   const SystemConfig& s = in.system;
   // The reference scales endpoint-delay only when the key is present and keeps the product
   // in an int (its truncation is kept; past an int the conversion would be undefined).

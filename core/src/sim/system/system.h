@@ -30,8 +30,9 @@ class NodeSink {
 
 class System final : public CollectiveContext, public MessageSink, public EventSink {
  public:
-  // Checks the configurations against the network (errors name their files).
-  System(EventQueue& queue, const SimInputs& in, const SimOptions& o, NodeSink& nodes);
+  // Checks the configurations against the network (errors name their files). `log`, when
+  // given, records the closed-form phases and may restrict them (a rerun).
+  System(EventQueue& queue, const SimInputs& in, const SimOptions& o, NodeSink& nodes, ClosedFormLog* log = nullptr);
 
   // ---- for the workload layer
   // Node `node` of NPU n finishes after `delay`.
@@ -73,6 +74,12 @@ class System final : public CollectiveContext, public MessageSink, public EventS
   void close_flows(const Flows& f, uint64_t per_flow, bool first_for_all) override {
     closed_form_messages_ += per_flow * f.src.size();
     network_->close_flows(f, per_flow, first_for_all);
+  }
+  bool closed_form_for(const ClosedPhase& p) const override {
+    return !log_ || !log_->restricted || log_->allowed.count(p) != 0;
+  }
+  void closed_form_solved(const ClosedPhase& p, Tick end) override {
+    if (log_ && !log_->restricted) log_->solved.emplace_back(p, end);
   }
   void node_send(uint32_t si, uint64_t node, uint32_t dst, uint64_t bytes, int64_t tag) override;
   void node_recv(uint32_t si, uint64_t node, uint32_t src, uint64_t bytes, int64_t tag) override;
@@ -158,6 +165,7 @@ class System final : public CollectiveContext, public MessageSink, public EventS
   int threshold_ = 1;
   bool rendezvous_on_ = false, closed_form_ = false;
   uint64_t closed_form_messages_ = 0;
+  ClosedFormLog* log_;  // null where closed forms cannot be contended
 
   TimeBuckets<SysCall> buckets_;
   std::vector<Npu> npus_;

@@ -99,8 +99,8 @@ std::optional<int64_t> Workload::lane_of(const FeederNode& node) {
   const NodeType type = node.type();
   if (type == NodeType::Invalid || type == NodeType::Metadata || type == NodeType::MemLoad || type == NodeType::MemStore)
     return std::nullopt;
-  if (node.is_cpu_op()) return node.int_attr("tid").value_or(-1) * 2;
-  return node.int_attr("stream").value_or(-1) * 2 + 1;
+  if (node.is_cpu_op()) return node.int_attr(NodeAttr::tid).value_or(-1) * 2;
+  return node.int_attr(NodeAttr::stream).value_or(-1) * 2 + 1;
 }
 
 // One resource of each kind per NPU (ASTRA-sim's HardwareResource); receives take none. Replay-
@@ -284,7 +284,7 @@ bool Workload::issue_coll(uint32_t n, const FeederNode& node, const Where& what)
   if (!comm_type) throw Error(what() + ": collective without a comm_type attribute");
   if (!size || *size < 0) throw Error(what() + ": collective without a comm_size attribute");
   std::vector<bool> involved;
-  if (auto a = node.trace().find_attr(node.position(), "involved_dim")) {
+  if (auto a = node.attr(NodeAttr::involved_dim)) {
     if (a->kind() != AttrKind::BoolList) throw Error(what() + ": involved_dim must be a bool_list");
     for (uint64_t v : a->list()) involved.push_back(v != 0);
   }
