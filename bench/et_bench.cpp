@@ -294,6 +294,12 @@ int run_bench(const cli::Args& args) {
     for (uint64_t f : finishes) out += (out.empty() ? "" : ", ") + std::to_string(f);
     return out;
   }();
+  // The direct algorithm (every message simulated): ASTRA-sim's 1 MiB all-to-all case on a
+  // 64-NPU switch, both backends, with its recorded CPU time in cases.jsonl.
+  ChildRun sim_direct[2];
+  for (int aware = 0; aware < 2; ++aware)
+    sim_direct[aware] = best_run({chakra, "simulate", "--workload", astra + "/wl/A2A1MB_64/x", "--system", astra + "/sys/direct_s4_c1.json",
+                                  "--network", astra + "/net/switch_64.yml", "--backend", aware ? "aware" : "unaware", "--no-summary"});
   ChildRun sim_stage = best_run({chakra, "simulate", "--workload", astra + "/stage/llm_dp2_tp2_pp2/workload", "--system",
                                  astra + "/sys/h100_roofline.json", "--network", astra + "/net/hgx8.yml", "--comm-group",
                                  astra + "/stage/llm_dp2_tp2_pp2/workload.json", "--no-summary"});
@@ -409,6 +415,13 @@ int run_bench(const cli::Args& args) {
               static_cast<unsigned long long>(sim_npus), aware_finishes.c_str());
   if (sim_npus == 1024) std::printf("; ASTRA-sim 14.5 s, 8331352 ns → %.0fx faster", 14.5 / sim_ar_aware.cpu_s);
   std::printf(", exit %d\n", sim_ar_aware.exit_code);
+  for (int aware = 0; aware < 2; ++aware) {
+    const double astra_cpu = aware ? 0.11 : 0.10;  // a2a_A2A1MB_64_switch_direct_{aware,unaware}
+    std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (1 MiB direct all-to-all, 64-NPU switch, congestion-%s);"
+                " ASTRA-sim %.2f s → %.1fx faster, exit %d\n", aware ? "simulate A2A CA" : "simulate A2A", sim_direct[aware].cpu_s,
+                sim_direct[aware].wall_s, chakra::format_bytes(sim_direct[aware].max_rss_bytes).c_str(), aware ? "aware" : "unaware",
+                astra_cpu, astra_cpu / std::max(sim_direct[aware].cpu_s, 1e-3), sim_direct[aware].exit_code);
+  }
   std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (STAGE llm dp2 tp2 pp2, 8 NPUs, roofline); ASTRA-sim 0.14 s,"
               " exit %d\n", "simulate stage", sim_stage.cpu_s, sim_stage.wall_s,
               chakra::format_bytes(sim_stage.max_rss_bytes).c_str(), sim_stage.exit_code);
@@ -457,7 +470,8 @@ int run_bench(const cli::Args& args) {
                   link_xn.exit_code == 0 && svg_5k.exit_code == 0 && sim_gen.exit_code == 0 &&
                   sim_ar.exit_code == 0 && sim_stage.exit_code == 0 && synth.exit_code == 0 &&
                   synth512.exit_code == 0 && sim512.exit_code == 0 && sim512_aware.exit_code == 0 && sim_ar_aware.exit_code == 0 &&
-                  synth128.exit_code == 0 && sim128[0].exit_code == 0 && sim128[1].exit_code == 0;
+                  synth128.exit_code == 0 && sim128[0].exit_code == 0 && sim128[1].exit_code == 0 &&
+                  sim_direct[0].exit_code == 0 && sim_direct[1].exit_code == 0;
   std::filesystem::remove_all(sim_dir);
   std::filesystem::remove_all(synth_dir);
   for (const std::string& f : {linked_x1, linked_xn, work + "/converted_x1.et", work + "/converted_xn.et", host_x1,
