@@ -60,7 +60,7 @@ class CongestionAwareNetwork final : public Network {
       Tick total = 0;
       for (size_t h = 0; h + 1 < r.devices.size(); ++h) {
         Flows::Hop hop;
-        hop.link = (uint64_t(r.devices[h]) << 32) | r.devices[h + 1];
+        hop.link = link_key(r.devices[h], r.devices[h + 1]);
         hop.dim = r.hop_dim[h];
         const double serial = topo_.serial_ns(f.bytes, hop.dim, f.src[i]);
         hop.serial = queue_.to_tick(serial);
@@ -149,7 +149,7 @@ class CongestionAwareNetwork final : public Network {
     const auto& dims = route_.hop_dim;
     for (size_t h = 0; h < dims.size(); ++h) {
       if (h == 0 || dims[h] != dims[h - 1]) account(dims[h], k.size, 1);
-      fl.links.push_back(link_id((uint64_t(route_.devices[h]) << 32) | route_.devices[h + 1], dims[h]));
+      fl.links.push_back(link_id(link_key(route_.devices[h], route_.devices[h + 1]), dims[h]));
     }
     if (fl.links.empty()) {
       schedule(queue_.now(), kArrival, m);
@@ -206,7 +206,8 @@ class CongestionAwareNetwork final : public Network {
     }
   }
 
-  // The link from one device to another (key: from << 32 | to), made on first use.
+  static uint64_t link_key(uint32_t from, uint32_t to) { return (uint64_t(from) << 32) | to; }
+  // The link of a link_key, made on first use.
   uint32_t link_id(uint64_t key, uint8_t dim) {
     auto [it, added] = link_ids_.try_emplace(key, static_cast<uint32_t>(links_.size()));
     if (added) {
@@ -229,7 +230,7 @@ class CongestionAwareNetwork final : public Network {
     const bool held = now < l.reserved_until &&
                       (l.busy || now + queue_.to_tick(topo_.serial_ns(key(m).size, l.dim, key(m).src)) > l.reserved_from);
     if (held) {
-      if (now <= l.reserved_last) throw ClosedFormContended{queue_.now()};
+      if (now <= l.reserved_last) throw ClosedFormContended{now};
       if (!l.busy) schedule(l.reserved_until, kLinkFree, 0, link);
       l.busy = true;
       l.pending.emplace_back(m, now);
@@ -276,7 +277,7 @@ class CongestionAwareNetwork final : public Network {
   Route route_;                        // scratch
   std::vector<InFlight> in_flight_;    // per message
   std::vector<Link> links_;            // in order of first use
-  std::unordered_map<uint64_t, uint32_t> link_ids_;  // from << 32 | to -> index in links_
+  std::unordered_map<uint64_t, uint32_t> link_ids_;  // link_key -> index in links_
 };
 
 }  // namespace

@@ -64,7 +64,7 @@ Network::MatchEntry& Network::entry(Stream& s, uint64_t seq) {
 
 void Network::done(uint32_t i, uint64_t seq) {
   Stream& s = streams_[i];
-  MatchEntry& e = s.entries[s.head + static_cast<size_t>(seq - s.first)];
+  MatchEntry& e = entry(s, seq);
   e.has_recv = e.arrived = true;  // marks it done
   while (s.head < s.entries.size() && s.entries[s.head].has_recv && s.entries[s.head].arrived) ++s.head, ++s.first;
   if (s.head == s.entries.size()) {
@@ -104,7 +104,7 @@ void Network::arrived(uint32_t m) {
   messages_.release(m);
   ++delivered_;
   Stream& s = streams_[msg.stream];
-  MatchEntry& entry_ref = s.entries[s.head + static_cast<size_t>(msg.key.seq - s.first)];
+  MatchEntry& entry_ref = entry(s, msg.key.seq);
   const MatchEntry e = entry_ref;  // a copy: delivering may post to this stream
   if (e.has_recv) {
     done(msg.stream, msg.key.seq);

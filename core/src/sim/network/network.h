@@ -133,7 +133,7 @@ class Network : public EventSink {
     bool has_recv = false, arrived = false;
   };
   // The messages of one (tag, src, dst, size): sends and receives numbered in posting order;
-  // entries[i] is the message numbered first + i (those before `first` are done).
+  // entries[head + k] is the message numbered first + k (those before `first` are done).
   struct Stream {
     PairKey key{};
     uint64_t sends = 0, recvs = 0, first = 0;
@@ -145,6 +145,7 @@ class Network : public EventSink {
     uint32_t stream;
   };
   uint32_t stream_of(const PairKey& pk);
+  // The entry of message `seq` (not yet done), made when neither side has been posted.
   MatchEntry& entry(Stream& s, uint64_t seq);
   // Entry `seq` of stream `i` is done: drops the done entries at its front, and the stream
   // once every send met its receive (so long runs do not accumulate streams).
