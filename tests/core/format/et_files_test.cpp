@@ -143,4 +143,42 @@ TEST(EtCorpus, DecodesToTheReferenceCanonicalDumps) {
   }
 }
 
+// A small input is read in place (bytes in memory, a mapped regular file) rather than copied:
+// its progress still counts the bytes read so far, up to the whole input.
+TEST(EtReading, InputsReadInPlaceReportHowFarTheReadGot) {
+  chakra::Trace t;
+  chakra::NodeDraft d;
+  for (uint64_t id = 0; id < 12000; ++id) {  // about 12 MB: progress is reported every 8 MiB
+    d.clear();
+    d.id = id;
+    d.name = t.intern(std::to_string(id) + std::string(1000, 'x'));
+    t.append(d);
+  }
+  const std::string bytes = chakra::encode_et(t);
+  const std::string file = temp_dir() + "/in_place.et";
+  {
+    std::ofstream out(file, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  struct Seen : chakra::Progress {
+    std::vector<uint64_t> done;
+    bool report(std::string_view, uint64_t d, uint64_t total) override {
+      EXPECT_LE(d, total);
+      done.push_back(d);
+      return true;
+    }
+  };
+  for (bool from_file : {false, true}) {
+    Seen seen;
+    chakra::ReadOptions o;
+    o.progress = &seen;
+    const chakra::Trace back = from_file ? chakra::read_et(file, o) : chakra::read_et(chakra::memory_input(as_bytes(bytes), "m.et"), o);
+    EXPECT_EQ(back.size(), t.size());
+    ASSERT_FALSE(seen.done.empty()) << from_file;
+    EXPECT_GT(seen.done.front(), 0u) << from_file;
+    EXPECT_GE(seen.done.back(), uint64_t{8} << 20) << from_file;
+    EXPECT_TRUE(std::is_sorted(seen.done.begin(), seen.done.end())) << from_file;
+  }
+}
+
 }  // namespace
