@@ -276,6 +276,34 @@ int run_bench(const cli::Args& args) {
   ChildRun sim_gen = run_child({chakra, "generate", "collective", "--npus", std::to_string(sim_npus), "-o", sim_dir + "/ar"});
   ChildRun sim_ar = best_run({chakra, "simulate", "--workload", sim_dir + "/ar", "--system", astra + "/sys/ring_s4_c1.json",
                               "--network", sim_dir + "/ring.yml", "--no-summary"});
+  // The same with every NPU simulated (the traces are alike: by default NPU 0 runs for all).
+  ChildRun sim_ar_each = best_run({chakra, "simulate", "--workload", sim_dir + "/ar", "--system", astra + "/sys/ring_s4_c1.json",
+                                   "--network", sim_dir + "/ring.yml", "--no-summary", "--every-npu"});
+  // Trace-driven at cluster scale: ASTRA-sim 1.0's data-parallel ResNet-50 converted for
+  // --resnet-npus NPUs on [Switch 8, Ring N/8], 50 GB/s and 500 ns per dimension, ring2_s4_c1;
+  // with every NPU simulated too up to 8192 NPUs (above, minutes and gigabytes: README).
+  const uint64_t resnet_npus = args.get_uint("--resnet-npus", 1u << 24);
+  if (resnet_npus % 8 || resnet_npus < 16) throw chakra::Error("--resnet-npus must be a multiple of 8, at least 16");
+  const std::string resnet_dir = work + "/resnet" + std::to_string(resnet_npus);
+  std::filesystem::create_directories(resnet_dir);
+  {
+    chakra::OutputFile net(resnet_dir + "/net.yml");
+    net.write("topology: [ Switch, Ring ]\nnpus_count: [ 8, " + std::to_string(resnet_npus / 8) +
+              " ]\nbandwidth: [ 50, 50 ]\nlatency: [ 500, 500 ]\n");
+    net.commit();
+  }
+  ChildRun resnet_convert = run_child({chakra, "convert", "text", std::string(CHAKRA_SHARED_DIR) +
+                                       "/data/text_workloads/astra-sim-1.0__Resnet50_DataParallel.txt", "--num-npus",
+                                       std::to_string(resnet_npus), "--output", resnet_dir + "/r"});
+  const std::vector<std::string> resnet_sim = {chakra, "simulate", "--workload", resnet_dir + "/r", "--system",
+                                               astra + "/sys/ring2_s4_c1.json", "--network", resnet_dir + "/net.yml", "--no-summary"};
+  ChildRun sim_resnet = best_run(resnet_sim);
+  ChildRun sim_resnet_each;
+  if (resnet_npus <= 8192) {
+    std::vector<std::string> each = resnet_sim;
+    each.push_back("--every-npu");
+    sim_resnet_each = best_run(each);
+  }
   // The same all-reduce on a switch of --sim-npus NPUs, congestion-aware (ASTRA-sim's 1024-NPU
   // figure: 8,331,352 ns on every NPU, astra-sim-analytical-model.md c.5).
   {
@@ -410,6 +438,17 @@ int run_bench(const cli::Args& args) {
     std::printf("; ASTRA-sim %.1f s, %.0f MB → %.1fx faster, %.2fx its memory", astra_ar_cpu, astra_ar_mb,
                 astra_ar_cpu / sim_ar.cpu_s, static_cast<double>(sim_ar.max_rss_bytes) / (astra_ar_mb * 1e6));
   std::printf(", exit %d\n", sim_ar.exit_code);
+  std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (the same, --every-npu: each NPU simulated; %.1fx the time), exit %d\n",
+              "simulate AR each", sim_ar_each.cpu_s, sim_ar_each.wall_s, chakra::format_bytes(sim_ar_each.max_rss_bytes).c_str(),
+              sim_ar_each.cpu_s / std::max(sim_ar.cpu_s, 1e-3), sim_ar_each.exit_code);
+  std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (ASTRA-sim 1.0's ResNet-50 data-parallel, %llu NPUs, [Switch 8, Ring %llu],"
+              " ring2_s4_c1; converted in %.2f s CPU)",
+              "simulate ResNet", sim_resnet.cpu_s, sim_resnet.wall_s, chakra::format_bytes(sim_resnet.max_rss_bytes).c_str(),
+              static_cast<unsigned long long>(resnet_npus), static_cast<unsigned long long>(resnet_npus / 8), resnet_convert.cpu_s);
+  if (resnet_npus <= 8192)
+    std::printf("; --every-npu %.3f s CPU, peak RSS %s (%.1fx the time)", sim_resnet_each.cpu_s,
+                chakra::format_bytes(sim_resnet_each.max_rss_bytes).c_str(), sim_resnet_each.cpu_s / std::max(sim_resnet.cpu_s, 1e-3));
+  std::printf(", exit %d\n", std::max(sim_resnet.exit_code, resnet_convert.exit_code));
   std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (1 MiB ring all-reduce, %llu NPUs, switch, congestion-aware; NPUs finish at %s ns)",
               "simulate AR CA", sim_ar_aware.cpu_s, sim_ar_aware.wall_s, chakra::format_bytes(sim_ar_aware.max_rss_bytes).c_str(),
               static_cast<unsigned long long>(sim_npus), aware_finishes.c_str());
@@ -471,9 +510,12 @@ int run_bench(const cli::Args& args) {
                   sim_ar.exit_code == 0 && sim_stage.exit_code == 0 && synth.exit_code == 0 &&
                   synth512.exit_code == 0 && sim512.exit_code == 0 && sim512_aware.exit_code == 0 && sim_ar_aware.exit_code == 0 &&
                   synth128.exit_code == 0 && sim128[0].exit_code == 0 && sim128[1].exit_code == 0 &&
-                  sim_direct[0].exit_code == 0 && sim_direct[1].exit_code == 0;
+                  sim_direct[0].exit_code == 0 && sim_direct[1].exit_code == 0 && sim_ar_each.exit_code == 0 &&
+                  resnet_convert.exit_code == 0 && sim_resnet.exit_code == 0 &&
+                  (resnet_npus > 8192 || sim_resnet_each.exit_code == 0);
   std::filesystem::remove_all(sim_dir);
   std::filesystem::remove_all(synth_dir);
+  std::filesystem::remove_all(resnet_dir);
   for (const std::string& f : {linked_x1, linked_xn, work + "/converted_x1.et", work + "/converted_xn.et", host_x1,
                                kineto_x1, host_xn, kineto_xn, work + "/linked_out_x1.json", work + "/linked_out_xn.json", work + "/graph_5k.svg"})
     std::filesystem::remove(f);
@@ -501,6 +543,7 @@ int main(int argc, char** argv) {
       .option("--copies", "N", "copies of the input in the benchmark trace", "16")
       .option("--repeat", "N", "in-process runs; the best is reported", "3")
       .option("--sim-npus", "N", "NPUs of the simulated all-reduce (ASTRA-sim's figures: 1024, 4096)", "1024")
+      .option("--resnet-npus", "N", "NPUs of the trace-driven ResNet-50 simulation (a multiple of 8)", "65536")
       .option("--synth-ranks", "N", "ranks of the synthesized 70B model, a multiple of 128 (STAGE's figure: 8192)", "8192")
       .option("--sweep-points", "N", "points of the sweep benchmark (a multiple of 40)", "1000")
       .option("--project-ranks", "N", "ranks the projection benchmark projects 8 to (a multiple of 8)", "1024")

@@ -170,6 +170,7 @@ int run_simulate(const cli::Args& a) {
   q.opt.queues_per_dim = static_cast<uint32_t>(a.get_uint("--num-queues-per-dim", 1024));
   q.opt.injection_scale = a.get_positive_double("--injection-scale");
   q.opt.rendezvous = a.has("--rendezvous");
+  q.opt.every_npu = a.has("--every-npu");
   q.in.read = cli::read_options(a, nullptr);
   q.json_out = a.get("--json");
   q.timeline_out = a.get("--timeline");
@@ -252,6 +253,7 @@ int cmd_simulate(int argc, char** argv) {
   args.option("--backend", backend_spellings("|", "|"), "network model: congestion-unaware or -aware", "unaware");
   add_common(args);
   args.flag("--rendezvous", "8 KiB handshake before every send (--rendezvous-protocol)");
+  args.flag("--every-npu", "simulate each NPU even when all run alike (by default NPU 0 then runs for all; same results)");
   args.option("--json", "OUT", "write per-NPU results and totals as JSON", "");
   args.option("--timeline", "OUT", "write a Chrome/Perfetto trace of every node on every NPU", "");
   args.flag("--no-summary", "print only ASTRA-sim's per-NPU lines");

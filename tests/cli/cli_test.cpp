@@ -925,6 +925,33 @@ TEST(CliSimulate, AstraSimLinesSummaryJsonTimelineAndTheDropInAliases) {
   EXPECT_TRUE(contains(r.out, "sys[0] finished, 65040 cycles")) << r.out;
 }
 
+// Alike NPUs: NPU 0 runs for all and the summary and --json say so; --every-npu runs each, with
+// the same lines and figures.
+TEST(CliSimulate, AlikeNpusRunAsOneUnlessEveryNpuIsAsked) {
+  const std::string dir = temp_dir();
+  const std::string in = shared("reference/astra-sim/inputs");
+  const std::string wl = "examples/workload/microbenchmarks/all_reduce/8npus_1MB/all_reduce";
+  auto sim = [&](const std::string& json, bool each) {
+    std::vector<std::string> args = {"simulate", "--workload", wl, "--system", "sys/ring_s4_c1.json", "--network",
+                                     "net/ring_8.yml", "--json", json};
+    if (each) args.push_back("--every-npu");
+    return run(args, CHAKRA_BIN, in);
+  };
+  const Result one = sim(dir + "/one.json", false), each = sim(dir + "/each.json", true);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_EQ(each.exit_code, 0) << each.err;
+  EXPECT_TRUE(contains(one.out, "NPU 0 ran for all 8; --every-npu runs each")) << one.out;
+  EXPECT_FALSE(contains(each.out, "ran for all")) << each.out;
+  EXPECT_EQ(one.out.substr(0, one.out.find("summary")), each.out.substr(0, each.out.find("summary")));
+  EXPECT_TRUE(contains(one.out, "sys[7] finished, 64440 cycles")) << one.out;
+  auto a = nlohmann::json::parse(read_raw(dir + "/one.json")), b = nlohmann::json::parse(read_raw(dir + "/each.json"));
+  EXPECT_EQ(a["simulated_npus"], 1);
+  EXPECT_EQ(b["simulated_npus"], 8);
+  EXPECT_LT(a["events"].get<uint64_t>(), b["events"].get<uint64_t>());
+  for (auto* j : {&a, &b}) j->erase("simulated_npus"), j->erase("events");
+  EXPECT_EQ(a, b);
+}
+
 TEST(CliConvert, SimulatePrintsTheToySchedulerAndNeedsOneTrace) {
   std::string dir = temp_dir();
   const std::string in = shared("reference/chakra/inputs/1.0.2-chakra.0.0.4.json");

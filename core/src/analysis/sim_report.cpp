@@ -120,6 +120,9 @@ std::string sim_summary_text(const SimResult& r) {
   std::string out;
   appendf(out, "\nsummary: %u NPUs, %u finished, %llu messages, %llu events\n", static_cast<unsigned>(r.npus.size()),
           finished, static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.events));
+  if (r.simulated_npus == 1 && r.npus.size() > 1)
+    appendf(out, "  (every NPU's trace is the same up to node ids and nothing tells them apart: NPU 0 ran for all %zu; --every-npu runs each)\n",
+            r.npus.size());
   if (r.closed_form_contended)
     out += "  (a ring phase solved in closed form shared links with other traffic: the run was redone with every message simulated)\n";
   if (finished) {
@@ -205,6 +208,7 @@ void write_sim_json(const SimResult& r, ByteSink& out) {
   w.key("messages").value_uint(r.messages);
   w.key("events").value_uint(r.events);
   w.key("closed_form_contended").value(r.closed_form_contended);
+  w.key("simulated_npus").value_uint(r.simulated_npus);
   w.key("npus").begin_array();
   for (const NpuResult& n : r.npus) {
     w.begin_object();

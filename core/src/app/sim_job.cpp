@@ -37,6 +37,7 @@ std::string encode_job(const SimJob& job) {
   w.raw<uint8_t>(o.rendezvous);
   w.raw<uint8_t>(o.record_spans);
   w.raw<uint8_t>(o.every_message);
+  w.raw<uint8_t>(o.every_npu);
   w.u64(o.expected_nodes);
   w.u64(o.speedups.size());
   for (const SimOptions::Speedup& s : o.speedups) {
@@ -76,6 +77,7 @@ SimJob decode_job(std::string_view bytes) {
   o.rendezvous = r.raw<uint8_t>() != 0;
   o.record_spans = r.raw<uint8_t>() != 0;
   o.every_message = r.raw<uint8_t>() != 0;
+  o.every_npu = r.raw<uint8_t>() != 0;
   o.expected_nodes = r.u64();
   o.speedups.resize(r.count(16));
   for (SimOptions::Speedup& s : o.speedups) {
@@ -123,6 +125,7 @@ std::string encode_result(const SimResult& result) {
   for (uint64_t v : {result.start_error.nodes, result.start_error.median, result.start_error.p90}) w.u64(v);
   w.u64(result.messages);
   w.u64(result.events);
+  w.u64(result.simulated_npus);
   w.raw<uint8_t>(uint8_t(result.deadlock) | uint8_t(result.closed_form_contended) << 1);
   w.u64(result.dimensions.size());
   for (const DimensionLoad& d : result.dimensions)
@@ -184,6 +187,7 @@ SimResult decode_result(std::string_view bytes) {
   result.start_error.p90 = r.u64();
   result.messages = r.u64();
   result.events = r.u64();
+  result.simulated_npus = r.u64();
   const uint8_t flags = r.raw<uint8_t>();
   result.deadlock = flags & 1;
   result.closed_form_contended = (flags & 2) != 0;

@@ -13,6 +13,11 @@
 
 namespace chakra::sim {
 
+// Thrown where a mirrored run (NPU 0 simulated for all alike NPUs) meets something that tells
+// NPUs apart: a message, a collective over some NPUs only, traces that differ. simulate() then
+// runs every NPU.
+struct NotMirrored {};
+
 // "FILE: " for messages about a configuration read from FILE; nothing if it came from no file.
 inline std::string source_prefix(const std::string& source) { return source.empty() ? "" : source + ": "; }
 

@@ -1160,6 +1160,7 @@ void expect_same(const sim::SimResult& a, const sim::SimResult& b) {
   }
   EXPECT_EQ(a.messages, b.messages);
   EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.simulated_npus, b.simulated_npus);
   EXPECT_EQ(a.deadlock, b.deadlock);
   ASSERT_EQ(a.spans.size(), b.spans.size());
   for (size_t i = 0; i < a.spans.size(); ++i) {
@@ -1177,6 +1178,7 @@ TEST(SimJob, TravelsAsBytesAndRunsToTheSameResult) {
   options.record_spans = true;
   options.backend = sim::Backend::CongestionAware;
   options.slowdown = sim::parse_slowdowns("npu=1:compute=1.5:comm=2:delay=3us; dim=all:bandwidth=0.5", "s");
+  options.every_npu = true;
   sim::SimJob job = run.ws.simulation_job(run.net, run.sys, options);
   uint64_t nodes = 0;
   for (const auto& r : run.ws.ranks()) nodes += r->trace.size();
@@ -1188,6 +1190,7 @@ TEST(SimJob, TravelsAsBytesAndRunsToTheSameResult) {
   EXPECT_EQ(back.groups, run.ws.groups);
   EXPECT_EQ(back.options.backend, sim::Backend::CongestionAware);
   EXPECT_TRUE(back.options.record_spans);
+  EXPECT_TRUE(back.options.every_npu);
   EXPECT_EQ(back.options.slowdown.compute_of(1), 1.5);
   EXPECT_EQ(back.options.slowdown.delay_of(1), 3000u);
   EXPECT_EQ(back.options.slowdown.bandwidth_of(0), 0.5);
@@ -1208,9 +1211,11 @@ TEST(SimJob, ResultKeepsMeasuredFigures) {
   r.npus[1].finish = 1500, r.npus[1].start = 400, r.npus[1].measured_step = 1050;
   r.measured_collectives.push_back(sim::CollectiveFit{6, 40, 357000, 422157});
   r.closed_form_contended = true;
+  r.simulated_npus = 1;  // NPU 0 ran for both
   sim::SimResult back = sim::decode_result(sim::encode_result(r));
   expect_same(r, back);
   EXPECT_TRUE(back.closed_form_contended);
+  EXPECT_EQ(back.simulated_npus, 1u);
   EXPECT_FALSE(back.deadlock);
   EXPECT_EQ(back.npus[1].start, 400u);
   EXPECT_EQ(back.measured_collectives.at(0).simulated_median, 422157u);

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "chakra/astra/generate.h"
+#include "chakra/astra/text_workload.h"
+#include "chakra/format/io.h"
 #include "chakra/format/et_io.h"
 #include "chakra/sim/simulate.h"
 #include "chakra/support/error.h"
@@ -969,4 +971,208 @@ TEST(SimulateSlowdown, ComputeDelayBandwidthAndComm) {
   EXPECT_TRUE(has_error([&] { parse_slowdowns("npu=1:compute=2\nnpu=x:comm=2", "f.txt"); }, "f.txt:2: slowdown 'npu=x:comm=2'"));
   EXPECT_TRUE(has_error([&] { run("npu=8:compute=2"); }, "the slowdowns name NPU 8, and the network has 8 NPUs"));
   EXPECT_TRUE(has_error([&] { run("dim=1:bandwidth=2"); }, "the slowdowns name dimension 1, and the network has 1 dimensions"));
+}
+
+// ---- mirrored runs: NPU 0 simulated for every alike NPU --------------------------------------
+
+namespace {
+
+// PREFIX.{npu}.et of one of ../shared's text workloads, numbered as the reference converter
+// numbers them (NPU n's ids start at n x nodes per NPU): the same up to node ids on every NPU.
+std::string write_text_workload(const std::string& name, uint32_t npus) {
+  const std::string file = shared("data/text_workloads/" + name + ".txt");
+  const TextWorkload workload = parse_text_workload(read_file(file), file);
+  const std::string prefix = temp_dir() + "/" + name;
+  uint64_t first_id = 0;
+  for (uint32_t n = 0; n < npus; ++n) {
+    const Trace t = text_workload_trace(workload, 1, first_id);
+    first_id += t.size();
+    write_et(t, prefix + "." + std::to_string(n) + ".et");
+  }
+  return prefix;
+}
+
+// Everything a run reports but its event count (a mirrored run has fewer events).
+void expect_same_results(const SimResult& a, const SimResult& b, const std::string& what) {
+  ASSERT_EQ(a.npus.size(), b.npus.size()) << what;
+  for (size_t i = 0; i < a.npus.size(); ++i) {
+    const NpuResult &x = a.npus[i], &y = b.npus[i];
+    EXPECT_EQ(std::tie(x.finished, x.finish, x.exposed_comm, x.compute, x.comm, x.cpu, x.memory, x.overlap, x.nodes, x.start),
+              std::tie(y.finished, y.finish, y.exposed_comm, y.compute, y.comm, y.cpu, y.memory, y.overlap, y.nodes, y.start))
+        << what << " NPU " << i;
+  }
+  for (int t = 0; t <= kCollectiveTypes; ++t)
+    EXPECT_EQ(std::tie(a.collectives[t].count, a.collectives[t].bytes, a.collectives[t].time),
+              std::tie(b.collectives[t].count, b.collectives[t].bytes, b.collectives[t].time))
+        << what << " " << collective_totals_name(t);
+  EXPECT_EQ(a.messages, b.messages) << what;
+  EXPECT_EQ(a.deadlock, b.deadlock) << what;
+  ASSERT_EQ(a.dimensions.size(), b.dimensions.size()) << what;
+  for (size_t d = 0; d < a.dimensions.size(); ++d)
+    EXPECT_EQ(std::tie(a.dimensions[d].messages, a.dimensions[d].bytes, a.dimensions[d].busy),
+              std::tie(b.dimensions[d].messages, b.dimensions[d].bytes, b.dimensions[d].busy))
+        << what << " dim " << d;
+}
+
+}  // namespace
+
+// Traces that are the same up to node ids on a network that treats every ring of a dimension
+// alike: NPU 0 runs for all, and every figure is what simulating each NPU gives, and what
+// simulating each NPU's every message gives.
+TEST(SimulateMirrored, AlikeNpusRunOnceWithEveryNpusResults) {
+  const std::string sys = inputs() + "/sys/";
+  int mirrored = 0;
+  for (const char* name : {"astra-sim-1.0__Resnet50_DataParallel", "astra-sim-1.0__microAllReduce",
+                           "astra-sim-1.0__MLP_ModelParallel", "chakra_eg_converter__AllToAll_128KB",
+                           "chakra_eg_converter__ReduceScatter_128KB", "chakra_eg_converter__AllGather_64KB"}) {
+    SimInputs in;
+    in.workload = write_text_workload(name, 16);
+    for (const char* net : {"topology: [ Ring ]\nnpus_count: [ 16 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
+                            "topology: [ Switch, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n",
+                            "topology: [ FullyConnected, Ring, Switch ]\nnpus_count: [ 2, 4, 2 ]\nbandwidth: [ 300, 100, 25 ]\n"
+                            "latency: [ 50, 500, 1500 ]\n"}) {
+      in.network = parse_network(net, "n.yml");
+      for (const char* system : {"ring_s4_c1.json", "ring_s4_c4.json", "ring_fifo.json"}) {
+        in.system = load_system(sys + system);
+        const std::string what = std::string(name) + " " + net + system;
+        SimOptions each, every_message;
+        each.every_npu = true;
+        every_message.every_message = true;  // every NPU, and every message of every phase
+        const SimResult a = simulate(in), b = simulate(in, each), c = simulate(in, every_message);
+        EXPECT_EQ(a.simulated_npus, 1u) << what;
+        EXPECT_EQ(b.simulated_npus, 16u) << what;
+        EXPECT_EQ(c.simulated_npus, 16u) << what;
+        EXPECT_LT(a.events * 8, b.events) << what;
+        expect_same_results(a, b, what);
+        expect_same_results(a, c, what + " (every message)");
+        mirrored += a.simulated_npus == 1;
+      }
+    }
+  }
+  EXPECT_EQ(mirrored, 54);
+}
+
+// Whatever tells NPUs apart makes the run simulate each: traces that differ, an algorithm that
+// exchanges messages, a slower NPU, a collective over a communicator group, the congestion-aware
+// network; and errors and deadlocks are found and reported as when every NPU runs.
+TEST(SimulateMirrored, WhatTellsNpusApartRunsEveryNpu) {
+  const std::string sys = inputs() + "/sys/";
+  SimInputs base;
+  base.workload = write_text_workload("astra-sim-1.0__Resnet50_DataParallel", 16);
+  base.network = parse_network("topology: [ Switch, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n", "n.yml");
+  base.system = load_system(sys + "ring2_s4_c1.json");
+  auto compare = [](const SimInputs& in, SimOptions o, const std::string& what) {
+    const SimResult a = simulate(in, o);
+    o.every_npu = true;
+    const SimResult b = simulate(in, o);
+    EXPECT_EQ(a.simulated_npus, 16u) << what;
+    expect_same_results(a, b, what);
+    return a;
+  };
+  const SimResult alike = simulate(base);
+  EXPECT_EQ(alike.simulated_npus, 1u);
+
+  // NPU 9's trace with one compute node a microsecond longer.
+  {
+    SimInputs in = base;
+    const std::string dir = temp_dir();
+    in.workload = dir + "/w";
+    for (uint32_t n = 0; n < 16; ++n) {
+      Trace t = read_et(base.workload + "." + std::to_string(n) + ".et");
+      if (n == 9)
+        for (uint32_t i = 0; i < t.size(); ++i)
+          if (t.type(i) == int32_t(NodeType::Comp)) {
+            t.set_times(i, t.start_time_micros(i), t.duration_micros(i) + 1);
+            break;
+          }
+      write_et(t, in.workload + "." + std::to_string(n) + ".et");
+    }
+    const SimResult r = compare(in, {}, "one trace differs");
+    EXPECT_NE(r.npus[9].finish, alike.npus[9].finish);
+  }
+  {
+    SimInputs in = base;
+    in.system = load_system(sys + "direct_ring_s4_c1.json");
+    compare(in, {}, "direct all-reduce (every message)");
+  }
+  // A direct all-to-all configured but never issued: the all-reduces still run as one.
+  {
+    SimInputs in = base;
+    for (AlgorithmChoice& a : in.system.algorithms[int(Collective::AllToAll)]) a.kind = Algorithm::Direct;
+    SimOptions each;
+    each.every_npu = true;
+    const SimResult a = simulate(in), b = simulate(in, each);
+    EXPECT_EQ(a.simulated_npus, 1u);
+    expect_same_results(a, b, "direct all-to-all, unused");
+  }
+  {
+    SimOptions o;
+    o.slowdown = parse_slowdowns("npu=3:compute=1.5", "s");
+    const SimResult r = compare(base, o, "NPU 3 slower");
+    EXPECT_GT(r.npus[3].finish, alike.npus[3].finish);
+  }
+  {
+    SimOptions o;
+    o.backend = Backend::CongestionAware;
+    compare(base, o, "congestion-aware");
+  }
+  // Alike traces whose collectives name communicator group 1 (every NPU).
+  auto alike_traces = [](const std::function<void(Trace&, std::vector<NodeDraft>&)>& make) {
+    return write_traces(16, [&](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
+      make(t, nodes);
+      for (NodeDraft& d : nodes) {
+        d.id += 100 * npu;
+        for (uint64_t& dep : d.data_deps) dep += 100 * npu;
+      }
+    });
+  };
+  // Node 1 of each trace, a communication node with these int64 attributes.
+  auto comm_node = [](Trace& t, NodeType type, const char* name, std::vector<std::pair<const char*, int64_t>> attrs) {
+    NodeDraft d;
+    d.id = 1;
+    d.name = t.intern(name);
+    d.type = int32_t(type);
+    for (const auto& [key, value] : attrs) d.attrs.add_int64(t.intern(key), value);
+    return d;
+  };
+  {
+    SimInputs in = base;
+    in.workload = alike_traces([&](Trace& t, std::vector<NodeDraft>& nodes) {
+      nodes.push_back(comm_node(t, NodeType::CommColl, "all_reduce", {{"comm_type", 0}, {"comm_size", 1 << 20}}));
+      nodes.back().attrs.add_string(t.intern("pg_name"), t.intern("1"));
+    });
+    in.groups = parse_comm_groups(R"({"1": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]})", "g.json");
+    const SimResult r = compare(in, {}, "communicator group");
+    EXPECT_FALSE(r.deadlock);
+  }
+  // A send to NPU 1 on every NPU: NPU 1's is to itself, an error the run of every NPU reports.
+  {
+    SimInputs in = base;
+    in.workload = alike_traces([&](Trace& t, std::vector<NodeDraft>& nodes) {
+      nodes.push_back(comm_node(t, NodeType::CommSend, "send", {{"comm_dst", 1}, {"comm_tag", 0}, {"comm_size", 64}}));
+    });
+    SimOptions each;
+    each.every_npu = true;
+    const std::string error = error_text([&] { simulate(in); });
+    EXPECT_NE(error.find("comm_dst 1 is not another NPU"), std::string::npos) << error;
+    EXPECT_EQ(error, error_text([&] { simulate(in, each); }));
+  }
+  // Two nodes waiting on each other on every NPU: each NPU names its own stuck nodes.
+  {
+    SimInputs in = base;
+    in.workload = alike_traces([](Trace& t, std::vector<NodeDraft>& nodes) {
+      for (uint64_t id : {1, 2}) {
+        NodeDraft d;
+        d.id = id;
+        d.name = t.intern("op");
+        d.type = int32_t(NodeType::Comp);
+        d.duration_micros = 1;
+        d.data_deps = {3 - id};
+        nodes.push_back(d);
+      }
+    });
+    const SimResult r = compare(in, {}, "deadlock");
+    EXPECT_TRUE(r.deadlock);
+    ASSERT_FALSE(r.npus[5].stuck.empty());
+  }
 }

@@ -104,6 +104,9 @@ struct SimOptions {
   // Simulate every message of ring phases instead of solving them in closed form (same
   // results, far slower; for cross-checking).
   bool every_message = false;
+  // Simulate every NPU even when all run alike (SimResult::simulated_npus says when one stood
+  // for all; same results, far slower; for cross-checking).
+  bool every_npu = false;
   // Stage "simulate": nodes run so far out of `expected_nodes` (the nodes in all traces, when
   // the caller knows them; 0 otherwise). It may stop the run.
   Progress* progress = nullptr;
@@ -202,6 +205,11 @@ struct SimResult {
   // Congestion-aware: a phase solved in closed form shared links with other traffic, so the run
   // was done again with every message simulated (the figures are that run's).
   bool closed_form_contended = false;
+  // NPUs whose traces were run: all of them, or 1 when every NPU's trace is the same up to node
+  // ids and nothing tells the NPUs apart (congestion-unaware network, every collective over all
+  // NPUs and in closed form, no point-to-point messages, no per-NPU slowdowns, no measured
+  // times): NPU 0 then stands for all, and the totals count every NPU (core/docs/simulator.md).
+  uint64_t simulated_npus = 0;
   std::vector<Span> spans;
   std::vector<DimensionLoad> dimensions;  // per network dimension
   std::vector<LinkLoad> links;            // congestion-aware backend: every link used, busiest first

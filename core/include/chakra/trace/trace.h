@@ -275,4 +275,12 @@ class Trace {
   uint64_t dropped_unknown_ = 0;
 };
 
+// Whether two traces are the same up to how their nodes are numbered: node for node in file
+// order the same fields, attributes, inputs, outputs and unknown fields, and the same metadata,
+// where each node id and each dependency is compared by its rank among its trace's node ids (a
+// dependency on a node the trace lacks must be the same id in both). Traces with a repeated node
+// id are never the same. Simulating one is then simulating the other: the simulator orders
+// nodes by id and file order only (chakra simulate runs one NPU for many alike ones).
+bool same_up_to_node_ids(const Trace& a, const Trace& b);
+
 }  // namespace chakra

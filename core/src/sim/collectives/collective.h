@@ -132,6 +132,9 @@ class CollectiveContext {
   // just before they are carried, and, once solved, `per_flow` messages along each flow
   // (counted, and their load recorded).
   virtual bool closed_form() const = 0;
+  // A mirrored run: only NPU 0 runs, standing for every NPU, all alike; a member joining a phase
+  // stands for all of its members joining then (and for every ring of its dimension).
+  virtual bool mirrored() const = 0;
   virtual bool open_flows(Flows& f) const = 0;
   virtual void ready_flows(Flows& f) const = 0;
   virtual void close_flows(const Flows& f, uint64_t per_flow, bool first_for_all) = 0;

@@ -61,7 +61,8 @@ class Ring final : public PacketAlgorithm {
     GroupKey key{s.id, s.next_phase, r.base, r.stride, r.n, r.members, s.cur.dir};
     Group& g = groups_[key];
     if (g.start.empty()) {
-      g.start.assign(r.n, 0), g.stream.assign(r.n, UINT32_MAX);
+      // Mirrored, every member starts now: only this one's stream exists.
+      g.start.assign(r.n, c.mirrored() ? c.clock().now() : 0), g.stream.assign(r.n, UINT32_MAX);
       g.flows.bytes = s.msg_size;
       for (uint32_t i = 0; i < r.n; ++i) {
         g.flows.src.push_back(r.at(s.cur.dir == Dir::Clockwise ? int64_t(i) - 1 : int64_t(i) + 1));
@@ -76,7 +77,7 @@ class Ring final : public PacketAlgorithm {
                   "(stream ids out of step across NPUs)");
     g.start[idx] = c.clock().now();
     g.stream[idx] = si;
-    const bool per_message = g.per_message, all = ++g.joined == r.n;
+    const bool per_message = g.per_message, all = ++g.joined == r.n || c.mirrored();
     if (all) {
       Group done = std::move(g);
       groups_.erase(key);
@@ -98,6 +99,7 @@ class Ring final : public PacketAlgorithm {
     Flows& flows = g.flows;
     c.ready_flows(flows);
     const bool one_for_all = flows.alike && std::all_of(g.start.begin(), g.start.end(), [&](Tick t) { return t == g.start[0]; });
+    if (c.mirrored() && !one_for_all) throw NotMirrored{};  // its members would part ways
     const uint32_t solved = one_for_all ? 1 : n;
     std::vector<uint32_t> prev(solved);
     std::vector<Tick> send(solved), recv(solved);
@@ -128,7 +130,8 @@ class Ring final : public PacketAlgorithm {
     c.close_flows(flows, uint64_t(steps), one_for_all);
     c.closed_form_solved(g.phase, *std::max_element(send.begin(), send.end()));
     const Tick now = c.clock().now();
-    for (uint32_t i = 0; i < n; ++i) c.phase_done_after(g.stream[i], send[one_for_all ? 0 : i] - now);
+    for (uint32_t i = 0; i < n; ++i)
+      if (g.stream[i] != UINT32_MAX) c.phase_done_after(g.stream[i], send[one_for_all ? 0 : i] - now);
   }
 
   std::map<GroupKey, Group> groups_;

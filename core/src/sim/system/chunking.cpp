@@ -98,6 +98,7 @@ PhaseSpec System::make_phase(uint32_t npu, Collective type, Collective phase_typ
 
 void System::issue_collective(uint32_t npu, const Where& what, Collective type, uint64_t size,
                               const std::vector<bool>& involved, int group, int explicit_priority) {
+  if (mirrored_ && group >= 0) throw NotMirrored{};  // NPUs in and out of the group differ
   ++totals_[int(type)].count;
   totals_[int(type)].bytes += size;
   const SystemConfig& sys = in_.system;

@@ -17,7 +17,8 @@ uint64_t stream_node(uint32_t si, uint64_t node) { return (uint64_t(si) << 32) |
 
 }  // namespace
 
-System::System(EventQueue& queue, const SimInputs& in, const SimOptions& o, NodeSink& nodes, ClosedFormLog* log)
+System::System(EventQueue& queue, const SimInputs& in, const SimOptions& o, NodeSink& nodes, ClosedFormLog* log,
+               bool mirrored)
     : queue_(queue), in_(in), nodes_(nodes), topo_(in.network),
       network_(make_network(o.backend, queue, *this, in.network)),
       sink_id_(queue.add_sink(*this)), log_(network_->closed_forms_contend() ? log : nullptr) {
@@ -31,6 +32,7 @@ System::System(EventQueue& queue, const SimInputs& in, const SimOptions& o, Node
   endpoint_delay_ = static_cast<Tick>(static_cast<int>(scaled_delay));
   local_mem_bw_ = s.local_mem_bw * 1000000000;
   rendezvous_on_ = o.rendezvous;
+  mirrored_ = mirrored;
   closed_form_ = network_->closed_forms() && !o.rendezvous && !o.every_message;
   // Slower senders: every message of theirs is simulated (closed-form phases assume equal ends).
   if (!o.slowdown.comm.empty() || o.slowdown.comm_rest != 1) {
@@ -137,17 +139,37 @@ void System::deliver(const Handler& h) {
 static int64_t wire_tag(int64_t tag, bool collective) {
   return collective ? tag % (kRendezvousTags - kCollectiveTags) + kCollectiveTags : tag % kCollectiveTags;
 }
+// Every message goes through these two: a mirrored run has no peers to exchange them with.
 void System::sys_send(uint32_t npu, uint32_t dst, uint64_t bytes, int64_t tag, bool collective, Handler h) {
+  if (mirrored_) throw NotMirrored{};
   tag = wire_tag(tag, collective);
   if (!rendezvous_on_) return network_->send(npu, dst, bytes, tag, h);
   uint32_t r = rendezvous_.add({npu, dst, tag, bytes, h});
   network_->recv(npu, dst, kRendezvousBytes, tag + kRendezvousTags, Handler{kRendezvousSend, npu, r});
 }
 void System::sys_recv(uint32_t npu, uint32_t src, uint64_t bytes, int64_t tag, bool collective, Handler h) {
+  if (mirrored_) throw NotMirrored{};
   tag = wire_tag(tag, collective);
   if (!rendezvous_on_) return network_->recv(npu, src, bytes, tag, h);
   uint32_t r = rendezvous_.add({npu, src, tag, bytes, h});
   network_->send(npu, src, kRendezvousBytes, tag + kRendezvousTags, Handler{kRendezvousRecv, npu, r});
+}
+
+// A mirrored phase stands for one per ring of its dimension, all alike: each carries its load.
+void System::close_flows(const Flows& f, uint64_t per_flow, bool first_for_all) {
+  uint64_t copies = 1;
+  if (mirrored_) {
+    if (f.src.empty() || topo_.npus % f.src.size() != 0) throw NotMirrored{};
+    copies = topo_.npus / f.src.size();
+  }
+  closed_form_messages_ += per_flow * f.src.size() * copies;
+  network_->close_flows(f, per_flow * copies, first_for_all);
+}
+
+CollectiveTotals System::totals(int t) const {
+  CollectiveTotals c = totals_[t];
+  if (mirrored_) c.count *= topo_.npus, c.bytes *= topo_.npus, c.time *= topo_.npus;
+  return c;
 }
 
 void System::send(uint32_t si, uint32_t dst, uint64_t bytes) {

@@ -31,8 +31,10 @@ class NodeSink {
 class System final : public CollectiveContext, public MessageSink, public EventSink {
  public:
   // Checks the configurations against the network (errors name their files). `log`, when
-  // given, records the closed-form phases and may restrict them (a rerun).
-  System(EventQueue& queue, const SimInputs& in, const SimOptions& o, NodeSink& nodes, ClosedFormLog* log = nullptr);
+  // given, records the closed-form phases and may restrict them (a rerun). `mirrored`: only NPU
+  // 0 runs, for all (CollectiveContext::mirrored); what would tell NPUs apart throws NotMirrored.
+  System(EventQueue& queue, const SimInputs& in, const SimOptions& o, NodeSink& nodes, ClosedFormLog* log = nullptr,
+         bool mirrored = false);
 
   // ---- for the workload layer
   // Node `node` of NPU n finishes after `delay`.
@@ -54,7 +56,8 @@ class System final : public CollectiveContext, public MessageSink, public EventS
   void add_process_group(uint32_t npu, int id, std::vector<uint32_t> members);
 
   uint64_t messages() const { return network_->messages_delivered() + closed_form_messages_; }
-  const CollectiveTotals* totals() const { return totals_; }
+  // Collectives of type t (kCollectiveTypes: broadcasts) over every NPU.
+  CollectiveTotals totals(int t) const;
   void network_load(SimResult& result) const { network_->load(result); }
 
   // ---- CollectiveContext
@@ -69,12 +72,10 @@ class System final : public CollectiveContext, public MessageSink, public EventS
   void phase_done(uint32_t si) override { proceed(si); }
   void phase_done_after(uint32_t si, Tick delay) override;
   bool closed_form() const override { return closed_form_; }
+  bool mirrored() const override { return mirrored_; }
   bool open_flows(Flows& f) const override { return network_->open_flows(f); }
   void ready_flows(Flows& f) const override { network_->ready_flows(f); }
-  void close_flows(const Flows& f, uint64_t per_flow, bool first_for_all) override {
-    closed_form_messages_ += per_flow * f.src.size();
-    network_->close_flows(f, per_flow, first_for_all);
-  }
+  void close_flows(const Flows& f, uint64_t per_flow, bool first_for_all) override;
   bool closed_form_for(const ClosedPhase& p) const override {
     return !log_ || !log_->restricted || log_->allowed.count(p) != 0;
   }
@@ -165,6 +166,7 @@ class System final : public CollectiveContext, public MessageSink, public EventS
   int threshold_ = 1;
   bool rendezvous_on_ = false, closed_form_ = false;
   uint64_t closed_form_messages_ = 0;
+  bool mirrored_ = false;
   ClosedFormLog* log_;  // null where closed forms cannot be contended
 
   TimeBuckets<SysCall> buckets_;

@@ -15,6 +15,21 @@ namespace {
 // node has it: ids are below 2^63 in every writer).
 constexpr uint64_t kStartNode = UINT64_MAX;
 
+// The system layer's collective for a node's comm_type; none for a broadcast (5, replayed) and
+// for types the simulator does not run.
+std::optional<Collective> collective_of(int64_t comm_type) {
+  switch (comm_type) {
+    case 0: return Collective::AllReduce;
+    case 2: return Collective::AllGather;
+    case 6: return Collective::AllToAll;
+    case 7: return Collective::ReduceScatter;
+    default: return std::nullopt;
+  }
+}
+
+// A pg_name that names a communicator group (empty and "0" mean all NPUs).
+bool names_group(std::string_view pg) { return !pg.empty() && pg != "0"; }
+
 bool is_comm(NodeType t) { return t == NodeType::CommColl || t == NodeType::CommSend || t == NodeType::CommRecv; }
 
 // Length of the union of intervals.
@@ -36,32 +51,25 @@ Tick union_length(std::vector<std::pair<Tick, Tick>>& v) {
 
 }  // namespace
 
-Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, System& system)
+Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, System& system, bool mirrored)
     : queue_(queue), in_(in), o_(o), system_(system) {
   n_npus_ = static_cast<uint32_t>(in.network.total_npus());
   local_mem_bw_ = in.system.local_mem_bw * 1000000000;
   peak_perf_ = in.system.peak_perf * 1000000000000;
-  npus_.resize(n_npus_);
+  if (in_.encoded_traces && in_.encoded_traces->size() != n_npus_)
+    throw Error(in_.workload + ": " + std::to_string(in_.encoded_traces->size()) + " traces for a network of " +
+                std::to_string(n_npus_) + " NPUs");
+  npus_.resize(mirrored ? 1 : n_npus_);
   FeederOptions fo;
   fo.gate = DepKind::Both;
   fo.dangling_is_error = true;
   fo.read = in_.read;
   fo.read.progress = nullptr;  // the run reports its own progress
-  for (uint32_t n = 0; n < n_npus_; ++n) {
+  for (uint32_t n = 0; n < npus_.size(); ++n) {
     Npu& p = npus_[n];
     p.file = in_.workload + "." + std::to_string(n) + ".et";
-    if (in_.encoded_traces) {
-      if (in_.encoded_traces->size() != n_npus_)
-        throw Error(in_.workload + ": " + std::to_string(in_.encoded_traces->size()) + " traces for a network of " +
-                    std::to_string(n_npus_) + " NPUs");
-      p.bytes = std::make_unique<const std::string>((*in_.encoded_traces)[n]);
-    } else {
-      std::error_code ec;
-      if (!std::filesystem::is_regular_file(p.file, ec))
-        throw Error(p.file + ": workload file of NPU " + std::to_string(n) + " does not exist (the network has " +
-                    std::to_string(n_npus_) + " NPUs)");
-      p.bytes = std::make_unique<const std::string>(read_file(p.file, in_.read.input));
-    }
+    if (n % 1024 == 1023) report_progress(o_.progress, "read traces", n + 1, n_npus_);
+    p.bytes = std::make_unique<const std::string>(trace_bytes(n));
     p.feeder = std::make_unique<Feeder>(
         memory_input({reinterpret_cast<const uint8_t*>(p.bytes->data()), p.bytes->size()}, p.file, in_.read.input), fo);
     const Trace& meta = p.feeder->metadata();
@@ -71,6 +79,7 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
       if (attr.name() == kReplayStartAttr) p.replay_start = attr.as_uint64();
     }
   }
+  if (mirrored) require_alike();
   // Replay traces start as far apart as their measured starts, when every NPU has one (traces
   // of other runs mixed in would otherwise start hours or years apart).
   if (std::all_of(npus_.begin(), npus_.end(), [](const Npu& p) { return p.replay_start.has_value(); })) {
@@ -79,11 +88,70 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
     for (Npu& p : npus_) p.start = queue_.to_tick(double(*p.replay_start - earliest) * 1000.0);
     started_as_measured_ = true;
   }
-  for (uint32_t n = 0; n < n_npus_; ++n) npus_[n].start += queue_.to_tick(static_cast<double>(o_.slowdown.delay_of(n)));
+  for (uint32_t n = 0; n < npus_.size(); ++n) npus_[n].start += queue_.to_tick(static_cast<double>(o_.slowdown.delay_of(n)));
+}
+
+std::string Workload::trace_bytes(uint32_t n) const {
+  if (in_.encoded_traces) return (*in_.encoded_traces)[n];
+  const std::string file = in_.workload + "." + std::to_string(n) + ".et";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec))
+    throw Error(file + ": workload file of NPU " + std::to_string(n) + " does not exist (the network has " +
+                std::to_string(n_npus_) + " NPUs)");
+  return read_file(file, in_.read.input);
+}
+
+// NPU 0 stands for all when every trace is NPU 0's up to node ids and NPU 0's has nothing that
+// tells NPUs apart: replay metadata and measured times (each NPU's differ in real traces and
+// set its start), or accesses to a remote memory that NPUs share. A trace that cannot be read
+// or is missing is left to the run of every NPU, which reports it as usual.
+void Workload::require_alike() const {
+  const Npu& first = npus_[0];
+  if (first.lanes || first.replay_start) throw NotMirrored{};
+  ReadOptions read = in_.read;
+  read.progress = nullptr;
+  auto decode = [&](const std::string& bytes, const std::string& name) {
+    try {
+      return read_et(memory_input({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, name, read.input), read);
+    } catch (const Error&) {
+      throw NotMirrored{};
+    }
+  };
+  const Trace reference = decode(*first.bytes, first.file);
+  // Messages (point-to-point nodes; collectives whose algorithm is not a ring, or one ring of all
+  // NPUs) and collectives over a communicator group would end the run's attempt later; they are
+  // refused here, before every trace is read.
+  auto ring_only = [&](Collective c) {
+    const SystemConfig& sys = in_.system;
+    return sys.custom[int(c)].empty() && std::all_of(sys.algorithms[int(c)].begin(), sys.algorithms[int(c)].end(),
+                                                     [](const AlgorithmChoice& a) { return a.kind == Algorithm::Ring && !a.flat; });
+  };
+  const bool shared_memory = in_.memory.type != MemoryType::PerNpu;
+  for (uint32_t n = 0; n < reference.size(); ++n) {
+    const auto type = NodeType(reference.type(n));
+    if (reference.start_time_micros(n) > 0 || (shared_memory && (type == NodeType::MemLoad || type == NodeType::MemStore)) ||
+        type == NodeType::CommSend || type == NodeType::CommRecv)
+      throw NotMirrored{};
+    if (type != NodeType::CommColl) continue;
+    const auto pg = reference.find_attr(n, std::string_view("pg_name"));
+    const auto comm_type = reference.find_attr(n, std::string_view("comm_type"));
+    const auto collective = comm_type ? collective_of(comm_type->as_int64().value_or(-1)) : std::nullopt;
+    if ((pg && names_group(pg->as_string().value_or("?"))) || (collective && !ring_only(*collective))) throw NotMirrored{};
+  }
+  for (uint32_t n = 1; n < n_npus_; ++n) {
+    if (n % 1024 == 0) report_progress(o_.progress, "compare traces", n, n_npus_);
+    std::string bytes;
+    try {
+      bytes = trace_bytes(n);
+    } catch (const Error&) {
+      throw NotMirrored{};
+    }
+    if (bytes != *first.bytes && !same_up_to_node_ids(reference, decode(bytes, first.file))) throw NotMirrored{};
+  }
 }
 
 void Workload::start() {
-  for (uint32_t n = 0; n < n_npus_; ++n) {
+  for (uint32_t n = 0; n < npus_.size(); ++n) {
     if (npus_[n].start == 0) {
       npus_[n].started = true;
       step(n);
@@ -289,26 +357,21 @@ bool Workload::issue_coll(uint32_t n, const FeederNode& node, const Where& what)
     for (uint64_t v : a->list()) involved.push_back(v != 0);
   }
   int group = -1;
-  if (auto pg = node.pg_name(); pg && !pg->empty() && *pg != "0") {
+  if (auto pg = node.pg_name(); pg && names_group(*pg)) {
     std::string name(*pg);
     if (name.find_first_not_of("0123456789") != std::string::npos || name.size() > 9)
       throw Error(what() + ": pg_name '" + name + "' is not a group number");
     group = system_.group_of(n, std::stoi(name), name, what);
   }
-  Collective type;
-  switch (*comm_type) {
-    case 0: type = Collective::AllReduce; break;
-    case 2: type = Collective::AllGather; break;
-    case 6: type = Collective::AllToAll; break;
-    case 7: type = Collective::ReduceScatter; break;
-    case 5:  // broadcast: replayed with its duration, as the reference
-      system_.replay_broadcast(n, node.id(), uint64_t(*size), faster(replay_time(what), comm_speedup(n, node)));
-      return false;
-    default:
-      throw Error(what() + ": collective type " + std::to_string(*comm_type) +
-                  " is not supported (all-reduce 0, all-gather 2, broadcast 5, all-to-all 6, reduce-scatter 7)");
+  if (*comm_type == 5) {  // broadcast: replayed with its duration, as the reference
+    system_.replay_broadcast(n, node.id(), uint64_t(*size), faster(replay_time(what), comm_speedup(n, node)));
+    return false;
   }
-  system_.issue_collective(n, what, type, faster(uint64_t(*size), speedup_of(node)), involved, group, static_cast<int>(node.comm_priority()));
+  const std::optional<Collective> type = collective_of(*comm_type);
+  if (!type)
+    throw Error(what() + ": collective type " + std::to_string(*comm_type) +
+                " is not supported (all-reduce 0, all-gather 2, broadcast 5, all-to-all 6, reduce-scatter 7)");
+  system_.issue_collective(n, what, *type, faster(uint64_t(*size), speedup_of(node)), involved, group, static_cast<int>(node.comm_priority()));
   return false;
 }
 
@@ -383,8 +446,11 @@ void Workload::node_done(uint32_t n, uint64_t id) {
 }
 
 void Workload::finish(SimResult& result) {
+  const bool mirrored = npus_.size() < n_npus_;
+  if (mirrored && !npus_[0].finished) throw NotMirrored{};
+  result.simulated_npus = npus_.size();
   result.npus.resize(n_npus_);
-  for (uint32_t n = 0; n < n_npus_; ++n) {
+  for (uint32_t n = 0; n < npus_.size(); ++n) {
     Npu& p = npus_[n];
     NpuResult& r = result.npus[n];
     r.finished = p.finished;
@@ -406,6 +472,7 @@ void Workload::finish(SimResult& result) {
       describe_stuck(n, r);
     }
   }
+  for (uint32_t n = 1; mirrored && n < n_npus_; ++n) result.npus[n] = result.npus[0];
   add_measured_exposed_comm(result);
   result.spans = std::move(spans_);
   auto quantile = [](std::vector<Tick>& v, size_t tenths) {  // the value at v.size() × tenths / 10
@@ -432,7 +499,7 @@ void Workload::finish(SimResult& result) {
 // are left out.
 void Workload::add_measured_exposed_comm(SimResult& result) {
   std::map<std::string, std::vector<uint32_t>, std::less<>> members;  // communicator → NPUs with its collectives
-  for (uint32_t n = 0; n < n_npus_; ++n)
+  for (uint32_t n = 0; n < npus_.size(); ++n)
     for (auto& [group, list] : npus_[n].measured_collectives) {
       std::sort(list.begin(), list.end());
       members[group].push_back(n);
@@ -452,7 +519,7 @@ void Workload::add_measured_exposed_comm(SimResult& result) {
       }
     }
   }
-  for (uint32_t n = 0; n < n_npus_; ++n) {
+  for (uint32_t n = 0; n < npus_.size(); ++n) {
     if (exposed[n].empty()) continue;
     // Exposed = |windows| − |windows ∩ kernels| = |windows ∪ kernels| − |kernels|.
     std::vector<std::pair<Tick, Tick>> windows, kernels;

@@ -19,14 +19,18 @@ namespace chakra::sim {
 
 class Workload final : public NodeSink {
  public:
-  // Opens every NPU's trace (errors name the file).
-  Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, System& system);
+  // Opens every NPU's trace (errors name the file). `mirrored`: only NPU 0's trace runs, for all;
+  // every other one is read once to check that it is the same up to node ids, and NPU 0's that
+  // it has nothing that tells NPUs apart (else NotMirrored).
+  Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, System& system, bool mirrored = false);
 
   // Issues what every NPU can run at time 0.
   void start();
   void node_done(uint32_t n, uint64_t id) override;
-  uint64_t nodes_run() const { return nodes_run_; }
-  // Fills result.npus, spans and deadlock.
+  // Over all NPUs (a mirrored run's NPU 0 counts for each).
+  uint64_t nodes_run() const { return nodes_run_ * (n_npus_ / npus_.size()); }
+  // Fills result.npus, spans, deadlock and simulated_npus. A mirrored run that did not finish
+  // throws NotMirrored (each NPU then names its own stuck nodes).
   void finish(SimResult& result);
 
  private:
@@ -61,6 +65,8 @@ class Workload final : public NodeSink {
     uint64_t nodes = 0;
   };
 
+  std::string trace_bytes(uint32_t n) const;  // NPU n's .et, as read for its feeder
+  void require_alike() const;
   static bool slot_free(const Npu& p, const FeederNode& node);
   static void occupy(Npu& p, const FeederNode& node, int delta);
   static std::optional<int64_t> lane_of(const FeederNode& node);
@@ -83,7 +89,7 @@ class Workload final : public NodeSink {
   System& system_;
   uint32_t n_npus_ = 0;
   double local_mem_bw_ = 0, peak_perf_ = 0;
-  std::vector<Npu> npus_;
+  std::vector<Npu> npus_;  // every NPU, or NPU 0 alone in a mirrored run
   std::map<uint32_t, Tick> memory_busy_;  // shared remote memories: busy until
   uint64_t nodes_run_ = 0;                // over all NPUs, for progress
   std::vector<Span> spans_;
