@@ -103,8 +103,9 @@ std::string Workload::trace_bytes(uint32_t n) const {
 
 // NPU 0 stands for all when every trace is NPU 0's up to node ids and NPU 0's has nothing that
 // tells NPUs apart: replay metadata and measured times (each NPU's differ in real traces and
-// set its start), or accesses to a remote memory that NPUs share. A trace that cannot be read
-// or is missing is left to the run of every NPU, which reports it as usual.
+// set its start), accesses to a remote memory that NPUs share, messages, collectives over a
+// communicator group. A trace that cannot be read or is missing is left to the run of every
+// NPU, which reports it as usual.
 void Workload::require_alike() const {
   const Npu& first = npus_[0];
   if (first.lanes || first.replay_start) throw NotMirrored{};
@@ -119,8 +120,8 @@ void Workload::require_alike() const {
   };
   const Trace reference = decode(*first.bytes, first.file);
   // Messages (point-to-point nodes; collectives whose algorithm is not a ring, or one ring of all
-  // NPUs) and collectives over a communicator group would end the run's attempt later; they are
-  // refused here, before every trace is read.
+  // NPUs) and collectives over a group would end the attempt later (System throws NotMirrored);
+  // they are refused here, before every trace is read.
   auto ring_only = [&](Collective c) {
     const SystemConfig& sys = in_.system;
     return sys.custom[int(c)].empty() && std::all_of(sys.algorithms[int(c)].begin(), sys.algorithms[int(c)].end(),
