@@ -88,7 +88,11 @@ class FeederNode {
   std::optional<std::string_view> string_attr(NodeAttr a) const;
 
   // The attributes simulators use, with feeder_v3's defaults where it has one.
-  bool is_cpu_op() const { return bool_attr(NodeAttr::is_cpu_op).value_or(false); }
+  // Asked several times per node issued (its slot, its span kind, its release): read once.
+  bool is_cpu_op() const {
+    if (cpu_op_ < 0) cpu_op_ = bool_attr(NodeAttr::is_cpu_op).value_or(false);
+    return cpu_op_ != 0;
+  }
   std::optional<int64_t> num_ops() const { return int_attr(NodeAttr::num_ops); }
   std::optional<uint64_t> tensor_size() const { return uint_attr(NodeAttr::tensor_size); }
   int64_t tensor_loc() const { return int_attr(NodeAttr::tensor_loc).value_or(0); }
@@ -107,6 +111,7 @@ class FeederNode {
   const Trace* t_;
   const NodeAttrIds* ids_;
   uint32_t n_;
+  mutable int8_t cpu_op_ = -1;  // is_cpu_op(), once read
 };
 
 struct FeederOptions {
