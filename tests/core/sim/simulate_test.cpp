@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -1069,8 +1070,30 @@ TEST(SimulateMirrored, WhatTellsNpusApartRunsEveryNpu) {
     expect_same_results(a, b, what);
     return a;
   };
+  // An input the run of every NPU rejects: the same error, naming `part`, either way.
+  auto expect_same_error = [](const SimInputs& in, const std::string& part) {
+    SimOptions each;
+    each.every_npu = true;
+    const std::string error = error_text([&] { simulate(in); });
+    EXPECT_NE(error.find(part), std::string::npos) << error;
+    EXPECT_EQ(error, error_text([&] { simulate(in, each); }));
+  };
   const SimResult alike = simulate(base);
   EXPECT_EQ(alike.simulated_npus, 1u);
+
+  // The same traces given in memory (the web page's sweeps) run as one too; a damaged one is the
+  // error the run of every NPU reports.
+  {
+    std::vector<std::string> encoded;
+    for (uint32_t n = 0; n < 16; ++n) encoded.push_back(read_file(base.workload + "." + std::to_string(n) + ".et"));
+    SimInputs in = base;
+    in.encoded_traces = &encoded;
+    const SimResult r = simulate(in);
+    EXPECT_EQ(r.simulated_npus, 1u);
+    expect_same_results(r, alike, "traces in memory");
+    encoded[11].resize(encoded[11].size() / 2);
+    expect_same_error(in, ".11.et");
+  }
 
   // NPU 9's trace with one compute node a microsecond longer.
   {
@@ -1151,11 +1174,7 @@ TEST(SimulateMirrored, WhatTellsNpusApartRunsEveryNpu) {
     in.workload = alike_traces([&](Trace& t, std::vector<NodeDraft>& nodes) {
       nodes.push_back(comm_node(t, NodeType::CommSend, "send", {{"comm_dst", 1}, {"comm_tag", 0}, {"comm_size", 64}}));
     });
-    SimOptions each;
-    each.every_npu = true;
-    const std::string error = error_text([&] { simulate(in); });
-    EXPECT_NE(error.find("comm_dst 1 is not another NPU"), std::string::npos) << error;
-    EXPECT_EQ(error, error_text([&] { simulate(in, each); }));
+    expect_same_error(in, "comm_dst 1 is not another NPU");
   }
   // Two nodes waiting on each other on every NPU: each NPU names its own stuck nodes.
   {
@@ -1175,4 +1194,37 @@ TEST(SimulateMirrored, WhatTellsNpusApartRunsEveryNpu) {
     EXPECT_TRUE(r.deadlock);
     ASSERT_FALSE(r.npus[5].stuck.empty());
   }
+}
+
+// Reading and comparing thousands of traces reports progress, and a stop asked for there ends the
+// run (it is not taken for NPUs that differ).
+TEST(SimulateMirrored, ReadingTracesReportsProgressAndCanBeStopped) {
+  struct Stages : Progress {
+    std::map<std::string, uint64_t> total;
+    std::string stop_at;
+    bool report(std::string_view stage, uint64_t, uint64_t of) override {
+      total[std::string(stage)] = of;
+      return stage != stop_at;
+    }
+  };
+  Fixture f;
+  SimInputs in;
+  in.network = net1("Ring", 2048);
+  in.system = ring_system("ring");
+  in.workload = f.write_collective(CommType::AllReduce, 1 << 20, 2048);
+  Stages one, each;
+  SimOptions o;
+  o.progress = &one;
+  EXPECT_EQ(simulate(in, o).simulated_npus, 1u);
+  EXPECT_EQ(one.total["compare traces"], 2048u);
+  o.progress = &each;
+  o.every_npu = true;
+  EXPECT_EQ(simulate(in, o).simulated_npus, 2048u);
+  EXPECT_EQ(each.total["read traces"], 2048u);
+  Stages stop;
+  stop.stop_at = "compare traces";
+  o.progress = &stop;
+  o.every_npu = false;
+  EXPECT_THROW(simulate(in, o), Cancelled);
+  EXPECT_EQ(stop.total.count("read traces"), 0u);  // no run of every NPU after the stop
 }

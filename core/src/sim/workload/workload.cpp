@@ -67,9 +67,12 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
   fo.read.progress = nullptr;  // the run reports its own progress
   for (uint32_t n = 0; n < npus_.size(); ++n) {
     Npu& p = npus_[n];
-    p.file = in_.workload + "." + std::to_string(n) + ".et";
+    p.file = trace_file(n);
     if (n % 1024 == 1023) report_progress(o_.progress, "read traces", n + 1, n_npus_);
-    p.bytes = std::make_unique<const std::string>(trace_bytes(n));
+    std::string file_bytes;
+    const std::string_view bytes = trace_bytes(n, file_bytes);
+    // A file's bytes are moved in; bytes given in memory are copied (the caller keeps them).
+    p.bytes = std::make_unique<const std::string>(in_.encoded_traces ? std::string(bytes) : std::move(file_bytes));
     p.feeder = std::make_unique<Feeder>(
         memory_input({reinterpret_cast<const uint8_t*>(p.bytes->data()), p.bytes->size()}, p.file, in_.read.input), fo);
     const Trace& meta = p.feeder->metadata();
@@ -91,14 +94,17 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
   for (uint32_t n = 0; n < npus_.size(); ++n) npus_[n].start += queue_.to_tick(static_cast<double>(o_.slowdown.delay_of(n)));
 }
 
-std::string Workload::trace_bytes(uint32_t n) const {
+std::string Workload::trace_file(uint32_t n) const { return in_.workload + "." + std::to_string(n) + ".et"; }
+
+std::string_view Workload::trace_bytes(uint32_t n, std::string& file_bytes) const {
   if (in_.encoded_traces) return (*in_.encoded_traces)[n];
-  const std::string file = in_.workload + "." + std::to_string(n) + ".et";
+  const std::string file = trace_file(n);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec))
     throw Error(file + ": workload file of NPU " + std::to_string(n) + " does not exist (the network has " +
                 std::to_string(n_npus_) + " NPUs)");
-  return read_file(file, in_.read.input);
+  file_bytes = read_file(file, in_.read.input);
+  return file_bytes;
 }
 
 // NPU 0 stands for all when every trace is NPU 0's up to node ids and NPU 0's has nothing that
@@ -111,7 +117,7 @@ void Workload::require_alike() const {
   if (first.lanes || first.replay_start) throw NotMirrored{};
   ReadOptions read = in_.read;
   read.progress = nullptr;
-  auto decode = [&](const std::string& bytes, const std::string& name) {
+  auto decode = [&](std::string_view bytes, const std::string& name) {
     try {
       return read_et(memory_input({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, name, read.input), read);
     } catch (const Error&) {
@@ -134,16 +140,17 @@ void Workload::require_alike() const {
         type == NodeType::CommSend || type == NodeType::CommRecv)
       throw NotMirrored{};
     if (type != NodeType::CommColl) continue;
-    const auto pg = reference.find_attr(n, std::string_view("pg_name"));
-    const auto comm_type = reference.find_attr(n, std::string_view("comm_type"));
+    const auto pg = reference.find_attr(n, node_attr_name(NodeAttr::pg_name));
+    const auto comm_type = reference.find_attr(n, node_attr_name(NodeAttr::comm_type));
     const auto collective = comm_type ? collective_of(comm_type->as_int64().value_or(-1)) : std::nullopt;
     if ((pg && names_group(pg->as_string().value_or("?"))) || (collective && !ring_only(*collective))) throw NotMirrored{};
   }
+  std::string file_bytes;
   for (uint32_t n = 1; n < n_npus_; ++n) {
     if (n % 1024 == 0) report_progress(o_.progress, "compare traces", n, n_npus_);
-    std::string bytes;
+    std::string_view bytes;
     try {
-      bytes = trace_bytes(n);
+      bytes = trace_bytes(n, file_bytes);
     } catch (const Error&) {
       throw NotMirrored{};
     }

@@ -65,7 +65,10 @@ class Workload final : public NodeSink {
     uint64_t nodes = 0;
   };
 
-  std::string trace_bytes(uint32_t n) const;  // NPU n's .et, as read for its feeder
+  std::string trace_file(uint32_t n) const;  // PREFIX.n.et
+  // NPU n's .et: the bytes given in memory, or its file's, read into `file_bytes` (errors name
+  // the file).
+  std::string_view trace_bytes(uint32_t n, std::string& file_bytes) const;
   void require_alike() const;
   static bool slot_free(const Npu& p, const FeederNode& node);
   static void occupy(Npu& p, const FeederNode& node, int delta);
