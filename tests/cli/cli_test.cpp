@@ -1067,6 +1067,26 @@ TEST(CliStableHlo, PredictPrintsTheBreakdownAndJsonEqualToTheLibrary) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_GT(nlohmann::json::parse(r.out)["classes"]["elementwise"]["bytes"].get<double>(),
             j["classes"]["elementwise"]["bytes"].get<double>());
+  // The JSON names the constants it used; --roofline sets them to peaks and no overhead, as the
+  // library's EfficiencyModel::roofline() does.
+  EXPECT_EQ(j["model"]["gemm_efficiency"].get<double>(), d.model.gemm);
+  EXPECT_EQ(j["classes"]["convolution"]["kernels"], 158);
+  r = run({"predict", program, "--device", "a100", "--network", net, "--roofline", "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json roof = nlohmann::json::parse(r.out);
+  chakra::shlo::DeviceSpec peak = d;
+  peak.model = chakra::shlo::EfficiencyModel::roofline();
+  EXPECT_EQ(roof["compute_s"].get<double>(), chakra::shlo::predict(a, peak, n, chakra::shlo::default_system(n, peak)).compute_s);
+  EXPECT_EQ(roof["model"]["kernel_overhead_s"].get<double>(), 0);
+  EXPECT_LT(roof["compute_s"].get<double>(), j["compute_s"].get<double>());
+  // --list-devices needs no program; without it and without a program, a usage error.
+  r = run({"predict", "--list-devices"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "2250.0 TFLOP/s")) << r.out;  // B200's dense bf16 peak
+  EXPECT_TRUE(contains(r.out, "efficiency model")) << r.out;
+  r = run({"predict", "--network", net});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "PROGRAM")) << r.err;
 }
 
 TEST(CliStableHlo, BadInputsExitWithTheReason) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -374,7 +375,8 @@ class Executor {
     e.cls = OpClass::Elementwise;
     for (size_t k = ops0; k < a_.ops.size(); ++k) {
       e.flops += a_.ops[k].flops;
-      if (a_.ops[k].flops > best && a_.ops[k].cls != OpClass::Free) best = a_.ops[k].flops, e.cls = a_.ops[k].cls, e.dtype = a_.ops[k].dtype;
+      if (a_.ops[k].flops > best && a_.ops[k].cls != OpClass::Free)
+        best = a_.ops[k].flops, e.cls = a_.ops[k].cls, e.dtype = a_.ops[k].dtype, e.gemm = a_.ops[k].gemm;
     }
     a_.ops.resize(ops0);
     a_.deps.resize(deps0);
@@ -389,6 +391,10 @@ class Executor {
     if (it != name_ids_.end()) return it->second;
     a_.names.emplace_back(n);
     return name_ids_[n] = static_cast<uint32_t>(a_.names.size() - 1);
+  }
+  int32_t add_gemm(const GemmShape& g) {
+    a_.gemms.push_back(g);
+    return static_cast<int32_t>(a_.gemms.size() - 1);
   }
   uint8_t intern_dtype(const std::string& d) {
     for (size_t k = 0; k < a_.dtypes.size(); ++k)
@@ -454,6 +460,16 @@ class Executor {
           if (c < 0 || static_cast<size_t>(c) >= lhs.dims.size()) fail(op, "contracting dimension " + std::to_string(c) + " out of range for the lhs type");
           k *= static_cast<double>(lhs.dims[c]);
         }
+        std::vector<int64_t> batching;
+        if (uint32_t at = ir::find_attr(f_, op, "batching_dims")) batching = ir::int_list(f_, at);
+        else if (uint32_t at2 = ir::find_attr(f_, op, "lhs_batching_dimensions")) batching = ir::int_list(f_, at2);
+        GemmShape g;
+        for (int64_t b : batching)
+          if (b >= 0 && static_cast<size_t>(b) < lhs.dims.size()) g.batch *= static_cast<double>(std::max<int64_t>(lhs.dims[b], 1));
+        g.k = std::max(k, 1.0);
+        g.m = std::max(1.0, lhs.elements() / (g.batch * g.k));
+        g.n = std::max(1.0, out_elems / (g.batch * g.m));
+        e.gemm = add_gemm(g);
         e.flops = 2 * out_elems * k;
         e.bytes = in_bytes + out_bytes;
         break;
@@ -466,6 +482,11 @@ class Executor {
           fail(op, "convolution: cannot find the kernel's output-feature dimension in dim_numbers");
         e.flops = 2 * out_elems * (rhs.elements() / static_cast<double>(rhs.dims[o]));
         e.bytes = in_bytes + out_bytes;
+        GemmShape g;
+        g.n = static_cast<double>(rhs.dims[o]);
+        g.k = std::max(1.0, rhs.elements() / g.n);
+        g.m = std::max(1.0, out_elems / g.n);
+        e.gemm = add_gemm(g);
         break;
       }
       case OpClass::Elementwise:
@@ -676,10 +697,18 @@ void fuse_elementwise(Analysis& a) {
     double bytes = e.arg_bytes;
     for (uint32_t k = e.deps_begin; k < e.deps_end; ++k)
       if (!fusible(a.ops[a.deps[k]].cls)) bytes += a.dep_bytes[k];
-    if (e.cls == OpClass::Reduction || consumers[i] != 1) bytes += e.out_bytes;
+    const bool writes = e.cls == OpClass::Reduction || consumers[i] != 1;  // the root of its fusion
+    if (writes) bytes += e.out_bytes;
     e.bytes = bytes;
+    e.kernels = writes && bytes > 0 ? 1 : 0;
   }
   a.fused = true;
+}
+
+// Kernels before fusion: one per op that computes or moves bytes (collectives are the network's).
+void count_kernels(Analysis& a) {
+  for (ExecOp& e : a.ops)
+    e.kernels = e.cls != OpClass::Collective && e.cls != OpClass::Free && (e.flops > 0 || e.bytes > 0) ? 1 : 0;
 }
 
 }  // namespace
@@ -747,11 +776,13 @@ Analysis analyze(const Program& p, size_t module, const AnalyzeOptions& options)
   for (CollectiveOp& c : a.collectives)
     for (const auto& g : c.groups)
       c.group_ids.push_back(g.size() > 1 ? ids.emplace(g, static_cast<uint32_t>(ids.size()) + 1).first->second : 0);
+  count_kernels(a);
   if (options.fuse_elementwise && f.text.find("mhlo.fusion") == std::string::npos) fuse_elementwise(a);
   for (const ExecOp& e : a.ops) {
     OpTotals& n = a.by_name[a.names[e.name]];
     OpTotals& c = a.by_class[int(e.cls)];
     ++n.count, ++c.count;
+    n.kernels += e.kernels, c.kernels += e.kernels;
     n.flops += e.flops, c.flops += e.flops;
     n.bytes += e.bytes, c.bytes += e.bytes;
   }
@@ -781,6 +812,18 @@ const nlohmann::json& devices_json() {
 }
 }  // namespace
 
+EfficiencyModel shipped_model() {
+  static const EfficiencyModel m = [] {
+    const nlohmann::json j = nlohmann::json::parse(kDevicesJson).at("model");
+    EfficiencyModel e;
+    e.gemm = j.at("gemm_efficiency").get<double>();
+    e.bandwidth = j.at("bandwidth_efficiency").get<double>();
+    e.kernel_overhead_s = j.at("kernel_overhead_us").get<double>() * 1e-6;
+    return e;
+  }();
+  return m;
+}
+
 std::vector<std::string> device_presets() {
   std::vector<std::string> out;
   for (auto it = devices_json().begin(); it != devices_json().end(); ++it) out.push_back(it.key());
@@ -805,24 +848,46 @@ DeviceSpec device_preset(std::string_view key) {
   for (auto p = peaks.begin(); p != peaks.end(); ++p) d.peak_flops[p.key()] = p.value().get<double>();
   d.fallback_flops = it->at("fallback_flops").get<double>();
   d.hbm_bytes_per_s = it->at("hbm_bytes_per_s").get<double>();
+  d.sms = it->value("sms", 0u);
+  if (it->contains("gemm_tile")) {
+    d.tile_m = it->at("gemm_tile").at(0).get<uint32_t>();
+    d.tile_n = it->at("gemm_tile").at(1).get<uint32_t>();
+  }
+  d.model = shipped_model();
   return d;
 }
 
-namespace {
-// The two sides of an op's roofline: seconds at peak FLOP/s and seconds at HBM bandwidth.
-std::pair<double, double> roofline_parts(const Analysis& a, const ExecOp& op, const DeviceSpec& d) {
-  if (op.cls == OpClass::Collective) return {0, 0};
-  const bool matmul = op.cls == OpClass::Matmul || op.cls == OpClass::Convolution;
-  const double peak = d.peak_for(a.dtypes.empty() ? "" : a.dtypes[op.dtype], matmul);
-  const double compute = op.flops > 0 && peak > 0 ? op.flops / peak : 0;
-  const double memory = op.bytes > 0 && d.hbm_bytes_per_s > 0 ? op.bytes / d.hbm_bytes_per_s : 0;
-  return {compute, memory};
+double wave_efficiency(const GemmShape& g, const DeviceSpec& d) {
+  if (!d.sms || !d.tile_m || !d.tile_n) return 1;
+  // A GEMM library picks its tile per problem; tiles below half the generation's largest lose
+  // operand reuse, so the candidates are 64..256 a side with at least half its area.
+  const double area = static_cast<double>(d.tile_m) * d.tile_n;
+  double best = 0;
+  for (double tm : {64.0, 128.0, 256.0})
+    for (double tn : {64.0, 128.0, 256.0}) {
+      if (tm * tn < area / 2 || tm * tn > area) continue;
+      const double tiles_m = std::ceil(g.m / tm), tiles_n = std::ceil(g.n / tn);
+      // Too few tiles for the SMs: split K (split-K / stream-K), in slices of at least 256.
+      const double split = std::max(1.0, std::min(std::floor(d.sms / (g.batch * tiles_m * tiles_n)), std::floor(g.k / 256)));
+      const double tiles = g.batch * tiles_m * tiles_n * split;
+      const double waves = std::ceil(tiles / d.sms);
+      const double filled = (g.m * g.n) / (tiles_m * tm * tiles_n * tn);  // edge tiles are padded
+      best = std::max(best, filled * tiles / (waves * d.sms));
+    }
+  return best > 0 ? best : 1;
 }
-}  // namespace
 
-double roofline_seconds(const Analysis& a, const ExecOp& op, const DeviceSpec& d) {
-  const auto [compute, memory] = roofline_parts(a, op, d);
-  return std::max(compute, memory);
+OpCost op_cost(const Analysis& a, const ExecOp& op, const DeviceSpec& d) {
+  OpCost c;
+  if (op.cls == OpClass::Collective) return c;
+  const bool matmul = op.cls == OpClass::Matmul || op.cls == OpClass::Convolution;
+  double peak = d.peak_for(a.dtypes.empty() ? "" : a.dtypes[op.dtype], matmul);
+  if (matmul) peak *= d.model.gemm * (op.gemm >= 0 ? wave_efficiency(a.gemms[op.gemm], d) : 1);
+  const double bandwidth = d.hbm_bytes_per_s * d.model.bandwidth;
+  c.compute_s = op.flops > 0 && peak > 0 ? op.flops / peak : 0;
+  c.memory_s = op.bytes > 0 && bandwidth > 0 ? op.bytes / bandwidth : 0;
+  c.overhead_s = op.kernels * d.model.kernel_overhead_s;
+  return c;
 }
 
 // ---- traces -----------------------------------------------------------------------------------
@@ -860,7 +925,7 @@ void device_trace(const Analysis& a, const DeviceSpec& d, uint32_t device, Trace
     std::vector<uint64_t> deps;
     std::map<uint32_t, uint32_t> names;
   } r;
-  int64_t prev_region = -1;
+  int64_t prev_region = -1, region_before_prev = -1;
   double total_us = 0;
   uint64_t emitted_us = 0;
   uint64_t regions = 0;
@@ -884,6 +949,7 @@ void device_trace(const Analysis& a, const DeviceSpec& d, uint32_t device, Trace
     n.attrs.add_int64(num_ops, static_cast<int64_t>(std::min(r.flops, 9.2e18)));
     n.attrs.add_uint64(tensor_size, static_cast<uint64_t>(std::min(r.bytes, 1.8e19)));
     out.append(n);
+    region_before_prev = prev_region;
     prev_region = static_cast<int64_t>(r.id);
     r = Region{};
   };
@@ -946,6 +1012,13 @@ void device_trace(const Analysis& a, const DeviceSpec& d, uint32_t device, Trace
             group = &c.groups[k], group_id = c.group_ids[k];
         if (group_id) {
           close_region();
+          // Issued one compute stretch ahead of where the program places it, as XLA's
+          // latency-hiding scheduler starts an async collective early (FSDP's weight gathers
+          // overlap the layer before their use), and no earlier: gathers whose inputs are
+          // arguments would otherwise all start at once and queue ahead of the first one needed.
+          std::vector<uint64_t> issue = deps;
+          if (region_before_prev >= 0 && std::find(issue.begin(), issue.end(), uint64_t(region_before_prev)) == issue.end())
+            issue.push_back(uint64_t(region_before_prev));
           const bool broadcast = c.kind == CollectiveKind::CollectiveBroadcast;
           CommType type = c.kind == CollectiveKind::AllReduce ? CommType::AllReduce
                           : c.kind == CollectiveKind::AllGather || broadcast ? CommType::AllGather
@@ -953,7 +1026,7 @@ void device_trace(const Analysis& a, const DeviceSpec& d, uint32_t device, Trace
                                                                     : CommType::AllToAll;
           // A broadcast of S bytes moves about what an all-gather of S/N per device moves.
           const double size = broadcast ? std::ceil(c.operand_bytes / group->size()) : c.operand_bytes;
-          node_of[i] = static_cast<int64_t>(comm_node(static_cast<int32_t>(NodeType::CommColl), cname, deps));
+          node_of[i] = static_cast<int64_t>(comm_node(static_cast<int32_t>(NodeType::CommColl), cname, issue));
           n.attrs.add_int64(comm_type, static_cast<int64_t>(type));
           n.attrs.add_int64(comm_size, static_cast<int64_t>(size));
           n.attrs.add_string(pg_name, out.intern(std::to_string(group_id)));
@@ -982,7 +1055,7 @@ void device_trace(const Analysis& a, const DeviceSpec& d, uint32_t device, Trace
     ++r.ops;
     r.flops += e.flops;
     r.bytes += e.bytes;
-    r.seconds += roofline_seconds(a, e, d);
+    r.seconds += op_seconds(a, e, d);
     ++r.names[e.name];
     node_of[i] = static_cast<int64_t>(r.id);
   }
@@ -1014,11 +1087,13 @@ Prediction predict(const Analysis& a, const DeviceSpec& d, const sim::NetworkCon
     ++c.totals.count;
     c.totals.flops += e.flops;
     c.totals.bytes += e.bytes;
-    const auto [compute, memory] = roofline_parts(a, e, d);
-    const double t = std::max(compute, memory);
-    c.roofline_s += t;
+    const OpCost cost = op_cost(a, e, d);
+    const double t = cost.seconds();
+    c.totals.kernels += e.kernels;
+    c.seconds += t;
+    c.overhead_s += cost.overhead_s;
     p.compute_s += t;
-    if (compute >= memory) c.compute_bound_s += t;
+    if (cost.compute_s >= cost.memory_s) c.compute_bound_s += t;
     if (e.collective >= 0) {
       const CollectiveOp& col = a.collectives[e.collective];
       ++p.collective_count[int(col.kind)];
@@ -1043,6 +1118,70 @@ Prediction predict(const Analysis& a, const DeviceSpec& d, const sim::NetworkCon
   p.step_s = static_cast<double>(p.sim.end()) * 1e-9;
   p.exposed_comm_s = std::max(0.0, p.step_s - p.compute_s);
   return p;
+}
+
+double modelled_step(const CalibrationCase& c, const EfficiencyModel& m) {
+  DeviceSpec d = c.device;
+  d.model = m;
+  double t = c.exposed_comm_s;
+  for (const ExecOp& e : c.analysis->ops) t += op_seconds(*c.analysis, e, d);
+  return t;
+}
+
+EfficiencyModel calibrate(const std::vector<CalibrationCase>& cases, EfficiencyModel start) {
+  if (cases.empty()) throw Error("calibrate: no measured cases");
+  for (const CalibrationCase& c : cases)
+    if (!c.analysis || !(c.measured_s > 0)) throw Error("calibrate: a case has no program or no measured step");
+  // Each case reduced to what the constants act on: per costed op its FLOP-seconds at the
+  // wave-scaled peak (divided by `gemm` for matmuls and convolutions) and byte-seconds at full
+  // HBM (divided by `bandwidth`); the case's kernels (times the overhead).
+  struct Reduced {
+    std::vector<std::array<double, 3>> ops;  // {flop_s, byte_s, is_gemm}
+    double kernels = 0, measured = 0, exposed = 0;
+  };
+  std::vector<Reduced> reduced;
+  for (const CalibrationCase& c : cases) {
+    DeviceSpec d = c.device;
+    d.model = EfficiencyModel::roofline();
+    Reduced r;
+    r.measured = c.measured_s, r.exposed = c.exposed_comm_s;
+    for (const ExecOp& e : c.analysis->ops) {
+      const OpCost cost = op_cost(*c.analysis, e, d);
+      r.kernels += e.kernels;
+      if (cost.compute_s > 0 || cost.memory_s > 0)
+        r.ops.push_back({cost.compute_s, cost.memory_s, e.cls == OpClass::Matmul || e.cls == OpClass::Convolution ? 1.0 : 0.0});
+    }
+    reduced.push_back(std::move(r));
+  }
+  auto loss = [&](const double x[3]) {
+    const double gemm = std::exp(x[0]), bandwidth = std::exp(x[1]), overhead = x[2];
+    double sum = 0;
+    for (const Reduced& r : reduced) {
+      double t = r.exposed + r.kernels * overhead;
+      for (const auto& [flop_s, byte_s, is_gemm] : r.ops) t += std::max(is_gemm > 0 ? flop_s / gemm : flop_s, byte_s / bandwidth);
+      const double l = std::log(t / r.measured);
+      sum += l * l;
+    }
+    return sum;
+  };
+  const double lo[3] = {std::log(0.01), std::log(0.01), 0}, hi[3] = {0, 0, 1e-3};
+  double x[3] = {std::log(std::clamp(start.gemm, 0.01, 1.0)), std::log(std::clamp(start.bandwidth, 0.01, 1.0)),
+                 std::clamp(start.kernel_overhead_s, 0.0, 1e-3)};
+  double step[3] = {0.5, 0.5, 4e-6};
+  double best = loss(x);
+  for (int round = 0; round < 400 && step[0] > 1e-5; ++round) {
+    bool moved = false;
+    for (int k = 0; k < 3; ++k)
+      for (double sign : {1.0, -1.0}) {
+        double y[3] = {x[0], x[1], x[2]};
+        y[k] = std::clamp(y[k] + sign * step[k], lo[k], hi[k]);
+        const double l = loss(y);
+        if (l < best) best = l, x[0] = y[0], x[1] = y[1], x[2] = y[2], moved = true;
+      }
+    if (!moved)
+      for (double& s : step) s /= 2;
+  }
+  return {std::exp(x[0]), std::exp(x[1]), x[2]};
 }
 
 double median_trend_error(const std::vector<double>& predicted, const std::vector<double>& measured) {

@@ -2,7 +2,8 @@
 // workloads: a parser of our own for the pretty and generic op forms, a per-op FLOP/byte cost
 // model, per-device Chakra traces (compute regions between collectives, collectives with their
 // replica groups, collective_permute as SEND/RECV pairs) and a step-time prediction that adds a
-// roofline per device to ASTRA-sim's analytical network model.
+// per-device cost model (datasheet peaks, GEMM wave quantisation, calibrated shared efficiencies
+// and a per-kernel overhead) to ASTRA-sim's analytical network model.
 //
 // The input is a per-device (SPMD-partitioned) program, as hespas consumes: shapes are local
 // and collectives explicit. Specified in ../shared/docs/stablehlo-performance-model.md; what we
@@ -63,11 +64,19 @@ struct CollectiveOp {
   uint32_t line = 0;
 };
 
+// The products a dot_general or convolution runs: `batch` independent (m x k) . (k x n) GEMMs
+// (a convolution as its implicit GEMM: m = output positions, n = output features).
+struct GemmShape {
+  double batch = 1, m = 1, n = 1, k = 1;
+};
+
 // One executed op, after calls are inlined and while loops unrolled, in program order.
 struct ExecOp {
   uint32_t name;               // index into Analysis::names
   OpClass cls;
   uint8_t dtype;               // index into Analysis::dtypes: the widest operand element type
+  uint8_t kernels = 0;         // kernels it launches: 1, or 0 when fused into its consumer / free
+  int32_t gemm = -1;           // index into Analysis::gemms for matmuls and convolutions
   double flops = 0, bytes = 0;
   int32_t collective = -1;     // index into Analysis::collectives
   uint32_t deps_begin = 0, deps_end = 0;  // Analysis::deps: earlier ExecOps whose results it reads
@@ -77,6 +86,7 @@ struct ExecOp {
 
 struct OpTotals {
   uint64_t count = 0;
+  uint64_t kernels = 0;
   double flops = 0, bytes = 0;
 };
 
@@ -99,6 +109,7 @@ struct Analysis {
   std::vector<uint32_t> deps;
   std::vector<double> dep_bytes;            // parallel to deps: bytes read from that producer
   std::vector<CollectiveOp> collectives;
+  std::vector<GemmShape> gemms;
   std::vector<std::string> names, dtypes;
   std::map<std::string, OpTotals> by_name;  // executed ops per op name
   OpTotals by_class[kOpClasses];
@@ -143,22 +154,51 @@ Program load_program(const std::string& path);
 StaticStats static_stats(const Program& p);
 Analysis analyze(const Program& p, size_t module = 0, const AnalyzeOptions& options = {});
 
-// ---- devices and the roofline -------------------------------------------------------------
+// ---- devices and the cost model ------------------------------------------------------------
+
+// How far real kernels stay from the datasheet: the same for every device (each device's own
+// facts are in DeviceSpec), calibrated as core/docs/stablehlo.md describes.
+struct EfficiencyModel {
+  double gemm = 1;              // fraction of peak FLOP/s a GEMM's full waves sustain
+  double bandwidth = 1;         // fraction of HBM bandwidth kernels sustain on the bytes we count
+  double kernel_overhead_s = 0; // per launched kernel: launch, ramp-up and tail
+  static EfficiencyModel roofline() { return {}; }  // peak everything, no overhead
+};
+
+// The model of assets/stablehlo/devices.json ("model").
+EfficiencyModel shipped_model();
 
 struct DeviceSpec {
   std::string key, name, source;
   std::map<std::string, double> peak_flops;  // FLOP/s per element type (bf16, f32, tf32, ...)
   double fallback_flops = 0;                 // for element types without an entry
   double hbm_bytes_per_s = 0;
+  uint32_t sms = 0;                          // streaming multiprocessors (0: no wave quantisation)
+  uint32_t tile_m = 0, tile_n = 0;           // largest output tile one SM computes in a GEMM
+  EfficiencyModel model;                     // shipped_model() for presets
   double peak_for(std::string_view dtype, bool matmul) const;  // f32 matmul -> tf32 if listed
 };
 
-// The presets of assets/stablehlo/devices.json (compiled in). Unknown names throw, listing them.
+// The presets of assets/stablehlo/devices.json (compiled in), with shipped_model(). Unknown
+// names throw, listing them.
 DeviceSpec device_preset(std::string_view key);
 std::vector<std::string> device_presets();
 
-// Roofline seconds of one op: max(flops / peak, bytes / HBM bandwidth).
-double roofline_seconds(const Analysis& a, const ExecOp& op, const DeviceSpec& d);
+// Fraction of the SMs' tile slots a GEMM fills: its tiles (edge tiles padded) spread over whole
+// waves of `sms` tiles, for the best tile of 64..256 a side with between half and all of the
+// device's tile area (what a GEMM library would pick), K split into slices of at least 256 while
+// the tiles do not fill the SMs. 1 when the device has no tile or SM count.
+double wave_efficiency(const GemmShape& g, const DeviceSpec& d);
+
+// The two sides of one op's time, before the kernel overhead: FLOPs at the sustained peak
+// (matmuls and convolutions scaled by wave_efficiency) and counted bytes at the sustained
+// bandwidth. Collectives cost 0 here (the network simulates them).
+struct OpCost {
+  double compute_s = 0, memory_s = 0, overhead_s = 0;
+  double seconds() const { return (compute_s > memory_s ? compute_s : memory_s) + overhead_s; }
+};
+OpCost op_cost(const Analysis& a, const ExecOp& op, const DeviceSpec& d);
+inline double op_seconds(const Analysis& a, const ExecOp& op, const DeviceSpec& d) { return op_cost(a, op, d).seconds(); }
 
 // ---- Chakra traces ------------------------------------------------------------------------
 
@@ -180,13 +220,14 @@ std::map<std::string, std::vector<int64_t>> comm_groups(const Analysis& a);
 
 struct ClassBreakdown {
   OpTotals totals;
-  double roofline_s = 0;      // sum of per-op roofline times
-  double compute_bound_s = 0; // the part of roofline_s where FLOPs, not bytes, bound the op
+  double seconds = 0;         // sum of op_seconds
+  double compute_bound_s = 0; // the part of `seconds` where FLOPs, not bytes, bound the op
+  double overhead_s = 0;      // the part of `seconds` that is per-kernel overhead
 };
 
 struct Prediction {
   double step_s = 0;          // simulated finish of the slowest device
-  double compute_s = 0;       // roofline sum on one device
+  double compute_s = 0;       // sum of op_seconds on one device
   double exposed_comm_s = 0;  // step minus compute on the slowest device
   ClassBreakdown classes[kOpClasses];
   double collective_bytes[kCollectiveKinds] = {};  // operand bytes per device 0
@@ -202,6 +243,25 @@ sim::SystemConfig default_system(const sim::NetworkConfig& net, const DeviceSpec
 // Imports every device and simulates them on `net` (whose NPU count must equal the devices).
 Prediction predict(const Analysis& a, const DeviceSpec& d, const sim::NetworkConfig& net,
                    const sim::SystemConfig& system);
+
+// ---- calibration of the shared constants ----------------------------------------------------
+
+// One measured case: a program on a device whose step was measured. `exposed_comm_s` (from a
+// prediction) is added to the modelled compute and held fixed while the constants move.
+struct CalibrationCase {
+  const Analysis* analysis = nullptr;
+  DeviceSpec device;
+  double measured_s = 0;
+  double exposed_comm_s = 0;
+};
+
+// Modelled compute of `c` (the sum of op_seconds) under `m` plus its exposed communication.
+double modelled_step(const CalibrationCase& c, const EfficiencyModel& m);
+
+// The EfficiencyModel minimising the sum over `cases` of log(modelled_step / measured)^2:
+// coordinate descent over log(gemm), log(bandwidth) and the overhead, from `start`, with the
+// efficiencies kept in (0, 1] and the overhead in [0, 1 ms]. Deterministic.
+EfficiencyModel calibrate(const std::vector<CalibrationCase>& cases, EfficiencyModel start = {0.5, 0.5, 2e-6});
 
 // The paper's trend error for one workload: for every pair of systems (A, B),
 // |(pred_A / pred_B) / (measured_A / measured_B) - 1|; returns the median (NaN without pairs).
