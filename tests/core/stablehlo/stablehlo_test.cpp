@@ -264,7 +264,8 @@ TEST(StableHlo, CalibrationRecoversTheConstantsThatMadeTheSteps) {
 }
 
 // The 24 Llama-3 cases: every program imports cleanly, its traces validate, and with the shipped
-// model every prediction is within 30% of the measured step and their median within 15%
+// model every prediction is within 30% of the measured step and their median within 15%, also
+// with each GPU left out of the calibration
 // (measured step times from hespas, ../shared/reference/stablehlo/hardware_and_step_time_anchors.json).
 TEST(StableHlo, LlamaPredictionsAreWithinTheTargetOfTheMeasuredSteps) {
   std::ifstream in(sample("hardware_and_step_time_anchors.json"));
@@ -273,8 +274,11 @@ TEST(StableHlo, LlamaPredictionsAreWithinTheTargetOfTheMeasuredSteps) {
   const std::pair<const char*, const char*> systems[] = {
       {"a100", "A100_40GB_4GPU"}, {"h100", "H100_80GB_4GPU"}, {"h200", "H200_141GB_4GPU"}, {"b200", "B200_180GB_4GPU"}};
   std::vector<double> errors;
+  std::vector<std::unique_ptr<Analysis>> programs;
+  std::vector<CalibrationCase> cases;  // size-major, system-minor
   for (const char* size : {"100m", "200m", "500m", "1b", "2b", "3b"}) {
-    const Analysis a = analyze(load_program(sample(std::string("llama3/llama3-") + size + ".spmd.mlir")));
+    programs.push_back(std::make_unique<Analysis>(analyze(load_program(sample(std::string("llama3/llama3-") + size + ".spmd.mlir")))));
+    const Analysis& a = *programs.back();
     EXPECT_TRUE(a.warnings.empty()) << size << ": " << (a.warnings.empty() ? "" : a.warnings[0]);
     Trace t;
     device_trace(a, device_preset("h100"), 3, t);
@@ -287,11 +291,34 @@ TEST(StableHlo, LlamaPredictionsAreWithinTheTargetOfTheMeasuredSteps) {
       const double m = measured.at(anchor).at(std::string("llama3-") + size).get<double>();
       errors.push_back(std::fabs(p.step_s / m - 1));
       EXPECT_LE(errors.back(), 0.30) << size << " on " << dev << ": " << p.step_s << " s predicted, " << m << " s measured";
+      cases.push_back({&a, d, m, p.exposed_comm_s});
     }
   }
   ASSERT_EQ(errors.size(), 24u);
-  std::sort(errors.begin(), errors.end());
-  EXPECT_LE((errors[11] + errors[12]) / 2, 0.15);
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  EXPECT_LE(median(errors), 0.15);
+  // Not overfitted: the shared constants fitted on three GPUs predict the fourth within the
+  // same targets, for each choice of the fourth.
+  std::vector<double> held_out;
+  for (size_t k = 0; k < 4; ++k) {
+    std::vector<CalibrationCase> train;
+    for (size_t c = 0; c < cases.size(); ++c)
+      if (c % 4 != k) train.push_back(cases[c]);
+    const EfficiencyModel m = calibrate(train);
+    for (size_t c = k; c < cases.size(); c += 4) {
+      held_out.push_back(std::fabs(modelled_step(cases[c], m) / cases[c].measured_s - 1));
+      EXPECT_LE(held_out.back(), 0.30) << "case " << c << " with " << systems[k].first << " left out";
+    }
+  }
+  EXPECT_LE(median(held_out), 0.15);
+  // The shipped constants are what calibrating on all 24 gives (to the digits shipped).
+  const EfficiencyModel all = calibrate(cases);
+  EXPECT_NEAR(all.gemm, shipped_model().gemm, 0.01);
+  EXPECT_NEAR(all.bandwidth, shipped_model().bandwidth, 0.01);
+  EXPECT_NEAR(all.kernel_overhead_s, shipped_model().kernel_overhead_s, 0.3e-6);
 }
 
 TEST(StableHlo, ReplicaGroupsBecomeCommGroupsAndPgNames) {
