@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <cstdio>
@@ -294,6 +295,13 @@ std::string cpu_model() {
       if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
     }
   return "unknown CPU";
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
 }  // namespace bench

@@ -42,4 +42,7 @@ uint64_t write_replicated_link_inputs(const std::string& host_in, const std::str
 // The processor's model name (/proc/cpuinfo), for reports.
 std::string cpu_model();
 
+// The median of `v` (the mean of the middle two for an even count; NaN when empty).
+double median(std::vector<double> v);
+
 }  // namespace bench

@@ -135,12 +135,6 @@ std::vector<double> hespas_profiled_compute(const std::string& readme, const cha
   return out;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
 double max_of(const std::vector<double>& v) { return v.empty() ? std::nan("") : *std::max_element(v.begin(), v.end()); }
 
 std::string model_line(const chakra::shlo::EfficiencyModel& m) {

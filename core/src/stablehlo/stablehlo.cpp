@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -877,18 +876,38 @@ double wave_efficiency(const GemmShape& g, const DeviceSpec& d) {
   return best > 0 ? best : 1;
 }
 
-OpCost op_cost(const Analysis& a, const ExecOp& op, const DeviceSpec& d) {
-  OpCost c;
+namespace {
+// One op at the device's peaks: seconds of FLOPs (wave-scaled for matmuls and convolutions) and
+// of bytes at full HBM bandwidth, before the efficiency model divides them.
+struct PeakCost {
+  double flop_s = 0, byte_s = 0;
+  bool gemm = false;
+  uint8_t kernels = 0;
+};
+
+PeakCost peak_cost(const Analysis& a, const ExecOp& op, const DeviceSpec& d) {
+  PeakCost c;
   if (op.cls == OpClass::Collective) return c;
-  const bool matmul = op.cls == OpClass::Matmul || op.cls == OpClass::Convolution;
-  double peak = d.peak_for(a.dtypes.empty() ? "" : a.dtypes[op.dtype], matmul);
-  if (matmul) peak *= d.model.gemm * (op.gemm >= 0 ? wave_efficiency(a.gemms[op.gemm], d) : 1);
-  const double bandwidth = d.hbm_bytes_per_s * d.model.bandwidth;
-  c.compute_s = op.flops > 0 && peak > 0 ? op.flops / peak : 0;
-  c.memory_s = op.bytes > 0 && bandwidth > 0 ? op.bytes / bandwidth : 0;
-  c.overhead_s = op.kernels * d.model.kernel_overhead_s;
+  c.gemm = op.cls == OpClass::Matmul || op.cls == OpClass::Convolution;
+  c.kernels = op.kernels;
+  double peak = d.peak_for(a.dtypes.empty() ? "" : a.dtypes[op.dtype], c.gemm);
+  if (c.gemm && op.gemm >= 0) peak *= wave_efficiency(a.gemms[op.gemm], d);
+  c.flop_s = op.flops > 0 && peak > 0 ? op.flops / peak : 0;
+  c.byte_s = op.bytes > 0 && d.hbm_bytes_per_s > 0 ? op.bytes / d.hbm_bytes_per_s : 0;
   return c;
 }
+
+// The one place the efficiency model acts (op_cost and calibrate's loss).
+OpCost under_model(const PeakCost& p, const EfficiencyModel& m) {
+  OpCost c;
+  c.compute_s = p.gemm ? (m.gemm > 0 ? p.flop_s / m.gemm : 0) : p.flop_s;
+  c.memory_s = m.bandwidth > 0 ? p.byte_s / m.bandwidth : 0;
+  c.overhead_s = p.kernels * m.kernel_overhead_s;
+  return c;
+}
+}  // namespace
+
+OpCost op_cost(const Analysis& a, const ExecOp& op, const DeviceSpec& d) { return under_model(peak_cost(a, op, d), d.model); }
 
 // ---- traces -----------------------------------------------------------------------------------
 
@@ -1132,33 +1151,27 @@ EfficiencyModel calibrate(const std::vector<CalibrationCase>& cases, EfficiencyM
   if (cases.empty()) throw Error("calibrate: no measured cases");
   for (const CalibrationCase& c : cases)
     if (!c.analysis || !(c.measured_s > 0)) throw Error("calibrate: a case has no program or no measured step");
-  // Each case reduced to what the constants act on: per costed op its FLOP-seconds at the
-  // wave-scaled peak (divided by `gemm` for matmuls and convolutions) and byte-seconds at full
-  // HBM (divided by `bandwidth`); the case's kernels (times the overhead).
+  // Each case reduced to its ops at the device's peaks, which the constants then divide.
   struct Reduced {
-    std::vector<std::array<double, 3>> ops;  // {flop_s, byte_s, is_gemm}
-    double kernels = 0, measured = 0, exposed = 0;
+    std::vector<PeakCost> ops;
+    double measured = 0, exposed = 0;
   };
   std::vector<Reduced> reduced;
   for (const CalibrationCase& c : cases) {
-    DeviceSpec d = c.device;
-    d.model = EfficiencyModel::roofline();
     Reduced r;
     r.measured = c.measured_s, r.exposed = c.exposed_comm_s;
     for (const ExecOp& e : c.analysis->ops) {
-      const OpCost cost = op_cost(*c.analysis, e, d);
-      r.kernels += e.kernels;
-      if (cost.compute_s > 0 || cost.memory_s > 0)
-        r.ops.push_back({cost.compute_s, cost.memory_s, e.cls == OpClass::Matmul || e.cls == OpClass::Convolution ? 1.0 : 0.0});
+      const PeakCost p = peak_cost(*c.analysis, e, c.device);
+      if (p.flop_s > 0 || p.byte_s > 0 || p.kernels > 0) r.ops.push_back(p);
     }
     reduced.push_back(std::move(r));
   }
   auto loss = [&](const double x[3]) {
-    const double gemm = std::exp(x[0]), bandwidth = std::exp(x[1]), overhead = x[2];
+    const EfficiencyModel m{std::exp(x[0]), std::exp(x[1]), x[2]};
     double sum = 0;
     for (const Reduced& r : reduced) {
-      double t = r.exposed + r.kernels * overhead;
-      for (const auto& [flop_s, byte_s, is_gemm] : r.ops) t += std::max(is_gemm > 0 ? flop_s / gemm : flop_s, byte_s / bandwidth);
+      double t = r.exposed;
+      for (const PeakCost& p : r.ops) t += under_model(p, m).seconds();
       const double l = std::log(t / r.measured);
       sum += l * l;
     }
