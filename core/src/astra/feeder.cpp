@@ -5,6 +5,7 @@
 #include <iterator>
 #include <queue>
 #include <unordered_map>
+#include <utility>
 
 #include "chakra/support/error.h"
 
@@ -103,7 +104,7 @@ constexpr uint32_t kReleased = UINT32_MAX;  // Entry::block once the node's data
 constexpr int32_t kNoEdge = -1;
 constexpr size_t kMaxDanglingKept = 1000;
 
-enum class State : uint8_t { Waiting, Ready, Taken, Done };
+enum class State : uint8_t { Absent, Waiting, Ready, Taken, Done };  // Absent: a free slot of EntryTable
 
 // Per node seen: where its data is and how many gated dependencies are not done yet.
 // Singly linked lists of dependants in one pool, with a free list: no allocation per node.
@@ -121,7 +122,57 @@ struct Entry {
   uint32_t position = 0;
   uint32_t pending = 0;
   EdgeList dependants;  // in the order they were read
-  State state = State::Waiting;
+  State state = State::Absent;
+};
+
+// Entries by node id. Traces number their nodes densely from about 0, so ids below a few times
+// the count read so far sit in a vector indexed by id, any others in a hash map: a lookup is an
+// index and nothing is allocated per node. Adding may move entries (the vector grows).
+class EntryTable {
+ public:
+  const Entry* find(uint64_t id) const {
+    if (id < dense_.size()) return dense_[id].state == State::Absent ? nullptr : &dense_[id];
+    auto it = sparse_.find(id);
+    return it == sparse_.end() ? nullptr : &it->second;
+  }
+  Entry* find(uint64_t id) { return const_cast<Entry*>(std::as_const(*this).find(id)); }
+  // A new entry for `id` (Waiting), or nullptr when `id` has one already.
+  Entry* add(uint64_t id, uint64_t read_so_far) {
+    if (id >= dense_.size() && id < 4 * read_so_far + 4096) grow(id);
+    Entry* e;
+    if (id < dense_.size()) {
+      e = &dense_[id];
+      if (e->state != State::Absent) return nullptr;
+    } else {
+      auto [it, fresh] = sparse_.try_emplace(id);
+      if (!fresh) return nullptr;
+      e = &it->second;
+    }
+    e->state = State::Waiting;
+    return e;
+  }
+  template <class F>
+  void for_each(F&& f) const {
+    for (uint64_t id = 0; id < dense_.size(); ++id)
+      if (dense_[id].state != State::Absent) f(id, dense_[id]);
+    for (const auto& [id, e] : sparse_) f(id, e);
+  }
+
+ private:
+  void grow(uint64_t id) {
+    const uint64_t n = std::max<uint64_t>(id + 1, 2 * dense_.size());
+    dense_.resize(n);
+    for (auto it = sparse_.begin(); it != sparse_.end();) {  // ids the vector covers now
+      if (it->first < n) {
+        dense_[it->first] = it->second;
+        it = sparse_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  std::vector<Entry> dense_;
+  std::unordered_map<uint64_t, Entry> sparse_;
 };
 
 }  // namespace
@@ -140,7 +191,7 @@ struct Feeder::Impl {
   };
   std::vector<std::unique_ptr<Block>> blocks;  // released blocks stay as null
 
-  std::unordered_map<uint64_t, Entry> entries;
+  EntryTable entries;
   std::unordered_map<uint64_t, EdgeList> unseen;  // dependants of ids not read yet
   std::vector<Edge> edges;
   int32_t free_edge = kNoEdge;
@@ -178,11 +229,12 @@ struct Feeder::Impl {
     }
   }
 
-  Entry& entry(uint64_t id) {
-    auto it = entries.find(id);
-    if (it == entries.end()) throw Error(reader->name() + ": node " + std::to_string(id) + " has not been read");
-    return it->second;
+  const Entry& entry(uint64_t id) const {
+    const Entry* e = entries.find(id);
+    if (!e) throw Error(reader->name() + ": node " + std::to_string(id) + " has not been read");
+    return *e;
   }
+  Entry& entry(uint64_t id) { return const_cast<Entry&>(std::as_const(*this).entry(id)); }
 
   void make_ready(uint64_t id, Entry& e) {
     e.state = State::Ready;
@@ -191,7 +243,7 @@ struct Feeder::Impl {
 
   // One dependency of `id` is met.
   void satisfy(uint64_t id) {
-    Entry& e = entries.at(id);
+    Entry& e = entry(id);
     if (--e.pending == 0 && e.state == State::Waiting) make_ready(id, e);
   }
 
@@ -211,18 +263,18 @@ struct Feeder::Impl {
       return false;
     }
     const uint64_t id = draft.id;
-    auto [it, fresh] = entries.try_emplace(id);
-    if (!fresh)
+    Entry* self = entries.add(id, read);
+    if (!self)
       throw Error(reader->name() + ": node id " + std::to_string(id) + " appears twice (record " +
                   std::to_string(reader->records_read()) + " repeats an earlier node)");
     ++read;
-    it->second.block = static_cast<uint32_t>(blocks.size() - 1);
-    it->second.position = b.trace.append(draft);
+    self->block = static_cast<uint32_t>(blocks.size() - 1);
+    self->position = b.trace.append(draft);
     ++b.unfinished;
     ++loaded_unfinished;
     // Dependants that named this id before it was read.
     if (auto u = unseen.find(id); u != unseen.end()) {
-      it->second.dependants = u->second;
+      self->dependants = u->second;
       unseen.erase(u);
     }
 
@@ -232,18 +284,17 @@ struct Feeder::Impl {
     gated.erase(std::unique(gated.begin(), gated.end()), gated.end());
     uint32_t pending = 0;
     for (uint64_t parent : gated) {
-      auto p = entries.find(parent);
-      if (p == entries.end()) {
+      Entry* p = entries.find(parent);
+      if (!p) {
         append_edge(unseen[parent], id);
         ++pending;
-      } else if (p->second.state != State::Done) {
-        append_edge(p->second.dependants, id);
+      } else if (p->state != State::Done) {
+        append_edge(p->dependants, id);
         ++pending;
       }
     }
-    Entry& self = entries.at(id);
-    self.pending = pending;
-    if (pending == 0) make_ready(id, self);
+    self->pending = pending;
+    if (pending == 0) make_ready(id, *self);
     return true;
   }
 
@@ -300,23 +351,28 @@ std::optional<uint64_t> Feeder::take_next() {
   if (m.ready.empty()) return std::nullopt;
   uint64_t id = m.ready.top();
   m.ready.pop();
-  m.entries.at(id).state = State::Taken;
+  m.entry(id).state = State::Taken;
   ++m.taken;
   return id;
 }
 
 std::vector<uint64_t> Feeder::take_all() {
   std::vector<uint64_t> out;
+  take_all(out);
+  return out;
+}
+
+void Feeder::take_all(std::vector<uint64_t>& out) {
+  out.clear();
   Impl& m = *impl_;
   if (m.ready.empty()) m.fill();
   while (!m.ready.empty()) {
     uint64_t id = m.ready.top();
     m.ready.pop();
-    m.entries.at(id).state = State::Taken;
+    m.entry(id).state = State::Taken;
     ++m.taken;
     out.push_back(id);
   }
-  return out;
 }
 
 void Feeder::mark_done(uint64_t id) {
@@ -374,20 +430,21 @@ std::string Feeder::stall_report() const {
   if (!stalled()) return "";
   // Walk from the smallest waiting id along not-done dependencies until a node repeats.
   uint64_t start = UINT64_MAX;
-  for (const auto& [id, e] : m.entries)
+  m.entries.for_each([&](uint64_t id, const Entry& e) {
     if (e.state == State::Waiting) start = std::min(start, id);
+  });
   std::vector<uint64_t> path;
   std::unordered_map<uint64_t, size_t> at;
   uint64_t cur = start;
   while (at.emplace(cur, path.size()).second) {
     path.push_back(cur);
-    const Entry& e = m.entries.at(cur);
+    const Entry& e = m.entry(cur);
     FeederNode n(&m.block_of(cur, e).trace, e.position);
     std::optional<uint64_t> next;
     auto consider = [&](std::span<const uint64_t> deps) {
       for (uint64_t d : deps)
         if (!next)
-          if (auto p = m.entries.find(d); p != m.entries.end() && p->second.state != State::Done) next = d;
+          if (const Entry* p = m.entries.find(d); p && p->state != State::Done) next = d;
     };
     consider(n.data_deps());
     if (m.options.gate == DepKind::Both) consider(n.ctrl_deps());

@@ -319,22 +319,36 @@ std::unique_ptr<ByteSource> memory_input(std::span<const uint8_t> bytes, std::st
 
 std::string read_all(ByteSource& in) {
   std::string out;
-  // Sized to the file when its size is known, so that many small files (one per simulated
-  // NPU) do not each cost a megabyte of zeroed capacity.
-  size_t chunk = 1 << 16;
-  if (!in.compressed() && in.raw_size() > in.raw_position())
-    chunk = static_cast<size_t>(in.raw_size() - in.raw_position()) + 1;
-  for (;;) {
-    size_t old = out.size();
-    out.resize(old + chunk);
-    size_t got = in.read(reinterpret_cast<uint8_t*>(out.data() + old), chunk);
-    out.resize(old + got);
-    if (got == 0) {
-      if (out.capacity() > 2 * out.size() + 4096) out.shrink_to_fit();
+  // A file whose size is known is read into exactly that much (many small files, one per
+  // simulated NPU, must not each cost a megabyte, or several times their size, of zeroed
+  // memory; reads may come back short), then a small read on the stack confirms the end.
+  // Anything more (a growing file, a compressed one) is read in doubling chunks.
+  if (!in.compressed() && in.raw_size() > in.raw_position()) {
+    out.resize(static_cast<size_t>(in.raw_size() - in.raw_position()));
+    size_t have = 0;
+    while (have < out.size()) {
+      const size_t got = in.read(reinterpret_cast<uint8_t*>(out.data() + have), out.size() - have);
+      if (got == 0) break;
+      have += got;
+    }
+    if (have < out.size()) {
+      out.resize(have);
       return out;
     }
-    chunk = std::min<size_t>(chunk * 2, 1 << 24);
+    uint8_t probe[4096];
+    const size_t more = in.read(probe, sizeof probe);
+    if (more == 0) return out;
+    out.append(reinterpret_cast<const char*>(probe), more);
   }
+  for (size_t chunk = size_t{1} << 16;; chunk = std::min<size_t>(chunk * 2, size_t{1} << 24)) {
+    const size_t old = out.size();
+    out.resize(old + chunk);
+    const size_t got = in.read(reinterpret_cast<uint8_t*>(out.data() + old), chunk);
+    out.resize(old + got);
+    if (got == 0) break;
+  }
+  if (out.capacity() > 2 * out.size() + 4096) out.shrink_to_fit();
+  return out;
 }
 
 std::string read_file(const std::string& path, const InputLimits& limits) {

@@ -140,6 +140,8 @@ class Feeder {
   std::optional<uint64_t> take_next();
   // Every issuable node, ascending, all taken (what ASTRA-sim issues per round).
   std::vector<uint64_t> take_all();
+  // The same into `out` (cleared first), whose capacity a caller looping over rounds keeps.
+  void take_all(std::vector<uint64_t>& out);
   // A taken node is done: its dependants may become issuable. Its data is released.
   void mark_done(uint64_t id);
   // A taken node goes back to the issuable set (feeder's pushBackIssuableNode).

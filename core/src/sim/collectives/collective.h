@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -75,6 +74,21 @@ struct Packet {
   uint64_t size;
 };
 
+// Prepared messages waiting for a free slot, oldest first. A vector and a read position, not a
+// std::deque: a deque allocates on construction, and a stream is made per chunk per NPU while
+// most (closed-form rings) never queue a message.
+struct PacketQueue {
+  std::vector<Packet> items;
+  size_t head = 0;
+  bool empty() const { return head == items.size(); }
+  const Packet& front() const { return items[head]; }
+  void push_back(const Packet& p) { items.push_back(p); }
+  void pop_front() {
+    if (++head == items.size()) clear();
+  }
+  void clear() { items.clear(), head = 0; }
+};
+
 enum class TreeState : uint8_t {
   Begin, SendingToParent, WaitingFromParent, End, WaitingTwoChildren, WaitingOneChild,
   SendingToChildren
@@ -98,7 +112,7 @@ struct Stream {
   uint32_t receiver = 0, sender = 0;
   int64_t rank_offset = 0;
   double multiplier = 1;
-  std::deque<Packet> packets;
+  PacketQueue packets;
   // tree
   TreeState tree_state = TreeState::Begin;
   int reductions = 0;

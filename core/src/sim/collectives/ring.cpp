@@ -59,18 +59,27 @@ class Ring final : public PacketAlgorithm {
     const Stream& s = c.stream(si);
     const RingView& r = s.cur.ring;
     GroupKey key{s.id, s.next_phase, r.base, r.stride, r.n, r.members, s.cur.dir};
-    Group& g = groups_[key];
-    if (g.start.empty()) {
+    auto [at, fresh] = group_of_.try_emplace(key, 0);
+    if (fresh) {
+      // A pooled group keeps the capacity of its vectors: phases come and go by the thousand.
+      at->second = groups_.take();
+      Group& g = groups_[at->second];
+      g.joined = 0;
       // Mirrored, every member starts now: only this one's stream exists.
       g.start.assign(r.n, c.mirrored() ? c.clock().now() : 0), g.stream.assign(r.n, UINT32_MAX);
       g.flows.bytes = s.msg_size;
+      g.flows.src.resize(r.n), g.flows.dst.resize(r.n);
+      g.flows.delay.clear(), g.flows.first_hop.clear(), g.flows.hops.clear();
+      g.flows.slowest = 0, g.flows.alike = false;
       for (uint32_t i = 0; i < r.n; ++i) {
-        g.flows.src.push_back(r.at(s.cur.dir == Dir::Clockwise ? int64_t(i) - 1 : int64_t(i) + 1));
-        g.flows.dst.push_back(r.at(i));
+        g.flows.src[i] = r.at(s.cur.dir == Dir::Clockwise ? int64_t(i) - 1 : int64_t(i) + 1);
+        g.flows.dst[i] = r.at(i);
       }
       g.phase = ClosedPhase{s.id, s.next_phase, r.base, r.stride, r.n, uint8_t(s.cur.dir), c.clock().now()};
       g.per_message = !c.closed_form_for(g.phase) || !c.open_flows(g.flows);
     }
+    const uint32_t gi = at->second;
+    Group& g = groups_[gi];
     uint32_t idx = r.index(s.npu);
     if (g.stream[idx] != UINT32_MAX)
       throw Error("NPU " + std::to_string(s.npu) + " joined the same collective phase twice "
@@ -79,9 +88,9 @@ class Ring final : public PacketAlgorithm {
     g.stream[idx] = si;
     const bool per_message = g.per_message, all = ++g.joined == r.n || c.mirrored();
     if (all) {
-      Group done = std::move(g);
-      groups_.erase(key);
-      if (!per_message) solve(c, done, si);
+      group_of_.erase(at);
+      if (!per_message) solve(c, g, si);  // starts no phase: `g` stays where it is
+      groups_.release(gi);
     }
     if (per_message) PacketAlgorithm::init(c, si);
   }
@@ -101,8 +110,10 @@ class Ring final : public PacketAlgorithm {
     const bool one_for_all = flows.alike && std::all_of(g.start.begin(), g.start.end(), [&](Tick t) { return t == g.start[0]; });
     if (c.mirrored() && !one_for_all) throw NotMirrored{};  // its members would part ways
     const uint32_t solved = one_for_all ? 1 : n;
-    std::vector<uint32_t> prev(solved);
-    std::vector<Tick> send(solved), recv(solved);
+    std::vector<uint32_t>& prev = prev_;
+    std::vector<Tick>& send = send_;
+    std::vector<Tick>& recv = recv_;
+    prev.resize(solved), send.resize(solved), recv.resize(solved);
     Tick last_start = 0;
     for (uint32_t i = 0; i < solved; ++i) {
       prev[i] = one_for_all ? 0 : p.dir == Dir::Clockwise ? (i + n - 1) % n : (i + 1) % n;
@@ -134,7 +145,10 @@ class Ring final : public PacketAlgorithm {
       if (g.stream[i] != UINT32_MAX) c.phase_done_after(g.stream[i], send[one_for_all ? 0 : i] - now);
   }
 
-  std::map<GroupKey, Group> groups_;
+  std::map<GroupKey, uint32_t> group_of_;  // phases still gathering members, by slot in groups_
+  Pool<Group> groups_;
+  std::vector<uint32_t> prev_;  // solve()'s, kept for their capacity
+  std::vector<Tick> send_, recv_;
 };
 
 }  // namespace

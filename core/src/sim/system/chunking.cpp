@@ -28,13 +28,13 @@ std::pair<int, Dir> System::next_queue(Npu& p, uint32_t dim, int which) {
 
 // The logical topology a collective runs over: per dimension, a ring (or a tree) and its
 // algorithm. `group` < 0: all NPUs.
-System::Plan System::make_plan(uint32_t npu, Collective type, int group, const std::vector<bool>& involved,
-                               const Where& what) {
+void System::make_plan(Plan& plan, uint32_t npu, Collective type, int group, const std::vector<bool>& involved,
+                       const Where& what) {
   const auto& algos = in_.system.algorithms[int(type)];
   if (algos.empty())
     throw Error(what() + ": the system configuration has no " + std::string(collective_name(type)) +
                 "-implementation");
-  Plan plan;
+  plan.algos.clear(), plan.rings.clear(), plan.involved.clear();
   bool whole = group < 0 || groups_[group].members.size() == topo_.npus;
   if (!whole) {
     const Group& g = groups_[group];
@@ -52,7 +52,7 @@ System::Plan System::make_plan(uint32_t npu, Collective type, int group, const s
     plan.algos.push_back(a);
     plan.rings.push_back(r);
     plan.involved.push_back(true);
-    return plan;
+    return;
   }
   for (uint32_t d = 0; d < algos.size(); ++d) {
     RingView r;
@@ -71,7 +71,6 @@ System::Plan System::make_plan(uint32_t npu, Collective type, int group, const s
     plan.involved.push_back(group >= 0 ? true : (d < involved.size() ? bool(involved[d]) : true));
     if (algos[d].flat) break;
   }
-  return plan;
 }
 
 PhaseSpec System::make_phase(uint32_t npu, Collective type, Collective phase_type, const Plan& plan, uint32_t dim,
@@ -106,9 +105,12 @@ void System::issue_collective(uint32_t npu, const Where& what, Collective type, 
     throw Error(what() + ": the system configuration sets no 'preferred-dataset-splits' "
                 "(ASTRA-sim divides by zero)");
   Npu& p = npus_[npu];
-  Plan plan;
+  // Scratch kept across calls (a collective is issued per chunk per NPU); taken out while in use.
+  Plan plan = std::move(plan_scratch_);
+  std::vector<uint32_t> made = std::move(streams_scratch_);
+  made.clear();
   const bool custom = !sys.custom[int(type)].empty();
-  if (!custom) plan = make_plan(npu, type, group, involved, what);
+  if (!custom) make_plan(plan, npu, type, group, involved, what);
   // chunking: every chunk has the same size, the last one included
   uint64_t chunk = size / sys.preferred_dataset_splits;
   if (type != Collective::AllGather && chunk < topo_.npus) {
@@ -119,7 +121,6 @@ void System::issue_collective(uint32_t npu, const Where& what, Collective type, 
                  : sys.scheduling == SchedulingPolicy::FIFO ? p.priority_counter--
                                                             : explicit_priority;
   uint32_t di = datasets_.add(Dataset{npu, what.node.id(), 0, 0, queue_.now(), int(type), size});
-  std::vector<std::vector<PhaseSpec>> chunks;
   if (custom) {
     // One stream for the whole collective, on queue 0; the rank's trace is chosen by its
     // position in the group (sorted ranks, as the reference).
@@ -141,15 +142,18 @@ void System::issue_collective(uint32_t npu, const Where& what, Collective type, 
       c.group = group;
     }
     c.custom_file = sys.custom[int(type)] + "." + std::to_string(pos) + ".et";
-    chunks.push_back({c});
+    made.push_back(new_stream());
+    streams_[made.back()].phases.push_back(std::move(c));
   }
   uint32_t dims = static_cast<uint32_t>(plan.rings.size());
   auto active = [&](uint32_t d) { return plan.rings[d].n > 1 && plan.involved[d]; };
   if (chunk == 0) chunk = 1;  // an all-gather smaller than the splits: one byte per chunk
+  // Each chunk's phases are written straight into its stream (a pooled one keeps its capacity).
   while (!custom && size > 0) {
     size = chunk > size ? 0 : size - chunk;
     uint64_t remain = chunk;
-    std::vector<PhaseSpec> phases;
+    const uint32_t si = new_stream();
+    std::vector<PhaseSpec>& phases = streams_[si].phases;
     if (type != Collective::AllReduce || sys.optimization == CollectiveOptimization::Baseline) {
       for (uint32_t k = 0; k < dims; ++k) {
         uint32_t d = type == Collective::AllGather ? dims - 1 - k : k;
@@ -179,30 +183,48 @@ void System::issue_collective(uint32_t npu, const Where& what, Collective type, 
         remain = phases.back().final_size;
       }
     }
-    if (phases.empty()) break;
-    chunks.push_back(std::move(phases));
+    if (phases.empty()) {
+      streams_.release(si);
+      break;
+    }
+    made.push_back(si);
   }
-  datasets_[di].total = static_cast<uint32_t>(chunks.size());
-  if (chunks.empty()) {
+  plan_scratch_ = std::move(plan);
+  datasets_[di].total = static_cast<uint32_t>(made.size());
+  if (made.empty()) {
     // Nobody to talk to (every dimension excluded): done at once. The reference never
     // finishes such a collective.
     datasets_[di].total = 1;
     register_call(npu, 0, SysCall{CallKind::DatasetDone, false, di, 0});
+    streams_scratch_ = std::move(made);
     return;
   }
-  for (auto& phases : chunks) {
-    uint32_t si = streams_.add(Stream{});
+  for (const uint32_t si : made) {
     Stream& s = streams_[si];
     s.npu = npu;
     s.dataset = di;
     s.priority = priority;
     s.id = group >= 0 ? npus_[npu].group_streams.try_emplace(group, groups_[group].first_stream_id).first->second++
                       : npus_[npu].streams_created++;
-    s.phases = std::move(phases);
     s.next_phase = 0;
     s.queue = -1;
     proceed(si);
   }
+  streams_scratch_ = std::move(made);
+}
+
+// A stream from the pool, as new but for the capacity of its phase list and packet queue.
+uint32_t System::new_stream() {
+  const uint32_t si = streams_.take();
+  Stream& s = streams_[si];
+  std::vector<PhaseSpec> phases = std::move(s.phases);
+  PacketQueue packets = std::move(s.packets);
+  s = Stream{};
+  phases.clear();
+  packets.clear();
+  s.phases = std::move(phases);
+  s.packets = std::move(packets);
+  return si;
 }
 
 void System::replay_broadcast(uint32_t npu, uint64_t node, uint64_t bytes, Tick duration) {

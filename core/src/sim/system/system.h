@@ -150,7 +150,9 @@ class System final : public CollectiveContext, public MessageSink, public EventS
   void dataset_step(uint32_t di);
 
   std::pair<int, Dir> next_queue(Npu& p, uint32_t dim, int which);
-  Plan make_plan(uint32_t npu, Collective type, int group, const std::vector<bool>& involved, const Where& what);
+  void make_plan(Plan& plan, uint32_t npu, Collective type, int group, const std::vector<bool>& involved,
+                 const Where& what);
+  uint32_t new_stream();
   PhaseSpec make_phase(uint32_t npu, Collective type, Collective phase_type, const Plan& plan, uint32_t dim,
                        uint64_t size, std::pair<int, Dir> queue, const Where& what);
   CollectiveAlgorithm& algorithm(Algorithm kind);
@@ -172,6 +174,8 @@ class System final : public CollectiveContext, public MessageSink, public EventS
   TimeBuckets<SysCall> buckets_;
   std::vector<Npu> npus_;
   Pool<Stream> streams_;
+  Plan plan_scratch_;                      // issue_collective's, kept for its capacity
+  std::vector<uint32_t> streams_scratch_;  // likewise
   Pool<Dataset> datasets_;
   Pool<Rendezvous> rendezvous_;
   std::deque<Group> groups_;  // a deque: rings point at members while groups are added

@@ -75,6 +75,10 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
     p.bytes = std::make_unique<const std::string>(in_.encoded_traces ? std::string(bytes) : std::move(file_bytes));
     p.feeder = std::make_unique<Feeder>(
         memory_input({reinterpret_cast<const uint8_t*>(p.bytes->data()), p.bytes->size()}, p.file, in_.read.input), fo);
+    // A trace read whole already (it fits the feeder's window) needs its bytes no more: freeing
+    // them now lets the next NPU's reuse that memory (fresh pages cost a fault each). NPU 0's
+    // stay for require_alike.
+    if (n > 0 && p.feeder->fully_read()) p.bytes.reset();
     const Trace& meta = p.feeder->metadata();
     for (uint32_t a = 0; a < meta.metadata_attrs().size(); ++a) {
       const AttrView attr = meta.metadata_attr(a);
@@ -210,9 +214,11 @@ void Workload::step(uint32_t n) {
   Npu& p = npus_[n];
   if (p.finished || !p.started) return;
   bool again = true;
+  // Scratch kept for its capacity; taken out while in use (issuing may step another NPU).
+  std::vector<uint64_t> ready = std::move(ready_scratch_);
   while (again) {
     again = false;
-    std::vector<uint64_t> ready = npus_[n].feeder->take_all();
+    npus_[n].feeder->take_all(ready);
     for (uint64_t id : ready) {
       Npu& q = npus_[n];
       FeederNode node = q.feeder->node(id);
@@ -223,6 +229,7 @@ void Workload::step(uint32_t n) {
       if (issue(n, node)) again = true;
     }
   }
+  ready_scratch_ = std::move(ready);
   Npu& q = npus_[n];
   if (q.feeder->finished() && q.cpu_busy == 0 && q.comp_busy == 0 && q.comm_busy == 0 && q.busy_lanes.empty()) {
     q.finished = true;

@@ -41,7 +41,8 @@ class Workload final : public NodeSink {
   struct Npu {
     std::string file;
     // The whole trace, read at start (thousands of NPUs must not hold thousands of open
-    // files); the feeder reads from it, so it is declared first and outlives the feeder.
+    // files); the feeder reads from it, so it is declared first and outlives the feeder. Freed
+    // once the feeder has read it all (NPU 0's is kept to compare the others with).
     std::unique_ptr<const std::string> bytes;
     std::unique_ptr<Feeder> feeder;
     int cpu_busy = 0, comp_busy = 0, comm_busy = 0;
@@ -93,6 +94,7 @@ class Workload final : public NodeSink {
   uint32_t n_npus_ = 0;
   double local_mem_bw_ = 0, peak_perf_ = 0;
   std::vector<Npu> npus_;  // every NPU, or NPU 0 alone in a mirrored run
+  std::vector<uint64_t> ready_scratch_;  // step()'s, kept for its capacity
   std::map<uint32_t, Tick> memory_busy_;  // shared remote memories: busy until
   uint64_t nodes_run_ = 0;                // over all NPUs, for progress
   std::vector<Span> spans_;
