@@ -1053,8 +1053,56 @@ TEST(SimulateMirrored, AlikeNpusRunOnceWithEveryNpusResults) {
   EXPECT_EQ(mirrored, 54);
 }
 
-// Whatever tells NPUs apart makes the run simulate each: traces that differ, an algorithm that
-// exchanges messages, a slower NPU, a collective over a communicator group, the congestion-aware
+// Direct phases (every peer at once) run as one where every peer's message takes the same time
+// (switch and fully-connected dimensions): the closed form gives every figure of simulating
+// each NPU and each message. A direct phase on a ring dimension (peers at different distances)
+// or with a window makes the run simulate each NPU, with the same results.
+TEST(SimulateMirrored, DirectPhasesRunOnceWhereEveryPeerIsAlike) {
+  const std::string sys = inputs() + "/sys/";
+  int mirrored = 0, runs = 0;
+  for (const char* name : {"astra-sim-1.0__Resnet50_DataParallel", "chakra_eg_converter__AllToAll_128KB",
+                           "chakra_eg_converter__ReduceScatter_128KB", "chakra_eg_converter__AllGather_64KB"}) {
+    SimInputs in;
+    in.workload = write_text_workload(name, 16);
+    for (const char* net : {"topology: [ Switch ]\nnpus_count: [ 16 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
+                            "topology: [ FullyConnected ]\nnpus_count: [ 16 ]\nbandwidth: [ 150 ]\nlatency: [ 700 ]\n",
+                            "topology: [ Switch, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n",
+                            "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n"}) {
+      in.network = parse_network(net, "n.yml");
+      for (const char* system : {"direct_s4_c1.json", "direct_ring_s4_c1.json", "direct4"}) {
+        if (std::string(system) == "direct4") {  // at most 4 messages in flight: never one for all
+          in.system = load_system(sys + "direct_s4_c1.json");
+          for (auto& algos : in.system.algorithms)
+            for (AlgorithmChoice& a : algos) a.window = 4;
+        } else {
+          in.system = load_system(sys + system);
+        }
+        for (auto& algos : in.system.algorithms)  // one algorithm per dimension of the network
+          algos.resize(std::min(algos.size(), in.network.npus.size()));
+        const std::string what = std::string(name) + " " + net + system;
+        SimOptions each, every_message;
+        each.every_npu = true;
+        every_message.every_message = true;
+        const SimResult a = simulate(in), b = simulate(in, each), c = simulate(in, every_message);
+        EXPECT_EQ(b.simulated_npus, 16u) << what;
+        expect_same_results(a, b, what);
+        expect_same_results(a, c, what + " (every message)");
+        // Direct on a ring dimension (the first: direct_s4_c1 names one algorithm, so only the
+        // first dimension is used), or windowed: every NPU runs.
+        const bool expect_one = std::string(net).find("[ Ring") == std::string::npos && std::string(system) != "direct4";
+        EXPECT_EQ(a.simulated_npus, expect_one ? 1u : 16u) << what;
+        if (expect_one) EXPECT_LT(a.events * 8, b.events) << what;
+        mirrored += a.simulated_npus == 1;
+        ++runs;
+      }
+    }
+  }
+  EXPECT_EQ(runs, 48);
+  EXPECT_EQ(mirrored, 24);
+}
+
+// Whatever tells NPUs apart makes the run simulate each: traces that differ, an algorithm whose
+// peers are not all alike, a slower NPU, a collective over a communicator group, the congestion-aware
 // network; and errors and deadlocks are found and reported as when every NPU runs.
 TEST(SimulateMirrored, WhatTellsNpusApartRunsEveryNpu) {
   const std::string sys = inputs() + "/sys/";
@@ -1113,10 +1161,11 @@ TEST(SimulateMirrored, WhatTellsNpusApartRunsEveryNpu) {
     const SimResult r = compare(in, {}, "one trace differs");
     EXPECT_NE(r.npus[9].finish, alike.npus[9].finish);
   }
-  {
+  {  // direct on the ring dimension: its peers are 1 and 2 hops away
     SimInputs in = base;
     in.system = load_system(sys + "direct_ring_s4_c1.json");
-    compare(in, {}, "direct all-reduce (every message)");
+    for (auto& algos : in.system.algorithms) std::reverse(algos.begin(), algos.end());
+    compare(in, {}, "direct all-reduce on a ring dimension (every message)");
   }
   // A direct all-to-all configured but never issued: the all-reduces still run as one.
   {

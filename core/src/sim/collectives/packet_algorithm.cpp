@@ -1,5 +1,7 @@
 #include "sim/collectives/packet_algorithm.h"
 
+#include <tuple>
+
 namespace chakra::sim {
 
 void CollectiveAlgorithm::on_node_done(CollectiveContext&, uint32_t, uint64_t) {
@@ -73,6 +75,45 @@ bool PacketAlgorithm::send_packet(CollectiveContext& c, uint32_t si) {
   t.packets.pop_front();
   --t.free_packets;
   return true;
+}
+
+bool GatheredPacketAlgorithm::GroupKey::operator<(const GroupKey& o) const {
+  return std::tie(tag, phase, base, stride, n, members, dir) < std::tie(o.tag, o.phase, o.base, o.stride, o.n, o.members, o.dir);
+}
+
+void GatheredPacketAlgorithm::join(CollectiveContext& c, uint32_t si) {
+  const Stream& s = c.stream(si);
+  const RingView& r = s.cur.ring;
+  GroupKey key{s.id, s.next_phase, r.base, r.stride, r.n, r.members, s.cur.dir};
+  auto [at, fresh] = group_of_.try_emplace(key, 0);
+  if (fresh) {
+    at->second = groups_.take();
+    Group& g = groups_[at->second];
+    g.joined = 0;
+    // Mirrored, every member starts now: only this one's stream exists.
+    g.start.assign(r.n, c.mirrored() ? c.clock().now() : 0), g.stream.assign(r.n, UINT32_MAX);
+    g.flows.bytes = s.msg_size;
+    g.flows.delay.clear(), g.flows.first_hop.clear(), g.flows.hops.clear();
+    g.flows.slowest = 0, g.flows.alike = false;
+    make_flows(s, g.flows);
+    g.phase = ClosedPhase{s.id, s.next_phase, r.base, r.stride, r.n, uint8_t(s.cur.dir), c.clock().now()};
+    g.per_message = !c.closed_form_for(g.phase) || !c.open_flows(g.flows);
+  }
+  const uint32_t gi = at->second;
+  Group& g = groups_[gi];
+  const uint32_t idx = r.index(s.npu);
+  if (g.stream[idx] != UINT32_MAX)
+    throw Error("NPU " + std::to_string(s.npu) + " joined the same collective phase twice "
+                "(stream ids out of step across NPUs)");
+  g.start[idx] = c.clock().now();
+  g.stream[idx] = si;
+  const bool per_message = g.per_message, all = ++g.joined == r.n || c.mirrored();
+  if (all) {
+    group_of_.erase(at);
+    if (!per_message) solve(c, g, si);  // starts no phase: `g` stays where it is
+    groups_.release(gi);
+  }
+  if (per_message) PacketAlgorithm::init(c, si);
 }
 
 }  // namespace chakra::sim

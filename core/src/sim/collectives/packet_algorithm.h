@@ -4,6 +4,8 @@
 // A subclass says how many messages a phase has, their size, and who the peers are.
 #pragma once
 
+#include <map>
+
 #include "sim/collectives/collective.h"
 
 namespace chakra::sim {
@@ -28,6 +30,39 @@ class PacketAlgorithm : public CollectiveAlgorithm {
   static void start_with_neighbours(Stream& s, int64_t messages);
   void prepare_packet(CollectiveContext& c, uint32_t si);
   bool send_packet(CollectiveContext& c, uint32_t si);
+};
+
+// Packet algorithms whose phases may be solved in closed form (ring, direct): the members of
+// one phase of one chunk are gathered until all have started it (in a mirrored run, the one
+// member stands for all at once), then the subclass solves them together, or, where the
+// network cannot carry the phase's flows without events, each member runs message by message.
+class GatheredPacketAlgorithm : public PacketAlgorithm {
+ protected:
+  struct Group {
+    ClosedPhase phase{};
+    uint32_t joined = 0;
+    bool per_message = false;  // the network cannot carry its flows in closed form
+    std::vector<Tick> start;   // per member, when it joined
+    std::vector<uint32_t> stream;
+    Flows flows;
+  };
+  // Stream si starts its phase: it joins the phase's group; the last member to join solves it.
+  void join(CollectiveContext& c, uint32_t si);
+  // The phase's flows (src, dst and members; join sets the bytes and clears the rest).
+  virtual void make_flows(const Stream& s, Flows& f) const = 0;
+  // Every member has joined: give each its phase_done_after.
+  virtual void solve(CollectiveContext& c, Group& g, uint32_t any) = 0;
+
+ private:
+  struct GroupKey {
+    int64_t tag;
+    uint32_t phase, base, stride, n;
+    const void* members;
+    Dir dir;
+    bool operator<(const GroupKey& o) const;
+  };
+  std::map<GroupKey, uint32_t> group_of_;  // phases still gathering members, by slot in groups_
+  Pool<Group> groups_;                     // pooled: phases come and go by the thousand
 };
 
 }  // namespace chakra::sim

@@ -8,15 +8,13 @@
 // from that recurrence: the same numbers as simulating each message (tested against it), at a
 // fraction of the events.
 #include <algorithm>
-#include <map>
-#include <tuple>
 
 #include "sim/collectives/packet_algorithm.h"
 
 namespace chakra::sim {
 namespace {
 
-class Ring final : public PacketAlgorithm {
+class Ring final : public GatheredPacketAlgorithm {
  public:
   void start(Stream& s) const override {
     const Collective type = s.cur.type;
@@ -35,69 +33,20 @@ class Ring final : public PacketAlgorithm {
   int64_t received_per_cycle(const Stream& s) const override { return (int64_t(s.cur.ring.n) - 1) * s.parallel; }
 
  private:
-  // The members of one phase of one chunk, gathered until all have started it.
-  struct GroupKey {
-    int64_t tag;
-    uint32_t phase, base, stride, n;
-    const void* members;
-    Dir dir;
-    bool operator<(const GroupKey& o) const {
-      return std::tie(tag, phase, base, stride, n, members, dir) <
-             std::tie(o.tag, o.phase, o.base, o.stride, o.n, o.members, o.dir);
-    }
-  };
-  struct Group {
-    ClosedPhase phase{};
-    uint32_t joined = 0;
-    bool per_message = false;  // the network cannot carry its flows in closed form
-    std::vector<Tick> start;
-    std::vector<uint32_t> stream;
-    Flows flows;  // flow i: from member i's sender to member i
-  };
-
-  void join(CollectiveContext& c, uint32_t si) {
-    const Stream& s = c.stream(si);
+  // Flow i: from member i's sender to member i.
+  void make_flows(const Stream& s, Flows& f) const override {
     const RingView& r = s.cur.ring;
-    GroupKey key{s.id, s.next_phase, r.base, r.stride, r.n, r.members, s.cur.dir};
-    auto [at, fresh] = group_of_.try_emplace(key, 0);
-    if (fresh) {
-      // A pooled group keeps the capacity of its vectors: phases come and go by the thousand.
-      at->second = groups_.take();
-      Group& g = groups_[at->second];
-      g.joined = 0;
-      // Mirrored, every member starts now: only this one's stream exists.
-      g.start.assign(r.n, c.mirrored() ? c.clock().now() : 0), g.stream.assign(r.n, UINT32_MAX);
-      g.flows.bytes = s.msg_size;
-      g.flows.src.resize(r.n), g.flows.dst.resize(r.n);
-      g.flows.delay.clear(), g.flows.first_hop.clear(), g.flows.hops.clear();
-      g.flows.slowest = 0, g.flows.alike = false;
-      for (uint32_t i = 0; i < r.n; ++i) {
-        g.flows.src[i] = r.at(s.cur.dir == Dir::Clockwise ? int64_t(i) - 1 : int64_t(i) + 1);
-        g.flows.dst[i] = r.at(i);
-      }
-      g.phase = ClosedPhase{s.id, s.next_phase, r.base, r.stride, r.n, uint8_t(s.cur.dir), c.clock().now()};
-      g.per_message = !c.closed_form_for(g.phase) || !c.open_flows(g.flows);
+    f.members = r.n;
+    f.src.resize(r.n), f.dst.resize(r.n);
+    for (uint32_t i = 0; i < r.n; ++i) {
+      f.src[i] = r.at(s.cur.dir == Dir::Clockwise ? int64_t(i) - 1 : int64_t(i) + 1);
+      f.dst[i] = r.at(i);
     }
-    const uint32_t gi = at->second;
-    Group& g = groups_[gi];
-    uint32_t idx = r.index(s.npu);
-    if (g.stream[idx] != UINT32_MAX)
-      throw Error("NPU " + std::to_string(s.npu) + " joined the same collective phase twice "
-                  "(stream ids out of step across NPUs)");
-    g.start[idx] = c.clock().now();
-    g.stream[idx] = si;
-    const bool per_message = g.per_message, all = ++g.joined == r.n || c.mirrored();
-    if (all) {
-      group_of_.erase(at);
-      if (!per_message) solve(c, g, si);  // starts no phase: `g` stays where it is
-      groups_.release(gi);
-    }
-    if (per_message) PacketAlgorithm::init(c, si);
   }
 
   // With equal starts and flows that take equal times, every member goes through the same
   // times (by induction over the steps), so member 0 alone is solved and stands for all.
-  void solve(CollectiveContext& c, Group& g, uint32_t any) {
+  void solve(CollectiveContext& c, Group& g, uint32_t any) override {
     const Stream& s0 = c.stream(any);
     const PhaseSpec& p = s0.cur;
     const uint32_t n = p.ring.n;
@@ -145,8 +94,6 @@ class Ring final : public PacketAlgorithm {
       if (g.stream[i] != UINT32_MAX) c.phase_done_after(g.stream[i], send[one_for_all ? 0 : i] - now);
   }
 
-  std::map<GroupKey, uint32_t> group_of_;  // phases still gathering members, by slot in groups_
-  Pool<Group> groups_;
   std::vector<uint32_t> prev_;  // solve()'s, kept for their capacity
   std::vector<Tick> send_, recv_;
 };

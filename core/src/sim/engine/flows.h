@@ -31,6 +31,7 @@ struct Flows {
 
   uint64_t bytes = 0;               // every message's size
   std::vector<uint32_t> src, dst;   // per flow
+  uint32_t members = 0;             // how many of the phase's members these flows are the sends of
   std::vector<Tick> delay;          // fixed-delay networks: per flow; empty otherwise
   std::vector<uint32_t> first_hop;  // flow f's hops are hops[first_hop[f], first_hop[f + 1])
   std::vector<Hop> hops;

@@ -155,12 +155,13 @@ void System::sys_recv(uint32_t npu, uint32_t src, uint64_t bytes, int64_t tag, b
   network_->send(npu, src, kRendezvousBytes, tag + kRendezvousTags, Handler{kRendezvousRecv, npu, r});
 }
 
-// A mirrored phase stands for one per ring of its dimension, all alike: each carries its load.
+// A mirrored phase stands for every NPU's, all alike: flows that are the sends of k members
+// stand for npus / k copies, each carrying its load.
 void System::close_flows(const Flows& f, uint64_t per_flow, bool first_for_all) {
   uint64_t copies = 1;
   if (mirrored_) {
-    if (f.src.empty() || topo_.npus % f.src.size() != 0) throw NotMirrored{};
-    copies = topo_.npus / f.src.size();
+    if (f.members == 0 || topo_.npus % f.members != 0) throw NotMirrored{};
+    copies = topo_.npus / f.members;
   }
   closed_form_messages_ += per_flow * f.src.size() * copies;
   network_->close_flows(f, per_flow * copies, first_for_all);

@@ -129,13 +129,16 @@ void Workload::require_alike() const {
     }
   };
   const Trace reference = decode(*first.bytes, first.file);
-  // Messages (point-to-point nodes; collectives whose algorithm is not a ring, or one ring of all
-  // NPUs) and collectives over a group would end the attempt later (System throws NotMirrored);
-  // they are refused here, before every trace is read.
-  auto ring_only = [&](Collective c) {
+  // Messages (point-to-point nodes; collectives whose algorithm has no mirrored closed form:
+  // not a ring nor a direct exchange with every peer at once, or one ring of all NPUs) and
+  // collectives over a group would end the attempt later (System throws NotMirrored); they are
+  // refused here, before every trace is read.
+  auto closed_form_only = [&](Collective c) {
     const SystemConfig& sys = in_.system;
-    return sys.custom[int(c)].empty() && std::all_of(sys.algorithms[int(c)].begin(), sys.algorithms[int(c)].end(),
-                                                     [](const AlgorithmChoice& a) { return a.kind == Algorithm::Ring && !a.flat; });
+    return sys.custom[int(c)].empty() &&
+           std::all_of(sys.algorithms[int(c)].begin(), sys.algorithms[int(c)].end(), [](const AlgorithmChoice& a) {
+             return !a.flat && (a.kind == Algorithm::Ring || (a.kind == Algorithm::Direct && a.window == -1));
+           });
   };
   const bool shared_memory = in_.memory.type != MemoryType::PerNpu;
   for (uint32_t n = 0; n < reference.size(); ++n) {
@@ -147,7 +150,7 @@ void Workload::require_alike() const {
     const auto pg = reference.find_attr(n, node_attr_name(NodeAttr::pg_name));
     const auto comm_type = reference.find_attr(n, node_attr_name(NodeAttr::comm_type));
     const auto collective = comm_type ? collective_of(comm_type->as_int64().value_or(-1)) : std::nullopt;
-    if ((pg && names_group(pg->as_string().value_or("?"))) || (collective && !ring_only(*collective))) throw NotMirrored{};
+    if ((pg && names_group(pg->as_string().value_or("?"))) || (collective && !closed_form_only(*collective))) throw NotMirrored{};
   }
   std::string file_bytes;
   for (uint32_t n = 1; n < n_npus_; ++n) {
