@@ -8,11 +8,13 @@
 #include <map>
 #include <random>
 #include <tuple>
+#include <unordered_map>
 
 #include "chakra/astra/config.h"
 #include "chakra/support/error.h"
 #include "sim/collectives/collective.h"
 #include "sim/engine/event_queue.h"
+#include "sim/engine/flat_index.h"
 #include "sim/network/network.h"
 
 namespace {
@@ -96,6 +98,46 @@ TEST(SimEventQueue, EventsScheduledForNowRunAfterThoseAlreadyDue) {
 
 // Sends and receives posted in random order over a few streams: the k-th send of a
 // (tag, src, dst, size) meets its k-th receive, told at max(arrival, receive posted).
+// The open-addressing index against std::unordered_map under random adds and erases, with a
+// hash that sends many keys to a few home slots (long probe runs that wrap around the array end,
+// where deletion has to move entries back) and a good one.
+TEST(SimFlatIndex, RandomAddsAndErasesAgreeWithAHashMap) {
+  struct Clumped {
+    size_t operator()(uint64_t k) const { return ~size_t{0} - (k % 5) * 3; }  // homes at the end, whatever the size
+  };
+  struct Spread {
+    size_t operator()(uint64_t k) const { return static_cast<size_t>(mix64(k)); }
+  };
+  auto check = [](auto index, const char* what) {
+    std::unordered_map<uint64_t, uint32_t> truth;
+    std::mt19937_64 rng(7);
+    uint32_t next = 0;
+    for (int step = 0; step < 20000; ++step) {
+      const uint64_t key = rng() % 300;
+      if (rng() % 3 == 0) {
+        index.erase(key);
+        truth.erase(key);
+      } else {
+        bool added = false;
+        uint32_t& id = index.slot_for(key, added);
+        ASSERT_EQ(added, !truth.count(key)) << what << " step " << step;
+        if (added) id = truth[key] = next++;
+        ASSERT_EQ(id, truth[key]) << what << " step " << step;
+      }
+      ASSERT_EQ(index.size(), truth.size()) << what << " step " << step;
+      if (step % 97 == 0)
+        for (uint64_t k = 0; k < 300; ++k) {
+          const uint32_t* found = index.find(k);
+          auto it = truth.find(k);
+          ASSERT_EQ(found != nullptr, it != truth.end()) << what << " key " << k << " step " << step;
+          if (found) ASSERT_EQ(*found, it->second) << what << " key " << k;
+        }
+    }
+  };
+  check(FlatIndex<uint64_t, Clumped>{}, "clumped");
+  check(FlatIndex<uint64_t, Spread>{}, "spread");
+}
+
 TEST(SimNetwork, RandomlyPostedStreamsMatchInOrder) {
   NetworkConfig net = network("FullyConnected", 3);
   EventQueue q("w");

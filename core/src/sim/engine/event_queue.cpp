@@ -18,12 +18,15 @@ void EventQueue::schedule(Tick t, uint8_t sink, uint8_t kind, uint32_t a, uint64
 }
 
 uint32_t EventQueue::bucket_for(Tick t) {
-  auto [it, added] = waiting_.try_emplace(t, 0);
+  if (t == last_time_ && last_bucket_ != UINT32_MAX) return last_bucket_;
+  bool added = false;
+  uint32_t& id = waiting_.slot_for(t, added);
   if (added) {
-    it->second = buckets_.take();  // empty: buckets are cleared when released
+    id = buckets_.take();  // empty: buckets are cleared when released
     times_.push(t);
   }
-  return it->second;
+  last_time_ = t, last_bucket_ = id;
+  return id;
 }
 
 bool EventQueue::run_next() {
@@ -35,10 +38,11 @@ bool EventQueue::run_next() {
       current_ = UINT32_MAX;
     }
     if (times_.empty()) return false;
-    const auto it = waiting_.find(times_.top());
+    const Tick t = times_.top();
     times_.pop();
-    current_ = it->second;
-    waiting_.erase(it);
+    current_ = *waiting_.find(t);
+    waiting_.erase(t);
+    if (t == last_time_) last_bucket_ = UINT32_MAX;  // no longer waiting
   }
   // A copy: the handler may schedule into this bucket, which can move its events.
   const Event e = buckets_[current_].events[buckets_[current_].next++];

@@ -80,8 +80,8 @@ class CongestionAwareNetwork final : public Network {
   // Each hop starts from its link as it is now: free once what reached it before has gone.
   void ready_flows(Flows& f) const override {
     for (Flows::Hop& hop : f.hops) {
-      auto it = link_ids_.find(hop.link);
-      hop.free = it == link_ids_.end() ? 0 : links_[it->second].free_at;
+      const uint32_t* id = link_ids_.find(hop.link);
+      hop.free = id ? links_[*id].free_at : 0;
       hop.first = hop.queued = hop.messages = 0;
     }
     f.alike = true;
@@ -209,12 +209,14 @@ class CongestionAwareNetwork final : public Network {
   static uint64_t link_key(uint32_t from, uint32_t to) { return (uint64_t(from) << 32) | to; }
   // The link of a link_key, made on first use.
   uint32_t link_id(uint64_t key, uint8_t dim) {
-    auto [it, added] = link_ids_.try_emplace(key, static_cast<uint32_t>(links_.size()));
+    bool added = false;
+    uint32_t& id = link_ids_.slot_for(key, added);
     if (added) {
+      id = static_cast<uint32_t>(links_.size());
       Link& l = links_.emplace_back();
       l.from = static_cast<uint32_t>(key >> 32), l.to = static_cast<uint32_t>(key), l.dim = dim;
     }
-    return it->second;
+    return id;
   }
 
   void link_send(uint32_t m) {
@@ -277,7 +279,10 @@ class CongestionAwareNetwork final : public Network {
   Route route_;                        // scratch
   std::vector<InFlight> in_flight_;    // per message
   std::vector<Link> links_;            // in order of first use
-  std::unordered_map<uint64_t, uint32_t> link_ids_;  // link_key -> index in links_
+  struct LinkKeyHash {
+    size_t operator()(uint64_t k) const { return static_cast<size_t>(mix64(k)); }
+  };
+  FlatIndex<uint64_t, LinkKeyHash> link_ids_;  // link_key -> index in links_
 };
 
 }  // namespace

@@ -16,60 +16,8 @@ Topology::Topology(const NetworkConfig& n) : net(n) {
   for (uint32_t d = 0; d < dims; ++d) bytes_per_ns.push_back(net.bandwidth[d] * (1 << 30) / (1'000'000'000));
 }
 
-size_t Network::StreamIndex::hash(const PairKey& k) {
-  uint64_t h = mix(mix(mix(uint64_t(k.tag), k.src), k.dst), k.size);
-  h *= 0xBF58476D1CE4E5B9ull;  // spread into the low bits, which pick the slot
-  return static_cast<size_t>(h ^ (h >> 31));
-}
-
-uint32_t& Network::StreamIndex::slot_for(const PairKey& k, bool& added) {
-  if (2 * (used_ + 1) > slots_.size()) grow();
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = hash(k) & mask;; i = (i + 1) & mask) {
-    Slot& s = slots_[i];
-    if (s.id == kEmpty) {
-      s.key = k;
-      ++used_;
-      added = true;
-      return s.id;
-    }
-    if (s.key == k) {
-      added = false;
-      return s.id;
-    }
-  }
-}
-
-// Linear probing without tombstones: entries after the freed slot that probed past it move back.
-void Network::StreamIndex::erase(const PairKey& k) {
-  const size_t mask = slots_.size() - 1;
-  size_t i = hash(k) & mask;
-  for (;; i = (i + 1) & mask) {
-    if (slots_[i].id == kEmpty) return;
-    if (slots_[i].key == k) break;
-  }
-  for (size_t j = (i + 1) & mask; slots_[j].id != kEmpty; j = (j + 1) & mask) {
-    const size_t home = hash(slots_[j].key) & mask;
-    const bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-    if (!stays) {
-      slots_[i] = slots_[j];
-      i = j;
-    }
-  }
-  slots_[i].id = kEmpty;
-  --used_;
-}
-
-void Network::StreamIndex::grow() {
-  std::vector<Slot> old(slots_.size() * 2);
-  old.swap(slots_);
-  const size_t mask = slots_.size() - 1;
-  for (const Slot& s : old) {
-    if (s.id == kEmpty) continue;
-    size_t i = hash(s.key) & mask;
-    while (slots_[i].id != kEmpty) i = (i + 1) & mask;
-    slots_[i] = s;
-  }
+size_t Network::PairHash::operator()(const PairKey& k) const {
+  return static_cast<size_t>(mix64(mix(mix(mix(uint64_t(k.tag), k.src), k.dst), k.size)));
 }
 
 Network::Network(EventQueue& queue, MessageSink& sink, const NetworkConfig& net)

@@ -15,6 +15,7 @@
 #include "chakra/astra/config.h"
 #include "sim/common.h"
 #include "sim/engine/event_queue.h"
+#include "sim/engine/flat_index.h"
 #include "sim/engine/flows.h"
 
 namespace chakra::sim {
@@ -123,26 +124,8 @@ class Network : public EventSink {
     uint64_t size;
     bool operator==(const PairKey&) const = default;
   };
-  // Stream ids by key: open addressing in one array (a message's stream is looked up twice, by
-  // its send and its receive, and made and dropped per message by the direct algorithm: a node
-  // allocation per stream and a pointer chase per lookup were a third of such runs).
-  class StreamIndex {
-   public:
-    // The id stored for `k`; when `k` has none (`added`), a new entry whose id the caller sets
-    // at once. The reference is valid until the next call.
-    uint32_t& slot_for(const PairKey& k, bool& added);
-    void erase(const PairKey& k);
-
-   private:
-    struct Slot {
-      PairKey key{};
-      uint32_t id = kEmpty;
-    };
-    static constexpr uint32_t kEmpty = UINT32_MAX;
-    static size_t hash(const PairKey& k);
-    void grow();
-    std::vector<Slot> slots_ = std::vector<Slot>(64);  // a power of two, at most half used
-    size_t used_ = 0;
+  struct PairHash {
+    size_t operator()(const PairKey& k) const;
   };
   // One send and its receive, matched by their position in the stream.
   struct MatchEntry {
@@ -171,7 +154,7 @@ class Network : public EventSink {
   MessageSink& sink_;
   uint8_t sink_id_;
   uint64_t delivered_ = 0;
-  StreamIndex stream_ids_;
+  FlatIndex<PairKey, PairHash> stream_ids_;  // made and dropped per message by direct phases
   Pool<Stream> streams_;
   Pool<InFlight> messages_;     // messages in flight, by index
   Pool<Handler> handlers_;      // receives that met an arrived message, told at once
