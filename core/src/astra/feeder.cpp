@@ -200,6 +200,7 @@ struct Feeder::Impl {
   std::vector<Dangling> dangling;
   uint64_t dangling_count = 0;
   uint64_t read = 0, done = 0, taken = 0, loaded_unfinished = 0;
+  uint64_t first_block_hint = 0;  // nodes the input's size suggests, for the first block
   bool eof = false;
 
   int32_t new_edge(uint64_t dependant) {
@@ -254,8 +255,11 @@ struct Feeder::Impl {
     if (blocks.empty() || !blocks.back() || blocks.back()->trace.size() == kBlockNodes) {
       if (!blocks.empty() && blocks.back() && blocks.back()->unfinished == 0) blocks.back().reset();
       blocks.push_back(std::make_unique<Block>());
-      // Small at first: a simulator opens thousands of one-collective traces at once.
-      blocks.back()->trace.reserve(64, 2, 6);
+      // Sized from the input (a node takes a hundred bytes or more: the estimate errs low), so
+      // that a block's columns do not grow by doubling, and small for small inputs: a simulator
+      // opens thousands of one-collective traces at once.
+      blocks.back()->trace.reserve(std::clamp<uint64_t>(first_block_hint, 64, kBlockNodes), 2, 6);
+      first_block_hint = 0;
     }
     Block& b = *blocks.back();
     if (!reader->next_node(b.trace, draft)) {
@@ -335,6 +339,7 @@ struct Feeder::Impl {
 Feeder::Feeder(std::unique_ptr<ByteSource> in, const FeederOptions& options) : impl_(std::make_unique<Impl>()) {
   impl_->options = options;
   if (impl_->options.window == 0) impl_->options.window = 1;
+  if (!in->compressed()) impl_->first_block_hint = in->raw_size() / 128;
   impl_->reader = std::make_unique<EtReader>(std::move(in), options.read);
   impl_->reader->read_metadata(impl_->metadata);
   impl_->fill();
