@@ -65,7 +65,6 @@ class Direct final : public GatheredPacketAlgorithm {
     const RingView& r = s.cur.ring;
     f.members = 1;
     f.src.assign(r.n - 1, s.npu);
-    f.dst.clear();
     for (uint32_t i = 0; i < r.n; ++i)
       if (r.at(i) != s.npu) f.dst.push_back(r.at(i));
   }

@@ -92,9 +92,8 @@ void GatheredPacketAlgorithm::join(CollectiveContext& c, uint32_t si) {
     g.joined = 0;
     // Mirrored, every member starts now: only this one's stream exists.
     g.start.assign(r.n, c.mirrored() ? c.clock().now() : 0), g.stream.assign(r.n, UINT32_MAX);
+    g.flows.clear();
     g.flows.bytes = s.msg_size;
-    g.flows.delay.clear(), g.flows.first_hop.clear(), g.flows.hops.clear();
-    g.flows.slowest = 0, g.flows.alike = false;
     make_flows(s, g.flows);
     g.phase = ClosedPhase{s.id, s.next_phase, r.base, r.stride, r.n, uint8_t(s.cur.dir), c.clock().now()};
     g.per_message = !c.closed_form_for(g.phase) || !c.open_flows(g.flows);

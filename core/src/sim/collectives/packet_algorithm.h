@@ -48,7 +48,7 @@ class GatheredPacketAlgorithm : public PacketAlgorithm {
   };
   // Stream si starts its phase: it joins the phase's group; the last member to join solves it.
   void join(CollectiveContext& c, uint32_t si);
-  // The phase's flows (src, dst and members; join sets the bytes and clears the rest).
+  // The phase's flows: src, dst and members (join clears them first and sets the bytes).
   virtual void make_flows(const Stream& s, Flows& f) const = 0;
   // Every member has joined: give each its phase_done_after.
   virtual void solve(CollectiveContext& c, Group& g, uint32_t any) = 0;

@@ -66,12 +66,9 @@ class EventQueue {
     size_t next = 0;            // the first not yet run
   };
   uint32_t bucket_for(Tick t);
-  struct TickHash {
-    size_t operator()(Tick t) const { return static_cast<size_t>(mix64(t)); }
-  };
 
   std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>> times_;  // of waiting buckets
-  FlatIndex<Tick, TickHash> waiting_;  // time -> bucket, for times after now
+  FlatIndex<Tick, IntegerHash> waiting_;  // time -> bucket, for times after now
   // The waiting bucket found last: events come in runs for one time (a collective's messages).
   Tick last_time_ = 0;
   uint32_t last_bucket_ = UINT32_MAX;

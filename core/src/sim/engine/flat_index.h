@@ -91,4 +91,9 @@ inline uint64_t mix64(uint64_t h) {
   return h ^ (h >> 31);
 }
 
+// The Hash of a FlatIndex keyed by one integer (an event time, a link key).
+struct IntegerHash {
+  size_t operator()(uint64_t k) const { return static_cast<size_t>(mix64(k)); }
+};
+
 }  // namespace chakra::sim

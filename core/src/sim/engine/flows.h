@@ -38,6 +38,12 @@ struct Flows {
   Tick slowest = 0;    // the longest time one message of a flow takes on idle links
   bool alike = false;  // every flow takes the same times for the same send times (set by ready_flows)
 
+  // Empty, for a new phase (buffers keep their capacity: phase groups are pooled).
+  void clear() {
+    bytes = 0, members = 0, slowest = 0, alike = false;
+    src.clear(), dst.clear(), delay.clear(), first_hop.clear(), hops.clear();
+  }
+
   // When flow f's next message, sent at `sent`, arrives (messages of a flow in the order sent).
   Tick carry(uint32_t f, Tick sent) {
     if (!delay.empty()) return sent + delay[f];

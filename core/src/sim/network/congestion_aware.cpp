@@ -279,10 +279,7 @@ class CongestionAwareNetwork final : public Network {
   Route route_;                        // scratch
   std::vector<InFlight> in_flight_;    // per message
   std::vector<Link> links_;            // in order of first use
-  struct LinkKeyHash {
-    size_t operator()(uint64_t k) const { return static_cast<size_t>(mix64(k)); }
-  };
-  FlatIndex<uint64_t, LinkKeyHash> link_ids_;  // link_key -> index in links_
+  FlatIndex<uint64_t, IntegerHash> link_ids_;  // link_key -> index in links_
 };
 
 }  // namespace
