@@ -196,6 +196,31 @@ TEST(Feeder, NodesOutOfOrderAndDanglingDependencies) {
   EXPECT_EQ(order(*gated), (std::vector<uint64_t>{2, 1}));
 }
 
+// Node entries are kept by id in a vector while ids stay near the count read, in a hash map past
+// that: an id first far out (kept in the map) and later covered by the growing vector is found,
+// waited for and refused as a repeat all the same; an id near 2^60 stays in the map.
+TEST(Feeder, IdsFarApartAndThenCoveredAreFound) {
+  std::vector<Spec> specs{{100000, {}}};
+  for (uint64_t id = 0; id < 30000; ++id) specs.push_back({id, id ? std::vector<uint64_t>{id - 1} : std::vector<uint64_t>{}});
+  specs.push_back({100001, {100000, 29999}});
+  specs.push_back({uint64_t{1} << 60, {100001}});
+  auto f = feeder(encode(specs));
+  std::vector<uint64_t> expected;
+  for (uint64_t id = 0; id < 30000; ++id) expected.push_back(id);
+  expected.insert(expected.end(), {100000, 100001, uint64_t{1} << 60});
+  EXPECT_EQ(order(*f), expected);
+  EXPECT_TRUE(f->finished());
+
+  specs.push_back({100000, {}});  // read after the vector grew past it
+  try {
+    auto g = feeder(encode(specs));
+    order(*g);
+    FAIL() << "no error";
+  } catch (const chakra::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("node id 100000 appears twice"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Feeder, CyclesStallWithAReportInsteadOfHanging) {
   auto f = feeder(encode({{1, {}}, {2, {1, 4}}, {3, {2}}, {4, {3}}, {5, {4}}}));
   EXPECT_EQ(order(*f), (std::vector<uint64_t>{1}));

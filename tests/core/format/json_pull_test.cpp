@@ -3,7 +3,9 @@
 // values, also where a token, a key's colon or a number straddles the end of a window.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "chakra/format/io.h"
@@ -154,6 +156,36 @@ TEST(JsonPull, TruncatedMappedFileNamesTheFileAndTheByte) {
     EXPECT_NE(what.find("json_pull_truncated.json: byte "), std::string::npos) << what;
     EXPECT_NE(what.find("truncated"), std::string::npos) << what;
   }
+  std::remove(path.c_str());
+}
+
+// read_all reads a source whose size it knows into exactly that, and gets every byte whatever
+// the reads return: short reads (a file's first read returns the two bytes peeked for gzip),
+// a source holding more than it said (a file that grew) or less, and one of unknown size.
+TEST(ByteSource, ReadAllGetsEveryByteWhateverTheSizeSaid) {
+  struct Pieces : chakra::ByteSource {
+    Pieces(std::string d, uint64_t said) : ByteSource("pieces"), data(std::move(d)), said(said) {}
+    size_t read(uint8_t* dst, size_t n) override {
+      const size_t k = std::min({n, data.size() - at, size_t{1000}});  // at most 1000 at a time
+      std::memcpy(dst, data.data() + at, k);
+      at += k;
+      return k;
+    }
+    uint64_t raw_position() const override { return at; }
+    uint64_t raw_size() const override { return said; }
+    std::string data;
+    uint64_t said;
+    size_t at = 0;
+  };
+  std::string data(300000, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7 + i / 251);
+  for (uint64_t said : {uint64_t{300000}, uint64_t{250000}, uint64_t{299999}, uint64_t{350000}, uint64_t{0}}) {
+    Pieces in(data, said);
+    EXPECT_EQ(chakra::read_all(in), data) << "size said " << said;
+  }
+  const std::string path = temp_dir() + "/read_all.bin";
+  write_raw(path, data);
+  EXPECT_EQ(chakra::read_file(path), data);
   std::remove(path.c_str());
 }
 
