@@ -722,9 +722,14 @@ std::string comm_group_json(const std::map<std::string, std::vector<int64_t>>& g
 // out of each stretch. NaN for an op without the times (it then costs its exclusive less its blocked time);
 // all NaN when a node has blocked time without its spans (linked by an older chakra).
 // `blocked` is in node order, as parsed.
+// Bits of interleaved_cpu_costs' `waits`, per node: it has sync or inter-thread dependencies;
+// a node of another thread (or a GPU op) depends on it through one.
+constexpr uint8_t kWaits = 1, kWaitedFor = 2;
+
 std::vector<double> interleaved_cpu_costs(const Column<HostNode>& nodes, const std::vector<uint32_t>& parent_pos,
                                           const std::vector<std::vector<uint32_t>>& chains,
-                                          const std::vector<BlockedSpan>& blocked) {
+                                          const std::vector<BlockedSpan>& blocked,
+                                          const std::vector<double>& launch_cut, const std::vector<uint8_t>& waits) {
   constexpr uint32_t kNoParent = UINT32_MAX;
   std::vector<double> cost(nodes.size(), NAN);
   std::vector<uint8_t> has_spans(nodes.size(), 0);
@@ -767,6 +772,11 @@ std::vector<double> interleaved_cpu_costs(const Column<HostNode>& nodes, const s
         thread_blocked[merged++] = span;
     }
     thread_blocked.resize(merged);
+    auto first_block_within = [&](double b, double e) {  // where the thread was first blocked in [b, e), or NaN
+      auto it = std::partition_point(thread_blocked.begin(), thread_blocked.end(),
+                                     [&](const std::pair<double, double>& span) { return span.second <= b; });
+      return it != thread_blocked.end() && it->first < e ? std::max(b, it->first) : NAN;
+    };
     auto blocked_within = [&](double b, double e) {  // µs of [b, e) the thread was blocked
       auto it = std::partition_point(thread_blocked.begin(), thread_blocked.end(),
                                      [&](const std::pair<double, double>& span) { return span.second <= b; });
@@ -774,20 +784,36 @@ std::vector<double> interleaved_cpu_costs(const Column<HostNode>& nodes, const s
       for (; it != thread_blocked.end() && it->first < e; ++it) total += std::min(e, it->second) - std::max(b, it->first);
       return total;
     };
+    double carried = 0;  // the rest of the op before's stretch, after its cut
     for (size_t c = 1; c < chain.size(); ++c) {
       const uint32_t x = chain[c];
       const uint32_t t = top(x);
       if (!timed(x) || !timed(t)) continue;
-      const bool has_next = c + 1 < chain.size() && timed(chain[c + 1]);
+      const bool has_next = c + 1 < chain.size() && timed(chain[c + 1]) && timed(top(chain[c + 1]));
       const uint32_t next = has_next ? chain[c + 1] : x;
-      const bool next_is_child = has_next && up(next, [&](uint32_t p) { return p == x || p == root; }) == x;
-      // Between two ops of work handed over by another thread (autograd's), the thread's time
-      // is the engine's own: picking the next task.
-      const bool next_in_top =
-          has_next && (top(next) == t || (nodes[t].inter_thread_dep && nodes[top(next)].inter_thread_dep));
-      const double until = next_is_child || next_in_top ? nodes[next].ts : nodes[t].ts + nodes[t].inclusive_dur;
+      // The stretch runs to the next op's start, across the gap between two top-level ops too
+      // (the interpreter's time between calls), except into the first op of work handed over
+      // by another thread (autograd's): that gap is the thread waiting for it.
+      const bool handed_over = has_next && top(next) != t && nodes[top(next)].inter_thread_dep && !nodes[t].inter_thread_dep;
       const double from = nodes[x].ts;
-      cost[x] = until > from ? (until - from) - blocked_within(from, until) : 0;
+      const double until = has_next && !handed_over ? nodes[next].ts : nodes[t].ts + nodes[t].inclusive_dur;
+      auto own = [&](double b, double e) { return e > b ? (e - b) - blocked_within(b, e) : 0; };
+      // What waits for x's node waits for all of its stretch, but the GPU ops x launched
+      // started before that ended, time x spent after being blocked came after the wait, and
+      // another thread's op waiting for x waited for x's own end. So x's node ends at its cut
+      // and the rest of the stretch goes to the next op: the latest start of a GPU op x
+      // launched (x's end at the latest) or where x was first blocked, whichever is later;
+      // without either, x's end if another thread waits for x. Not when the next op waits for
+      // something and x was neither blocked nor waited for: x's rest ran during that wait.
+      const double end = nodes[x].ts + nodes[x].inclusive_dur, block = first_block_within(from, until);
+      const double launched = std::min(launch_cut[x], end);  // NaN without a launch
+      const bool waited_for = waits[x] & kWaitedFor;
+      double cut = std::isnan(launched) ? block : std::isnan(block) ? launched : std::max(launched, block);
+      if (std::isnan(cut) && waited_for) cut = end;
+      const bool split = has_next && cut > from && cut < until &&
+                         (!(waits[next] & kWaits) || !std::isnan(block) || waited_for);
+      cost[x] = (split ? own(from, cut) : own(from, until)) + carried;
+      carried = split ? own(cut, until) : 0;
     }
   }
   return cost;
@@ -876,6 +902,7 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
   // ---- data dependencies: a pre-order walk of each thread's call tree ----
   DepLists data;
   std::vector<std::vector<uint32_t>> cpu_chains;  // per thread: its CPU ops (host positions) in replay order
+  std::vector<double> launch_cut(nodes.size(), NAN);  // per CPU op: the latest measured start of a GPU op it launched
   {
     std::vector<uint32_t> stack;
     std::vector<uint32_t> visited_epoch(nodes.size(), 0);
@@ -899,6 +926,7 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
           const HostNode& n = nodes[h];
           if (n.gpu) {
             if (last_any >= 0) data.add(s, nodes[last_any].id);
+            if (last_cpu >= 0 && !std::isnan(n.ts) && !(launch_cut[last_cpu] >= n.ts)) launch_cut[last_cpu] = n.ts;
             last_any = last_cpu;
           } else {
             if (n.inter_thread_dep) data.add(s, n.inter_thread_dep);
@@ -941,7 +969,22 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
   // core/docs/pytorch-replay.md, "Own time where it was spent"); NaN where the trace lacks the
   // times, and the op then costs its exclusive time less its blocked time.
   std::vector<double> replay_cost;
-  if (replay) replay_cost = interleaved_cpu_costs(nodes, parent_pos, cpu_chains, parser.blocked_spans);
+  if (replay) {
+    std::vector<uint8_t> waits(nodes.size(), 0);
+    auto mark_waited_for = [&](int64_t id) {
+      if (auto it = by_id.find(id); it != by_id.end()) waits[it->second] |= kWaitedFor;
+    };
+    for (const auto& [position, dep] : parser.sync_deps) {
+      waits[position] |= kWaits;
+      mark_waited_for(dep);
+    }
+    for (uint32_t i = 0; i < nodes.size(); ++i)
+      if (nodes[i].inter_thread_dep) {
+        waits[i] |= kWaits;
+        mark_waited_for(nodes[i].inter_thread_dep);
+      }
+    replay_cost = interleaved_cpu_costs(nodes, parent_pos, cpu_chains, parser.blocked_spans, launch_cut, waits);
+  }
 
   // ---- node types and communication attributes ----
   auto parent_of = [&](const HostNode& n) -> const HostNode* {

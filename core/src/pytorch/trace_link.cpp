@@ -806,14 +806,32 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
   };
 
   SyncDeps r;
-  auto add_blocked = [&](TidKey tid, Number ts, Number end, double micros) {
-    const int32_t op = innermost_cpu_op(d, tid, ts, end);
-    if (op == kNone || d.ops[op].host == kNone || micros <= 0) return;
+  // The call [ts, end) of thread `tid` was blocked for `micros` ending at `blocked_end`.
+  auto add_blocked = [&](TidKey tid, Number ts, Number end, double micros, double blocked_end) {
+    int32_t op = innermost_cpu_op(d, tid, ts, end);
+    // A call between host ops (torch.cuda.synchronize() in Python): the thread's op before it
+    // takes the span, so that the replay does not charge the wait as the thread's own time.
+    if (op == kNone || d.ops[op].host == kNone) op = last_linked_cpu_op_over_by(d, tid, ts);
+    if (op == kNone || micros <= 0) return;
     const int64_t host = host_out(d.ops[op].host);
     r.blocked[host] += micros;
-    r.blocked_spans[host].emplace_back(end.as_double() - micros, end.as_double());  // the call's last µs
+    r.blocked_spans[host].emplace_back(blocked_end - micros, blocked_end);
   };
   std::vector<int64_t> targets;  // GPU node ids the current call waits for
+  double targets_end = 0;        // when the last of them ended (µs)
+  auto add_target = [&](int32_t op) {
+    targets.push_back(gpu_out[op]);
+    targets_end = std::max(targets_end, pyjson::add(d.ops[op].ts, d.ops[op].dur).as_double());
+  };
+  // A blocking call is blocked from its start until the work it waits for ends; the rest of it
+  // (the wake-up after that work, or all of it when that work had ended already) is the
+  // thread's own time, spent after the wait. Without known targets, the whole call.
+  auto block_call = [&](const SyncCall& c) {
+    if (c.kind == SyncKind::StreamWait) return;
+    const double begin = c.ts.as_double(), end = c.end.as_double();
+    const double until = targets.empty() ? end : std::min(end, targets_end);
+    add_blocked(c.tid, c.ts, c.end, until - begin, until);
+  };
   // Older Kineto names neither the event nor the streams of a stream wait. PyTorch waits on a
   // stream right before launching there (a collective after its inputs' kernels, the kernels
   // after a collective's wait()), so: the thread's next launch waits for the last op launched
@@ -829,25 +847,25 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
     for (const auto& [stream, list] : by_stream) {
       if (stream == next->stream) continue;
       const Launched* x = last_before(list, c.ts);
-      if (x && !pyjson::less(waiting.ts, pyjson::add(d.ops[x->op].ts, d.ops[x->op].dur))) targets.push_back(gpu_out[x->op]);
+      if (x && !pyjson::less(waiting.ts, pyjson::add(d.ops[x->op].ts, d.ops[x->op].dur))) add_target(x->op);
     }
     return gpu_out[next->op];
   };
   auto stream_before = [&](int64_t stream, Number cutoff) {
     auto s = by_stream.find(stream);
     if (s == by_stream.end()) return;
-    if (const Launched* x = last_before(s->second, cutoff)) targets.push_back(gpu_out[x->op]);
+    if (const Launched* x = last_before(s->second, cutoff)) add_target(x->op);
   };
   for (const SyncCall& c : d.sync_calls) {
     ++r.calls;
     auto found = d.sync_detail.find(c.correlation);
     const SyncDetail* detail = found == d.sync_detail.end() ? nullptr : &found->second;
     targets.clear();
+    targets_end = 0;
     int64_t waiter = -1;
-    if (c.kind != SyncKind::StreamWait) add_blocked(c.tid, c.ts, c.end, pyjson::sub(c.end, c.ts).as_double());
     if (c.kind == SyncKind::Device) {
       for (const auto& entry : by_stream)
-        if (const Launched* x = last_before(entry.second, c.ts)) targets.push_back(gpu_out[x->op]);
+        if (const Launched* x = last_before(entry.second, c.ts)) add_target(x->op);
       waiter = cpu_after(c.tid, c.end);
     } else if (c.kind == SyncKind::Stream) {
       // Older Kineto has no cuda_sync event naming the stream: take the stream of the thread's
@@ -874,9 +892,9 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
       ++r.inferred;
     } else {
       ++r.unidentified;
-      continue;
     }
-    if (targets.empty()) continue;  // nothing launched before it: nothing to wait for
+    block_call(c);
+    if (targets.empty()) continue;  // unidentified, or nothing launched before it: nothing to wait for
     if (waiter < 0) {
       ++r.no_waiter;
       continue;
@@ -894,7 +912,7 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
     if (l == d.launch_by_correlation.end()) continue;
     const KinetoOp& launch = d.ops[l->second];
     const Number end = pyjson::add(launch.ts, launch.dur);
-    add_blocked(launch.tid, launch.ts, end, launch.dur.as_double() - d.ops[g].dur.as_double());
+    add_blocked(launch.tid, launch.ts, end, launch.dur.as_double() - d.ops[g].dur.as_double(), end.as_double());  // the call's last µs
     if (gpu_out[g] < 0) continue;
     if (const int64_t waiter = cpu_after(launch.tid, end); waiter >= 0) r.add(waiter, gpu_out[g]);
   }

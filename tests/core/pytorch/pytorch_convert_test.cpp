@@ -154,10 +154,11 @@ TEST(PytorchConvert, KeepsMeasuredStartTimesOfLinkedTraces) {
 }
 
 // The replay model charges a parent's own time where it was spent: the stretch before its
-// first child to the parent, each stretch after a child to the op that ran just before it, and
-// takes the thread's blocked spans out of them. aten::p (100–150 µs) calls aten::a (110–120)
-// and aten::b (130–140), and sat blocked 142–146; aten::q (200–205) is the next top-level op,
-// and the 50 µs between p's end and q's start (Python) are no op's.
+// first child to the parent, each stretch after a child (and the gap to the next top-level op)
+// to the op that ran just before it, and takes the thread's blocked spans out of them. Time
+// after a block comes after the wait, so it goes to the next op. aten::p (100–150 µs) calls
+// aten::a (110–120) and aten::b (130–140), and sat blocked 142–146; aten::q (200–205) is the
+// next top-level op, after 50 µs of Python.
 TEST(PytorchConvert, ReplayModelChargesOwnTimeWhereItWasSpent) {
   auto node = [](int id, const char* name, int parent, const std::string& more) {
     return std::string("{\"id\": ") + std::to_string(id) + ", \"name\": \"" + name + "\", \"ctrl_deps\": " +
@@ -182,8 +183,8 @@ TEST(PytorchConvert, ReplayModelChargesOwnTimeWhereItWasSpent) {
   auto d = durations(convert_text(trace(blocked)));
   EXPECT_EQ(d["aten::p"], 10u);  // 100–110, before its first child
   EXPECT_EQ(d["aten::a"], 20u);  // 110–130: its own 10 and p's 10 after it
-  EXPECT_EQ(d["aten::b"], 16u);  // 130–150 less the 4 blocked
-  EXPECT_EQ(d["aten::q"], 5u);
+  EXPECT_EQ(d["aten::b"], 12u);  // 130–142, until it was blocked
+  EXPECT_EQ(d["aten::q"], 59u);  // 146–200 (p's last 4 µs and the gap) and its own 5
   // Same total as exclusive less blocked, which the reference graph charges p up front.
   chakra::PytorchConvertOptions reference_graph;
   reference_graph.replay_model = false;
@@ -198,6 +199,51 @@ TEST(PytorchConvert, ReplayModelChargesOwnTimeWhereItWasSpent) {
   // A malformed span is an error naming the key.
   EXPECT_NE(error_of(trace(", \"blocked_dur\": 4, \"blocked_spans\": [[142]]")).find("blocked_spans"), std::string::npos);
   EXPECT_NE(error_of(trace(", \"blocked_dur\": 4, \"blocked_spans\": [142, 146]")).find("blocked_spans"), std::string::npos);
+}
+
+// A kernel starts while its launcher still runs: the launcher's node ends at the kernel's
+// start and the rest of its stretch goes to the next op, so that the kernel is not held back by
+// CPU time spent after the launch. aten::x (100–120 µs) launches k, which starts at 105;
+// aten::y (130–140) follows after 10 µs of Python. Not when y waits for something and x was
+// not blocked (x's rest ran during that wait); an op that launched nothing but that another
+// thread waits for ends where it ended.
+TEST(PytorchConvert, ReplayModelEndsALaunchersNodeWhereItsKernelStarted) {
+  auto node = [](int id, const char* name, int parent, const std::string& more) {
+    return std::string("{\"id\": ") + std::to_string(id) + ", \"name\": \"" + name + "\", \"ctrl_deps\": " +
+           std::to_string(parent) + ", \"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, \"outputs\": " +
+           "{\"values\": [], \"shapes\": [], \"types\": []}, \"attrs\": []" + more + "}";
+  };
+  auto trace = [&](const std::string& y_more, const std::string& other_thread, bool launches = true) {
+    return "{\"schema\": \"1.0.2-chakra.0.0.4\", \"pid\": 1, \"time\": \"t\", \"start_ts\": 1, \"finish_ts\": 2, \"nodes\": [" +
+           node(1, "[pytorch|profiler|execution_trace|process]", 1, "") + ", " +
+           node(2, "[pytorch|profiler|execution_trace|thread]", 1, "") + ", " +
+           node(3, "aten::x", 2, ", \"ts\": 100, \"inclusive_dur\": 20, \"exclusive_dur\": 20") + ", " +
+           (launches ? node(4, "k", 3, ", \"ts\": 105, \"inclusive_dur\": 30, \"exclusive_dur\": 30, \"cat\": \"kernel\", \"stream\": 7") + ", " : "") +
+           node(5, "aten::y", 2, ", \"ts\": 130, \"inclusive_dur\": 10, \"exclusive_dur\": 10" + y_more) + other_thread + "]}";
+  };
+  auto durations = [&](const std::string& text) {
+    chakra::PytorchConvertResult r = convert_text(text);
+    std::map<std::string, uint64_t> d;
+    for (uint32_t n = 0; n < r.trace.size(); ++n) d[std::string(r.trace.name(n))] = r.trace.duration_micros(n);
+    return d;
+  };
+  auto d = durations(trace("", ""));
+  EXPECT_EQ(d["aten::x"], 5u);   // 100–105, until k started
+  EXPECT_EQ(d["aten::y"], 35u);  // x's 105–130 and its own 10
+  EXPECT_EQ(d["k"], 30u);
+  // y waits for k: x's rest ran while k did, so it stays with x.
+  d = durations(trace(", \"sync_dep\": [4]", ""));
+  EXPECT_EQ(d["aten::x"], 30u);  // 100–130
+  EXPECT_EQ(d["aten::y"], 10u);
+  // z, on another thread, waits for x: without a launch, x's node ends where x ended.
+  const std::string thread2 = ", " + node(6, "[pytorch|profiler|execution_trace|thread]", 1, "") + ", " +
+                              node(7, "aten::z", 6, ", \"ts\": 125, \"inclusive_dur\": 5, \"exclusive_dur\": 5, \"inter_thread_dep\": 3");
+  d = durations(trace("", thread2, false));
+  EXPECT_EQ(d["aten::x"], 20u);  // 100–120
+  EXPECT_EQ(d["aten::y"], 20u);  // the gap 120–130 and its own 10
+  d = durations(trace("", "", false));
+  EXPECT_EQ(d["aten::x"], 30u);  // nothing waits for a part of it: the whole stretch
+  EXPECT_EQ(d["aten::y"], 10u);
 }
 
 // The replay model: every GPU op waits for the op launched before it on its stream, and the

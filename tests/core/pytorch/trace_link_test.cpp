@@ -345,8 +345,9 @@ TEST(TraceLink, BlockedTimeIsOwnTimeInsideBlockingCalls) {
   EXPECT_EQ(link_text(small_host(), kineto).text.find("blocked_dur"), std::string::npos);
 
   // The converter's replay model charges aten::linear's own time where it was spent, less the
-  // blocked 3.5 µs: 100.5–101.75 before addmm to linear, 101.75–111 (addmm's 2.25 and linear's
-  // 7 after it, 3.5 of them blocked) to addmm, the op running before that stretch.
+  // blocked 3.5 µs: 100.5–101.75 before addmm to linear, 101.75–105 (addmm's 2.25 and linear's
+  // 1 after it, until the block) to addmm, the op running before that stretch; the rest (after
+  // the wait, and the gap to relu) goes to the next op.
   std::string text = link_text(small_host(), kineto, o).text;
   chakra::PytorchConvertResult c = chakra::convert_pytorch(chakra::memory_input(as_bytes(text), "linked.json"));
   chakra::PytorchConvertOptions reference_graph;
@@ -362,11 +363,36 @@ TEST(TraceLink, BlockedTimeIsOwnTimeInsideBlockingCalls) {
     }
     if (c.trace.name(i) == "aten::addmm") {
       ++found;
-      EXPECT_EQ(c.trace.duration_micros(i), 5u);  // int(9.25 - 3.5)
+      EXPECT_EQ(c.trace.duration_micros(i), 3u);  // int(105 - 101.75)
       EXPECT_EQ(r.trace.duration_micros(i), 2u);  // int(2.25)
     }
   }
   EXPECT_EQ(found, 2);
+}
+
+// A blocking call is blocked only until the work it waits for ends: the rest of the call (the
+// thread waking up) is the op's own time. Here gemm runs 104–106 and the stream sync inside
+// aten::linear 105–108.5: 1 µs blocked. A sync that starts after gemm ended waited for nothing.
+TEST(TraceLink, BlockedTimeEndsWhenTheAwaitedWorkEnds) {
+  std::string kineto = small_kineto();
+  const std::string gemm_at = "\"ts\": 110.125, \"dur\": 4";
+  kineto.replace(kineto.find(gemm_at), gemm_at.size(), "\"ts\": 104, \"dur\": 2");
+  auto with_sync = [&](const char* ts, const char* dur) {
+    std::string k = kineto;
+    k.replace(k.rfind("]}"), 0,
+              std::string(", {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamSynchronize\", \"tid\": 1, \"ts\": ") +
+                  ts + ", \"dur\": " + dur + ", \"args\": {\"correlation\": 90}}");
+    return k;
+  };
+  chakra::LinkOptions o;
+  o.sync_deps = true;
+  json nodes = json::parse(link_text(small_host(), with_sync("105", "3.5"), o).text)["nodes"];
+  ASSERT_EQ(nodes[2]["name"], "aten::linear");
+  EXPECT_EQ(nodes[2]["blocked_dur"], 1.0);
+  EXPECT_EQ(nodes[2]["blocked_spans"], json::parse("[[105.0, 106.0]]"));
+  EXPECT_EQ(nodes[5]["sync_dep"], json::array({4}));  // aten::relu still waits for gemm
+  nodes = json::parse(link_text(small_host(), with_sync("107", "2"), o).text)["nodes"];
+  EXPECT_FALSE(nodes[2].contains("blocked_dur"));
 }
 
 // On a real trace every sync dependency must hold physically: the GPU op ended before the op
