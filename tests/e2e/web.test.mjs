@@ -308,7 +308,8 @@ test('a file larger than a slice is read and decoded in slices: the status says 
 });
 
 test('a long simulation runs in a worker: the page keeps drawing, shows progress, and can cancel it', async () => {
-  const p = await openPage(url + '#synth=llama2-7b&synth.layers=128&synth.dp=16&synth.tp=8&v=simulation');
+  // Long enough to be cancelled mid-run: 512 layers, where 128 take the native CLI 0.7 s.
+  const p = await openPage(url + '#synth=llama2-7b&synth.layers=512&synth.dp=16&synth.tp=8&v=simulation');
   await p.waitForFunction(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])).ranks.length === 128,
     null, { timeout: 60000 });
   await command('fit', p);
