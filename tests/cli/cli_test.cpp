@@ -1569,8 +1569,9 @@ TEST(CliShard, LinkAndConvertShardsWriteTheUnshardedFiles) {
     EXPECT_EQ(read_raw(dir + "/sharded" + name), read_raw(dir + "/whole" + name)) << name;
   }
   EXPECT_EQ(fs::exists(dir + "/sharded/et/dlrm.comm_group.json"), fs::exists(dir + "/whole/et/dlrm.comm_group.json"));
-  if (fs::exists(dir + "/whole/et/dlrm.comm_group.json"))
+  if (fs::exists(dir + "/whole/et/dlrm.comm_group.json")) {
     EXPECT_EQ(read_raw(dir + "/sharded/et/dlrm.comm_group.json"), read_raw(dir + "/whole/et/dlrm.comm_group.json"));
+  }
   // Parts with groups (these traces have none): joined, a group both list the same way once.
   fs::create_directories(dir + "/g");
   write_raw(dir + "/g/p.comm_group.part-0-of-2.json", R"({"1": [0, 1], "3": [0, 2]})");

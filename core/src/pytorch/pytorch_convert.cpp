@@ -711,21 +711,20 @@ std::string comm_group_json(const std::map<std::string, std::vector<int64_t>>& g
   return out + "}\n";
 }
 
-// The replay model's CPU costs. A thread runs its ops one after the other in `chain` order (a
-// pre-order walk of its call tree), each for its duration, so a parent's own time has to be
-// charged where it was spent: the stretch before its first child to the parent itself, each
-// stretch between two children (and after the last) to the op that runs just before it. So
-// every op is charged from its measured start to the next op's start, but not past the end of
-// its top-level op: the thread's time between top-level ops is no op's and is left out, as
-// before (it holds waits the profiler did not record), except between two ops of work handed
-// over by another thread. The times the thread was blocked (`blocked_spans`) are then taken
-// out of each stretch. NaN for an op without the times (it then costs its exclusive less its blocked time);
-// all NaN when a node has blocked time without its spans (linked by an older chakra).
-// `blocked` is in node order, as parsed.
 // Bits of interleaved_cpu_costs' `waits`, per node: it has sync or inter-thread dependencies;
 // a node of another thread (or a GPU op) depends on it through one.
 constexpr uint8_t kWaits = 1, kWaitedFor = 2;
 
+// The replay model's CPU costs. A thread runs its ops one after the other in `chain` order (a
+// pre-order walk of its call tree), each for its duration, so a parent's own time has to be
+// charged where it was spent: the stretch before its first child to the parent itself, each
+// stretch between two children (and after the last, and the gap to the next top-level op) to
+// the op that runs just before it, less the times the thread was blocked (`blocked_spans`).
+// An op's node may end before its stretch does (at a launch or a block: see the loop), the
+// rest then going to the next op. `launch_cut`: per CPU op, the latest measured start of a GPU
+// op it launched (NaN: none). NaN for an op without the times (it then costs its exclusive
+// less its blocked time); all NaN when a node has blocked time without its spans (linked by an
+// older chakra). `blocked` is in node order, as parsed.
 std::vector<double> interleaved_cpu_costs(const Column<HostNode>& nodes, const std::vector<uint32_t>& parent_pos,
                                           const std::vector<std::vector<uint32_t>>& chains,
                                           const std::vector<BlockedSpan>& blocked,
