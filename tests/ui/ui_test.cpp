@@ -706,7 +706,7 @@ TEST(AppGolden, NativeViewsLookAsRecorded) {
     ASSERT_EQ(std::system((cmd + " 2>" + out + "/stderr.txt").c_str()), 0) << cmd << "\n" << read_raw(out + "/stderr.txt");
     json status = json::parse(read_raw(out + "/" + shot.name + ".json"));
     EXPECT_EQ(status["error"], "") << shot.name;
-    if (shot.name == "sweep") {  // the example's 60 points, run in place by the native host
+    if (std::string_view(shot.name) == "sweep") {  // the example's 60 points, run in place by the native host
       EXPECT_EQ(status["sweep"]["done"], 60);
       EXPECT_EQ(status["sweep"]["failed"], 0);
     }

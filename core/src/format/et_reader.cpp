@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "chakra/format/et_io.h"
@@ -72,7 +73,13 @@ void parse_list(std::string_view msg, AttrKind list, AttrDrafts& drafts, StringP
   }
 }
 
-void parse_attr(std::string_view msg, AttrDrafts& drafts, StringPool& pool, uint64_t& dropped) {
+// The name interned at each attribute position of the previous node: nodes of a trace mostly
+// list the same attributes in the same order, so a node's names are usually found by comparing
+// bytes, without hashing (StringPool::intern with a hint).
+using AttrNameHints = std::array<StrId, 16>;
+
+void parse_attr(std::string_view msg, AttrDrafts& drafts, StringPool& pool, uint64_t& dropped,
+                AttrNameHints* hints = nullptr) {
   AttrDraft a;
   a.list_begin = static_cast<uint32_t>(drafts.elems.size());
   a.unknown_begin = static_cast<uint32_t>(drafts.unknown.size());
@@ -84,7 +91,8 @@ void parse_attr(std::string_view msg, AttrDrafts& drafts, StringPool& pool, uint
     uint32_t field = static_cast<uint32_t>(key >> 3), wt = static_cast<uint32_t>(key & 7);
     if (field == 0) throw DecodeError{"field number 0", field_start};
     if (field == kAttrName && wt == wire::kLen) {
-      a.name = pool.intern(read_len(p, end));
+      const size_t position = drafts.attrs.size();
+      a.name = hints && position < hints->size() ? pool.intern(read_len(p, end), (*hints)[position]) : pool.intern(read_len(p, end));
       continue;
     }
     if (field == kAttrDoc && wt == wire::kLen) {
@@ -147,7 +155,8 @@ void read_deps(uint32_t wt, const uint8_t*& p, const uint8_t* end, std::vector<u
   while (q < qend) out.push_back(read_varint(q, qend));
 }
 
-void parse_node(const uint8_t* p, const uint8_t* end, NodeDraft& d, StringPool& pool, uint64_t& dropped) {
+void parse_node(const uint8_t* p, const uint8_t* end, NodeDraft& d, StringPool& pool, uint64_t& dropped,
+                AttrNameHints& hints) {
   d.clear();
   while (p < end) {
     const uint8_t* field_start = p;
@@ -190,7 +199,7 @@ void parse_node(const uint8_t* p, const uint8_t* end, NodeDraft& d, StringPool& 
         }
         break;
       case kNodeAttr:
-        if (wt == wire::kLen) parse_attr(read_len(p, end), d.attrs, pool, dropped); else known = false;
+        if (wt == wire::kLen) parse_attr(read_len(p, end), d.attrs, pool, dropped, &hints); else known = false;
         break;
       default:
         known = false;
@@ -271,6 +280,7 @@ struct EtReader::Impl {
   uint64_t pending_offset = 0;
   uint64_t dropped = 0;
   uint64_t next_progress = 0;
+  AttrNameHints attr_name_hints{};  // ids in whichever pool the caller passes: checked before use
 
   // Makes at least n unread bytes available; false if the input ends first.
   bool fill(size_t n) {
@@ -425,7 +435,7 @@ bool EtReader::next_node(Trace& strings, NodeDraft& node) {
     return false;
   }
   try {
-    parse_node(b, e, node, strings.strings(), s.dropped);
+    parse_node(b, e, node, strings.strings(), s.dropped, s.attr_name_hints);
   } catch (const DecodeError& err) {
     s.decode_failed(err, b, offset, "Node record");
   }

@@ -181,4 +181,49 @@ TEST(EtReading, InputsReadInPlaceReportHowFarTheReadGot) {
   }
 }
 
+// The decoder interns an attribute's name by comparing it with the name at the same position
+// in the previous node (StringPool::intern with a hint): nodes whose attributes come in another
+// order, under other names, in more positions than it remembers, or read into another trace
+// all get their own names.
+TEST(EtDecode, AttributeNamesAreRightWhateverTheirOrder) {
+  chakra::Trace t;
+  std::vector<std::vector<std::string>> names = {{"a", "b"}, {"b", "a"}, {"a", "b"}, {"c"}, {}, {"a", "bb", "b"}};
+  names.emplace_back();
+  for (int k = 0; k < 20; ++k) names.back().push_back("n" + std::to_string(k));  // beyond the 16 remembered
+  names.push_back({"n17", "a"});
+  chakra::NodeDraft d;
+  for (uint64_t id = 0; id < names.size(); ++id) {
+    d.clear();
+    d.id = id;
+    d.name = t.intern("node" + std::to_string(id));
+    for (size_t k = 0; k < names[id].size(); ++k) d.attrs.add_int64(t.intern(names[id][k]), static_cast<int64_t>(id * 100 + k));
+    t.append(d);
+  }
+  const std::string bytes = chakra::encode_et(t);
+  for (int pass = 0; pass < 2; ++pass) {  // the second read starts from a fresh pool
+    const chakra::Trace back = chakra::read_et(chakra::memory_input(as_bytes(bytes), "names.et"));
+    ASSERT_EQ(back.size(), names.size());
+    for (uint32_t n = 0; n < back.size(); ++n) {
+      ASSERT_EQ(back.attr_end(n) - back.attr_begin(n), names[n].size()) << n;
+      for (uint32_t a = back.attr_begin(n), k = 0; a < back.attr_end(n); ++a, ++k) {
+        EXPECT_EQ(back.attr(a).name(), names[n][k]) << n << " " << k;
+        EXPECT_EQ(back.attr(a).as_int64(), static_cast<int64_t>(n * 100 + k)) << n << " " << k;
+      }
+    }
+  }
+  // The hint itself: right when it names the string, replaced when it names another one or
+  // none of this pool's.
+  chakra::StringPool pool;
+  const chakra::StrId x = pool.intern("x"), y = pool.intern("y");
+  chakra::StrId hint = x;
+  EXPECT_EQ(pool.intern("x", hint), x);
+  EXPECT_EQ(pool.intern("y", hint), y);
+  EXPECT_EQ(hint, y);
+  hint = 1000;
+  const chakra::StrId z = pool.intern("z", hint);
+  EXPECT_EQ(z, pool.intern("z"));
+  EXPECT_EQ(hint, z);
+  EXPECT_EQ(pool.size(), 4u);  // "", x, y, z
+}
+
 }  // namespace

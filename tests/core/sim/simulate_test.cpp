@@ -1091,7 +1091,9 @@ TEST(SimulateMirrored, DirectPhasesRunOnceWhereEveryPeerIsAlike) {
         // first dimension is used), or windowed: every NPU runs.
         const bool expect_one = std::string(net).find("[ Ring") == std::string::npos && std::string(system) != "direct4";
         EXPECT_EQ(a.simulated_npus, expect_one ? 1u : 16u) << what;
-        if (expect_one) EXPECT_LT(a.events * 8, b.events) << what;
+        if (expect_one) {
+          EXPECT_LT(a.events * 8, b.events) << what;
+        }
         mirrored += a.simulated_npus == 1;
         ++runs;
       }

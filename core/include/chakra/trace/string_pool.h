@@ -19,6 +19,14 @@ class StringPool {
 
   // Returns the id of `s`, adding it if new. Strings may hold any bytes, including NUL.
   StrId intern(std::string_view s);
+  // intern(s) for a caller that interns the same strings in the same places over and over (an
+  // attribute's name at its position in a node): `hint` is the id it got there the last time
+  // (it is checked, so a stale one, even from another pool, costs nothing but the check) and is
+  // updated.
+  StrId intern(std::string_view s, StrId& hint) {
+    if (hint < size() && view(hint) == s) return hint;
+    return hint = intern(s);
+  }
   // The id of `s` if it was interned before.
   bool find(std::string_view s, StrId* id) const;
   // Valid until the next intern() (the backing buffer may move).
