@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>  // sync
+
 #include "bench_support.h"
 #include "json_parsers.h"
 #include "chakra/format/et_io.h"
@@ -131,6 +133,9 @@ bool side_by_side(const SideBySideOptions& options) {
       // costs the process that unlinks or truncates it up to a second of kernel time.
       fs::remove(ref_out);
       fs::remove(our_out);
+      // The earlier runs' outputs (hundreds of MB for the 16x rows) are written back untimed
+      // too: writeback overlapping a timed run competes with it for this machine's two cores.
+      sync();
       // alternate which goes first, so neither always runs on a warmer cache
       ChildRun a, b;
       if (i % 2 == 0) a = run_child(ref_argv, o.work), b = run_child(our_argv, o.work);
@@ -167,6 +172,7 @@ bool side_by_side(const SideBySideOptions& options) {
     Side ours;
     for (int i = 0; i < o.runs; ++i) {
       fs::remove(out);
+      sync();
       record(ours, run_child({o.chakra, "link", "--host", host, "--device", kineto, "-o", out}, o.work));
     }
     const double ref_cpu = reference_cpu_seconds(l.recorded), ref_rss = reference_rss_kb(l.recorded) * 1024;
