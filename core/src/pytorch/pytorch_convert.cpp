@@ -771,32 +771,34 @@ std::vector<double> interleaved_cpu_costs(const Column<HostNode>& nodes, const s
         thread_blocked[merged++] = span;
     }
     thread_blocked.resize(merged);
+    auto first_span_ending_after = [&](double b) {
+      return std::partition_point(thread_blocked.begin(), thread_blocked.end(),
+                                  [&](const std::pair<double, double>& span) { return span.second <= b; });
+    };
     auto first_block_within = [&](double b, double e) {  // where the thread was first blocked in [b, e), or NaN
-      auto it = std::partition_point(thread_blocked.begin(), thread_blocked.end(),
-                                     [&](const std::pair<double, double>& span) { return span.second <= b; });
+      auto it = first_span_ending_after(b);
       return it != thread_blocked.end() && it->first < e ? std::max(b, it->first) : NAN;
     };
-    auto blocked_within = [&](double b, double e) {  // µs of [b, e) the thread was blocked
-      auto it = std::partition_point(thread_blocked.begin(), thread_blocked.end(),
-                                     [&](const std::pair<double, double>& span) { return span.second <= b; });
-      double total = 0;
-      for (; it != thread_blocked.end() && it->first < e; ++it) total += std::min(e, it->second) - std::max(b, it->first);
-      return total;
+    auto own = [&](double b, double e) {  // µs of [b, e) the thread was not blocked
+      if (e <= b) return 0.0;
+      double blocked = 0;
+      for (auto it = first_span_ending_after(b); it != thread_blocked.end() && it->first < e; ++it)
+        blocked += std::min(e, it->second) - std::max(b, it->first);
+      return (e - b) - blocked;
     };
     double carried = 0;  // the rest of the op before's stretch, after its cut
     for (size_t c = 1; c < chain.size(); ++c) {
       const uint32_t x = chain[c];
       const uint32_t t = top(x);
       if (!timed(x) || !timed(t)) continue;
-      const bool has_next = c + 1 < chain.size() && timed(chain[c + 1]) && timed(top(chain[c + 1]));
-      const uint32_t next = has_next ? chain[c + 1] : x;
+      const uint32_t next = c + 1 < chain.size() ? chain[c + 1] : x, next_top = top(next);
+      const bool has_next = next != x && timed(next) && timed(next_top);
       // The stretch runs to the next op's start, across the gap between two top-level ops too
       // (the interpreter's time between calls), except into the first op of work handed over
       // by another thread (autograd's): that gap is the thread waiting for it.
-      const bool handed_over = has_next && top(next) != t && nodes[top(next)].inter_thread_dep && !nodes[t].inter_thread_dep;
+      const bool handed_over = has_next && next_top != t && nodes[next_top].inter_thread_dep && !nodes[t].inter_thread_dep;
       const double from = nodes[x].ts;
       const double until = has_next && !handed_over ? nodes[next].ts : nodes[t].ts + nodes[t].inclusive_dur;
-      auto own = [&](double b, double e) { return e > b ? (e - b) - blocked_within(b, e) : 0; };
       // What waits for x's node waits for all of its stretch, but the GPU ops x launched
       // started before that ended, time x spent after being blocked came after the wait, and
       // another thread's op waiting for x waited for x's own end. So x's node ends at its cut
