@@ -244,6 +244,13 @@ TEST(PytorchConvert, ReplayModelEndsALaunchersNodeWhereItsKernelStarted) {
   d = durations(trace("", "", false));
   EXPECT_EQ(d["aten::x"], 30u);  // nothing waits for a part of it: the whole stretch
   EXPECT_EQ(d["aten::y"], 10u);
+  // y is work handed over by another thread (its inter_thread_dep): the gap before it is this
+  // thread waiting for that, not its own time.
+  const std::string hands_over = ", " + node(6, "[pytorch|profiler|execution_trace|thread]", 1, "") + ", " +
+                                 node(7, "aten::w", 6, ", \"ts\": 50, \"inclusive_dur\": 5, \"exclusive_dur\": 5");
+  d = durations(trace(", \"inter_thread_dep\": 7", hands_over, false));
+  EXPECT_EQ(d["aten::x"], 20u);  // 100–120: the gap 120–130 is left out
+  EXPECT_EQ(d["aten::y"], 10u);
 }
 
 // The replay model: every GPU op waits for the op launched before it on its stream, and the

@@ -373,6 +373,7 @@ TEST(TraceLink, BlockedTimeIsOwnTimeInsideBlockingCalls) {
 // A blocking call is blocked only until the work it waits for ends: the rest of the call (the
 // thread waking up) is the op's own time. Here gemm runs 104–106 and the stream sync inside
 // aten::linear 105–108.5: 1 µs blocked. A sync that starts after gemm ended waited for nothing.
+// One outside every host op is given to the op before it.
 TEST(TraceLink, BlockedTimeEndsWhenTheAwaitedWorkEnds) {
   std::string kineto = small_kineto();
   const std::string gemm_at = "\"ts\": 110.125, \"dur\": 4";
@@ -392,6 +393,20 @@ TEST(TraceLink, BlockedTimeEndsWhenTheAwaitedWorkEnds) {
   EXPECT_EQ(nodes[2]["blocked_spans"], json::parse("[[105.0, 106.0]]"));
   EXPECT_EQ(nodes[5]["sync_dep"], json::array({4}));  // aten::relu still waits for gemm
   nodes = json::parse(link_text(small_host(), with_sync("107", "2"), o).text)["nodes"];
+  EXPECT_FALSE(nodes[2].contains("blocked_dur"));
+
+  // A device sync between host ops (torch.cuda.synchronize() in Python, 200–205) waiting for
+  // gemm, which now runs 198–202: its 2 blocked µs go to the thread's op that ended last before
+  // it started (aten::addmm), so that the replay does not charge them as the thread's own time.
+  std::string late = small_kineto();
+  late.replace(late.find(gemm_at), gemm_at.size(), "\"ts\": 198, \"dur\": 4");
+  late.replace(late.rfind("]}"), 0,
+               ", {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaDeviceSynchronize\", \"tid\": 1, "
+               "\"ts\": 200, \"dur\": 5, \"args\": {\"correlation\": 95}}");
+  nodes = json::parse(link_text(small_host(), late, o).text)["nodes"];
+  ASSERT_EQ(nodes[3]["name"], "aten::addmm");
+  EXPECT_EQ(nodes[3]["blocked_dur"], 2.0);
+  EXPECT_EQ(nodes[3]["blocked_spans"], json::parse("[[200.0, 202.0]]"));
   EXPECT_FALSE(nodes[2].contains("blocked_dur"));
 }
 
