@@ -55,8 +55,15 @@ size_t skip_space(std::string_view t, size_t p) {
 }
 
 void newline_indent(std::string& out, int depth) {
-  out += '\n';
-  out.append(static_cast<size_t>(depth) * 4, ' ');
+  // One append for the usual depths (a linked trace's values sit 3 to 8 levels deep).
+  static constexpr std::string_view kIndent = "\n                                ";
+  const size_t n = static_cast<size_t>(depth) * 4 + 1;
+  if (n <= kIndent.size()) {
+    out.append(kIndent.data(), n);
+  } else {
+    out += kIndent;
+    out.append(n - kIndent.size(), ' ');
+  }
 }
 
 namespace {
@@ -133,17 +140,18 @@ size_t utf8_at(std::string_view t, size_t p, uint32_t* cp) {
 }  // namespace
 
 size_t render_string(std::string_view t, size_t p, std::string& out) {
-  size_t end = string_end(t, p);
+  // The common case in one pass: printable ASCII up to the closing quote, copied as it is.
   size_t q = p + 1;
-  while (q < end) {
-    uint8_t c = static_cast<uint8_t>(t[q]);
+  while (q < t.size()) {
+    const uint8_t c = static_cast<uint8_t>(t[q]);
+    if (c == '"') {
+      out.append(t.data() + p, q + 1 - p);
+      return q + 1;
+    }
     if (c < 0x20 || c >= 0x7f || c == '\\') break;
     ++q;
   }
-  if (q == end) {  // nothing to escape: the common case
-    out.append(t.data() + p, end + 1 - p);
-    return end + 1;
-  }
+  const size_t end = string_end(t, p);
   out.append(t.data() + p, q - p);
   while (q < end) {
     uint8_t c = static_cast<uint8_t>(t[q]);

@@ -24,6 +24,9 @@
 namespace chakra {
 
 using pyjson::Number;
+// Keys and names are compared as views ("cat"sv): std::string == const char* measures the literal
+// and compares out of line, 8% of a link's instructions.
+using namespace std::string_view_literals;
 
 std::string_view link_method_name(LinkMethod m) {
   switch (m) {
@@ -68,7 +71,7 @@ std::optional<uint32_t> kineto_rank(std::string_view head) {
       if (end >= head.size()) return std::nullopt;
       std::string_view key = head.substr(i + 1, end - i - 1);
       i = end;
-      if (depth != 1 || key != "rank") continue;
+      if (depth != 1 || key != "rank"sv) continue;
       size_t v = head.find_first_not_of(" \t\r\n", end + 1);
       if (v == std::string_view::npos || head[v] != ':') continue;
       v = head.find_first_not_of(" \t\r\n", v + 1);
@@ -175,23 +178,23 @@ std::optional<SyncKind> sync_kind(std::string_view runtime_name) {
   for (std::string_view prefix : {"cuda", "hip", "cu"}) {
     if (runtime_name.rfind(prefix, 0) != 0) continue;
     std::string_view rest = runtime_name.substr(prefix.size());
-    if (rest == "DeviceSynchronize" || rest == "CtxSynchronize" || rest == "ThreadSynchronize") return SyncKind::Device;
-    if (rest == "StreamSynchronize") return SyncKind::Stream;
-    if (rest == "EventSynchronize") return SyncKind::Event;
-    if (rest == "StreamWaitEvent") return SyncKind::StreamWait;
+    if (rest == "DeviceSynchronize"sv || rest == "CtxSynchronize"sv || rest == "ThreadSynchronize"sv) return SyncKind::Device;
+    if (rest == "StreamSynchronize"sv) return SyncKind::Stream;
+    if (rest == "EventSynchronize"sv) return SyncKind::Event;
+    if (rest == "StreamWaitEvent"sv) return SyncKind::StreamWait;
   }
   return std::nullopt;
 }
 
 bool is_event_record(std::string_view runtime_name) {
-  return runtime_name == "cudaEventRecord" || runtime_name == "cudaEventRecordWithFlags" ||
-         runtime_name == "hipEventRecord" || runtime_name == "cuEventRecord";
+  return runtime_name == "cudaEventRecord"sv || runtime_name == "cudaEventRecordWithFlags"sv ||
+         runtime_name == "hipEventRecord"sv || runtime_name == "cuEventRecord"sv;
 }
 
 OpKind classify(std::string_view cat, std::string_view name) {
-  if (cat == "cpu_op" || cat == "user_annotation")
+  if (cat == "cpu_op"sv || cat == "user_annotation"sv)
     return name.find("ProfilerStep") == std::string_view::npos ? OpKind::Cpu : OpKind::Other;
-  if (cat == "cuda_runtime" || cat == "cuda_driver") {
+  if (cat == "cuda_runtime"sv || cat == "cuda_driver"sv) {
     static constexpr std::string_view kLaunches[] = {
         "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpy",
         "cudaMemcpyAsync", "cudaMemcpyFromSymbol", "cudaMemcpyToSymbol", "cudaLaunchCooperativeKernel",
@@ -203,18 +206,18 @@ OpKind classify(std::string_view cat, std::string_view name) {
       if (name == l) return OpKind::MemsetLaunch;
     return OpKind::Other;
   }
-  if (cat == "kernel" || cat == "gpu_memcpy") return OpKind::Gpu;
-  if (cat == "gpu_memset") return OpKind::GpuMemset;
+  if (cat == "kernel"sv || cat == "gpu_memcpy"sv) return OpKind::Gpu;
+  if (cat == "gpu_memset"sv) return OpKind::GpuMemset;
   return OpKind::Other;
 }
 
 // Kineto before PyTorch 1.9 used other category names for the same events.
 std::string_view modern_category(std::string_view cat) {
-  if (cat == "Operator") return "cpu_op";
-  if (cat == "Runtime") return "cuda_runtime";
-  if (cat == "Kernel") return "kernel";
-  if (cat == "Memcpy") return "gpu_memcpy";
-  if (cat == "Memset") return "gpu_memset";
+  if (cat == "Operator"sv) return "cpu_op";
+  if (cat == "Runtime"sv) return "cuda_runtime";
+  if (cat == "Kernel"sv) return "kernel";
+  if (cat == "Memcpy"sv) return "gpu_memcpy";
+  if (cat == "Memset"sv) return "gpu_memset";
   return cat;
 }
 
@@ -307,17 +310,17 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
     name.clear();
     p.begin_object();
     while (p.next_key(key)) {
-      if (key == "cat" && p.peek() == JsonPull::Kind::String) {
+      if (key == "cat"sv && p.peek() == JsonPull::Kind::String) {
         p.read_string(cat);
-      } else if (key == "name" && p.peek() == JsonPull::Kind::String) {
+      } else if (key == "name"sv && p.peek() == JsonPull::Kind::String) {
         p.read_string(name);
-      } else if (key == "ph") {
+      } else if (key == "ph"sv) {
         op.ph = read_value(p, d, scratch);
-      } else if (key == "ts") {
+      } else if (key == "ts"sv) {
         op.ts = read_time(p, "ts");
-      } else if (key == "dur") {
+      } else if (key == "dur"sv) {
         op.dur = read_time(p, "dur");
-      } else if (key == "tid") {
+      } else if (key == "tid"sv) {
         JsonPull::Kind k = p.peek();
         if (k == JsonPull::Kind::Null) {
           p.read_null();
@@ -330,20 +333,20 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
           if (!v) p.fail("event \"tid\" is neither a number nor a string");
           op.tid = *v;
         }
-      } else if (key == "args" && p.peek() == JsonPull::Kind::Object) {
+      } else if (key == "args"sv && p.peek() == JsonPull::Kind::Object) {
         p.begin_object();
         while (p.next_key(key)) {
-          if (key == "External id") op.external_id = read_int_like(p, scratch).value_or(-1);
-          else if (key == "Ev Idx") op.ev_idx = read_int_like(p, scratch).value_or(-1);
-          else if (key == "correlation") op.correlation = read_int_like(p, scratch).value_or(-1);
-          else if (key == "Record function id") {
+          if (key == "External id"sv) op.external_id = read_int_like(p, scratch).value_or(-1);
+          else if (key == "Ev Idx"sv) op.ev_idx = read_int_like(p, scratch).value_or(-1);
+          else if (key == "correlation"sv) op.correlation = read_int_like(p, scratch).value_or(-1);
+          else if (key == "Record function id"sv) {
             std::optional<int64_t> v = read_int_like(p, scratch);
             op.has_rf = v.has_value();
             op.rf_id = v.value_or(0);
-          } else if (key == "stream") op.stream = read_value(p, d, scratch);
-          else if (key == "Process Group Name") op.pg_name = read_value(p, d, scratch);
-          else if (key == "wait_on_stream") sync.wait_stream = read_int_like(p, scratch).value_or(-1);
-          else if (key == "wait_on_cuda_event_record_corr_id")
+          } else if (key == "stream"sv) op.stream = read_value(p, d, scratch);
+          else if (key == "Process Group Name"sv) op.pg_name = read_value(p, d, scratch);
+          else if (key == "wait_on_stream"sv) sync.wait_stream = read_int_like(p, scratch).value_or(-1);
+          else if (key == "wait_on_cuda_event_record_corr_id"sv)
             sync.record_correlation = read_int_like(p, scratch).value_or(-1);
           else p.skip();
         }
@@ -353,10 +356,10 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
     }
     std::string_view modern = modern_category(cat);
     op.kind = classify(modern, name);
-    if (modern == "cuda_sync" && op.correlation >= 0) {
+    if (modern == "cuda_sync"sv && op.correlation >= 0) {
       if (op.stream) sync.stream = parse_stream(d, op.stream);
       d.sync_detail[op.correlation] = sync;
-    } else if (op.kind == OpKind::Other && (modern == "cuda_runtime" || modern == "cuda_driver")) {
+    } else if (op.kind == OpKind::Other && (modern == "cuda_runtime"sv || modern == "cuda_driver"sv)) {
       if (std::optional<SyncKind> k = sync_kind(name))
         d.sync_calls.push_back({*k, op.tid, op.ts, pyjson::add(op.ts, op.dur), op.correlation});
       else if (is_event_record(name))
@@ -370,7 +373,7 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
         if (pyjson::less(it->second.end, end)) it->second.end = end;
       }
     }
-    if ((modern == "user_annotation" || modern == "cpu_op") && name.rfind("ProfilerStep#", 0) == 0) {
+    if ((modern == "user_annotation"sv || modern == "cpu_op"sv) && name.rfind("ProfilerStep#", 0) == 0) {
       d.profiler_steps.push_back({d.strings.intern(name), op.ts, pyjson::add(op.ts, op.dur), op.tid});
     }
     if (op.kind != OpKind::Other) {
@@ -392,12 +395,12 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
     bool found = false, host_nodes = false;
     p.begin_object();
     while (p.next_key(key)) {
-      if (key == "traceEvents" && p.peek() == JsonPull::Kind::Array) {
+      if (key == "traceEvents"sv && p.peek() == JsonPull::Kind::Array) {
         found = true;
         p.begin_array();
         while (p.next_element()) read_event();
       } else {
-        host_nodes |= key == "nodes";
+        host_nodes |= key == "nodes"sv;
         p.skip();
       }
     }
@@ -978,17 +981,23 @@ LinkReport::OutsideRoot count_outside_root(const std::vector<HostNode>& nodes,
   return out;
 }
 
-// The whole (decompressed) input in one buffer, read without zero-filling it first.
+// The whole (decompressed) input: a regular file mapped in place (no copy, no fresh pages: a
+// tenth of a link), anything else read into one buffer without zero-filling it first.
 struct WholeInput {
   struct Free {
     void operator()(char* p) const { std::free(p); }
   };
+  std::unique_ptr<ByteSource> source;  // kept open while its bytes are mapped
   std::unique_ptr<char, Free> bytes;
-  size_t size = 0;
+  std::string_view text;
 
-  explicit WholeInput(ByteSource& in) {
-    size_t capacity = in.compressed() ? 0 : in.raw_size() - in.raw_position();
-    capacity = std::max<size_t>(capacity + 1, size_t{1} << 20);
+  explicit WholeInput(std::unique_ptr<ByteSource> in) {
+    const uint64_t left = in->compressed() ? 0 : in->raw_size() - in->raw_position();
+    if (left > 0 && in->map(0, left, text) && text.size() == left) {
+      source = std::move(in);
+      return;
+    }
+    size_t capacity = std::max<size_t>(left + 1, size_t{1} << 20), size = 0;
     for (;;) {
       if (!bytes || size == capacity) {
         if (bytes) capacity *= 2;
@@ -996,12 +1005,14 @@ struct WholeInput {
         if (size) std::memcpy(grown, bytes.get(), size);
         bytes.reset(grown);
       }
-      size_t got = in.read(reinterpret_cast<uint8_t*>(bytes.get() + size), capacity - size);
-      if (got == 0) return;
+      size_t got = in->read(reinterpret_cast<uint8_t*>(bytes.get() + size), capacity - size);
+      if (got == 0) break;
       size += got;
     }
+    text = {bytes.get(), size};
+    source = std::move(in);
   }
-  std::string_view view() const { return {bytes.get(), size}; }
+  std::string_view view() const { return text; }
 };
 
 struct Host {
@@ -1015,18 +1026,18 @@ struct Host {
 
 void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress) {
   h.name = in->name();
-  h.input = std::make_unique<WholeInput>(*in);
+  h.input = std::make_unique<WholeInput>(std::move(in));
   h.text = h.input->view();
-  JsonPull p(*in, h.text);
+  JsonPull p(*h.input->source, h.text);
   if (p.peek() != JsonPull::Kind::Object) throw Error(h.name + ": not a PyTorch execution trace (expected a JSON object)");
   std::string key, attr_name, scratch;
   bool found = false, trace_events = false;
   p.begin_object();
   while (p.next_key(key)) {
-    trace_events |= key == "traceEvents";
-    if (key == "schema" && p.peek() == JsonPull::Kind::String) {
+    trace_events |= key == "traceEvents"sv;
+    if (key == "schema"sv && p.peek() == JsonPull::Kind::String) {
       p.read_string(h.schema);
-    } else if (key == "nodes") {
+    } else if (key == "nodes"sv) {
       if (p.peek() != JsonPull::Kind::Array) p.fail("\"nodes\" is not an array");
       found = true;
       p.begin_array();
@@ -1037,15 +1048,15 @@ void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress) {
         bool has_id = false;
         p.begin_object();
         while (p.next_key(key)) {
-          if (key == "id") {
+          if (key == "id"sv) {
             if (p.peek() != JsonPull::Kind::Number) p.fail("node \"id\" is not a number");
             n.id = p.read_int64();
             has_id = true;
-          } else if (key == "name" && p.peek() == JsonPull::Kind::String) {
+          } else if (key == "name"sv && p.peek() == JsonPull::Kind::String) {
             p.read_string(scratch);
             n.name = h.strings.intern(scratch);
-          } else if (key == "ctrl_deps" || (key == "parent" && !n.has_ctrl_deps)) {
-            bool ctrl = key == "ctrl_deps";
+          } else if (key == "ctrl_deps"sv || (key == "parent"sv && !n.has_ctrl_deps)) {
+            bool ctrl = key == "ctrl_deps"sv;
             JsonPull::Kind k = p.peek();
             if (k == JsonPull::Kind::Number) {
               n.parent = p.read_int64();
@@ -1060,11 +1071,11 @@ void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress) {
               p.skip();
             }
             n.has_ctrl_deps |= ctrl;
-          } else if ((key == "rf_id" || key == "tid") && p.peek() == JsonPull::Kind::Number) {
+          } else if ((key == "rf_id"sv || key == "tid"sv) && p.peek() == JsonPull::Kind::Number) {
             int64_t v = p.read_int64();
-            if (key == "tid") n.tid = v;
+            if (key == "tid"sv) n.tid = v;
             else { n.rf_id = v; n.has_rf = true; }
-          } else if (key == "attrs" && p.peek() == JsonPull::Kind::Array) {
+          } else if (key == "attrs"sv && p.peek() == JsonPull::Kind::Array) {
             p.begin_array();
             while (p.next_element()) {
               if (p.peek() != JsonPull::Kind::Object) { p.skip(); continue; }
@@ -1072,12 +1083,12 @@ void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress) {
               attr_name.clear();
               std::optional<int64_t> value;
               while (p.next_key(key)) {
-                if (key == "name" && p.peek() == JsonPull::Kind::String) p.read_string(attr_name);
-                else if (key == "value" && p.peek() == JsonPull::Kind::Number) value = p.read_int64();
+                if (key == "name"sv && p.peek() == JsonPull::Kind::String) p.read_string(attr_name);
+                else if (key == "value"sv && p.peek() == JsonPull::Kind::Number) value = p.read_int64();
                 else p.skip();
               }
-              if (value && attr_name == "rf_id") { n.rf_id = *value; n.has_rf = true; }
-              if (value && attr_name == "tid") n.tid = *value;
+              if (value && attr_name == "rf_id"sv) { n.rf_id = *value; n.has_rf = true; }
+              if (value && attr_name == "tid"sv) n.tid = *value;
             }
           } else {
             p.skip();
@@ -1261,23 +1272,36 @@ Pairing pair_in_order(const Host& h, const std::vector<int32_t>& by_id, const De
 struct Member {
   std::string_view key;  // raw key token, quotes included
   size_t value = 0;      // offset of the value in the host text
+  size_t rendered_begin = 0, rendered_end = 0;  // its rendered text, where object_members rendered it
 };
 
 // Top-level members of the JSON object at `p`; a repeated key keeps its first position and its
-// last value, as a Python dict does.
-void object_members(std::string_view t, size_t p, std::vector<Member>& out) {
+// last value, as a Python dict does. With `rendered`, each value is also rendered there (in the
+// reference's layout at `depth`) as it is walked: one pass over a node's text instead of a skip
+// and a render, and a host node's GPU copies reuse the text.
+void object_members(std::string_view t, size_t p, std::vector<Member>& out, std::string* rendered = nullptr,
+                    int depth = 0) {
   out.clear();
+  if (rendered) rendered->clear();
   p = pyjson::skip_space(t, p) + 1;
   p = pyjson::skip_space(t, p);
   if (t[p] == '}') return;
   for (;;) {
     size_t key_end = pyjson::skip_value(t, p);
     std::string_view key = t.substr(p, key_end - p);
-    size_t v = pyjson::skip_space(t, pyjson::skip_space(t, key_end) + 1);
-    auto same = std::find_if(out.begin(), out.end(), [&](const Member& m) { return m.key == key; });
-    if (same != out.end()) same->value = v;
-    else out.push_back({key, v});
-    p = pyjson::skip_space(t, pyjson::skip_value(t, v));
+    Member m{key, pyjson::skip_space(t, pyjson::skip_space(t, key_end) + 1)};
+    size_t value_end;
+    if (rendered) {
+      m.rendered_begin = rendered->size();
+      value_end = pyjson::render_value(t, m.value, depth, *rendered);
+      m.rendered_end = rendered->size();
+    } else {
+      value_end = pyjson::skip_value(t, m.value);
+    }
+    auto same = std::find_if(out.begin(), out.end(), [&](const Member& x) { return x.key == key; });
+    if (same != out.end()) *same = m;
+    else out.push_back(m);
+    p = pyjson::skip_space(t, value_end);
     if (t[p] != ',') return;
     p = pyjson::skip_space(t, p + 1);
   }
@@ -1291,9 +1315,11 @@ struct Override {
 
 class NodeWriter {
  public:
-  NodeWriter(const Host& h, ByteSink& sink) : h_(h), sink_(sink) {}
+  explicit NodeWriter(ByteSink& sink) : sink_(sink) {}
 
-  void write_node(const std::vector<Member>& members, const std::vector<Override>& overrides) {
+  // `members` as object_members gave them with their values rendered into `rendered`.
+  void write_node(const std::vector<Member>& members, const std::string& rendered,
+                  const std::vector<Override>& overrides) {
     out_ += first_ ? "\n        {" : ",\n        {";
     first_ = false;
     bool any = false;
@@ -1308,7 +1334,7 @@ class NodeWriter {
         out_ += o->value;
         used_[o - overrides.begin()] = true;
       } else {
-        pyjson::render_value(h_.text, m.value, 3, out_);
+        out_.append(rendered, m.rendered_begin, m.rendered_end - m.rendered_begin);
       }
     }
     for (size_t i = 0; i < overrides.size(); ++i) {
@@ -1330,7 +1356,6 @@ class NodeWriter {
   bool wrote_any() const { return !first_; }
 
  private:
-  const Host& h_;
   ByteSink& sink_;
   std::string out_;
   std::vector<bool> used_;  // per override: replaced a member in place
@@ -1594,8 +1619,9 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
   // Write: the host ET's top-level members in order, "nodes" replaced.
   std::string_view text = h.text;
   std::vector<Member> top, members;
+  std::string rendered;  // the current host node's member values
   object_members(text, 0, top);
-  NodeWriter writer(h, out);
+  NodeWriter writer(out);
   std::string& buf = writer.buffer();
   buf += '{';
   auto num = [](int64_t v) {
@@ -1614,7 +1640,7 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
     buf += t ? ",\n    " : "\n    ";
     pyjson::render_string(top[t].key, 0, buf);
     buf += ": ";
-    if (top[t].key != "\"nodes\"") {
+    if (top[t].key != "\"nodes\""sv) {
       pyjson::render_value(text, top[t].value, 1, buf);
       continue;
     }
@@ -1622,7 +1648,7 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
     for (int32_t i : by_id) {
       const HostNode& n = h.nodes[i];
       const Linked& l = linked[i];
-      object_members(text, n.begin, members);
+      object_members(text, n.begin, members, &rendered, 3);
       host_over.clear();
       host_over.push_back({"\"id\"", num(new_id[i])});
       // Schema 1.0.1 names the parent "parent"; the reference leaves it in the old id space,
@@ -1646,7 +1672,7 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
         host_over.push_back({"\"blocked_dur\"", py(Number::of_float(blocked->second))});
         host_over.push_back({"\"blocked_spans\"", render_spans(sync.blocked_spans[new_id[i]])});
       }
-      writer.write_node(members, host_over);
+      writer.write_node(members, rendered, host_over);
       if (has_blocked) host_over.resize(host_over.size() - 2);
       if (waits) host_over.pop_back();
       ++written;
@@ -1676,7 +1702,7 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
         if (g.pg_name && d.strings.view(g.name).find("ncclDevKernel") != std::string_view::npos)
           set("\"pg_name\"", value(g.pg_name));
         if (const std::vector<int64_t>* waits = sync_list(gpu_id)) set("\"sync_dep\"", render_ids(*waits));
-        writer.write_node(members, gpu_over);
+        writer.write_node(members, rendered, gpu_over);
         ++written;
       }
       if ((written & 0xfff) == 0) report_progress(options.progress, "writing", written, report.output_nodes);

@@ -549,6 +549,38 @@ TEST(TraceLink, PythonJsonRendering) {
   EXPECT_EQ(rendered("\"\xf0\x9f\x98\x80\""), "\"\\ud83d\\ude00\"");
   EXPECT_EQ(rendered("\"\\ud800\""), "\"\\ud800\"");  // a lone surrogate stays as Python keeps it
   EXPECT_EQ(rendered("\"a\\\"b\\\\c\\n\\u0001\""), "\"a\\\"b\\\\c\\n\\u0001\"");
+  EXPECT_EQ(rendered("\"\""), "\"\"");
+  EXPECT_EQ(rendered("\"\\u0041bc\""), "\"Abc\"");  // an escape first: no plain prefix
+  EXPECT_EQ(rendered("[[1, 2]]"), "[\n    [\n        1,\n        2\n    ]\n]");
+  // Deeper than the indentation kept ready (8 levels): 10 levels put 40 spaces before the 1.
+  const std::string deep = rendered(std::string(10, '[') + "1" + std::string(10, ']'));
+  EXPECT_NE(deep.find("\n" + std::string(40, ' ') + "1\n" + std::string(36, ' ') + "]"), std::string::npos);
+  EXPECT_EQ(deep.find("\n" + std::string(41, ' ')), std::string::npos);
+}
+
+// A host node's members are rendered once and reused for its GPU copies; a repeated key keeps
+// its first position and its last value, as Python's dict does, on the host node and its copies.
+TEST(TraceLink, RepeatedKeysKeepTheirFirstPlaceAndLastValue) {
+  std::string host = small_host();
+  const std::string addmm = "\"name\": \"aten::addmm\", ";
+  const size_t at = host.find(addmm);
+  ASSERT_NE(at, std::string::npos);
+  host.insert(at + addmm.size(), "\"pad\": [1, {\"x\": 2.50}], \"ctrl_deps\": 999, \"pad\": \"last\", ");
+  Linked l = link_text(host, small_kineto());
+  json doc = json::parse(l.text);
+  const json& nodes = doc["nodes"];
+  ASSERT_EQ(nodes.size(), 7u);
+  for (const int i : {3, 4}) {  // aten::addmm and its kernel
+    EXPECT_EQ(nodes[i]["pad"], "last") << i;
+    const std::string node = nodes[i].dump();
+    // "pad" once, where it first stood (before ctrl_deps); ctrl_deps renumbered once.
+    EXPECT_EQ(node.find("\"pad\""), node.rfind("\"pad\"")) << i;
+  }
+  EXPECT_EQ(nodes[3]["ctrl_deps"], 2);
+  EXPECT_EQ(nodes[4]["ctrl_deps"], 3);
+  const size_t addmm_at = l.text.find("\"aten::addmm\"");
+  EXPECT_LT(l.text.find("\"pad\": \"last\"", addmm_at), l.text.find("\"ctrl_deps\": 2", addmm_at));
+  EXPECT_EQ(l.text.find("2.5"), std::string::npos);  // the first value is gone
 }
 
 TEST(TraceLink, MismatchedTracesAreRefused) {
