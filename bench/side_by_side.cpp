@@ -120,6 +120,9 @@ bool side_by_side(const SideBySideOptions& options) {
   std::printf("| run | reference CPU min / median | chakra CPU min / median | median of per-run ratios | "
               "reference peak RSS | chakra peak RSS | output |\n|---|---|---|---|---|---|---|\n");
   bool ok = true;
+  // This machine's speed against the one the reference timings were recorded on, for the linker
+  // rows: the reference converter's median here over its recorded time on the same input.
+  double reference_slowdown = 0;
   for (const Row& row : rows) {
     Side ref, ours;
     std::vector<double> ratios;
@@ -152,6 +155,8 @@ bool side_by_side(const SideBySideOptions& options) {
                 double(ours.peak_rss) / double(std::max<uint64_t>(ref.peak_rss, 1)),
                 ref.failed ? "reference failed" : ours.failed ? "chakra failed" : identical ? "byte-identical" : "DIFFERENT");
     ok = ok && identical;
+    if (&row == &rows[1] && !ref.failed && reference_cpu_seconds("convert_resnet_2gpu_rank1_linked") > 0)
+      reference_slowdown = median(ref.cpu) / reference_cpu_seconds("convert_resnet_2gpu_rank1_linked");
     fs::remove(ref_out);
     fs::remove(our_out);
   }
@@ -182,10 +187,19 @@ bool side_by_side(const SideBySideOptions& options) {
              "own root): less work than this input, so the ratio understates";
     else if (l.copies > 1)
       note = "no recorded reference figure for this size";
-    std::printf("| %s (%llu Kineto events) | %s s recorded | %s / %s s | **%s** | %s recorded | %s (%.2f×) | %s |\n",
+    // The recorded figure is from another machine: the ratio is also given with it scaled by how
+    // much slower (or faster) the reference converter ran here than where it was recorded.
+    std::string ratio = "—";
+    if (ref_cpu > 0 && l.copies <= 16) {
+      ratio = "**" + seconds(ref_cpu / median(ours.cpu)) + "×**";
+      if (reference_slowdown > 0)
+        ratio += " (" + seconds(ref_cpu * reference_slowdown / median(ours.cpu)) + "× with the recorded figure ×" +
+                 seconds(reference_slowdown) + ", the reference converter's speed here)";
+    }
+    std::printf("| %s (%llu Kineto events) | %s s recorded | %s / %s s | %s | %s recorded | %s (%.2f×) | %s |\n",
                 l.label.c_str(), static_cast<unsigned long long>(events), ref_cpu > 0 ? seconds(ref_cpu).c_str() : "—",
                 seconds(*std::min_element(ours.cpu.begin(), ours.cpu.end())).c_str(), seconds(median(ours.cpu)).c_str(),
-                ref_cpu > 0 && l.copies <= 16 ? (seconds(ref_cpu / median(ours.cpu)) + "×").c_str() : "—",
+                ratio.c_str(),
                 ref_rss > 0 ? chakra::format_bytes(uint64_t(ref_rss)).c_str() : "—", chakra::format_bytes(ours.peak_rss).c_str(),
                 ref_rss > 0 ? double(ours.peak_rss) / ref_rss : 0.0, note.c_str());
     ok = ok && !ours.failed;
