@@ -981,8 +981,8 @@ LinkReport::OutsideRoot count_outside_root(const std::vector<HostNode>& nodes,
   return out;
 }
 
-// The whole (decompressed) input: a regular file mapped in place (no copy, no fresh pages: a
-// tenth of a link), anything else read into one buffer without zero-filling it first.
+// The whole (decompressed) input: a regular file (or bytes in memory) shown in place, with no
+// copy and no fresh pages; anything else read into one buffer without zero-filling it first.
 struct WholeInput {
   struct Free {
     void operator()(char* p) const { std::free(p); }
