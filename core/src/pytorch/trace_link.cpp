@@ -295,7 +295,10 @@ Number read_time(JsonPull& p, const char* field) {
 void load_device(ByteSource& in, Device& d, Progress* progress) {
   d.name = in.name();
   JsonPull p(in);
-  std::string key, cat, name, scratch;
+  // Keys are views into the parser's window, valid until its next call: each is compared before
+  // anything else is read.
+  std::string_view key;
+  std::string cat, name, scratch;
   std::vector<KinetoOp> kept;
   std::vector<uint64_t> kept_order;
   std::unordered_map<TidKey, ThreadSpan> threads;
@@ -310,10 +313,12 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
     name.clear();
     p.begin_object();
     while (p.next_key(key)) {
-      if (key == "cat"sv && p.peek() == JsonPull::Kind::String) {
-        p.read_string(cat);
-      } else if (key == "name"sv && p.peek() == JsonPull::Kind::String) {
-        p.read_string(name);
+      if (key == "cat"sv) {
+        if (p.peek() == JsonPull::Kind::String) p.read_string(cat);
+        else p.skip();
+      } else if (key == "name"sv) {
+        if (p.peek() == JsonPull::Kind::String) p.read_string(name);
+        else p.skip();
       } else if (key == "ph"sv) {
         op.ph = read_value(p, d, scratch);
       } else if (key == "ts"sv) {
@@ -333,7 +338,11 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
           if (!v) p.fail("event \"tid\" is neither a number nor a string");
           op.tid = *v;
         }
-      } else if (key == "args"sv && p.peek() == JsonPull::Kind::Object) {
+      } else if (key == "args"sv) {
+        if (p.peek() != JsonPull::Kind::Object) {
+          p.skip();
+          continue;
+        }
         p.begin_object();
         while (p.next_key(key)) {
           if (key == "External id"sv) op.external_id = read_int_like(p, scratch).value_or(-1);
@@ -395,12 +404,12 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
     bool found = false, host_nodes = false;
     p.begin_object();
     while (p.next_key(key)) {
+      host_nodes |= key == "nodes"sv;
       if (key == "traceEvents"sv && p.peek() == JsonPull::Kind::Array) {
         found = true;
         p.begin_array();
         while (p.next_element()) read_event();
       } else {
-        host_nodes |= key == "nodes"sv;
         p.skip();
       }
     }
@@ -1022,6 +1031,9 @@ struct Host {
   StringPool strings;
   std::vector<HostNode> nodes;
   std::string schema;
+  // Where each top-level "nodes" array lies in `text`, [begin, end): the writer need not skip
+  // them again to find the members after them (a whole pass over the file).
+  std::vector<std::pair<size_t, size_t>> node_arrays;
 };
 
 void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress) {
@@ -1030,16 +1042,21 @@ void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress) {
   h.text = h.input->view();
   JsonPull p(*h.input->source, h.text);
   if (p.peek() != JsonPull::Kind::Object) throw Error(h.name + ": not a PyTorch execution trace (expected a JSON object)");
-  std::string key, attr_name, scratch;
+  // Keys are views, valid until the parser's next call: each is compared before anything else is
+  // read.
+  std::string_view key;
+  std::string attr_name, scratch;
   bool found = false, trace_events = false;
   p.begin_object();
   while (p.next_key(key)) {
     trace_events |= key == "traceEvents"sv;
-    if (key == "schema"sv && p.peek() == JsonPull::Kind::String) {
-      p.read_string(h.schema);
+    if (key == "schema"sv) {
+      if (p.peek() == JsonPull::Kind::String) p.read_string(h.schema);
+      else p.skip();
     } else if (key == "nodes"sv) {
       if (p.peek() != JsonPull::Kind::Array) p.fail("\"nodes\" is not an array");
       found = true;
+      const size_t array_begin = p.offset();
       p.begin_array();
       while (p.next_element()) {
         if (p.peek() != JsonPull::Kind::Object) p.fail("a node is not a JSON object");
@@ -1052,11 +1069,15 @@ void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress) {
             if (p.peek() != JsonPull::Kind::Number) p.fail("node \"id\" is not a number");
             n.id = p.read_int64();
             has_id = true;
-          } else if (key == "name"sv && p.peek() == JsonPull::Kind::String) {
-            p.read_string(scratch);
-            n.name = h.strings.intern(scratch);
+          } else if (key == "name"sv) {
+            if (p.peek() == JsonPull::Kind::String) {
+              p.read_string(scratch);
+              n.name = h.strings.intern(scratch);
+            } else {
+              p.skip();
+            }
           } else if (key == "ctrl_deps"sv || (key == "parent"sv && !n.has_ctrl_deps)) {
-            bool ctrl = key == "ctrl_deps"sv;
+            const bool ctrl = key == "ctrl_deps"sv;
             JsonPull::Kind k = p.peek();
             if (k == JsonPull::Kind::Number) {
               n.parent = p.read_int64();
@@ -1071,11 +1092,21 @@ void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress) {
               p.skip();
             }
             n.has_ctrl_deps |= ctrl;
-          } else if ((key == "rf_id"sv || key == "tid"sv) && p.peek() == JsonPull::Kind::Number) {
-            int64_t v = p.read_int64();
-            if (key == "tid"sv) n.tid = v;
-            else { n.rf_id = v; n.has_rf = true; }
-          } else if (key == "attrs"sv && p.peek() == JsonPull::Kind::Array) {
+          } else if (key == "rf_id"sv || key == "tid"sv) {
+            const bool tid = key == "tid"sv;
+            if (p.peek() != JsonPull::Kind::Number) {
+              p.skip();
+            } else if (tid) {
+              n.tid = p.read_int64();
+            } else {
+              n.rf_id = p.read_int64();
+              n.has_rf = true;
+            }
+          } else if (key == "attrs"sv) {
+            if (p.peek() != JsonPull::Kind::Array) {
+              p.skip();
+              continue;
+            }
             p.begin_array();
             while (p.next_element()) {
               if (p.peek() != JsonPull::Kind::Object) { p.skip(); continue; }
@@ -1083,9 +1114,15 @@ void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress) {
               attr_name.clear();
               std::optional<int64_t> value;
               while (p.next_key(key)) {
-                if (key == "name"sv && p.peek() == JsonPull::Kind::String) p.read_string(attr_name);
-                else if (key == "value"sv && p.peek() == JsonPull::Kind::Number) value = p.read_int64();
-                else p.skip();
+                if (key == "name"sv) {
+                  if (p.peek() == JsonPull::Kind::String) p.read_string(attr_name);
+                  else p.skip();
+                } else if (key == "value"sv) {
+                  if (p.peek() == JsonPull::Kind::Number) value = p.read_int64();
+                  else p.skip();
+                } else {
+                  p.skip();
+                }
               }
               if (value && attr_name == "rf_id"sv) { n.rf_id = *value; n.has_rf = true; }
               if (value && attr_name == "tid"sv) n.tid = *value;
@@ -1099,6 +1136,7 @@ void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress) {
         h.nodes.push_back(n);
         if ((h.nodes.size() & 0xfff) == 0) report_progress(progress, "reading host trace", n.end, h.text.size());
       }
+      h.node_arrays.push_back({array_begin, p.offset()});
     } else {
       p.skip();
     }
@@ -1279,8 +1317,9 @@ struct Member {
 // last value, as a Python dict does. With `rendered`, each value is also rendered there (in the
 // reference's layout at `depth`) as it is walked: one pass over a node's text instead of a skip
 // and a render, and a host node's GPU copies reuse the text.
+// `walked` lists values whose extent [begin, end) is known already (they are not skipped again).
 void object_members(std::string_view t, size_t p, std::vector<Member>& out, std::string* rendered = nullptr,
-                    int depth = 0) {
+                    int depth = 0, std::span<const std::pair<size_t, size_t>> walked = {}) {
   out.clear();
   if (rendered) rendered->clear();
   p = pyjson::skip_space(t, p) + 1;
@@ -1296,7 +1335,8 @@ void object_members(std::string_view t, size_t p, std::vector<Member>& out, std:
       value_end = pyjson::render_value(t, m.value, depth, *rendered);
       m.rendered_end = rendered->size();
     } else {
-      value_end = pyjson::skip_value(t, m.value);
+      auto known = std::find_if(walked.begin(), walked.end(), [&](const auto& w) { return w.first == m.value; });
+      value_end = known != walked.end() ? known->second : pyjson::skip_value(t, m.value);
     }
     auto same = std::find_if(out.begin(), out.end(), [&](const Member& x) { return x.key == key; });
     if (same != out.end()) *same = m;
@@ -1620,7 +1660,7 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
   std::string_view text = h.text;
   std::vector<Member> top, members;
   std::string rendered;  // the current host node's member values
-  object_members(text, 0, top);
+  object_members(text, 0, top, nullptr, 0, h.node_arrays);
   NodeWriter writer(out);
   std::string& buf = writer.buffer();
   buf += '{';

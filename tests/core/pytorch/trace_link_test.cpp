@@ -2,7 +2,12 @@
 // pairs without Record function ids, Python json.dump rendering, and bad input.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <map>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -535,6 +540,47 @@ TEST(TraceLink, WarnsWhereTheReferenceAborts) {
   EXPECT_EQ(doc["nodes"].back()["ctrl_deps"], 8);  // its missing parent gets the next free id
 }
 
+// Numbers as Python's json reads them: ints (of any size up to int64, then floats), floats.
+TEST(TraceLink, PythonJsonNumbers) {
+  using chakra::pyjson::parse_number;
+  auto is_int = [](const char* t, int64_t v) {
+    const chakra::pyjson::Number n = parse_number(t);
+    return n.is_int && n.i == v;
+  };
+  auto is_float = [](const char* t, double v) {
+    const chakra::pyjson::Number n = parse_number(t);
+    return !n.is_int && (n.f == v || (std::isnan(n.f) && std::isnan(v)));
+  };
+  EXPECT_TRUE(is_int("0", 0));
+  EXPECT_TRUE(is_int("-0", 0));
+  EXPECT_TRUE(is_int("1700000000001500", 1700000000001500));
+  EXPECT_TRUE(is_int("-123", -123));
+  EXPECT_TRUE(is_int("999999999999999999", 999999999999999999));     // 18 digits
+  EXPECT_TRUE(is_int("9223372036854775807", INT64_MAX));              // 19 digits
+  EXPECT_TRUE(is_int("-9223372036854775808", INT64_MIN));
+  EXPECT_TRUE(is_float("9223372036854775808", 9223372036854775808.0));  // past int64
+  EXPECT_TRUE(is_float("51744.25", 51744.25));
+  EXPECT_TRUE(is_float("-2.5", -2.5));
+  EXPECT_TRUE(is_float("1e5", 1e5));
+  EXPECT_TRUE(is_float("0.1", 0.1));
+  EXPECT_TRUE(is_float("1700000000001500.125", 1700000000001500.125));
+  EXPECT_TRUE(is_float("Infinity", HUGE_VAL));
+  EXPECT_TRUE(is_float("-Infinity", -HUGE_VAL));
+  EXPECT_TRUE(is_float("NaN", NAN));
+  EXPECT_TRUE(is_float("1e400", HUGE_VAL));  // out of range: infinity, as Python's float()
+  EXPECT_TRUE(is_float("-1e400", -HUGE_VAL));
+  EXPECT_TRUE(is_float("5e-324", 5e-324));
+  // Whatever path a float takes, it is strtod's correctly rounded value.
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 20000; ++i) {
+    char text[64];
+    const double x = std::ldexp(static_cast<double>(rng() >> 11), static_cast<int>(rng() % 160) - 100);
+    std::snprintf(text, sizeof text, i % 3 == 0 ? "%.17g" : i % 3 == 1 ? "%.3f" : "%.6e", x);
+    if (!std::strpbrk(text, ".e")) continue;  // integers are ints
+    ASSERT_TRUE(is_float(text, std::strtod(text, nullptr))) << text;
+  }
+}
+
 TEST(TraceLink, PythonJsonRendering) {
   EXPECT_EQ(rendered("[]"), "[]");
   EXPECT_EQ(rendered("{ }"), "{}");
@@ -544,6 +590,10 @@ TEST(TraceLink, PythonJsonRendering) {
   EXPECT_EQ(rendered("1e-5"), "1e-05");
   EXPECT_EQ(rendered("1e400"), "Infinity");
   EXPECT_EQ(rendered("-0"), "0");
+  EXPECT_EQ(rendered("-0.0"), "-0.0");
+  EXPECT_EQ(rendered("0e0"), "0.0");
+  EXPECT_EQ(rendered("[-5,-Infinity,NaN,Infinity,true,false,null,-1.25E+2]"),
+            "[\n    -5,\n    -Infinity,\n    NaN,\n    Infinity,\n    true,\n    false,\n    null,\n    -125.0\n]");
   EXPECT_EQ(rendered("123456789012345678901234567890"), "123456789012345678901234567890");
   EXPECT_EQ(rendered("\"caf\xc3\xa9 \\u00e9 \\/ \x7f\""), "\"caf\\u00e9 \\u00e9 / \\u007f\"");
   EXPECT_EQ(rendered("\"\xf0\x9f\x98\x80\""), "\"\\ud83d\\ude00\"");

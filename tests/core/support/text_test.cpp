@@ -90,7 +90,9 @@ TEST(PythonFloatRepr, FewDecimalPlacesAsBruteForce) {
     const double v = static_cast<double>(rng() % (uint64_t{1} << (10 + rng() % 41))) / std::pow(10.0, places) *
                      (rng() % 2 ? -1 : 1);
     ASSERT_NO_FATAL_FAILURE(expect_shortest_round_trip(v));
-    if (std::fabs(v) >= 1e-4 && std::fabs(v) < 1e15) ASSERT_EQ(repr(v).find('e'), std::string::npos) << repr(v);
+    if (std::fabs(v) >= 1e-4 && std::fabs(v) < 1e15) {
+      ASSERT_EQ(repr(v).find('e'), std::string::npos) << repr(v);
+    }
   }
   EXPECT_EQ(repr(1694128201545.123), "1694128201545.123");
   EXPECT_EQ(repr(0.0001), "0.0001");
