@@ -2,14 +2,29 @@
 // messages in flight (one per peer by default). An all-reduce sends its second half only once
 // every first-half message has arrived.
 //
-// In a mirrored run (every NPU alike and starting together, core/docs/simulator.md) a phase with
-// one message in flight per peer, on a network where every peer's message takes the same time
-// D, is solved in closed form. Every member hands its n - 1 messages off at once (E); they all
-// arrive D later, together, and each is handed off (and reduced, R, where the collective
-// reduces). That ends an all-gather, all-to-all or reduce-scatter: E + D + E (+ R). An
-// all-reduce then sends its second half, which arrives D later and is handed off:
+// Phases with one message in flight per peer are solved in closed form in two cases (both
+// tested against simulating every message):
+//
+// Mirrored runs (every NPU alike and starting together, core/docs/simulator.md) on a network
+// where every peer's message takes the same time D. Every member hands its n - 1 messages off
+// at once (E); they all arrive D later, together, and each is handed off (and reduced, R, where
+// the collective reduces). That ends an all-gather, all-to-all or reduce-scatter: E + D + E
+// (+ R). An all-reduce then sends its second half, which arrives D later and is handed off:
 // E + D + E + R + D + E. These are the times of the events below when all events of one kind
-// fall at one time, as here (tested against simulating every message).
+// fall at one time, as here.
+//
+// A switch dimension on the congestion-aware network, every member starting together on links
+// alike. Member i's messages leave through its up-link in peer order i+1, i+2, ...: its k-th
+// message starts there at u_k = max(sent_k, u_(k-1) + serialisation), whoever i is. The
+// down-link to member j therefore gets the k-th message of member j-k, in order of k, at
+// u_k + hop time, exactly as the one down-link of member 0's flow would see member 0's
+// messages: one flow through one up-link and one down-link, carried message by message in
+// send order (Flows::carry), gives every member's times and every link's load. Arrivals are
+// handed off and reduced as above; an all-reduce's second half goes out from the first
+// hand-off that ends once every first-half message has arrived (all hand-offs ended by then at
+// once, then one per later hand-off). A hand-off ending at the very time of the last arrival
+// would leave the outcome to the order of the events: the phase is then given back
+// (ClosedFormContended) and simulated message by message.
 #include <algorithm>
 
 #include "sim/collectives/packet_algorithm.h"
@@ -28,8 +43,7 @@ class Direct final : public GatheredPacketAlgorithm {
 
   void init(CollectiveContext& c, uint32_t si) override {
     const Stream& s = c.stream(si);
-    if (c.closed_form() && c.mirrored() && !s.cur.ring.local && s.parallel == int64_t(s.cur.ring.n) - 1)
-      return join(c, si);
+    if (c.closed_form() && !s.cur.ring.local && s.parallel == int64_t(s.cur.ring.n) - 1) return join(c, si);
     PacketAlgorithm::init(c, si);
   }
 
@@ -60,16 +74,81 @@ class Direct final : public GatheredPacketAlgorithm {
   }
 
  private:
-  // Only mirrored phases are gathered: the flows of the one member that runs, to each peer.
-  void make_flows(const Stream& s, Flows& f) const override {
+  // Mirrored: the flows of the one member that runs, to each peer. Otherwise one flow per
+  // member, to the next member: on a switch it holds that member's up-link and one down-link,
+  // the two links each message crosses (which down-link does not matter, see above).
+  void make_flows(const CollectiveContext& c, const Stream& s, Flows& f) const override {
     const RingView& r = s.cur.ring;
-    f.members = 1;
-    f.src.assign(r.n - 1, s.npu);
-    for (uint32_t i = 0; i < r.n; ++i)
-      if (r.at(i) != s.npu) f.dst.push_back(r.at(i));
+    if (c.mirrored()) {
+      f.members = 1;
+      f.src.assign(r.n - 1, s.npu);
+      for (uint32_t i = 0; i < r.n; ++i)
+        if (r.at(i) != s.npu) f.dst.push_back(r.at(i));
+      return;
+    }
+    f.members = r.n;
+    for (uint32_t i = 0; i < r.n; ++i) f.src.push_back(r.at(i)), f.dst.push_back(r.at(i + 1));
+  }
+
+  // Not mirrored: only a switch dimension of a network of links (each flow two hops of one
+  // dimension), with messages and hand-offs that take time (zero times would meet other events).
+  bool solvable(const CollectiveContext& c, const Stream& s, const Flows& f) const override {
+    if (c.mirrored()) return true;
+    if (!f.delay.empty() || f.src.size() < 2 || c.handoff_delay(s) == 0) return false;
+    for (size_t i = 0; i < f.src.size(); ++i) {
+      if (f.first_hop[i + 1] - f.first_hop[i] != 2) return false;
+      const Flows::Hop &up = f.hops[f.first_hop[i]], &down = f.hops[f.first_hop[i] + 1];
+      if (up.dim != down.dim || up.serial == 0) return false;
+    }
+    return true;
   }
 
   void solve(CollectiveContext& c, Group& g, uint32_t any) override {
+    if (c.mirrored()) return solve_mirrored(c, g, any);
+    const Stream& s = c.stream(any);
+    Flows& flows = g.flows;
+    c.ready_flows(flows);
+    const Tick now = c.clock().now();
+    const Tick first_start = *std::min_element(g.start.begin(), g.start.end());
+    // Members that started at different times, or links in different states, part ways: the
+    // run is redone with this phase simulated message by message (exact up to its first start).
+    if (!flows.alike || first_start != now) throw ClosedFormContended{first_start};
+    const Tick E = c.handoff_delay(s);
+    const Collective type = s.cur.type;
+    const bool reduces = type == Collective::ReduceScatter || type == Collective::AllReduce;
+    const Tick R = reduces ? c.reduction_delay(s.msg_size) : 0;
+    const int64_t peers = int64_t(s.cur.ring.n) - 1;
+    // Each half sends `peers` messages one serialisation apart after waiting at most for the
+    // links to be free: past 2^64 ns the sums below would wrap (to_tick raises the clock error).
+    Tick wait = 0;
+    for (uint32_t h = 0; h < 2; ++h) wait = std::max(wait, flows.hops[h].free > now ? flows.hops[h].free - now : 0);
+    c.clock().to_tick(double(now) + double(wait) +
+                      2 * (double(E) + double(R) + double(peers) * double(flows.hops[0].serial + flows.hops[1].serial) +
+                           double(flows.slowest)) + double(E));
+    std::vector<Tick>& arrive = arrive_;
+    arrive.resize(peers);
+    for (int64_t k = 0; k < peers; ++k) arrive[k] = flows.carry(0, now + E);  // handed off together
+    Tick end = arrive.back() + E + R;
+    if (type == Collective::AllReduce) {
+      // Hand-off k ends at arrive[k] + E + R; the first to end after the last arrival sends
+      // every message whose hand-off has ended, each later one its own.
+      const Tick last = arrive.back();
+      int64_t first = 0;
+      while (arrive[first] + E + R <= last) {
+        if (arrive[first] + E + R == last) throw ClosedFormContended{now};
+        ++first;
+      }
+      std::vector<Tick>& second = second_;
+      second.resize(peers);
+      for (int64_t k = 0; k < peers; ++k) second[k] = flows.carry(0, arrive[std::max(k, first)] + E + R);
+      end = second.back() + E;
+    }
+    c.close_flows(flows, uint64_t(type == Collective::AllReduce ? 2 * peers : peers), true);
+    c.closed_form_solved(g.phase, end);
+    for (uint32_t si : g.stream) c.phase_done_after(si, end - now);
+  }
+
+  void solve_mirrored(CollectiveContext& c, Group& g, uint32_t any) {
     const Stream& s = c.stream(any);
     Flows& flows = g.flows;
     c.ready_flows(flows);
@@ -91,6 +170,8 @@ class Direct final : public GatheredPacketAlgorithm {
     for (uint32_t si : g.stream)
       if (si != UINT32_MAX) c.phase_done_after(si, end - now);
   }
+
+  std::vector<Tick> arrive_, second_;  // solve()'s, kept for their capacity
 };
 
 }  // namespace

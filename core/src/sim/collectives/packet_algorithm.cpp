@@ -94,9 +94,9 @@ void GatheredPacketAlgorithm::join(CollectiveContext& c, uint32_t si) {
     g.start.assign(r.n, c.mirrored() ? c.clock().now() : 0), g.stream.assign(r.n, UINT32_MAX);
     g.flows.clear();
     g.flows.bytes = s.msg_size;
-    make_flows(s, g.flows);
+    make_flows(c, s, g.flows);
     g.phase = ClosedPhase{s.id, s.next_phase, r.base, r.stride, r.n, uint8_t(s.cur.dir), c.clock().now()};
-    g.per_message = !c.closed_form_for(g.phase) || !c.open_flows(g.flows);
+    g.per_message = !c.closed_form_for(g.phase) || !c.open_flows(g.flows) || !solvable(c, s, g.flows);
   }
   const uint32_t gi = at->second;
   Group& g = groups_[gi];

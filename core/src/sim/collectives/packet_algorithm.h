@@ -49,7 +49,10 @@ class GatheredPacketAlgorithm : public PacketAlgorithm {
   // Stream si starts its phase: it joins the phase's group; the last member to join solves it.
   void join(CollectiveContext& c, uint32_t si);
   // The phase's flows: src, dst and members (join clears them first and sets the bytes).
-  virtual void make_flows(const Stream& s, Flows& f) const = 0;
+  virtual void make_flows(const CollectiveContext& c, const Stream& s, Flows& f) const = 0;
+  // Whether the subclass can solve the phase over flows the network opened (false: every
+  // member runs message by message).
+  virtual bool solvable(const CollectiveContext& c, const Stream& s, const Flows& f) const { return true; }
   // Every member has joined: give each its phase_done_after.
   virtual void solve(CollectiveContext& c, Group& g, uint32_t any) = 0;
 

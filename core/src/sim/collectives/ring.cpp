@@ -34,7 +34,7 @@ class Ring final : public GatheredPacketAlgorithm {
 
  private:
   // Flow i: from member i's sender to member i.
-  void make_flows(const Stream& s, Flows& f) const override {
+  void make_flows(const CollectiveContext&, const Stream& s, Flows& f) const override {
     const RingView& r = s.cur.ring;
     f.members = r.n;
     f.src.resize(r.n), f.dst.resize(r.n);
