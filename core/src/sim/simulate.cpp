@@ -73,6 +73,42 @@ bool may_mirror(const SimInputs& in, const SimOptions& o) {
          in.network.total_npus() > 1 && slow.compute.empty() && slow.comm.empty() && slow.delay.empty() && slow.comm_rest == 1;
 }
 
+// Runs with closed forms, redoing the run where one turns out contended. `direct`: whether
+// direct phases are gathered to be solved (ClosedFormRefused, thrown through, says they may not).
+SimResult run_closed_forms(const SimInputs& in, const SimOptions& options, bool direct) {
+  ClosedFormLog attempt;
+  attempt.direct = direct;
+  try {
+    Simulation simulation(in, options, &attempt);
+    return simulation.run();
+  } catch (const ClosedFormContended& contended) {
+    // A closed-form phase shared links with other traffic: the run is redone. Up to the time
+    // that was found the attempt was exact, and a rerun goes the same way that far: it keeps
+    // the closed forms of phases that had ended by then and simulates every later phase (and
+    // any that was still going) message by message, which orders them on the links as the
+    // reference does (core/docs/simulator.md). Should that rerun meet contention all the same,
+    // a last one simulates every message.
+    ClosedFormLog rerun;
+    rerun.restricted = true;
+    rerun.direct = direct;
+    for (const auto& [phase, end] : attempt.solved)
+      if (end < contended.at) rerun.allowed.insert(phase);
+    attempt = {};
+    SimResult result;
+    try {
+      Simulation simulation(in, options, &rerun);
+      result = simulation.run();
+    } catch (const ClosedFormContended&) {
+      SimOptions every = options;
+      every.every_message = true;
+      Simulation simulation(in, every);
+      result = simulation.run();
+    }
+    result.closed_form_contended = true;
+    return result;
+  }
+}
+
 }  // namespace
 
 const char* collective_totals_name(int t) {
@@ -114,34 +150,12 @@ SimResult simulate(const SimInputs& inputs, const SimOptions& options) {
     } catch (const NotMirrored&) {
     }
   }
-  ClosedFormLog attempt;
+  // A direct phase refused in closed form had its members wait: the run is redone with direct
+  // phases simulated message by message (outside mirrored runs), every other closed form kept.
   try {
-    Simulation simulation(in, options, &attempt);
-    return simulation.run();
-  } catch (const ClosedFormContended& contended) {
-    // A closed-form phase shared links with other traffic: the run is redone. Up to the time
-    // that was found the attempt was exact, and a rerun goes the same way that far: it keeps
-    // the closed forms of phases that had ended by then and simulates every later phase (and
-    // any that was still going) message by message, which orders them on the links as the
-    // reference does (core/docs/simulator.md). Should that rerun meet contention all the same,
-    // a last one simulates every message.
-    ClosedFormLog rerun;
-    rerun.restricted = true;
-    for (const auto& [phase, end] : attempt.solved)
-      if (end < contended.at) rerun.allowed.insert(phase);
-    attempt = {};
-    SimResult result;
-    try {
-      Simulation simulation(in, options, &rerun);
-      result = simulation.run();
-    } catch (const ClosedFormContended&) {
-      SimOptions every = options;
-      every.every_message = true;
-      Simulation simulation(in, every);
-      result = simulation.run();
-    }
-    result.closed_form_contended = true;
-    return result;
+    return run_closed_forms(in, options, true);
+  } catch (const ClosedFormRefused&) {
+    return run_closed_forms(in, options, false);
   }
 }
 

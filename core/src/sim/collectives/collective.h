@@ -155,6 +155,9 @@ class CollectiveContext {
   // Whether this phase may be solved in closed form (a rerun keeps only some: ClosedFormLog),
   // and, once it is, when it ended.
   virtual bool closed_form_for(const ClosedPhase& p) const = 0;
+  // Whether direct phases outside mirrored runs are gathered to be solved in closed form (not
+  // after one was refused: ClosedFormRefused).
+  virtual bool direct_closed_forms() const = 0;
   virtual void closed_form_solved(const ClosedPhase& p, Tick end) = 0;
 
   // A collective given as traces: one node's point-to-point message or timed step, ending in

@@ -22,9 +22,10 @@
 // send order (Flows::carry), gives every member's times and every link's load. Arrivals are
 // handed off and reduced as above; an all-reduce's second half goes out from the first
 // hand-off that ends once every first-half message has arrived (all hand-offs ended by then at
-// once, then one per later hand-off). A hand-off ending at the very time of the last arrival
-// would leave the outcome to the order of the events: the phase is then given back
-// (ClosedFormContended) and simulated message by message.
+// once, then one per later hand-off). Members that start apart, links in different states or
+// already reached by other traffic, and a hand-off ending at the very time of the last arrival
+// (the order of the events would decide) refuse the phase (ClosedFormRefused): its members
+// waited without sending, so the run is redone with direct phases simulated message by message.
 #include <algorithm>
 
 #include "sim/collectives/packet_algorithm.h"
@@ -43,7 +44,9 @@ class Direct final : public GatheredPacketAlgorithm {
 
   void init(CollectiveContext& c, uint32_t si) override {
     const Stream& s = c.stream(si);
-    if (c.closed_form() && !s.cur.ring.local && s.parallel == int64_t(s.cur.ring.n) - 1) return join(c, si);
+    if (c.closed_form() && (c.mirrored() || c.direct_closed_forms()) && !s.cur.ring.local &&
+        s.parallel == int64_t(s.cur.ring.n) - 1)
+      return join(c, si);
     PacketAlgorithm::init(c, si);
   }
 
@@ -109,10 +112,11 @@ class Direct final : public GatheredPacketAlgorithm {
     Flows& flows = g.flows;
     c.ready_flows(flows);
     const Tick now = c.clock().now();
-    const Tick first_start = *std::min_element(g.start.begin(), g.start.end());
-    // Members that started at different times, or links in different states, part ways: the
-    // run is redone with this phase simulated message by message (exact up to its first start).
-    if (!flows.alike || first_start != now) throw ClosedFormContended{first_start};
+    // Members that started at different times, or links in different states, part ways; the
+    // members waited for each other without sending, so the run is redone with every direct
+    // phase simulated message by message.
+    if (!flows.alike || std::any_of(g.start.begin(), g.start.end(), [&](Tick t) { return t != now; }))
+      throw ClosedFormRefused{};
     const Tick E = c.handoff_delay(s);
     const Collective type = s.cur.type;
     const bool reduces = type == Collective::ReduceScatter || type == Collective::AllReduce;
@@ -135,7 +139,7 @@ class Direct final : public GatheredPacketAlgorithm {
       const Tick last = arrive.back();
       int64_t first = 0;
       while (arrive[first] + E + R <= last) {
-        if (arrive[first] + E + R == last) throw ClosedFormContended{now};
+        if (arrive[first] + E + R == last) throw ClosedFormRefused{};
         ++first;
       }
       std::vector<Tick>& second = second_;
@@ -143,7 +147,14 @@ class Direct final : public GatheredPacketAlgorithm {
       for (int64_t k = 0; k < peers; ++k) second[k] = flows.carry(0, arrive[std::max(k, first)] + E + R);
       end = second.back() + E;
     }
-    c.close_flows(flows, uint64_t(type == Collective::AllReduce ? 2 * peers : peers), true);
+    // Links that other traffic reached at or after this phase's first message (another chunk's
+    // direct phase starting at the same time, say): refused too, rather than contended, so that
+    // the rerun keeps every other closed form.
+    try {
+      c.close_flows(flows, uint64_t(type == Collective::AllReduce ? 2 * peers : peers), true);
+    } catch (const ClosedFormContended&) {
+      throw ClosedFormRefused{};
+    }
     c.closed_form_solved(g.phase, end);
     for (uint32_t si : g.stream) c.phase_done_after(si, end - now);
   }

@@ -67,6 +67,11 @@ struct ClosedFormContended {
   Tick at;
 };
 
+// Thrown where a phase gathered to be solved in closed form cannot be after all (a direct phase
+// whose members started apart, on links in different states, or whose events would tie): its
+// members waited without sending, so simulate() runs again without that kind of closed form.
+struct ClosedFormRefused {};
+
 // A ring phase as the closed forms name it: its chunk's tag, phase and ring, and when its first
 // member joined; the same in every run of one simulation up to where two runs part.
 struct ClosedPhase {
@@ -82,6 +87,7 @@ struct ClosedFormLog {
   std::vector<std::pair<ClosedPhase, Tick>> solved;  // each phase solved, and when it ended
   bool restricted = false;                           // a rerun: only `allowed` phases
   std::set<ClosedPhase> allowed;
+  bool direct = true;  // direct phases gathered to be solved (false after a ClosedFormRefused)
 };
 
 }  // namespace chakra::sim

@@ -79,6 +79,7 @@ class System final : public CollectiveContext, public MessageSink, public EventS
   bool closed_form_for(const ClosedPhase& p) const override {
     return !log_ || !log_->restricted || log_->allowed.count(p) != 0;
   }
+  bool direct_closed_forms() const override { return log_ && log_->direct; }
   void closed_form_solved(const ClosedPhase& p, Tick end) override {
     if (log_ && !log_->restricted) log_->solved.emplace_back(p, end);
   }
