@@ -218,6 +218,15 @@ uint64_t run_all_same(const SimInputs& in, Backend b = Backend::CongestionUnawar
   return r.npus[0].finish;
 }
 
+// Every link of a congestion-aware run: its ends, messages, bytes, busy time and queueing.
+void expect_same_links(const SimResult& a, const SimResult& b, const std::string& what) {
+  ASSERT_EQ(a.links.size(), b.links.size()) << what;
+  for (size_t l = 0; l < a.links.size(); ++l)
+    EXPECT_EQ(std::tie(a.links[l].from, a.links[l].to, a.links[l].messages, a.links[l].bytes, a.links[l].busy, a.links[l].queued),
+              std::tie(b.links[l].from, b.links[l].to, b.links[l].messages, b.links[l].bytes, b.links[l].busy, b.links[l].queued))
+        << what << " link " << l;
+}
+
 }  // namespace
 
 TEST(SimulateClosedForm, RingCollectivesOnRingSwitchAndFullyConnected) {
@@ -519,12 +528,7 @@ TEST(SimulateClosedForm, RingPhasesInClosedFormEqualEveryMessageSimulated) {
             EXPECT_EQ(a.dimensions[d].bytes, b.dimensions[d].bytes) << what << " dim " << d;
             EXPECT_EQ(a.dimensions[d].busy, b.dimensions[d].busy) << what << " dim " << d;
           }
-          ASSERT_EQ(a.links.size(), b.links.size()) << what;
-          for (size_t l = 0; l < a.links.size(); ++l) {
-            EXPECT_EQ(std::tie(a.links[l].from, a.links[l].to, a.links[l].messages, a.links[l].bytes, a.links[l].busy, a.links[l].queued),
-                      std::tie(b.links[l].from, b.links[l].to, b.links[l].messages, b.links[l].bytes, b.links[l].busy, b.links[l].queued))
-                << what << " link " << l;
-          }
+          expect_same_links(a, b, what);
         }
       }
     }
@@ -1111,29 +1115,20 @@ TEST(SimulateMirrored, DirectPhasesRunOnceWhereEveryPeerIsAlike) {
 // the dimension is no switch, the run simulates every direct message, as before.
 TEST(SimulateClosedForm, CongestionAwareDirectPhasesOnSwitchesEqualEveryMessage) {
   Fixture f;
-  auto system = [](uint32_t endpoint_delay, uint32_t active) {
-    return parse_system(R"({"endpoint-delay": )" + std::to_string(endpoint_delay) + R"(, "active-chunks-per-dimension": )" +
-                            std::to_string(active) + R"(, "preferred-dataset-splits": 4,
-      "all-reduce-implementation": ["direct", "direct"], "all-gather-implementation": ["direct", "direct"],
-      "reduce-scatter-implementation": ["direct", "direct"], "all-to-all-implementation": ["direct", "direct"],
-      "collective-optimization": "localBWAware", "local-mem-bw": 1600})",
-                        "s.json");
+  auto system = [](double endpoint_delay, uint32_t active) {
+    SystemConfig sys = ring_system("direct", 4, active);
+    sys.endpoint_delay = endpoint_delay;
+    return sys;
   };
   auto compare = [](SimInputs in, const std::string& what) {
-    for (auto& algos : in.system.algorithms) algos.resize(in.network.npus.size());  // one per dimension
+    for (auto& algos : in.system.algorithms) algos.resize(in.network.npus.size(), algos[0]);  // one per dimension
     SimOptions fast, exact;
     fast.backend = exact.backend = Backend::CongestionAware;
     exact.every_message = true;
     SimResult a = simulate(in, fast), b = simulate(in, exact);
     expect_same_results(a, b, what);
+    expect_same_links(a, b, what);
     EXPECT_FALSE(b.closed_form_contended);
-    [&] {
-      ASSERT_EQ(a.links.size(), b.links.size()) << what;
-      for (size_t l = 0; l < a.links.size(); ++l)
-        EXPECT_EQ(std::tie(a.links[l].from, a.links[l].to, a.links[l].messages, a.links[l].bytes, a.links[l].busy, a.links[l].queued),
-                  std::tie(b.links[l].from, b.links[l].to, b.links[l].messages, b.links[l].bytes, b.links[l].busy, b.links[l].queued))
-            << what << " link " << l;
-    }();
     return std::pair{a, b};
   };
   const char* const switch64 = "topology: [ Switch ]\nnpus_count: [ 64 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n";
@@ -1204,16 +1199,12 @@ TEST(SimulateClosedForm, CongestionAwareDirectPhasesOnSwitchesEqualEveryMessage)
     expect_every_message("skewed starts");
     // With ring all-reduces the rerun still solves those: only the direct phases run message by
     // message.
-    in.system = parse_system(R"({"endpoint-delay": 10, "active-chunks-per-dimension": 1, "preferred-dataset-splits": 4,
-      "all-reduce-implementation": ["ring"], "all-gather-implementation": ["ring"],
-      "reduce-scatter-implementation": ["ring"], "all-to-all-implementation": ["direct"],
-      "collective-optimization": "localBWAware", "local-mem-bw": 1600})",
-                             "s.json");
+    in.system = ring_system("ring");
+    in.system.algorithms[int(Collective::AllToAll)] = ring_system("direct").algorithms[int(Collective::AllToAll)];
     {
       auto [a, b] = compare(in, "ring all-reduce, direct all-to-all, skewed");
       EXPECT_LT(a.events * 2, b.events);
     }
-    in.system = system(10, 1);
     in.workload = f.write_collective(CommType::AllReduce, 1 << 20, 16);
     in.system = system(10, 2);
     expect_every_message("two active chunks");
