@@ -1,6 +1,11 @@
 #include "python_json.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <new>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -9,21 +14,6 @@
 #include "chakra/support/text.h"
 
 namespace chakra::pyjson {
-
-Number add(Number a, Number b) {
-  if (a.is_int && b.is_int) return Number::of_int(a.i + b.i);
-  return Number::of_float(a.as_double() + b.as_double());
-}
-
-Number sub(Number a, Number b) {
-  if (a.is_int && b.is_int) return Number::of_int(a.i - b.i);
-  return Number::of_float(a.as_double() - b.as_double());
-}
-
-bool less(Number a, Number b) {
-  if (a.is_int && b.is_int) return a.i < b.i;
-  return a.as_double() < b.as_double();
-}
 
 Number parse_number(std::string_view text) {
   // Plain integers of up to 18 digits (every id and integral time) without strtoll.
@@ -68,16 +58,14 @@ size_t skip_space(std::string_view t, size_t p) {
   return p;
 }
 
-void newline_indent(std::string& out, int depth) {
-  // One append for the usual depths (a linked trace's values sit 3 to 8 levels deep).
-  static constexpr std::string_view kIndent = "\n                                ";
-  const size_t n = static_cast<size_t>(depth) * 4 + 1;
-  if (n <= kIndent.size()) {
-    out.append(kIndent.data(), n);
-  } else {
-    out += kIndent;
-    out.append(n - kIndent.size(), ' ');
-  }
+// Out of line: inlined, its call saves registers on every room() check's fast path.
+__attribute__((noinline)) char* OutBuffer::grow(size_t n) {
+  const size_t wanted = std::max({capacity_ * 2, size_ + n, size_t{1} << 16});
+  char* grown = static_cast<char*>(std::realloc(data_, wanted));
+  if (!grown) throw std::bad_alloc();
+  data_ = grown;
+  capacity_ = wanted;
+  return data_ + size_;
 }
 
 namespace {
@@ -100,26 +88,55 @@ bool is_number_byte(char c) {
   return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
 }
 
-void append_u(std::string& out, uint32_t v) {
-  static const char kHex[] = "0123456789abcdef";
-  out += "\\u";
-  for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(v >> shift) & 0xf];
+// Newline plus 4 * depth spaces. Inlined: it runs before every member and element.
+__attribute__((always_inline)) inline void newline_indent(OutBuffer& out, int depth) {
+  // A fixed-size copy of the longest usual indent (a linked trace's values sit 3 to 8 levels
+  // deep), the end set where this depth's indent ends.
+  static constexpr char kIndent[] = "\n                                ";
+  constexpr size_t kFixed = sizeof kIndent - 1;
+  const size_t n = static_cast<size_t>(depth) * 4 + 1;
+  char* w = out.room(std::max(n, kFixed));
+  if (n <= kFixed) {
+    std::memcpy(w, kIndent, kFixed);
+  } else {
+    w[0] = '\n';
+    std::memset(w + 1, ' ', n - 1);
+  }
+  out.set_end(w + n);
 }
 
-// One character (code unit for \u escapes) in ensure_ascii form.
-void append_ascii_char(std::string& out, uint32_t v) {
+// Writes \uXXXX at w (6 bytes); returns the end.
+char* put_u(char* w, uint32_t v) {
+  static const char kHex[] = "0123456789abcdef";
+  *w++ = '\\';
+  *w++ = 'u';
+  for (int shift = 12; shift >= 0; shift -= 4) *w++ = kHex[(v >> shift) & 0xf];
+  return w;
+}
+
+// One character (code unit for \u escapes) in ensure_ascii form at w (at most 6 bytes); returns
+// the end.
+char* put_ascii_char(char* w, uint32_t v) {
+  char escape = 0;
   switch (v) {
-    case '"': out += "\\\""; return;
-    case '\\': out += "\\\\"; return;
-    case '\n': out += "\\n"; return;
-    case '\r': out += "\\r"; return;
-    case '\t': out += "\\t"; return;
-    case '\b': out += "\\b"; return;
-    case '\f': out += "\\f"; return;
+    case '"': escape = '"'; break;
+    case '\\': escape = '\\'; break;
+    case '\n': escape = 'n'; break;
+    case '\r': escape = 'r'; break;
+    case '\t': escape = 't'; break;
+    case '\b': escape = 'b'; break;
+    case '\f': escape = 'f'; break;
     default: break;
   }
-  if (v >= 0x20 && v <= 0x7e) out += static_cast<char>(v);
-  else append_u(out, v);
+  if (escape) {
+    *w++ = '\\';
+    *w++ = escape;
+  } else if (v >= 0x20 && v <= 0x7e) {
+    *w++ = static_cast<char>(v);
+  } else {
+    w = put_u(w, v);
+  }
+  return w;
 }
 
 uint32_t hex4(std::string_view t, size_t p) {
@@ -151,51 +168,85 @@ size_t utf8_at(std::string_view t, size_t p, uint32_t* cp) {
   return len;
 }
 
+// Appends t[begin, end). Tokens are short: 16 bytes at a time instead of a call to memcpy,
+// reading and writing up to 15 bytes past the end where both buffers have them.
+inline void copy_token(std::string_view t, size_t begin, size_t end, OutBuffer& out) {
+  const size_t n = end - begin;
+#if defined(__SSE2__)
+  const size_t rounded = (n + 15) & ~size_t{15};
+  if (t.size() - begin >= rounded) {
+    char* w = out.room(rounded);
+    for (size_t k = 0; k < rounded; k += 16)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(w + k),
+                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.data() + begin + k)));
+    out.set_end(w + n);
+    return;
+  }
+#endif
+  out += t.substr(begin, n);
+}
+
 }  // namespace
 
-size_t render_string(std::string_view t, size_t p, std::string& out) {
+size_t render_string(std::string_view t, size_t p, OutBuffer& out) {
   // The common case in one pass: printable ASCII up to the closing quote, copied as it is.
   size_t q = p + 1;
+#if defined(__SSE2__)
+  // 16 bytes at a time (op schemas and names run to tens of bytes): a signed compare below 0x20
+  // also catches every byte >= 0x80.
+  while (t.size() - q >= 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.data() + q));
+    const __m128i special =
+        _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(x, _mm_set1_epi8(0x20)), _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7f))),
+                     _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))));
+    if (const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(special))) {
+      q += static_cast<size_t>(__builtin_ctz(mask));
+      break;
+    }
+    q += 16;
+  }
+#endif
   while (q < t.size()) {
     const uint8_t c = static_cast<uint8_t>(t[q]);
     if (c == '"') {
-      out.append(t.data() + p, q + 1 - p);
+      copy_token(t, p, q + 1, out);
       return q + 1;
     }
     if (c < 0x20 || c >= 0x7f || c == '\\') break;
     ++q;
   }
   const size_t end = string_end(t, p);
-  out.append(t.data() + p, q - p);
+  out += t.substr(p, q - p);
   while (q < end) {
+    char* w = out.room(12);  // the most one input character becomes: a surrogate pair
     uint8_t c = static_cast<uint8_t>(t[q]);
     if (c == '\\') {
       char e = t[q + 1];
       if (e == 'u') {
-        append_ascii_char(out, hex4(t, q + 2));
+        w = put_ascii_char(w, hex4(t, q + 2));
         q += 6;
-        continue;
+      } else {
+        static const char kFrom[] = "\"\\/bfnrt";
+        static const char kTo[] = "\"\\/\b\f\n\r\t";
+        const char* k = std::strchr(kFrom, e);
+        w = put_ascii_char(w, k ? static_cast<uint8_t>(kTo[k - kFrom]) : static_cast<uint8_t>(e));
+        q += 2;
       }
-      static const char kFrom[] = "\"\\/bfnrt";
-      static const char kTo[] = "\"\\/\b\f\n\r\t";
-      const char* k = std::strchr(kFrom, e);
-      append_ascii_char(out, k ? static_cast<uint8_t>(kTo[k - kFrom]) : static_cast<uint8_t>(e));
-      q += 2;
     } else if (c >= 0x80) {
       uint32_t cp = 0xfffd;
       size_t len = utf8_at(t, q, &cp);
       q += len ? len : 1;
       if (cp >= 0x10000) {
         cp -= 0x10000;
-        append_u(out, 0xd800 + (cp >> 10));
-        append_u(out, 0xdc00 + (cp & 0x3ff));
+        w = put_u(put_u(w, 0xd800 + (cp >> 10)), 0xdc00 + (cp & 0x3ff));
       } else {
-        append_ascii_char(out, cp);
+        w = put_ascii_char(w, cp);
       }
     } else {
-      append_ascii_char(out, c);
+      w = put_ascii_char(w, c);
       ++q;
     }
+    out.set_end(w);
   }
   out += '"';
   return end + 1;
@@ -224,35 +275,11 @@ size_t skip_value(std::string_view t, size_t p) {
   return p;
 }
 
-size_t render_value(std::string_view t, size_t p, int depth, std::string& out) {
-  p = skip_space(t, p);
-  char c = t[p];
-  if (c == '{' || c == '[') {
-    const char close = c == '{' ? '}' : ']';
-    size_t q = skip_space(t, p + 1);
-    out += c;
-    if (t[q] == close) {
-      out += close;
-      return q + 1;
-    }
-    for (;;) {
-      newline_indent(out, depth + 1);
-      if (c == '{') {
-        q = render_string(t, q, out);
-        q = skip_space(t, q) + 1;  // ':'
-        out += ": ";
-      }
-      q = skip_space(t, render_value(t, q, depth + 1, out));
-      if (t[q] == ',') {
-        out += ',';
-        q = skip_space(t, q + 1);
-        continue;
-      }
-      newline_indent(out, depth);
-      out += close;
-      return q + 1;
-    }
-  }
+namespace {
+
+// A string, number or literal starting at p. Returns the offset after it.
+__attribute__((always_inline)) inline size_t render_scalar(std::string_view t, size_t p, OutBuffer& out) {
+  const char c = t[p];
   if (c == '"') return render_string(t, p, out);
   if ((c >= '0' && c <= '9') || (c == '-' && p + 1 < t.size() && t[p + 1] != 'I')) {
     // A number, scanned once: ints of any size print as written (Python's int("-0") is 0),
@@ -265,13 +292,67 @@ size_t render_value(std::string_view t, size_t p, int depth, std::string& out) {
       nonzero |= d >= '1' && d <= '9';
     }
     const std::string_view token = t.substr(p, end - p);
-    if (is_float) append_number(out, parse_number(token));
-    else if (!nonzero) out += '0';
-    else out += token;
+    if (is_float) {
+      thread_local std::string repr;  // reused: a float's repr is longer than std::string holds inline
+      repr.clear();
+      append_number(repr, parse_number(token));
+      out += repr;
+    } else if (!nonzero) {
+      out += '0';
+    } else {
+      copy_token(t, p, end, out);
+    }
     return end;
   }
   const size_t end = skip_value(t, p);  // true, false, null, NaN, Infinity, -Infinity
   out += t.substr(p, end - p);
+  return end;
+}
+
+}  // namespace
+
+size_t render_value(std::string_view t, size_t p, int depth, OutBuffer& out) {
+  p = skip_space(t, p);
+  const char c = t[p];
+  if (c != '{' && c != '[') return render_scalar(t, p, out);
+  const char close = c == '{' ? '}' : ']';
+  size_t q = skip_space(t, p + 1);
+  if (t[q] == close) {
+    char* w = out.room(2);
+    w[0] = c;
+    w[1] = close;
+    out.set_end(w + 2);
+    return q + 1;
+  }
+  out += c;
+  for (;;) {
+    newline_indent(out, depth + 1);
+    if (c == '{') {
+      q = render_string(t, q, out);
+      q = skip_space(t, skip_space(t, q) + 1);  // past ':'
+      char* w = out.room(2);
+      w[0] = ':';
+      w[1] = ' ';
+      out.set_end(w + 2);
+    }
+    // Scalars without a call: most members and elements are.
+    q = t[q] == '{' || t[q] == '[' ? render_value(t, q, depth + 1, out) : render_scalar(t, q, out);
+    q = skip_space(t, q);
+    if (t[q] == ',') {
+      out += ',';
+      q = skip_space(t, q + 1);
+      continue;
+    }
+    newline_indent(out, depth);
+    out += close;
+    return q + 1;
+  }
+}
+
+size_t render_value(std::string_view t, size_t p, int depth, std::string& out) {
+  OutBuffer rendered;
+  const size_t end = render_value(t, p, depth, rendered);
+  out += rendered.view();
   return end;
 }
 

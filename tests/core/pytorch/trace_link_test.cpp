@@ -606,6 +606,22 @@ TEST(TraceLink, PythonJsonRendering) {
   const std::string deep = rendered(std::string(10, '[') + "1" + std::string(10, ']'));
   EXPECT_NE(deep.find("\n" + std::string(40, ' ') + "1\n" + std::string(36, ' ') + "]"), std::string::npos);
   EXPECT_EQ(deep.find("\n" + std::string(41, ' ')), std::string::npos);
+  // Strings and numbers longer than the renderer's 16-byte steps, with the byte to escape in a
+  // later step, and tokens ending near the end of the text (no room for a whole step).
+  const std::string plain(37, 'x');
+  EXPECT_EQ(rendered("[\"" + plain + "\"," + std::string(40, '7') + "]"),
+            "[\n    \"" + plain + "\",\n    " + std::string(40, '7') + "\n]");
+  EXPECT_EQ(rendered("\"" + plain + "\x7f" + plain + "\""), "\"" + plain + "\\u007f" + plain + "\"");
+  EXPECT_EQ(rendered("\"" + plain + "\xc3\xa9\""), "\"" + plain + "\\u00e9\"");
+  EXPECT_EQ(rendered("\"" + plain + "\\\"\""), "\"" + plain + "\\\"\"");
+  EXPECT_EQ(rendered("\"" + plain + "\""), "\"" + plain + "\"");
+  // An output much longer than the buffer's first allocation, byte for byte.
+  std::string many = "[", expected = "[";
+  for (int i = 0; i < 20000; ++i) {
+    many += (i ? ",\"" : "\"") + std::to_string(i) + plain + "\"";
+    expected += std::string(i ? "," : "") + "\n    \"" + std::to_string(i) + plain + "\"";
+  }
+  EXPECT_EQ(rendered(many + "]"), expected + "\n]");
 }
 
 // A host node's members are rendered once and reused for its GPU copies; a repeated key keeps
