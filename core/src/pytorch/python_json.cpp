@@ -317,23 +317,17 @@ size_t render_value(std::string_view t, size_t p, int depth, OutBuffer& out) {
   if (c != '{' && c != '[') return render_scalar(t, p, out);
   const char close = c == '{' ? '}' : ']';
   size_t q = skip_space(t, p + 1);
+  out += c;
   if (t[q] == close) {
-    char* w = out.room(2);
-    w[0] = c;
-    w[1] = close;
-    out.set_end(w + 2);
+    out += close;
     return q + 1;
   }
-  out += c;
   for (;;) {
     newline_indent(out, depth + 1);
     if (c == '{') {
       q = render_string(t, q, out);
       q = skip_space(t, skip_space(t, q) + 1);  // past ':'
-      char* w = out.room(2);
-      w[0] = ':';
-      w[1] = ' ';
-      out.set_end(w + 2);
+      out += ": ";
     }
     // Scalars without a call: most members and elements are.
     q = t[q] == '{' || t[q] == '[' ? render_value(t, q, depth + 1, out) : render_scalar(t, q, out);
@@ -350,7 +344,8 @@ size_t render_value(std::string_view t, size_t p, int depth, OutBuffer& out) {
 }
 
 size_t render_value(std::string_view t, size_t p, int depth, std::string& out) {
-  OutBuffer rendered;
+  thread_local OutBuffer rendered;  // reused: this serves a few small values per node
+  rendered.clear();
   const size_t end = render_value(t, p, depth, rendered);
   out += rendered.view();
   return end;
