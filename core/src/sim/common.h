@@ -13,10 +13,19 @@
 
 namespace chakra::sim {
 
-// Thrown where a mirrored run (NPU 0 simulated for all alike NPUs) meets something that tells
-// NPUs apart: a message, a collective over some NPUs only, traces that differ. simulate() then
-// runs every NPU.
+// Thrown where a mirrored run (one NPU simulated for each class of alike NPUs) meets something
+// that tells NPUs of a class apart: a collective's messages, a collective over NPUs of several
+// classes, traces that differ. simulate() then runs every NPU.
 struct NotMirrored {};
+
+// The classes of a mirrored run (core/docs/simulator.md): NPUs whose traces are alike up to node
+// ids and to whom they talk, each class simulated as its lowest NPU, which stands for all of it.
+struct Mirror {
+  std::vector<uint32_t> rep;    // per NPU: the NPU simulated for it
+  std::vector<uint32_t> size;   // per NPU: how many NPUs its class has
+  std::vector<uint32_t> reps;   // the simulated NPUs, ascending
+  std::vector<uint32_t> index;  // per NPU: its place in its class, ascending
+};
 
 // "FILE: " for messages about a configuration read from FILE; nothing if it came from no file.
 inline std::string source_prefix(const std::string& source) { return source.empty() ? "" : source + ": "; }

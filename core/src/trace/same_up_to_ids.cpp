@@ -7,12 +7,17 @@
 namespace chakra {
 namespace {
 
-// One attribute of table `ta` (strings in `a`) against one of `tb` (strings in `b`).
-bool same_attr(const Trace& a, const AttrTable& ta, uint32_t i, const Trace& b, const AttrTable& tb, uint32_t j) {
+// One attribute of table `ta` (strings in `a`) against one of `tb` (strings in `b`); the value
+// of one `pairing` names is told to it instead of compared.
+bool same_attr(const Trace& a, const AttrTable& ta, uint32_t i, const Trace& b, const AttrTable& tb, uint32_t j,
+               const AttrPairing* pairing) {
   const AttrKind kind = ta.kind(i);
-  if (kind != tb.kind(j) || a.str(ta.name(i)) != b.str(tb.name(j)) || a.str(ta.doc(i)) != b.str(tb.doc(j)) ||
+  const std::string_view name = a.str(ta.name(i));
+  if (kind != tb.kind(j) || name != b.str(tb.name(j)) || a.str(ta.doc(i)) != b.str(tb.doc(j)) ||
       ta.unknown_fields(i) != tb.unknown_fields(j))
     return false;
+  if (pairing && std::find(pairing->names.begin(), pairing->names.end(), name) != pairing->names.end())
+    return pairing->pair(name, AttrView(&a, &ta, i), AttrView(&b, &tb, j));
   // A value is its bits, except that text is a string id of its own trace.
   auto same_value = [&](uint64_t x, uint64_t y) { return is_text(element_kind(kind)) ? a.str(StrId(x)) == b.str(StrId(y)) : x == y; };
   if (!is_list(kind)) return kind == AttrKind::None || same_value(ta.bits(i), tb.bits(j));
@@ -21,10 +26,10 @@ bool same_attr(const Trace& a, const AttrTable& ta, uint32_t i, const Trace& b, 
 }
 
 bool same_attrs(const Trace& a, const AttrTable& ta, uint32_t ai, uint32_t ae, const Trace& b, const AttrTable& tb,
-                uint32_t bi, uint32_t be) {
+                uint32_t bi, uint32_t be, const AttrPairing* pairing = nullptr) {
   if (ae - ai != be - bi) return false;
   for (; ai < ae; ++ai, ++bi)
-    if (!same_attr(a, ta, ai, b, tb, bi)) return false;
+    if (!same_attr(a, ta, ai, b, tb, bi, pairing)) return false;
   return true;
 }
 
@@ -51,7 +56,7 @@ uint64_t rank_of(const std::vector<uint64_t>& ids, uint64_t id) {
 
 }  // namespace
 
-bool same_up_to_node_ids(const Trace& a, const Trace& b) {
+bool same_up_to_node_ids(const Trace& a, const Trace& b, const AttrPairing* pairing) {
   if (a.size() != b.size() || a.has_metadata() != b.has_metadata() || a.metadata_version() != b.metadata_version() ||
       a.metadata_unknown_fields() != b.metadata_unknown_fields() ||
       !same_attrs(a, a.metadata_attrs(), 0, a.metadata_attrs().size(), b, b.metadata_attrs(), 0, b.metadata_attrs().size()))
@@ -59,19 +64,23 @@ bool same_up_to_node_ids(const Trace& a, const Trace& b) {
   const std::vector<uint64_t> ids_a = sorted_ids(a), ids_b = sorted_ids(b);
   if (ids_a.size() != a.size() || ids_b.size() != b.size()) return false;
   // A dangling dependency keeps its id, which must then not be a rank-marked id of the other.
+  // Traces with the same ids (the NPUs of one pipeline stage, say) compare them as they are:
+  // ranks are then equal exactly where ids are.
+  const bool same_ids = ids_a == ids_b;
+  auto same_id = [&](uint64_t i, uint64_t j) { return same_ids ? i == j : rank_of(ids_a, i) == rank_of(ids_b, j); };
   auto same_deps = [&](std::span<const uint64_t> x, std::span<const uint64_t> y) {
-    return std::equal(x.begin(), x.end(), y.begin(), y.end(),
-                      [&](uint64_t i, uint64_t j) { return rank_of(ids_a, i) == rank_of(ids_b, j); });
+    return std::equal(x.begin(), x.end(), y.begin(), y.end(), same_id);
   };
   for (uint32_t n = 0; n < a.size(); ++n) {
-    if (rank_of(ids_a, a.id(n)) != rank_of(ids_b, b.id(n)) || a.name(n) != b.name(n) || a.type(n) != b.type(n) ||
+    if (!same_id(a.id(n), b.id(n)) || a.name(n) != b.name(n) || a.type(n) != b.type(n) ||
         a.start_time_micros(n) != b.start_time_micros(n) || a.duration_micros(n) != b.duration_micros(n) ||
         a.ctrl_deps_unpacked(n) != b.ctrl_deps_unpacked(n) || a.data_deps_unpacked(n) != b.data_deps_unpacked(n) ||
         a.has_inputs(n) != b.has_inputs(n) || a.has_outputs(n) != b.has_outputs(n) ||
         !same_io(a, a.inputs(n), b, b.inputs(n)) || !same_io(a, a.outputs(n), b, b.outputs(n)) ||
         a.unknown_fields(n) != b.unknown_fields(n) || !same_deps(a.ctrl_deps(n), b.ctrl_deps(n)) ||
         !same_deps(a.data_deps(n), b.data_deps(n)) ||
-        !same_attrs(a, a.node_attrs(), a.attr_begin(n), a.attr_end(n), b, b.node_attrs(), b.attr_begin(n), b.attr_end(n)))
+        !same_attrs(a, a.node_attrs(), a.attr_begin(n), a.attr_end(n), b, b.node_attrs(), b.attr_begin(n), b.attr_end(n),
+                    pairing))
       return false;
   }
   return true;

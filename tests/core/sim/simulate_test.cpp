@@ -2,17 +2,20 @@
 // closed forms of the collective algorithms, the reference's defects handled, bad configs.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "chakra/analysis/sim_report.h"
 #include "chakra/astra/generate.h"
 #include "chakra/astra/text_workload.h"
 #include "chakra/format/io.h"
 #include "chakra/format/et_io.h"
 #include "chakra/sim/simulate.h"
+#include "chakra/synth/synth.h"
 #include "chakra/support/error.h"
 #include "chakra/trace/schema.h"
 #include "test_support.h"
@@ -1328,8 +1331,21 @@ TEST(SimulateMirrored, WhatTellsNpusApartRunsEveryNpu) {
       nodes.push_back(comm_node(t, NodeType::CommColl, "all_reduce", {{"comm_type", 0}, {"comm_size", 1 << 20}}));
       nodes.back().attrs.add_string(t.intern("pg_name"), t.intern("1"));
     });
+    // A group of every NPU runs on the dimensions' rings, as a collective over all NPUs: still
+    // alike. Two groups of eight, the second in ring order 8, 12, 9, 13, ..: some of its ring
+    // neighbours differ first on the ring dimension, so its NPUs cannot stand for the others'.
     in.groups = parse_comm_groups(R"({"1": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]})", "g.json");
-    const SimResult r = compare(in, {}, "communicator group");
+    SimOptions each;
+    each.every_npu = true;
+    const SimResult whole = simulate(in), whole_each = simulate(in, each);
+    EXPECT_EQ(whole.simulated_npus, 1u);
+    expect_same_results(whole, whole_each, "a communicator group of every NPU");
+    in.workload = write_traces(16, [&](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
+      nodes.push_back(comm_node(t, NodeType::CommColl, "all_reduce", {{"comm_type", 0}, {"comm_size", 1 << 20}}));
+      nodes.back().attrs.add_string(t.intern("pg_name"), t.intern(npu < 8 ? "1" : "2"));
+    });
+    in.groups = parse_comm_groups(R"({"1": [0, 1, 2, 3, 4, 5, 6, 7], "2": [8, 12, 9, 13, 10, 14, 11, 15]})", "g.json");
+    const SimResult r = compare(in, {}, "communicator groups placed differently");
     EXPECT_FALSE(r.deadlock);
   }
   // A send to NPU 1 on every NPU: NPU 1's is to itself, an error the run of every NPU reports.
@@ -1358,6 +1374,104 @@ TEST(SimulateMirrored, WhatTellsNpusApartRunsEveryNpu) {
     EXPECT_TRUE(r.deadlock);
     ASSERT_FALSE(r.npus[5].stuck.empty());
   }
+}
+
+// Pipeline stages with tensor- and data-parallel groups (chakra synth): the NPUs of a stage are
+// alike but for their groups and pipeline peers, which sit alike in the network, so one NPU of
+// each stage runs for all of it, with every figure of the run of every NPU. Where a group's ring
+// takes different times, or peers do not pair up, every NPU runs, with the same figures.
+TEST(SimulateMirrored, ClassesOfAlikeNpusRunOneEach) {
+  struct Case {
+    uint64_t dp, tp, pp, micro_batches;
+    const char* network;
+    uint64_t simulated;
+  };
+  const Case cases[] = {
+      {2, 2, 2, 2, "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 400, 50 ]\nlatency: [ 500, 2000 ]\n", 2},
+      {4, 2, 2, 1, "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n", 2},
+      {2, 4, 2, 2, "topology: [ FullyConnected, Switch ]\nnpus_count: [ 2, 8 ]\nbandwidth: [ 300, 50 ]\nlatency: [ 200, 1000 ]\n", 2},
+      {2, 2, 4, 4, "topology: [ Switch ]\nnpus_count: [ 16 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", 4},
+      // Data-parallel rings of four NPUs on a ring of eight: 3 -> 0 is three hops, the others one.
+      {4, 2, 1, 1, "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", 8},
+  };
+  for (const Case& c : cases) {
+    synth::SynthOptions o;
+    synth::apply_preset("llama2-7b", o);
+    o.shape.layers = c.pp;
+    o.shape.micro_batches = c.micro_batches;
+    o.par.dp = c.dp, o.par.tp = c.tp, o.par.pp = c.pp;
+    const auto w = synth::synthesize(o);
+    SimInputs in;
+    in.workload = temp_dir() + "/w";
+    for (uint32_t r = 0; r < synth::num_ranks(*w); ++r) {
+      Trace t;
+      synth::rank_trace(*w, r, t);
+      write_et(t, in.workload + "." + std::to_string(r) + ".et");
+    }
+    for (const auto& [id, members] : synth::comm_groups(*w))
+      in.groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
+    in.network = parse_network(c.network, "n.yml");
+    in.system = load_system(inputs() + "/sys/ring_s4_c1.json");
+    in.system.roofline = true;
+    in.system.peak_perf = 900;
+    const std::string what = "dp" + std::to_string(c.dp) + " tp" + std::to_string(c.tp) + " pp" + std::to_string(c.pp) +
+                             " on " + c.network;
+    SimOptions each;
+    each.every_npu = true;
+    const SimResult a = simulate(in), b = simulate(in, each);
+    EXPECT_EQ(a.simulated_npus, c.simulated) << what;
+    EXPECT_EQ(b.simulated_npus, c.dp * c.tp * c.pp) << what;
+    EXPECT_FALSE(a.deadlock) << what;
+    expect_same_results(a, b, what);
+    if (c.simulated < b.simulated_npus) {
+      EXPECT_LT(a.events * 2, b.events) << what;
+      EXPECT_NE(sim_summary_text(a).find("one NPU of each ran for all"), std::string::npos) << what;
+    }
+  }
+
+  // NPUs 0-2 send to 3-5 and those receive from them, but not in the same order: 1 sends to 5
+  // while 5 waits for 2. Alike up to peers, yet NPU 1 cannot stand in for NPU 0 (3 would then
+  // stand for 5): every NPU runs, and both runs find the same deadlock.
+  SimInputs in;
+  in.network = parse_network("topology: [ Switch ]\nnpus_count: [ 6 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", "n.yml");
+  in.system = load_system(inputs() + "/sys/ring_s4_c1.json");
+  in.workload = write_traces(6, [](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
+    const bool send = npu < 3;
+    const int32_t peer = send ? std::array<int32_t, 3>{3, 5, 4}[npu] : int32_t(npu) - 3;
+    NodeDraft d;
+    d.id = 1;
+    d.name = t.intern(send ? "send" : "recv");
+    d.type = int32_t(send ? NodeType::CommSend : NodeType::CommRecv);
+    d.attrs.add_int32(t.intern("comm_src"), send ? int32_t(npu) : peer);
+    d.attrs.add_int32(t.intern("comm_dst"), send ? peer : int32_t(npu));
+    d.attrs.add_int64(t.intern("comm_tag"), 7);
+    d.attrs.add_int64(t.intern("comm_size"), 4096);
+    nodes.push_back(d);
+  });
+  SimOptions each;
+  each.every_npu = true;
+  const SimResult a = simulate(in), b = simulate(in, each);
+  EXPECT_EQ(a.simulated_npus, 6u);
+  EXPECT_TRUE(a.deadlock);
+  expect_same_results(a, b, "peers that do not pair up");
+
+  // Groups that do not pair up: NPU 1's group is {1, 2}, where NPU 2 takes part in {2, 3}.
+  in.network = parse_network("topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", "n.yml");
+  in.groups = parse_comm_groups(R"({"1": [0, 1], "2": [2, 3], "3": [1, 2]})", "g.json");
+  in.workload = write_traces(4, [](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
+    NodeDraft d;
+    d.id = 1;
+    d.name = t.intern("all_reduce");
+    d.type = int32_t(NodeType::CommColl);
+    d.attrs.add_int64(t.intern("comm_type"), 0);
+    d.attrs.add_int64(t.intern("comm_size"), 1 << 20);
+    d.attrs.add_string(t.intern("pg_name"), t.intern(std::array<const char*, 4>{"1", "3", "2", "2"}[npu]));
+    nodes.push_back(d);
+  });
+  const SimResult c = simulate(in), e = simulate(in, each);
+  EXPECT_EQ(c.simulated_npus, 4u);
+  EXPECT_TRUE(c.deadlock);
+  expect_same_results(c, e, "groups that do not pair up");
 }
 
 // Reading and comparing thousands of traces reports progress, and a stop asked for there ends the

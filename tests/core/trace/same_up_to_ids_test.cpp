@@ -89,3 +89,25 @@ TEST(SameUpToNodeIds, EveryOtherDifferenceCounts) {
   shorter.clear_nodes();
   EXPECT_FALSE(same_up_to_node_ids(base, shorter));
 }
+
+// A pairing takes the attributes it names out of the comparison and is told each pair of values,
+// the first trace's first; what it refuses makes the traces differ. Others still count.
+TEST(SameUpToNodeIds, PairedAttributesAreToldNotCompared) {
+  Tweak b;
+  b.label = "b";
+  b.first_id = 1000;
+  std::vector<std::pair<std::string, std::string>> told;
+  bool accept = true;
+  const AttrPairing pairing{{"label"}, [&](std::string_view name, const AttrView& x, const AttrView& y) {
+                              EXPECT_EQ(name, "label");
+                              told.emplace_back(std::string(*x.as_string()), std::string(*y.as_string()));
+                              return accept;
+                            }};
+  EXPECT_TRUE(same_up_to_node_ids(make({}), make(b), &pairing));
+  EXPECT_EQ(told, (std::vector<std::pair<std::string, std::string>>{{"a", "b"}}));
+  accept = false;
+  EXPECT_FALSE(same_up_to_node_ids(make({}), make(b), &pairing));
+  accept = true;
+  b.duration = 6;
+  EXPECT_FALSE(same_up_to_node_ids(make({}), make(b), &pairing)) << "a field the pairing does not name";
+}

@@ -104,8 +104,8 @@ struct SimOptions {
   // Simulate every message of ring phases instead of solving them in closed form (same
   // results, far slower; for cross-checking).
   bool every_message = false;
-  // Simulate every NPU even when all run alike (SimResult::simulated_npus says when one stood
-  // for all; same results, far slower; for cross-checking).
+  // Simulate every NPU even when they fall into classes of alike ones (SimResult::simulated_npus
+  // says when one NPU stood for each class; same results, slower; for cross-checking).
   bool every_npu = false;
   // Stage "simulate": nodes run so far out of `expected_nodes` (the nodes in all traces, when
   // the caller knows them; 0 otherwise). It may stop the run.
@@ -205,10 +205,12 @@ struct SimResult {
   // Congestion-aware: a phase solved in closed form shared links with other traffic, so the run
   // was done again with every message simulated (the figures are that run's).
   bool closed_form_contended = false;
-  // NPUs whose traces were run: all of them, or 1 when every NPU's trace is the same up to node
-  // ids and nothing tells the NPUs apart (congestion-unaware network, every collective over all
-  // NPUs and in closed form, no point-to-point messages, no per-NPU slowdowns, no measured
-  // times): NPU 0 then stands for all, and the totals count every NPU (core/docs/simulator.md).
+  // NPUs whose traces were run: all of them, or one per class when the NPUs fall into classes whose
+  // traces are the same up to node ids, communicator groups and peers, and nothing tells the NPUs
+  // of a class apart (congestion-unaware network, collectives in closed form over groups within a
+  // class, or over all NPUs when there is one class, peers that pair up, no per-NPU slowdowns, no
+  // measured times): the lowest NPU of each class then stands for it, and the totals count every
+  // NPU (core/docs/simulator.md).
   uint64_t simulated_npus = 0;
   std::vector<Span> spans;
   std::vector<DimensionLoad> dimensions;  // per network dimension

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -281,6 +282,15 @@ class Trace {
 // dependency on a node the trace lacks must be the same id in both). Traces with a repeated node
 // id are never the same. Simulating one is then simulating the other: the simulator orders
 // nodes by id and file order only (chakra simulate runs one NPU for many alike ones).
-bool same_up_to_node_ids(const Trace& a, const Trace& b);
+//
+// With a `pairing`, node attributes it names (same name, kind and doc in both) are not compared:
+// each pair of values, a's then b's, is given to `pair`, which says whether they may stand for
+// each other (the simulator pairs the communicator groups and peers of NPUs that are alike but
+// for who they talk to). Metadata attributes are always compared.
+struct AttrPairing {
+  std::vector<std::string_view> names;
+  std::function<bool(std::string_view name, const AttrView& a, const AttrView& b)> pair;
+};
+bool same_up_to_node_ids(const Trace& a, const Trace& b, const AttrPairing* pairing = nullptr);
 
 }  // namespace chakra

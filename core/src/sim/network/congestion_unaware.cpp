@@ -16,6 +16,11 @@ class CongestionUnawareNetwork final : public Network {
   void close_flows(const Flows& f, uint64_t per_flow, bool) override {
     for (size_t i = 0; i < f.src.size(); ++i) carried(f.src[i], f.dst[i], f.bytes, per_flow);
   }
+  // A message's time is set by the first dimension where its ends differ and its hops there.
+  bool same_delays(uint32_t a, uint32_t b, uint32_t c, uint32_t d) const override {
+    const uint32_t dim = first_dim(a, b);
+    return dim == first_dim(c, d) && (dim == topo_.dims || topo_.hops(dim, a, b) == topo_.hops(dim, c, d));
+  }
 
  private:
   Tick delay(uint32_t src, uint32_t dst, uint64_t bytes) const;
@@ -37,26 +42,14 @@ Tick CongestionUnawareNetwork::delay(uint32_t src, uint32_t dst, uint64_t bytes)
   const uint32_t d = first_dim(src, dst);
   if (d == topo_.dims) return 0;
   const NetworkConfig& net = topo_.net;
-  int64_t s = topo_.coord(src, d), t = topo_.coord(dst, d), n = net.npus[d];
-  int hops = 1;
-  switch (net.topology[d]) {
-    case TopologyKind::Ring: {
-      int64_t cw = t - s;
-      if (cw < 0) cw += n;
-      hops = static_cast<int>(std::min(cw, n - cw));
-      break;
-    }
-    case TopologyKind::FullyConnected: hops = 1; break;
-    case TopologyKind::Switch: hops = 2; break;
-  }
-  double link = hops * net.latency[d];
+  double link = topo_.hops(d, src, dst) * net.latency[d];
   double serial = topo_.serial_ns(bytes, d, src);
   return queue_.to_tick(link + serial);
 }
 
 void CongestionUnawareNetwork::transport(uint32_t m) {
   const MatchKey& k = key(m);
-  carried(k.src, k.dst, k.size, 1);
+  carried(k.src, k.dst, k.size, weight(k.src));
   schedule(queue_.now() + delay(k.src, k.dst, k.size), kArrival, m);
 }
 

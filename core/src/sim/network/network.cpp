@@ -1,5 +1,7 @@
 #include "sim/network/network.h"
 
+#include <algorithm>
+
 namespace chakra::sim {
 namespace {
 inline uint64_t mix(uint64_t h, uint64_t v) {
@@ -14,6 +16,19 @@ Topology::Topology(const NetworkConfig& n) : net(n) {
   strides.resize(dims + 1, 1);
   for (uint32_t d = 0; d < dims; ++d) strides[d + 1] = strides[d] * net.npus[d];
   for (uint32_t d = 0; d < dims; ++d) bytes_per_ns.push_back(net.bandwidth[d] * (1 << 30) / (1'000'000'000));
+}
+
+uint32_t Topology::hops(uint32_t d, uint32_t src, uint32_t dst) const {
+  switch (net.topology[d]) {
+    case TopologyKind::Ring: {
+      const uint32_t n = net.npus[d], s = coord(src, d), t = coord(dst, d);
+      const uint32_t cw = t >= s ? t - s : t + n - s;
+      return std::min(cw, n - cw);
+    }
+    case TopologyKind::FullyConnected: return 1;
+    case TopologyKind::Switch: return 2;
+  }
+  return 1;
 }
 
 size_t Network::PairHash::operator()(const PairKey& k) const {
@@ -103,7 +118,7 @@ void Network::recv(uint32_t npu, uint32_t src, uint64_t bytes, int64_t tag, Hand
 void Network::arrived(uint32_t m) {
   const InFlight msg = messages_[m];
   messages_.release(m);
-  ++delivered_;
+  delivered_ += weight(msg.key.src);
   Stream& s = streams_[msg.stream];
   MatchEntry& entry_ref = entry(s, msg.key.seq);
   const MatchEntry e = entry_ref;  // a copy: delivering may post to this stream

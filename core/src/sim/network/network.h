@@ -40,6 +40,8 @@ class MessageSink {
 struct Topology {
   explicit Topology(const NetworkConfig& net);
   uint32_t coord(uint32_t npu, uint32_t d) const { return (npu / strides[d]) % net.npus[d]; }
+  // Links a message crosses from src to dst within dimension d (a ring: the shorter way round).
+  uint32_t hops(uint32_t d, uint32_t src, uint32_t dst) const;
 
   const NetworkConfig& net;
   uint32_t npus = 0, dims = 0;
@@ -72,6 +74,12 @@ class Network : public EventSink {
   uint64_t messages_delivered() const { return delivered_; }
   // Per-NPU send slowdowns (Topology::send_slowdown), set before any message is sent.
   void set_send_slowdown(std::vector<double> factors) { topo_.send_slowdown = std::move(factors); }
+  // A mirrored run's: per NPU, how many NPUs' messages its messages stand for (counted so in the
+  // messages and load); set before any message is sent, outlives the network.
+  void set_weights(const std::vector<uint32_t>* w) { weights_ = w; }
+  // Whether a message from a to b takes as long as one from c to d (of any one size), whatever
+  // else is in flight; false where the backend cannot tell.
+  virtual bool same_delays(uint32_t a, uint32_t b, uint32_t c, uint32_t d) const { return false; }
 
   // Whether the system layer may solve ring phases in closed form through open_flows().
   virtual bool closed_forms() const { return false; }
@@ -108,6 +116,7 @@ class Network : public EventSink {
   uint32_t first_dim(uint32_t src, uint32_t dst) const;
   // `count` messages of `bytes` from src to dst crossed the first dimension where they differ.
   void carried(uint32_t src, uint32_t dst, uint64_t bytes, uint64_t count);
+  uint64_t weight(uint32_t src) const { return weights_ ? (*weights_)[src] : 1; }
   void account(uint32_t dim, uint64_t bytes, uint64_t count) {
     dim_messages_[dim] += count;
     dim_bytes_[dim] += bytes * count;
@@ -154,6 +163,7 @@ class Network : public EventSink {
   MessageSink& sink_;
   uint8_t sink_id_;
   uint64_t delivered_ = 0;
+  const std::vector<uint32_t>* weights_ = nullptr;
   FlatIndex<PairKey, PairHash> stream_ids_;  // made and dropped per message by direct phases
   Pool<Stream> streams_;
   Pool<InFlight> messages_;     // messages in flight, by index

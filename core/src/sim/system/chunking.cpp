@@ -97,9 +97,11 @@ PhaseSpec System::make_phase(uint32_t npu, Collective type, Collective phase_typ
 
 void System::issue_collective(uint32_t npu, const Where& what, Collective type, uint64_t size,
                               const std::vector<bool>& involved, int group, int explicit_priority) {
-  if (mirrored_ && group >= 0) throw NotMirrored{};  // NPUs in and out of the group differ
-  ++totals_[int(type)].count;
-  totals_[int(type)].bytes += size;
+  // A collective over all NPUs has rings of every class unless there is one (the classes were
+  // made so; this is the safety net).
+  if (mirrored_ && group < 0 && mirror_->reps.size() > 1) throw NotMirrored{};
+  totals_[int(type)].count += weight(npu);
+  totals_[int(type)].bytes += size * weight(npu);
   const SystemConfig& sys = in_.system;
   if (sys.preferred_dataset_splits == 0)
     throw Error(what() + ": the system configuration sets no 'preferred-dataset-splits' "
@@ -228,8 +230,8 @@ uint32_t System::new_stream() {
 }
 
 void System::replay_broadcast(uint32_t npu, uint64_t node, uint64_t bytes, Tick duration) {
-  ++totals_[kCollectiveTypes].count;
-  totals_[kCollectiveTypes].bytes += bytes;
+  totals_[kCollectiveTypes].count += weight(npu);
+  totals_[kCollectiveTypes].bytes += bytes * weight(npu);
   uint32_t di = datasets_.add(Dataset{npu, node, 1, 0, queue_.now(), kCollectiveTypes, 0});
   register_call(npu, duration, SysCall{CallKind::DatasetDone, false, di, 0});
 }

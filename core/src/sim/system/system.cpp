@@ -139,38 +139,42 @@ void System::deliver(const Handler& h) {
 static int64_t wire_tag(int64_t tag, bool collective) {
   return collective ? tag % (kRendezvousTags - kCollectiveTags) + kCollectiveTags : tag % kCollectiveTags;
 }
-// Every message goes through these two: a mirrored run has no peers to exchange them with.
+// Every message goes through these two. A mirrored run exchanges the workload's messages between
+// the simulated NPUs (its classes were made so), and none of a collective's: its phases are solved
+// for the whole class.
 void System::sys_send(uint32_t npu, uint32_t dst, uint64_t bytes, int64_t tag, bool collective, Handler h) {
-  if (mirrored_) throw NotMirrored{};
+  if (mirrored_ && (collective || !mirror_ || mirror_->rep[dst] != dst)) throw NotMirrored{};
   tag = wire_tag(tag, collective);
   if (!rendezvous_on_) return network_->send(npu, dst, bytes, tag, h);
   uint32_t r = rendezvous_.add({npu, dst, tag, bytes, h});
   network_->recv(npu, dst, kRendezvousBytes, tag + kRendezvousTags, Handler{kRendezvousSend, npu, r});
 }
 void System::sys_recv(uint32_t npu, uint32_t src, uint64_t bytes, int64_t tag, bool collective, Handler h) {
-  if (mirrored_) throw NotMirrored{};
+  if (mirrored_ && (collective || !mirror_ || mirror_->rep[src] != src)) throw NotMirrored{};
   tag = wire_tag(tag, collective);
   if (!rendezvous_on_) return network_->recv(npu, src, bytes, tag, h);
   uint32_t r = rendezvous_.add({npu, src, tag, bytes, h});
   network_->send(npu, src, kRendezvousBytes, tag + kRendezvousTags, Handler{kRendezvousRecv, npu, r});
 }
 
-// A mirrored phase stands for every NPU's, all alike: flows that are the sends of k members
-// stand for npus / k copies, each carrying its load.
+// A mirrored phase stands for those of its class, all alike: flows that are the sends of k members
+// stand for class size / k copies, each carrying its load.
 void System::close_flows(const Flows& f, uint64_t per_flow, bool first_for_all) {
   uint64_t copies = 1;
   if (mirrored_) {
-    if (f.members == 0 || topo_.npus % f.members != 0) throw NotMirrored{};
-    copies = topo_.npus / f.members;
+    const uint64_t npus = f.dst.empty() ? 0 : weight(f.dst[0]);
+    if (f.members == 0 || npus % f.members != 0) throw NotMirrored{};
+    copies = npus / f.members;
   }
   closed_form_messages_ += per_flow * f.src.size() * copies;
   network_->close_flows(f, per_flow * copies, first_for_all);
 }
 
-CollectiveTotals System::totals(int t) const {
-  CollectiveTotals c = totals_[t];
-  if (mirrored_) c.count *= topo_.npus, c.bytes *= topo_.npus, c.time *= topo_.npus;
-  return c;
+CollectiveTotals System::totals(int t) const { return totals_[t]; }
+
+void System::set_mirror(const Mirror& m) {
+  mirror_ = &m;
+  network_->set_weights(&m.size);
 }
 
 void System::send(uint32_t si, uint32_t dst, uint64_t bytes) {
@@ -294,7 +298,7 @@ void System::stream_removed(uint32_t n, int q) {
 void System::dataset_step(uint32_t di) {
   Dataset& d = datasets_[di];
   if (++d.finished < d.total) return;
-  totals_[d.kind].time += queue_.now() - d.created;
+  totals_[d.kind].time += (queue_.now() - d.created) * weight(d.npu);
   uint32_t n = d.npu;
   uint64_t node = d.node;
   datasets_.release(di);

@@ -31,8 +31,9 @@ class NodeSink {
 class System final : public CollectiveContext, public MessageSink, public EventSink {
  public:
   // Checks the configurations against the network (errors name their files). `log`, when
-  // given, records the closed-form phases and may restrict them (a rerun). `mirrored`: only NPU
-  // 0 runs, for all (CollectiveContext::mirrored); what would tell NPUs apart throws NotMirrored.
+  // given, records the closed-form phases and may restrict them (a rerun). `mirrored`: one NPU of
+  // each class of alike NPUs runs, for all of it (CollectiveContext::mirrored; the classes come
+  // with set_mirror); what would tell NPUs of a class apart throws NotMirrored.
   System(EventQueue& queue, const SimInputs& in, const SimOptions& o, NodeSink& nodes, ClosedFormLog* log = nullptr,
          bool mirrored = false);
 
@@ -54,6 +55,10 @@ class System final : public CollectiveContext, public MessageSink, public EventS
   // A process group announced by NPU `npu` (pg_name `id`, members in ring order). NPUs that
   // announce the same group share it, so that they agree on its ring.
   void add_process_group(uint32_t npu, int id, std::vector<uint32_t> members);
+  // A mirrored run's classes, before anything runs; `m` outlives the run.
+  void set_mirror(const Mirror& m);
+  // Whether a message from a to b takes as long as one from c to d (of any one size).
+  bool same_delays(uint32_t a, uint32_t b, uint32_t c, uint32_t d) const { return network_->same_delays(a, b, c, d); }
 
   uint64_t messages() const { return network_->messages_delivered() + closed_form_messages_; }
   // Collectives of type t (kCollectiveTypes: broadcasts) over every NPU.
@@ -170,6 +175,9 @@ class System final : public CollectiveContext, public MessageSink, public EventS
   bool rendezvous_on_ = false, closed_form_ = false;
   uint64_t closed_form_messages_ = 0;
   bool mirrored_ = false;
+  const Mirror* mirror_ = nullptr;  // a mirrored run's classes
+  // How many NPUs NPU n's work stands for (its class's size in a mirrored run).
+  uint64_t weight(uint32_t n) const { return mirror_ ? mirror_->size[n] : 1; }
   ClosedFormLog* log_;  // null where closed forms cannot be contended
 
   TimeBuckets<SysCall> buckets_;

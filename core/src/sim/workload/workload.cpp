@@ -15,18 +15,6 @@ namespace {
 // node has it: ids are below 2^63 in every writer).
 constexpr uint64_t kStartNode = UINT64_MAX;
 
-// The system layer's collective for a node's comm_type; none for a broadcast (5, replayed) and
-// for types the simulator does not run.
-std::optional<Collective> collective_of(int64_t comm_type) {
-  switch (comm_type) {
-    case 0: return Collective::AllReduce;
-    case 2: return Collective::AllGather;
-    case 6: return Collective::AllToAll;
-    case 7: return Collective::ReduceScatter;
-    default: return std::nullopt;
-  }
-}
-
 // A pg_name that names a communicator group (empty and "0" mean all NPUs).
 bool names_group(std::string_view pg) { return !pg.empty() && pg != "0"; }
 
@@ -59,26 +47,40 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
   if (in_.encoded_traces && in_.encoded_traces->size() != n_npus_)
     throw Error(in_.workload + ": " + std::to_string(in_.encoded_traces->size()) + " traces for a network of " +
                 std::to_string(n_npus_) + " NPUs");
-  npus_.resize(mirrored ? 1 : n_npus_);
+  // Mirrored: the traces are compared first, and only one NPU of each class is read for running.
+  std::vector<std::string> rep_bytes;
+  if (mirrored) {
+    find_classes(rep_bytes);
+    slot_.assign(n_npus_, UINT32_MAX);
+    for (uint32_t k = 0; k < mirror_.reps.size(); ++k) slot_[mirror_.reps[k]] = k;
+    system_.set_mirror(mirror_);
+  }
+  npus_.resize(mirrored ? mirror_.reps.size() : n_npus_);
   FeederOptions fo;
   fo.gate = DepKind::Both;
   fo.dangling_is_error = true;
   fo.read = in_.read;
   fo.read.progress = nullptr;  // the run reports its own progress
-  for (uint32_t n = 0; n < npus_.size(); ++n) {
-    Npu& p = npus_[n];
+  for (uint32_t slot = 0; slot < npus_.size(); ++slot) {
+    const uint32_t n = npu_at(slot);
+    Npu& p = npus_[slot];
     p.file = trace_file(n);
-    if (n % 1024 == 1023) report_progress(o_.progress, "read traces", n + 1, n_npus_);
-    std::string file_bytes;
-    const std::string_view bytes = trace_bytes(n, file_bytes);
+    if (!mirrored && n % 1024 == 1023) report_progress(o_.progress, "read traces", n + 1, n_npus_);
     // A file's bytes are moved in; bytes given in memory are copied (the caller keeps them).
-    p.bytes = std::make_unique<const std::string>(in_.encoded_traces ? std::string(bytes) : std::move(file_bytes));
+    std::string owned;
+    if (mirrored) {
+      owned = std::move(rep_bytes[slot]);
+    } else {
+      std::string file_bytes;
+      const std::string_view bytes = trace_bytes(n, file_bytes);
+      owned = in_.encoded_traces ? std::string(bytes) : std::move(file_bytes);
+    }
+    p.bytes = std::make_unique<const std::string>(std::move(owned));
     p.feeder = std::make_unique<Feeder>(
         memory_input({reinterpret_cast<const uint8_t*>(p.bytes->data()), p.bytes->size()}, p.file, in_.read.input), fo);
     // A trace read whole already (it fits the feeder's window) needs its bytes no more: freeing
-    // them now lets the next NPU's reuse that memory (fresh pages cost a fault each). NPU 0's
-    // stay for require_alike.
-    if (n > 0 && p.feeder->fully_read()) p.bytes.reset();
+    // them now lets the next NPU's reuse that memory (fresh pages cost a fault each).
+    if (p.feeder->fully_read()) p.bytes.reset();
     const Trace& meta = p.feeder->metadata();
     for (uint32_t a = 0; a < meta.metadata_attrs().size(); ++a) {
       const AttrView attr = meta.metadata_attr(a);
@@ -86,7 +88,6 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
       if (attr.name() == kReplayStartAttr) p.replay_start = attr.as_uint64();
     }
   }
-  if (mirrored) require_alike();
   // Replay traces start as far apart as their measured starts, when every NPU has one (traces
   // of other runs mixed in would otherwise start hours or years apart).
   if (std::all_of(npus_.begin(), npus_.end(), [](const Npu& p) { return p.replay_start.has_value(); })) {
@@ -95,7 +96,8 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
     for (Npu& p : npus_) p.start = queue_.to_tick(double(*p.replay_start - earliest) * 1000.0);
     started_as_measured_ = true;
   }
-  for (uint32_t n = 0; n < npus_.size(); ++n) npus_[n].start += queue_.to_tick(static_cast<double>(o_.slowdown.delay_of(n)));
+  for (uint32_t slot = 0; slot < npus_.size(); ++slot)
+    npus_[slot].start += queue_.to_tick(static_cast<double>(o_.slowdown.delay_of(npu_at(slot))));
 }
 
 std::string Workload::trace_file(uint32_t n) const { return in_.workload + "." + std::to_string(n) + ".et"; }
@@ -111,67 +113,14 @@ std::string_view Workload::trace_bytes(uint32_t n, std::string& file_bytes) cons
   return file_bytes;
 }
 
-// NPU 0 stands for all when every trace is NPU 0's up to node ids and NPU 0's has nothing that
-// tells NPUs apart: replay metadata and measured times (each NPU's differ in real traces and
-// set its start), accesses to a remote memory that NPUs share, messages, collectives over a
-// communicator group. A trace that cannot be read or is missing is left to the run of every
-// NPU, which reports it as usual.
-void Workload::require_alike() const {
-  const Npu& first = npus_[0];
-  if (first.lanes || first.replay_start) throw NotMirrored{};
-  ReadOptions read = in_.read;
-  read.progress = nullptr;
-  auto decode = [&](std::string_view bytes, const std::string& name) {
-    try {
-      return read_et(memory_input({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, name, read.input), read);
-    } catch (const Error&) {
-      throw NotMirrored{};
-    }
-  };
-  const Trace reference = decode(*first.bytes, first.file);
-  // Messages (point-to-point nodes; collectives whose algorithm has no mirrored closed form:
-  // not a ring nor a direct exchange with every peer at once, or one ring of all NPUs) and
-  // collectives over a group would end the attempt later (System throws NotMirrored); they are
-  // refused here, before every trace is read.
-  auto closed_form_only = [&](Collective c) {
-    const SystemConfig& sys = in_.system;
-    return sys.custom[int(c)].empty() &&
-           std::all_of(sys.algorithms[int(c)].begin(), sys.algorithms[int(c)].end(), [](const AlgorithmChoice& a) {
-             return !a.flat && (a.kind == Algorithm::Ring || (a.kind == Algorithm::Direct && a.window == -1));
-           });
-  };
-  const bool shared_memory = in_.memory.type != MemoryType::PerNpu;
-  for (uint32_t n = 0; n < reference.size(); ++n) {
-    const auto type = NodeType(reference.type(n));
-    if (reference.start_time_micros(n) > 0 || (shared_memory && (type == NodeType::MemLoad || type == NodeType::MemStore)) ||
-        type == NodeType::CommSend || type == NodeType::CommRecv)
-      throw NotMirrored{};
-    if (type != NodeType::CommColl) continue;
-    const auto pg = reference.find_attr(n, node_attr_name(NodeAttr::pg_name));
-    const auto comm_type = reference.find_attr(n, node_attr_name(NodeAttr::comm_type));
-    const auto collective = comm_type ? collective_of(comm_type->as_int64().value_or(-1)) : std::nullopt;
-    if ((pg && names_group(pg->as_string().value_or("?"))) || (collective && !closed_form_only(*collective))) throw NotMirrored{};
-  }
-  std::string file_bytes;
-  for (uint32_t n = 1; n < n_npus_; ++n) {
-    if (n % 1024 == 0) report_progress(o_.progress, "compare traces", n, n_npus_);
-    std::string_view bytes;
-    try {
-      bytes = trace_bytes(n, file_bytes);
-    } catch (const Error&) {
-      throw NotMirrored{};
-    }
-    if (bytes != *first.bytes && !same_up_to_node_ids(reference, decode(bytes, first.file))) throw NotMirrored{};
-  }
-}
-
 void Workload::start() {
-  for (uint32_t n = 0; n < npus_.size(); ++n) {
-    if (npus_[n].start == 0) {
-      npus_[n].started = true;
+  for (uint32_t slot = 0; slot < npus_.size(); ++slot) {
+    const uint32_t n = npu_at(slot);
+    if (npus_[slot].start == 0) {
+      npus_[slot].started = true;
       step(n);
     } else {
-      system_.finish_after(n, npus_[n].start, kStartNode);
+      system_.finish_after(n, npus_[slot].start, kStartNode);
     }
   }
 }
@@ -214,16 +163,16 @@ void Workload::occupy(Npu& p, const FeederNode& node, int delta) {
 // Issue every issuable node whose resource is free, smallest id first; repeated while nodes
 // finish instantly (INVALID, METADATA), whose dependants the reference would leave waiting.
 void Workload::step(uint32_t n) {
-  Npu& p = npus_[n];
+  Npu& p = npu(n);
   if (p.finished || !p.started) return;
   bool again = true;
   // Scratch kept for its capacity; taken out while in use (issuing may step another NPU).
   std::vector<uint64_t> ready = std::move(ready_scratch_);
   while (again) {
     again = false;
-    npus_[n].feeder->take_all(ready);
+    npu(n).feeder->take_all(ready);
     for (uint64_t id : ready) {
-      Npu& q = npus_[n];
+      Npu& q = npu(n);
       FeederNode node = q.feeder->node(id);
       if (!slot_free(q, node)) {
         q.feeder->untake(id);
@@ -233,7 +182,7 @@ void Workload::step(uint32_t n) {
     }
   }
   ready_scratch_ = std::move(ready);
-  Npu& q = npus_[n];
+  Npu& q = npu(n);
   if (q.feeder->finished() && q.cpu_busy == 0 && q.comp_busy == 0 && q.comm_busy == 0 && q.busy_lanes.empty()) {
     q.finished = true;
     q.finish = queue_.now();
@@ -243,7 +192,7 @@ void Workload::step(uint32_t n) {
 
 // Returns true when the node finished at once.
 bool Workload::issue(uint32_t n, const FeederNode& node) {
-  Npu& p = npus_[n];
+  Npu& p = npu(n);
   occupy(p, node, +1);
   uint64_t id = node.id();
   NodeType type = node.type();
@@ -432,7 +381,7 @@ bool Workload::finish_now(uint32_t n, uint64_t id) {
 
 // Bookkeeping of a finished node (no issuing).
 void Workload::complete(uint32_t n, uint64_t id) {
-  Npu& p = npus_[n];
+  Npu& p = npu(n);
   FeederNode node = p.feeder->node(id);
   occupy(p, node, -1);
   auto it = p.in_flight.find(id);
@@ -452,24 +401,26 @@ void Workload::complete(uint32_t n, uint64_t id) {
     p.in_flight.erase(it);
   }
   ++p.nodes;
-  ++nodes_run_;
+  nodes_run_ += mirror_.size.empty() ? 1 : mirror_.size[n];
   p.feeder->mark_done(id);
 }
 
 void Workload::node_done(uint32_t n, uint64_t id) {
-  if (npus_[n].finished) return;
-  if (id == kStartNode && !npus_[n].started) npus_[n].started = true;
+  Npu& p = npu(n);
+  if (p.finished) return;
+  if (id == kStartNode && !p.started) p.started = true;
   else complete(n, id);
   step(n);
 }
 
 void Workload::finish(SimResult& result) {
-  const bool mirrored = npus_.size() < n_npus_;
-  if (mirrored && !npus_[0].finished) throw NotMirrored{};
+  const bool mirrored = !slot_.empty();
+  if (mirrored && std::any_of(npus_.begin(), npus_.end(), [](const Npu& p) { return !p.finished; })) throw NotMirrored{};
   result.simulated_npus = npus_.size();
   result.npus.resize(n_npus_);
-  for (uint32_t n = 0; n < npus_.size(); ++n) {
-    Npu& p = npus_[n];
+  for (uint32_t slot = 0; slot < npus_.size(); ++slot) {
+    const uint32_t n = npu_at(slot);
+    Npu& p = npus_[slot];
     NpuResult& r = result.npus[n];
     r.finished = p.finished;
     r.nodes = p.nodes;
@@ -490,7 +441,8 @@ void Workload::finish(SimResult& result) {
       describe_stuck(n, r);
     }
   }
-  for (uint32_t n = 1; mirrored && n < n_npus_; ++n) result.npus[n] = result.npus[0];
+  for (uint32_t n = 0; mirrored && n < n_npus_; ++n)
+    if (mirror_.rep[n] != n) result.npus[n] = result.npus[mirror_.rep[n]];
   add_measured_exposed_comm(result);
   result.spans = std::move(spans_);
   auto quantile = [](std::vector<Tick>& v, size_t tenths) {  // the value at v.size() × tenths / 10
@@ -517,32 +469,32 @@ void Workload::finish(SimResult& result) {
 // are left out.
 void Workload::add_measured_exposed_comm(SimResult& result) {
   std::map<std::string, std::vector<uint32_t>, std::less<>> members;  // communicator → NPUs with its collectives
-  for (uint32_t n = 0; n < npus_.size(); ++n)
-    for (auto& [group, list] : npus_[n].measured_collectives) {
+  for (uint32_t slot = 0; slot < npus_.size(); ++slot)
+    for (auto& [group, list] : npus_[slot].measured_collectives) {
       std::sort(list.begin(), list.end());
-      members[group].push_back(n);
+      members[group].push_back(npu_at(slot));
     }
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> exposed(n_npus_);  // windows per NPU, µs
   for (const auto& [group, npus] : members) {
-    const size_t count = npus_[npus[0]].measured_collectives.at(group).size();
+    const size_t count = npu(npus[0]).measured_collectives.at(group).size();
     bool same = npus.size() > 1;
-    for (uint32_t n : npus) same = same && npus_[n].measured_collectives.at(group).size() == count;
+    for (uint32_t n : npus) same = same && npu(n).measured_collectives.at(group).size() == count;
     if (!same) continue;
     for (size_t k = 0; k < count; ++k) {
       uint64_t last_arrival = 0;
-      for (uint32_t n : npus) last_arrival = std::max(last_arrival, npus_[n].measured_collectives.at(group)[k].first);
+      for (uint32_t n : npus) last_arrival = std::max(last_arrival, npu(n).measured_collectives.at(group)[k].first);
       for (uint32_t n : npus) {
-        const uint64_t end = npus_[n].measured_collectives.at(group)[k].second;
+        const uint64_t end = npu(n).measured_collectives.at(group)[k].second;
         if (end > last_arrival) exposed[n].emplace_back(last_arrival, end);
       }
     }
   }
-  for (uint32_t n = 0; n < npus_.size(); ++n) {
+  for (uint32_t n = 0; n < n_npus_; ++n) {
     if (exposed[n].empty()) continue;
     // Exposed = |windows| − |windows ∩ kernels| = |windows ∪ kernels| − |kernels|.
     std::vector<std::pair<Tick, Tick>> windows, kernels;
     for (auto [b, e] : exposed[n]) windows.emplace_back(b * 1000, e * 1000);
-    for (auto [b, e] : npus_[n].measured_kernels) kernels.emplace_back(b * 1000, e * 1000);
+    for (auto [b, e] : npu(n).measured_kernels) kernels.emplace_back(b * 1000, e * 1000);
     std::vector<std::pair<Tick, Tick>> both = windows;
     both.insert(both.end(), kernels.begin(), kernels.end());
     result.npus[n].measured_exposed_comm = union_length(both) - union_length(kernels);
@@ -550,7 +502,7 @@ void Workload::add_measured_exposed_comm(SimResult& result) {
 }
 
 void Workload::describe_stuck(uint32_t n, NpuResult& r) {
-  Npu& p = npus_[n];
+  Npu& p = npu(n);
   std::vector<uint64_t> ids;
   for (const auto& [id, run] : p.in_flight) ids.push_back(id);
   std::sort(ids.begin(), ids.end());

@@ -17,18 +17,30 @@
 
 namespace chakra::sim {
 
+// The system layer's collective for a node's comm_type; none for a broadcast (5, replayed) and
+// for types the simulator does not run.
+inline std::optional<Collective> collective_of(int64_t comm_type) {
+  switch (comm_type) {
+    case 0: return Collective::AllReduce;
+    case 2: return Collective::AllGather;
+    case 6: return Collective::AllToAll;
+    case 7: return Collective::ReduceScatter;
+    default: return std::nullopt;
+  }
+}
+
 class Workload final : public NodeSink {
  public:
-  // Opens every NPU's trace (errors name the file). `mirrored`: only NPU 0's trace runs, for all;
-  // every other one is read once to check that it is the same up to node ids, and NPU 0's that
-  // it has nothing that tells NPUs apart (else NotMirrored).
+  // Opens every NPU's trace (errors name the file). `mirrored`: every trace is read once and the
+  // NPUs put in classes of alike ones (find_classes), and only one NPU of each class runs, for
+  // all of it (else NotMirrored).
   Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, System& system, bool mirrored = false);
 
   // Issues what every NPU can run at time 0.
   void start();
   void node_done(uint32_t n, uint64_t id) override;
-  // Over all NPUs (a mirrored run's NPU 0 counts for each).
-  uint64_t nodes_run() const { return nodes_run_ * (n_npus_ / npus_.size()); }
+  // Over all NPUs (a mirrored run's simulated NPUs count for their classes).
+  uint64_t nodes_run() const { return nodes_run_; }
   // Fills result.npus, spans, deadlock and simulated_npus. A mirrored run that did not finish
   // throws NotMirrored (each NPU then names its own stuck nodes).
   void finish(SimResult& result);
@@ -70,7 +82,12 @@ class Workload final : public NodeSink {
   // NPU n's .et: the bytes given in memory, or its file's, read into `file_bytes` (errors name
   // the file).
   std::string_view trace_bytes(uint32_t n, std::string& file_bytes) const;
-  void require_alike() const;
+  // The classes of a mirrored run (classes.cpp): fills mirror_, and `rep_bytes` with the
+  // simulated NPUs' traces; NotMirrored when there is nothing to gain or NPUs of a class differ.
+  void find_classes(std::vector<std::string>& rep_bytes);
+  // NPU n's state (a simulated one's, in a mirrored run), and the NPU of a slot of npus_.
+  Npu& npu(uint32_t n) { return npus_[slot_.empty() ? n : slot_[n]]; }
+  uint32_t npu_at(uint32_t slot) const { return slot_.empty() ? slot : mirror_.reps[slot]; }
   static bool slot_free(const Npu& p, const FeederNode& node);
   static void occupy(Npu& p, const FeederNode& node, int delta);
   static std::optional<int64_t> lane_of(const FeederNode& node);
@@ -93,7 +110,9 @@ class Workload final : public NodeSink {
   System& system_;
   uint32_t n_npus_ = 0;
   double local_mem_bw_ = 0, peak_perf_ = 0;
-  std::vector<Npu> npus_;  // every NPU, or NPU 0 alone in a mirrored run
+  std::vector<Npu> npus_;  // every NPU, or in a mirrored run one of each class (mirror_.reps)
+  Mirror mirror_;               // a mirrored run's classes
+  std::vector<uint32_t> slot_;  // a mirrored run's: per NPU, its slot in npus_ (simulated ones)
   std::vector<uint64_t> ready_scratch_;  // step()'s, kept for its capacity
   std::map<uint32_t, Tick> memory_busy_;  // shared remote memories: busy until
   uint64_t nodes_run_ = 0;                // over all NPUs, for progress

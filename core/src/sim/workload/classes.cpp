@@ -1,0 +1,222 @@
+// The classes of alike NPUs of a mirrored run (core/docs/simulator.md, "Alike NPUs"): NPUs
+// whose traces are the same up to node ids, communicator groups and peers, and whose groups and
+// peers sit alike in the network, run as one, their lowest NPU. Found before any NPU runs;
+// NotMirrored when nothing is gained or something tells NPUs of a class apart.
+#include <algorithm>
+#include <charconv>
+
+#include "chakra/format/io.h"
+#include "chakra/support/progress.h"
+#include "chakra/trace/schema.h"
+#include "sim/workload/workload.h"
+
+namespace chakra::sim {
+namespace {
+
+// A pg_name that names a communicator group, as a number; nullopt for all NPUs ("" and "0").
+// Names that are not numbers are refused (the run of every NPU reports them).
+std::optional<int> group_number(std::string_view pg) {
+  if (pg.empty() || pg == "0") return std::nullopt;
+  int v = 0;
+  if (pg.size() > 9 || std::from_chars(pg.data(), pg.data() + pg.size(), v).ptr != pg.data() + pg.size())
+    throw NotMirrored{};
+  return v;
+}
+
+}  // namespace
+
+void Workload::find_classes(std::vector<std::string>& rep_bytes) {
+  ReadOptions read = in_.read;
+  read.progress = nullptr;
+  auto decode = [&](std::string_view bytes, uint32_t n) {
+    try {
+      return read_et(memory_input({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, trace_file(n), read.input),
+                     read);
+    } catch (const Error&) {
+      throw NotMirrored{};  // the run of every NPU reports it
+    }
+  };
+  const SystemConfig& sys = in_.system;
+  // Collectives whose every phase has a mirrored closed form: a ring, or a direct exchange with
+  // every peer at once, not one ring of all NPUs.
+  auto closed_form_only = [&](Collective c) {
+    return sys.custom[int(c)].empty() &&
+           std::all_of(sys.algorithms[int(c)].begin(), sys.algorithms[int(c)].end(), [](const AlgorithmChoice& a) {
+             return !a.flat && (a.kind == Algorithm::Ring || (a.kind == Algorithm::Direct && a.window == -1));
+           });
+  };
+  const bool shared_memory = in_.memory.type != MemoryType::PerNpu;
+  bool whole_collectives = false;  // some collective is over all NPUs (one class only then)
+  // A group's ring in closed form for one member: a ring algorithm (a group runs the one
+  // algorithm configured, else the default ring; a direct one is simulated message by message),
+  // and ring neighbours all as far apart in the network (their flows then take the same times).
+  auto group_closed_form = [&](Collective c, int pg) {
+    const auto& algos = sys.algorithms[int(c)];
+    const auto group = in_.groups.find(pg);
+    if (!sys.custom[int(c)].empty() || (algos.size() == 1 && algos[0].kind != Algorithm::Ring) || group == in_.groups.end())
+      return false;
+    const std::vector<uint32_t>& g = group->second;
+    for (size_t k = 1; k < g.size(); ++k)
+      if (!system_.same_delays(g[k], g[(k + 1) % g.size()], g[0], g[1])) return false;
+    return true;
+  };
+  // What a simulated NPU's trace may not have: replay metadata and measured times (each NPU's
+  // differ in real traces and set its start), accesses to a remote memory NPUs share, collectives
+  // without a mirrored closed form, process groups announced at run time beside collectives over
+  // groups. Messages and the groups of other NPUs are checked against the other NPUs below.
+  auto check_simulated = [&](const Trace& t) {
+    for (uint32_t a = 0; a < t.metadata_attrs().size(); ++a) {
+      const std::string_view name = t.metadata_attr(a).name();
+      if (name == kReplayLanesAttr || name == kReplayStartAttr) throw NotMirrored{};
+    }
+    bool announces = false, names_groups = false;
+    for (uint32_t n = 0; n < t.size(); ++n) {
+      const auto type = NodeType(t.type(n));
+      if (t.start_time_micros(n) > 0 || (shared_memory && (type == NodeType::MemLoad || type == NodeType::MemStore)))
+        throw NotMirrored{};
+      announces = announces || type == NodeType::Metadata;
+      if (type != NodeType::CommColl) continue;
+      const auto pg = t.find_attr(n, node_attr_name(NodeAttr::pg_name));
+      const auto comm_type = t.find_attr(n, node_attr_name(NodeAttr::comm_type));
+      const auto collective = comm_type ? collective_of(comm_type->as_int64().value_or(-1)) : std::nullopt;
+      const auto group = pg ? group_number(pg->as_string().value_or("?")) : std::nullopt;
+      if (collective && !(group ? group_closed_form(*collective, *group) : closed_form_only(*collective))) throw NotMirrored{};
+      if (group) names_groups = true;
+      else whole_collectives = true;
+    }
+    if (announces && names_groups) throw NotMirrored{};
+  };
+
+  // Per NPU, the values of its trace paired with its class's simulated NPU's (sorted, each once).
+  struct Paired {
+    bool group;  // a communicator group (pg_name), else an NPU (comm_src, comm_dst)
+    int64_t rep_value, value;
+    auto operator<=>(const Paired&) const = default;
+  };
+  std::vector<Paired> paired, scratch;
+  std::vector<size_t> paired_at(n_npus_ + 1, 0);  // NPU n's are paired[paired_at[n], paired_at[n + 1])
+  AttrPairing pairing{{node_attr_name(NodeAttr::pg_name), node_attr_name(NodeAttr::comm_src),
+                       node_attr_name(NodeAttr::comm_dst)},
+                      [&](std::string_view name, const AttrView& a, const AttrView& b) {
+                        if (name == node_attr_name(NodeAttr::pg_name)) {
+                          const auto x = a.as_string(), y = b.as_string();
+                          if (!x || !y) return false;
+                          const auto gx = group_number(*x), gy = group_number(*y);
+                          if (gx.has_value() != gy.has_value()) return false;
+                          if (gx) scratch.push_back(Paired{true, *gx, *gy});
+                          return true;
+                        }
+                        const auto x = a.as_int64(), y = b.as_int64();
+                        if (!x || !y) return false;
+                        scratch.push_back(Paired{false, *x, *y});
+                        return true;
+                      }};
+  // `scratch` sorted, once each, and a function both ways (one value of each side per value of
+  // the other), or false.
+  auto consistent = [&] {
+    std::sort(scratch.begin(), scratch.end());
+    scratch.erase(std::unique(scratch.begin(), scratch.end()), scratch.end());
+    for (size_t i = 1; i < scratch.size(); ++i)
+      if (scratch[i].group == scratch[i - 1].group && scratch[i].rep_value == scratch[i - 1].rep_value) return false;
+    std::vector<std::pair<bool, int64_t>> values;
+    for (const Paired& p : scratch) values.emplace_back(p.group, p.value);
+    std::sort(values.begin(), values.end());
+    return std::adjacent_find(values.begin(), values.end()) == values.end();
+  };
+
+  mirror_.rep.assign(n_npus_, 0);
+  mirror_.index.assign(n_npus_, 0);
+  std::vector<Trace> rep_traces;
+  std::vector<uint32_t> class_count;
+  std::string file_bytes;
+  const uint32_t most_classes = std::min<uint32_t>(1024, n_npus_ / 2);
+  for (uint32_t n = 0; n < n_npus_; ++n) {
+    if (n % 1024 == 0 && n > 0) report_progress(o_.progress, "compare traces", n, n_npus_);
+    std::string_view bytes;
+    try {
+      bytes = trace_bytes(n, file_bytes);
+    } catch (const Error&) {
+      throw NotMirrored{};
+    }
+    scratch.clear();
+    uint32_t cls = UINT32_MAX;
+    // The same bytes as a simulated NPU's: its values, paired with themselves.
+    for (uint32_t k = 0; k < rep_bytes.size() && cls == UINT32_MAX; ++k)
+      if (bytes == rep_bytes[k]) {
+        cls = k;
+        const uint32_t r = mirror_.reps[k];
+        scratch.assign(paired.begin() + paired_at[r], paired.begin() + paired_at[r + 1]);
+      }
+    if (cls == UINT32_MAX) {
+      Trace t = decode(bytes, n);
+      for (uint32_t k = 0; k < rep_traces.size() && cls == UINT32_MAX; ++k) {
+        scratch.clear();
+        if (rep_traces[k].size() == t.size() && same_up_to_node_ids(rep_traces[k], t, &pairing) && consistent()) cls = k;
+      }
+      if (cls == UINT32_MAX) {  // a class of its own
+        if (rep_traces.size() == most_classes) throw NotMirrored{};
+        check_simulated(t);
+        scratch.clear();
+        if (!same_up_to_node_ids(t, t, &pairing) || !consistent()) throw NotMirrored{};
+        cls = static_cast<uint32_t>(rep_traces.size());
+        rep_traces.push_back(std::move(t));
+        rep_bytes.emplace_back(bytes);
+        mirror_.reps.push_back(n);
+        class_count.push_back(0);
+      }
+    }
+    mirror_.rep[n] = mirror_.reps[cls];
+    mirror_.index[n] = class_count[cls]++;
+    paired.insert(paired.end(), scratch.begin(), scratch.end());
+    paired_at[n + 1] = paired.size();
+  }
+  if (whole_collectives && mirror_.reps.size() > 1) throw NotMirrored{};  // its rings mix classes
+  mirror_.size.resize(n_npus_);
+  for (uint32_t n = 0; n < n_npus_; ++n) mirror_.size[n] = class_count[std::lower_bound(mirror_.reps.begin(), mirror_.reps.end(), mirror_.rep[n]) - mirror_.reps.begin()];
+
+  // Groups and peers: NPU n's stand for its simulated NPU's, alike in the network.
+  auto paired_value = [&](uint32_t n, bool group, int64_t rep_value) -> std::optional<int64_t> {
+    const auto b = paired.begin() + paired_at[n], e = paired.begin() + paired_at[n + 1];
+    const auto it = std::lower_bound(b, e, Paired{group, rep_value, INT64_MIN});
+    if (it == e || it->group != group || it->rep_value != rep_value) return std::nullopt;
+    return it->value;
+  };
+  for (uint32_t n = 0; n < n_npus_; ++n) {
+    const uint32_t r = mirror_.rep[n];
+    for (size_t i = paired_at[n]; i < paired_at[n + 1]; ++i) {
+      const Paired p = paired[i];
+      if (p.group) {
+        // Its group: in the class, n in it, as large as the simulated NPU's, each member with
+        // the same group in its place, each neighbour pair in ring order as far apart in the
+        // network as the simulated NPU's group's (so every ring phase takes the same times).
+        const auto own = in_.groups.find(int(p.rep_value)), its = in_.groups.find(int(p.value));
+        if (own == in_.groups.end() || its == in_.groups.end()) throw NotMirrored{};
+        const std::vector<uint32_t>& g = its->second;
+        const std::vector<uint32_t>& h = own->second;
+        if (g.size() != h.size() || std::find(g.begin(), g.end(), n) == g.end()) throw NotMirrored{};
+        for (size_t k = 0; k < g.size(); ++k) {
+          const uint32_t m = g[k], next = g[(k + 1) % g.size()];
+          if (m >= n_npus_ || mirror_.rep[m] != r || paired_value(m, true, p.rep_value) != p.value ||
+              !system_.same_delays(m, next, h[k], h[(k + 1) % h.size()]))
+            throw NotMirrored{};
+        }
+        continue;
+      }
+      // A peer: n itself where the simulated NPU names itself; else the NPU in n's place in
+      // the class of the simulated NPU's peer, which is simulated, as far from n as that peer is
+      // from the simulated NPU.
+      if (p.rep_value == r) {
+        if (p.value != n) throw NotMirrored{};
+        continue;
+      }
+      if (p.rep_value < 0 || p.rep_value >= n_npus_ || p.value < 0 || p.value >= n_npus_) throw NotMirrored{};
+      const auto q = uint32_t(p.rep_value), peer = uint32_t(p.value);
+      if (mirror_.rep[q] != q || mirror_.rep[peer] != q || mirror_.index[peer] != mirror_.index[n] ||
+          mirror_.size[q] != mirror_.size[n] || !system_.same_delays(n, peer, r, q) ||
+          !system_.same_delays(peer, n, q, r))
+        throw NotMirrored{};
+    }
+  }
+}
+
+}  // namespace chakra::sim
