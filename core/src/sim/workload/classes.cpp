@@ -80,9 +80,12 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes) {
       const auto comm_type = t.find_attr(n, node_attr_name(NodeAttr::comm_type));
       const auto collective = comm_type ? collective_of(comm_type->as_int64().value_or(-1)) : std::nullopt;
       const auto group = pg ? group_number(pg->as_string().value_or("?")) : std::nullopt;
-      if (collective && !(group ? group_closed_form(*collective, *group) : closed_form_only(*collective))) throw NotMirrored{};
-      if (group) names_groups = true;
-      else whole_collectives = true;
+      // A group of every NPU runs on the dimensions' rings, as a collective over all NPUs.
+      const auto members = group ? in_.groups.find(*group) : in_.groups.end();
+      const bool whole = !group || (members != in_.groups.end() && members->second.size() == n_npus_);
+      if (collective && !(whole ? closed_form_only(*collective) : group_closed_form(*collective, *group))) throw NotMirrored{};
+      names_groups = names_groups || group.has_value();
+      whole_collectives = whole_collectives || whole;
     }
     if (announces && names_groups) throw NotMirrored{};
   };
