@@ -132,6 +132,8 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes) {
   std::vector<Trace> rep_traces;
   std::vector<uint32_t> class_count;
   std::string file_bytes;
+  // Classes worth it: at most half the NPUs (and 1,024); past 64 classes, at most half the NPUs
+  // read so far, so that traces that all differ are given up on after a few dozen reads.
   const uint32_t most_classes = std::min<uint32_t>(1024, n_npus_ / 2);
   for (uint32_t n = 0; n < n_npus_; ++n) {
     if (n % 1024 == 0 && n > 0) report_progress(o_.progress, "compare traces", n, n_npus_);
@@ -157,8 +159,9 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes) {
         if (rep_traces[k].size() == t.size() && same_up_to_node_ids(rep_traces[k], t, &pairing) && consistent()) cls = k;
       }
       if (cls == UINT32_MAX) {  // a class of its own
-        if (rep_traces.size() == most_classes) throw NotMirrored{};
+        if (rep_traces.size() == most_classes || (rep_traces.size() >= 64 && rep_traces.size() * 2 > n)) throw NotMirrored{};
         check_simulated(t);
+        if (whole_collectives && !rep_traces.empty()) throw NotMirrored{};  // its rings would mix classes
         scratch.clear();
         if (!same_up_to_node_ids(t, t, &pairing) || !consistent()) throw NotMirrored{};
         cls = static_cast<uint32_t>(rep_traces.size());
@@ -173,7 +176,6 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes) {
     paired.insert(paired.end(), scratch.begin(), scratch.end());
     paired_at[n + 1] = paired.size();
   }
-  if (whole_collectives && mirror_.reps.size() > 1) throw NotMirrored{};  // its rings mix classes
   mirror_.size.resize(n_npus_);
   for (uint32_t n = 0; n < n_npus_; ++n) mirror_.size[n] = class_count[std::lower_bound(mirror_.reps.begin(), mirror_.reps.end(), mirror_.rep[n]) - mirror_.reps.begin()];
 
