@@ -177,7 +177,10 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes) {
     paired_at[n + 1] = paired.size();
   }
   mirror_.size.resize(n_npus_);
-  for (uint32_t n = 0; n < n_npus_; ++n) mirror_.size[n] = class_count[std::lower_bound(mirror_.reps.begin(), mirror_.reps.end(), mirror_.rep[n]) - mirror_.reps.begin()];
+  for (uint32_t n = 0; n < n_npus_; ++n) {
+    const auto cls = std::lower_bound(mirror_.reps.begin(), mirror_.reps.end(), mirror_.rep[n]) - mirror_.reps.begin();
+    mirror_.size[n] = class_count[cls];
+  }
 
   // Groups and peers: NPU n's stand for its simulated NPU's, alike in the network.
   auto paired_value = [&](uint32_t n, bool group, int64_t rep_value) -> std::optional<int64_t> {
