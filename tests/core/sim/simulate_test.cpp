@@ -1348,6 +1348,15 @@ TEST(SimulateMirrored, WhatTellsNpusApartRunsEveryNpu) {
     const SimResult r = compare(in, {}, "communicator groups placed differently");
     EXPECT_FALSE(r.deadlock);
   }
+  // A pg_name that is not a group number: the error the run of every NPU reports.
+  for (const char* bad : {"x1", "-5", "1234567890"}) {
+    SimInputs in = base;
+    in.workload = alike_traces([&](Trace& t, std::vector<NodeDraft>& nodes) {
+      nodes.push_back(comm_node(t, NodeType::CommColl, "all_reduce", {{"comm_type", 0}, {"comm_size", 1 << 20}}));
+      nodes.back().attrs.add_string(t.intern("pg_name"), t.intern(bad));
+    });
+    expect_same_error(in, std::string("pg_name '") + bad + "' is not a group number");
+  }
   // A send to NPU 1 on every NPU: NPU 1's is to itself, an error the run of every NPU reports.
   {
     SimInputs in = base;

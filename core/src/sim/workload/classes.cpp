@@ -3,7 +3,6 @@
 // peers sit alike in the network, run as one, their lowest NPU. Found before any NPU runs;
 // NotMirrored when nothing is gained or something tells NPUs of a class apart.
 #include <algorithm>
-#include <charconv>
 
 #include "chakra/format/io.h"
 #include "chakra/support/progress.h"
@@ -13,14 +12,13 @@
 namespace chakra::sim {
 namespace {
 
-// A pg_name that names a communicator group, as a number; nullopt for all NPUs ("" and "0").
-// Names that are not numbers are refused (the run of every NPU reports them).
-std::optional<int> group_number(std::string_view pg) {
-  if (pg.empty() || pg == "0") return std::nullopt;
-  int v = 0;
-  if (pg.size() > 9 || std::from_chars(pg.data(), pg.data() + pg.size(), v).ptr != pg.data() + pg.size())
-    throw NotMirrored{};
-  return v;
+// The communicator group a pg_name names; nullopt for all NPUs ("" and "0"). Names that are not
+// group numbers are refused (the run of every NPU reports them).
+std::optional<int> named_group(std::string_view pg) {
+  if (!names_group(pg)) return std::nullopt;
+  const auto number = group_number(pg);
+  if (!number) throw NotMirrored{};
+  return number;
 }
 
 }  // namespace
@@ -79,7 +77,7 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes) {
       const auto pg = t.find_attr(n, node_attr_name(NodeAttr::pg_name));
       const auto comm_type = t.find_attr(n, node_attr_name(NodeAttr::comm_type));
       const auto collective = comm_type ? collective_of(comm_type->as_int64().value_or(-1)) : std::nullopt;
-      const auto group = pg ? group_number(pg->as_string().value_or("?")) : std::nullopt;
+      const auto group = pg ? named_group(pg->as_string().value_or("?")) : std::nullopt;
       // A group of every NPU runs on the dimensions' rings, as a collective over all NPUs.
       const auto members = group ? in_.groups.find(*group) : in_.groups.end();
       const bool whole = !group || (members != in_.groups.end() && members->second.size() == n_npus_);
@@ -104,7 +102,7 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes) {
                         if (name == node_attr_name(NodeAttr::pg_name)) {
                           const auto x = a.as_string(), y = b.as_string();
                           if (!x || !y) return false;
-                          const auto gx = group_number(*x), gy = group_number(*y);
+                          const auto gx = named_group(*x), gy = named_group(*y);
                           if (gx.has_value() != gy.has_value()) return false;
                           if (gx) scratch.push_back(Paired{true, *gx, *gy});
                           return true;
@@ -130,7 +128,7 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes) {
   mirror_.rep.assign(n_npus_, 0);
   mirror_.index.assign(n_npus_, 0);
   std::vector<Trace> rep_traces;
-  std::vector<uint32_t> class_count;
+  std::vector<uint32_t> class_count, class_of(n_npus_);
   std::string file_bytes;
   // Classes worth it: at most half the NPUs (and 1,024); past 64 classes, at most half the NPUs
   // read so far, so that traces that all differ are given up on after a few dozen reads.
@@ -172,15 +170,13 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes) {
       }
     }
     mirror_.rep[n] = mirror_.reps[cls];
+    class_of[n] = cls;
     mirror_.index[n] = class_count[cls]++;
     paired.insert(paired.end(), scratch.begin(), scratch.end());
     paired_at[n + 1] = paired.size();
   }
   mirror_.size.resize(n_npus_);
-  for (uint32_t n = 0; n < n_npus_; ++n) {
-    const auto cls = std::lower_bound(mirror_.reps.begin(), mirror_.reps.end(), mirror_.rep[n]) - mirror_.reps.begin();
-    mirror_.size[n] = class_count[cls];
-  }
+  for (uint32_t n = 0; n < n_npus_; ++n) mirror_.size[n] = class_count[class_of[n]];
 
   // Groups and peers: NPU n's stand for its simulated NPU's, alike in the network.
   auto paired_value = [&](uint32_t n, bool group, int64_t rep_value) -> std::optional<int64_t> {

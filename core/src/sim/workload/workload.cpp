@@ -15,9 +15,6 @@ namespace {
 // node has it: ids are below 2^63 in every writer).
 constexpr uint64_t kStartNode = UINT64_MAX;
 
-// A pg_name that names a communicator group (empty and "0" mean all NPUs).
-bool names_group(std::string_view pg) { return !pg.empty() && pg != "0"; }
-
 bool is_comm(NodeType t) { return t == NodeType::CommColl || t == NodeType::CommSend || t == NodeType::CommRecv; }
 
 // Length of the union of intervals (recorded as nodes finish: mostly in order already).
@@ -325,10 +322,10 @@ bool Workload::issue_coll(uint32_t n, const FeederNode& node, const Where& what)
   }
   int group = -1;
   if (auto pg = node.pg_name(); pg && names_group(*pg)) {
-    std::string name(*pg);
-    if (name.find_first_not_of("0123456789") != std::string::npos || name.size() > 9)
-      throw Error(what() + ": pg_name '" + name + "' is not a group number");
-    group = system_.group_of(n, std::stoi(name), name, what);
+    const std::string name(*pg);
+    const auto number = group_number(name);
+    if (!number) throw Error(what() + ": pg_name '" + name + "' is not a group number");
+    group = system_.group_of(n, *number, name, what);
   }
   if (*comm_type == 5) {  // broadcast: replayed with its duration, as the reference
     system_.replay_broadcast(n, node.id(), uint64_t(*size), faster(replay_time(what), comm_speedup(n, node)));

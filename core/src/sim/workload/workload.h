@@ -29,6 +29,16 @@ inline std::optional<Collective> collective_of(int64_t comm_type) {
   }
 }
 
+// A pg_name that names a communicator group (empty and "0" mean all NPUs), and the group's
+// number: nullopt unless it is at most 9 decimal digits.
+inline bool names_group(std::string_view pg) { return !pg.empty() && pg != "0"; }
+inline std::optional<int> group_number(std::string_view pg) {
+  if (pg.empty() || pg.size() > 9 || pg.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  int v = 0;
+  for (const char c : pg) v = v * 10 + (c - '0');
+  return v;
+}
+
 class Workload final : public NodeSink {
  public:
   // Opens every NPU's trace (errors name the file). `mirrored`: every trace is read once and the
