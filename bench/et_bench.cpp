@@ -474,13 +474,14 @@ int run_bench(const cli::Args& args) {
     net.write("topology: [ Switch, Switch ]\nnpus_count: [ 8, 16 ]\nbandwidth: [ 400, 50 ]\nlatency: [ 500, 2000 ]\n");
     net.commit();
   }
-  // [2]: unaware with --every-npu, beside the run where one NPU of each pipeline stage runs for it.
-  ChildRun sim128[3];
-  for (int run = 0; run < 3; ++run) {
+  // [0], [1]: unaware, aware; [2], [3]: the same with --every-npu, beside the runs where one NPU of
+  // each pipeline stage (unaware) or of each orbit of the network's symmetries (aware) runs.
+  ChildRun sim128[4];
+  for (int run = 0; run < 4; ++run) {
     std::vector<std::string> argv{chakra, "simulate", "--workload", synth_dir + "/128/w", "--system", astra + "/sys/h100_roofline.json",
                                   "--network", synth_dir + "/128/net.yml", "--comm-group", synth_dir + "/128/w.comm_group.json",
-                                  "--backend", run == 1 ? "aware" : "unaware", "--no-summary"};
-    if (run == 2) argv.push_back("--every-npu");
+                                  "--backend", run % 2 ? "aware" : "unaware", "--no-summary"};
+    if (run >= 2) argv.push_back("--every-npu");
     sim128[run] = best_run(argv);
   }
   ChildRun convert_x1 = best_run({chakra, "convert", "pytorch", linked_x1, "-o", work + "/converted_x1.et", "--reference-bytes"});
@@ -613,10 +614,12 @@ int run_bench(const cli::Args& args) {
                 aware ? "simulate 128 CA" : "simulate 128", sim128[aware].cpu_s, sim128[aware].wall_s,
                 chakra::format_bytes(sim128[aware].max_rss_bytes).c_str(), aware ? "congestion-aware" : "congestion-unaware",
                 sim128[aware].exit_code);
-  std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (the same, congestion-unaware, --every-npu: each NPU simulated;"
-              " the classes run %.1fx faster), exit %d\n",
-              "simulate 128 each", sim128[2].cpu_s, sim128[2].wall_s, chakra::format_bytes(sim128[2].max_rss_bytes).c_str(),
-              sim128[2].cpu_s / sim128[0].cpu_s, sim128[2].exit_code);
+  for (int aware = 0; aware < 2; ++aware)
+    std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (the same, %s, --every-npu: each NPU simulated;"
+                " the %s run %.1fx faster), exit %d\n",
+                aware ? "sim 128 CA each" : "simulate 128 each", sim128[2 + aware].cpu_s, sim128[2 + aware].wall_s,
+                chakra::format_bytes(sim128[2 + aware].max_rss_bytes).c_str(), aware ? "congestion-aware" : "congestion-unaware",
+                aware ? "orbits" : "classes", sim128[2 + aware].cpu_s / sim128[aware].cpu_s, sim128[2 + aware].exit_code);
   tool_line("convert x1", convert_x1, linked_x1_bytes, reference_cpu_seconds("convert_resnet_2gpu_rank1_linked"),
                reference_rss_kb("convert_resnet_2gpu_rank1_linked"));
   if (copies > 1) {
@@ -645,6 +648,7 @@ int run_bench(const cli::Args& args) {
                   sim_ar.exit_code == 0 && sim_stage.exit_code == 0 && synth.exit_code == 0 &&
                   synth512.exit_code == 0 && sim512.exit_code == 0 && sim512_aware.exit_code == 0 && sim_ar_aware.exit_code == 0 &&
                   synth128.exit_code == 0 && sim128[0].exit_code == 0 && sim128[1].exit_code == 0 &&
+                  sim128[2].exit_code == 0 && sim128[3].exit_code == 0 &&
                   sim_direct[0].exit_code == 0 && sim_direct[1].exit_code == 0 && sim_direct256[0][0].exit_code == 0 &&
                   sim_direct256[0][1].exit_code == 0 && sim_direct256[0][2].exit_code == 0 && sim_direct256[1][0].exit_code == 0 &&
                   sim_direct256[1][1].exit_code == 0 && sim_direct256[1][2].exit_code == 0 && sim_ar_each.exit_code == 0 &&

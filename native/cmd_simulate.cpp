@@ -253,7 +253,7 @@ int cmd_simulate(int argc, char** argv) {
   args.option("--backend", backend_spellings("|", "|"), "network model: congestion-unaware or -aware", "unaware");
   add_common(args);
   args.flag("--rendezvous", "8 KiB handshake before every send (--rendezvous-protocol)");
-  args.flag("--every-npu", "simulate each NPU even when they fall into classes of alike ones (by default one NPU of each class then runs for it; same results)");
+  args.flag("--every-npu", "simulate each NPU even when they fall into classes of alike ones, or congestion-aware into orbits of the network's symmetries (by default one NPU of each then runs for it; same results)");
   args.option("--json", "OUT", "write per-NPU results and totals as JSON", "");
   args.option("--timeline", "OUT", "write a Chrome/Perfetto trace of every node on every NPU", "");
   args.flag("--no-summary", "print only ASTRA-sim's per-NPU lines");

@@ -121,10 +121,10 @@ std::string sim_summary_text(const SimResult& r) {
   appendf(out, "\nsummary: %u NPUs, %u finished, %llu messages, %llu events\n", static_cast<unsigned>(r.npus.size()),
           finished, static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.events));
   if (r.simulated_npus == 1 && r.npus.size() > 1)
-    appendf(out, "  (every NPU's trace is the same up to node ids and nothing tells them apart: NPU 0 ran for all %zu; --every-npu runs each)\n",
+    appendf(out, "  (every NPU's trace is alike up to node ids, groups and peers, and nothing tells them apart: NPU 0 ran for all %zu; --every-npu runs each)\n",
             r.npus.size());
   else if (r.simulated_npus > 1 && r.simulated_npus < r.npus.size())
-    appendf(out, "  (the NPUs fall into %llu classes, alike up to node ids, groups and peers: one NPU of each ran for all %zu; --every-npu runs each)\n",
+    appendf(out, "  (the NPUs fall into %llu classes, alike up to node ids, groups and peers, that nothing else tells apart: one NPU of each ran for all %zu; --every-npu runs each)\n",
             static_cast<unsigned long long>(r.simulated_npus), r.npus.size());
   if (r.closed_form_contended)
     out += "  (a ring phase solved in closed form shared links with other traffic: the run was redone with every message simulated)\n";

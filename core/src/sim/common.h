@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "chakra/astra/feeder.h"
 #include "chakra/sim/simulate.h"
 #include "chakra/support/error.h"
+#include "sim/network/symmetry.h"
 
 namespace chakra::sim {
 
@@ -18,13 +20,20 @@ namespace chakra::sim {
 // classes, traces that differ. simulate() then runs every NPU.
 struct NotMirrored {};
 
-// The classes of a mirrored run (core/docs/simulator.md): NPUs whose traces are alike up to node
-// ids and to whom they talk, each class simulated as its lowest NPU, which stands for all of it.
+// How a run may let one NPU stand for others (core/docs/simulator.md): not at all; one per class
+// of alike NPUs (the congestion-unaware network); one per orbit of the network's symmetries
+// that map the workload onto itself (the congestion-aware network).
+enum class MirrorMode : uint8_t { None, Classes, Orbits };
+
+// The classes of a mirrored run: NPUs whose traces are alike up to node ids and to whom they
+// talk, each class simulated as its lowest NPU, which stands for all of it. With Orbits, the
+// classes are the orbits of `symmetry`.
 struct Mirror {
   std::vector<uint32_t> rep;    // per NPU: the NPU simulated for it
   std::vector<uint32_t> size;   // per NPU: how many NPUs its class has
   std::vector<uint32_t> reps;   // the simulated NPUs, ascending
   std::vector<uint32_t> index;  // per NPU: its place in its class, ascending
+  std::optional<Symmetry> symmetry;
 };
 
 // "FILE: " for messages about a configuration read from FILE; nothing if it came from no file.

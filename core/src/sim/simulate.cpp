@@ -16,12 +16,12 @@ namespace {
 
 class Simulation {
  public:
-  Simulation(const SimInputs& in, const SimOptions& o, ClosedFormLog* log = nullptr, bool mirrored = false)
+  Simulation(const SimInputs& in, const SimOptions& o, ClosedFormLog* log = nullptr, MirrorMode mirror = MirrorMode::None)
       : in_(in),
         o_(o),
         queue_(in.workload),
-        system_(queue_, in, o, workload_, log, mirrored),
-        workload_(queue_, in, o, system_, mirrored) {}
+        system_(queue_, in, o, workload_, log, mirror),
+        workload_(queue_, in, o, system_, mirror) {}
 
   SimResult run() {
     workload_.start();
@@ -63,14 +63,17 @@ class Simulation {
   Workload workload_;
 };
 
-// Whether NPU 0 may stand for every NPU, as far as the options tell: nothing per NPU, ring
-// phases in closed form on a network whose closed forms hold for each ring alone (congestion-
-// unaware). What the traces and the run tell (alike traces, ring algorithms for the collectives
-// they issue, collectives over all NPUs, no messages) is checked there (NotMirrored).
-bool may_mirror(const SimInputs& in, const SimOptions& o) {
+// How NPUs may stand for others, as far as the options tell: nothing per NPU; on the congestion-
+// unaware network (ring phases in closed form hold for each ring alone) one per class of alike
+// NPUs, on the congestion-aware one one per orbit of the network's symmetries. What the traces
+// and the run tell (alike traces, algorithms of the collectives they issue, collectives over all
+// NPUs, messages) is checked there (NotMirrored).
+MirrorMode may_mirror(const SimInputs& in, const SimOptions& o) {
   const Slowdowns& slow = o.slowdown;
-  return !o.every_npu && !o.every_message && !o.rendezvous && !o.record_spans && o.backend == Backend::CongestionUnaware &&
-         in.network.total_npus() > 1 && slow.compute.empty() && slow.comm.empty() && slow.delay.empty() && slow.comm_rest == 1;
+  if (o.every_npu || o.every_message || o.rendezvous || o.record_spans || in.network.total_npus() < 2 ||
+      !slow.compute.empty() || !slow.comm.empty() || !slow.delay.empty() || slow.comm_rest != 1)
+    return MirrorMode::None;
+  return o.backend == Backend::CongestionUnaware ? MirrorMode::Classes : MirrorMode::Orbits;
 }
 
 // Runs with closed forms, redoing the run where one turns out contended. `direct`: whether
@@ -142,10 +145,10 @@ SimResult simulate(const SimInputs& inputs, const SimOptions& options) {
     for (uint32_t d = 0; d < dims; ++d) slowed.network.bandwidth[d] *= slow.bandwidth_of(d);
   }
   const SimInputs& in = slowed_links ? slowed : inputs;
-  // Alike NPUs: NPU 0 runs for all, unless something turns out to tell them apart.
-  if (may_mirror(in, options)) {
+  // Alike NPUs: one runs for each class or orbit, unless something turns out to tell them apart.
+  if (const MirrorMode mirror = may_mirror(in, options); mirror != MirrorMode::None) {
     try {
-      Simulation simulation(in, options, nullptr, true);
+      Simulation simulation(in, options, nullptr, mirror);
       return simulation.run();
     } catch (const NotMirrored&) {
     }

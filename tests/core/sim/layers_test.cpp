@@ -3,10 +3,12 @@
 // registry against the config spellings. The whole simulator is tested in simulate_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -16,6 +18,7 @@
 #include "sim/engine/event_queue.h"
 #include "sim/engine/flat_index.h"
 #include "sim/network/network.h"
+#include "sim/network/symmetry.h"
 
 namespace {
 
@@ -333,6 +336,49 @@ TEST(SimNetwork, SimulatedTrafficOnALinkAClosedFormHoldsIsOrderedOrCaught) {
     run_all(q);
     EXPECT_EQ(r.got.size(), 1u);
   }
+}
+
+// Rotations of coordinate digits: a switch or fully-connected dimension offers every digit of
+// every mixed-radix reading, a ring only its whole coordinate; the group they generate moves each
+// NPU to its orbit's lowest NPU, and its elements enumerate each orbit once.
+TEST(SimSymmetry, RotationsOfDigitsAndTheirOrbits) {
+  const NetworkConfig net = parse_network(
+      "topology: [ Switch, Ring, FullyConnected ]\nnpus_count: [ 8, 4, 2 ]\nbandwidth: [ 1, 1, 1 ]\nlatency: [ 1, 1, 1 ]\n", "n.yml");
+  std::vector<Rotation> all = Symmetry::of_network(net);
+  auto offered = [&](Rotation r) { return std::find(all.begin(), all.end(), r) != all.end(); };
+  // Switch 8: (stride, radix) with stride * radix dividing 8.
+  for (auto [stride, radix] : std::vector<std::pair<uint32_t, uint32_t>>{{1, 2}, {1, 4}, {1, 8}, {2, 2}, {2, 4}, {4, 2}})
+    EXPECT_TRUE(offered({0, stride, radix})) << stride << " " << radix;
+  EXPECT_FALSE(offered({0, 1, 3}));
+  EXPECT_TRUE(offered({1, 1, 4}));
+  EXPECT_FALSE(offered({1, 1, 2}));  // half a ring's coordinate would not keep its neighbours
+  EXPECT_TRUE(offered({2, 1, 2}));
+  EXPECT_EQ(all.size(), 8u);
+
+  // dimension 0's low two bits (radix 4) and the ring: 16 elements, 4 orbits of 16 NPUs each.
+  const Symmetry sym(net, {{0, 1, 4}, {1, 1, 4}});
+  EXPECT_EQ(sym.order(), 16u);
+  std::map<uint32_t, std::set<uint32_t>> orbits;
+  for (uint32_t n = 0; n < 64; ++n) {
+    const uint32_t c = sym.canonical(n);
+    EXPECT_EQ(c % 4, 0u) << n;                 // digit 0 of dimension 0's low bits
+    EXPECT_EQ((c / 8) % 4, 0u) << n;           // ring coordinate 0
+    EXPECT_EQ(c % 8 / 4, n % 8 / 4) << n;      // dimension 0's high bit kept
+    EXPECT_EQ(c / 32, n / 32) << n;            // dimension 2 kept
+    EXPECT_EQ(sym.apply(sym.element_taking(n), n), c) << n;
+    EXPECT_EQ(sym.move_as(n, n), c) << n;
+    orbits[c].insert(n);
+  }
+  ASSERT_EQ(orbits.size(), 4u);
+  for (const auto& [c, members] : orbits) {
+    EXPECT_EQ(members.size(), 16u);
+    std::set<uint32_t> images;
+    for (uint32_t e = 0; e < sym.order(); ++e) images.insert(sym.apply(e, c));
+    EXPECT_EQ(images, members);
+  }
+  // move_as applies to any NPU the element that takes `by` to its orbit's lowest: 13 is
+  // (5, 1, 0), digits (1, 1); moved as 13, NPU 6 = (6, 0, 0) goes to (5, 3, 0) = 29.
+  EXPECT_EQ(sym.move_as(6, 13), 29u);
 }
 
 TEST(SimNetwork, EveryListedBackendIsBuilt) {

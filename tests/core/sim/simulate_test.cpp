@@ -1385,6 +1385,52 @@ TEST(SimulateMirrored, WhatTellsNpusApartRunsEveryNpu) {
   }
 }
 
+namespace {
+
+// A dp·tp·pp training step of chakra synth (Llama-2-7B shapes, one layer per stage, ranks
+// numbered data-parallel fastest) with its communicator groups, on `network` (YAML).
+SimInputs synthesized_step(uint64_t dp, uint64_t tp, uint64_t pp, uint64_t micro_batches, const char* network) {
+  synth::SynthOptions o;
+  synth::apply_preset("llama2-7b", o);
+  o.shape.layers = pp;
+  o.shape.micro_batches = micro_batches;
+  o.par.dp = dp, o.par.tp = tp, o.par.pp = pp;
+  const auto w = synth::synthesize(o);
+  SimInputs in;
+  in.workload = temp_dir() + "/w";
+  for (uint32_t r = 0; r < synth::num_ranks(*w); ++r) {
+    Trace t;
+    synth::rank_trace(*w, r, t);
+    write_et(t, in.workload + "." + std::to_string(r) + ".et");
+  }
+  for (const auto& [id, members] : synth::comm_groups(*w))
+    in.groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
+  in.network = parse_network(network, "n.yml");
+  in.system = load_system(inputs() + "/sys/ring_s4_c1.json");
+  in.system.roofline = true;
+  in.system.peak_perf = 900;
+  return in;
+}
+
+// Six NPUs: 0-2 send to 3, 5, 4, and 3-5 receive from 0, 1, 2 (each node one 4 KiB message).
+std::string write_crossed_peers() {
+  return write_traces(6, [](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
+    const bool send = npu < 3;
+    const int32_t peer = send ? std::array<int32_t, 3>{3, 5, 4}[npu] : int32_t(npu) - 3;
+    NodeDraft d;
+    d.id = 1;
+    d.name = t.intern(send ? "send" : "recv");
+    d.type = int32_t(send ? NodeType::CommSend : NodeType::CommRecv);
+    d.attrs.add_int32(t.intern("comm_src"), send ? int32_t(npu) : peer);
+    d.attrs.add_int32(t.intern("comm_dst"), send ? peer : int32_t(npu));
+    d.attrs.add_int64(t.intern("comm_tag"), 7);
+    d.attrs.add_int64(t.intern("comm_size"), 4096);
+    nodes.push_back(d);
+  });
+}
+
+}  // namespace
+
 // Pipeline stages with tensor- and data-parallel groups (chakra synth): the NPUs of a stage are
 // alike but for their groups and pipeline peers, which sit alike in the network, so one NPU of
 // each stage runs for all of it, with every figure of the run of every NPU. Where a group's ring
@@ -1404,25 +1450,7 @@ TEST(SimulateMirrored, ClassesOfAlikeNpusRunOneEach) {
       {4, 2, 1, 1, "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", 8},
   };
   for (const Case& c : cases) {
-    synth::SynthOptions o;
-    synth::apply_preset("llama2-7b", o);
-    o.shape.layers = c.pp;
-    o.shape.micro_batches = c.micro_batches;
-    o.par.dp = c.dp, o.par.tp = c.tp, o.par.pp = c.pp;
-    const auto w = synth::synthesize(o);
-    SimInputs in;
-    in.workload = temp_dir() + "/w";
-    for (uint32_t r = 0; r < synth::num_ranks(*w); ++r) {
-      Trace t;
-      synth::rank_trace(*w, r, t);
-      write_et(t, in.workload + "." + std::to_string(r) + ".et");
-    }
-    for (const auto& [id, members] : synth::comm_groups(*w))
-      in.groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
-    in.network = parse_network(c.network, "n.yml");
-    in.system = load_system(inputs() + "/sys/ring_s4_c1.json");
-    in.system.roofline = true;
-    in.system.peak_perf = 900;
+    const SimInputs in = synthesized_step(c.dp, c.tp, c.pp, c.micro_batches, c.network);
     const std::string what = "dp" + std::to_string(c.dp) + " tp" + std::to_string(c.tp) + " pp" + std::to_string(c.pp) +
                              " on " + c.network;
     SimOptions each;
@@ -1444,19 +1472,7 @@ TEST(SimulateMirrored, ClassesOfAlikeNpusRunOneEach) {
   SimInputs in;
   in.network = parse_network("topology: [ Switch ]\nnpus_count: [ 6 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", "n.yml");
   in.system = load_system(inputs() + "/sys/ring_s4_c1.json");
-  in.workload = write_traces(6, [](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
-    const bool send = npu < 3;
-    const int32_t peer = send ? std::array<int32_t, 3>{3, 5, 4}[npu] : int32_t(npu) - 3;
-    NodeDraft d;
-    d.id = 1;
-    d.name = t.intern(send ? "send" : "recv");
-    d.type = int32_t(send ? NodeType::CommSend : NodeType::CommRecv);
-    d.attrs.add_int32(t.intern("comm_src"), send ? int32_t(npu) : peer);
-    d.attrs.add_int32(t.intern("comm_dst"), send ? peer : int32_t(npu));
-    d.attrs.add_int64(t.intern("comm_tag"), 7);
-    d.attrs.add_int64(t.intern("comm_size"), 4096);
-    nodes.push_back(d);
-  });
+  in.workload = write_crossed_peers();
   SimOptions each;
   each.every_npu = true;
   const SimResult a = simulate(in), b = simulate(in, each);
@@ -1508,6 +1524,92 @@ TEST(SimulateMirrored, ClassesOfAlikeNpusRunOneEach) {
   EXPECT_EQ(distinct.npus[2047].finish, 2048000u);
   EXPECT_EQ(stages.total.count("compare traces"), 0u);
   EXPECT_EQ(stages.total["read traces"], 2048u);
+}
+
+// Congestion-aware: the network's symmetries that map the workload onto itself (rotations of
+// digits of the NPUs' coordinates) leave one NPU of each orbit to run, the network keeping one
+// link of each orbit, with every figure of the run of every NPU, links included. The steps of
+// chakra synth number ranks data-parallel fastest, so a tensor-parallel ring crosses other
+// groups' links (the run of every NPU finds its closed forms contended and simulates them).
+TEST(SimulateMirrored, OrbitsOfTheNetworksSymmetriesRunOneEach) {
+  struct Case {
+    uint64_t dp, tp, pp, micro_batches;
+    const char* network;
+    uint64_t simulated;
+    bool direct = false;  // every collective's algorithm direct instead of ring
+  };
+  const Case cases[] = {
+      // dp and tp digits of one switch dimension, pp on the other
+      {2, 2, 2, 2, "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 400, 50 ]\nlatency: [ 500, 2000 ]\n", 2},
+      {2, 2, 2, 2, "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 400, 50 ]\nlatency: [ 500, 2000 ]\n", 2, true},
+      // a whole ring rotated; a fully-connected digit
+      {4, 2, 2, 1, "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n", 2},
+      {2, 4, 2, 2, "topology: [ FullyConnected, Switch ]\nnpus_count: [ 2, 8 ]\nbandwidth: [ 300, 50 ]\nlatency: [ 200, 1000 ]\n", 2},
+      // pipeline stages on one switch dimension's highest digit, which differ
+      {2, 2, 4, 4, "topology: [ Switch ]\nnpus_count: [ 16 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", 4},
+      // tp's low bit in dimension 0 does not rotate its ring; tp's high bit in dimension 1 does
+      {4, 4, 2, 2, "topology: [ Switch, Switch ]\nnpus_count: [ 8, 4 ]\nbandwidth: [ 400, 50 ]\nlatency: [ 500, 2000 ]\n", 4},
+      // data-parallel rings of four on a ring of eight: rotating the ring mixes them
+      {4, 2, 1, 1, "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", 8},
+  };
+  for (const Case& c : cases) {
+    SimInputs in = synthesized_step(c.dp, c.tp, c.pp, c.micro_batches, c.network);
+    if (c.direct)
+      for (auto& algos : in.system.algorithms) algos.assign(1, AlgorithmChoice{Algorithm::Direct});
+    const std::string what = "dp" + std::to_string(c.dp) + " tp" + std::to_string(c.tp) + " pp" + std::to_string(c.pp) +
+                             (c.direct ? " direct" : "") + " on " + c.network;
+    SimOptions aware, each, every_message;
+    aware.backend = each.backend = every_message.backend = Backend::CongestionAware;
+    each.every_npu = true;
+    every_message.every_message = true;
+    const SimResult a = simulate(in, aware), b = simulate(in, each), m = simulate(in, every_message);
+    EXPECT_EQ(a.simulated_npus, c.simulated) << what;
+    EXPECT_EQ(b.simulated_npus, c.dp * c.tp * c.pp) << what;
+    EXPECT_FALSE(a.deadlock) << what;
+    expect_same_results(a, b, what);
+    expect_same_links(a, b, what);
+    expect_same_results(a, m, what + " (every message)");
+    expect_same_links(a, m, what + " (every message)");
+    if (c.simulated < b.simulated_npus) {
+      EXPECT_LT(a.events * (b.simulated_npus / c.simulated), m.events * 2) << what;
+    }
+  }
+
+  // Every NPU sends to the next round a ring and receives from the one before: one orbit, whose
+  // NPU 0 sends to NPU 1 (received as NPU 3's message to NPU 0) and receives from NPU 3.
+  SimInputs in;
+  in.network = parse_network("topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", "n.yml");
+  in.system = load_system(inputs() + "/sys/ring_s4_c1.json");
+  in.workload = write_traces(4, [](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
+    for (const bool send : {true, false}) {
+      NodeDraft d;
+      d.id = send ? 1 : 2;
+      d.name = t.intern(send ? "send" : "recv");
+      d.type = int32_t(send ? NodeType::CommSend : NodeType::CommRecv);
+      d.attrs.add_int32(t.intern("comm_src"), int32_t(send ? npu : (npu + 3) % 4));
+      d.attrs.add_int32(t.intern("comm_dst"), int32_t(send ? (npu + 1) % 4 : npu));
+      d.attrs.add_int64(t.intern("comm_tag"), 7);
+      d.attrs.add_int64(t.intern("comm_size"), 1 << 20);
+      nodes.push_back(d);
+    }
+  });
+  SimOptions aware, each;
+  aware.backend = each.backend = Backend::CongestionAware;
+  each.every_npu = true;
+  SimResult a = simulate(in, aware), b = simulate(in, each);
+  EXPECT_EQ(a.simulated_npus, 1u);
+  EXPECT_FALSE(a.deadlock);
+  expect_same_results(a, b, "sends round a ring");
+  expect_same_links(a, b, "sends round a ring");
+
+  // Peers that no rotation maps alike (NPUs 0-2 send to 3, 5, 4): every NPU runs, and both runs
+  // find the same deadlock.
+  in.network = parse_network("topology: [ Switch ]\nnpus_count: [ 6 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", "n.yml");
+  in.workload = write_crossed_peers();
+  a = simulate(in, aware), b = simulate(in, each);
+  EXPECT_EQ(a.simulated_npus, 6u);
+  EXPECT_TRUE(a.deadlock);
+  expect_same_results(a, b, "peers no rotation maps");
 }
 
 // Reading and comparing thousands of traces reports progress, and a stop asked for there ends the

@@ -210,7 +210,8 @@ struct SimResult {
   // of a class apart (congestion-unaware network, collectives in closed form over groups within a
   // class, or over all NPUs when there is one class, peers that pair up, no per-NPU slowdowns, no
   // measured times): the lowest NPU of each class then stands for it, and the totals count every
-  // NPU (core/docs/simulator.md).
+  // NPU. On the congestion-aware network, one per orbit of the network's symmetries that map the
+  // workload onto itself (core/docs/simulator.md).
   uint64_t simulated_npus = 0;
   std::vector<Span> spans;
   std::vector<DimensionLoad> dimensions;  // per network dimension

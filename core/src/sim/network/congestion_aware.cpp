@@ -124,14 +124,26 @@ class CongestionAwareNetwork final : public Network {
     }
   }
 
+  // Run for one NPU of each orbit: each link kept stands for its orbit's (every NPU's messages
+  // reach them alike), the one whose NPU end is the orbit's NPU (core/docs/simulator.md).
+  bool set_symmetry(const Symmetry* s) override {
+    symmetry_ = s;
+    return true;
+  }
+
   void load(SimResult& result) const override {
     Network::load(result);
+    const uint32_t images = symmetry_ ? symmetry_->order() : 1;
     for (const Link& l : links_) {
-      LinkLoad out;
-      out.from = l.from, out.to = l.to, out.dim = l.dim;
-      out.messages = l.messages, out.bytes = l.bytes, out.queued = l.queued;
-      out.busy = queue_.to_tick(static_cast<double>(l.bytes) / topo_.bytes_per_ns[l.dim]);
-      result.links.push_back(out);
+      for (uint32_t e = 0; e < images; ++e) {
+        LinkLoad out;
+        std::tie(out.from, out.to) = symmetry_ ? moved(l.from, l.to, l.dim, [&](uint32_t x) { return symmetry_->apply(e, x); })
+                                               : std::pair(l.from, l.to);
+        out.dim = l.dim;
+        out.messages = l.messages, out.bytes = l.bytes, out.queued = l.queued;
+        out.busy = queue_.to_tick(static_cast<double>(l.bytes) / topo_.bytes_per_ns[l.dim]);
+        result.links.push_back(out);
+      }
     }
     std::sort(result.links.begin(), result.links.end(), [](const LinkLoad& a, const LinkLoad& b) {
       return a.busy != b.busy ? a.busy > b.busy : std::tie(a.from, a.to) < std::tie(b.from, b.to);
@@ -148,8 +160,13 @@ class CongestionAwareNetwork final : public Network {
     // Each dimension the route crosses (its hops of one dimension are consecutive) carries it.
     const auto& dims = route_.hop_dim;
     for (size_t h = 0; h < dims.size(); ++h) {
-      if (h == 0 || dims[h] != dims[h - 1]) account(dims[h], k.size, 1);
-      fl.links.push_back(link_id(link_key(route_.devices[h], route_.devices[h + 1]), dims[h]));
+      if (h == 0 || dims[h] != dims[h - 1]) account(dims[h], k.size, weight(k.src));
+      uint32_t from = route_.devices[h], to = route_.devices[h + 1];
+      if (symmetry_) {  // the link of the orbit's NPU that stands for this one
+        const uint32_t npu = from < topo_.npus ? from : to;
+        std::tie(from, to) = moved(from, to, dims[h], [&](uint32_t x) { return symmetry_->move_as(x, npu); });
+      }
+      fl.links.push_back(link_id(link_key(from, to), dims[h]));
     }
     if (fl.links.empty()) {
       schedule(queue_.now(), kArrival, m);
@@ -194,8 +211,7 @@ class CongestionAwareNetwork final : public Network {
           r.hop_dim.push_back(static_cast<uint8_t>(d));
           break;
         case TopologyKind::Switch: {
-          uint32_t group = (cur % strides[d]) + (cur / strides[d + 1]) * strides[d];
-          r.devices.push_back(switch_base_[d] + group);
+          r.devices.push_back(switch_of(cur, d));
           r.devices.push_back(base + static_cast<uint32_t>(t) * strides[d]);
           r.hop_dim.push_back(static_cast<uint8_t>(d));
           r.hop_dim.push_back(static_cast<uint8_t>(d));
@@ -204,6 +220,20 @@ class CongestionAwareNetwork final : public Network {
       }
       cur = r.devices.back();
     }
+  }
+
+  // The switch of dimension d that NPU x reaches.
+  uint32_t switch_of(uint32_t x, uint32_t d) const {
+    const auto& strides = topo_.strides;
+    return switch_base_[d] + (x % strides[d]) + (x / strides[d + 1]) * strides[d];
+  }
+  // A link of dimension `dim` moved by `move` (NPU to NPU): its NPU ends moved, a switch end
+  // to the switch its moved NPU end reaches (every link has an NPU end).
+  template <class Move>
+  std::pair<uint32_t, uint32_t> moved(uint32_t from, uint32_t to, uint32_t dim, Move move) const {
+    const uint32_t npu = from < topo_.npus ? from : to;
+    auto end = [&](uint32_t device) { return device < topo_.npus ? move(device) : switch_of(move(npu), dim); };
+    return {end(from), end(to)};
   }
 
   static uint64_t link_key(uint32_t from, uint32_t to) { return (uint64_t(from) << 32) | to; }

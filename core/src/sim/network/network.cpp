@@ -94,7 +94,9 @@ void Network::done(uint32_t i, uint64_t seq) {
 }
 
 void Network::send(uint32_t src, uint32_t dst, uint64_t bytes, int64_t tag, Handler on_arrival) {
-  const uint32_t i = stream_of(PairKey{tag, src, dst, bytes});
+  // Received where it is simulated: by dst's orbit's NPU, from src moved as dst was.
+  const uint32_t i = symmetry_ ? stream_of(PairKey{tag, symmetry_->move_as(src, dst), symmetry_->canonical(dst), bytes})
+                               : stream_of(PairKey{tag, src, dst, bytes});
   Stream& s = streams_[i];
   const uint64_t seq = s.sends++;
   entry(s, seq).send = on_arrival;

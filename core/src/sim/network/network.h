@@ -17,6 +17,7 @@
 #include "sim/engine/event_queue.h"
 #include "sim/engine/flat_index.h"
 #include "sim/engine/flows.h"
+#include "sim/network/symmetry.h"
 
 namespace chakra::sim {
 
@@ -77,6 +78,10 @@ class Network : public EventSink {
   // A mirrored run's: per NPU, how many NPUs' messages its messages stand for (counted so in the
   // messages and load); set before any message is sent, outlives the network.
   void set_weights(const std::vector<uint32_t>* w) { weights_ = w; }
+  // A run of one NPU per orbit of `s` (outlives the network; set before any message is sent):
+  // a message is received by its destination's orbit's NPU, as from the sender moved alike,
+  // and the backend keeps one link of each orbit of links. False: the backend does not.
+  virtual bool set_symmetry(const Symmetry* s) { return false; }
   // Whether a message from a to b takes as long as one from c to d (of any one size), whatever
   // else is in flight; false where the backend cannot tell.
   virtual bool same_delays(uint32_t a, uint32_t b, uint32_t c, uint32_t d) const { return false; }
@@ -124,6 +129,7 @@ class Network : public EventSink {
 
   EventQueue& queue_;
   Topology topo_;  // fixed once built; set_send_slowdown fills its factors first
+  const Symmetry* symmetry_ = nullptr;  // set_symmetry's, where the backend takes it
 
  private:
   std::vector<uint64_t> dim_messages_, dim_bytes_;

@@ -99,7 +99,7 @@ void System::issue_collective(uint32_t npu, const Where& what, Collective type, 
                               const std::vector<bool>& involved, int group, int explicit_priority) {
   // A collective over all NPUs has rings of every class unless there is one (the classes were
   // made so; this is the safety net).
-  if (mirrored_ && group < 0 && mirror_->reps.size() > 1) throw NotMirrored{};
+  if (group < 0 && ((mirrored_ && mirror_->reps.size() > 1) || orbits_)) throw NotMirrored{};
   totals_[int(type)].count += weight(npu);
   totals_[int(type)].bytes += size * weight(npu);
   const SystemConfig& sys = in_.system;

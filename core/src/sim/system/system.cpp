@@ -18,7 +18,7 @@ uint64_t stream_node(uint32_t si, uint64_t node) { return (uint64_t(si) << 32) |
 }  // namespace
 
 System::System(EventQueue& queue, const SimInputs& in, const SimOptions& o, NodeSink& nodes, ClosedFormLog* log,
-               bool mirrored)
+               MirrorMode mirror)
     : queue_(queue), in_(in), nodes_(nodes), topo_(in.network),
       network_(make_network(o.backend, queue, *this, in.network)),
       sink_id_(queue.add_sink(*this)), log_(network_->closed_forms_contend() ? log : nullptr) {
@@ -32,8 +32,9 @@ System::System(EventQueue& queue, const SimInputs& in, const SimOptions& o, Node
   endpoint_delay_ = static_cast<Tick>(static_cast<int>(scaled_delay));
   local_mem_bw_ = s.local_mem_bw * 1000000000;
   rendezvous_on_ = o.rendezvous;
-  mirrored_ = mirrored;
-  closed_form_ = network_->closed_forms() && !o.rendezvous && !o.every_message;
+  mirrored_ = mirror == MirrorMode::Classes;
+  orbits_ = mirror == MirrorMode::Orbits;
+  closed_form_ = network_->closed_forms() && !o.rendezvous && !o.every_message && !orbits_;
   // Slower senders: every message of theirs is simulated (closed-form phases assume equal ends).
   if (!o.slowdown.comm.empty() || o.slowdown.comm_rest != 1) {
     std::vector<double> factors(topo_.npus);
@@ -175,6 +176,7 @@ CollectiveTotals System::totals(int t) const { return totals_[t]; }
 void System::set_mirror(const Mirror& m) {
   mirror_ = &m;
   network_->set_weights(&m.size);
+  if (orbits_ && !network_->set_symmetry(&*m.symmetry)) throw NotMirrored{};
 }
 
 void System::send(uint32_t si, uint32_t dst, uint64_t bytes) {

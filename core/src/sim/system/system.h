@@ -31,11 +31,13 @@ class NodeSink {
 class System final : public CollectiveContext, public MessageSink, public EventSink {
  public:
   // Checks the configurations against the network (errors name their files). `log`, when
-  // given, records the closed-form phases and may restrict them (a rerun). `mirrored`: one NPU of
-  // each class of alike NPUs runs, for all of it (CollectiveContext::mirrored; the classes come
-  // with set_mirror); what would tell NPUs of a class apart throws NotMirrored.
+  // given, records the closed-form phases and may restrict them (a rerun). `mirror`: one NPU of
+  // each class of alike NPUs runs, for all of it (the classes come with set_mirror); what would
+  // tell NPUs of a class apart throws NotMirrored. Classes: CollectiveContext::mirrored, phases
+  // solved once for their class. Orbits: every message simulated, the network keeping one link
+  // of each orbit.
   System(EventQueue& queue, const SimInputs& in, const SimOptions& o, NodeSink& nodes, ClosedFormLog* log = nullptr,
-         bool mirrored = false);
+         MirrorMode mirror = MirrorMode::None);
 
   // ---- for the workload layer
   // Node `node` of NPU n finishes after `delay`.
@@ -174,7 +176,7 @@ class System final : public CollectiveContext, public MessageSink, public EventS
   int threshold_ = 1;
   bool rendezvous_on_ = false, closed_form_ = false;
   uint64_t closed_form_messages_ = 0;
-  bool mirrored_ = false;
+  bool mirrored_ = false, orbits_ = false;  // MirrorMode Classes, Orbits
   const Mirror* mirror_ = nullptr;  // a mirrored run's classes
   // How many NPUs NPU n's work stands for (its class's size in a mirrored run).
   uint64_t weight(uint32_t n) const { return mirror_ ? mirror_->size[n] : 1; }

@@ -3,6 +3,8 @@
 // peers sit alike in the network, run as one, their lowest NPU. Found before any NPU runs;
 // NotMirrored when nothing is gained or something tells NPUs of a class apart.
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "chakra/format/io.h"
 #include "chakra/support/progress.h"
@@ -21,9 +23,108 @@ std::optional<int> named_group(std::string_view pg) {
   return number;
 }
 
+// Per NPU, the values of its trace paired with its class's simulated NPU's (sorted, each once):
+// NPU n's are paired[at[n], at[n + 1]).
+struct Paired {
+  bool group;  // a communicator group (pg_name), else an NPU (comm_src, comm_dst)
+  int64_t rep_value, value;
+  auto operator<=>(const Paired&) const = default;
+};
+
+std::optional<int64_t> paired_with(const std::vector<Paired>& paired, const std::vector<size_t>& at, uint32_t n,
+                                   bool group, int64_t rep_value) {
+  const auto b = paired.begin() + at[n], e = paired.begin() + at[n + 1];
+  const auto it = std::lower_bound(b, e, Paired{group, rep_value, INT64_MIN});
+  if (it == e || it->group != group || it->rep_value != rep_value) return std::nullopt;
+  return it->value;
+}
+
+// Whether `move` takes group a onto group b keeping the ring order (b may start elsewhere).
+template <class Move>
+bool moves_onto(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b, Move move) {
+  if (a.size() != b.size() || a.empty()) return false;
+  const auto first = std::find(b.begin(), b.end(), move(a[0]));
+  if (first == b.end()) return false;
+  const size_t shift = size_t(first - b.begin());
+  for (size_t k = 0; k < a.size(); ++k)
+    if (b[(k + shift) % b.size()] != move(a[k])) return false;
+  return true;
+}
+
+// The network's rotations (Symmetry::of_network) that map the workload onto itself: NPU n's
+// image is in n's class, and where n's trace names an NPU or a group, its image's trace names
+// that NPU's image or that group's image (its members moved, in ring order from any start).
+// Rotations of distinct digits, those of more values first; none is an empty group.
+std::vector<Rotation> workload_rotations(const NetworkConfig& net, const CommGroups& groups,
+                                         const std::vector<uint32_t>& class_of, const std::vector<Paired>& paired,
+                                         const std::vector<size_t>& at) {
+  const auto npus = uint32_t(class_of.size());
+  std::vector<Rotation> candidates = Symmetry::of_network(net), kept;
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Rotation& a, const Rotation& b) { return a.radix > b.radix; });
+  auto independent = [&](const Rotation& r) {
+    for (const Rotation& k : kept) {
+      if (k.dim != r.dim) continue;
+      const Rotation &lo = k.stride < r.stride ? k : r, &hi = k.stride < r.stride ? r : k;
+      if (hi.stride % (lo.stride * lo.radix) != 0) return false;
+    }
+    return true;
+  };
+  for (const Rotation& r : candidates) {
+    if (!independent(r)) continue;
+    const Symmetry one(net, {r});
+    auto move = [&](uint32_t x) { return one.rotate(x, r, 1); };
+    std::set<std::pair<int64_t, int64_t>> groups_checked;
+    bool maps = true;
+    for (uint32_t n = 0; n < npus && maps; ++n) {
+      const uint32_t image = move(n);
+      maps = class_of[image] == class_of[n] && at[n + 1] - at[n] == at[image + 1] - at[image];
+      for (size_t i = at[n]; i < at[n + 1] && maps; ++i) {
+        const Paired& p = paired[i];
+        const auto theirs = paired_with(paired, at, image, p.group, p.rep_value);
+        if (!theirs) {
+          maps = false;
+        } else if (!p.group) {
+          maps = p.value >= 0 && p.value < npus && *theirs == move(uint32_t(p.value));
+        } else if (groups_checked.emplace(p.value, *theirs).second) {
+          const auto a = groups.find(int(p.value)), b = groups.find(int(*theirs));
+          maps = a != groups.end() && b != groups.end() && moves_onto(a->second, b->second, move);
+        }
+      }
+    }
+    if (maps) kept.push_back(r);
+  }
+  return kept;
+}
+
+// Whether some rotation of the network maps every communicator group onto one (ring order
+// kept): without one there are no orbits, and no trace need be read to find that out.
+bool some_rotation_keeps_groups(const NetworkConfig& net, const CommGroups& groups) {
+  std::map<std::vector<uint32_t>, int> by_members;  // sorted members -> group
+  for (const auto& [id, members] : groups) {
+    std::vector<uint32_t> sorted = members;
+    std::sort(sorted.begin(), sorted.end());
+    by_members.emplace(std::move(sorted), id);
+  }
+  const Symmetry digits(net, {});
+  for (const Rotation& r : Symmetry::of_network(net)) {
+    auto move = [&](uint32_t x) { return digits.rotate(x, r, 1); };
+    bool keeps = true;
+    for (auto g = groups.begin(); g != groups.end() && keeps; ++g) {
+      std::vector<uint32_t> image;
+      for (const uint32_t x : g->second) image.push_back(x < net.total_npus() ? move(x) : x);
+      std::sort(image.begin(), image.end());
+      const auto found = by_members.find(image);
+      keeps = found != by_members.end() && moves_onto(g->second, groups.at(found->second), move);
+    }
+    if (keeps) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
-void Workload::find_classes(std::vector<std::string>& rep_bytes) {
+void Workload::find_classes(std::vector<std::string>& rep_bytes, bool orbits) {
+  if (orbits && !some_rotation_keeps_groups(in_.network, in_.groups)) throw NotMirrored{};
   ReadOptions read = in_.read;
   read.progress = nullptr;
   auto decode = [&](std::string_view bytes, uint32_t n) {
@@ -58,10 +159,20 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes) {
       if (!system_.same_delays(g[k], g[(k + 1) % g.size()], g[0], g[1])) return false;
     return true;
   };
+  // Orbits: every message is simulated, so a group's algorithm need only treat its members
+  // alike up to a rotation of the ring (ring, direct: each member's peers are its ring
+  // neighbours at the same offsets). A collective over all NPUs runs on the dimensions' rings,
+  // which the rotations need not keep.
+  auto rotation_invariant = [&](Collective c) {
+    const auto& algos = sys.algorithms[int(c)];
+    const Algorithm kind = algos.size() == 1 ? algos[0].kind : Algorithm::Ring;
+    return sys.custom[int(c)].empty() && (kind == Algorithm::Ring || kind == Algorithm::Direct);
+  };
   // What a simulated NPU's trace may not have: replay metadata and measured times (each NPU's
   // differ in real traces and set its start), accesses to a remote memory NPUs share, collectives
-  // without a mirrored closed form, process groups announced at run time beside collectives over
-  // groups. Messages and the groups of other NPUs are checked against the other NPUs below.
+  // without a mirrored closed form (classes) or treating members apart (orbits), process groups
+  // announced at run time beside collectives over groups. Messages and the groups of other NPUs
+  // are checked against the other NPUs below.
   auto check_simulated = [&](const Trace& t) {
     for (uint32_t a = 0; a < t.metadata_attrs().size(); ++a) {
       const std::string_view name = t.metadata_attr(a).name();
@@ -81,19 +192,15 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes) {
       // A group of every NPU runs on the dimensions' rings, as a collective over all NPUs.
       const auto members = group ? in_.groups.find(*group) : in_.groups.end();
       const bool whole = !group || (members != in_.groups.end() && members->second.size() == n_npus_);
-      if (collective && !(whole ? closed_form_only(*collective) : group_closed_form(*collective, *group))) throw NotMirrored{};
+      if (collective && (orbits ? whole || !rotation_invariant(*collective)
+                                : !(whole ? closed_form_only(*collective) : group_closed_form(*collective, *group))))
+        throw NotMirrored{};
       names_groups = names_groups || group.has_value();
       whole_collectives = whole_collectives || whole;
     }
     if (announces && names_groups) throw NotMirrored{};
   };
 
-  // Per NPU, the values of its trace paired with its class's simulated NPU's (sorted, each once).
-  struct Paired {
-    bool group;  // a communicator group (pg_name), else an NPU (comm_src, comm_dst)
-    int64_t rep_value, value;
-    auto operator<=>(const Paired&) const = default;
-  };
   std::vector<Paired> paired, scratch;
   std::vector<size_t> paired_at(n_npus_ + 1, 0);  // NPU n's are paired[paired_at[n], paired_at[n + 1])
   AttrPairing pairing{{node_attr_name(NodeAttr::pg_name), node_attr_name(NodeAttr::comm_src),
@@ -177,13 +284,45 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes) {
   }
   mirror_.size.resize(n_npus_);
   for (uint32_t n = 0; n < n_npus_; ++n) mirror_.size[n] = class_count[class_of[n]];
+  if (orbits) {
+    // One NPU of each orbit of the rotations that map the workload onto itself runs instead.
+    std::vector<Rotation> rotations = workload_rotations(in_.network, in_.groups, class_of, paired, paired_at);
+    if (rotations.empty()) throw NotMirrored{};
+    const Symmetry& sym = mirror_.symmetry.emplace(in_.network, std::move(rotations));
+    // A simulated NPU's collective messages are received by its peers' orbits' NPUs, in the
+    // stream of their own collective over the same group (tags number a group's collectives):
+    // the move taking each member of a group it names to its orbit's NPU keeps the group.
+    std::set<std::pair<int64_t, uint32_t>> checked;  // group, element
+    for (uint32_t n = 0; n < n_npus_; ++n) {
+      if (sym.canonical(n) != n) continue;
+      for (size_t i = paired_at[n]; i < paired_at[n + 1]; ++i) {
+        if (!paired[i].group) continue;
+        const auto group = in_.groups.find(int(paired[i].value));
+        if (group == in_.groups.end()) throw NotMirrored{};  // the run of every NPU reports it
+        const std::vector<uint32_t>& members = group->second;
+        for (const uint32_t d : members)
+          if (checked.emplace(paired[i].value, sym.element_taking(d)).second &&
+              !moves_onto(members, members, [&](uint32_t x) { return sym.move_as(x, d); }))
+            throw NotMirrored{};
+      }
+    }
+    mirror_.reps.clear();
+    rep_bytes.clear();
+    for (uint32_t n = 0; n < n_npus_; ++n) {
+      mirror_.rep[n] = sym.canonical(n);
+      mirror_.size[n] = sym.order();
+      mirror_.index[n] = sym.element_taking(n);
+      if (mirror_.rep[n] == n) {
+        mirror_.reps.push_back(n);
+        rep_bytes.emplace_back(trace_bytes(n, file_bytes));
+      }
+    }
+    return;
+  }
 
   // Groups and peers: NPU n's stand for its simulated NPU's, alike in the network.
-  auto paired_value = [&](uint32_t n, bool group, int64_t rep_value) -> std::optional<int64_t> {
-    const auto b = paired.begin() + paired_at[n], e = paired.begin() + paired_at[n + 1];
-    const auto it = std::lower_bound(b, e, Paired{group, rep_value, INT64_MIN});
-    if (it == e || it->group != group || it->rep_value != rep_value) return std::nullopt;
-    return it->value;
+  auto paired_value = [&](uint32_t n, bool group, int64_t rep_value) {
+    return paired_with(paired, paired_at, n, group, rep_value);
   };
   for (uint32_t n = 0; n < n_npus_; ++n) {
     const uint32_t r = mirror_.rep[n];

@@ -36,8 +36,9 @@ Tick union_length(std::vector<std::pair<Tick, Tick>>& v) {
 
 }  // namespace
 
-Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, System& system, bool mirrored)
+Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, System& system, MirrorMode mirror)
     : queue_(queue), in_(in), o_(o), system_(system) {
+  const bool mirrored = mirror != MirrorMode::None;
   n_npus_ = static_cast<uint32_t>(in.network.total_npus());
   local_mem_bw_ = in.system.local_mem_bw * 1000000000;
   peak_perf_ = in.system.peak_perf * 1000000000000;
@@ -47,7 +48,7 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
   // Mirrored: the traces are compared first, and only one NPU of each class is read for running.
   std::vector<std::string> rep_bytes;
   if (mirrored) {
-    find_classes(rep_bytes);
+    find_classes(rep_bytes, mirror == MirrorMode::Orbits);
     slot_.assign(n_npus_, UINT32_MAX);
     for (uint32_t k = 0; k < mirror_.reps.size(); ++k) slot_[mirror_.reps[k]] = k;
     system_.set_mirror(mirror_);

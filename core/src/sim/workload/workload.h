@@ -41,10 +41,11 @@ inline std::optional<int> group_number(std::string_view pg) {
 
 class Workload final : public NodeSink {
  public:
-  // Opens every NPU's trace (errors name the file). `mirrored`: every trace is read once and the
-  // NPUs put in classes of alike ones (find_classes), and only one NPU of each class runs, for
-  // all of it (else NotMirrored).
-  Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, System& system, bool mirrored = false);
+  // Opens every NPU's trace (errors name the file). `mirror` other than None: every trace is read
+  // once and the NPUs put in classes of alike ones, or in orbits (find_classes), and only one
+  // NPU of each runs, for all of it (else NotMirrored).
+  Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, System& system,
+           MirrorMode mirror = MirrorMode::None);
 
   // Issues what every NPU can run at time 0.
   void start();
@@ -94,7 +95,9 @@ class Workload final : public NodeSink {
   std::string_view trace_bytes(uint32_t n, std::string& file_bytes) const;
   // The classes of a mirrored run (classes.cpp): fills mirror_, and `rep_bytes` with the
   // simulated NPUs' traces; NotMirrored when there is nothing to gain or NPUs of a class differ.
-  void find_classes(std::vector<std::string>& rep_bytes);
+  // `orbits`: the classes are the orbits of the network's rotations that map the workload onto
+  // itself (mirror_.symmetry).
+  void find_classes(std::vector<std::string>& rep_bytes, bool orbits);
   // NPU n's state (a simulated one's, in a mirrored run), and the NPU of a slot of npus_.
   Npu& npu(uint32_t n) { return npus_[slot_.empty() ? n : slot_[n]]; }
   uint32_t npu_at(uint32_t slot) const { return slot_.empty() ? slot : mirror_.reps[slot]; }
