@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 
 #include "chakra/format/et_io.h"
 #include "chakra/format/wire.h"
@@ -458,6 +459,96 @@ Trace read_et(std::unique_ptr<ByteSource> in, const ReadOptions& options) {
 
 Trace read_et(const std::string& path, const ReadOptions& options) {
   return read_et(open_input(path, options.input), options);
+}
+
+namespace {
+
+// One field of a message: its bytes (tag included) and, for a length-delimited one, its payload.
+struct RawField {
+  uint64_t key;
+  std::string_view bytes, payload;
+};
+RawField next_field(const uint8_t*& p, const uint8_t* end) {
+  const uint8_t* start = p;
+  RawField f{read_varint(p, end), {}, {}};
+  const auto wt = static_cast<uint32_t>(f.key & 7), field = static_cast<uint32_t>(f.key >> 3);
+  if (wt == wire::kLen) {
+    f.payload = read_len(p, end);
+  } else {
+    wire::skip_value(wt, field, p, end);
+  }
+  f.bytes = std::string_view(reinterpret_cast<const char*>(start), static_cast<size_t>(p - start));
+  return f;
+}
+const uint8_t* bytes_of(std::string_view s) { return reinterpret_cast<const uint8_t*>(s.data()); }
+
+// The name of an AttributeProto, its first field (as every writer puts it), else nullopt.
+std::optional<std::string_view> attr_name(std::string_view attr) {
+  const uint8_t *p = bytes_of(attr), *end = p + attr.size();
+  if (p == end) return std::nullopt;
+  const RawField f = next_field(p, end);
+  if (f.key != ((uint64_t{kAttrName} << 3) | wire::kLen)) return std::nullopt;
+  return f.payload;
+}
+
+// The value of an AttributeProto that is a name and one string, int32 or int64 value, else
+// nullopt.
+std::optional<EncodedScalar> scalar_value(std::string_view attr) {
+  const uint8_t *p = bytes_of(attr), *end = p + attr.size();
+  next_field(p, end);  // the name
+  if (p == end) return std::nullopt;
+  const RawField f = next_field(p, end);
+  if (p != end) return std::nullopt;
+  const uint8_t* v = bytes_of(f.bytes) + wire::varint_size(f.key);
+  switch (f.key) {
+    case (uint64_t(AttrKind::String) << 3) | wire::kLen: return f.payload;
+    case (uint64_t(AttrKind::Int32) << 3) | wire::kVarint: return int64_t(int32_t(uint32_t(read_varint(v, end))));
+    case (uint64_t(AttrKind::Int64) << 3) | wire::kVarint: return int64_t(read_varint(v, end));
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+bool same_records_but_paired(std::string_view a, std::string_view b, std::span<const std::string_view> paired,
+                             const std::function<bool(std::string_view, const EncodedScalar&, const EncodedScalar&)>& pair) {
+  auto gzip = [](std::string_view s) { return s.size() >= 2 && uint8_t(s[0]) == 0x1f && uint8_t(s[1]) == 0x8b; };
+  if (gzip(a) || gzip(b)) return false;
+  constexpr uint64_t kAttrKey = (uint64_t{kNodeAttr} << 3) | wire::kLen;
+  try {
+    const uint8_t *pa = bytes_of(a), *ea = pa + a.size(), *pb = bytes_of(b), *eb = pb + b.size();
+    for (bool first = true; pa < ea && pb < eb; first = false) {
+      const std::string_view ra = read_len(pa, ea), rb = read_len(pb, eb);
+      // Field by field (identical records too: every paired value is told, as the comparison of
+      // decoded traces tells it). Record 0 may be a GlobalMetadata, whose attributes are
+      // compared, not paired: it must be the same and have no node attribute.
+      const uint8_t *fa = bytes_of(ra), *fea = fa + ra.size(), *fb = bytes_of(rb), *feb = fb + rb.size();
+      if (first && ra != rb) return false;
+      // The same bytes and no paired name in them: nothing to tell (most records).
+      if (!first && ra == rb &&
+          std::none_of(paired.begin(), paired.end(), [&](std::string_view name) { return ra.find(name) != ra.npos; }))
+        continue;
+      while (fa < fea && fb < feb) {
+        const RawField x = next_field(fa, fea), y = next_field(fb, feb);
+        if (x.key == kAttrKey) {
+          if (first) return false;
+          const auto name = attr_name(x.payload);
+          if (!name) return false;
+          if (std::find(paired.begin(), paired.end(), *name) != paired.end()) {
+            const auto u = scalar_value(x.payload);
+            const auto v = y.key == kAttrKey && attr_name(y.payload) == name ? scalar_value(y.payload) : std::nullopt;
+            if (!u || !v || !pair(*name, *u, *v)) return false;
+            continue;
+          }
+        }
+        if (x.bytes != y.bytes) return false;
+      }
+      if (fa != fea || fb != feb) return false;
+    }
+    return pa == ea && pb == eb;
+  } catch (const DecodeError&) {
+    return false;
+  }
 }
 
 }  // namespace chakra

@@ -203,22 +203,37 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes, bool orbits) {
 
   std::vector<Paired> paired, scratch;
   std::vector<size_t> paired_at(n_npus_ + 1, 0);  // NPU n's are paired[paired_at[n], paired_at[n + 1])
-  AttrPairing pairing{{node_attr_name(NodeAttr::pg_name), node_attr_name(NodeAttr::comm_src),
-                       node_attr_name(NodeAttr::comm_dst)},
+  // A value of the class's first NPU's trace and this NPU's, of a pg_name or of an NPU
+  // (comm_src, comm_dst), paired into `scratch`; false if they cannot be.
+  auto pair_groups = [&](std::optional<std::string_view> x, std::optional<std::string_view> y) {
+    if (!x || !y) return false;
+    const auto gx = named_group(*x), gy = named_group(*y);
+    if (gx.has_value() != gy.has_value()) return false;
+    if (gx) scratch.push_back(Paired{true, *gx, *gy});
+    return true;
+  };
+  auto pair_npus = [&](std::optional<int64_t> x, std::optional<int64_t> y) {
+    if (!x || !y) return false;
+    scratch.push_back(Paired{false, *x, *y});
+    return true;
+  };
+  const std::string_view pg_name = node_attr_name(NodeAttr::pg_name);
+  AttrPairing pairing{{pg_name, node_attr_name(NodeAttr::comm_src), node_attr_name(NodeAttr::comm_dst)},
                       [&](std::string_view name, const AttrView& a, const AttrView& b) {
-                        if (name == node_attr_name(NodeAttr::pg_name)) {
-                          const auto x = a.as_string(), y = b.as_string();
-                          if (!x || !y) return false;
-                          const auto gx = named_group(*x), gy = named_group(*y);
-                          if (gx.has_value() != gy.has_value()) return false;
-                          if (gx) scratch.push_back(Paired{true, *gx, *gy});
-                          return true;
-                        }
-                        const auto x = a.as_int64(), y = b.as_int64();
-                        if (!x || !y) return false;
-                        scratch.push_back(Paired{false, *x, *y});
-                        return true;
+                        return name == pg_name ? pair_groups(a.as_string(), b.as_string()) : pair_npus(a.as_int64(), b.as_int64());
                       }};
+  // The same on the encoded traces (same_records_but_paired).
+  auto pair_encoded = [&](std::string_view name, const EncodedScalar& a, const EncodedScalar& b) {
+    auto text = [](const EncodedScalar& v) {
+      const auto* s = std::get_if<std::string_view>(&v);
+      return s ? std::optional(*s) : std::nullopt;
+    };
+    auto integer = [](const EncodedScalar& v) {
+      const auto* i = std::get_if<int64_t>(&v);
+      return i ? std::optional(*i) : std::nullopt;
+    };
+    return name == pg_name ? pair_groups(text(a), text(b)) : pair_npus(integer(a), integer(b));
+  };
   // `scratch` sorted, once each, and a function both ways (one value of each side per value of
   // the other), or false.
   auto consistent = [&] {
@@ -257,6 +272,14 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes, bool orbits) {
         const uint32_t r = mirror_.reps[k];
         scratch.assign(paired.begin() + paired_at[r], paired.begin() + paired_at[r + 1]);
       }
+    // Most traces of a class differ from its first NPU's only in groups and peers: told apart
+    // by walking the encoded records, without decoding.
+    // The previous NPU's class first: neighbouring NPUs tend to share one.
+    for (uint32_t i = 0; i < rep_bytes.size() && cls == UINT32_MAX; ++i) {
+      const uint32_t k = (i + (n > 0 ? class_of[n - 1] : 0)) % uint32_t(rep_bytes.size());
+      scratch.clear();
+      if (same_records_but_paired(rep_bytes[k], bytes, pairing.names, pair_encoded) && consistent()) cls = k;
+    }
     if (cls == UINT32_MAX) {
       Trace t = decode(bytes, n);
       for (uint32_t k = 0; k < rep_traces.size() && cls == UINT32_MAX; ++k) {
