@@ -35,9 +35,14 @@ std::vector<Rotation> Symmetry::of_network(const NetworkConfig& net) {
       if (n > 1) out.push_back({d, 1, n});
       continue;
     }
-    for (uint32_t stride = 1; stride < n; ++stride)
-      for (uint32_t radix = 2; uint64_t(stride) * radix <= n; ++radix)
-        if (n % (stride * radix) == 0) out.push_back({d, stride, radix});
+    std::vector<uint32_t> divisors;  // of n, ascending
+    for (uint32_t k = 1; uint64_t(k) * k <= n; ++k)
+      if (n % k == 0) divisors.push_back(k);
+    for (size_t i = divisors.size(); i-- > 0;)
+      if (divisors[i] != n / divisors[i]) divisors.push_back(n / divisors[i]);
+    for (const uint32_t stride : divisors)
+      for (const uint32_t radix : divisors)
+        if (radix > 1 && (n / stride) % radix == 0) out.push_back({d, stride, radix});
   }
   return out;
 }

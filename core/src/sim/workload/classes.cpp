@@ -54,7 +54,7 @@ bool moves_onto(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b, 
 // The network's rotations (Symmetry::of_network) that map the workload onto itself: NPU n's
 // image is in n's class, and where n's trace names an NPU or a group, its image's trace names
 // that NPU's image or that group's image (its members moved, in ring order from any start).
-// Rotations of distinct digits, those of more values first; none is an empty group.
+// Rotations of distinct digits, those of more values first (an empty group maps onto none).
 std::vector<Rotation> workload_rotations(const NetworkConfig& net, const CommGroups& groups,
                                          const std::vector<uint32_t>& class_of, const std::vector<Paired>& paired,
                                          const std::vector<size_t>& at) {
@@ -69,10 +69,10 @@ std::vector<Rotation> workload_rotations(const NetworkConfig& net, const CommGro
     }
     return true;
   };
+  const Symmetry digits(net, {});  // for its rotate()
   for (const Rotation& r : candidates) {
     if (!independent(r)) continue;
-    const Symmetry one(net, {r});
-    auto move = [&](uint32_t x) { return one.rotate(x, r, 1); };
+    auto move = [&](uint32_t x) { return digits.rotate(x, r, 1); };
     std::set<std::pair<int64_t, int64_t>> groups_checked;
     bool maps = true;
     for (uint32_t n = 0; n < npus && maps; ++n) {
@@ -272,9 +272,9 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes, bool orbits) {
         const uint32_t r = mirror_.reps[k];
         scratch.assign(paired.begin() + paired_at[r], paired.begin() + paired_at[r + 1]);
       }
-    // Most traces of a class differ from its first NPU's only in groups and peers: told apart
-    // by walking the encoded records, without decoding.
-    // The previous NPU's class first: neighbouring NPUs tend to share one.
+    // Most traces of a class differ from its first NPU's only in groups and peers, which a walk
+    // over the encoded records tells without decoding; the previous NPU's class is tried first
+    // (neighbouring NPUs tend to share one).
     for (uint32_t i = 0; i < rep_bytes.size() && cls == UINT32_MAX; ++i) {
       const uint32_t k = (i + (n > 0 ? class_of[n - 1] : 0)) % uint32_t(rep_bytes.size());
       scratch.clear();
