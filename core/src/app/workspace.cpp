@@ -18,8 +18,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-bool is_gzip(std::span<const uint8_t> b) { return b.size() >= 2 && b[0] == 0x1f && b[1] == 0x8b; }
-
 // Up to 64 KiB of the content, inflated when gzip (a corrupt stream gives what could be read).
 std::string head_of(std::span<const uint8_t> bytes, const std::string& name) {
   if (!is_gzip(bytes)) return std::string(reinterpret_cast<const char*>(bytes.data()), std::min<size_t>(bytes.size(), 65536));

@@ -512,8 +512,7 @@ std::optional<EncodedScalar> scalar_value(std::string_view attr) {
 
 bool same_records_but_paired(std::string_view a, std::string_view b, std::span<const std::string_view> paired,
                              const std::function<bool(std::string_view, const EncodedScalar&, const EncodedScalar&)>& pair) {
-  auto gzip = [](std::string_view s) { return s.size() >= 2 && uint8_t(s[0]) == 0x1f && uint8_t(s[1]) == 0x8b; };
-  if (gzip(a) || gzip(b)) return false;
+  if (is_gzip({bytes_of(a), a.size()}) || is_gzip({bytes_of(b), b.size()})) return false;
   constexpr uint64_t kAttrKey = (uint64_t{kNodeAttr} << 3) | wire::kLen;
   try {
     const uint8_t *pa = bytes_of(a), *ea = pa + a.size(), *pb = bytes_of(b), *eb = pb + b.size();

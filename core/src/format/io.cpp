@@ -266,8 +266,7 @@ std::unique_ptr<ByteSource> open_input(const std::string& path, const InputLimit
   // Files that say they are empty (/proc) are read, never mapped.
   auto file = std::make_unique<FileSource>(path, fd, S_ISREG(st.st_mode) ? st.st_size : 0, S_ISREG(st.st_mode) && st.st_size > 0);
   auto head = file->peek(2);
-  bool gzip = head.size() == 2 && head[0] == kGzip0 && head[1] == kGzip1;
-  return finish_source(std::move(file), gzip, limits);
+  return finish_source(std::move(file), is_gzip(head), limits);
 }
 
 void PieceSource::add(std::span<const uint8_t> piece) {
@@ -311,10 +310,11 @@ size_t PieceSource::read(uint8_t* dst, size_t n) {
   return done;
 }
 
+bool is_gzip(std::span<const uint8_t> bytes) { return bytes.size() >= 2 && bytes[0] == kGzip0 && bytes[1] == kGzip1; }
+
 std::unique_ptr<ByteSource> memory_input(std::span<const uint8_t> bytes, std::string name,
                                          const InputLimits& limits) {
-  bool gzip = bytes.size() >= 2 && bytes[0] == kGzip0 && bytes[1] == kGzip1;
-  return finish_source(std::make_unique<MemorySource>(bytes, std::move(name)), gzip, limits);
+  return finish_source(std::make_unique<MemorySource>(bytes, std::move(name)), is_gzip(bytes), limits);
 }
 
 std::string read_all(ByteSource& in) {

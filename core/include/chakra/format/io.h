@@ -51,6 +51,9 @@ class ByteSource {
   std::string name_;
 };
 
+// Whether `bytes` start with gzip's magic number (how every reader here recognises gzip).
+bool is_gzip(std::span<const uint8_t> bytes);
+
 // Opens a file for reading; gzip is recognised by its magic bytes and decompressed on the fly.
 // A directory, a missing file or an unreadable one is an error naming the path.
 std::unique_ptr<ByteSource> open_input(const std::string& path, const InputLimits& limits = {});
