@@ -17,7 +17,9 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -143,12 +145,106 @@ std::string model_line(const chakra::shlo::EfficiencyModel& m) {
   return buf;
 }
 
+// The paper's metric over workloads: `predicted` and `measured` hold `systems` consecutive entries
+// per workload; the median over workloads of each workload's median trend error.
+double trend_over_workloads(const std::vector<double>& predicted, const std::vector<double>& measured, size_t systems) {
+  std::vector<double> per_workload;
+  for (size_t w = 0; w + systems <= predicted.size(); w += systems)
+    per_workload.push_back(chakra::shlo::median_trend_error({predicted.begin() + w, predicted.begin() + w + systems},
+                                                            {measured.begin() + w, measured.begin() + w + systems}));
+  return median(per_workload);
+}
+
+// How low the trend error can go at all on the Llama-3 measurements, i.e. why its 5% target is
+// not met by constants taken from public sources (core/docs/stablehlo.md). `cases` in workload x
+// system order, `predicted` their shipped predictions.
+void trend_bounds(const std::vector<chakra::shlo::CalibrationCase>& cases, const std::vector<double>& predicted,
+                  const char* const* devices, size_t systems, size_t reference) {
+  namespace shlo = chakra::shlo;
+  std::vector<double> measured;
+  for (const shlo::CalibrationCase& c : cases) measured.push_back(c.measured_s);
+  std::printf("bounds on the trend error with these measurements:\n");
+
+  // A perfect predictor scored against figures rounded to 10 ms: true times drawn uniformly within
+  // 5 ms of each (fixed seed, so the figures repeat).
+  std::mt19937_64 rng(20261127);
+  std::vector<double> floors, truth(measured.size());
+  for (int draw = 0; draw < 2000; ++draw) {
+    for (size_t i = 0; i < measured.size(); ++i) truth[i] = measured[i] + (static_cast<double>(rng() >> 11) * 0x1.0p-53 - 0.5) * 0.01;
+    floors.push_back(trend_over_workloads(truth, measured, systems));
+  }
+  std::sort(floors.begin(), floors.end());
+  std::printf("  exact step times, scored against the 10 ms rounding: median %.1f%% (10th-90th percentile %.1f-%.1f%%)\n",
+              floors[floors.size() / 2] * 100, floors[floors.size() / 10] * 100, floors[floors.size() * 9 / 10] * 100);
+
+  // One free factor per GPU (the reference GPU's fixed: the metric ignores a common factor),
+  // fitted to the measurements on a 0.01 grid: the most that one per-generation efficiency could
+  // add to our predictions where a single kind of time dominates.
+  std::vector<double> factor(systems, 1.0), best_factor = factor, scaled(predicted.size());
+  double best = trend_over_workloads(predicted, measured, systems);
+  std::vector<size_t> free;
+  for (size_t k = 0; k < systems; ++k)
+    if (k != reference) free.push_back(k);
+  const int grid_points = 51;  // 0.80 .. 1.30
+  std::vector<int> at(free.size(), 0);
+  for (bool more = true; more;) {
+    for (size_t j = 0; j < free.size(); ++j) factor[free[j]] = 0.80 + 0.01 * at[j];
+    for (size_t i = 0; i < predicted.size(); ++i) scaled[i] = predicted[i] * factor[i % systems];
+    const double e = trend_over_workloads(scaled, measured, systems);
+    if (e < best) best = e, best_factor = factor;
+    more = false;
+    for (size_t j = 0; j < at.size() && !more; ++j)
+      if (++at[j] < grid_points) more = true;
+      else at[j] = 0;
+  }
+  std::printf("  one factor per GPU fitted to the measurements:");
+  for (size_t k = 0; k < systems; ++k) std::printf(" %s x%.2f", devices[k], best_factor[k]);
+  std::printf(" -> trend error %.2f%%\n", best * 100);
+
+  // The one public per-generation GEMM figure found: the maximum achievable BF16 matmul FLOP/s
+  // of the ml-engineering book's MAMF table (A100 SXM 86.9%, H100 SXM 80.3%, no H200 row: the same
+  // die as the H100, B200 SXM 77.6%) scaling each GPU's peaks, the shared constants recalibrated.
+  const std::map<std::string, double> mamf = {{"a100", 0.869}, {"h100", 0.803}, {"h200", 0.803}, {"b200", 0.776}};
+  if (std::all_of(devices, devices + systems, [&](const char* d) { return mamf.count(d) > 0; })) {
+    std::vector<shlo::CalibrationCase> scaled_cases = cases;
+    for (size_t c = 0; c < cases.size(); ++c) {
+      shlo::DeviceSpec& d = scaled_cases[c].device;
+      const double efficiency = mamf.at(devices[c % systems]);
+      for (auto& [dtype, flops] : d.peak_flops) flops *= efficiency;
+      d.fallback_flops *= efficiency;
+    }
+    const shlo::EfficiencyModel m = shlo::calibrate(scaled_cases);
+    std::vector<double> steps, errors;
+    for (const shlo::CalibrationCase& c : scaled_cases) {
+      steps.push_back(shlo::modelled_step(c, m));
+      errors.push_back(std::fabs(steps.back() / c.measured_s - 1));
+    }
+    std::printf("  peaks scaled by the public MAMF efficiencies, shared constants recalibrated (%s): median %.1f%%, trend error %.1f%%\n",
+                model_line(m).c_str(), median(errors) * 100, trend_over_workloads(steps, measured, systems) * 100);
+  }
+
+  // Every constant per GPU, each GPU's three fitted on its own six measurements (12 constants for
+  // 24 figures), to be set against the public figures (core/docs/stablehlo.md does).
+  std::vector<double> own(cases.size()), own_errors;
+  for (size_t k = 0; k < systems; ++k) {
+    std::vector<shlo::CalibrationCase> mine;
+    for (size_t c = k; c < cases.size(); c += systems) mine.push_back(cases[c]);
+    const shlo::EfficiencyModel m = shlo::calibrate(mine);
+    for (size_t c = k; c < cases.size(); c += systems) {
+      own[c] = shlo::modelled_step(cases[c], m);
+      own_errors.push_back(std::fabs(own[c] / cases[c].measured_s - 1));
+    }
+    std::printf("  %-5s constants fitted on its own cases: %s\n", devices[k], model_line(m).c_str());
+  }
+  std::printf("  -> median %.1f%%, trend error %.1f%%\n", median(own_errors) * 100, trend_over_workloads(own, measured, systems) * 100);
+}
+
 // StableHLO prediction against the measured step times of
 // reference/stablehlo/hardware_and_step_time_anchors.json: hespas' ResNet-50 train step (A100 only)
 // and the six Llama-3 FSDP-4 programs on 4x A100/H100/H200/B200 (24 cases). Prints the error table,
 // the paper's trend metric (median over system pairs, then over workloads) for our predictions and
-// for hespas' published XLA-profiled compute, and a leave-one-GPU-out calibration of the shared
-// constants: fitted on three GPUs' 18 cases, the error on the fourth's 6.
+// for hespas' published XLA-profiled compute, a leave-one-GPU-out calibration of the shared
+// constants (fitted on three GPUs' 18 cases, the error on the fourth's 6) and trend_bounds.
 bool stablehlo_prediction(int repeat) {
   namespace shlo = chakra::shlo;
   const std::string dir = std::string(CHAKRA_SHARED_DIR) + "/reference/stablehlo/";
@@ -174,7 +270,7 @@ bool stablehlo_prediction(int repeat) {
 
   std::vector<std::unique_ptr<shlo::Analysis>> analyses;
   std::vector<shlo::CalibrationCase> cases;  // Llama cases, with their prediction's exposed communication
-  std::vector<double> errors, hespas_errors, trend_errors, hespas_trend_errors, shipped;
+  std::vector<double> errors, hespas_errors, trend_errors, hespas_trend_errors, llama_steps;
   std::printf("\n== StableHLO step-time prediction (model: %s)\n", model_line(shlo::shipped_model()).c_str());
   std::printf("%-12s %-5s %10s %10s %10s %10s %7s %12s %7s\n", "workload", "GPU", "compute ms", "exposed ms", "step ms",
               "measured", "error", "hespas XLA", "error");
@@ -200,6 +296,7 @@ bool stablehlo_prediction(int repeat) {
         if (w.name.rfind("llama3-", 0) == 0) {
           errors.push_back(std::fabs(p.step_s / m - 1));
           cases.push_back({a.get(), d, m, p.exposed_comm_s});
+          llama_steps.push_back(p.step_s);
           const double h = hespas[size * kSystems + k];
           hespas_pred.push_back(h);
           hespas_errors.push_back(std::fabs(h / m - 1));
@@ -241,14 +338,13 @@ bool stablehlo_prediction(int repeat) {
     std::printf("  held out %-5s fitted on the others: %s -> its 6 cases: median %.1f%%, max %.1f%%\n", systems[k].device,
                 model_line(m).c_str(), median(held) * 100, max_of(held) * 100);
   }
-  std::vector<double> loo_trends;
-  for (size_t w = 0; w + kSystems <= cases.size(); w += kSystems) {
-    std::vector<double> p(loo_step.begin() + w, loo_step.begin() + w + kSystems), m;
-    for (size_t k = 0; k < kSystems; ++k) m.push_back(cases[w + k].measured_s);
-    loo_trends.push_back(shlo::median_trend_error(p, m));
-  }
+  std::vector<double> measured;
+  for (const shlo::CalibrationCase& c : cases) measured.push_back(c.measured_s);
   std::printf("leave-one-GPU-out, 24 cases: median %.1f%%, max %.1f%%, trend error %.1f%%\n", median(loo_errors) * 100,
-              max_of(loo_errors) * 100, median(loo_trends) * 100);
+              max_of(loo_errors) * 100, trend_over_workloads(loo_step, measured, kSystems) * 100);
+  const char* devices[kSystems];
+  for (size_t k = 0; k < kSystems; ++k) devices[k] = systems[k].device;
+  trend_bounds(cases, llama_steps, devices, kSystems, 1);
   return true;
 }
 
