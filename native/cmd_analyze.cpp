@@ -9,6 +9,7 @@
 
 #include "chakra/analysis/critical_path.h"
 #include "chakra/analysis/gpu_analysis.h"
+#include "chakra/analysis/host_stalls.h"
 #include "chakra/analysis/trace_diff.h"
 #include "chakra/app/workspace.h"
 #include "chakra/format/et_io.h"
@@ -29,6 +30,7 @@ struct Rank {
   std::string path;
   chakra::GpuAnalysis analysis;
   chakra::Trace trace;  // kept for the analyses across ranks (stragglers)
+  std::vector<chakra::HostStallEntry> stalls;
 };
 
 // A trace the analyses read: a Kineto trace as recorded, or a Chakra .et (its GPU ops need start
@@ -85,7 +87,8 @@ std::vector<std::pair<std::string, Loaded>> load_all(const std::vector<std::stri
 std::vector<Rank> load(const std::vector<std::string>& paths, std::vector<std::string>& notes) {
   std::vector<Rank> ranks;
   for (auto& [path, l] : load_all(paths, notes)) {
-    Rank r{l.rank, path, chakra::analyze_gpu(l.trace), std::move(l.trace)};
+    Rank r{l.rank, path, chakra::analyze_gpu(l.trace), std::move(l.trace), {}};
+    r.stalls = chakra::host_stalls_of(r.trace);
     if (r.analysis.ops == 0) notes.push_back(path + ": no GPU ops with times (is_cpu_op false and a \"stream\")");
     ranks.push_back(std::move(r));
   }
@@ -154,6 +157,11 @@ void print_text(const std::vector<Rank>& ranks, size_t top) {
               << pad(pct(a.non_compute, a.span), 8) << pad(pct(a.comm_overlapped, a.communication), 12)
               << pad(us(a.exposed_communication()), 14) << "\n";
   }
+  std::vector<const chakra::Trace*> traces;
+  std::vector<std::vector<chakra::HostStallEntry>> stalls;
+  std::vector<uint32_t> ids;
+  for (const Rank& r : ranks) traces.push_back(&r.trace), stalls.push_back(r.stalls), ids.push_back(r.rank);
+  std::cout << chakra::host_stalls_text(traces, stalls, ids, top);
   uint64_t by_kinds[1 << chakra::kGpuKinds] = {}, all = 0;
   for (const Rank& r : ranks)
     for (unsigned set = 1; set < (1u << chakra::kGpuKinds); ++set) by_kinds[set] += r.analysis.by_kinds[set], all += r.analysis.by_kinds[set];
@@ -234,6 +242,7 @@ void write_json(const std::vector<Rank>& ranks, const std::vector<std::string>& 
     w.key("kernels_shorter_than_launch").value_uint(l.short_kernels);
     w.key("delayed_over_100us").value_uint(l.delayed);
     w.end_object();
+    chakra::write_host_stalls_json(r.trace, r.stalls, w);
     w.key("idle_by_stream").begin_array();
     for (const auto& s : a.idle_by_stream) {
       w.begin_object();

@@ -8,6 +8,7 @@
 #include "chakra/format/io.h"
 #include "chakra/pytorch/trace_link.h"
 #include "chakra/support/error.h"
+#include "chakra/support/text.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -32,6 +33,17 @@ std::string summary(const chakra::LinkReport& r, const std::string& output) {
     if (r.sync_thread_waits)
       s += ", " + std::to_string(r.sync_thread_waits) + " from waits for another thread's work";
   }
+  uint64_t stalls = 0;
+  std::string classes;
+  for (int c = 0; c < chakra::kStallClassCount; ++c) {
+    if (!r.stalls[c]) continue;
+    stalls += r.stalls[c];
+    classes += (classes.empty() ? "" : ", ") + std::string(chakra::stall_class_name(static_cast<chakra::StallClass>(c))) +
+               " " + std::to_string(r.stalls[c]);
+  }
+  if (stalls)
+    s += "; " + std::to_string(stalls) + " host stalls, " + chakra::format_number(r.stall_micros / 1000) + " ms of own time (" +
+         classes + "; " + std::to_string(r.stall_waits) + " can replay as waits for the GPU: chakra simulate --stalls wait)";
   return s;
 }
 

@@ -81,6 +81,7 @@ int run(const Request& q) {
   if (q.what_if && !r.deadlock) {
     SimOptions faster = opt;
     faster.record_spans = false;
+    faster.compare_stall_modes = false;
     faster.speedups.push_back({q.what_if->name_part, q.what_if->speedup});
     const SimResult w = simulate(q.in, faster);
     progress.clear();
@@ -171,6 +172,9 @@ int run_simulate(const cli::Args& a) {
   q.opt.injection_scale = a.get_positive_double("--injection-scale");
   q.opt.rendezvous = a.has("--rendezvous");
   q.opt.every_npu = a.has("--every-npu");
+  const std::string& stalls = a.get("--stalls");
+  if (stalls == "wait") q.opt.stalls = StallMode::Wait;
+  else if (stalls != "keep") a.fail("--stalls must be keep or wait");
   q.in.read = cli::read_options(a, nullptr);
   q.json_out = a.get("--json");
   q.timeline_out = a.get("--timeline");
@@ -253,6 +257,10 @@ int cmd_simulate(int argc, char** argv) {
   args.option("--backend", backend_spellings("|", "|"), "network model: congestion-unaware or -aware", "unaware");
   add_common(args);
   args.flag("--rendezvous", "8 KiB handshake before every send (--rendezvous-protocol)");
+  args.option("--stalls", "keep|wait",
+              "host stalls of replayed PyTorch traces (chakra link --sync-deps finds them): replayed as the CPU time\n"
+              "they were measured as (keep), or as waits for the GPU work they ended just after (wait); the\n"
+              "summary gives the other's figures too (core/docs/pytorch-replay.md)", "keep");
   args.flag("--every-npu", "simulate each NPU even when they fall into classes of alike ones, or congestion-aware into orbits of the network's symmetries (by default one NPU of each then runs for it; same results)");
   args.option("--json", "OUT", "write per-NPU results and totals as JSON", "");
   args.option("--timeline", "OUT", "write a Chrome/Perfetto trace of every node on every NPU", "");

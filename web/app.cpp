@@ -893,8 +893,11 @@ std::string App::status_json() const {
     w.key("finish_ns").begin_array();
     for (const auto& n : run->result.npus) w.value_uint(n.finish);
     w.end_array();
-    w.key("exposed_comm_ns").begin_array();
-    for (const auto& n : run->result.npus) w.value_uint(n.exposed_comm);
+    w.key("non_compute_ns").begin_array();
+    for (const auto& n : run->result.npus) w.value_uint(n.astra_exposed_comm);
+    w.end_array();
+    w.key("exposed_communication_ns").begin_array();
+    for (const auto& n : run->result.npus) w.value_uint(n.exposed_comm());
     w.end_array();
     w.key("measured_step_ns").begin_array();  // 0 where the trace carries no measured times
     for (const auto& n : run->result.npus) w.value_uint(n.measured_step);

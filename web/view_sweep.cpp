@@ -45,7 +45,9 @@ const char* sweep_example_spec() { return kExampleSpec; }
 namespace {
 
 // The figures a plot can show, in the table's units.
-const char* const kMetrics[] = {"step_ns", "exposed_comm_ns", "compute_ns", "peak_mem_bytes", "messages", "events"};
+// Indexes are share-link values: new metrics go last.
+const char* const kMetrics[] = {"step_ns", "exposed_communication_ns", "compute_ns", "peak_mem_bytes", "messages", "events",
+                                "non_compute_ns"};
 
 }  // namespace
 
@@ -275,7 +277,7 @@ void App::Impl::draw_sweep() {
   // The table, in point order.
   std::vector<std::string> columns = {"point"};
   for (const std::string& a : w.axes) columns.push_back(a);
-  for (const char* c : {"step_ns", "compute_ns", "exposed_comm_ns", "messages", "error"}) columns.push_back(c);
+  for (const char* c : {"step_ns", "compute_ns", "exposed_communication_ns", "messages", "error"}) columns.push_back(c);
   if (ImGui::SmallButton("Download table (CSV)")) {
     std::vector<std::string> all;
     for (const auto& [key, v] : w.rows.front().items()) all.push_back(key);

@@ -556,7 +556,7 @@ TEST(CliLink, FolderOfRankPairsThenConvert) {
     return std::make_pair(sim.out, nlohmann::json::parse(read_raw(json_out)));
   };
   auto [text, result] = simulate({"--preset", "v100-dgx1-8"}, dir + "/sim.json");
-  EXPECT_TRUE(contains(text, "measured vs simulated step")) << text;
+  EXPECT_TRUE(contains(text, "measured vs simulated over the whole trace")) << text;
   EXPECT_FALSE(contains(text, "bound by CPU ops")) << text;  // blocked time is no longer CPU time
   ASSERT_EQ(result["npus"].size(), 8u);
   uint64_t earliest_rank_step = 0;
@@ -567,9 +567,15 @@ TEST(CliLink, FolderOfRankPairsThenConvert) {
     EXPECT_NEAR(simulated / measured, 1.0, 0.05) << npu;  // the target; today -0.3% .. -0.8%
     total_error += std::abs(simulated / measured - 1);
     if (npu["start_ns"] == 0) earliest_rank_step = npu["finish_ns"].get<uint64_t>();
-    // Exposed communication measured on the critical path: some, a small part of the step.
-    EXPECT_GT(npu["measured_exposed_comm_ns"].get<double>(), 0) << npu;
-    EXPECT_LT(npu["measured_exposed_comm_ns"].get<double>(), measured / 10) << npu;
+    // Exposed transfer (on every participant's critical path): some, a small part of the step;
+    // simulated by the same definition, within 25% of it.
+    EXPECT_GT(npu["measured_exposed_transfer_ns"].get<double>(), 0) << npu;
+    EXPECT_LT(npu["measured_exposed_transfer_ns"].get<double>(), measured / 10) << npu;
+    EXPECT_NEAR(npu["exposed_transfer_ns"].get<double>() / npu["measured_exposed_transfer_ns"].get<double>(), 1.0, 0.25) << npu;
+    // Exposed communication (communication kernels while no compute runs), measured and
+    // simulated by one definition: within 5% of each other on every rank.
+    EXPECT_NEAR(npu["exposed_communication_ns"].get<double>() / npu["measured_exposed_communication_ns"].get<double>(), 1.0,
+                0.05) << npu;
   }
   EXPECT_LT(total_error / 8, 0.015);  // today 0.6%
   // When each measured node started, reproduced: the median |error| was 196 µs (p90 542) while
@@ -600,11 +606,11 @@ TEST(CliLink, FolderOfRankPairsThenConvert) {
     previous = end;
   }
   // Free communication: each rank's step falls to within 5% of its measured step less its
-  // measured exposed communication (the target; today +0.4% .. +1.1%).
+  // measured exposed transfer (the target; today +0.4% .. +1.1%).
   write_raw(dir + "/net.yml", "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 1000000 ]\nlatency: [ 0 ]\n");
   const nlohmann::json free = simulate({"--system", dir + "/sys.json", "--network", dir + "/net.yml"}, dir + "/sim.json").second;
   for (const nlohmann::json& npu : free["npus"]) {
-    const double bound = npu["measured_step_ns"].get<double>() - npu["measured_exposed_comm_ns"].get<double>();
+    const double bound = npu["measured_step_ns"].get<double>() - npu["measured_exposed_transfer_ns"].get<double>();
     const double simulated = npu["finish_ns"].get<double>() - npu["start_ns"].get<double>();
     EXPECT_NEAR(simulated / bound, 1.0, 0.05) << npu;
   }
@@ -715,10 +721,60 @@ TEST(CliLink, OtherRealPairsReplayWithTheirMeasuredStep) {
     r = run({"simulate", "--workload", dir + "/et/p", "--system", dir + "/sys.json", "--network", dir + "/net.yml",
              "--json", dir + "/sim.json"});
     ASSERT_EQ(r.exit_code, 0) << host << r.err;
-    EXPECT_TRUE(contains(r.out, "measured vs simulated step")) << host << r.out;
+    EXPECT_TRUE(contains(r.out, "measured vs simulated over the whole trace")) << host << r.out;
     const nlohmann::json npu = nlohmann::json::parse(read_raw(dir + "/sim.json"))["npus"][0];
     EXPECT_GT(npu["measured_step_ns"].get<uint64_t>(), 0u) << host;
     EXPECT_GT(npu["finish_ns"].get<uint64_t>(), 0u) << host;
+  }
+}
+
+// A run with a host stall, as a user meets it: link says it found one, simulate lists it per
+// rank with the other replay's figures, the CPU-bound verdict is qualified, and analyze and its
+// critical path list it, on the Kineto trace and the converted one alike.
+TEST(CliLink, HostStallsAreFoundListedAndReplayedEitherWay) {
+  const std::string dir = temp_dir();
+  for (int r = 0; r < 2; ++r) {
+    const StalledRank run = stalled_rank(false, r);
+    fs::create_directories(dir + "/run/rank" + std::to_string(r));
+    write_raw(dir + "/run/rank" + std::to_string(r) + "/host_et." + std::to_string(r) + ".json", run.host);
+    write_raw(dir + "/run/rank" + std::to_string(r) + "/kineto." + std::to_string(r) + ".json", run.kineto);
+  }
+  Result r = run({"link", dir + "/run", "-o", dir + "/linked/run.json", "--sync-deps"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "1 host stalls, 19.95 ms of own time (gpu_wait 1; 1 can replay as waits for the GPU")) << r.err;
+  r = run({"convert", "pytorch", dir + "/linked", "-o", dir + "/et/run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* mode : {"keep", "wait"}) {
+    r = run({"simulate", "--workload", dir + "/et/run", "--preset", "v100-dgx1-8", "--npus", "2", "--stalls", mode,
+             "--json", dir + "/sim.json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, std::string("(--stalls ") + mode + ")\n")) << r.out;
+    EXPECT_TRUE(contains(r.out, std::string("with --stalls ") + (mode == std::string("keep") ? "wait" : "keep") + " instead:")) << r.out;
+    EXPECT_TRUE(contains(r.out, "  0        19.950 ms          19.950 ms   98.7%")) << r.out;  // per NPU: all of it gpu_wait
+    EXPECT_TRUE(contains(r.out, "measured vs simulated in ProfilerStep#1")) << r.out;
+    const nlohmann::json j = nlohmann::json::parse(read_raw(dir + "/sim.json"));
+    EXPECT_EQ(j["stall_mode"], mode);
+    EXPECT_EQ(j["npus"][1]["stalls_ns"]["gpu_wait"], 19950000);
+    if (mode == std::string("keep"))  // 99% of the step is that stall: the verdict says what it may be
+      EXPECT_TRUE(contains(r.out, "19.950 ms of it are host stalls replayed as CPU time")) << r.out;
+  }
+  r = run({"simulate", "--workload", dir + "/et/run", "--preset", "v100-dgx1-8", "--npus", "2", "--stalls", "sometimes"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "--stalls must be keep or wait")) << r.err;
+  // analyze lists it on the Kineto trace and on the converted trace alike, in text and JSON.
+  for (const std::string& input : {dir + "/run/rank0/kineto.0.json", dir + "/et/run.0.et"}) {
+    r = run({"analyze", input});
+    ASSERT_EQ(r.exit_code, 0) << input << r.err;
+    EXPECT_TRUE(contains(r.out, "rank 0: 1 stalls, 19950 µs (gpu_wait 19950 µs)")) << input << r.out;
+    EXPECT_TRUE(contains(r.out, "the GPU's work drained 120 us before it ended")) << input << r.out;
+    r = run({"analyze", input, "--json"});
+    const nlohmann::json stalls = nlohmann::json::parse(r.out)["ranks"][0]["host_stalls"];
+    EXPECT_EQ(stalls["total_us"], 19950) << input;
+    EXPECT_EQ(stalls["stalls"][0]["name"], "aten::empty") << input;
+    EXPECT_EQ(stalls["stalls"][0]["class"], "gpu_wait") << input;
+    r = run({"analyze", input, "--critical-path"});
+    EXPECT_TRUE(contains(r.out, "host stalls on the path: ")) << input << r.out;
+    EXPECT_TRUE(contains(r.out, "aten::empty  [host stall: gpu_wait]")) << input << r.out;
   }
 }
 
@@ -874,7 +930,7 @@ TEST(CliSimulate, AstraSimLinesSummaryJsonTimelineAndTheDropInAliases) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "sys[0] finished, 64440 cycles, exposed communication 64440 cycles.\n")) << r.out;
   EXPECT_TRUE(contains(r.out, "sys[7] finished, 64440 cycles")) << r.out;
-  EXPECT_TRUE(contains(r.out, "step time")) << r.out;
+  EXPECT_TRUE(contains(r.out, "makespan")) << r.out;
   auto j = nlohmann::json::parse(read_raw(dir + "/r.json"));
   EXPECT_EQ(j["end_ns"], 64440);
   EXPECT_EQ(j["npus"].size(), 8u);
@@ -898,7 +954,7 @@ TEST(CliSimulate, AstraSimLinesSummaryJsonTimelineAndTheDropInAliases) {
     EXPECT_TRUE(contains(r.out, std::string("sys[0] finished, ") +
                                     (contains(name, "Unaware") ? "92440" : "126600")))
         << name << r.out;
-    EXPECT_FALSE(contains(r.out, "step time"));  // the reference prints only its lines
+    EXPECT_FALSE(contains(r.out, "makespan"));  // the reference prints only its lines
   }
   // A misspelt flag is an error (the reference silently ignores it)
   r = run({"--workload-configuration=" + wl, "--system-configuration=sys/ring_s4_c1.json",

@@ -38,4 +38,14 @@ chakra::Trace decode(const std::string& bytes, const std::string& name = "test.e
 // A fresh empty directory for the calling test.
 std::string temp_dir();
 
+// A crafted one-rank PyTorch run with a host stall, as Megatron-LM runs show them: aten::mm
+// launches a 20 ms GEMM (130–20130 µs); five aten::empty of 3 µs; a sixth aten::empty from 300
+// to 20250 µs, which ends 120 µs after the GEMM ends, the device idle between; aten::relu then
+// launches a kernel at 20320. The host ET and the Kineto trace (with a ProfilerStep#1 around
+// it all); `allocator`: a cudaFree call fills the stall. The Kineto trace states `rank`.
+struct StalledRank {
+  std::string host, kineto;
+};
+StalledRank stalled_rank(bool allocator = false, int rank = 0);
+
 }  // namespace testing_support

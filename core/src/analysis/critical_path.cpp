@@ -1,5 +1,7 @@
 #include "chakra/analysis/critical_path.h"
 
+#include "chakra/analysis/host_stalls.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -379,6 +381,14 @@ std::string critical_path_text(const CrossRankPath& path, std::span<const RankTi
     if (path.by_kind[k])
       out += std::string(" ") + path_kind_name(static_cast<PathKind>(k)) + " " + format_number(double(path.by_kind[k])) + " " + u +
              " (" + share_of(path.by_kind[k], path.step()) + ")";
+  // Host stalls on the path: CPU time only if they were not waits (core/docs/pytorch-replay.md).
+  uint64_t stalled = 0, stalled_steps = 0;
+  for (const auto& s : path.steps)
+    if (s.node != UINT32_MAX && stall_class_of(*ranks[s.rank].trace, s.node)) stalled += s.duration, ++stalled_steps;
+  if (stalled)
+    out += "\n  host stalls on the path: " + format_number(double(stalled)) + " " + u + " (" + share_of(stalled, path.step()) + ") in " +
+           std::to_string(stalled_steps) + " steps, marked below: they may be waits (for the GPU, the allocator, another "
+           "thread), not CPU work";
   // The longest steps, shown in time order.
   std::vector<size_t> order(path.steps.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -394,7 +404,10 @@ std::string critical_path_text(const CrossRankPath& path, std::span<const RankTi
     char row[160];
     std::snprintf(row, sizeof row, "    %4u %12s %12s %7s  %-14s %-11s ", rank_ids[s.rank], format_number(double(s.start - path.begin)).c_str(),
                   format_number(double(s.duration)).c_str(), share_of(s.duration, path.step()).c_str(), path_kind_name(s.kind), via_name(s.via));
-    out += row + name + "\n";
+    out += row + name;
+    if (s.node != UINT32_MAX)
+      if (const auto stall = stall_class_of(*ranks[s.rank].trace, s.node)) out += "  [host stall: " + std::string(stall_class_name(*stall)) + "]";
+    out += "\n";
   }
   return out;
 }
@@ -417,6 +430,8 @@ void write_critical_path_json(const CrossRankPath& path, std::span<const RankTim
     } else {
       w.key("node_id").value_uint(ranks[s.rank].trace->id(s.node));
       w.key("name").value(ranks[s.rank].trace->name(s.node));
+      if (const auto stall = stall_class_of(*ranks[s.rank].trace, s.node))
+        w.key("stall_class").value(std::string(stall_class_name(*stall)));
     }
     w.key("kind").value(path_kind_name(s.kind));
     w.key("via").value(via_name(s.via));

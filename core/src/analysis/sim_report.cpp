@@ -25,7 +25,7 @@ std::string ns_text(Tick t) {
 
 template <class... A>
 void appendf(std::string& out, const char* format, A... args) {
-  char buf[256];
+  char buf[1024];
   std::snprintf(buf, sizeof buf, format, args...);
   out += buf;
 }
@@ -40,7 +40,7 @@ std::string astra_finish_lines(const SimResult& r) {
   std::string out;
   for (uint32_t i : order)
     out += "sys[" + std::to_string(i) + "] finished, " + std::to_string(r.npus[i].finish) +
-           " cycles, exposed communication " + std::to_string(r.npus[i].exposed_comm) + " cycles.\n";
+           " cycles, exposed communication " + std::to_string(r.npus[i].astra_exposed_comm) + " cycles.\n";
   return out;
 }
 
@@ -59,35 +59,162 @@ double percent_off(Tick simulated, Tick measured) {
   return measured ? 100.0 * (static_cast<double>(simulated) / static_cast<double>(measured) - 1) : 0;
 }
 
+namespace {
+
+// "−0.3%".
+std::string percent_text(double percent) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", percent);
+  return buf;
+}
+
+// Each NPU's own step (finish less start) over the finished ones: the shortest, the longest and
+// the mean.
+struct Steps {
+  uint32_t shortest = 0, longest = 0, finished = 0;
+  double mean = 0;
+};
+Steps steps_of(const SimResult& r) {
+  Steps s;
+  for (uint32_t i = 0; i < r.npus.size(); ++i) {
+    const NpuResult& n = r.npus[i];
+    if (!n.finished) continue;
+    if (s.finished == 0 || n.step() < r.npus[s.shortest].step()) s.shortest = i;
+    if (s.finished == 0 || n.step() >= r.npus[s.longest].step()) s.longest = i;
+    s.mean += double(n.step());
+    ++s.finished;
+  }
+  if (s.finished) s.mean /= s.finished;
+  return s;
+}
+
+// Per NPU with stalls, their length per class (only the classes that occur), and which replay
+// ran and what the other gave.
+std::string stalls_text(const SimResult& r) {
+  std::array<Tick, kStallClassCount> total{};
+  for (const NpuResult& n : r.npus)
+    for (int c = 0; c < kStallClassCount; ++c) total[c] += n.stalls[c];
+  if (std::all_of(total.begin(), total.end(), [](Tick t) { return t == 0; })) return "";
+  std::string out;
+  const StallMode other = r.stall_mode == StallMode::Keep ? StallMode::Wait : StallMode::Keep;
+  appendf(out, "  host stalls (host ops far longer than their kind takes; core/docs/pytorch-replay.md) replayed %s (--stalls %s)\n",
+          r.stall_mode == StallMode::Keep ? "as the CPU time they were measured as" : "as waits for the GPU work they ended after",
+          std::string(stall_mode_name(r.stall_mode)).c_str());
+  if (r.other_stall_mode.ran) {
+    const Steps s = steps_of(r);
+    Tick shortest = UINT64_MAX, longest = 0;
+    for (uint32_t i = 0; i < r.npus.size() && i < r.other_stall_mode.steps.size(); ++i)
+      if (r.npus[i].finished) shortest = std::min(shortest, r.other_stall_mode.steps[i]), longest = std::max(longest, r.other_stall_mode.steps[i]);
+    appendf(out, "  with --stalls %s instead: makespan %s (%s), step per NPU %s ... %s (%s on the longest)%s\n",
+            std::string(stall_mode_name(other)).c_str(), ns_text(r.other_stall_mode.end).c_str(),
+            percent_text(percent_off(r.other_stall_mode.end, r.end())).c_str(), ns_text(shortest == UINT64_MAX ? 0 : shortest).c_str(),
+            ns_text(longest).c_str(),
+            percent_text(s.finished ? percent_off(r.other_stall_mode.steps[s.longest], r.npus[s.longest].step()) : 0).c_str(),
+            r.other_stall_mode.deadlock ? "; that run deadlocked" : "");
+  } else {
+    appendf(out, "  (no stall ended just after GPU work: --stalls %s replays them the same)\n", std::string(stall_mode_name(other)).c_str());
+  }
+  std::string header;
+  appendf(header, "  %-8s %-14s", "NPU", "stalls");
+  for (int c = 0; c < kStallClassCount; ++c)
+    if (total[c]) appendf(header, " %13s", std::string(stall_class_name(StallClass(c))).c_str());
+  out += header + "  share of step\n";
+  size_t shown = 0;
+  for (uint32_t i = 0; i < r.npus.size(); ++i) {
+    const NpuResult& n = r.npus[i];
+    Tick all = 0;
+    for (Tick t : n.stalls) all += t;
+    if (!all) continue;
+    if (++shown > 64) {
+      out += "  ...\n";
+      break;
+    }
+    appendf(out, "  %-8u %-14s", i, ns_text(all).c_str());
+    for (int c = 0; c < kStallClassCount; ++c)
+      if (total[c]) appendf(out, " %13s", n.stalls[c] ? ns_text(n.stalls[c]).c_str() : "-");
+    appendf(out, "  %5.1f%%\n", n.step() ? 100.0 * double(all) / double(n.step()) : 0.0);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string measured_vs_simulated_text(const SimResult& r) {
   std::string out;
+  if (!r.times_origin.empty()) {
+    appendf(out, "  (no measured-vs-simulated figures: these traces' times are %s, not measured on the NPUs they describe)\n",
+            r.times_origin.c_str());
+    return out;
+  }
   std::vector<uint32_t> measured;
   for (uint32_t i = 0; i < r.npus.size(); ++i)
     if (r.npus[i].finished && r.npus[i].measured_step > 0) measured.push_back(i);
-  if (!measured.empty()) {
-    auto error = [&](uint32_t i) { return percent_off(r.npus[i].step(), r.npus[i].measured_step); };
+  // Measured against simulated per NPU: mean |error|, the worst NPU, a line per NPU up to a
+  // screenful (beyond that the mean and the worst say it).
+  auto table = [&](const std::string& title, const std::vector<std::pair<Tick, Tick>>& figures,  // per `measured`
+                   const std::vector<std::string>& extra_header, const std::vector<std::string>& extra) {
     double sum = 0;
-    uint32_t worst = measured[0];
+    size_t worst = 0;
+    for (size_t k = 0; k < figures.size(); ++k) {
+      const double e = std::abs(percent_off(figures[k].second, figures[k].first));
+      sum += e;
+      if (e > std::abs(percent_off(figures[worst].second, figures[worst].first))) worst = k;
+    }
+    appendf(out, "  measured vs simulated %s: mean |error| %.1f%%, worst NPU %u %s\n", title.c_str(),
+            sum / double(figures.size()), measured[worst], percent_text(percent_off(figures[worst].second, figures[worst].first)).c_str());
+    if (measured.size() > 64) return;
+    std::string head;
+    for (const std::string& h : extra_header) head += h;
+    appendf(out, "  %-8s %14s %14s %9s%s\n", "NPU", "measured", "simulated", "error", head.c_str());
+    for (size_t k = 0; k < figures.size(); ++k)
+      appendf(out, "  %-8u %14s %14s %9s%s\n", measured[k], ns_text(figures[k].first).c_str(), ns_text(figures[k].second).c_str(),
+              percent_text(percent_off(figures[k].second, figures[k].first)).c_str(), extra.empty() ? "" : extra[k].c_str());
+  };
+  if (!measured.empty()) {
+    std::vector<std::pair<Tick, Tick>> figures;
+    std::vector<std::string> extra;
+    bool exposed = false;  // columns only when some collective was measured
+    for (uint32_t i : measured) exposed = exposed || r.npus[i].measured_exposed_comm > 0 || r.npus[i].measured_exposed_transfer > 0;
     for (uint32_t i : measured) {
-      sum += std::abs(error(i));
-      if (std::abs(error(i)) > std::abs(error(worst))) worst = i;
-    }
-    appendf(out, "  measured vs simulated step (span of the trace's measured times; mean |error| %.1f%%, worst NPU %u %+.1f%%)\n",
-            sum / double(measured.size()), worst, error(worst));
-    // Every NPU up to a screenful; beyond that the mean and the worst say it.
-    if (measured.size() <= 64) {
-      bool exposed = false;  // a column only when some collective was measured on every rank
-      for (uint32_t i : measured) exposed = exposed || r.npus[i].measured_exposed_comm > 0;
-      appendf(out, "  %-8s %14s %14s %9s%s\n", "NPU", "measured", "simulated", "error", exposed ? "  measured exposed comm*" : "");
-      for (uint32_t i : measured) {
-        std::string column;
-        if (exposed) appendf(column, "  %22s", ns_text(r.npus[i].measured_exposed_comm).c_str());
-        appendf(out, "  %-8u %14s %14s %+8.1f%%%s\n", i, ns_text(r.npus[i].measured_step).c_str(),
-                ns_text(r.npus[i].step()).c_str(), error(i), column.c_str());
-      }
+      const NpuResult& n = r.npus[i];
+      figures.emplace_back(n.measured_step, n.step());
+      std::string column;
       if (exposed)
-        appendf(out, "  * from each collective's last measured arrival to its end, less compute kernel time\n");
+        appendf(column, "  %12s %12s  %12s %12s", ns_text(n.measured_exposed_comm).c_str(), ns_text(n.exposed_comm()).c_str(),
+                ns_text(n.measured_exposed_transfer).c_str(), ns_text(n.exposed_transfer).c_str());
+      extra.push_back(column);
     }
+    std::vector<std::string> header;
+    if (exposed) header.push_back("  exposed comm (measured  simulated)*  exposed transfer (measured  simulated)**");
+    table("over the whole trace, from each NPU's first measured start to its last measured end", figures, header, extra);
+    if (exposed)
+      out += "  * communication running while no compute runs     ** from each collective's last arrival to its end, "
+             "less compute\n";
+  }
+  // The profiler's steps: the figure people quote.
+  std::vector<std::string> step_names;
+  for (uint32_t i : measured)
+    for (const NpuResult::StepWindow& w : r.npus[i].profiler_steps)
+      if (std::find(step_names.begin(), step_names.end(), w.name) == step_names.end()) step_names.push_back(w.name);
+  for (const std::string& name : step_names) {
+    std::vector<std::pair<Tick, Tick>> figures;
+    std::vector<uint32_t> with;
+    std::vector<std::string> extra;
+    for (uint32_t i : measured)
+      for (const NpuResult::StepWindow& w : r.npus[i].profiler_steps)
+        if (w.name == name && w.nodes > 0) {
+          figures.emplace_back(w.measured, w.simulated);
+          with.push_back(i);
+          std::string column;
+          appendf(column, "  %14s %8llu", ns_text(w.annotated).c_str(), static_cast<unsigned long long>(w.nodes));
+          extra.push_back(column);
+        }
+    if (figures.empty()) continue;
+    std::swap(measured, with);
+    std::string header;
+    appendf(header, "  %14s %8s", "annotated", "nodes");
+    table("in " + name + ", over the nodes measured inside it (first start to last end)", figures, {header}, extra);
+    std::swap(measured, with);
   }
   if (r.start_error.nodes > 0)
     appendf(out, "  node starts vs measured (%llu nodes): median |error| %s, p90 %s\n",
@@ -97,29 +224,27 @@ std::string measured_vs_simulated_text(const SimResult& r) {
     appendf(out, "  %-16s %10s %17s %17s %9s\n", "collective", "count", "median measured", "median simulated", "error");
     for (const CollectiveFit& c : r.measured_collectives) {
       const std::string_view name = comm_type_name(c.comm_type);
-      appendf(out, "  %-16s %10llu %17s %17s %+8.1f%%\n", std::string(name.empty() ? "?" : name).c_str(),
+      appendf(out, "  %-16s %10llu %17s %17s %9s\n", std::string(name.empty() ? "?" : name).c_str(),
               static_cast<unsigned long long>(c.count), ns_text(c.measured_median).c_str(),
-              ns_text(c.simulated_median).c_str(), percent_off(c.simulated_median, c.measured_median));
+              ns_text(c.simulated_median).c_str(), percent_text(percent_off(c.simulated_median, c.measured_median)).c_str());
     }
   }
   return out;
 }
 
 std::string sim_summary_text(const SimResult& r) {
-  Tick end = r.end();
-  uint32_t slowest = 0;
-  Tick compute = 0, comm = 0, overlap = 0, exposed = 0;
-  uint32_t finished = 0;
+  const Steps steps = steps_of(r);
+  Tick compute = 0, comm = 0, overlap = 0, exposed = 0, astra_exposed = 0;
+  uint32_t last = 0;
   for (uint32_t i = 0; i < r.npus.size(); ++i) {
     const NpuResult& n = r.npus[i];
     if (!n.finished) continue;
-    ++finished;
-    if (n.finish >= r.npus[slowest].finish) slowest = i;
-    compute += n.compute, comm += n.comm, overlap += n.overlap, exposed += n.exposed_comm;
+    if (n.finish >= r.npus[last].finish) last = i;
+    compute += n.compute, comm += n.comm, overlap += n.overlap, exposed += n.exposed_comm(), astra_exposed += n.astra_exposed_comm;
   }
   std::string out;
   appendf(out, "\nsummary: %u NPUs, %u finished, %llu messages, %llu events\n", static_cast<unsigned>(r.npus.size()),
-          finished, static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.events));
+          steps.finished, static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.events));
   if (r.simulated_npus == 1 && r.npus.size() > 1)
     appendf(out, "  (every NPU's trace is alike up to node ids, groups and peers, and nothing tells them apart: NPU 0 ran for all %zu; --every-npu runs each)\n",
             r.npus.size());
@@ -128,22 +253,38 @@ std::string sim_summary_text(const SimResult& r) {
             static_cast<unsigned long long>(r.simulated_npus), r.npus.size());
   if (r.closed_form_contended)
     out += "  (a ring phase solved in closed form shared links with other traffic: the run was redone with every message simulated)\n";
-  if (finished) {
-    double k = 1.0 / finished;
-    appendf(out, "  step time             %14s  (slowest: NPU %u)\n", ns_text(end).c_str(), slowest);
+  if (steps.finished) {
+    double k = 1.0 / steps.finished;
+    const NpuResult &longest = r.npus[steps.longest], &shortest = r.npus[steps.shortest];
+    appendf(out, "  makespan              %14s  (the first NPU's start to the last NPU's finish; last: NPU %u)\n",
+            ns_text(r.end()).c_str(), last);
+    if (steps.finished == 1)
+      appendf(out, "  step                  %14s  (NPU %u's finish less its start)\n", ns_text(longest.step()).c_str(), steps.longest);
+    else
+      appendf(out, "  step per NPU          %14s  (each NPU's finish less its start: NPU %u %s ... NPU %u %s)\n",
+              ns_text(Tick(steps.mean)).c_str(), steps.shortest, ns_text(shortest.step()).c_str(), steps.longest,
+              ns_text(longest.step()).c_str());
     appendf(out, "  mean compute busy     %14s\n", ns_text(Tick(compute * k)).c_str());
     appendf(out, "  mean comm busy        %14s\n", ns_text(Tick(comm * k)).c_str());
     appendf(out, "  mean overlap          %14s\n", ns_text(Tick(overlap * k)).c_str());
-    appendf(out, "  mean exposed comm     %14s\n", ns_text(Tick(exposed * k)).c_str());
-    // CPU ops replay their recorded durations, which for real traces include time blocked on
-    // the GPU: when they fill the slowest NPU's step, no network makes it shorter, and its
-    // "exposed communication" is not what bounds it.
-    const NpuResult& s = r.npus[slowest];
-    const Tick step = s.step();
-    if (step > 0 && double(s.cpu) >= 0.95 * double(step))
-      appendf(out, "  bound by CPU ops      %14s  (NPU %u's CPU ops are busy %.0f%% of its step: no network "
-              "makes it shorter)\n", ns_text(s.cpu).c_str(), slowest, 100.0 * double(s.cpu) / double(step));
+    appendf(out, "  mean exposed comm     %14s  (communication running while no compute runs)\n", ns_text(Tick(exposed * k)).c_str());
+    appendf(out, "  mean non-compute      %14s  (step less compute time: ASTRA-sim's \"exposed communication\" above)\n",
+            ns_text(Tick(astra_exposed * k)).c_str());
+    // CPU ops replay their recorded durations: when they fill the longest step, no network
+    // makes it shorter. Unless some of that CPU time is host stalls, which may be waits.
+    const Tick step = longest.step();
+    if (step > 0 && double(longest.cpu) >= 0.95 * double(step)) {
+      Tick stalled = 0;
+      for (Tick t : longest.stalls) stalled += t;
+      std::string qualifier = "no network makes it shorter";
+      if (stalled && r.stall_mode == StallMode::Keep)
+        qualifier = ns_text(stalled) + " of it are host stalls replayed as CPU time (see below): if they are waits, this is "
+                    "not what bounds it";
+      appendf(out, "  bound by CPU ops      %14s  (NPU %u's CPU ops are busy %.0f%% of its step: %s)\n", ns_text(longest.cpu).c_str(),
+              steps.longest, 100.0 * double(longest.cpu) / double(step), qualifier.c_str());
+    }
   }
+  out += stalls_text(r);
   out += measured_vs_simulated_text(r);
   static const char* names[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "broadcast"};
   bool header = false;
@@ -160,6 +301,7 @@ std::string sim_summary_text(const SimResult& r) {
 }
 
 void set_simulated_times(Trace& trace, std::span<const Span> spans, uint32_t npu, uint64_t origin_micros) {
+  trace.set_metadata_string(kTimesOriginAttr, "simulated (chakra simulate --times-out)");
   const RankTimes times = simulated_times(trace, spans, npu);
   auto micros = [](Tick ns) { return (ns + 500) / 1000; };
   for (uint32_t n = 0; n < trace.size(); ++n) {
@@ -207,17 +349,33 @@ void write_sim_json(const SimResult& r, ByteSink& out) {
   JsonWriter w(out, JsonStyle{});
   w.begin_object();
   w.key("end_ns").value_uint(r.end());
+  w.key("makespan_ns").value_uint(r.end());
   w.key("deadlock").value(r.deadlock);
   w.key("messages").value_uint(r.messages);
   w.key("events").value_uint(r.events);
   w.key("closed_form_contended").value(r.closed_form_contended);
   w.key("simulated_npus").value_uint(r.simulated_npus);
+  w.key("stall_mode").value(std::string(stall_mode_name(r.stall_mode)));
+  if (r.other_stall_mode.ran) {
+    w.key("other_stall_mode").begin_object();
+    w.key("stall_mode").value(std::string(stall_mode_name(r.stall_mode == StallMode::Keep ? StallMode::Wait : StallMode::Keep)));
+    w.key("deadlock").value(r.other_stall_mode.deadlock);
+    w.key("makespan_ns").value_uint(r.other_stall_mode.end);
+    w.key("step_ns").begin_array();
+    for (Tick t : r.other_stall_mode.steps) w.value_uint(t);
+    w.end_array();
+    w.end_object();
+  }
+  if (!r.times_origin.empty()) w.key("times_origin").value(r.times_origin);
   w.key("npus").begin_array();
   for (const NpuResult& n : r.npus) {
     w.begin_object();
     w.key("finished").value(n.finished);
     w.key("finish_ns").value_uint(n.finish);
-    w.key("exposed_comm_ns").value_uint(n.exposed_comm);
+    w.key("start_ns").value_uint(n.start);
+    w.key("step_ns").value_uint(n.step());
+    w.key("non_compute_ns").value_uint(n.astra_exposed_comm);
+    w.key("exposed_communication_ns").value_uint(n.exposed_comm());
     w.key("compute_ns").value_uint(n.compute);
     w.key("comm_ns").value_uint(n.comm);
     w.key("cpu_ns").value_uint(n.cpu);
@@ -226,8 +384,28 @@ void write_sim_json(const SimResult& r, ByteSink& out) {
     w.key("nodes").value_uint(n.nodes);
     if (n.measured_step) {
       w.key("measured_step_ns").value_uint(n.measured_step);
-      w.key("start_ns").value_uint(n.start);
-      w.key("measured_exposed_comm_ns").value_uint(n.measured_exposed_comm);
+      w.key("measured_exposed_communication_ns").value_uint(n.measured_exposed_comm);
+      w.key("measured_exposed_transfer_ns").value_uint(n.measured_exposed_transfer);
+      w.key("exposed_transfer_ns").value_uint(n.exposed_transfer);
+    }
+    if (!n.profiler_steps.empty()) {
+      w.key("profiler_steps").begin_array();
+      for (const NpuResult::StepWindow& s : n.profiler_steps) {
+        w.begin_object();
+        w.key("name").value(s.name);
+        w.key("annotated_ns").value_uint(s.annotated);
+        w.key("nodes").value_uint(s.nodes);
+        w.key("measured_ns").value_uint(s.measured);
+        w.key("simulated_ns").value_uint(s.simulated);
+        w.end_object();
+      }
+      w.end_array();
+    }
+    if (std::any_of(n.stalls.begin(), n.stalls.end(), [](Tick t) { return t > 0; })) {
+      w.key("stalls_ns").begin_object();
+      for (int c = 0; c < kStallClassCount; ++c) w.key(std::string(stall_class_name(StallClass(c)))).value_uint(n.stalls[c]);
+      w.end_object();
+      w.key("stall_waits").value_uint(n.stall_waits);
     }
     if (!n.stuck.empty()) {
       w.key("stuck").begin_array();

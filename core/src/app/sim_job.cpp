@@ -38,6 +38,8 @@ std::string encode_job(const SimJob& job) {
   w.raw<uint8_t>(o.record_spans);
   w.raw<uint8_t>(o.every_message);
   w.raw<uint8_t>(o.every_npu);
+  w.raw<uint8_t>(uint8_t(o.stalls));
+  w.raw<uint8_t>(o.compare_stall_modes);
   w.u64(o.expected_nodes);
   w.u64(o.speedups.size());
   for (const SimOptions::Speedup& s : o.speedups) {
@@ -78,6 +80,10 @@ SimJob decode_job(std::string_view bytes) {
   o.record_spans = r.raw<uint8_t>() != 0;
   o.every_message = r.raw<uint8_t>() != 0;
   o.every_npu = r.raw<uint8_t>() != 0;
+  const uint8_t stalls = r.raw<uint8_t>();
+  if (stalls > uint8_t(StallMode::Wait)) r.fail("bad stall mode");
+  o.stalls = StallMode(stalls);
+  o.compare_stall_modes = r.raw<uint8_t>() != 0;
   o.expected_nodes = r.u64();
   o.speedups.resize(r.count(16));
   for (SimOptions::Speedup& s : o.speedups) {
@@ -108,12 +114,24 @@ std::string encode_result(const SimResult& result) {
   w.u64(result.npus.size());
   for (const NpuResult& n : result.npus) {
     w.raw<uint8_t>(n.finished);
-    for (Tick t : {n.finish, n.exposed_comm, n.compute, n.comm, n.cpu, n.memory, n.overlap, n.nodes, n.measured_step, n.start,
-                   n.measured_exposed_comm})
+    for (Tick t : {n.finish, n.astra_exposed_comm, n.compute, n.comm, n.cpu, n.memory, n.overlap, n.nodes, n.measured_step,
+                   n.start, n.measured_exposed_comm, n.measured_exposed_transfer, n.exposed_transfer, n.stall_waits})
       w.u64(t);
+    for (Tick t : n.stalls) w.u64(t);
     w.u64(n.stuck.size());
     for (const std::string& s : n.stuck) w.str(s);
+    w.u64(n.profiler_steps.size());
+    for (const NpuResult::StepWindow& x : n.profiler_steps) {
+      w.str(x.name);
+      for (uint64_t v : {x.annotated, x.measured, x.simulated, x.nodes}) w.u64(v);
+    }
   }
+  w.raw<uint8_t>(uint8_t(result.stall_mode));
+  w.raw<uint8_t>(uint8_t(result.other_stall_mode.ran) | uint8_t(result.other_stall_mode.deadlock) << 1);
+  w.u64(result.other_stall_mode.end);
+  w.u64(result.other_stall_mode.steps.size());
+  for (Tick t : result.other_stall_mode.steps) w.u64(t);
+  w.str(result.times_origin);
   for (const CollectiveTotals& c : result.collectives) {
     w.u64(c.count);
     w.u64(c.bytes);
@@ -161,15 +179,32 @@ std::string encode_result(const SimResult& result) {
 SimResult decode_result(std::string_view bytes) {
   Reader r(bytes, kResultMagic, "simulation result");
   SimResult result;
-  result.npus.resize(r.count(97));
+  result.npus.resize(r.count(177));
   for (NpuResult& n : result.npus) {
     n.finished = r.raw<uint8_t>() != 0;
-    for (Tick* t : {&n.finish, &n.exposed_comm, &n.compute, &n.comm, &n.cpu, &n.memory, &n.overlap, &n.nodes,
-                    &n.measured_step, &n.start, &n.measured_exposed_comm})
+    for (Tick* t : {&n.finish, &n.astra_exposed_comm, &n.compute, &n.comm, &n.cpu, &n.memory, &n.overlap, &n.nodes,
+                    &n.measured_step, &n.start, &n.measured_exposed_comm, &n.measured_exposed_transfer, &n.exposed_transfer,
+                    &n.stall_waits})
       *t = r.u64();
+    for (Tick& t : n.stalls) t = r.u64();
     n.stuck.resize(r.count(8));
     for (std::string& s : n.stuck) s = r.str();
+    n.profiler_steps.resize(r.count(40));
+    for (NpuResult::StepWindow& x : n.profiler_steps) {
+      x.name = r.str();
+      for (uint64_t* v : {&x.annotated, &x.measured, &x.simulated, &x.nodes}) *v = r.u64();
+    }
   }
+  const uint8_t mode = r.raw<uint8_t>();
+  if (mode > uint8_t(StallMode::Wait)) r.fail("bad stall mode");
+  result.stall_mode = StallMode(mode);
+  const uint8_t other = r.raw<uint8_t>();
+  result.other_stall_mode.ran = other & 1;
+  result.other_stall_mode.deadlock = (other & 2) != 0;
+  result.other_stall_mode.end = r.u64();
+  result.other_stall_mode.steps.resize(r.count(8));
+  for (Tick& t : result.other_stall_mode.steps) t = r.u64();
+  result.times_origin = r.str();
   for (CollectiveTotals& c : result.collectives) {
     c.count = r.u64();
     c.bytes = r.u64();

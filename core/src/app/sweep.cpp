@@ -681,7 +681,9 @@ std::vector<std::string> table_columns(const Spec& spec, bool timing) {
   for (const Axis& a : spec.axes) c.push_back(a.field);
   for (const auto& z : spec.zips)
     for (const Axis& a : z) c.push_back(a.field);
-  for (const char* f : {"npus", "step_ns", "compute_ns", "exposed_comm_ns", "peak_mem_bytes", "messages", "events"}) c.push_back(f);
+  for (const char* f : {"npus", "step_ns", "compute_ns", "exposed_communication_ns", "non_compute_ns", "peak_mem_bytes", "messages",
+                        "events"})
+    c.push_back(f);
   for (int t = 0; t <= sim::kCollectiveTypes; ++t)
     for (const char* f : {"_count", "_bytes", "_time_ns"}) c.push_back(std::string(sim::collective_totals_name(t)) + f);
   if (timing) c.push_back("sim_ms");
@@ -751,12 +753,18 @@ void Runner::finish(Row& row, const sim::SimResult& r, double ms) const {
     return fail(row, "deadlock: " + why);
   }
   const double n = static_cast<double>(std::max<size_t>(1, r.npus.size()));
-  double compute = 0, exposed = 0;
-  for (const sim::NpuResult& x : r.npus) compute += static_cast<double>(x.compute), exposed += static_cast<double>(x.exposed_comm);
+  double compute = 0, exposed = 0, non_compute = 0;
+  sim::Tick step = 0;
+  for (const sim::NpuResult& x : r.npus) {
+    compute += static_cast<double>(x.compute), exposed += static_cast<double>(x.exposed_comm());
+    non_compute += static_cast<double>(x.astra_exposed_comm);
+    step = std::max(step, x.step());
+  }
   row["npus"] = r.npus.size();
-  row["step_ns"] = r.end();
+  row["step_ns"] = step;
   row["compute_ns"] = static_cast<uint64_t>(std::llround(compute / n));
-  row["exposed_comm_ns"] = static_cast<uint64_t>(std::llround(exposed / n));
+  row["exposed_communication_ns"] = static_cast<uint64_t>(std::llround(exposed / n));
+  row["non_compute_ns"] = static_cast<uint64_t>(std::llround(non_compute / n));
   row["messages"] = r.messages;
   row["events"] = r.events;
   for (int t = 0; t <= sim::kCollectiveTypes; ++t) {
@@ -775,6 +783,7 @@ Row Runner::run(const Point& point) const {
     sim::SimOptions o;
     std::shared_ptr<const Built> built;
     build(point, row, in, o, built);
+    o.compare_stall_modes = false;  // the table has no column for the other mode's figures
     const auto t0 = std::chrono::steady_clock::now();
     const sim::SimResult r = sim::simulate(in, o);
     finish(row, r, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -791,6 +800,7 @@ std::optional<sim::SimJob> Runner::job(const Point& point, Row& row) const {
     sim::SimJob job;
     std::shared_ptr<const Built> built;
     build(point, row, in, job.options, built);
+    job.options.compare_stall_modes = false;  // the table has no column for the other mode's figures
     if (built->encoded.empty())
       throw Error("workload.traces: traces read from files (" + built->prefix + ".<npu>.et) run in chakra sweep, not here");
     job.traces = built->encoded;

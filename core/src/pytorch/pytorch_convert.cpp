@@ -48,6 +48,10 @@ struct HostNode {
   bool malformed_tensor = false;
   // Integer inputs 1 and 2 (c10d::send/recv_: peer rank and tag).
   std::optional<int64_t> int_input1, int_input2;
+  // A host stall (chakra link --sync-deps): its class (-1: none), unblocked µs and evidence.
+  int8_t stall_class = -1;
+  double stall_dur = 0;
+  StrId stall_evidence = StringPool::kEmpty;
 };
 
 // When a host node was blocked (`blocked_spans`, written by chakra link --sync-deps): µs.
@@ -118,6 +122,15 @@ class Parser {
   Column<HostNode> nodes;  // huge-page backed: far fewer first-touch page faults than a std::vector
   std::vector<std::pair<uint32_t, int64_t>> sync_deps;  // (node position, node id it waits for)
   std::vector<BlockedSpan> blocked_spans;  // chakra link --sync-deps: when each node was blocked
+  // chakra link --sync-deps: what the wait replay of host stalls adds, as the two above.
+  std::vector<std::pair<uint32_t, int64_t>> stall_deps;
+  std::vector<BlockedSpan> stall_spans;
+  // chakra link --sync-deps: the Kineto trace's ProfilerStep#N annotations (µs).
+  struct ProfilerStep {
+    std::string name;
+    double ts = 0, dur = 0;
+  };
+  std::vector<ProfilerStep> profiler_steps;
   std::map<std::string, nlohmann::json> metadata;  // schema, pid, time, start_ts, finish_ts
 
   void document() {
@@ -134,6 +147,8 @@ class Parser {
         node_list();
       } else if (key == "schema"sv || key == "pid"sv || key == "time"sv || key == "start_ts"sv || key == "finish_ts"sv) {
         metadata[key] = scalar();
+      } else if (key == "profiler_steps"sv) {
+        profiler_step_list();
       } else {
         saw_trace_events |= key == "traceEvents"sv;
         j_.skip();
@@ -190,6 +205,55 @@ class Parser {
       value_spans.clear(), types.clear();
     }
   };
+
+  // [{"name": "ProfilerStep#N", "ts": µs, "dur": µs}, ...]; entries without the three are skipped.
+  void profiler_step_list() {
+    if (!enter_array()) return;
+    while (j_.next_element()) {
+      if (j_.peek() != JsonPull::Kind::Object) {
+        j_.skip();
+        continue;
+      }
+      ProfilerStep step;
+      double ts = NAN, dur = NAN;
+      std::string_view key;
+      j_.begin_object();
+      while (j_.next_key(key)) {
+        if (key == "name"sv && j_.peek() == JsonPull::Kind::String) j_.read_string(step.name);
+        else if (key == "ts"sv) number_or_skip(ts);
+        else if (key == "dur"sv) number_or_skip(dur);
+        else j_.skip();
+      }
+      if (step.name.empty() || !(ts >= 0) || !(dur >= 0)) continue;
+      step.ts = ts, step.dur = dur;
+      profiler_steps.push_back(std::move(step));
+    }
+  }
+
+  // [[begin, end], ...] µs spans of the current node into `into`.
+  void span_list(std::vector<BlockedSpan>& into, const char* field) {
+    if (!enter_array()) return;
+    const std::string not_a_span = std::string("a \"") + field + "\" entry is not [begin, end]";
+    while (j_.next_element()) {
+      double span[2];
+      if (j_.peek() != JsonPull::Kind::Array) j_.fail(not_a_span);
+      j_.begin_array();
+      for (double& x : span) {
+        if (!j_.next_element() || j_.peek() != JsonPull::Kind::Number) j_.fail(not_a_span);
+        x = j_.read_double();
+      }
+      if (j_.next_element()) j_.fail(not_a_span);
+      into.push_back({static_cast<uint32_t>(nodes.size() - 1), span[0], span[1]});
+    }
+  }
+  // [node id, ...] of the current node into `into`.
+  void id_list(std::vector<std::pair<uint32_t, int64_t>>& into) {
+    if (!enter_array()) return;
+    while (j_.next_element()) {
+      if (j_.peek() == JsonPull::Kind::Number) into.emplace_back(static_cast<uint32_t>(nodes.size() - 1), j_.read_int64());
+      else j_.skip();
+    }
+  }
 
   // The number at the cursor into `into`; anything else (null: not measured) is skipped.
   void number_or_skip(double& into) {
@@ -345,7 +409,8 @@ class Parser {
   // The node keys the converter reads; IntAttr + k is kIntAttrs[k] at the top level.
   enum NodeKey : uint8_t {
     Other, Id, Name, Parent, Inputs, Outputs, InputShapes, OutputShapes, InputTypes, OutputTypes, Attrs,
-    ExclusiveDur, InclusiveDur, BlockedDur, BlockedSpans, Ts, InterThreadDep, SyncDep, Cat, Stream, PgName, OpSchema, IntAttr
+    ExclusiveDur, InclusiveDur, BlockedDur, BlockedSpans, Ts, InterThreadDep, SyncDep, Cat, Stream, PgName, OpSchema,
+    StallClassKey, StallDur, StallEvidence, StallSpans, StallDep, IntAttr
   };
   // A switch on the length, then one comparison: every node has ~10 keys and ~7 attribute
   // objects, and a chain of string compares per key showed in profiles.
@@ -360,8 +425,12 @@ class Parser {
       case 6: k = is("parent") ? Parent : is("inputs") ? Inputs : is("stream") ? Stream : Other; break;
       case 7: k = is("outputs") ? Outputs : is("pg_name") ? PgName : Other; break;
       case 8: k = is("sync_dep") ? SyncDep : Other; break;
-      case 9: k = is("ctrl_deps") ? Parent : is("op_schema") ? OpSchema : Other; break;
-      case 11: k = is("input_types") ? InputTypes : is("blocked_dur") ? BlockedDur : Other; break;
+      case 9: k = is("ctrl_deps") ? Parent : is("op_schema") ? OpSchema : is("stall_dur") ? StallDur : is("stall_dep") ? StallDep : Other; break;
+      case 11:
+        k = is("input_types") ? InputTypes : is("blocked_dur") ? BlockedDur : is("stall_class") ? StallClassKey
+            : is("stall_spans") ? StallSpans : Other;
+        break;
+      case 14: k = is("stall_evidence") ? StallEvidence : Other; break;
       case 12: k = is("input_shapes") ? InputShapes : is("output_types") ? OutputTypes : Other; break;
       case 13: k = is("output_shapes") ? OutputShapes : is("exclusive_dur") ? ExclusiveDur : is("inclusive_dur") ? InclusiveDur : is("blocked_spans") ? BlockedSpans : Other; break;
       case 16: k = is("inter_thread_dep") ? InterThreadDep : Other; break;
@@ -419,27 +488,20 @@ class Parser {
           if (j_.peek() == JsonPull::Kind::Number) n.inter_thread_dep = j_.read_int64();
           else j_.skip();
           break;
-        case SyncDep:
-          if (enter_array())
-            while (j_.next_element()) {
-              if (j_.peek() == JsonPull::Kind::Number) sync_deps.emplace_back(static_cast<uint32_t>(nodes.size() - 1), j_.read_int64());
-              else j_.skip();
-            }
+        case SyncDep: id_list(sync_deps); break;
+        case BlockedSpans: span_list(blocked_spans, "blocked_spans"); break;
+        case StallDep: id_list(stall_deps); break;
+        case StallSpans: span_list(stall_spans, "stall_spans"); break;
+        case StallDur: number_or_skip(n.stall_dur); break;
+        case StallClassKey:
+          if (j_.peek() != JsonPull::Kind::String) j_.fail("a node's \"stall_class\" is not a string");
+          j_.read_string(str_);
+          if (std::optional<StallClass> c = parse_stall_class(str_)) n.stall_class = static_cast<int8_t>(*c);
+          else j_.fail("unknown \"stall_class\" '" + str_ + "'");
           break;
-        case BlockedSpans:
-          if (!enter_array()) break;
-          while (j_.next_element()) {
-            constexpr const char* kNotASpan = "a \"blocked_spans\" entry is not [begin, end]";
-            double span[2];
-            if (j_.peek() != JsonPull::Kind::Array) j_.fail(kNotASpan);
-            j_.begin_array();
-            for (double& x : span) {
-              if (!j_.next_element() || j_.peek() != JsonPull::Kind::Number) j_.fail(kNotASpan);
-              x = j_.read_double();
-            }
-            if (j_.next_element()) j_.fail(kNotASpan);
-            blocked_spans.push_back({static_cast<uint32_t>(nodes.size() - 1), span[0], span[1]});
-          }
+        case StallEvidence:
+          if (j_.peek() == JsonPull::Kind::String) n.stall_evidence = t_.intern(j_.read_string_view());
+          else j_.skip();
           break;
         case Cat:
           if (j_.peek() == JsonPull::Kind::Null) {
@@ -811,7 +873,8 @@ std::vector<double> interleaved_cpu_costs(const Column<HostNode>& nodes, const s
       const bool waited_for = waits[x] & kWaitedFor;
       double cut = std::isnan(launched) ? block : std::isnan(block) ? launched : std::max(launched, block);
       if (std::isnan(cut) && waited_for) cut = end;
-      const bool split = has_next && cut > from && cut < until &&
+      // A block right at x's start cuts there too: all of x's stretch then comes after the wait.
+      const bool split = has_next && (cut > from || cut == block) && cut < until &&
                          (!(waits[next] & kWaits) || !std::isnan(block) || waited_for);
       cost[x] = (split ? own(from, cut) : own(from, until)) + carried;
       carried = split ? own(cut, until) : 0;
@@ -969,22 +1032,27 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
   // A CPU op's cost in the replay model: its own time where it was spent (see
   // core/docs/pytorch-replay.md, "Own time where it was spent"); NaN where the trace lacks the
   // times, and the op then costs its exclusive time less its blocked time.
-  std::vector<double> replay_cost;
+  // The same in the wait replay of host stalls: each stall that ended just after GPU work is
+  // blocked until that work's end, and the thread's next op waits for it (pytorch-replay.md).
+  std::vector<double> replay_cost, wait_cost;
   if (replay) {
     std::vector<uint8_t> waits(nodes.size(), 0);
-    auto mark_waited_for = [&](int64_t id) {
-      if (auto it = by_id.find(id); it != by_id.end()) waits[it->second] |= kWaitedFor;
+    auto add_wait = [&](std::vector<uint8_t>& bits, uint32_t waiter, int64_t on) {
+      bits[waiter] |= kWaits;
+      if (auto it = by_id.find(on); it != by_id.end()) bits[it->second] |= kWaitedFor;
     };
-    for (const auto& [position, dep] : parser.sync_deps) {
-      waits[position] |= kWaits;
-      mark_waited_for(dep);
-    }
+    for (const auto& [position, dep] : parser.sync_deps) add_wait(waits, position, dep);
     for (uint32_t i = 0; i < nodes.size(); ++i)
-      if (nodes[i].inter_thread_dep) {
-        waits[i] |= kWaits;
-        mark_waited_for(nodes[i].inter_thread_dep);
-      }
+      if (nodes[i].inter_thread_dep) add_wait(waits, i, nodes[i].inter_thread_dep);
     replay_cost = interleaved_cpu_costs(nodes, parent_pos, cpu_chains, parser.blocked_spans, launch_cut, waits);
+    if (!parser.stall_spans.empty() || !parser.stall_deps.empty()) {
+      std::vector<BlockedSpan> blocked = parser.blocked_spans;
+      blocked.insert(blocked.end(), parser.stall_spans.begin(), parser.stall_spans.end());
+      std::stable_sort(blocked.begin(), blocked.end(),
+                       [](const BlockedSpan& a, const BlockedSpan& b) { return a.position < b.position; });
+      for (const auto& [position, dep] : parser.stall_deps) add_wait(waits, position, dep);
+      wait_cost = interleaved_cpu_costs(nodes, parent_pos, cpu_chains, blocked, launch_cut, waits);
+    }
   }
 
   // ---- node types and communication attributes ----
@@ -1183,6 +1251,20 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
   meta_string("time");
   meta_uint("start_ts");
   meta_uint("finish_ts");
+  uint64_t stalls = 0;
+  for (uint32_t i = 0; i < nodes.size(); ++i) stalls += nodes[i].stall_class >= 0 && slot[i] != kNotConverted;
+  if (stalls && replay) meta.add_uint64(t.intern(kHostStallsAttr), stalls);
+  if (!parser.profiler_steps.empty() && !options.reference_bytes) {
+    std::vector<uint64_t> names, begins, ends;
+    for (const auto& step : parser.profiler_steps) {
+      names.push_back(t.intern(step.name));
+      begins.push_back(static_cast<uint64_t>(std::llround(step.ts)));
+      ends.push_back(static_cast<uint64_t>(std::llround(step.ts + step.dur)));
+    }
+    meta.add_list(t.intern(kProfilerStepNamesAttr), AttrKind::StringList, names);
+    meta.add_list(t.intern(kProfilerStepBeginAttr), AttrKind::Uint64List, begins);
+    meta.add_list(t.intern(kProfilerStepEndAttr), AttrKind::Uint64List, ends);
+  }
   // Tells chakra simulate that this trace follows the replay model: CPU ops run one at a time
   // per thread, GPU ops one at a time per stream, each lane in parallel with the others.
   if (first_start < 0x1p63) {
@@ -1202,6 +1284,13 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
   const StrId op_schema = t.intern("op_schema"), is_cpu_op = t.intern("is_cpu_op"), stream = t.intern("stream"),
               comm_type = t.intern("comm_type"), comm_size = t.intern("comm_size"), pg_name = t.intern("pg_name"),
               comm_src = t.intern("comm_src"), comm_dst = t.intern("comm_dst"), comm_tag = t.intern("comm_tag");
+  const StrId stall_class = t.intern(kStallClassAttr), stall_micros = t.intern(kStallMicrosAttr),
+              stall_evidence = t.intern("stall_evidence"), stall_wait_duration = t.intern(kStallWaitDurationAttr),
+              stall_wait_deps = t.intern(kStallWaitDepsAttr);
+  std::unordered_map<uint32_t, std::vector<uint64_t>> wait_deps;  // host position → node ids (kept nodes only)
+  if (replay)
+    for (const auto& [position, dep] : parser.stall_deps)
+      if (kept(dep)) wait_deps[position].push_back(static_cast<uint64_t>(dep));
   t.reserve(out_order.size(), 2, 10);
   NodeDraft d;
   for (uint32_t k : out_order) {
@@ -1219,6 +1308,9 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     if (!replay) own = contains(t.str(n.name), "Optimizer.step") ? 0 : own;
     else if (!n.gpu) own = std::isnan(replay_cost[order[k]]) ? std::max(0.0, own - n.blocked_dur) : replay_cost[order[k]];
     d.duration_micros = static_cast<uint64_t>(static_cast<int64_t>(own));
+    uint64_t wait_duration = d.duration_micros;
+    if (replay && !n.gpu && !wait_cost.empty() && !std::isnan(wait_cost[order[k]]))
+      wait_duration = static_cast<uint64_t>(static_cast<int64_t>(wait_cost[order[k]]));
     // The measured start (the host op's, or its kernel's for a GPU op), which the reference drops.
     if (!options.reference_bytes && !std::isnan(n.ts)) {
       if (n.ts >= 0 && n.ts < 0x1p63) {
@@ -1245,6 +1337,13 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
       d.attrs.add_int64(comm_size, static_cast<int64_t>(n.input_tensor_bytes));
       if (pg[k] != StringPool::kEmpty) d.attrs.add_string(pg_name, pg[k]);
     }
+    if (replay && n.stall_class >= 0) {
+      d.attrs.add_string(stall_class, t.intern(stall_class_name(static_cast<StallClass>(n.stall_class))));
+      d.attrs.add_uint64(stall_micros, static_cast<uint64_t>(std::llround(std::max(0.0, n.stall_dur))));
+      if (n.stall_evidence != StringPool::kEmpty) d.attrs.add_string(stall_evidence, n.stall_evidence);
+    }
+    if (wait_duration != d.duration_micros) d.attrs.add_uint64(stall_wait_duration, wait_duration);
+    if (auto w = wait_deps.find(order[k]); w != wait_deps.end()) d.attrs.add_list(stall_wait_deps, AttrKind::Uint64List, w->second);
     if (p2p && !options.reference_bytes) {
       bool send = type[k] == static_cast<int32_t>(NodeType::CommSend);
       std::optional<int64_t> src = send ? options.rank : peer[k], dst = send ? peer[k] : options.rank;

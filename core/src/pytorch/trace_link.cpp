@@ -19,6 +19,7 @@
 #include "chakra/support/error.h"
 #include "chakra/support/text.h"
 #include "chakra/trace/string_pool.h"
+#include "host_stalls.h"
 #include "python_json.h"
 
 namespace chakra {
@@ -177,6 +178,14 @@ struct Device {
   bool any_rf = false;
   uint64_t duplicate_correlations = 0;
   std::vector<SyncCall> sync_calls;
+  // Every CUDA/HIP runtime and driver call (launches and syncs too): what a host stall's thread
+  // was doing (host_stalls.h).
+  struct RuntimeCall {
+    TidKey tid;
+    Number ts, end;
+    StrId name;
+  };
+  std::vector<RuntimeCall> runtime_calls;
   std::unordered_map<int64_t, SyncDetail> sync_detail;  // by correlation
   std::unordered_map<int64_t, Number> event_records;    // cudaEventRecord ts by correlation
 };
@@ -372,10 +381,12 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
     }
     std::string_view modern = modern_category(cat);
     op.kind = classify(modern, name);
+    const bool runtime = modern == "cuda_runtime"sv || modern == "cuda_driver"sv;
+    if (runtime) d.runtime_calls.push_back({op.tid, op.ts, pyjson::add(op.ts, op.dur), d.strings.intern(name)});
     if (modern == "cuda_sync"sv && op.correlation >= 0) {
       if (op.stream) sync.stream = parse_stream(d, op.stream);
       d.sync_detail[op.correlation] = sync;
-    } else if (op.kind == OpKind::Other && (modern == "cuda_runtime"sv || modern == "cuda_driver"sv)) {
+    } else if (op.kind == OpKind::Other && runtime) {
       if (std::optional<SyncKind> k = sync_kind(name))
         d.sync_calls.push_back({*k, op.tid, op.ts, pyjson::add(op.ts, op.dur), op.correlation});
       else if (is_event_record(name))
@@ -678,6 +689,8 @@ struct SyncDeps {
   // Host node id → when it was blocked: [begin, end) in µs on the profiler's clock (sorted when
   // written).
   std::unordered_map<int64_t, std::vector<std::pair<double, double>>> blocked_spans;
+  // The same spans by thread, for finding host stalls (time blocked so is never one).
+  std::vector<std::pair<TidKey, std::pair<double, double>>> thread_blocked;
   uint64_t calls = 0, resolved = 0, edges = 0;
   uint64_t unidentified = 0;  // event waits whose event is unknown (no cuda_sync event)
   uint64_t inferred = 0;      // stream waits without one, resolved by the launch-order rule
@@ -790,6 +803,7 @@ void add_cross_thread_blocked(const Device& d, const std::vector<std::pair<int32
       const int64_t host = host_out(d.ops[waiting].host);
       r.blocked[host] += blocked;
       r.blocked_spans[host].emplace_back(begin, end);
+      r.thread_blocked.push_back({d.ops[waiting].tid, {begin, end}});
     }
   }
 }
@@ -838,6 +852,7 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
     const int64_t host = host_out(d.ops[op].host);
     r.blocked[host] += micros;
     r.blocked_spans[host].emplace_back(blocked_end - micros, blocked_end);
+    r.thread_blocked.push_back({tid, {blocked_end - micros, blocked_end}});
   };
   std::vector<int64_t> targets;  // GPU node ids the current call waits for
   double targets_end = 0;        // when the last of them ended (µs)
@@ -948,6 +963,26 @@ void sort_sync_deps(SyncDeps& r) {
     std::sort(entry.second.begin(), entry.second.end());
     r.edges += entry.second.size();
   }
+}
+
+// The host stalls of a Kineto trace (host_stalls.h), whose sync dependencies `sync` found when
+// its threads were blocked. HostStall::op indexes d.cpu, HostStall::gpu d.gpu.
+std::vector<HostStall> find_stalls(const Device& d, const SyncDeps& sync) {
+  StallInputs in;
+  auto us = [](Number n) { return n.as_double(); };
+  for (int32_t k : d.cpu) {
+    const KinetoOp& op = d.ops[k];
+    in.cpu.push_back({us(op.ts), us(pyjson::add(op.ts, op.dur)), op.tid, d.strings.view(op.name)});
+  }
+  for (int32_t g : d.gpu) {
+    const KinetoOp& op = d.ops[g];
+    auto l = d.launch_by_correlation.find(op.correlation);
+    in.gpu.push_back({us(op.ts), us(pyjson::add(op.ts, op.dur)), l == d.launch_by_correlation.end() ? NAN : us(d.ops[l->second].ts),
+                      d.strings.view(op.name)});
+  }
+  for (const Device::RuntimeCall& c : d.runtime_calls) in.calls.push_back({us(c.ts), us(c.end), c.tid, d.strings.view(c.name)});
+  in.blocked = sync.thread_blocked;
+  return find_host_stalls(in);
 }
 
 // ---------------------------------------------------------------- the host execution trace
@@ -1605,6 +1640,12 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
   };
 
   SyncDeps sync;
+  struct LinkedStall {
+    HostStall stall;
+    std::pair<double, double> wait_span{0, 0};  // blocked in the wait replay; empty: none
+  };
+  std::unordered_map<int64_t, LinkedStall> stalls;                 // by host node id
+  std::unordered_map<int64_t, std::vector<int64_t>> stall_deps;   // waiter id → GPU node ids
   if (options.sync_deps) {
     std::vector<int64_t> gpu_out(d.ops.size(), -1);  // an op copied under several host ops: its first node
     for (int32_t i : by_id)
@@ -1633,6 +1674,29 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
     if (sync.no_waiter)
       report.warnings.push_back(d.name + ": " + std::to_string(sync.no_waiter) +
                                 " synchronisation calls give no sync dependency: no linked op follows them");
+    // Host stalls on linked ops; those that ended just after GPU work get what the wait
+    // replay needs: the stretch up to that work's end, blocked, and the thread's next op
+    // waiting for it (as for a synchronisation call).
+    for (const HostStall& st : find_stalls(d, sync)) {
+      const KinetoOp& op = d.ops[d.cpu[st.op]];
+      if (op.host == kNone) continue;
+      LinkedStall& out = stalls[new_id[op.host]];
+      out.stall = st;
+      ++report.stalls[static_cast<int>(st.cls)];
+      report.stall_micros += st.micros;
+      if (st.gpu < 0 || gpu_out[d.gpu[st.gpu]] < 0) continue;
+      const KinetoOp& g = d.ops[d.gpu[st.gpu]];
+      const double gpu_end = pyjson::add(g.ts, g.dur).as_double();
+      const int32_t waiter = first_linked_cpu_op_after(d, op.tid, Number::of_float(st.end));
+      if (waiter == kNone) continue;
+      out.wait_span = {st.begin, std::max(st.begin, gpu_end)};
+      stall_deps[new_id[d.ops[waiter].host]].push_back(gpu_out[d.gpu[st.gpu]]);
+      ++report.stall_waits;
+    }
+    for (auto& [waiter, deps] : stall_deps) {
+      std::sort(deps.begin(), deps.end());
+      deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    }
   }
   auto sync_list = [&](int64_t node_id) -> const std::vector<int64_t>* {
     auto it = sync.of.find(node_id);
@@ -1650,6 +1714,11 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
     return out;
   };
 
+  auto json_string = [](std::string_view text) {
+    std::string out;
+    append_json_string(out, text, /*ascii_only=*/true);
+    return out;
+  };
   auto render_spans = [](std::vector<std::pair<double, double>>& spans) {
     std::sort(spans.begin(), spans.end());
     std::string list = "[";
@@ -1722,7 +1791,21 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
         host_over.push_back({"\"blocked_dur\"", py(Number::of_float(blocked->second))});
         host_over.push_back({"\"blocked_spans\"", render_spans(sync.blocked_spans[new_id[i]])});
       }
+      const size_t before_stall = host_over.size();
+      if (auto st = stalls.find(new_id[i]); st != stalls.end()) {
+        const HostStall& x = st->second.stall;
+        host_over.push_back({"\"stall_class\"", json_string(stall_class_name(x.cls))});
+        host_over.push_back({"\"stall_dur\"", py(Number::of_float(x.micros))});
+        host_over.push_back({"\"stall_evidence\"", json_string(x.evidence)});
+        if (auto span = st->second.wait_span; span.second > span.first) {
+          std::vector<std::pair<double, double>> spans{span};
+          host_over.push_back({"\"stall_spans\"", render_spans(spans)});
+        }
+      }
+      if (auto deps = stall_deps.find(new_id[i]); deps != stall_deps.end())
+        host_over.push_back({"\"stall_dep\"", render_ids(deps->second)});
       writer.write_node(members, rendered, host_over);
+      host_over.resize(before_stall);
       if (has_blocked) host_over.resize(host_over.size() - 2);
       if (waits) host_over.pop_back();
       ++written;
@@ -1759,7 +1842,18 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
     }
     buf += writer.wrote_any() ? "\n    ]" : "]";
   }
-  buf += top.empty() ? "}" : "\n}";
+  // The iterations the profiler marked, for chakra convert and simulate (the host ET has none).
+  if (options.sync_deps && !d.profiler_steps.empty()) {
+    buf += top.empty() ? "\n    \"profiler_steps\": [" : ",\n    \"profiler_steps\": [";
+    for (size_t k = 0; k < d.profiler_steps.size(); ++k) {
+      const Device::Step& step = d.profiler_steps[k];
+      buf += k ? ", {\"name\": " : "{\"name\": ";
+      buf += json_string(d.strings.view(step.name));
+      buf += ", \"ts\": " + py(step.begin) + ", \"dur\": " + py(pyjson::sub(step.end, step.begin)) + "}";
+    }
+    buf += "]";
+  }
+  buf += top.empty() && !(options.sync_deps && !d.profiler_steps.empty()) ? "}" : "\n}";
   writer.flush();
   return report;
 }
@@ -1767,9 +1861,30 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
 Trace kineto_activity(std::unique_ptr<ByteSource> device_in) {
   Device d;
   load_device(*device_in, d, nullptr);
+  // Host stalls as the linker finds them, every CPU op standing for its own host node: blocked
+  // in synchronisation calls and in waits for work handed to another thread.
+  compute_inter_thread(d);
+  for (int32_t k : d.cpu) d.ops[k].host = k;
+  std::vector<int64_t> gpu_out(d.ops.size(), -1);
+  for (int32_t g : d.gpu) gpu_out[g] = g;
+  SyncDeps sync = compute_sync_deps(d, gpu_out, [](int32_t host) { return int64_t{host}; });
+  std::vector<std::pair<int32_t, int32_t>> thread_deps;
+  for (int32_t k : d.cpu)
+    if (d.ops[k].other_thread != kNone) thread_deps.emplace_back(k, d.ops[k].other_thread);
+  add_cross_thread_blocked(d, thread_deps, [](int32_t host) { return int64_t{host}; }, sync);
+  std::unordered_map<int32_t, HostStall> stall_of;  // by Kineto op
+  for (HostStall& st : find_stalls(d, sync)) stall_of.emplace(d.cpu[st.op], std::move(st));
+
   Trace t;
   const StrId is_cpu_op = t.intern("is_cpu_op"), tid = t.intern("tid"), stream = t.intern("stream"),
-              comm_type = t.intern("comm_type"), comm_size = t.intern("comm_size");
+              comm_type = t.intern("comm_type"), comm_size = t.intern("comm_size"),
+              stall_class = t.intern(kStallClassAttr), stall_micros = t.intern(kStallMicrosAttr),
+              stall_evidence = t.intern("stall_evidence");
+  if (!stall_of.empty()) {
+    AttrDrafts meta;
+    meta.add_uint64(t.intern(kHostStallsAttr), stall_of.size());
+    t.set_metadata(StringPool::kEmpty, meta);
+  }
   auto micros = [](Number n) {
     const double v = std::round(n.as_double());
     return v > 0 && v < 0x1p63 ? static_cast<uint64_t>(v) : uint64_t{0};
@@ -1795,6 +1910,11 @@ Trace kineto_activity(std::unique_ptr<ByteSource> device_in) {
     node.attrs.add_bool(is_cpu_op, cpu);
     if (cpu) node.attrs.add_int64(tid, op.tid);
     else node.attrs.add_int64(stream, parse_stream(d, op.stream));
+    if (auto st = stall_of.find(static_cast<int32_t>(i)); st != stall_of.end()) {
+      node.attrs.add_string(stall_class, t.intern(stall_class_name(st->second.cls)));
+      node.attrs.add_uint64(stall_micros, static_cast<uint64_t>(std::llround(st->second.micros)));
+      node.attrs.add_string(stall_evidence, t.intern(st->second.evidence));
+    }
     if (!cpu && op.correlation >= 0)  // a kernel or copy waits for the call that launched it
       if (auto l = d.launch_by_correlation.find(op.correlation); l != d.launch_by_correlation.end() && id_of[l->second])
         node.data_deps.push_back(id_of[l->second]);

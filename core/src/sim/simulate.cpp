@@ -125,7 +125,9 @@ Tick SimResult::end() const {
   return t;
 }
 
-SimResult simulate(const SimInputs& inputs, const SimOptions& options) {
+namespace {
+
+SimResult simulate_once(const SimInputs& inputs, const SimOptions& options) {
   if (options.queues_per_dim == 0) throw Error("the number of queues per dimension must be >= 1");
   if (options.backend == Backend::CongestionAware && inputs.network.npus.size() > 255)
     throw Error("too many network dimensions");
@@ -160,6 +162,26 @@ SimResult simulate(const SimInputs& inputs, const SimOptions& options) {
   } catch (const ClosedFormRefused&) {
     return run_closed_forms(in, options, false);
   }
+}
+
+}  // namespace
+
+SimResult simulate(const SimInputs& inputs, const SimOptions& options) {
+  SimResult result = simulate_once(inputs, options);
+  uint64_t waits = 0;
+  for (const NpuResult& n : result.npus) waits += n.stall_waits;
+  if (options.compare_stall_modes && waits > 0) {
+    SimOptions other = options;
+    other.stalls = options.stalls == StallMode::Keep ? StallMode::Wait : StallMode::Keep;
+    other.record_spans = false;
+    other.compare_stall_modes = false;
+    const SimResult o = simulate_once(inputs, other);
+    result.other_stall_mode.ran = true;
+    result.other_stall_mode.deadlock = o.deadlock;
+    result.other_stall_mode.end = o.end();
+    for (const NpuResult& n : o.npus) result.other_stall_mode.steps.push_back(n.step());
+  }
+  return result;
 }
 
 }  // namespace chakra::sim

@@ -168,6 +168,8 @@ Groups metadata_groups(const Trace& t) {
 
 void project_rank(Trace& t, const Plan& plan, uint32_t new_rank) {
   const uint32_t replica = new_rank / plan.from, shift = replica * plan.from;
+  // Its times (if any) were measured on another run, of fewer ranks: never compared as measured.
+  if (plan.factor() > 1) t.set_metadata_string(kTimesOriginAttr, "copies of a traced rank's (chakra project)");
   const AttrTable& attrs = t.node_attrs();
   for (uint32_t n = 0; n < t.size(); ++n) {
     for (uint32_t a = t.attr_begin(n); a < t.attr_end(n); ++a) {

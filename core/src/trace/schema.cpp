@@ -142,4 +142,17 @@ const char* gpu_kind_name(GpuKind kind) {
   return "COMPUTATION";
 }
 
+namespace {
+constexpr std::string_view kStallClassNames[kStallClassCount] = {"allocator",  "launch_queue", "gpu_wait",
+                                                                 "runtime_call", "other_thread", "unexplained"};
+}  // namespace
+
+std::string_view stall_class_name(StallClass c) { return kStallClassNames[static_cast<int>(c)]; }
+
+std::optional<StallClass> parse_stall_class(std::string_view name) {
+  for (int c = 0; c < kStallClassCount; ++c)
+    if (kStallClassNames[c] == name) return static_cast<StallClass>(c);
+  return std::nullopt;
+}
+
 }  // namespace chakra

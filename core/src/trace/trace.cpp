@@ -195,6 +195,26 @@ void Trace::set_metadata(StrId version, const AttrDrafts& attrs, std::string_vie
   metadata_unknown_.assign(unknown);
 }
 
+void Trace::set_metadata_string(std::string_view name, std::string_view value) {
+  const StrId key = intern(name), text = intern(value);
+  AttrDrafts drafts;
+  const AttrTable& table = metadata_attrs_;
+  for (uint32_t a = 0; a < table.size(); ++a) {
+    if (table.name(a) == key) continue;
+    AttrDraft& d = is_list(table.kind(a)) ? drafts.add_list(table.name(a), table.kind(a), table.list(a))
+                                          : drafts.add(table.name(a), table.kind(a), table.bits(a));
+    d.doc = table.doc(a);
+    if (const std::string_view unknown = table.unknown_fields(a); !unknown.empty()) {
+      d.unknown_begin = static_cast<uint32_t>(drafts.unknown.size());
+      d.unknown_len = static_cast<uint32_t>(unknown.size());
+      drafts.unknown += unknown;
+    }
+  }
+  drafts.add_string(key, text);
+  const std::string unknown = metadata_unknown_;
+  set_metadata(metadata_version_, drafts, unknown);
+}
+
 void Trace::clear_metadata() {
   has_metadata_ = false;
   metadata_version_ = StringPool::kEmpty;
@@ -222,6 +242,28 @@ uint32_t Trace::append(const NodeDraft& d) {
   attr_off_.push_back(attrs_.size());
   store_unknown(unknown_, unknown_blob_, n, d.unknown);
   return n;
+}
+
+void Trace::add_data_deps(std::span<const std::pair<uint32_t, uint64_t>> extra) {
+  if (extra.empty()) return;
+  std::vector<uint32_t> count(size() + 1, 0);
+  for (const auto& [n, id] : extra) ++count[n + 1];
+  for (uint32_t n = 0; n < size(); ++n) count[n + 1] += count[n];  // count[n]: extra deps of nodes before n
+  std::vector<uint32_t> fill(count.begin(), count.end() - 1);
+  std::vector<uint64_t> added(extra.size());
+  for (const auto& [n, id] : extra) added[fill[n]++] = id;
+  Column<uint64_t> data;
+  Column<uint32_t> off;
+  data.reserve(data_.size() + extra.size());
+  off.reserve(size() + 1);
+  off.push_back(0);
+  for (uint32_t n = 0; n < size(); ++n) {
+    data.append(data_deps(n));
+    data.append(std::span<const uint64_t>(added.data() + count[n], count[n + 1] - count[n]));
+    off.push_back(checked_offset(data.size(), "data dependencies"));
+  }
+  data_ = std::move(data);
+  data_off_ = std::move(off);
 }
 
 void Trace::clear_nodes() {

@@ -39,16 +39,40 @@ TEST(SimReport, FinishLinesInFinishOrderAsAstraSim) {
 
 TEST(SimReport, SummaryOverFinishedNpus) {
   // Means over the two finished NPUs; the unfinished one counts only in the NPU total; types
-  // never issued are left out.
+  // never issued are left out. Exposed communication (communication while no compute runs)
+  // and ASTRA-sim's figure (step less compute) under different names.
   EXPECT_EQ(chakra::sim_summary_text(three_npus()),
             "\nsummary: 3 NPUs, 2 finished, 12 messages, 34 events\n"
-            "  step time                   2.500 us  (slowest: NPU 0)\n"
+            "  makespan                    2.500 us  (the first NPU's start to the last NPU's finish; last: NPU 0)\n"
+            "  step per NPU                2.000 us  (each NPU's finish less its start: NPU 1 1.500 us ... NPU 0 2.500 us)\n"
             "  mean compute busy           1.700 us\n"
             "  mean comm busy                500 ns\n"
             "  mean overlap                  150 ns\n"
-            "  mean exposed comm             300 ns\n"
+            "  mean exposed comm             350 ns  (communication running while no compute runs)\n"
+            "  mean non-compute              300 ns  (step less compute time: ASTRA-sim's \"exposed communication\" above)\n"
             "  collective            count            bytes        mean time\n"
             "  all-reduce                2             2048           600 ns\n");
+}
+
+// The makespan is not a step: an NPU that starts late has a shorter step than the makespan.
+TEST(SimReport, StepPerNpuIsItsFinishLessItsStart) {
+  SimResult r = three_npus();
+  r.npus[0].start = 1000;  // its step: 1500
+  r.npus[1].start = 200;   // its step: 1300
+  const std::string s = chakra::sim_summary_text(r);
+  EXPECT_NE(s.find("  makespan                    2.500 us  (the first NPU's start to the last NPU's finish; last: NPU 0)\n"),
+            std::string::npos) << s;
+  EXPECT_NE(s.find("  step per NPU                1.400 us  (each NPU's finish less its start: NPU 1 1.300 us ... NPU 0 1.500 us)\n"),
+            std::string::npos) << s;
+  StringSink out;
+  chakra::write_sim_json(r, out);
+  auto j = nlohmann::json::parse(out.text);
+  EXPECT_EQ(j["makespan_ns"], 2500);
+  EXPECT_EQ(j["npus"][0]["step_ns"], 1500);
+  EXPECT_EQ(j["npus"][1]["step_ns"], 1300);
+  EXPECT_EQ(j["npus"][0]["non_compute_ns"], 500);
+  EXPECT_EQ(j["npus"][0]["exposed_communication_ns"], 500);  // comm 700 less overlap 200
+  EXPECT_FALSE(j["npus"][0].contains("exposed_comm_ns"));   // the old, ambiguous name is gone
 }
 
 // A congestion-aware run redone message by message says so, in the summary and the JSON.
@@ -79,6 +103,40 @@ TEST(SimReport, SaysWhenCpuOpsBoundTheStep) {
   EXPECT_EQ(chakra::sim_summary_text(r).find("bound by CPU ops"), std::string::npos);
 }
 
+// Host stalls qualify the verdict, are listed per NPU and class, and the other mode's figures
+// are given beside the ones of the mode that ran.
+TEST(SimReport, HostStallsQualifyTheCpuBoundVerdict) {
+  SimResult r = three_npus();
+  r.npus[0].cpu = 2400;
+  r.npus[0].stalls[int(chakra::StallClass::GpuWait)] = 1500;
+  r.npus[0].stalls[int(chakra::StallClass::Unexplained)] = 200;
+  r.npus[0].stall_waits = 1;
+  std::string s = chakra::sim_summary_text(r);
+  EXPECT_NE(s.find("(NPU 0's CPU ops are busy 96% of its step: 1.700 us of it are host stalls replayed as CPU time (see "
+                   "below): if they are waits, this is not what bounds it)\n"),
+            std::string::npos) << s;
+  EXPECT_NE(s.find("replayed as the CPU time they were measured as (--stalls keep)\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("(no stall ended just after GPU work: --stalls wait replays them the same)\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("  NPU      stalls              gpu_wait   unexplained  share of step\n"
+                   "  0        1.700 us            1.500 us        200 ns   68.0%\n"),
+            std::string::npos) << s;
+  r.other_stall_mode.ran = true;
+  r.other_stall_mode.end = 1250;
+  r.other_stall_mode.steps = {1000, 1250, 0};
+  s = chakra::sim_summary_text(r);
+  EXPECT_NE(s.find("  with --stalls wait instead: makespan 1.250 us (-50.0%), step per NPU 1.000 us ... 1.250 us (-60.0% on the "
+                   "longest)\n"),
+            std::string::npos) << s;
+  StringSink out;
+  chakra::write_sim_json(r, out);
+  auto j = nlohmann::json::parse(out.text);
+  EXPECT_EQ(j["stall_mode"], "keep");
+  EXPECT_EQ(j["other_stall_mode"]["stall_mode"], "wait");
+  EXPECT_EQ(j["other_stall_mode"]["step_ns"][0], 1000);
+  EXPECT_EQ(j["npus"][0]["stalls_ns"]["gpu_wait"], 1500);
+  EXPECT_FALSE(j["npus"][1].contains("stalls_ns"));
+}
+
 // Replays of measured traces: each NPU's simulated step (finish less its start) against its
 // measured one, the mean and worst error, and per collective type the medians; in JSON too.
 TEST(SimReport, MeasuredAgainstSimulated) {
@@ -91,32 +149,71 @@ TEST(SimReport, MeasuredAgainstSimulated) {
   const std::string collectives =
       "  collective            count   median measured  median simulated     error\n"
       "  ALL_REDUCE                2            800 ns            600 ns    -25.0%\n";
-  EXPECT_EQ(chakra::measured_vs_simulated_text(r),
-            "  measured vs simulated step (span of the trace's measured times; mean |error| 22.5%, worst NPU 0 +25.0%)\n"
+  const std::string title =
+      "  measured vs simulated over the whole trace, from each NPU's first measured start to its last measured end: mean "
+      "|error| 22.5%, worst NPU 0 +25.0%\n";
+  EXPECT_EQ(chakra::measured_vs_simulated_text(r), title +
             "  NPU            measured      simulated     error\n"
             "  0              2.000 us       2.500 us    +25.0%\n"
             "  1              1.250 us       1.000 us    -20.0%\n" +
                 collectives);
-  // With measured exposed communication on some NPU, a column of it for every NPU, explained.
+  // With measured communication on some NPU, exposed communication and transfer, each measured
+  // and simulated by one definition, for every NPU, explained.
   r.npus[1].measured_exposed_comm = 300;
-  EXPECT_EQ(chakra::measured_vs_simulated_text(r),
-            "  measured vs simulated step (span of the trace's measured times; mean |error| 22.5%, worst NPU 0 +25.0%)\n"
-            "  NPU            measured      simulated     error  measured exposed comm*\n"
-            "  0              2.000 us       2.500 us    +25.0%                    0 ns\n"
-            "  1              1.250 us       1.000 us    -20.0%                  300 ns\n"
-            "  * from each collective's last measured arrival to its end, less compute kernel time\n" +
+  r.npus[1].measured_exposed_transfer = 120;
+  r.npus[1].exposed_transfer = 150;
+  EXPECT_EQ(chakra::measured_vs_simulated_text(r), title +
+            "  NPU            measured      simulated     error  exposed comm (measured  simulated)*  exposed transfer "
+            "(measured  simulated)**\n"
+            "  0              2.000 us       2.500 us    +25.0%          0 ns       500 ns          0 ns         0 ns\n"
+            "  1              1.250 us       1.000 us    -20.0%        300 ns       200 ns        120 ns       150 ns\n"
+            "  * communication running while no compute runs     ** from each collective's last arrival to its end, less "
+            "compute\n" +
                 collectives);
-  EXPECT_NE(chakra::sim_summary_text(r).find("measured vs simulated step"), std::string::npos);
+  EXPECT_NE(chakra::sim_summary_text(r).find(title), std::string::npos);
   StringSink out;
   chakra::write_sim_json(r, out);
   auto j = nlohmann::json::parse(out.text);
   EXPECT_EQ(j["npus"][1]["measured_step_ns"], 1250);
   EXPECT_EQ(j["npus"][1]["start_ns"], 500);
-  EXPECT_EQ(j["npus"][1]["measured_exposed_comm_ns"], 300);
+  EXPECT_EQ(j["npus"][1]["measured_exposed_communication_ns"], 300);
+  EXPECT_EQ(j["npus"][1]["measured_exposed_transfer_ns"], 120);
+  EXPECT_EQ(j["npus"][1]["exposed_transfer_ns"], 150);
   EXPECT_FALSE(j["npus"][2].contains("measured_step_ns"));
   EXPECT_EQ(j["measured_collectives"][0]["comm_type"], "ALL_REDUCE");
   EXPECT_EQ(j["measured_collectives"][0]["measured_median_ns"], 800);
   EXPECT_EQ(j["measured_collectives"][0]["simulated_median_ns"], 600);
+}
+
+// The figure people quote: each ProfilerStep#N window, measured against simulated.
+TEST(SimReport, ProfilerStepWindows) {
+  SimResult r = three_npus();
+  r.npus[0].measured_step = 2000;
+  r.npus[1].measured_step = 1500;
+  r.npus[0].profiler_steps = {{"ProfilerStep#7", 2100, 1800, 1980, 40}};
+  r.npus[1].profiler_steps = {{"ProfilerStep#7", 1600, 1400, 1260, 38}};
+  const std::string s = chakra::measured_vs_simulated_text(r);
+  EXPECT_NE(s.find("  measured vs simulated in ProfilerStep#7, over the nodes measured inside it (first start to last end): "
+                   "mean |error| 10.0%, worst NPU 0 +10.0%\n"
+                   "  NPU            measured      simulated     error       annotated    nodes\n"
+                   "  0              1.800 us       1.980 us    +10.0%        2.100 us       40\n"
+                   "  1              1.400 us       1.260 us    -10.0%        1.600 us       38\n"),
+            std::string::npos) << s;
+  StringSink out;
+  chakra::write_sim_json(r, out);
+  auto j = nlohmann::json::parse(out.text);
+  EXPECT_EQ(j["npus"][0]["profiler_steps"][0]["name"], "ProfilerStep#7");
+  EXPECT_EQ(j["npus"][0]["profiler_steps"][0]["simulated_ns"], 1980);
+}
+
+// Traces whose times were not measured on the NPUs they describe are never compared.
+TEST(SimReport, DerivedTimesAreNotComparedAsMeasured) {
+  SimResult r = three_npus();
+  r.npus[0].measured_step = 2000;
+  r.times_origin = "copies of a traced rank's (chakra project)";
+  const std::string s = chakra::measured_vs_simulated_text(r);
+  EXPECT_EQ(s, "  (no measured-vs-simulated figures: these traces' times are copies of a traced rank's (chakra project), "
+               "not measured on the NPUs they describe)\n");
 }
 
 // The chart's split of a step: compute alone + overlapped + communication alone + idle = step.

@@ -311,7 +311,8 @@ TEST(Sweep, ShardTablesMergeIntoTheUnshardedTable) {
             std::string::npos);
   // CSV: a header, then one line per point; lists and text with commas quoted.
   EXPECT_EQ(whole_csv.substr(0, whole_csv.find('\n')), "point,sweep,workload.collective.size,network.bandwidth,system.preferred-dataset-splits,"
-                                                       "system.active-chunks-per-dimension,npus,step_ns,compute_ns,exposed_comm_ns,peak_mem_bytes,messages,events,"
+                                                       "system.active-chunks-per-dimension,npus,step_ns,compute_ns,exposed_communication_ns,non_compute_ns,peak_mem_bytes,"
+                                                       "messages,events,"
                                                        "all_reduce_count,all_reduce_bytes,all_reduce_time_ns,all_gather_count,all_gather_bytes,"
                                                        "all_gather_time_ns,reduce_scatter_count,reduce_scatter_bytes,reduce_scatter_time_ns,"
                                                        "all_to_all_count,all_to_all_bytes,all_to_all_time_ns,broadcast_count,broadcast_bytes,"

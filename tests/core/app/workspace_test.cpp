@@ -1140,7 +1140,7 @@ void expect_same(const sim::SimResult& a, const sim::SimResult& b) {
   ASSERT_EQ(a.npus.size(), b.npus.size());
   for (size_t i = 0; i < a.npus.size(); ++i) {
     EXPECT_EQ(a.npus[i].finish, b.npus[i].finish);
-    EXPECT_EQ(a.npus[i].exposed_comm, b.npus[i].exposed_comm);
+    EXPECT_EQ(a.npus[i].astra_exposed_comm, b.npus[i].astra_exposed_comm);
     EXPECT_EQ(a.npus[i].overlap, b.npus[i].overlap);
     EXPECT_EQ(a.npus[i].nodes, b.npus[i].nodes);
     EXPECT_EQ(a.npus[i].stuck, b.npus[i].stuck);

@@ -114,7 +114,7 @@ TEST(SimulateReference, EveryCaseWithResultsMatchesExactly) {
     for (const NpuResult& n : r.npus) {
       EXPECT_TRUE(n.finished) << c.name;
       finish.push_back(n.finish);
-      exposed.push_back(n.exposed_comm);
+      exposed.push_back(n.astra_exposed_comm);
     }
     EXPECT_EQ(finish, c.finish) << c.name;
     EXPECT_EQ(exposed, c.exposed) << c.name;
@@ -148,7 +148,7 @@ TEST(SimulateReference, ReferenceDefectsGetResultsOrClearErrors) {
   for (const NpuResult& n : r.npus) {
     EXPECT_TRUE(n.finished);
     EXPECT_EQ(n.finish, 10000u);  // the 10 µs compute node
-    EXPECT_EQ(n.exposed_comm, 0u);
+    EXPECT_EQ(n.astra_exposed_comm, 0u);
   }
   // A METADATA node does not crash the statistics (reference: assert, rc 134).
   r = run_case(find_case(cases, "case_metadata_node"));
@@ -371,7 +371,7 @@ TEST(SimulateGroups, OneNpuNetworkRunsASingleGpuTrace) {
     ASSERT_EQ(r.npus.size(), 1u);
     EXPECT_TRUE(r.npus[0].finished) << topo;
     EXPECT_EQ(r.npus[0].finish, 12000u) << topo;
-    EXPECT_EQ(r.npus[0].exposed_comm, 0u) << topo;
+    EXPECT_EQ(r.npus[0].astra_exposed_comm, 0u) << topo;
     EXPECT_EQ(r.messages, 0u);
   }
 }
@@ -511,7 +511,7 @@ TEST(SimulateClosedForm, RingPhasesInClosedFormEqualEveryMessageSimulated) {
           for (uint32_t i = 0; i < npus; ++i) {
             EXPECT_TRUE(a.npus[i].finished);
             EXPECT_EQ(a.npus[i].finish, b.npus[i].finish) << what << " NPU " << i;
-            EXPECT_EQ(a.npus[i].exposed_comm, b.npus[i].exposed_comm) << what;
+            EXPECT_EQ(a.npus[i].astra_exposed_comm, b.npus[i].astra_exposed_comm) << what;
           }
           EXPECT_EQ(a.messages, b.messages) << what;
           if (backend == Backend::CongestionUnaware) {
@@ -635,7 +635,7 @@ TEST(SimulateReplay, LanesPerThreadAndStreamAndMeasuredStarts) {
   EXPECT_EQ(lanes.npus[1].start, 3000u);
   EXPECT_EQ(lanes.npus[1].finish, 23000u);
   EXPECT_EQ(lanes.npus[1].measured_step, 20000u);
-  EXPECT_EQ(lanes.npus[1].exposed_comm, 5000u);  // its 20 µs step less 15 µs of kernels
+  EXPECT_EQ(lanes.npus[1].astra_exposed_comm, 5000u);  // its 20 µs step less 15 µs of kernels
   // A trace without a measured start among them: no NPU is offset.
   in.workload = make(true, false);
   SimResult unaligned = simulate(in);
@@ -676,13 +676,23 @@ TEST(SimulateReplay, MeasuredExposedCommunicationStartsAtTheLastArrival) {
   in.system = ring_system("ring");
   in.workload = prefix(true);
   SimResult r = simulate(in);
-  EXPECT_EQ(r.npus[0].measured_exposed_comm, (50u - 20u + 20u) * 1000u);
+  EXPECT_EQ(r.npus[0].measured_exposed_transfer, (50u - 20u + 20u) * 1000u);
+  EXPECT_EQ(r.npus[1].measured_exposed_transfer, (50u + 25u) * 1000u);
+  // Exposed communication, one definition: communication kernels while no compute kernel runs
+  // (NPU 0: 100–200 and 300–340 less 160–180; NPU 1: 150–200 and 320–345, its kernel before).
+  EXPECT_EQ(r.npus[0].measured_exposed_comm, (100u + 40u - 20u) * 1000u);
   EXPECT_EQ(r.npus[1].measured_exposed_comm, (50u + 25u) * 1000u);
+  // The simulated figures by the same definitions, from the simulated spans.
+  for (const NpuResult& n : r.npus) {
+    EXPECT_EQ(n.exposed_comm(), n.comm - n.overlap);
+    EXPECT_LE(n.exposed_transfer, n.exposed_comm());
+  }
   // NPUs with different numbers of a communicator's measured collectives: not matched.
   in.workload = prefix(false);
   r = simulate(in);
-  EXPECT_EQ(r.npus[0].measured_exposed_comm, 0u);
-  EXPECT_EQ(r.npus[1].measured_exposed_comm, 0u);
+  EXPECT_EQ(r.npus[0].measured_exposed_transfer, 0u);
+  EXPECT_EQ(r.npus[1].measured_exposed_transfer, 0u);
+  EXPECT_EQ(r.npus[1].measured_exposed_comm, 50u * 1000u);  // only its measured collective
 }
 
 // Remote memory: per NPU accesses are independent; per node and pooled ones queue (FIFO).
@@ -1005,8 +1015,8 @@ void expect_same_results(const SimResult& a, const SimResult& b, const std::stri
   ASSERT_EQ(a.npus.size(), b.npus.size()) << what;
   for (size_t i = 0; i < a.npus.size(); ++i) {
     const NpuResult &x = a.npus[i], &y = b.npus[i];
-    EXPECT_EQ(std::tie(x.finished, x.finish, x.exposed_comm, x.compute, x.comm, x.cpu, x.memory, x.overlap, x.nodes, x.start),
-              std::tie(y.finished, y.finish, y.exposed_comm, y.compute, y.comm, y.cpu, y.memory, y.overlap, y.nodes, y.start))
+    EXPECT_EQ(std::tie(x.finished, x.finish, x.astra_exposed_comm, x.compute, x.comm, x.cpu, x.memory, x.overlap, x.nodes, x.start),
+              std::tie(y.finished, y.finish, y.astra_exposed_comm, y.compute, y.comm, y.cpu, y.memory, y.overlap, y.nodes, y.start))
         << what << " NPU " << i;
   }
   for (int t = 0; t <= kCollectiveTypes; ++t)

@@ -16,15 +16,20 @@ namespace chakra {
 // order they finished (ties: NPU order), as ASTRA-sim prints them.
 std::string astra_finish_lines(const sim::SimResult& r);
 
-// The step time and slowest NPU, mean busy times over finished NPUs, a line when the slowest
-// NPU's CPU ops fill at least 95% of its step (then no network shortens it), and per collective
-// type its count, bytes and mean time; begins with an empty line. Traces with measured times
-// add measured_vs_simulated_text.
+// The makespan (the first NPU's start to the last NPU's finish), each NPU's own step (its finish
+// less its start: the shortest, longest and mean), mean busy times over finished NPUs, exposed
+// communication (communication while no compute runs) apart from ASTRA-sim's figure (step less
+// compute, here "non-compute"), a line when the longest-step NPU's CPU ops fill at least 95% of
+// its step (qualified when host stalls are among them), the host stalls per NPU and class with
+// what the other --stalls mode gives, and per collective type its count, bytes and mean time;
+// begins with an empty line. Traces with measured times add measured_vs_simulated_text.
 std::string sim_summary_text(const sim::SimResult& r);
 
 // For NPUs whose traces carry measured times: the mean |error| and worst NPU of the simulated
-// step against the measured one, a line per NPU (up to 64 NPUs), and per collective type the
-// median measured against the median simulated duration. Empty without measured times.
+// step against the measured one over the whole trace, a line per NPU (up to 64 NPUs) with the
+// exposed communication and transfer measured and simulated; the same for each ProfilerStep#N
+// window; per collective type the median measured against the median simulated duration.
+// Empty without measured times; a line saying why for traces whose times are derived.
 std::string measured_vs_simulated_text(const sim::SimResult& r);
 // How far `simulated` is from `measured`, in percent of it (+ means longer); 0 when nothing
 // was measured.
@@ -38,10 +43,12 @@ struct NpuTimeSplit {
 };
 NpuTimeSplit time_split(const sim::NpuResult& n);
 
-// {"end_ns", "deadlock", "messages", "events", "npus": [{finished, finish_ns, ...}],
-//  "collectives": {"all_reduce": {count, bytes, time_ns}, ...}} and a newline; with measured
-// times, each NPU also has "measured_step_ns" and "start_ns" and the document "measured_collectives":
-// [{comm_type, count, measured_median_ns, simulated_median_ns}].
+// {"end_ns" (= "makespan_ns"), "deadlock", "messages", "events", "stall_mode", "npus": [{finished,
+//  finish_ns, start_ns, step_ns, non_compute_ns, exposed_communication_ns, ...}], "collectives":
+//  {"all_reduce": {count, bytes, time_ns}, ...}} and a newline; with measured times, each NPU also
+// has "measured_step_ns", the measured and simulated exposed figures and "profiler_steps", and the
+// document "measured_collectives": [{comm_type, count, measured_median_ns, simulated_median_ns}];
+// with host stalls "stalls_ns" per NPU and "other_stall_mode".
 void write_sim_json(const sim::SimResult& r, ByteSink& out);
 
 // Writes NPU `npu`'s simulated times into its trace: each node that ran gets start_time_micros

@@ -113,8 +113,10 @@ class Runner {
   std::unique_ptr<Cache> cache_;  // workloads built once and shared by the points that use them
 };
 
-// The table's columns: point, sweep, the spec's axes, then npus, step_ns, compute_ns,
-// exposed_comm_ns (means over NPUs), peak_mem_bytes (synth workloads: synth::peak_memory_bytes),
+// The table's columns: point, sweep, the spec's axes, then npus, step_ns (the longest NPU's
+// finish less its start), compute_ns, exposed_communication_ns (communication while no compute
+// runs) and non_compute_ns (step less compute: ASTRA-sim's "exposed communication"), means over
+// NPUs, peak_mem_bytes (synth workloads: synth::peak_memory_bytes),
 // messages, events, per collective type count, bytes and
 // time_ns, sim_ms (with timing), error.
 std::vector<std::string> table_columns(const Spec& spec, bool timing);

@@ -6,6 +6,7 @@
 // works; core/docs/trace-linker.md lists where and why ours differs.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "chakra/format/io.h"
+#include "chakra/trace/schema.h"
 #include "chakra/trace/trace.h"
 #include "chakra/support/progress.h"
 
@@ -57,6 +59,11 @@ struct LinkReport {
   uint64_t sync_waits = 0;        // of which gave a sync dependency
   uint64_t sync_edges = 0;        // sync_dep entries written
   uint64_t sync_thread_waits = 0; // of which on the end of work handed to another thread
+  // With sync_deps: host stalls found on linked ops, per StallClass; their unblocked µs; and
+  // how many the wait replay can turn into waits for GPU work (core/docs/pytorch-replay.md).
+  std::array<uint64_t, kStallClassCount> stalls{};
+  double stall_micros = 0;
+  uint64_t stall_waits = 0;
   // Host nodes the reference leaves out of its output: not reachable from node 1 (the process
   // root) through parents in the trace; of which those whose parent is missing. Linked here.
   struct OutsideRoot {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -19,6 +20,7 @@
 
 #include "chakra/astra/config.h"
 #include "chakra/format/et_io.h"
+#include "chakra/trace/schema.h"
 #include "chakra/support/progress.h"
 
 namespace chakra::sim {
@@ -87,8 +89,18 @@ Slowdowns parse_slowdowns(std::string_view text, const std::string& source);
 // NPU or dimension that differs (factors relative to `all`'s, so equal up to rounding).
 std::string format_slowdowns(const Slowdowns& s);
 
+// How host stalls of replayed PyTorch traces run (core/docs/pytorch-replay.md, "Host stalls"):
+// as the CPU time they were measured as, or, where a stall ended just after GPU work ended, as a
+// wait for that work (the thread's next op depends on it and the stall's stretch is not spent).
+enum class StallMode : uint8_t { Keep, Wait };
+std::string_view stall_mode_name(StallMode m);  // "keep", "wait"
+
 struct SimOptions {
   Backend backend = Backend::CongestionUnaware;
+  StallMode stalls = StallMode::Keep;
+  // When the traces have stalls that replay differently as waits, run the other mode as well
+  // (SimResult::other_stall_mode), so that a report can say what it gives.
+  bool compare_stall_modes = true;
   uint32_t queues_per_dim = 1;   // --num-queues-per-dim
   double injection_scale = 1;    // multiplies endpoint-delay (as the reference: only if set)
   bool rendezvous = false;       // 8 KiB handshake before every send
@@ -131,25 +143,48 @@ struct Span {
 struct NpuResult {
   bool finished = false;        // every node of the trace ran
   Tick finish = 0;              // when its last node finished (ASTRA-sim's "finished, X cycles")
-  Tick exposed_comm = 0;        // finish - GPU compute time issued ("exposed communication")
+  // ASTRA-sim's "exposed communication" (its per-NPU line): the finish less the GPU compute time
+  // issued, so CPU time and waiting count too. Reports call it non-compute time; what they call
+  // exposed communication is exposed_comm() (core/docs/simulator.md, "Exposed communication").
+  Tick astra_exposed_comm = 0;
   Tick compute = 0, comm = 0, cpu = 0, memory = 0;  // busy time per class (union of intervals)
   Tick overlap = 0;             // time GPU compute and communication both ran
+  // Exposed communication: time communication ran and GPU compute did not (the same definition
+  // as measured_exposed_comm's and HTA's).
+  Tick exposed_comm() const { return comm - std::min(comm, overlap); }
   uint64_t nodes = 0;           // nodes run
   std::vector<std::string> stuck;  // for an unfinished NPU: what it waits on, one per node
   // Traces with measured times (converted from a linked PyTorch trace): the span from the first
   // measured start to the last measured end over its nodes, what the simulation reproduces.
   // 0 when the trace carries no measured times.
   Tick measured_step = 0;
-  // Of it, the measured exposed communication: time only a collective's transfer held the rank
-  // up — from the collective's last measured arrival over its ranks to the rank's end of it, less
-  // the time its compute kernels ran (core/docs/pytorch-replay.md). 0 without measured times.
-  // With communication free the simulated step approaches measured_step − this.
+  // Of it, the measured exposed communication: time its communication kernels ran and its
+  // compute kernels did not (as exposed_comm()). 0 without measured times.
   Tick measured_exposed_comm = 0;
+  // Exposed transfer: time only a collective's transfer held the rank up — from the
+  // collective's last arrival over its ranks to the rank's end of it, less the time its compute
+  // ran (core/docs/pytorch-replay.md). Measured from the kernels, and simulated; 0 without
+  // measured times. With communication free the simulated step approaches measured_step less
+  // measured_exposed_transfer.
+  Tick measured_exposed_transfer = 0, exposed_transfer = 0;
   // When the NPU began: 0, or for replay-model traces how much later its trace's measured start
   // is than the earliest NPU's; plus its Slowdowns::delay.
   Tick start = 0;
   // Its simulated step: from its start to its finish.
   Tick step() const { return finish - std::min(finish, start); }
+  // Host stalls in its trace (replays of linked PyTorch traces): their measured length per
+  // StallClass, and how many of the trace's ops wait for GPU work in the wait replay.
+  std::array<Tick, kStallClassCount> stalls{};
+  uint64_t stall_waits = 0;
+  // The trace's ProfilerStep#N windows (its metadata; measured traces): over the nodes measured
+  // inside each, from the first one's start to the last one's end, measured and simulated.
+  struct StepWindow {
+    std::string name;
+    Tick annotated = 0;        // the annotation's own measured length
+    Tick measured = 0, simulated = 0;
+    uint64_t nodes = 0;
+  };
+  std::vector<StepWindow> profiler_steps;
 };
 
 // The name of SimResult::collectives[t] in JSON documents and tables: all_reduce, all_gather,
@@ -213,6 +248,18 @@ struct SimResult {
   // NPU. On the congestion-aware network, one per orbit of the network's symmetries that map the
   // workload onto itself (core/docs/simulator.md).
   uint64_t simulated_npus = 0;
+  // Which replay of host stalls ran, and, when the traces have stalls that the other replays
+  // differently (SimOptions::compare_stall_modes), what the other one gave.
+  StallMode stall_mode = StallMode::Keep;
+  struct OtherStallMode {
+    bool ran = false;
+    bool deadlock = false;
+    std::vector<Tick> steps;  // per NPU, NpuResult::step
+    Tick end = 0;
+  } other_stall_mode;
+  // Traces whose start times were not measured on the ranks they describe (kTimesOriginAttr:
+  // "projected", "simulated"): the origin, and no measured-vs-simulated figures. Empty otherwise.
+  std::string times_origin;
   std::vector<Span> spans;
   std::vector<DimensionLoad> dimensions;  // per network dimension
   std::vector<LinkLoad> links;            // congestion-aware backend: every link used, busiest first

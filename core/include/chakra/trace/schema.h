@@ -53,6 +53,44 @@ inline constexpr std::string_view kReplayLanesAttr = "replay_lanes";
 // rank that began its step late holds the others up in collectives, as it did when measured.
 inline constexpr std::string_view kReplayStartAttr = "replay_start_micros";
 
+// Host stalls (core/docs/pytorch-replay.md, "Host stalls"): a host op one stretch of whose own
+// time is far longer than its kind takes, classed by the evidence the Kineto trace holds for
+// what the thread was doing. `chakra link --sync-deps` finds them, `chakra convert pytorch`
+// carries them into the .et, `chakra simulate --stalls` replays them as CPU time or as waits.
+enum class StallClass : uint8_t {
+  Allocator,    // a cudaMalloc/cudaFree-like call took most of it (they synchronise the device)
+  LaunchQueue,  // a kernel launch call took most of it (the launch queue was full)
+  GpuWait,      // it ended just after GPU work on its device ended (an implicit synchronisation)
+  RuntimeCall,  // another CUDA/HIP runtime call took most of it
+  OtherThread,  // another thread of the process ran ops through most of it (GIL, handed-over work)
+  Unexplained,  // no evidence: CPU work, or a wait the trace does not show
+};
+inline constexpr int kStallClassCount = 6;
+// "allocator", "launch_queue", "gpu_wait", "runtime_call", "other_thread", "unexplained".
+std::string_view stall_class_name(StallClass c);
+std::optional<StallClass> parse_stall_class(std::string_view name);
+// Node attributes of a converted stall: its class (string, stall_class_name) and its length in µs
+// (uint64); the node's duration in the wait replay (uint64 µs) where it differs from the kept
+// one; the nodes a node waits for in the wait replay (uint64 list). GlobalMetadata: the trace's
+// number of stalls (uint64), so that readers look for the node attributes only then.
+inline constexpr std::string_view kStallClassAttr = "stall_class";
+inline constexpr std::string_view kStallMicrosAttr = "stall_micros";
+inline constexpr std::string_view kStallWaitDurationAttr = "stall_wait_duration_micros";
+inline constexpr std::string_view kStallWaitDepsAttr = "stall_wait_deps";
+inline constexpr std::string_view kHostStallsAttr = "host_stalls";
+
+// GlobalMetadata attributes of traces converted from a linked run with ProfilerStep#N
+// annotations: their names (string list) and measured begin and end (uint64 lists, µs), in
+// order. Simulate compares each step's window measured against simulated.
+inline constexpr std::string_view kProfilerStepNamesAttr = "profiler_step_names";
+inline constexpr std::string_view kProfilerStepBeginAttr = "profiler_step_begin_micros";
+inline constexpr std::string_view kProfilerStepEndAttr = "profiler_step_end_micros";
+
+// GlobalMetadata attribute (string) of traces whose times were not measured on the ranks they
+// describe: "projected" (chakra project: copies of the traced ranks), "simulated" (chakra
+// simulate --times-out). Their start times are not compared against simulations as measured.
+inline constexpr std::string_view kTimesOriginAttr = "times_origin";
+
 // A METADATA node's PyTorch process groups as the converter stores them in its inputs values:
 // the Python repr of a one-string list, ['[{"pg_name": "3", "ranks": [..]}, ...]']. The JSON
 // inside when `values` is so wrapped (dropping two characters at each end, as the reference

@@ -187,6 +187,9 @@ class Trace {
   AttrView metadata_attr(uint32_t a) const { return {this, &metadata_attrs_, a}; }
   std::string_view metadata_unknown_fields() const { return metadata_unknown_; }
   void set_metadata(StrId version, const AttrDrafts& attrs, std::string_view unknown = {});
+  // Sets one string attribute of the metadata (replacing one of that name), the rest kept; adds
+  // a metadata record to a trace without one.
+  void set_metadata_string(std::string_view name, std::string_view value);
   void clear_metadata();
 
   // ---- nodes, by position in file order ----
@@ -239,6 +242,9 @@ class Trace {
   // Replaces a scalar node attribute's value (kind kept) and a node's inputs values: ids
   // rewritten in place (chakra project).
   void set_attr_bits(uint32_t a, uint64_t bits) { attrs_.set_bits(a, bits); }
+  // Appends data dependencies: (node position, id it depends on) pairs, in any order; each node's
+  // new ones follow its own in the order given. One pass over the dependency column.
+  void add_data_deps(std::span<const std::pair<uint32_t, uint64_t>> extra);
   void set_input_values(uint32_t n, StrId values) { inputs_[n].values = values; }
   // Removes every node, keeping the strings, the metadata and the allocated capacity (for
   // streaming: a Trace reused as a one-node window).

@@ -34,7 +34,38 @@ Tick union_length(std::vector<std::pair<Tick, Tick>>& v) {
   return total;
 }
 
+// A trace's bytes with its host stalls replayed as waits (StallMode::Wait): nodes take their
+// kStallWaitDurationAttr and depend on their kStallWaitDepsAttr too. Traces without stalls are
+// returned as they are (only their metadata is read).
+std::string stalls_as_waits(std::string bytes, const std::string& name, const ReadOptions& read) {
+  auto input = [&] { return memory_input({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, name, read.input); };
+  {
+    Trace meta;
+    EtReader reader(input(), read);
+    reader.read_metadata(meta);
+    bool stalls = false;
+    for (uint32_t a = 0; a < meta.metadata_attrs().size(); ++a) stalls |= meta.metadata_attr(a).name() == kHostStallsAttr;
+    if (!stalls) return bytes;
+  }
+  Trace t = read_et(input(), read);
+  StrId duration, deps;
+  const bool has_duration = t.strings().find(kStallWaitDurationAttr, &duration), has_deps = t.strings().find(kStallWaitDepsAttr, &deps);
+  std::vector<std::pair<uint32_t, uint64_t>> extra;
+  for (uint32_t n = 0; n < t.size(); ++n) {
+    if (has_duration)
+      if (auto a = t.find_attr(n, duration))
+        if (auto v = a->as_uint64()) t.set_times(n, t.start_time_micros(n), *v);
+    if (has_deps)
+      if (auto a = t.find_attr(n, deps))
+        for (uint64_t id : a->list()) extra.emplace_back(n, id);
+  }
+  t.add_data_deps(extra);
+  return encode_et(t);
+}
+
 }  // namespace
+
+std::string_view stall_mode_name(StallMode m) { return m == StallMode::Wait ? "wait" : "keep"; }
 
 Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, System& system, MirrorMode mirror)
     : queue_(queue), in_(in), o_(o), system_(system) {
@@ -72,6 +103,7 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
       std::string file_bytes;
       const std::string_view bytes = trace_bytes(n, file_bytes);
       owned = in_.encoded_traces ? std::string(bytes) : std::move(file_bytes);
+      if (o_.stalls == StallMode::Wait) owned = stalls_as_waits(std::move(owned), p.file, in_.read);
     }
     p.bytes = std::make_unique<const std::string>(std::move(owned));
     p.feeder = std::make_unique<Feeder>(
@@ -79,12 +111,7 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
     // A trace read whole already (it fits the feeder's window) needs its bytes no more: freeing
     // them now lets the next NPU's reuse that memory (fresh pages cost a fault each).
     if (p.feeder->fully_read()) p.bytes.reset();
-    const Trace& meta = p.feeder->metadata();
-    for (uint32_t a = 0; a < meta.metadata_attrs().size(); ++a) {
-      const AttrView attr = meta.metadata_attr(a);
-      if (attr.name() == kReplayLanesAttr) p.lanes = attr.as_bool().value_or(false);
-      if (attr.name() == kReplayStartAttr) p.replay_start = attr.as_uint64();
-    }
+    read_metadata(p);
   }
   // Replay traces start as far apart as their measured starts, when every NPU has one (traces
   // of other runs mixed in would otherwise start hours or years apart).
@@ -109,6 +136,27 @@ std::string_view Workload::trace_bytes(uint32_t n, std::string& file_bytes) cons
                 std::to_string(n_npus_) + " NPUs)");
   file_bytes = read_file(file, in_.read.input);
   return file_bytes;
+}
+
+// What the trace's GlobalMetadata says about how to run it and what to report.
+void Workload::read_metadata(Npu& p) {
+  const Trace& meta = p.feeder->metadata();
+  std::span<const uint64_t> step_names, step_begins, step_ends;
+  for (uint32_t a = 0; a < meta.metadata_attrs().size(); ++a) {
+    const AttrView attr = meta.metadata_attr(a);
+    const std::string_view name = attr.name();
+    if (name == kReplayLanesAttr) p.lanes = attr.as_bool().value_or(false);
+    else if (name == kReplayStartAttr) p.replay_start = attr.as_uint64();
+    else if (name == kHostStallsAttr) p.has_stalls = attr.as_uint64().value_or(0) > 0;
+    else if (name == kTimesOriginAttr) p.derived = true, times_origin_ = std::string(attr.as_string().value_or("derived"));
+    else if (name == kProfilerStepNamesAttr && attr.kind() == AttrKind::StringList) step_names = attr.list();
+    else if (name == kProfilerStepBeginAttr && attr.kind() == AttrKind::Uint64List) step_begins = attr.list();
+    else if (name == kProfilerStepEndAttr && attr.kind() == AttrKind::Uint64List) step_ends = attr.list();
+  }
+  if (step_names.size() == step_begins.size() && step_names.size() == step_ends.size())
+    for (size_t k = 0; k < step_names.size(); ++k)
+      if (step_ends[k] > step_begins[k])
+        p.windows.push_back({std::string(meta.str(static_cast<StrId>(step_names[k]))), step_begins[k], step_ends[k]});
 }
 
 void Workload::start() {
@@ -204,12 +252,18 @@ bool Workload::issue(uint32_t n, const FeederNode& node) {
                                                                               : SpanKind::Other;
   const Tick now = queue_.now();
   p.in_flight[id] = Running{now, kind};
-  if (uint64_t start = node.start_time_micros(); start > 0) {
+  if (p.has_stalls) {
+    if (auto cls = node.string_attr(kStallClassAttr))
+      if (auto c = parse_stall_class(*cls))
+        p.stalls[static_cast<int>(*c)] += node.uint_attr(kStallMicrosAttr).value_or(0) * 1000;
+    p.stall_waits += node.trace().find_attr(node.position(), kStallWaitDepsAttr).has_value();
+  }
+  if (uint64_t start = node.start_time_micros(); start > 0 && !p.derived) {
     p.measured_first = std::min(p.measured_first, start);
     p.measured_last = std::max(p.measured_last, start + node.duration_micros());
-    const std::pair<uint64_t, uint64_t> measured{start, start + node.duration_micros()};
-    if (kind == SpanKind::Collective) p.measured_collectives[std::string(node.pg_name().value_or(""))].push_back(measured);
-    else if (kind == SpanKind::Compute) p.measured_kernels.push_back(measured);
+    const std::pair<Tick, Tick> measured{start * 1000, (start + node.duration_micros()) * 1000};
+    if (kind == SpanKind::Collective) p.measured_work.collectives[std::string(node.pg_name().value_or(""))].push_back(measured);
+    else if (kind == SpanKind::Compute) p.measured_work.kernels.push_back(measured);
     if (started_as_measured_ && start >= *p.replay_start) {
       const Tick expected = p.start + queue_.to_tick(double(start - *p.replay_start) * 1000.0);
       start_errors_.push_back(now > expected ? now - expected : expected - now);
@@ -393,9 +447,21 @@ void Workload::complete(uint32_t n, uint64_t id) {
                                            : -1;  // INVALID / METADATA: no busy time
     if (cls >= 0 && now > r.start) p.intervals[cls].emplace_back(r.start, now);
     if (o_.record_spans) spans_.push_back(Span{n, r.kind, id, r.start, now, std::string(node.name())});
-    if (r.kind == SpanKind::Collective && node.start_time_micros() > 0)
-      if (auto type = node.comm_type())
-        collective_fit_[*type].add(node.duration_micros() * 1000, now - r.start);
+    if (const uint64_t start = node.start_time_micros(); start > 0 && !p.derived) {
+      if (r.kind == SpanKind::Collective)
+        p.simulated_work.collectives[std::string(node.pg_name().value_or(""))].emplace_back(r.start, now);
+      else if (r.kind == SpanKind::Compute)
+        p.simulated_work.kernels.emplace_back(r.start, now);
+      if (r.kind == SpanKind::Collective)
+        if (auto type = node.comm_type()) collective_fit_[*type].add(node.duration_micros() * 1000, now - r.start);
+      const uint64_t end = start + node.duration_micros();
+      for (Npu::Window& w : p.windows) {
+        if (start < w.begin || end > w.end) continue;
+        w.measured_first = std::min(w.measured_first, start), w.measured_last = std::max(w.measured_last, end);
+        w.simulated_first = std::min(w.simulated_first, r.start), w.simulated_last = std::max(w.simulated_last, now);
+        ++w.nodes;
+      }
+    }
     p.in_flight.erase(it);
   }
   ++p.nodes;
@@ -415,6 +481,8 @@ void Workload::finish(SimResult& result) {
   const bool mirrored = !slot_.empty();
   if (mirrored && std::any_of(npus_.begin(), npus_.end(), [](const Npu& p) { return !p.finished; })) throw NotMirrored{};
   result.simulated_npus = npus_.size();
+  result.stall_mode = o_.stalls;
+  result.times_origin = times_origin_;
   result.npus.resize(n_npus_);
   for (uint32_t slot = 0; slot < npus_.size(); ++slot) {
     const uint32_t n = npu_at(slot);
@@ -424,7 +492,7 @@ void Workload::finish(SimResult& result) {
     r.nodes = p.nodes;
     r.finish = p.finished ? p.finish : 0;
     r.start = p.start;
-    r.exposed_comm = p.finished ? r.step() - std::min(r.step(), p.gpu_time) : 0;
+    r.astra_exposed_comm = p.finished ? r.step() - std::min(r.step(), p.gpu_time) : 0;
     std::vector<std::pair<Tick, Tick>> both = p.intervals[0];
     both.insert(both.end(), p.intervals[1].begin(), p.intervals[1].end());
     r.compute = union_length(p.intervals[0]);
@@ -434,6 +502,11 @@ void Workload::finish(SimResult& result) {
     Tick u = union_length(both);
     r.overlap = r.compute + r.comm - u;
     if (p.measured_last > p.measured_first) r.measured_step = (p.measured_last - p.measured_first) * 1000;
+    r.stalls = p.stalls;
+    r.stall_waits = p.stall_waits;
+    for (const Npu::Window& w : p.windows)
+      r.profiler_steps.push_back({w.name, (w.end - w.begin) * 1000, w.nodes ? (w.measured_last - w.measured_first) * 1000 : 0,
+                                  w.nodes ? w.simulated_last - w.simulated_first : 0, w.nodes});
     if (!p.finished) {
       result.deadlock = true;
       describe_stuck(n, r);
@@ -441,7 +514,7 @@ void Workload::finish(SimResult& result) {
   }
   for (uint32_t n = 0; mirrored && n < n_npus_; ++n)
     if (mirror_.rep[n] != n) result.npus[n] = result.npus[mirror_.rep[n]];
-  add_measured_exposed_comm(result);
+  add_exposed_figures(result);
   result.spans = std::move(spans_);
   auto quantile = [](std::vector<Tick>& v, size_t tenths) {  // the value at v.size() × tenths / 10
     std::nth_element(v.begin(), v.begin() + v.size() * tenths / 10, v.end());
@@ -457,45 +530,59 @@ void Workload::finish(SimResult& result) {
     result.measured_collectives.push_back(CollectiveFit{type, fit.measured.size(), median(fit.measured), median(fit.simulated)});
 }
 
-// A collective's kernels end together once its last rank arrives: from the latest measured
-// start of one collective over its ranks to a rank's end, the rank waits for the transfer
-// itself, which is on every participant's critical path. Of that window, the time the rank's
-// compute kernels left uncovered is its measured exposed communication. (Before the last
-// arrival a rank waits for a late peer: exposed, but not communication's doing, and no faster
-// network removes it.) The k-th measured collective of a communicator on each NPU is taken to
-// be the same collective, as NCCL requires; communicators whose NPUs recorded different counts
-// are left out.
-void Workload::add_measured_exposed_comm(SimResult& result) {
+// A collective's kernels end together once its last rank arrives: from the latest start of one
+// collective over its ranks to a rank's end, the rank waits for the transfer itself, which is on
+// every participant's critical path. Of that window, the time the rank's compute kernels left
+// uncovered is its exposed transfer. (Before the last arrival a rank waits for a late peer:
+// exposed, but not communication's doing, and no faster network removes it.) The k-th
+// collective of a communicator on each NPU is taken to be the same collective, as NCCL
+// requires; communicators whose NPUs recorded different counts are left out.
+std::vector<Tick> Workload::exposed_transfer(Npu::GpuWork Npu::*work) {
   std::map<std::string, std::vector<uint32_t>, std::less<>> members;  // communicator → NPUs with its collectives
   for (uint32_t slot = 0; slot < npus_.size(); ++slot)
-    for (auto& [group, list] : npus_[slot].measured_collectives) {
+    for (auto& [group, list] : (npus_[slot].*work).collectives) {
       std::sort(list.begin(), list.end());
       members[group].push_back(npu_at(slot));
     }
-  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> exposed(n_npus_);  // windows per NPU, µs
+  std::vector<std::vector<std::pair<Tick, Tick>>> exposed(n_npus_);  // windows per NPU
   for (const auto& [group, npus] : members) {
-    const size_t count = npu(npus[0]).measured_collectives.at(group).size();
+    auto of = [&](uint32_t n) -> const std::vector<std::pair<Tick, Tick>>& { return (npu(n).*work).collectives.at(group); };
+    const size_t count = of(npus[0]).size();
     bool same = npus.size() > 1;
-    for (uint32_t n : npus) same = same && npu(n).measured_collectives.at(group).size() == count;
+    for (uint32_t n : npus) same = same && of(n).size() == count;
     if (!same) continue;
     for (size_t k = 0; k < count; ++k) {
-      uint64_t last_arrival = 0;
-      for (uint32_t n : npus) last_arrival = std::max(last_arrival, npu(n).measured_collectives.at(group)[k].first);
-      for (uint32_t n : npus) {
-        const uint64_t end = npu(n).measured_collectives.at(group)[k].second;
-        if (end > last_arrival) exposed[n].emplace_back(last_arrival, end);
-      }
+      Tick last_arrival = 0;
+      for (uint32_t n : npus) last_arrival = std::max(last_arrival, of(n)[k].first);
+      for (uint32_t n : npus)
+        if (of(n)[k].second > last_arrival) exposed[n].emplace_back(last_arrival, of(n)[k].second);
     }
   }
+  std::vector<Tick> out(n_npus_, 0);
   for (uint32_t n = 0; n < n_npus_; ++n) {
     if (exposed[n].empty()) continue;
     // Exposed = |windows| − |windows ∩ kernels| = |windows ∪ kernels| − |kernels|.
-    std::vector<std::pair<Tick, Tick>> windows, kernels;
-    for (auto [b, e] : exposed[n]) windows.emplace_back(b * 1000, e * 1000);
-    for (auto [b, e] : npu(n).measured_kernels) kernels.emplace_back(b * 1000, e * 1000);
-    std::vector<std::pair<Tick, Tick>> both = windows;
+    std::vector<std::pair<Tick, Tick>> kernels = (npu(n).*work).kernels, both = exposed[n];
     both.insert(both.end(), kernels.begin(), kernels.end());
-    result.npus[n].measured_exposed_comm = union_length(both) - union_length(kernels);
+    out[n] = union_length(both) - union_length(kernels);
+  }
+  return out;
+}
+
+void Workload::add_exposed_figures(SimResult& result) {
+  const std::vector<Tick> measured = exposed_transfer(&Npu::measured_work), simulated = exposed_transfer(&Npu::simulated_work);
+  for (uint32_t slot = 0; slot < npus_.size(); ++slot) {
+    const uint32_t n = npu_at(slot);
+    NpuResult& r = result.npus[n];
+    r.measured_exposed_transfer = measured[n];
+    r.exposed_transfer = simulated[n];
+    // Measured exposed communication: the collectives' kernels less the compute kernels' cover.
+    std::vector<std::pair<Tick, Tick>> comm, kernels = npus_[slot].measured_work.kernels;
+    for (const auto& [group, list] : npus_[slot].measured_work.collectives) comm.insert(comm.end(), list.begin(), list.end());
+    if (comm.empty()) continue;
+    std::vector<std::pair<Tick, Tick>> both = comm;
+    both.insert(both.end(), kernels.begin(), kernels.end());
+    r.measured_exposed_comm = union_length(both) - union_length(kernels);
   }
 }
 

@@ -73,14 +73,30 @@ class Workload final : public NodeSink {
     // CPU thread or a GPU stream (lane_of); the lanes busy now.
     bool lanes = false;
     std::optional<uint64_t> replay_start;  // kReplayStartAttr, µs
+    bool has_stalls = false;               // kHostStallsAttr: read the nodes' stall attributes
+    bool derived = false;                  // kTimesOriginAttr: its times were not measured on it
+    std::array<Tick, kStallClassCount> stalls{};
+    uint64_t stall_waits = 0;
+    // ProfilerStep#N windows (µs, measured clock) and what ran inside each.
+    struct Window {
+      std::string name;
+      uint64_t begin = 0, end = 0;
+      uint64_t measured_first = UINT64_MAX, measured_last = 0;
+      Tick simulated_first = UINT64_MAX, simulated_last = 0;
+      uint64_t nodes = 0;
+    };
+    std::vector<Window> windows;
     Tick start = 0;                        // when the NPU begins (see NpuResult::start)
     bool started = false;
     std::vector<int64_t> busy_lanes;
     uint64_t measured_first = UINT64_MAX, measured_last = 0;  // µs, over nodes with a start time
-    // Measured GPU work, µs: collectives (by communicator, pg_name or "" for all ranks) and
-    // compute kernels, for the measured exposed communication (NpuResult).
-    std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>, std::less<>> measured_collectives;
-    std::vector<std::pair<uint64_t, uint64_t>> measured_kernels;
+    // GPU work, measured and simulated, ns: collectives (by communicator, pg_name or "" for
+    // all ranks) and compute kernels, for the exposed communication and transfer (NpuResult).
+    struct GpuWork {
+      std::map<std::string, std::vector<std::pair<Tick, Tick>>, std::less<>> collectives;
+      std::vector<std::pair<Tick, Tick>> kernels;
+    };
+    GpuWork measured_work, simulated_work;
     Tick gpu_time = 0;
     bool finished = false;
     Tick finish = 0;
@@ -115,7 +131,11 @@ class Workload final : public NodeSink {
   static uint64_t faster(uint64_t v, double speedup);
   void complete(uint32_t n, uint64_t id);
   void describe_stuck(uint32_t n, NpuResult& r);
-  void add_measured_exposed_comm(SimResult& result);
+  // Fills NpuResult's measured_exposed_comm, measured_exposed_transfer and exposed_transfer.
+  void add_exposed_figures(SimResult& result);
+  // Per NPU, the exposed transfer of one kind of GPU work (Npu::measured_work or simulated_work).
+  std::vector<Tick> exposed_transfer(Npu::GpuWork Npu::*work);
+  void read_metadata(Npu& p);
 
   EventQueue& queue_;
   const SimInputs& in_;
@@ -138,6 +158,7 @@ class Workload final : public NodeSink {
   std::map<int64_t, Durations> collective_fit_;
   bool started_as_measured_ = false;  // every NPU has a replay start, and its start is that offset
   std::vector<Tick> start_errors_;    // |simulated − measured start| of each measured node then
+  std::string times_origin_;          // kTimesOriginAttr of a trace, if one has it
 };
 
 }  // namespace chakra::sim
