@@ -1638,15 +1638,20 @@ TEST(CliAnonymize, RealRunSharesWithoutNamesAndSimulatesTheSame) {
 }
 
 // chakra project on the real 8-rank DLRM run (no process groups: every collective spans the
-// world): 8 → 8 writes the same bytes, 8 → 32 grows the world and simulates, and validates;
-// --explain writes nothing; --pp re-stages synthetic traces only.
+// world, all-reduces of flat gradient buckets and all-to-alls of the sharded embeddings): the
+// world is data-parallel from the buckets' shapes; 8 → 8 writes the same bytes, 8 → 32 grows
+// the world and simulates, and validates; --explain writes nothing; --pp re-stages synthetic
+// traces only.
 TEST(CliProject, RealRunProjectsAndSimulates) {
   const std::string dir = temp_dir(), pairs = shared("data/pairs/dlrm_8rank_v100");
   ASSERT_EQ(run({"link", pairs, "-o", dir + "/linked/dlrm.json", "--quiet"}).exit_code, 0);
   ASSERT_EQ(run({"convert", "pytorch", dir + "/linked", "-o", dir + "/et/dlrm"}).exit_code, 0);
   Result r = run({"project", dir + "/et/dlrm", "--to", "8", "-o", dir + "/same/dlrm"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(contains(r.err, "no process groups: the collectives span every rank")) << r.err;
+  EXPECT_TRUE(contains(r.err, "data-parallel groups from the tensors they carry")) << r.err;
+  EXPECT_TRUE(contains(r.err, "no group (all 8 ranks): 3 all-reduces, 5 all-to-alls per rank; 448 B to 1.5 MiB, "
+                              "2.4 MiB per rank, flat buffers -> data-parallel")) << r.err;
+  EXPECT_TRUE(contains(r.err, "its all-to-alls grow with the world")) << r.err;
   for (int rank = 0; rank < 8; ++rank)
     EXPECT_EQ(read_raw(dir + "/same/dlrm." + std::to_string(rank) + ".et"), read_raw(dir + "/et/dlrm." + std::to_string(rank) + ".et"));
   r = run({"project", dir + "/et/dlrm", "--to", "32", "-o", dir + "/big/dlrm"});
@@ -1697,4 +1702,60 @@ TEST(CliProject, RealRunProjectsAndSimulates) {
   r = run({"project", dir + "/et/dlrm", "--to", "12", "-o", dir + "/x"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "must be a multiple of the 8 ranks traced")) << r.err;
+}
+
+// chakra project infers data parallelism only from evidence: pure tensor parallelism is refused
+// and asks for --groups, which must name known groups; a trace failing validation (here
+// duplicate node ids) is refused with what validation found, and nothing is written.
+TEST(CliProject, RefusesWithoutEvidenceAndChecksWhatItIsGiven) {
+  const std::string dir = temp_dir();
+  const std::vector<std::string> synth = {"synth", "--preset", "llama2-7b", "--layers", "2", "--batch", "8",
+                                          "--seq", "1024"};
+  auto synth_at = [&](const std::vector<std::string>& degrees, const std::string& out) {
+    std::vector<std::string> a = synth;
+    a.insert(a.end(), degrees.begin(), degrees.end());
+    a.insert(a.end(), {"-o", out});
+    ASSERT_EQ(run(a).exit_code, 0);
+  };
+  synth_at({"--tp", "4"}, dir + "/tp/x");  // groups 1-4: single-rank DP, 5: TP [0..3], 6-9: single-rank CP
+  Result r = run({"project", dir + "/tp/x", "--to", "8", "-o", dir + "/out/x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "chakra synth made them with --dp 1 --tp 4")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--groups FILE")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+  write_raw(dir + "/empty.json", R"({"dp": []})");
+  r = run({"project", dir + "/tp/x", "--to", "8", "-o", dir + "/out/x", "--groups", dir + "/empty.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "empty.json: dp is an empty list")) << r.err;
+  write_raw(dir + "/unknown.json", R"({"dp": [1, 2, 3, 4, 10]})");
+  r = run({"project", dir + "/tp/x", "--to", "8", "-o", dir + "/out/x", "--groups", dir + "/unknown.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "unknown.json: dp names group 10, which is not among the groups "
+                              "(1, 2, 3, 4, 5, 6, 7, 8, 9)")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+  write_raw(dir + "/dp.json", R"({"dp": [1, 2, 3, 4]})");
+  r = run({"project", dir + "/tp/x", "--to", "8", "-o", dir + "/out/x", "--groups", dir + "/dp.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "data-parallel groups as given:\n  groups 1, 2, 3, 4 (1 rank): no collectives -> "
+                              "data-parallel: grows 2x")) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(read_raw(dir + "/out/x.comm_group.json"))["1"], nlohmann::json::parse("[0, 4]"));
+
+  // dp x tp: the data-parallel groups, never the tensor-parallel ones.
+  synth_at({"--dp", "2", "--tp", "2"}, dir + "/dptp/x");
+  r = run({"project", dir + "/dptp/x", "--to", "8", "--explain"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "groups 1, 2 (2 ranks, spacing 1): 4 all-reduces per rank")) << r.err;
+  EXPECT_TRUE(contains(r.err, "-> data-parallel: grows 2x\n  groups 3, 4 (2 ranks, spacing 2)")) << r.err;
+
+  // Rank 1 with a node listed twice.
+  ASSERT_EQ(run({"jsonize", dir + "/dptp/x.1.et", dir + "/x1.json"}).exit_code, 0);
+  nlohmann::json j = nlohmann::json::parse(read_raw(dir + "/x1.json"));
+  j["nodes"].push_back(j["nodes"][0]);
+  write_raw(dir + "/x1.json", j.dump());
+  ASSERT_EQ(run({"dejsonize", dir + "/x1.json", dir + "/dptp/x.1.et"}).exit_code, 0);
+  r = run({"project", dir + "/dptp/x", "--to", "8", "-o", dir + "/broken/x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "x.1.et: fails validation (1 error), so it is not projected:\n  duplicate-id: "))
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/broken"));
 }
