@@ -725,9 +725,14 @@ TEST(CliLink, OtherRealPairsReplayWithTheirMeasuredStep) {
 TEST(CliLink, ErrorsLeaveNoOutput) {
   std::string dir = temp_dir();
   const std::string in = shared("reference/chakra/inputs/link/");
-  // A host ET with another run's Kineto trace.
+  // A host ET with another run's Kineto trace: another process, and with --force still too few
+  // ops of the same name.
   Result r = run({"link", "--host", shared("data/pytorch_et/chakra_tests__1.0.2-chakra.0.0.4.json"), "--device",
                   in + "p2p_collectives_kineto.synthetic.json", "-o", dir + "/x.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "process 788625 by the host ET's \"pid\", 4242 by the Kineto trace's CPU ops")) << r.err;
+  r = run({"link", "--host", shared("data/pytorch_et/chakra_tests__1.0.2-chakra.0.0.4.json"), "--device",
+           in + "p2p_collectives_kineto.synthetic.json", "-o", dir + "/x.json", "--force"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "same run and rank")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/x.json"));
@@ -777,6 +782,84 @@ TEST(CliLink, ErrorsLeaveNoOutput) {
   r = run({"link", dir + "/named", "-o", dir + "/out/named"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(dir + "/out/named.0.json")) << r.err;
+}
+
+// A host ET and a Kineto trace from different ranks or processes are refused, naming both files
+// and what each says, unless --force; a folder's pairs are printed with what made them; a pair
+// where nothing is stated on both sides links with the pairing said to be unverified. The shared
+// DLRM ranks, copied and edited.
+TEST(CliLink, PairsOfDifferentRanksOrProcessesAreRefused) {
+  const std::string dir = temp_dir(), dlrm = shared("data/pairs/dlrm_8rank_v100/");
+  const std::string host0 = dlrm + "rank0/dlrm_eg_0.json";
+  const std::string kineto1 = dlrm + "rank1/worker1_step_12.1694128201556.pt.trace.json";
+  Result r = run({"link", "--host", host0, "--device", kineto1, "-o", dir + "/x.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, host0 + " and " + kineto1 + " are not one rank's recording: rank 0 by the host ET's file "
+                              "name; rank 1 by the Kineto trace's distributedInfo and the Kineto trace's file name; "
+                              "process 59811 by the host ET's \"pid\", 59812 by the Kineto trace's CPU ops")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--force links them anyway")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/x.json"));
+  r = run({"link", "--host", host0, "--device", kineto1, "-o", dir + "/x.json", "--force"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "warning: " + host0 + " and " + kineto1 + " are not one rank's recording")) << r.err;
+  EXPECT_TRUE(contains(r.err, "linked anyway (--force)")) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/x.json"));
+  // --rank is checked too.
+  const std::string kineto0 = dlrm + "rank0/worker0_step_12.1694128201545.pt.trace.json";
+  r = run({"link", "--host", host0, "--device", kineto0, "-o", dir + "/y.json", "--rank", "3"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "; rank 3 by --rank")) << r.err;
+  r = run({"link", "--host", host0, "--device", kineto0, "-o", dir + "/y.json", "--rank", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "pairing: rank 0 by the host ET's file name, the Kineto trace's distributedInfo, the "
+                              "Kineto trace's file name and --rank; process 59811 in both")) << r.err;
+
+  // Rank 3's Kineto trace under a plain name, its distributedInfo edited to say rank 4.
+  nlohmann::json k3 = nlohmann::json::parse(read_raw(dlrm + "rank3/worker3_step_12.1694128201557.pt.trace.json"));
+  k3["distributedInfo"]["rank"] = 4;
+  write_raw(dir + "/kineto.json", k3.dump());
+  r = run({"link", "--host", dlrm + "rank3/dlrm_eg_3.json", "--device", dir + "/kineto.json", "-o", dir + "/z.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "kineto.json are not one rank's recording: rank 3 by the host ET's file name; rank 4 by "
+                              "the Kineto trace's distributedInfo")) << r.err;
+
+  // A folder: ranks 0 and 1 as they are, then with their Kineto traces swapped.
+  for (const std::string rank : {"rank0", "rank1"}) {
+    fs::create_directories(dir + "/pairs/" + rank);
+    for (const auto& f : fs::directory_iterator(dlrm + rank))
+      fs::copy_file(f.path(), dir + "/pairs/" + rank + "/" + f.path().filename().string());
+  }
+  r = run({"link", dir + "/pairs", "-o", dir + "/linked/d"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "  rank 1 (from the Kineto trace's distributedInfo): " + dir +
+                              "/pairs/rank1/dlrm_eg_1.json + " + dir +
+                              "/pairs/rank1/worker1_step_12.1694128201556.pt.trace.json\n  pairing: rank 1 by the "
+                              "host ET's file name, the Kineto trace's distributedInfo, the Kineto trace's file name "
+                              "and the folder's name; process 59812 in both")) << r.err;
+  fs::rename(dir + "/pairs/rank0/worker0_step_12.1694128201545.pt.trace.json", dir + "/pairs/rank1/k0.json");
+  fs::rename(dir + "/pairs/rank1/worker1_step_12.1694128201556.pt.trace.json", dir + "/pairs/rank0/k1.json");
+  r = run({"link", dir + "/pairs", "-o", dir + "/swapped/d"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "are not one rank's recording")) << r.err;
+  EXPECT_TRUE(contains(r.err, "rank 0 by the host ET's file name and the folder's name; rank 1 by the Kineto trace's "
+                              "distributedInfo") ||
+              contains(r.err, "rank 0 by the Kineto trace's distributedInfo; rank 1 by the host ET's file name and the "
+                              "folder's name")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/swapped/d.0.json") || fs::exists(dir + "/swapped/d.1.json"));
+
+  // Nothing stated on both sides: HTA's simple-add pair without the host ET's pid and the Kineto
+  // trace's distributedInfo, under plain names.
+  const std::string add = shared("data/pairs/hta_simple_add_a100_1rank/");
+  nlohmann::json host = nlohmann::json::parse(read_decompressed(add + "benchmark_simple_add_et.json.gz"));
+  nlohmann::json kineto = nlohmann::json::parse(read_decompressed(add + "benchmark_simple_add_trace.json.gz"));
+  host.erase("pid");
+  kineto.erase("distributedInfo");
+  write_raw(dir + "/host.json", host.dump());
+  write_raw(dir + "/device.json", kineto.dump());
+  r = run({"link", "--host", dir + "/host.json", "--device", dir + "/device.json", "-o", dir + "/u.json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "pairing: unverified: process 563677 by the Kineto trace only, which the other trace "
+                              "does not confirm")) << r.err;
 }
 
 TEST(CliGenerate, ReferenceAliasAndCollectives) {
