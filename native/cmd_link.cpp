@@ -47,10 +47,15 @@ std::string summary(const chakra::LinkReport& r, const std::string& output) {
   return s;
 }
 
-void print(const chakra::LinkReport& r, const std::string& output, Verbosity v) {
+// The summary, and what says the two traces are one rank's (`pair`: which files, and where the
+// rank came from, for a folder's pairs).
+void print(const chakra::LinkReport& r, const std::string& output, Verbosity v, const std::string& pair = "") {
   if (v != Verbosity::Quiet)
     for (const std::string& w : r.warnings) std::cerr << "chakra link: warning: " << w << "\n";
-  if (v == Verbosity::All) std::cerr << summary(r, output) << "\n";
+  if (v != Verbosity::All) return;
+  std::cerr << summary(r, output) << "\n";
+  if (!pair.empty()) std::cerr << "  " << pair << "\n";
+  std::cerr << "  pairing: " << r.pairing << "\n";
 }
 
 chakra::LinkOptions link_options(const cli::Args& a) {
@@ -58,6 +63,7 @@ chakra::LinkOptions link_options(const cli::Args& a) {
   if (a.has("--method") && !chakra::parse_link_method(a.get("--method"), &o.method))
     a.fail("--method must be one of auto, rf-id, external-id, ev-idx, in-order");
   o.sync_deps = a.has("--sync-deps");
+  o.force = a.has("--force");
   return o;
 }
 
@@ -69,11 +75,17 @@ chakra::LinkReport link_one(const std::string& host, const std::string& device, 
   return r;
 }
 
+// `check_rank`: --rank, when given, is checked with the ranks the traces state (chakra
+// link's; chakra_trace_link's is accepted unchecked, as the reference does).
 int link_single(const cli::Args& a, const std::string& host, const std::string& device, const std::string& output,
-                Verbosity v) {
+                Verbosity v, bool check_rank) {
   cli::TerminalProgress progress;
   chakra::LinkOptions options = link_options(a);
   options.progress = &progress;
+  if (check_rank) {
+    options.rank = static_cast<uint32_t>(a.get_uint("--rank", 1u << 20));
+    options.rank_source = "--rank";
+  }
   chakra::OutputFile out(output);
   chakra::LinkReport r = link_one(host, device, out, options);
   out.commit();
@@ -100,6 +112,9 @@ FileKind sniff(const std::string& path, std::optional<uint32_t>* stated_rank) {
 struct Pair {
   std::string host, device;
   int64_t rank = 0;
+  std::string rank_from;             // what the rank was taken from
+  std::optional<uint32_t> folder_rank;  // the number in a rank folder's name, checked when linking
+  std::string folder;
 };
 
 // Rank pairs in a folder: a sub-folder per rank holding one host ET and one Kineto trace, or
@@ -132,21 +147,24 @@ std::vector<Pair> find_pairs(const std::string& dir, const std::string& output_s
   };
   std::vector<Pair> pairs;
   std::map<int64_t, std::string> seen;
-  auto add = [&](const std::string& host, const std::string& device, std::optional<int64_t> rank) {
-    if (!rank) throw chakra::Error(host + ": cannot tell the rank from the folder or file name");
+  auto add = [&](Pair pair, std::optional<int64_t> rank) {
+    if (!rank) throw chakra::Error(pair.host + ": cannot tell the rank from the folder or file name");
     if (seen.count(*rank))
-      throw chakra::Error(dir + ": two pairs for rank " + std::to_string(*rank) + ": " + seen[*rank] + " and " + host);
-    seen[*rank] = host;
-    pairs.push_back({host, device, *rank});
+      throw chakra::Error(dir + ": two pairs for rank " + std::to_string(*rank) + ": " + seen[*rank] + " and " +
+                          pair.host);
+    seen[*rank] = pair.host;
+    pair.rank = *rank;
+    pairs.push_back(std::move(pair));
   };
   for (auto& [folder, hs] : hosts) {
     std::vector<std::string>& ds = devices[folder];
     if (ds.empty()) continue;  // host ETs alone (e.g. outputs of an earlier link) are not pairs
     if (hs.size() == 1 && ds.size() == 1 && folder != fs::path(dir).lexically_normal().string()) {
+      Pair pair{hs[0], ds[0], 0, "the Kineto trace's distributedInfo", chakra::rank_from_file_name(folder), folder};
       std::optional<int64_t> rank = stated_rank(ds[0]);
-      if (!rank) rank = chakra::rank_from_file_name(folder);
-      if (!rank) rank = chakra::rank_from_file_name(hs[0]);
-      add(hs[0], ds[0], rank);
+      if (!rank) rank = pair.folder_rank, pair.rank_from = "the folder's name";
+      if (!rank) rank = chakra::rank_from_file_name(hs[0]), pair.rank_from = "the host ET's file name";
+      add(std::move(pair), rank);
       continue;
     }
     std::map<int64_t, std::string> device_by_rank;
@@ -165,7 +183,7 @@ std::vector<Pair> find_pairs(const std::string& dir, const std::string& output_s
       if (!r || !device_by_rank.count(*r))
         throw chakra::Error(h + ": no Kineto trace with the same rank number next to it (put each rank's pair in "
                                 "its own folder, e.g. rank3/)");
-      add(h, device_by_rank[*r], r);
+      add({h, device_by_rank[*r], 0, "the host ET's file name, matched to the Kineto trace's rank", {}, ""}, r);
     }
   }
   if (pairs.empty()) throw chakra::Error(dir + ": no host ET + Kineto trace pairs found");
@@ -189,11 +207,16 @@ int link_folder(const cli::Args& a, const std::string& dir, const std::string& p
   cli::create_output_folder(stem);
   cli::run_jobs(pairs.size(), [&](size_t i) {
     files[i] = std::make_unique<chakra::OutputFile>(stem + "." + std::to_string(pairs[i].rank) + suffix);
-    reports[i] = link_one(pairs[i].host, pairs[i].device, *files[i], options);
+    chakra::LinkOptions pair_options = options;
+    pair_options.rank = pairs[i].folder_rank;
+    pair_options.rank_source = "the folder's name";
+    reports[i] = link_one(pairs[i].host, pairs[i].device, *files[i], pair_options);
   });
   for (size_t i = 0; i < pairs.size(); ++i) {
     files[i]->commit();
-    print(reports[i], files[i]->path(), v);
+    print(reports[i], files[i]->path(), v,
+          "rank " + std::to_string(pairs[i].rank) + " (from " + pairs[i].rank_from + "): " + pairs[i].host + " + " +
+              pairs[i].device);
   }
   if (v == Verbosity::All)
     std::cerr << "linked " << pairs.size() << " ranks to " << stem << ".{rank}" << suffix
@@ -211,7 +234,7 @@ int run_link(const cli::Args& a) {
   }
   if (a.has("--shard")) a.fail("--shard shares a folder of ranks; a single pair is not one");
   if (!a.has("--host") || !a.has("--device")) a.fail("--host and --device are required (or a folder of rank pairs)");
-  return link_single(a, a.get("--host"), a.get("--device"), a.get("--output"), v);
+  return link_single(a, a.get("--host"), a.get("--device"), a.get("--output"), v, a.has("--rank"));
 }
 
 const char* kLinkHelp =
@@ -221,11 +244,17 @@ const char* kLinkHelp =
     "mlcommons/chakra's chakra_trace_link (byte-identical where it works), ready for\n"
     "`chakra convert pytorch`. Ops are paired by Record function id when the Kineto trace has it,\n"
     "else by External id / Ev Idx with a detected offset, else in order by name; the summary says\n"
-    "which and how many ops were linked. Given a folder of rank pairs (one sub-folder per rank,\n"
-    "or files whose names carry the rank), links every rank to OUT.{rank}.json in parallel.";
+    "which and how many ops were linked. Two traces stating different ranks (the Kineto trace's\n"
+    "distributedInfo, numbers in the file or folder names, --rank) or process ids (the host ET's\n"
+    "pid, the Kineto trace's CPU ops') are an error unless --force; the summary says what agreed,\n"
+    "or that the pairing is unverified. Given a folder of rank pairs (one sub-folder per rank,\n"
+    "or files whose names carry the rank), links every rank to OUT.{rank}.json in parallel and\n"
+    "prints each rank's pair.";
 
 void add_common(cli::Args& args) {
   args.option("--method", "M", "how to pair host and Kineto ops: auto, rf-id, external-id, ev-idx, in-order", "auto");
+  args.flag("--force",
+            "link a host ET and a Kineto trace whose ranks or process ids disagree (a warning, not an error)");
   args.flag("--sync-deps",
             "add sync_dep: the op after each CUDA synchronisation waits for the GPU work it synchronised with");
 }
@@ -240,7 +269,7 @@ int cmd_link(int argc, char** argv) {
   args.option("--device", "KINETO", "Kineto trace JSON (plain or gzip)");
   args.option("--output", "OUT", "linked JSON (.gz: compressed); for a folder, the prefix of OUT.{rank}.json", "", true);
   args.alias("-o", "--output");
-  args.option("--rank", "R", "the rank of this pair (accepted for symmetry with chakra_trace_link)");
+  args.option("--rank", "R", "the rank of this pair, checked with the ranks the traces state");
   add_common(args);
   args.flag("--quiet", "print warnings only, no summary");
   args.parse(argc, argv);
@@ -257,7 +286,8 @@ int run_reference_link(const cli::Args& a) {
   else if (level == "WARNING" || level == "WARN") v = Verbosity::Warnings;
   else if (level == "ERROR" || level == "CRITICAL" || level == "FATAL") v = Verbosity::Quiet;
   else a.fail("--log-level: unknown level '" + a.get("--log-level") + "'");
-  int rc = link_single(a, a.get("--chakra-host-trace"), a.get("--chakra-device-trace"), a.get("--output-file"), v);
+  int rc = link_single(a, a.get("--chakra-host-trace"), a.get("--chakra-device-trace"), a.get("--output-file"), v,
+                       false);
   if (v == Verbosity::All)
     std::cerr << "Linking process successful. Output file is available at " << a.get("--output-file") << ".\n";
   return rc;

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chakra/analysis/validate.h"
 #include "chakra/format/et_io.h"
 #include "chakra/format/io.h"
 #include "chakra/pytorch/pytorch_convert.h"
@@ -16,8 +17,8 @@
 
 namespace {
 
-// --groups FILE: {"dp": [ids...]}, the data-parallel groups.
-std::vector<int> data_parallel_ids(const std::string& path) {
+// --groups FILE: {"dp": [ids...]}, the data-parallel groups, each one of `groups`.
+std::vector<int> data_parallel_ids(const std::string& path, const chakra::sim::CommGroups& groups) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(chakra::read_file(path, {}));
@@ -31,20 +32,38 @@ std::vector<int> data_parallel_ids(const std::string& path) {
     if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > 1'000'000'000)
       throw chakra::Error(path + ": dp lists group ids (integers > 0), not " + v.dump());
     ids.push_back(v.get<int>());
+    if (!groups.count(ids.back())) {
+      std::string known;
+      for (const auto& [id, members] : groups) known += (known.empty() ? "" : ", ") + std::to_string(id);
+      throw chakra::Error(path + ": dp names group " + std::to_string(ids.back()) +
+                          ", which is not among the groups (" + (known.empty() ? "there are none" : known) + ")");
+    }
   }
+  if (ids.empty()) throw chakra::Error(path + ": dp is an empty list; name the data-parallel groups' ids");
   return ids;
+}
+
+// A trace that fails validation (a cycle, duplicate ids, ...) would project into as many
+// broken copies: refused with what validation found.
+void refuse_invalid(const chakra::Trace& trace, const std::string& path) {
+  const chakra::ValidationReport report = chakra::validate(trace, {.max_per_code = 3});
+  if (report.ok()) return;
+  std::string found;
+  for (const chakra::Finding& f : report.findings)
+    if (f.severity == chakra::Severity::Error && found.size() < 600) found += "\n  " + f.code + ": " + f.message;
+  throw chakra::Error(path + ": fails validation (" + std::to_string(report.errors) + " error" +
+                      (report.errors == 1 ? "" : "s") + "), so it is not projected:" + found +
+                      "\n(chakra validate " + path + " lists every finding)");
 }
 
 // --pp / --tp: only where the layers are known, in traces chakra synth made (their metadata
 // names the command): made again with the degree grown M/N times, so the same layers are
 // re-staged over more pipeline stages (or each block re-sharded over more tensor ranks).
 int reshape_synthetic(const cli::Args& a, const std::string& prefix, uint32_t from, uint32_t to, const std::string& degree) {
-  const chakra::Trace rank0 = chakra::read_et(prefix + ".0.et", cli::read_options(a, nullptr));
-  std::string generator;
-  for (uint32_t i = 0; i < rank0.metadata_attrs().size(); ++i)
-    if (rank0.metadata_attr(i).name() == "generator") generator = std::string(rank0.metadata_attr(i).as_string().value_or(""));
+  const std::string generator =
+      chakra::project::synth_command(chakra::read_et(prefix + ".0.et", cli::read_options(a, nullptr)));
   const std::string synth = "chakra synth ";
-  if (generator.rfind(synth, 0) != 0)
+  if (generator.empty())
     throw chakra::Error(prefix + ".0.et: " + degree + " re-" + (degree == "--pp" ? "stages layers" : "shards blocks") +
                         ", which only traces chakra synth made name (their metadata holds the command); this one names no "
                         "generator. Project it by data parallelism (--dp)");
@@ -92,6 +111,7 @@ int run(const cli::Args& a) {
     const std::string path = prefix + "." + std::to_string(r) + ".et";
     bytes[r] = chakra::read_file(path, read.input);
     traces[r] = chakra::read_et(chakra::memory_input({reinterpret_cast<const uint8_t*>(bytes[r].data()), bytes[r].size()}, path, read.input), read);
+    refuse_invalid(traces[r], path);
   }, "reading");
   chakra::sim::CommGroups groups;
   std::string groups_source = a.has("--comm-group") ? a.get("--comm-group") : prefix + ".comm_group.json";
@@ -100,8 +120,9 @@ int run(const cli::Args& a) {
   else groups = chakra::project::metadata_groups(traces[0]), groups_source = groups.empty() ? "" : prefix + ".0.et's METADATA nodes";
   std::vector<const chakra::Trace*> ranks;
   for (const auto& t : traces) ranks.push_back(&t);
-  const chakra::project::Plan plan = chakra::project::plan_data_parallel(
-      ranks, groups, to, a.has("--groups") ? std::optional(data_parallel_ids(a.get("--groups"))) : std::nullopt);
+  std::optional<std::vector<int>> given;
+  if (a.has("--groups")) given = data_parallel_ids(a.get("--groups"), groups);
+  const chakra::project::Plan plan = chakra::project::plan_data_parallel(ranks, groups, to, given);
   traces.clear();
   std::cerr << "chakra project: " << from << " -> " << to << " ranks, " << plan.factor() << " data-parallel replica"
             << (plan.factor() == 1 ? "" : "s") << (groups_source.empty() ? "" : " (groups from " + groups_source + ")") << "\n"
@@ -127,8 +148,11 @@ int cmd_project(int argc, char** argv) {
                  "Project a workload traced on N ranks to M ranks by data parallelism: M/N replicas of the traced\n"
                  "ranks, the data-parallel groups grown across them (the same per-rank gradient sizes, a larger\n"
                  "ring), every other group kept inside each replica, compute and memory unchanged. Which groups\n"
-                 "are data-parallel is inferred from the traces and said (or --groups). --pp / --tp re-stage the\n"
-                 "layers (re-shard the blocks) of traces chakra synth made. Then chakra simulate.");
+                 "are data-parallel is inferred from evidence in the traces (the chakra synth command in their\n"
+                 "metadata, flat gradient buckets against activation-shaped tensors, how often each family\n"
+                 "synchronises) and said; without it the command stops and asks for --groups. Traces failing\n"
+                 "validation are refused. --pp / --tp re-stage the layers (re-shard the blocks) of traces chakra\n"
+                 "synth made. Then chakra simulate.");
   args.positional("IN_PREFIX", "the traced ranks, IN_PREFIX.<rank>.et (and IN_PREFIX.comm_group.json)");
   args.option("--from", "N", "ranks traced (default: as many IN_PREFIX.<rank>.et as exist)");
   args.option("--to", "M", "ranks to project to, a multiple of N", "", true);

@@ -781,9 +781,14 @@ TEST(CliLink, HostStallsAreFoundListedAndReplayedEitherWay) {
 TEST(CliLink, ErrorsLeaveNoOutput) {
   std::string dir = temp_dir();
   const std::string in = shared("reference/chakra/inputs/link/");
-  // A host ET with another run's Kineto trace.
+  // A host ET with another run's Kineto trace: another process, and with --force still too few
+  // ops of the same name.
   Result r = run({"link", "--host", shared("data/pytorch_et/chakra_tests__1.0.2-chakra.0.0.4.json"), "--device",
                   in + "p2p_collectives_kineto.synthetic.json", "-o", dir + "/x.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "process 788625 by the host ET's \"pid\", 4242 by the Kineto trace's CPU ops")) << r.err;
+  r = run({"link", "--host", shared("data/pytorch_et/chakra_tests__1.0.2-chakra.0.0.4.json"), "--device",
+           in + "p2p_collectives_kineto.synthetic.json", "-o", dir + "/x.json", "--force"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "same run and rank")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/x.json"));
@@ -833,6 +838,84 @@ TEST(CliLink, ErrorsLeaveNoOutput) {
   r = run({"link", dir + "/named", "-o", dir + "/out/named"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(dir + "/out/named.0.json")) << r.err;
+}
+
+// A host ET and a Kineto trace from different ranks or processes are refused, naming both files
+// and what each says, unless --force; a folder's pairs are printed with what made them; a pair
+// where nothing is stated on both sides links with the pairing said to be unverified. The shared
+// DLRM ranks, copied and edited.
+TEST(CliLink, PairsOfDifferentRanksOrProcessesAreRefused) {
+  const std::string dir = temp_dir(), dlrm = shared("data/pairs/dlrm_8rank_v100/");
+  const std::string host0 = dlrm + "rank0/dlrm_eg_0.json";
+  const std::string kineto1 = dlrm + "rank1/worker1_step_12.1694128201556.pt.trace.json";
+  Result r = run({"link", "--host", host0, "--device", kineto1, "-o", dir + "/x.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, host0 + " and " + kineto1 + " are not one rank's recording: rank 0 by the host ET's file "
+                              "name; rank 1 by the Kineto trace's distributedInfo and the Kineto trace's file name; "
+                              "process 59811 by the host ET's \"pid\", 59812 by the Kineto trace's CPU ops")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--force links them anyway")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/x.json"));
+  r = run({"link", "--host", host0, "--device", kineto1, "-o", dir + "/x.json", "--force"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "warning: " + host0 + " and " + kineto1 + " are not one rank's recording")) << r.err;
+  EXPECT_TRUE(contains(r.err, "linked anyway (--force)")) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/x.json"));
+  // --rank is checked too.
+  const std::string kineto0 = dlrm + "rank0/worker0_step_12.1694128201545.pt.trace.json";
+  r = run({"link", "--host", host0, "--device", kineto0, "-o", dir + "/y.json", "--rank", "3"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "; rank 3 by --rank")) << r.err;
+  r = run({"link", "--host", host0, "--device", kineto0, "-o", dir + "/y.json", "--rank", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "pairing: rank 0 by the host ET's file name, the Kineto trace's distributedInfo, the "
+                              "Kineto trace's file name and --rank; process 59811 in both")) << r.err;
+
+  // Rank 3's Kineto trace under a plain name, its distributedInfo edited to say rank 4.
+  nlohmann::json k3 = nlohmann::json::parse(read_raw(dlrm + "rank3/worker3_step_12.1694128201557.pt.trace.json"));
+  k3["distributedInfo"]["rank"] = 4;
+  write_raw(dir + "/kineto.json", k3.dump());
+  r = run({"link", "--host", dlrm + "rank3/dlrm_eg_3.json", "--device", dir + "/kineto.json", "-o", dir + "/z.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "kineto.json are not one rank's recording: rank 3 by the host ET's file name; rank 4 by "
+                              "the Kineto trace's distributedInfo")) << r.err;
+
+  // A folder: ranks 0 and 1 as they are, then with their Kineto traces swapped.
+  for (const std::string rank : {"rank0", "rank1"}) {
+    fs::create_directories(dir + "/pairs/" + rank);
+    for (const auto& f : fs::directory_iterator(dlrm + rank))
+      fs::copy_file(f.path(), dir + "/pairs/" + rank + "/" + f.path().filename().string());
+  }
+  r = run({"link", dir + "/pairs", "-o", dir + "/linked/d"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "  rank 1 (from the Kineto trace's distributedInfo): " + dir +
+                              "/pairs/rank1/dlrm_eg_1.json + " + dir +
+                              "/pairs/rank1/worker1_step_12.1694128201556.pt.trace.json\n  pairing: rank 1 by the "
+                              "host ET's file name, the Kineto trace's distributedInfo, the Kineto trace's file name "
+                              "and the folder's name; process 59812 in both")) << r.err;
+  fs::rename(dir + "/pairs/rank0/worker0_step_12.1694128201545.pt.trace.json", dir + "/pairs/rank1/k0.json");
+  fs::rename(dir + "/pairs/rank1/worker1_step_12.1694128201556.pt.trace.json", dir + "/pairs/rank0/k1.json");
+  r = run({"link", dir + "/pairs", "-o", dir + "/swapped/d"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "are not one rank's recording")) << r.err;
+  EXPECT_TRUE(contains(r.err, "rank 0 by the host ET's file name and the folder's name; rank 1 by the Kineto trace's "
+                              "distributedInfo") ||
+              contains(r.err, "rank 0 by the Kineto trace's distributedInfo; rank 1 by the host ET's file name and the "
+                              "folder's name")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/swapped/d.0.json") || fs::exists(dir + "/swapped/d.1.json"));
+
+  // Nothing stated on both sides: HTA's simple-add pair without the host ET's pid and the Kineto
+  // trace's distributedInfo, under plain names.
+  const std::string add = shared("data/pairs/hta_simple_add_a100_1rank/");
+  nlohmann::json host = nlohmann::json::parse(read_decompressed(add + "benchmark_simple_add_et.json.gz"));
+  nlohmann::json kineto = nlohmann::json::parse(read_decompressed(add + "benchmark_simple_add_trace.json.gz"));
+  host.erase("pid");
+  kineto.erase("distributedInfo");
+  write_raw(dir + "/host.json", host.dump());
+  write_raw(dir + "/device.json", kineto.dump());
+  r = run({"link", "--host", dir + "/host.json", "--device", dir + "/device.json", "-o", dir + "/u.json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "pairing: unverified: process 563677 by the Kineto trace only, which the other trace "
+                              "does not confirm")) << r.err;
 }
 
 TEST(CliGenerate, ReferenceAliasAndCollectives) {
@@ -1694,15 +1777,20 @@ TEST(CliAnonymize, RealRunSharesWithoutNamesAndSimulatesTheSame) {
 }
 
 // chakra project on the real 8-rank DLRM run (no process groups: every collective spans the
-// world): 8 → 8 writes the same bytes, 8 → 32 grows the world and simulates, and validates;
-// --explain writes nothing; --pp re-stages synthetic traces only.
+// world, all-reduces of flat gradient buckets and all-to-alls of the sharded embeddings): the
+// world is data-parallel from the buckets' shapes; 8 → 8 writes the same bytes, 8 → 32 grows
+// the world and simulates, and validates; --explain writes nothing; --pp re-stages synthetic
+// traces only.
 TEST(CliProject, RealRunProjectsAndSimulates) {
   const std::string dir = temp_dir(), pairs = shared("data/pairs/dlrm_8rank_v100");
   ASSERT_EQ(run({"link", pairs, "-o", dir + "/linked/dlrm.json", "--quiet"}).exit_code, 0);
   ASSERT_EQ(run({"convert", "pytorch", dir + "/linked", "-o", dir + "/et/dlrm"}).exit_code, 0);
   Result r = run({"project", dir + "/et/dlrm", "--to", "8", "-o", dir + "/same/dlrm"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(contains(r.err, "no process groups: the collectives span every rank")) << r.err;
+  EXPECT_TRUE(contains(r.err, "data-parallel groups from the tensors they carry")) << r.err;
+  EXPECT_TRUE(contains(r.err, "no group (all 8 ranks): 3 all-reduces, 5 all-to-alls per rank; 448 B to 1.5 MiB, "
+                              "2.4 MiB per rank, flat buffers -> data-parallel")) << r.err;
+  EXPECT_TRUE(contains(r.err, "its all-to-alls grow with the world")) << r.err;
   for (int rank = 0; rank < 8; ++rank)
     EXPECT_EQ(read_raw(dir + "/same/dlrm." + std::to_string(rank) + ".et"), read_raw(dir + "/et/dlrm." + std::to_string(rank) + ".et"));
   r = run({"project", dir + "/et/dlrm", "--to", "32", "-o", dir + "/big/dlrm"});
@@ -1753,4 +1841,60 @@ TEST(CliProject, RealRunProjectsAndSimulates) {
   r = run({"project", dir + "/et/dlrm", "--to", "12", "-o", dir + "/x"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "must be a multiple of the 8 ranks traced")) << r.err;
+}
+
+// chakra project infers data parallelism only from evidence: pure tensor parallelism is refused
+// and asks for --groups, which must name known groups; a trace failing validation (here
+// duplicate node ids) is refused with what validation found, and nothing is written.
+TEST(CliProject, RefusesWithoutEvidenceAndChecksWhatItIsGiven) {
+  const std::string dir = temp_dir();
+  const std::vector<std::string> synth = {"synth", "--preset", "llama2-7b", "--layers", "2", "--batch", "8",
+                                          "--seq", "1024"};
+  auto synth_at = [&](const std::vector<std::string>& degrees, const std::string& out) {
+    std::vector<std::string> a = synth;
+    a.insert(a.end(), degrees.begin(), degrees.end());
+    a.insert(a.end(), {"-o", out});
+    ASSERT_EQ(run(a).exit_code, 0);
+  };
+  synth_at({"--tp", "4"}, dir + "/tp/x");  // groups 1-4: single-rank DP, 5: TP [0..3], 6-9: single-rank CP
+  Result r = run({"project", dir + "/tp/x", "--to", "8", "-o", dir + "/out/x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "chakra synth made them with --dp 1 --tp 4")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--groups FILE")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+  write_raw(dir + "/empty.json", R"({"dp": []})");
+  r = run({"project", dir + "/tp/x", "--to", "8", "-o", dir + "/out/x", "--groups", dir + "/empty.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "empty.json: dp is an empty list")) << r.err;
+  write_raw(dir + "/unknown.json", R"({"dp": [1, 2, 3, 4, 10]})");
+  r = run({"project", dir + "/tp/x", "--to", "8", "-o", dir + "/out/x", "--groups", dir + "/unknown.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "unknown.json: dp names group 10, which is not among the groups "
+                              "(1, 2, 3, 4, 5, 6, 7, 8, 9)")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+  write_raw(dir + "/dp.json", R"({"dp": [1, 2, 3, 4]})");
+  r = run({"project", dir + "/tp/x", "--to", "8", "-o", dir + "/out/x", "--groups", dir + "/dp.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "data-parallel groups as given:\n  groups 1, 2, 3, 4 (1 rank): no collectives -> "
+                              "data-parallel: grows 2x")) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(read_raw(dir + "/out/x.comm_group.json"))["1"], nlohmann::json::parse("[0, 4]"));
+
+  // dp x tp: the data-parallel groups, never the tensor-parallel ones.
+  synth_at({"--dp", "2", "--tp", "2"}, dir + "/dptp/x");
+  r = run({"project", dir + "/dptp/x", "--to", "8", "--explain"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "groups 1, 2 (2 ranks, spacing 1): 4 all-reduces per rank")) << r.err;
+  EXPECT_TRUE(contains(r.err, "-> data-parallel: grows 2x\n  groups 3, 4 (2 ranks, spacing 2)")) << r.err;
+
+  // Rank 1 with a node listed twice.
+  ASSERT_EQ(run({"jsonize", dir + "/dptp/x.1.et", dir + "/x1.json"}).exit_code, 0);
+  nlohmann::json j = nlohmann::json::parse(read_raw(dir + "/x1.json"));
+  j["nodes"].push_back(j["nodes"][0]);
+  write_raw(dir + "/x1.json", j.dump());
+  ASSERT_EQ(run({"dejsonize", dir + "/x1.json", dir + "/dptp/x.1.et"}).exit_code, 0);
+  r = run({"project", dir + "/dptp/x", "--to", "8", "-o", dir + "/broken/x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "x.1.et: fails validation (1 error), so it is not projected:\n  duplicate-id: "))
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/broken"));
 }

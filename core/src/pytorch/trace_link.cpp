@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -188,6 +189,9 @@ struct Device {
   std::vector<RuntimeCall> runtime_calls;
   std::unordered_map<int64_t, SyncDetail> sync_detail;  // by correlation
   std::unordered_map<int64_t, Number> event_records;    // cudaEventRecord ts by correlation
+  // Who recorded it: the rank its distributedInfo states, the process ids of its CPU ops.
+  std::optional<uint32_t> stated_rank;
+  std::vector<int64_t> cpu_pids;
 };
 
 std::optional<SyncKind> sync_kind(std::string_view runtime_name) {
@@ -324,6 +328,7 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
     if (p.peek() != JsonPull::Kind::Object) p.fail("a traceEvents entry is not an object");
     KinetoOp op;
     SyncDetail sync;
+    std::optional<int64_t> pid;
     bool has_tid = true;
     cat.clear();
     name.clear();
@@ -341,6 +346,8 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
         op.ts = read_time(p, "ts");
       } else if (is(key, "dur")) {
         op.dur = read_time(p, "dur");
+      } else if (is(key, "pid")) {
+        pid = read_int_like(p, scratch);
       } else if (is(key, "tid")) {
         JsonPull::Kind k = p.peek();
         if (k == JsonPull::Kind::Null) {
@@ -403,6 +410,9 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
     if ((modern == "user_annotation"sv || modern == "cpu_op"sv) && name.rfind("ProfilerStep#", 0) == 0) {
       d.profiler_steps.push_back({d.strings.intern(name), op.ts, pyjson::add(op.ts, op.dur), op.tid});
     }
+    if (op.kind == OpKind::Cpu && pid && d.cpu_pids.size() < 8 &&
+        std::find(d.cpu_pids.begin(), d.cpu_pids.end(), *pid) == d.cpu_pids.end())
+      d.cpu_pids.push_back(*pid);
     if (op.kind != OpKind::Other) {
       op.name = d.strings.intern(name);
       op.cat = d.strings.intern(modern);
@@ -427,6 +437,16 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
         found = true;
         p.begin_array();
         while (p.next_element()) read_event();
+      } else if (is(key, "distributedInfo") && p.peek() == JsonPull::Kind::Object) {
+        p.begin_object();
+        while (p.next_key(key)) {
+          if (!is(key, "rank")) {
+            p.skip();
+            continue;
+          }
+          const std::optional<int64_t> rank = read_int_like(p, scratch);
+          if (rank && *rank >= 0 && *rank < 1'000'000) d.stated_rank = static_cast<uint32_t>(*rank);
+        }
       } else {
         p.skip();
       }
@@ -1076,6 +1096,7 @@ struct Host {
   StringPool strings;
   std::vector<HostNode> nodes;
   std::string schema;
+  std::optional<int64_t> pid;  // the process that recorded it
   // Where each top-level "nodes" array lies in `text`, [begin, end): the writer need not skip
   // them again to find the members after them (a whole pass over the file).
   std::vector<std::pair<size_t, size_t>> node_arrays;
@@ -1098,6 +1119,8 @@ void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress) {
     if (is(key, "schema")) {
       if (p.peek() == JsonPull::Kind::String) p.read_string(h.schema);
       else p.skip();
+    } else if (is(key, "pid")) {
+      h.pid = read_int_like(p, scratch);
     } else if (is(key, "nodes")) {
       if (p.peek() != JsonPull::Kind::Array) p.fail("\"nodes\" is not an array");
       found = true;
@@ -1447,6 +1470,60 @@ class NodeWriter {
   bool first_ = true;
 };
 
+// Whether the host ET and the Kineto trace are one rank's recording, from what they state: ranks
+// (the Kineto trace's distributedInfo, the numbers in both files' names, the caller's) and
+// process ids (the host ET's "pid", the Kineto trace's CPU ops'). Any disagreement is an error
+// naming both files and values, or with `force` a warning; report.pairing says what agreed.
+void check_pairing(const Host& h, const Device& d, const LinkOptions& o, LinkReport& report) {
+  struct Claim {
+    uint32_t rank;
+    std::string source;
+    int side;  // 0 host, 1 Kineto, 2 the caller
+  };
+  std::vector<Claim> claims;
+  if (std::optional<uint32_t> r = rank_from_file_name(h.name)) claims.push_back({*r, "the host ET's file name", 0});
+  if (d.stated_rank) claims.push_back({*d.stated_rank, "the Kineto trace's distributedInfo", 1});
+  if (std::optional<uint32_t> r = rank_from_file_name(d.name))
+    claims.push_back({*r, "the Kineto trace's file name", 1});
+  if (o.rank) claims.push_back({*o.rank, o.rank_source.empty() ? "the rank given" : o.rank_source, 2});
+  // "rank 3 by A and B; rank 5 by C": the claims grouped by the rank they state.
+  std::map<uint32_t, std::vector<std::string>> by_rank;
+  for (const Claim& c : claims) by_rank[c.rank].push_back(c.source);
+  std::string ranks;
+  for (const auto& [rank, sources] : by_rank) {
+    ranks += (ranks.empty() ? "rank " : "; rank ") + std::to_string(rank) + " by ";
+    for (size_t i = 0; i < sources.size(); ++i)
+      ranks += (i == 0 ? "" : i + 1 == sources.size() ? " and " : ", ") + sources[i];
+  }
+  std::string kineto_pids;
+  for (int64_t pid : d.cpu_pids) kineto_pids += (kineto_pids.empty() ? "" : ", ") + std::to_string(pid);
+  const bool both_pids = h.pid && !d.cpu_pids.empty();
+  const bool pids_differ = both_pids && std::find(d.cpu_pids.begin(), d.cpu_pids.end(), *h.pid) == d.cpu_pids.end();
+  if (by_rank.size() > 1 || pids_differ) {
+    std::string what = by_rank.size() > 1 ? ranks : "";
+    if (pids_differ)
+      what += (what.empty() ? "" : "; ") + std::string("process ") + std::to_string(*h.pid) +
+              " by the host ET's \"pid\", " + kineto_pids + " by the Kineto trace's CPU ops";
+    const std::string message = h.name + " and " + d.name + " are not one rank's recording: " + what;
+    if (!o.force)
+      throw Error(message + ". Pair each host ET with the Kineto trace recorded with it (--force links them anyway)");
+    report.warnings.push_back(message + "; linked anyway (--force)");
+    report.pairing = "contradicted (" + what + "), linked anyway (--force)";
+    return;
+  }
+  const bool host_rank = std::any_of(claims.begin(), claims.end(), [](const Claim& c) { return c.side == 0; });
+  const bool device_rank = std::any_of(claims.begin(), claims.end(), [](const Claim& c) { return c.side == 1; });
+  report.pairing_verified = (host_rank && device_rank) || both_pids;
+  std::string process;
+  if (both_pids) process = std::to_string(*h.pid) + " in both";
+  else if (h.pid) process = std::to_string(*h.pid) + " by the host ET only";
+  else if (!d.cpu_pids.empty()) process = kineto_pids + " by the Kineto trace only";
+  const std::string said = ranks + (process.empty() ? "" : (ranks.empty() ? "process " : "; process ") + process);
+  if (report.pairing_verified) report.pairing = said;
+  else if (said.empty()) report.pairing = "unverified: neither trace states a rank or a process id";
+  else report.pairing = "unverified: " + said + ", which the other trace does not confirm";
+}
+
 }  // namespace
 
 LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<ByteSource> device_in, ByteSink& out,
@@ -1456,6 +1533,7 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
   load_host(std::move(host_in), h, options.progress);
   Device d;
   load_device(*device_in, d, options.progress);
+  check_pairing(h, d, options, report);
   report.host_nodes = h.nodes.size();
   report.kineto_cpu_ops = d.cpu.size();
   report.gpu_ops = d.gpu.size();

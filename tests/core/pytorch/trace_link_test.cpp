@@ -47,9 +47,9 @@ Linked link_text(const std::string& host, const std::string& device, chakra::Lin
   return l;
 }
 
-std::string link_error(const std::string& host, const std::string& device) {
+std::string link_error(const std::string& host, const std::string& device, chakra::LinkOptions o = {}) {
   try {
-    link_text(host, device);
+    link_text(host, device, o);
   } catch (const chakra::Error& e) {
     return e.what();
   }
@@ -650,8 +650,17 @@ TEST(TraceLink, RepeatedKeysKeepTheirFirstPlaceAndLastValue) {
 }
 
 TEST(TraceLink, MismatchedTracesAreRefused) {
-  // Kineto traces from other runs: rf ids overlap by chance, names do not.
-  std::string e = link_error(small_host(), read_decompressed(shared(kLinkIn + "p2p_collectives_kineto.synthetic.json")));
+  // Kineto traces from other runs: recorded by another process, and with --force still refused,
+  // as rf ids overlap by chance but names do not.
+  const std::string other = read_decompressed(shared(kLinkIn + "p2p_collectives_kineto.synthetic.json"));
+  std::string e = link_error(small_host(), other);
+  EXPECT_NE(e.find("host.json and kineto.json are not one rank's recording: process 7 by the host ET's \"pid\", 4242 "
+                   "by the Kineto trace's CPU ops"),
+            std::string::npos)
+      << e;
+  chakra::LinkOptions force;
+  force.force = true;
+  e = link_error(small_host(), other, force);
   EXPECT_NE(e.find("host.json + kineto.json: only"), std::string::npos) << e;
   EXPECT_NE(e.find("same run and rank"), std::string::npos) << e;
   // Every Kineto trace of the corpus is read; with an unrelated host ET each either links or

@@ -2,6 +2,9 @@
 // groups' roles inferred, identity at the same size, peers and METADATA groups rewritten.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "chakra/analysis/validate.h"
@@ -41,6 +44,107 @@ Ranks synthesized(uint64_t dp, uint64_t batch, uint64_t tp = 1, uint64_t pp = 1)
 }
 
 Trace decoded(const std::string& bytes) { return testing_support::decode(bytes); }
+
+// A synthetic workload's ranks, and the ids of its data-parallel groups by synth's own layout
+// (group_id), the answer inference must find.
+struct Synthesized {
+  Ranks ranks;
+  std::set<int> dp_ids;
+};
+Synthesized synthesized(const synth::SynthOptions& o) {
+  const auto w = synth::synthesize(o);
+  Synthesized s;
+  Trace t;
+  for (uint32_t i = 0; i < synth::num_ranks(*w); ++i) {
+    synth::rank_trace(*w, i, t);
+    s.ranks.encoded.push_back(encode_et(t));
+    s.dp_ids.insert(static_cast<int>(synth::group_id(*w, synth::Dim::DP, i)));
+  }
+  for (const auto& [id, members] : synth::comm_groups(*w))
+    s.ranks.groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
+  return s;
+}
+
+// The shapes of parallelism the inference is checked on: two layers of Llama-2-7B (or a small
+// MoE), one step.
+std::vector<std::pair<std::string, synth::SynthOptions>> layouts() {
+  std::vector<std::pair<std::string, synth::SynthOptions>> out;
+  auto llama = [&](const std::string& name, uint64_t dp, uint64_t tp, uint64_t pp, bool fsdp) {
+    synth::SynthOptions o;
+    synth::apply_preset("llama2-7b", o);
+    o.shape.layers = 2, o.shape.seq = 1024, o.shape.batch = 8, o.shape.micro_batches = pp;
+    o.par.dp = dp, o.par.tp = tp, o.par.pp = pp, o.par.fsdp = fsdp;
+    out.emplace_back(name, o);
+  };
+  llama("tp4", 1, 4, 1, false);
+  llama("dp4", 4, 1, 1, false);
+  llama("dp2 x tp2", 2, 2, 1, false);
+  llama("dp2 x tp2 x pp2", 2, 2, 2, false);
+  llama("fsdp4", 4, 1, 1, true);
+  synth::SynthOptions moe;
+  moe.model = synth::ModelKind::Moe;
+  moe.shape.layers = 2, moe.shape.hidden = 1024, moe.shape.ffn = 2048, moe.shape.heads = 16, moe.shape.experts = 4;
+  moe.shape.top_k = 2, moe.shape.seq = 512, moe.shape.batch = 8;
+  moe.par.dp = 2, moe.par.tp = 2, moe.par.ep = 2;
+  out.emplace_back("moe dp2 x tp2 x ep2", moe);
+  return out;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+project::Plan plan_of(const Ranks& in, uint32_t to, const std::optional<std::vector<int>>& dp = std::nullopt,
+                      bool without_metadata = false) {
+  std::vector<Trace> traces;
+  for (const std::string& b : in.encoded) {
+    traces.push_back(decoded(b));
+    if (without_metadata) traces.back().clear_metadata();
+  }
+  std::vector<const Trace*> ptrs;
+  for (const Trace& t : traces) ptrs.push_back(&t);
+  return project::plan_data_parallel(ptrs, in.groups, to, dp);
+}
+
+std::set<int> data_parallel_ids(const project::Plan& plan) {
+  std::set<int> ids;
+  for (const auto& [id, dp] : plan.data_parallel)
+    if (dp) ids.insert(id);
+  return ids;
+}
+
+// A rank of a hand-made converted-style trace: one collective per entry, with the shape its
+// input tensor is recorded with ("" for none).
+struct Collective {
+  int group;  // 0: none, the whole world
+  CommType type;
+  uint64_t bytes;
+  std::string shapes;
+};
+std::string rank_with(const std::vector<Collective>& issued) {
+  Trace t;
+  NodeDraft d;
+  uint64_t id = 0;
+  for (const Collective& c : issued) {
+    d.clear();
+    d.id = ++id;
+    d.name = t.intern("nccl:collective");
+    d.type = static_cast<int32_t>(NodeType::CommColl);
+    if (id > 1) d.data_deps = {id - 1};
+    d.attrs.add_int64(t.intern("comm_type"), static_cast<int64_t>(c.type));
+    d.attrs.add_int64(t.intern("comm_size"), static_cast<int64_t>(c.bytes));
+    if (c.group) d.attrs.add_string(t.intern("pg_name"), t.intern(std::to_string(c.group)));
+    d.has_inputs = !c.shapes.empty();
+    if (d.has_inputs) d.inputs.shapes = t.intern(c.shapes);
+    t.append(d);
+  }
+  return encode_et(t);
+}
 
 struct Projected {
   project::Plan plan;
@@ -180,6 +284,8 @@ TEST(Project, MetadataProcessGroupsAreRewritten) {
     d.attrs.add_int64(t.intern("comm_type"), 0);
     d.attrs.add_int64(t.intern("comm_size"), 1 << 20);
     d.attrs.add_string(t.intern("pg_name"), t.intern("1"));
+    d.has_inputs = true;
+    d.inputs.shapes = t.intern("[[262144]]");  // a flat gradient bucket, as converted traces record it
     t.append(d);
     return encode_et(t);
   };
@@ -192,4 +298,132 @@ TEST(Project, MetadataProcessGroupsAreRewritten) {
   const sim::CommGroups seen = project::metadata_groups(r3);
   EXPECT_EQ(seen.at(1), (std::vector<uint32_t>{0, 1, 2, 3}));
   EXPECT_EQ(seen.at(2 + 2), (std::vector<uint32_t>{3}));  // rank 1's single-rank group, in replica 1
+}
+
+// Traces chakra synth made name the command in their metadata: the data-parallel groups are
+// its --dp runs, the ones synth's own layout (group_id) says, never the tensor-parallel ones;
+// made with --dp 1 there is no gradient traffic to grow, and that is refused.
+TEST(Project, SynthCommandSaysWhichGroupsAreDataParallel) {
+  for (const auto& [name, options] : layouts()) {
+    SCOPED_TRACE(name);
+    const Synthesized s = synthesized(options);
+    const uint32_t n = static_cast<uint32_t>(s.ranks.encoded.size());
+    if (options.par.dp == 1) {
+      const std::string e = error_of([&] { plan_of(s.ranks, 2 * n); });
+      EXPECT_NE(e.find("chakra synth made them with --dp 1 --tp 4"), std::string::npos) << e;
+      EXPECT_NE(e.find("--groups"), std::string::npos) << e;
+      continue;
+    }
+    const project::Plan plan = plan_of(s.ranks, 2 * n);
+    EXPECT_EQ(data_parallel_ids(plan), s.dp_ids);
+    EXPECT_NE(plan.explanation.find("from the command in the traces' metadata"), std::string::npos) << plan.explanation;
+  }
+}
+
+// Without the command (metadata lost, e.g. anonymized), counts decide only by comparison: the
+// family synchronising at most half as often as another is data-parallel; one family of
+// reductions alone (dp only, FSDP, tp only) cannot be told from tensor parallelism: refused.
+TEST(Project, WithoutTheCommandCountsDecideOnlyAgainstAnotherFamily) {
+  for (const auto& [name, options] : layouts()) {
+    SCOPED_TRACE(name);
+    const Synthesized s = synthesized(options);
+    const uint32_t n = static_cast<uint32_t>(s.ranks.encoded.size());
+    if (options.par.tp == 1 || options.par.dp == 1) {
+      const std::string e = error_of([&] { plan_of(s.ranks, 2 * n, std::nullopt, true); });
+      EXPECT_NE(e.find("one family alone issues"), std::string::npos) << e;
+      EXPECT_NE(e.find("Name them: --groups FILE"), std::string::npos) << e;
+      continue;
+    }
+    const project::Plan plan = plan_of(s.ranks, 2 * n, std::nullopt, true);
+    EXPECT_EQ(data_parallel_ids(plan), s.dp_ids);
+    EXPECT_NE(plan.explanation.find("from how often they synchronise"), std::string::npos) << plan.explanation;
+    EXPECT_NE(plan.explanation.find("x as often: not data-parallel"), std::string::npos) << plan.explanation;
+  }
+}
+
+// Converted traces record their tensors' shapes: gradient buckets are flat, activations are
+// [seq, batch, hidden]. Here the data-parallel groups are strided and the tensor-parallel ones
+// consecutive (the opposite of synth's layout), and the shapes alone find them; pure tensor
+// parallelism, activations reduced over the world, a flat family too small for gradients and
+// two flat families are refused.
+TEST(Project, TensorShapesTellGradientBucketsFromActivations) {
+  const std::string activation = "[[1024, 4, 4096]]", bucket = "[[6553600]]";
+  auto step = [&](int tp_group, int dp_group) {
+    std::vector<Collective> c;
+    for (int layer = 0; layer < 4; ++layer) c.push_back({tp_group, CommType::AllReduce, 32u << 20, activation});
+    for (int b = 0; b < 2; ++b) c.push_back({dp_group, CommType::AllReduce, 25u << 20, bucket});
+    return c;
+  };
+  Ranks in;  // TP groups 1 [0, 1], 2 [2, 3]; DP groups 3 [0, 2], 4 [1, 3]
+  in.groups = {{1, {0, 1}}, {2, {2, 3}}, {3, {0, 2}}, {4, {1, 3}}};
+  in.encoded = {rank_with(step(1, 3)), rank_with(step(1, 4)), rank_with(step(2, 3)), rank_with(step(2, 4))};
+  const project::Plan plan = plan_of(in, 8);
+  EXPECT_EQ(data_parallel_ids(plan), (std::set<int>{3, 4}));
+  EXPECT_NE(plan.explanation.find("from the tensors they carry"), std::string::npos) << plan.explanation;
+  EXPECT_NE(plan.explanation.find("groups 3, 4 (2 ranks, spacing 2): 2 all-reduces per rank; 25.0 MiB each, "
+                                  "50.0 MiB per rank, flat buffers -> data-parallel: grows 2x"),
+            std::string::npos)
+      << plan.explanation;
+  EXPECT_NE(plan.explanation.find("tensors like [1024, 4, 4096] -> moves activations"), std::string::npos)
+      << plan.explanation;
+
+  // Pure tensor parallelism over 4 ranks: activations, and a flat layer-norm gradient reduction
+  // in the same family; the single-rank data-parallel groups issue nothing.
+  Ranks tp;
+  tp.groups = {{1, {0, 1, 2, 3}}, {2, {0}}, {3, {1}}, {4, {2}}, {5, {3}}};
+  std::vector<Collective> tp_step(4, {1, CommType::AllReduce, 32u << 20, activation});
+  tp_step.push_back({1, CommType::AllReduce, 1u << 20, "[[262144]]"});
+  tp.encoded.assign(4, rank_with(tp_step));
+  std::string e = error_of([&] { plan_of(tp, 8); });
+  EXPECT_NE(e.find("no family synchronises flat buffers"), std::string::npos) << e;
+  EXPECT_NE(e.find("groups 1 (4 ranks, spacing 1): 5 all-reduces per rank"), std::string::npos) << e;
+
+  // The same activations with no group: over the world, which would grow.
+  Ranks world;
+  world.encoded.assign(4, rank_with(std::vector<Collective>(4, {0, CommType::AllReduce, 32u << 20, activation})));
+  e = error_of([&] { plan_of(world, 8); });
+  EXPECT_NE(e.find("no group (all 4 ranks): 4 all-reduces per rank"), std::string::npos) << e;
+  // ... and next to real data-parallel groups: still refused, the world grows whatever is chosen.
+  Ranks both;
+  both.groups = {{1, {0, 1}}, {2, {2, 3}}};
+  auto with_world = [&](int dp_group) {
+    std::vector<Collective> c = {{0, CommType::AllReduce, 32u << 20, activation}};
+    c.push_back({dp_group, CommType::AllReduce, 25u << 20, bucket});
+    return c;
+  };
+  both.encoded = {rank_with(with_world(1)), rank_with(with_world(1)), rank_with(with_world(2)),
+                  rank_with(with_world(2))};
+  e = error_of([&] { plan_of(both, 8); });
+  EXPECT_NE(e.find("the collectives without a group include all-reduces"), std::string::npos) << e;
+
+  // A 4-byte loss all-reduced over the world is not a gradient.
+  Ranks loss;
+  loss.groups = {{1, {0, 1, 2, 3}}};
+  loss.encoded.assign(
+      4, rank_with({{1, CommType::AllReduce, 32u << 20, activation}, {0, CommType::AllReduce, 4, "[[1]]"}}));
+  e = error_of([&] { plan_of(loss, 8); });
+  EXPECT_NE(e.find("too little for gradients"), std::string::npos) << e;
+
+  // Two families of flat buffers: ambiguous.
+  Ranks two = in;
+  auto flat_both = [&](int a, int b) {
+    return rank_with({{a, CommType::AllReduce, 25u << 20, bucket}, {b, CommType::AllReduce, 25u << 20, bucket}});
+  };
+  two.encoded = {flat_both(1, 3), flat_both(1, 4), flat_both(2, 3), flat_both(2, 4)};
+  e = error_of([&] { plan_of(two, 8); });
+  EXPECT_NE(e.find("more than one family synchronises flat buffers"), std::string::npos) << e;
+}
+
+// --groups: exactly the groups named grow (even some of a family); an empty list or an unknown
+// id is an error, never ignored.
+TEST(Project, GivenGroupsAreCheckedAndTakenExactly) {
+  const Ranks in = synthesized(2, 8, 2);  // DP groups 1 [0,1], 2 [2,3]; TP 3 [0,2], 4 [1,3]
+  EXPECT_NE(error_of([&] { plan_of(in, 8, std::vector<int>{}); }).find("an empty list"), std::string::npos);
+  EXPECT_NE(error_of([&] { plan_of(in, 8, std::vector<int>{1, 42}); }).find("group 42 is not among"),
+            std::string::npos);
+  const project::Plan one = plan_of(in, 8, std::vector<int>{1});
+  EXPECT_EQ(data_parallel_ids(one), (std::set<int>{1}));
+  EXPECT_NE(one.explanation.find("data-parallel groups as given:\n"), std::string::npos) << one.explanation;
+  EXPECT_NE(one.explanation.find("groups 1 (2 ranks, spacing 1): 4 all-reduces per rank"), std::string::npos)
+      << one.explanation;
 }

@@ -40,6 +40,13 @@ struct LinkOptions {
   // runs after a sync lists the GPU nodes it waited for. Off by default: the reference writes
   // none (core/docs/trace-linker.md).
   bool sync_deps = false;
+  // The pair's rank as the caller knows it (a --rank, a rank folder's name) and what says so:
+  // checked with the ranks the traces state.
+  std::optional<uint32_t> rank;
+  std::string rank_source;
+  // Link a host ET and a Kineto trace whose ranks or process ids disagree (a warning instead of
+  // the error).
+  bool force = false;
   Progress* progress = nullptr;
 };
 
@@ -69,6 +76,10 @@ struct LinkReport {
   struct OutsideRoot {
     uint64_t nodes = 0, missing_parent = 0;
   } outside_root;
+  // What says the two traces are one rank's recording ("rank 3 by ... and ...; process 59814 in
+  // both"), or that nothing does ("unverified: ...").
+  std::string pairing;
+  bool pairing_verified = false;
   std::vector<std::string> warnings;
 };
 
@@ -81,9 +92,12 @@ std::optional<uint32_t> kineto_rank(std::string_view head);
 std::optional<uint32_t> kineto_file_rank(std::string_view head, const std::string& file_name);
 
 // Links one rank. Writes the linked JSON to `out` (the caller makes it atomic and compressed as
-// it likes). Throws chakra::Error naming the inputs for malformed or unusable inputs, and when
-// fewer than half of the host ops pair with a Kineto op of the same name: such traces are not
-// from the same run and rank, and a silently unlinked or mislinked output would be worse.
+// it likes). Throws chakra::Error naming the inputs for malformed or unusable inputs; when the
+// two traces state different ranks (the Kineto trace's distributedInfo, the numbers in the
+// files' names, options.rank) or were recorded by different processes (the host ET's "pid", the
+// Kineto trace's CPU ops'), unless options.force; and when fewer than half of the host ops pair
+// with a Kineto op of the same name: such traces are not from the same run and rank, and a
+// silently unlinked or mislinked output would be worse.
 LinkReport link_traces(std::unique_ptr<ByteSource> host, std::unique_ptr<ByteSource> device,
                        ByteSink& out, const LinkOptions& options = {});
 
