@@ -1803,6 +1803,12 @@ TEST(CliProject, RealRunProjectsAndSimulates) {
   ASSERT_EQ(s8.exit_code, 0) << s8.err;
   ASSERT_EQ(s32.exit_code, 0) << s32.err;
   EXPECT_TRUE(contains(s32.out, "sys[31] finished")) << s32.out;
+  // The 8 measured ranks are compared with their simulation; the 32 projected ones never: their
+  // times are copies of the traced ranks'.
+  EXPECT_TRUE(contains(s8.out, "measured vs simulated over the whole trace")) << s8.out;
+  EXPECT_FALSE(contains(s32.out, "measured vs simulated")) << s32.out;
+  EXPECT_TRUE(contains(s32.out, "no measured-vs-simulated figures: these traces' times are copies of a traced rank's")) << s32.out;
+  EXPECT_FALSE(nlohmann::json::parse(read_raw(dir + "/s32.json"))["npus"][0].contains("measured_step_ns"));
   // A straggler made with --slowdown is the one the straggler analysis of the simulated times finds.
   Result slow = run({"simulate", "--workload", dir + "/et/dlrm", "--preset", "h100-hgx-8", "--slowdown", "npu=3:compute=3", "--times-out", dir + "/slow/t"});
   ASSERT_EQ(slow.exit_code, 0) << slow.err;
@@ -1814,6 +1820,10 @@ TEST(CliProject, RealRunProjectsAndSimulates) {
   EXPECT_EQ(stragglers[0]["rank"], 3) << stragglers.dump();
   EXPECT_GT(stragglers[0]["arrived_last"].get<int>(), 0);
   EXPECT_EQ(stragglers[1]["arrived_last"], 0) << stragglers.dump();
+  // Simulated times simulated again are not compared with themselves as if measured.
+  r = run({"simulate", "--workload", dir + "/slow/t", "--preset", "h100-hgx-8"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "these traces' times are simulated (chakra simulate --times-out)")) << r.out;
   r = run({"project", dir + "/et/dlrm", "--to", "16", "-o", dir + "/explained/dlrm", "--explain"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_FALSE(fs::exists(dir + "/explained"));
