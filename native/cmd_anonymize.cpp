@@ -8,6 +8,7 @@
 
 #include "chakra/format/et_io.h"
 #include "chakra/format/io.h"
+#include "chakra/pytorch/anonymize_json.h"
 #include "chakra/support/error.h"
 #include "chakra/trace/anonymize.h"
 #include "cli.h"
@@ -79,7 +80,8 @@ int run(const cli::Args& a) {
   cli::run_jobs(inputs.size(), [&](size_t i) {
     files[i] = std::make_unique<chakra::OutputFile>(outputs[i]);
     if (is_json(inputs[i])) {
-      files[i]->write(anonymizer.anonymize_json(chakra::read_file(inputs[i], cli::read_options(a, nullptr).input), inputs[i], reports[i]));
+      auto in = chakra::open_input(inputs[i], cli::read_options(a, nullptr).input);
+      chakra::anonymize_pytorch_json(anonymizer, std::move(in), *files[i], reports[i]);
     } else {
       const chakra::Trace trace = chakra::read_et(inputs[i], cli::read_options(a, nullptr));
       chakra::Trace anonymous;
@@ -98,10 +100,13 @@ int run(const cli::Args& a) {
     nlohmann::ordered_json j;
     j["files"] = inputs.size();
     j["nodes"] = total.nodes;
-    j["replaced"] = {{"node_names", total.names}, {"io_strings", total.io_literals}, {"metadata_strings", total.metadata_strings}};
+    j["events"] = total.events;
+    j["replaced"] = {{"names", total.names}, {"io_strings", total.io_literals},
+                     {"metadata_strings", total.metadata_strings}};
     for (const auto& [name, n] : total.attributes)
       if (n) j["replaced"]["attributes"][name] = n;
-    j["kept"] = {{"node_names_by_keep_names", total.names_kept}, {"shapes_bucketed", total.shapes_bucketed}};
+    j["kept"] = {{"names_by_keep_names", total.names_kept}, {"names_tools_read", total.names_vocabulary},
+                 {"shapes_bucketed", total.shapes_bucketed}};
     j["dropped"] = {{"attribute_docs", total.docs_dropped}, {"unknown_fields", total.unknown_fields_dropped}};
     j["key"] = a.has("--key") || a.has("--key-file") ? "given" : "random, not written anywhere";
     chakra::OutputFile report(a.get("--report"));
