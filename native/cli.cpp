@@ -20,9 +20,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chakra/app/workspace.h"
 #include "chakra/format/et_io.h"
 #include "chakra/format/io.h"
 #include "chakra/pytorch/pytorch_convert.h"
+#include "chakra/pytorch/trace_link.h"
 #include "chakra/support/error.h"
 #include "chakra/support/text.h"
 #include "chakra/trace/trace.h"
@@ -398,6 +400,17 @@ std::string read_head(const std::string& path, size_t bytes) {
   return head;
 }
 
+chakra::InputDescription describe_file(const std::string& path) {
+  const std::string head = read_head(path);
+  return chakra::describe_input(path, std::span(reinterpret_cast<const uint8_t*>(head.data()), head.size()));
+}
+
+void require_chakra_et(const std::string& path, const std::string& reads) {
+  const chakra::InputDescription d = describe_file(path);
+  if (d.kind == chakra::InputKind::ChakraEt || d.opaque) return;
+  throw chakra::Error(path + ": " + d.what + ", not a Chakra .et trace (" + reads + ")");
+}
+
 std::vector<std::string> files_under(const std::vector<std::string>& paths) {
   namespace fs = std::filesystem;
   std::vector<std::string> out;
@@ -636,6 +649,89 @@ int submit_slurm(const Args& args, const SlurmJobs& jobs) {
             << gather_id.substr(0, gather_id.find(';')) << "\n"
             << jobs.result << "; scripts and logs in " << jobs.dir << "/\n";
   return kOk;
+}
+
+RunFile sniff_run_file(const std::string& path, std::optional<uint32_t>* stated_rank) {
+  const std::string head = read_head(path);
+  if (head.find("\"traceEvents\"") != std::string::npos || head.find("\"schemaVersion\"") != std::string::npos) {
+    chakra::kineto_file_rank(head, path);  // a trace whose name says another rank is an error
+    if (stated_rank) *stated_rank = chakra::kineto_rank(head);
+    return RunFile::Kineto;
+  }
+  if (head.find("\"schema\"") != std::string::npos || head.find("\"nodes\"") != std::string::npos)
+    return RunFile::Host;
+  return RunFile::Other;
+}
+
+std::vector<RankPair> find_rank_pairs(const std::string& dir, const std::string& output_stem) {
+  namespace fs = std::filesystem;
+  std::map<std::string, std::vector<std::string>> hosts, devices;  // folder → files
+  std::map<std::string, uint32_t> stated;  // Kineto trace → the rank it states
+  const fs::path stem = output_stem.empty() ? fs::path() : fs::absolute(output_stem).lexically_normal();
+  auto is_output = [&](const fs::path& p) {
+    if (stem.empty() || p.parent_path() != stem.parent_path()) return false;
+    std::string name = p.filename().string(), prefix = stem.filename().string() + ".";
+    return name.rfind(prefix, 0) == 0 && chakra::rank_from_file_name(name).has_value();
+  };
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    std::string p = e.path().string();
+    if (!e.is_regular_file() || !(chakra::ends_with(p, ".json") || chakra::ends_with(p, ".json.gz"))) continue;
+    if (is_output(fs::absolute(e.path()).lexically_normal())) continue;
+    std::optional<uint32_t> rank;
+    RunFile k = sniff_run_file(p, &rank);
+    std::string folder = e.path().parent_path().string();
+    if (k == RunFile::Host) hosts[folder].push_back(p);
+    if (k == RunFile::Kineto) devices[folder].push_back(p);
+    if (rank) stated[p] = *rank;
+  }
+  auto stated_rank = [&](const std::string& d) -> std::optional<int64_t> {
+    if (auto it = stated.find(d); it != stated.end()) return it->second;
+    return std::nullopt;
+  };
+  std::vector<RankPair> pairs;
+  std::map<int64_t, std::string> seen;
+  auto add = [&](const std::string& host, const std::string& device, std::optional<int64_t> rank, const char* from) {
+    if (!rank) throw chakra::Error(host + ": cannot tell the rank from the folder or file name");
+    if (seen.count(*rank))
+      throw chakra::Error(dir + ": two pairs for rank " + std::to_string(*rank) + ": " + seen[*rank] + " and " + host);
+    seen[*rank] = host;
+    pairs.push_back({host, device, *rank, from});
+  };
+  for (auto& [folder, hs] : hosts) {
+    std::vector<std::string>& ds = devices[folder];
+    if (ds.empty()) continue;  // host ETs alone (e.g. outputs of an earlier link) are not pairs
+    if (hs.size() == 1 && ds.size() == 1 && folder != fs::path(dir).lexically_normal().string()) {
+      const char* from = "the Kineto trace's distributedInfo";
+      const std::optional<uint32_t> folder_rank = chakra::rank_from_file_name(folder);
+      std::optional<int64_t> rank = stated_rank(ds[0]);
+      if (!rank) rank = folder_rank, from = "the folder's name";
+      if (!rank) rank = chakra::rank_from_file_name(hs[0]), from = "the host ET's file name";
+      add(hs[0], ds[0], rank, from);
+      pairs.back().folder_rank = folder_rank;
+      continue;
+    }
+    std::map<int64_t, std::string> device_by_rank;
+    for (const std::string& d : ds) {
+      std::optional<int64_t> r = stated_rank(d);
+      if (!r) r = chakra::rank_from_file_name(d);
+      if (r) {
+        if (device_by_rank.count(*r))
+          throw chakra::Error(folder + ": two Kineto traces for rank " + std::to_string(*r) + ": " + device_by_rank[*r] +
+                              " and " + d);
+        device_by_rank[*r] = d;
+      }
+    }
+    for (const std::string& h : hs) {
+      std::optional<int64_t> r = chakra::rank_from_file_name(h);
+      if (!r || !device_by_rank.count(*r))
+        throw chakra::Error(h + ": no Kineto trace with the same rank number next to it (put each rank's pair in "
+                                "its own folder, e.g. rank3/)");
+      add(h, device_by_rank[*r], r, "the host ET's file name, matched to the Kineto trace's rank");
+    }
+  }
+  if (pairs.empty()) throw chakra::Error(dir + ": no host ET + Kineto trace pairs found");
+  std::sort(pairs.begin(), pairs.end(), [](const RankPair& a, const RankPair& b) { return a.rank < b.rank; });
+  return pairs;
 }
 
 }  // namespace cli

@@ -14,6 +14,10 @@
 #include "chakra/format/io.h"
 #include "chakra/support/progress.h"
 
+namespace chakra {
+struct InputDescription;  // chakra/app/workspace.h
+}
+
 namespace cli {
 
 // Exit codes of every command.
@@ -126,6 +130,36 @@ void write_rank_traces(const std::string& prefix, size_t count,
 
 // The first `bytes` bytes of a file, inflated when it is gzip: enough to tell what it is.
 std::string read_head(const std::string& path, size_t bytes = 65536);
+
+// What a JSON file of a PyTorch run is, from its first bytes: a host ET (or linked trace), a
+// Kineto trace (and the rank it states, when it states one; one its name contradicts is a
+// chakra::Error), or neither.
+enum class RunFile { Host, Kineto, Other };
+RunFile sniff_run_file(const std::string& path, std::optional<uint32_t>* stated_rank = nullptr);
+
+// A PyTorch run's rank pairs in a folder (chakra link DIR, chakra anonymize DIR), by rank: a
+// sub-folder per rank holding one host ET and one Kineto trace, or files in the folder itself.
+// A pair's rank is the one its Kineto trace states, else the number in the sub-folder's or the
+// files' names. Host ETs without a Kineto trace in their folder are not pairs. Files named like
+// this run's outputs (`output_stem`.N.json[.gz], from an earlier run into the same folder) are
+// not inputs (none when it is empty). chakra::Error for ranks it cannot tell or finds twice,
+// and for no pair at all.
+struct RankPair {
+  std::string host, device;
+  int64_t rank = 0;
+  const char* rank_from = "";  // the evidence: "the Kineto trace's distributedInfo", "the folder's name", ...
+  std::optional<uint32_t> folder_rank;  // the number in a rank folder's name, checked when linking
+};
+std::vector<RankPair> find_rank_pairs(const std::string& dir, const std::string& output_stem);
+
+// What the file at `path` is (chakra::describe_input over its first bytes, inflated when gzip).
+chakra::InputDescription describe_file(const std::string& path);
+
+// Refuses a file that is not a Chakra .et trace with a chakra::Error naming it and saying what
+// it is (chakra::describe_input): configs, PyTorch and Chakra JSON, text workloads, images,
+// archives, text. Binary data of no known kind passes: the .et reader says where it fails.
+// `reads` ends the message ("chakra info reads Chakra .et traces").
+void require_chakra_et(const std::string& path, const std::string& reads);
 
 // Each FILE, and every file under each folder (hidden ones aside), a folder's files in name
 // order; a path that is neither is a chakra::Error.

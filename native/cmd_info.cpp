@@ -18,6 +18,7 @@ struct Loaded {
 };
 
 Loaded load(const std::string& path, const cli::Args& args, chakra::Progress* progress) {
+  cli::require_chakra_et(path, "chakra info reads Chakra .et traces");
   chakra::ReadOptions options = cli::read_options(args, progress);
   auto in = chakra::open_input(path, options.input);
   Loaded l{path, in->raw_size(), in->compressed(), {}};

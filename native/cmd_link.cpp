@@ -94,113 +94,16 @@ int link_single(const cli::Args& a, const std::string& host, const std::string& 
   return cli::kOk;
 }
 
-// What a JSON file in a folder of rank pairs is, from its first bytes, and the rank a Kineto
-// trace states in them.
-enum class FileKind { Host, Device, Other };
-FileKind sniff(const std::string& path, std::optional<uint32_t>* stated_rank) {
-  const std::string head = cli::read_head(path);
-  if (head.find("\"traceEvents\"") != std::string::npos || head.find("\"schemaVersion\"") != std::string::npos) {
-    chakra::kineto_file_rank(head, path);  // a trace whose name says another rank is an error
-    *stated_rank = chakra::kineto_rank(head);
-    return FileKind::Device;
-  }
-  if (head.find("\"schema\"") != std::string::npos || head.find("\"nodes\"") != std::string::npos)
-    return FileKind::Host;
-  return FileKind::Other;
-}
-
-struct Pair {
-  std::string host, device;
-  int64_t rank = 0;
-  std::string rank_from;             // what the rank was taken from
-  std::optional<uint32_t> folder_rank;  // the number in a rank folder's name, checked when linking
-  std::string folder;
-};
-
-// Rank pairs in a folder: a sub-folder per rank holding one host ET and one Kineto trace, or
-// files in the folder itself. A pair's rank is the one its Kineto trace states, else the
-// number in the sub-folder's or the files' names. Files named like this run's outputs
-// (`output_stem`.N.json[.gz], from an earlier run into the same folder) are not inputs.
-std::vector<Pair> find_pairs(const std::string& dir, const std::string& output_stem) {
-  std::map<std::string, std::vector<std::string>> hosts, devices;  // folder → files
-  std::map<std::string, uint32_t> stated;  // Kineto trace → the rank it states
-  const fs::path stem = fs::absolute(output_stem).lexically_normal();
-  auto is_output = [&](const fs::path& p) {
-    if (p.parent_path() != stem.parent_path()) return false;
-    std::string name = p.filename().string(), prefix = stem.filename().string() + ".";
-    return name.rfind(prefix, 0) == 0 && chakra::rank_from_file_name(name).has_value();
-  };
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    std::string p = e.path().string();
-    if (!e.is_regular_file() || !(chakra::ends_with(p, ".json") || chakra::ends_with(p, ".json.gz"))) continue;
-    if (is_output(fs::absolute(e.path()).lexically_normal())) continue;
-    std::optional<uint32_t> rank;
-    FileKind k = sniff(p, &rank);
-    std::string folder = e.path().parent_path().string();
-    if (k == FileKind::Host) hosts[folder].push_back(p);
-    if (k == FileKind::Device) devices[folder].push_back(p);
-    if (rank) stated[p] = *rank;
-  }
-  auto stated_rank = [&](const std::string& d) -> std::optional<int64_t> {
-    if (auto it = stated.find(d); it != stated.end()) return it->second;
-    return std::nullopt;
-  };
-  std::vector<Pair> pairs;
-  std::map<int64_t, std::string> seen;
-  auto add = [&](Pair pair, std::optional<int64_t> rank) {
-    if (!rank) throw chakra::Error(pair.host + ": cannot tell the rank from the folder or file name");
-    if (seen.count(*rank))
-      throw chakra::Error(dir + ": two pairs for rank " + std::to_string(*rank) + ": " + seen[*rank] + " and " +
-                          pair.host);
-    seen[*rank] = pair.host;
-    pair.rank = *rank;
-    pairs.push_back(std::move(pair));
-  };
-  for (auto& [folder, hs] : hosts) {
-    std::vector<std::string>& ds = devices[folder];
-    if (ds.empty()) continue;  // host ETs alone (e.g. outputs of an earlier link) are not pairs
-    if (hs.size() == 1 && ds.size() == 1 && folder != fs::path(dir).lexically_normal().string()) {
-      Pair pair{hs[0], ds[0], 0, "the Kineto trace's distributedInfo", chakra::rank_from_file_name(folder), folder};
-      std::optional<int64_t> rank = stated_rank(ds[0]);
-      if (!rank) rank = pair.folder_rank, pair.rank_from = "the folder's name";
-      if (!rank) rank = chakra::rank_from_file_name(hs[0]), pair.rank_from = "the host ET's file name";
-      add(std::move(pair), rank);
-      continue;
-    }
-    std::map<int64_t, std::string> device_by_rank;
-    for (const std::string& d : ds) {
-      std::optional<int64_t> r = stated_rank(d);
-      if (!r) r = chakra::rank_from_file_name(d);
-      if (r) {
-        if (device_by_rank.count(*r))
-          throw chakra::Error(folder + ": two Kineto traces for rank " + std::to_string(*r) + ": " + device_by_rank[*r] +
-                              " and " + d);
-        device_by_rank[*r] = d;
-      }
-    }
-    for (const std::string& h : hs) {
-      std::optional<int64_t> r = chakra::rank_from_file_name(h);
-      if (!r || !device_by_rank.count(*r))
-        throw chakra::Error(h + ": no Kineto trace with the same rank number next to it (put each rank's pair in "
-                                "its own folder, e.g. rank3/)");
-      add({h, device_by_rank[*r], 0, "the host ET's file name, matched to the Kineto trace's rank", {}, ""}, r);
-    }
-  }
-  if (pairs.empty()) throw chakra::Error(dir + ": no host ET + Kineto trace pairs found");
-  std::sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) { return a.rank < b.rank; });
-  return pairs;
-}
-
 // Links every rank in parallel; nothing is published unless all succeed.
 int link_folder(const cli::Args& a, const std::string& dir, const std::string& prefix, Verbosity v) {
   // OUT may be "dir/name", "dir/name.json" or "dir/name.json.gz" (compressed outputs).
   std::string stem = prefix, suffix = ".json";
   if (chakra::ends_with(stem, ".gz")) stem.resize(stem.size() - 3), suffix = ".json.gz";
   if (chakra::ends_with(stem, ".json")) stem.resize(stem.size() - 5);
-  std::vector<Pair> pairs = find_pairs(dir, stem);
+  std::vector<cli::RankPair> pairs = cli::find_rank_pairs(dir, stem);
   const size_t all_pairs = pairs.size();
   const auto shard = cli::shard_option(a);
-  if (shard) std::erase_if(pairs, [&](const Pair& p) { return !shard->has(p.rank); });
+  if (shard) std::erase_if(pairs, [&](const cli::RankPair& p) { return !shard->has(p.rank); });
   chakra::LinkOptions options = link_options(a);
   std::vector<chakra::LinkReport> reports(pairs.size());
   std::vector<std::unique_ptr<chakra::OutputFile>> files(pairs.size());

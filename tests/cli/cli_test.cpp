@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <regex>
 #include <numeric>
 #include <set>
 #include <sstream>
@@ -1733,7 +1734,7 @@ TEST(CliAnonymize, RealRunSharesWithoutNamesAndSimulatesTheSame) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "8 traces -> " + dir + "/anon/x.<rank>")) << r.err;
   const auto report = nlohmann::json::parse(read_raw(dir + "/report.json"));
-  EXPECT_GT(report["replaced"]["node_names"].get<uint64_t>(), 10000u);
+  EXPECT_GT(report["replaced"]["names"].get<uint64_t>(), 10000u);
   EXPECT_EQ(report["key"], "given");
   auto sys_lines = [&](const std::string& prefix) {
     Result s = run({"simulate", "--workload", prefix, "--preset", "h100-hgx-8", "--no-summary"});
@@ -1754,9 +1755,10 @@ TEST(CliAnonymize, RealRunSharesWithoutNamesAndSimulatesTheSame) {
   EXPECT_TRUE(contains(r.err, "key: random and not written anywhere")) << r.err;
   EXPECT_NE(read_raw(dir + "/r1.et"), read_raw(dir + "/r2.et"));
   // Names kept by a pattern stay; the linked JSON gives tokens too.
-  ASSERT_EQ(run({"anonymize", dir + "/et/dlrm.3.et", "-o", dir + "/kept.et", "--keep-names", "^nccl", "--quiet"}).exit_code, 0);
-  EXPECT_TRUE(contains(read_raw(dir + "/kept.et"), "nccl"));
-  EXPECT_FALSE(contains(read_raw(dir + "/kept.et"), "aten::"));
+  EXPECT_FALSE(contains(read_raw(dir + "/one.et"), "aten::mm"));
+  ASSERT_EQ(run({"anonymize", dir + "/et/dlrm.3.et", "-o", dir + "/kept.et", "--keep-names", "^aten::mm$", "--quiet"}).exit_code, 0);
+  EXPECT_TRUE(contains(read_raw(dir + "/kept.et"), "aten::mm"));
+  EXPECT_FALSE(contains(read_raw(dir + "/kept.et"), "aten::add"));
   ASSERT_EQ(run({"anonymize", dir + "/linked", "-o", dir + "/anon_json/l", "--key", "k", "--quiet"}).exit_code, 0);
   const std::string linked = read_raw(dir + "/anon_json/l.0.json");
   EXPECT_FALSE(contains(linked, "aten::"));
@@ -1774,6 +1776,188 @@ TEST(CliAnonymize, RealRunSharesWithoutNamesAndSimulatesTheSame) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "b.1.et")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/bad/y.0.et"));  // nothing published when one rank fails
+}
+
+// A PyTorch run folder as recorded (a sub-folder per rank: host ET + Kineto trace): the copy has
+// the same layout, no model names, and links, converts, analyzes and simulates as the original
+// does (the 8-V100 DLRM run): the same link and conversion summaries, the same per-NPU lines, the
+// same analysis figures (names aside; the list of kernels no name pattern knows grows, as every
+// compute kernel's name is a token).
+TEST(CliAnonymize, RawRunFolderLinksConvertsAnalyzesAndSimulatesTheSame) {
+  const std::string dir = temp_dir(), pairs = shared("data/pairs/dlrm_8rank_v100"), anon = dir + "/anon";
+  Result r = run({"anonymize", pairs, "-o", anon, "--key", "k"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "a PyTorch run, 8 ranks (host ET + Kineto trace each)")) << r.err;
+  EXPECT_TRUE(contains(r.err, "rank 3 (the Kineto trace's distributedInfo): " + pairs + "/rank3/dlrm_eg_3.json + ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "not copied (no rank's host ET + Kineto pair): 8 files: " + pairs + "/reference_linked_by_old_chakra/"))
+      << r.err;
+  std::set<std::string> files, expected;
+  for (const auto& e : fs::recursive_directory_iterator(anon))
+    if (e.is_regular_file()) files.insert(fs::relative(e.path(), anon).string());
+  for (int rank = 0; rank < 8; ++rank)
+    expected.insert({"rank" + std::to_string(rank) + "/host_et.json", "rank" + std::to_string(rank) + "/kineto.json"});
+  EXPECT_EQ(files, expected);
+  for (const std::string& f : files) {
+    const std::string bytes = read_raw(anon + "/" + f);
+    for (const char* word : {"aten::", "dlrm", "DLRM", "Adagrad", "fbgemm", "mbedding", "python3", "Tesla", "DataLoader", "## "})
+      EXPECT_FALSE(contains(bytes, word)) << f << ": " << word;
+  }
+  // Still a Chrome trace (what Perfetto opens): every event an object with its phase and time.
+  const auto kineto = nlohmann::json::parse(read_raw(anon + "/rank0/kineto.json"));
+  ASSERT_TRUE(kineto["traceEvents"].is_array());
+  for (const auto& e : kineto["traceEvents"]) ASSERT_TRUE(e.is_object() && e["ph"].is_string() && e["ts"].is_number()) << e.dump();
+  EXPECT_EQ(kineto["distributedInfo"]["rank"], 0);
+  EXPECT_EQ(kineto["distributedInfo"]["world_size"], 8);
+
+  const std::regex path("/[^ :,]+");
+  auto pipeline = [&](const std::string& run_dir, const std::string& out) {
+    Result l = run({"link", run_dir, "-o", out + "/linked/x.json"});
+    EXPECT_EQ(l.exit_code, 0) << l.err;
+    Result c = run({"convert", "pytorch", out + "/linked", "-o", out + "/et/x"});
+    EXPECT_EQ(c.exit_code, 0) << c.err;
+    Result s = run({"simulate", "--workload", out + "/et/x", "--preset", "v100-dgx1-8"});
+    EXPECT_EQ(s.exit_code, 0) << s.err;
+    EXPECT_TRUE(contains(s.out, "sys[7] finished")) << s.out;
+    return std::regex_replace(l.err + c.out + c.err, path, "P") + s.out;
+  };
+  const std::string original = pipeline(pairs, dir + "/a");
+  EXPECT_TRUE(contains(original, "linked 1672 of 1675 host nodes by in-order (1672 with the same name)")) << original;
+  EXPECT_EQ(pipeline(anon, dir + "/b"), original);
+
+  // analyze --json on the Kineto traces: the same figures, compared as multisets (entries tied in
+  // time may swap places when their names change).
+  std::vector<std::string> before = {"analyze", "--json"}, after = before;
+  for (int rank = 0; rank < 8; ++rank) {
+    const std::string folder = pairs + "/rank" + std::to_string(rank);
+    for (const auto& e : fs::directory_iterator(folder))
+      if (contains(e.path().string(), ".pt.trace.json")) before.push_back(e.path().string());
+    after.push_back(anon + "/rank" + std::to_string(rank) + "/kineto.json");
+  }
+  ASSERT_EQ(before.size(), after.size());
+  std::function<nlohmann::json(const nlohmann::json&)> figures = [&](const nlohmann::json& j) -> nlohmann::json {
+    if (j.is_string()) return "";
+    if (j.is_object()) {
+      nlohmann::json o = nlohmann::json::object();
+      for (auto it = j.begin(); it != j.end(); ++it)
+        if (it.key() != "unknown_kernels") o[it.key()] = figures(it.value());
+      return o;
+    }
+    if (!j.is_array()) return j;
+    std::vector<std::string> items;
+    for (const auto& e : j) items.push_back(figures(e).dump());
+    std::sort(items.begin(), items.end());
+    nlohmann::json a = nlohmann::json::array();
+    for (const std::string& s : items) a.push_back(nlohmann::json::parse(s));
+    return a;
+  };
+  Result a = run(before), b = run(after);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  EXPECT_EQ(figures(jb), figures(ja));
+  EXPECT_GT(ja["stragglers"]["instances"].size(), 0u);  // kernels paired across ranks by name
+  EXPECT_EQ(ja["ranks"][0]["names"].size(), jb["ranks"][0]["names"].size());
+}
+
+// A run folder with the pairs side by side (ranks in the file names) and gzip files: the copy
+// keeps both, and links as the original does. OUT inside the run folder is refused.
+TEST(CliAnonymize, FlatRunFolderKeepsItsLayoutAndCompression) {
+  const std::string dir = temp_dir(), src = dir + "/run", pairs = shared("data/pairs");
+  fs::create_directories(src);
+  fs::copy_file(pairs + "/hta_simple_add_a100_1rank/benchmark_simple_add_et.json.gz", src + "/et_0.json.gz");
+  fs::copy_file(pairs + "/hta_simple_add_a100_1rank/benchmark_simple_add_trace.json.gz", src + "/trace_0.json.gz");
+  fs::copy_file(pairs + "/param_linear_rtx2080ti_1rank/linear_et.json.gz", src + "/et_1.json.gz");
+  fs::copy_file(pairs + "/param_linear_rtx2080ti_1rank/linear_kineto.json.gz", src + "/trace_1.json.gz");
+  Result r = run({"anonymize", src, "-o", dir + "/anon/", "--key", "k"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "rank 1 (the host ET's file name, matched to the Kineto trace's rank): " + src + "/et_1.json.gz + " + src + "/trace_1.json.gz -> " +
+                                  dir + "/anon/host_et.1.json.gz + " + dir + "/anon/kineto.1.json.gz"))
+      << r.err;
+  for (const char* f : {"host_et.0.json.gz", "kineto.0.json.gz", "host_et.1.json.gz", "kineto.1.json.gz"})
+    EXPECT_EQ(read_raw(dir + "/anon/" + f).substr(0, 2), "\x1f\x8b") << f;
+  Result a = run({"link", src, "-o", dir + "/a/x.json"}), b = run({"link", dir + "/anon", "-o", dir + "/b/x.json"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::regex path("/[^ :,]+");
+  EXPECT_EQ(std::regex_replace(b.err, path, "P"), std::regex_replace(a.err, path, "P"));
+  EXPECT_TRUE(contains(a.err, "linked 36 of 38 host nodes by external-id (36 with the same name)")) << a.err;
+  r = run({"anonymize", src, "-o", src + "/copy"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, src + "/copy: inside the run folder " + src)) << r.err;
+  EXPECT_FALSE(fs::exists(src + "/copy"));
+  r = run({"anonymize", src, dir + "/anon/host_et.0.json.gz", "-o", dir + "/x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "a PyTorch run folder is anonymized on its own")) << r.err;
+}
+
+// A Chakra JSON trace (chakra jsonize) is anonymized as its .et is.
+TEST(CliAnonymize, ChakraJsonAnonymizesAsItsEt) {
+  const std::string dir = temp_dir();
+  ASSERT_EQ(run({"jsonize", example(0), dir + "/t.json"}).exit_code, 0);
+  ASSERT_EQ(run({"anonymize", dir + "/t.json", "-o", dir + "/a.json", "--key", "k", "--quiet"}).exit_code, 0);
+  ASSERT_EQ(run({"anonymize", example(0), "-o", dir + "/a.et", "--key", "k", "--quiet"}).exit_code, 0);
+  ASSERT_EQ(run({"jsonize", dir + "/a.et", dir + "/b.json"}).exit_code, 0);
+  EXPECT_EQ(read_raw(dir + "/a.json"), read_raw(dir + "/b.json"));
+  EXPECT_FALSE(contains(read_raw(dir + "/a.json"), "aten::"));
+}
+
+// Files that are not traces are refused by name and by what they are, leaving nothing; chakra
+// info says so too instead of reading a config as protobuf records.
+TEST(CliAnonymize, RefusesFilesThatAreNotTraces) {
+  const std::string dir = temp_dir();
+  const std::string yaml = std::string(CHAKRA_SOURCE_DIR) + "/tests/data/hostile/ok/ring2.yml";
+  write_raw(dir + "/notes.txt", "these are my notes\nnothing to trace here\n");
+  write_raw(dir + "/shot.png", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
+  write_raw(dir + "/system.json", R"({"scheduling-policy": "LIFO", "all-reduce-implementation": ["ring"]})");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {yaml, "an ASTRA-sim network config (YAML)"},
+      {dir + "/notes.txt", "text of no kind chakrakit reads"},
+      {dir + "/shot.png", "a PNG image"},
+      {dir + "/system.json", "an ASTRA-sim system config (JSON)"}};
+  for (const auto& [file, what] : cases) {
+    SCOPED_TRACE(file);
+    Result r = run({"anonymize", file, "-o", dir + "/out.json"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_TRUE(contains(r.err, "chakra anonymize: error: " + file + ": " + what + ", not a trace chakra anonymize reads")) << r.err;
+    EXPECT_FALSE(fs::exists(dir + "/out.json"));
+    r = run({"info", file});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_TRUE(contains(r.err, "chakra info: error: " + file + ": " + what + ", not a Chakra .et trace")) << r.err;
+    EXPECT_FALSE(contains(r.err, "record length")) << r.err;
+  }
+  // Among several inputs, the one that is no trace is named, and no copy is written.
+  Result r = run({"anonymize", example(0), yaml, "-o", dir + "/x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, yaml + ": an ASTRA-sim network config (YAML)")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/x.0.et"));
+}
+
+// 200,000 levels of nesting in each kind of JSON anonymize reads (host ET, Kineto, Chakra JSON,
+// and a run folder's) is an error naming the file, not a crash, and leaves nothing.
+TEST(CliAnonymize, DeepNestingIsRefusedWithoutCrashing) {
+  const std::string dir = temp_dir();
+  const std::string open(200000, '['), close(200000, ']');
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"host.json", R"({"schema": "1.0.1", "nodes": [{"name": "x", "inputs": )" + open + close + "}]}"},
+      {"kineto.json", R"({"traceEvents": [{"ph": "X", "args": {"Input Dims": )" + open + close + "}}]}"},
+      {"chakra.json", R"({"nodes": [{"id": 1, "name": "x", "type": "COMP_NODE", "dataDeps": )" + open + close + "}]}"}};
+  for (const auto& [name, text] : cases) {
+    SCOPED_TRACE(name);
+    write_raw(dir + "/" + name, text);
+    Result r = run({"anonymize", dir + "/" + name, "-o", dir + "/out/x.json"});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_TRUE(contains(r.err, "chakra anonymize: error: " + dir + "/" + name)) << r.err;
+    EXPECT_TRUE(contains(r.err, "nested deeper than 512 levels") || contains(r.err, "nested too deeply")) << r.err;
+    EXPECT_FALSE(fs::exists(dir + "/out/x.json"));
+  }
+  fs::create_directories(dir + "/run/rank0");
+  fs::copy_file(dir + "/host.json", dir + "/run/rank0/host.json");
+  write_raw(dir + "/run/rank0/kineto.json", R"({"schemaVersion": 1, "traceEvents": [{"args": )" + open + close + "}]}");
+  Result r = run({"anonymize", dir + "/run", "-o", dir + "/copy"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "nested deeper than 512 levels")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/copy/rank0/host_et.json"));
+  EXPECT_FALSE(fs::exists(dir + "/copy/rank0/kineto.json"));
 }
 
 // chakra project on the real 8-rank DLRM run (no process groups: every collective spans the

@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "chakra/app/share_link.h"
+#include "chakra/format/et_json.h"
 #include "chakra/format/io.h"
 #include "chakra/pytorch/pytorch_convert.h"
 #include "chakra/pytorch/trace_link.h"
@@ -65,17 +66,21 @@ const char* other_format(std::string_view head) {
   return nullptr;
 }
 
+// Binary content: control bytes no text file has, in its first 512 bytes.
+bool binary(std::string_view head) {
+  return !std::all_of(head.begin(), head.begin() + std::min<size_t>(head.size(), 512), [](char c) {
+    const auto b = static_cast<unsigned char>(c);
+    return b >= 32 || b == '\n' || b == '\r' || b == '\t';
+  });
+}
+
 // What a file of no kind we read looks like, from its magic bytes or its first characters.
 std::string looks_like(std::string_view head) {
   if (const char* format = other_format(head)) return format;
   const size_t first = head.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return "an empty file";
   if (head[first] == '{' || head[first] == '[') return "JSON of no kind chakrakit reads";
-  const bool text = std::all_of(head.begin(), head.begin() + std::min<size_t>(head.size(), 512), [](char c) {
-    const auto b = static_cast<unsigned char>(c);
-    return b >= 32 || b == '\n' || b == '\r' || b == '\t';
-  });
-  return text ? "text of no kind chakrakit reads" : "binary data of no kind chakrakit reads";
+  return binary(head) ? "binary data of no kind chakrakit reads" : "text of no kind chakrakit reads";
 }
 
 // ASTRA-sim's communicator-group JSON: {"<group id>": [ranks...], ...}. Such files are small, so
@@ -108,6 +113,33 @@ const char* input_kind_name(InputKind kind) {
   return "unknown";
 }
 
+InputDescription describe_input(std::string_view name, std::span<const uint8_t> bytes) {
+  InputDescription d;
+  const std::string head = head_of(bytes, std::string(name));
+  d.kind = detect_input_kind(name, bytes);
+  if (d.kind != InputKind::KinetoTrace && looks_like_chakra_json(head)) {
+    d.kind = InputKind::Unknown;
+    d.what = "a Chakra JSON trace (as chakra jsonize writes)";
+    d.chakra_json = true;
+    return d;
+  }
+  switch (d.kind) {
+    case InputKind::ChakraEt: d.what = "a Chakra trace (.et)"; break;
+    case InputKind::PytorchHostEt: d.what = "a PyTorch host execution trace"; break;
+    case InputKind::KinetoTrace: d.what = "a Kineto (PyTorch profiler) trace"; break;
+    case InputKind::TextWorkload: d.what = "an ASTRA-sim text workload"; break;
+    case InputKind::NetworkYaml: d.what = "an ASTRA-sim network config (YAML)"; break;
+    case InputKind::SystemJson: d.what = "an ASTRA-sim system config (JSON)"; break;
+    case InputKind::CommGroupJson: d.what = "a communicator-group file (JSON)"; break;
+    case InputKind::RemoteMemoryJson: d.what = "an ASTRA-sim remote-memory config (JSON)"; break;
+    case InputKind::Unknown:
+      d.what = looks_like(head);
+      d.opaque = !head.empty() && binary(head) && !other_format(head);
+      break;
+  }
+  return d;
+}
+
 InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> bytes) {
   std::string head = head_of(bytes, std::string(name));
   size_t first = head.find_first_not_of(" \t\r\n");
@@ -130,11 +162,12 @@ InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> byte
   if (other_format(head)) return InputKind::Unknown;  // an image, an archive...
   // Binary content (control bytes no text file has) starting with a plausible record length: a
   // Chakra trace under another name.
-  bool binary = std::any_of(head.begin(), head.begin() + std::min<size_t>(head.size(), 256), [](char c) {
+  const bool control_bytes = std::any_of(head.begin(), head.begin() + std::min<size_t>(head.size(), 256), [](char c) {
     auto b = static_cast<unsigned char>(c);
     return b < 9 || (b > 13 && b < 32);
   });
-  if (binary && head.size() > 1 && static_cast<unsigned char>(head[0]) > 0 && (head[1] & 7) <= 2 && (head[1] >> 3) >= 1)
+  if (control_bytes && head.size() > 1 && static_cast<unsigned char>(head[0]) > 0 && (head[1] & 7) <= 2 &&
+      (head[1] >> 3) >= 1)
     return InputKind::ChakraEt;
   return InputKind::Unknown;
 }

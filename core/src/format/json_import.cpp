@@ -456,6 +456,12 @@ class Importer {
 
 }  // namespace
 
+bool looks_like_chakra_json(std::string_view head) {
+  const size_t first = head.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || head[first] != '{') return false;
+  return head.find("\"globalMetadata\"") != std::string_view::npos || head.find("_NODE\"") != std::string_view::npos;
+}
+
 Trace read_json_trace(std::string_view text, const std::string& name) { return Importer(text, name).run(); }
 
 Trace read_json_trace_file(const std::string& path, const InputLimits& limits) {

@@ -1,5 +1,8 @@
 #include "chakra/trace/anonymize.h"
 
+#include <algorithm>
+#include <cctype>
+#include <functional>
 #include <random>
 #include <unordered_map>
 
@@ -7,6 +10,7 @@
 
 #include "chakra/support/error.h"
 #include "chakra/support/sha256.h"
+#include "chakra/trace/schema.h"
 
 namespace chakra {
 
@@ -18,7 +22,8 @@ std::string random_anonymize_key() {
 }
 
 void AnonymizeReport::merge(const AnonymizeReport& o) {
-  nodes += o.nodes, names += o.names, names_kept += o.names_kept, io_literals += o.io_literals;
+  nodes += o.nodes, events += o.events, names += o.names, names_kept += o.names_kept;
+  names_vocabulary += o.names_vocabulary, io_literals += o.io_literals;
   metadata_strings += o.metadata_strings, shapes_bucketed += o.shapes_bucketed;
   docs_dropped += o.docs_dropped, unknown_fields_dropped += o.unknown_fields_dropped;
   for (const auto& [name, n] : o.attributes) attributes[name] += n;
@@ -28,18 +33,24 @@ std::string AnonymizeReport::text() const {
   std::string attrs;
   for (const auto& [name, n] : attributes)
     if (n) attrs += (attrs.empty() ? "" : ", ") + name + " " + std::to_string(n);
-  std::string out = "replaced: " + std::to_string(names) + " node names" +
-                    (names_kept ? " (" + std::to_string(names_kept) + " kept by --keep-names)" : "") + ", string attributes (" +
-                    (attrs.empty() ? "none" : attrs) + "), " + std::to_string(io_literals) + " strings in inputs/outputs values, " +
-                    std::to_string(metadata_strings) + " metadata strings\n";
-  out += "kept: " + std::to_string(nodes) +
+  std::string out = "replaced: " + std::to_string(names) + " names";
+  if (names_kept) out += " (" + std::to_string(names_kept) + " kept by --keep-names)";
+  out += ", string attributes (" + (attrs.empty() ? std::string("none") : attrs) + "), " + std::to_string(io_literals) +
+         " strings in inputs/outputs values, " + std::to_string(metadata_strings) + " metadata strings\n";
+  out += "kept: " + std::to_string(names_vocabulary) +
+         " names the tools read (communication, memory copies, runtime calls, profiler steps), " +
+         std::to_string(nodes) +
          " nodes' ids, types, dependencies, durations, start times, numeric and bool attributes (num_ops, tensor "
-         "sizes, communication), numeric process-group ids, tensor types, attribute names, " +
-         (shapes_bucketed ? "shapes bucketed to powers of two (" + std::to_string(shapes_bucketed) + " dimensions rounded up)" : std::string("shapes")) +
-         "\n";
+         "sizes, communication), strings of numbers only, tensor types, attribute names, ";
+  out += shapes_bucketed
+             ? "shapes bucketed to powers of two (" + std::to_string(shapes_bucketed) + " dimensions rounded up)"
+             : std::string("shapes");
+  if (events)
+    out += "; " + std::to_string(events) + " Kineto events' phases, categories, pids, tids, times, ids, numeric args";
+  out += "\n";
   if (docs_dropped || unknown_fields_dropped)
-    out += "dropped: " + std::to_string(docs_dropped) + " attribute doc strings, " + std::to_string(unknown_fields_dropped) +
-           " nodes' or attributes' fields outside the schema\n";
+    out += "dropped: " + std::to_string(docs_dropped) + " attribute doc strings, " +
+           std::to_string(unknown_fields_dropped) + " nodes' or attributes' fields outside the schema\n";
   return out;
 }
 
@@ -54,11 +65,89 @@ std::string Anonymizer::token(std::string_view kind, std::string_view original) 
 
 namespace {
 
-bool is_number_text(std::string_view s) { return !s.empty() && s.size() <= 18 && s.find_first_not_of("0123456789") == std::string_view::npos; }
+bool all_of(std::string_view s, int (*is)(int)) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [&](char c) { return is(static_cast<unsigned char>(c)) != 0; });
+}
+int is_identifier_char(int c) { return std::isalnum(c) || c == '_'; }
+
+}  // namespace
+
+size_t vocabulary_kept(std::string_view name) {
+  auto starts = [&](std::string_view prefix) { return name.substr(0, prefix.size()) == prefix; };
+  // Communication and memory copies: the analyses classify GPU work by these names, the
+  // converter finds collectives by them (nccl*, ncclDevKernel_*, "Memcpy DtoH (...)", ...).
+  if (!name.empty() && classify_gpu_op(name) != GpuKind::Computation) return kWholeName;
+  // CUDA/HIP runtime and driver calls (cudaLaunchKernel, hipMemcpyAsync, cuStreamSynchronize):
+  // the linker and the critical path tell launches, copies and synchronisations by them.
+  for (std::string_view api : {"cuda", "hip", "cu"})
+    if (starts(api) && name.size() > api.size() && std::isupper(static_cast<unsigned char>(name[api.size()])) &&
+        all_of(name.substr(api.size()), is_identifier_char))
+      return kWholeName;
+  // Iterations, and PyTorch's communication ops (whose send/recv the converter reads).
+  if (starts("ProfilerStep#") && all_of(name.substr(13), std::isdigit)) return kWholeName;
+  if (starts("c10d::") && all_of(name.substr(6), is_identifier_char)) return kWholeName;
+  // Kineto's own span ("PyTorch Profiler (0)").
+  if (starts("PyTorch Profiler (") && name.back() == ')' && all_of(name.substr(18, name.size() - 19), std::isdigit))
+    return kWholeName;
+  // The marker of the node listing the process groups ("## process_group:init ##").
+  if (name.find("process_group:init") != std::string_view::npos) return kWholeName;
+  static constexpr std::string_view kWhole[] = {
+      // Markers the converter and the linker read.
+      "record_param_comms", "[pytorch|profiler|execution_trace|process]",
+      "[pytorch|profiler|execution_trace|thread]", "[pytorch|profiler|execution_graph|process]",
+      "[pytorch|profiler|execution_graph|thread]",
+      // The Chrome trace format's metadata events, Kineto's flows and synchronisation events.
+      "process_name", "process_labels", "process_sort_index", "thread_name", "thread_sort_index", "ac2g", "fwdbwd",
+      "Stream Sync", "Context Sync", "Event Sync", "Stream Wait Event"};
+  for (std::string_view w : kWhole)
+    if (name == w) return kWholeName;
+  // The converter leaves optimizer steps' own time out; the rest names the optimizer's class.
+  if (starts("Optimizer.step#")) return 15;
+  return 0;
+}
+
+bool numbers_only(std::string_view text) {
+  auto number = [](std::string_view w) {
+    if (w == "True" || w == "False" || w == "None" || w == "true" || w == "false" || w == "null") return true;
+    if (w.size() > 2 && w[0] == '0' && (w[1] == 'x' || w[1] == 'X')) return all_of(w.substr(2), std::isxdigit);
+    return w.find_first_of("0123456789") != std::string_view::npos &&
+           w.find_first_not_of("0123456789+-.eE") == std::string_view::npos;
+  };
+  // Words between separators, each a number.
+  for (size_t i = 0; i < text.size();) {
+    const size_t end = std::min(text.find_first_of(" ,[]()", i), text.size());
+    if (end > i && !number(text.substr(i, end - i))) return false;
+    i = end + 1;
+  }
+  return true;
+}
+
+std::string Anonymizer::name(std::string_view original, AnonymizeReport& report) const {
+  if (original.empty()) return {};
+  if (options_.keep_name && options_.keep_name(original)) {
+    ++report.names_kept;
+    return std::string(original);
+  }
+  const size_t kept = vocabulary_kept(original);
+  if (kept == kWholeName) {
+    ++report.names_vocabulary;
+    return std::string(original);
+  }
+  (kept ? report.names_vocabulary : report.names) += 1;
+  return std::string(original.substr(0, kept)) + token("op", original);
+}
+
+std::string Anonymizer::text(std::string_view original, uint64_t& count) const {
+  if (numbers_only(original)) return std::string(original);
+  ++count;
+  return token("str", original);
+}
+
+namespace {
 
 // Each quoted literal ('...' or "...", backslash escapes) of a Python-repr value list replaced by
 // replace(content); numbers, brackets, True/False/None kept.
-std::string replace_literals(std::string_view s, const std::function<std::string(std::string_view)>& replace, uint64_t& count) {
+std::string replace_literals(std::string_view s, const std::function<std::string(std::string_view)>& replace) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
@@ -73,17 +162,9 @@ std::string replace_literals(std::string_view s, const std::function<std::string
     out += q;
     out += replace(content);
     out += q;
-    ++count;
     i = j + 1;
   }
   return out;
-}
-
-// A tensor dimension rounded up to a power of two (0 and 1 kept; at most 2^62).
-uint64_t bucketed(uint64_t v) {
-  uint64_t p = 1;
-  while (p < v && p < (uint64_t{1} << 62)) p <<= 1;
-  return v <= 1 ? v : p;
 }
 
 // Every integer of a shapes string rounded up to a power of two.
@@ -97,8 +178,8 @@ std::string bucket_shapes(std::string_view s, uint64_t& count) {
     size_t j = i;
     uint64_t v = 0;
     while (j < s.size() && s[j] >= '0' && s[j] <= '9') v = v * 10 + static_cast<uint64_t>(s[j++] - '0');
-    count += bucketed(v) != v;
-    out += std::to_string(bucketed(v));
+    count += bucketed_dimension(v) != v;
+    out += std::to_string(bucketed_dimension(v));
     i = j;
   }
   return out;
@@ -106,22 +187,45 @@ std::string bucket_shapes(std::string_view s, uint64_t& count) {
 
 }  // namespace
 
+uint64_t bucketed_dimension(uint64_t v) {
+  uint64_t p = 1;
+  while (p < v && p < (uint64_t{1} << 62)) p <<= 1;
+  return v <= 1 ? v : p;
+}
+
 void Anonymizer::anonymize(const Trace& in, Trace& out, AnonymizeReport& report) const {
   out = Trace();
-  // Strings by kind, each tokenized once per trace.
-  std::unordered_map<uint64_t, StrId> done;
-  auto mapped = [&](const char* kind, StrId id) -> StrId {
-    const uint64_t key = (uint64_t{static_cast<unsigned char>(kind[0])} << 56) | (uint64_t{static_cast<unsigned char>(kind[1])} << 48) | id;
-    auto it = done.find(key);
-    if (it != done.end()) return it->second;
-    const std::string_view s = in.str(id);
-    const StrId to = s.empty() ? out.intern("") : out.intern(token(kind, s));
-    done.emplace(key, to);
-    return to;
+  // Names and other strings, each made once per trace; what they added to the report is added
+  // again each time one is used.
+  struct Made {
+    StrId to;
+    AnonymizeReport counts;  // names, names_kept, names_vocabulary; or `names` = strings replaced
   };
-  auto tokenize = [&](std::string_view s) { return s.empty() ? std::string() : token("str", s); };
+  std::unordered_map<StrId, Made> names, texts;
+  auto name_of = [&](StrId id) {
+    auto it = names.find(id);
+    if (it == names.end()) {
+      Made m;
+      m.to = out.intern(name(in.str(id), m.counts));
+      it = names.emplace(id, m).first;
+    }
+    report.names += it->second.counts.names, report.names_kept += it->second.counts.names_kept;
+    report.names_vocabulary += it->second.counts.names_vocabulary;
+    return it->second.to;
+  };
+  auto text_of = [&](StrId id, uint64_t& count) {
+    auto it = texts.find(id);
+    if (it == texts.end()) {
+      Made m;
+      m.to = out.intern(text(in.str(id), m.counts.names));
+      it = texts.emplace(id, m).first;
+    }
+    count += it->second.counts.names;
+    return it->second.to;
+  };
 
-  // Attributes of one message into `d`: strings tokenized (numeric pg_name kept), docs dropped.
+  // Attributes of one message into `d`: strings as text() makes them (the metadata's schema
+  // version kept), docs dropped.
   auto copy_attrs = [&](const AttrTable& table, uint32_t begin, uint32_t end, AttrDrafts& d, bool metadata) {
     for (uint32_t a = begin; a < end; ++a) {
       const AttrKind kind = table.kind(a);
@@ -136,20 +240,15 @@ void Anonymizer::anonymize(const Trace& in, Trace& out, AnonymizeReport& report)
         else d.add(out_name, kind, table.bits(a));
         continue;
       }
-      if (text) {
-        const std::string_view v = in.str(static_cast<StrId>(table.bits(a)));
-        const bool keep = (name == "pg_name" && (v.empty() || is_number_text(v))) || (metadata && name == "schema");
-        if (keep) {
-          d.add(out_name, kind, out.intern(v));
-          continue;
-        }
-        d.add(out_name, kind, mapped("str", static_cast<StrId>(table.bits(a))));
-        (metadata ? report.metadata_strings : report.attributes[name]) += 1;
+      uint64_t& count = metadata ? report.metadata_strings : report.attributes[name];
+      if (text && metadata && name == "schema") {
+        d.add(out_name, kind, out.intern(in.str(static_cast<StrId>(table.bits(a)))));
+      } else if (text) {
+        d.add(out_name, kind, text_of(static_cast<StrId>(table.bits(a)), count));
       } else {
         std::vector<uint64_t> values;
-        for (uint64_t v : table.list(a)) values.push_back(mapped("str", static_cast<StrId>(v)));
+        for (uint64_t v : table.list(a)) values.push_back(text_of(static_cast<StrId>(v), count));
         d.add_list(out_name, kind, values);
-        (metadata ? report.metadata_strings : report.attributes[name]) += values.size();
       }
     }
   };
@@ -173,21 +272,16 @@ void Anonymizer::anonymize(const Trace& in, Trace& out, AnonymizeReport& report)
     d.data_deps.assign(data.begin(), data.end());
     d.ctrl_deps_unpacked = in.ctrl_deps_unpacked(n);
     d.data_deps_unpacked = in.data_deps_unpacked(n);
-    const std::string_view name = in.name(n);
-    if (name.empty()) {
-      d.name = out.intern("");
-    } else if (options_.keep_name && options_.keep_name(name)) {
-      d.name = out.intern(name);
-      ++report.names_kept;
-    } else {
-      d.name = mapped("op", in.name_id(n));
-      ++report.names;
-    }
+    d.name = name_of(in.name_id(n));
     const bool metadata_node = in.type(n) == static_cast<int32_t>(NodeType::Metadata);
     auto io = [&](const IoStrings& s, IoStrings& o) {
-      o.values = out.intern(metadata_node ? anonymize_process_groups(in.str(s.values), report)
-                                          : replace_literals(in.str(s.values), tokenize, report.io_literals));
-      o.shapes = out.intern(options_.bucket_shapes ? bucket_shapes(in.str(s.shapes), report.shapes_bucketed) : std::string(in.str(s.shapes)));
+      const std::string_view values = in.str(s.values);
+      uint64_t& count = metadata_node ? report.metadata_strings : report.io_literals;
+      const std::optional<std::string> groups = metadata_node ? process_groups(values, report) : std::nullopt;
+      auto literal = [&](std::string_view v) { return text(v, count); };
+      o.values = out.intern(groups ? *groups : replace_literals(values, literal));
+      const std::string_view shapes = in.str(s.shapes);
+      o.shapes = out.intern(options_.bucket_shapes ? bucket_shapes(shapes, report.shapes_bucketed) : shapes);
       o.types = out.intern(in.str(s.types));
     };
     d.has_inputs = in.has_inputs(n);
@@ -201,109 +295,31 @@ void Anonymizer::anonymize(const Trace& in, Trace& out, AnonymizeReport& report)
   report.nodes += in.size();
 }
 
-// A METADATA node's process groups, as the converter stores them (the Python repr of a list
-// holding one JSON string: ['[{"pg_name": "3", "ranks": [..], "pg_desc": ...}]']): the groups'
-// ids and ranks kept, their other strings tokenized. Anything else: its literals tokenized.
-std::string Anonymizer::anonymize_process_groups(std::string_view values, AnonymizeReport& report) const {
+std::optional<std::string> Anonymizer::process_groups(std::string_view values, AnonymizeReport& report) const {
   const std::optional<std::string_view> inner = wrapped_process_groups(values);
-  const bool wrapped = inner.has_value();
-  const std::string_view text = inner.value_or(values);
-  nlohmann::ordered_json groups;
-  try {
-    groups = nlohmann::ordered_json::parse(text);
-  } catch (const nlohmann::json::exception&) {
-    return replace_literals(values, [&](std::string_view s) { return s.empty() ? std::string() : token("str", s); }, report.metadata_strings);
-  }
-  std::function<void(nlohmann::ordered_json&, const std::string&)> walk = [&](nlohmann::ordered_json& j, const std::string& key) {
-    if (j.is_object()) {
-      for (auto it = j.begin(); it != j.end(); ++it) walk(it.value(), it.key());
-    } else if (j.is_array()) {
-      for (auto& e : j) walk(e, key);
-    } else if (j.is_string() && !(key == "pg_name" && is_number_text(j.get<std::string>())) && !j.get<std::string>().empty()) {
-      j = token("str", j.get<std::string>());
-      ++report.metadata_strings;
-    }
-  };
-  walk(groups, "");
-  return wrapped ? "['" + groups.dump() + "']" : groups.dump();
-}
-
-std::string Anonymizer::anonymize_json(std::string_view text, const std::string& source, AnonymizeReport& report) const {
   using Json = nlohmann::ordered_json;
-  Json doc;
+  // Process groups are a list of flat objects: anything nested deeper is not one (and a walk
+  // down a hostile nesting would run out of stack).
+  constexpr int kMaxDepth = 16;
+  const Json::parser_callback_t shallow = [](int depth, Json::parse_event_t, Json&) {
+    if (depth > kMaxDepth) throw Error("nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    return true;
+  };
+  Json groups;
   try {
-    doc = Json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(source + ": not JSON: " + e.what());
+    groups = Json::parse(inner.value_or(values), shallow);
+  } catch (const std::exception&) {  // not JSON, or too deep
+    return std::nullopt;
   }
-  auto string_value = [&](Json& j, uint64_t& count) {
-    const std::string s = j.get<std::string>();
-    if (s.empty()) return;
-    if (s.size() > 2 && s[0] == '[' && s[1] == '{' && s.find("pg_name") != std::string::npos) {
-      j = anonymize_process_groups(s, report);  // a process_group:init node's groups
-      return;
-    }
-    j = token("str", s);
-    ++count;
-  };
-  // Every string under j tokenized (shapes bucketed when `shapes`).
-  std::function<void(Json&, uint64_t&, bool)> strings = [&](Json& j, uint64_t& count, bool shapes) {
-    if (j.is_string()) return string_value(j, count);
-    if (j.is_number_unsigned() && shapes && options_.bucket_shapes) {
-      const uint64_t v = j.get<uint64_t>();
-      if (bucketed(v) != v) ++report.shapes_bucketed, j = bucketed(v);
-    }
-    if (j.is_array() || j.is_object())
-      for (auto& e : j) strings(e, count, shapes);
-  };
-  auto node = [&](Json& n) {
-    ++report.nodes;
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      const std::string& key = it.key();
-      Json& v = it.value();
-      if (key == "name" && v.is_string()) {
-        const std::string name = v.get<std::string>();
-        if (name.empty()) continue;
-        if (options_.keep_name && options_.keep_name(name)) {
-          ++report.names_kept;
-        } else {
-          v = token("op", name);
-          ++report.names;
-        }
-      } else if (key == "input_types" || key == "output_types") {
-        continue;
-      } else if (key == "input_shapes" || key == "output_shapes") {
-        strings(v, report.io_literals, true);
-      } else if (key == "inputs" || key == "outputs") {
-        strings(v, report.io_literals, false);
-      } else if (key == "pg_name" && v.is_string() && is_number_text(v.get<std::string>())) {
-        continue;
-      } else if (key == "attrs" && v.is_array()) {
-        for (Json& a : v) {
-          if (!a.is_object() || !a.contains("value")) continue;
-          const std::string attr = a.contains("name") && a["name"].is_string() ? a["name"].get<std::string>() : "";
-          Json& value = a["value"];
-          if (attr == "pg_name" && value.is_string() && is_number_text(value.get<std::string>())) continue;
-          strings(value, report.attributes[attr], false);
-        }
-      } else {
-        strings(v, report.attributes[key], false);
-      }
+  std::function<void(Json&)> walk = [&](Json& j) {
+    if (j.is_structured()) {
+      for (Json& e : j) walk(e);
+    } else if (j.is_string()) {
+      j = text(j.get<std::string>(), report.metadata_strings);
     }
   };
-  if (doc.is_object()) {
-    for (auto it = doc.begin(); it != doc.end(); ++it) {
-      if (it.key() == "nodes" && it.value().is_array()) {
-        for (Json& n : it.value())
-          if (n.is_object()) node(n);
-      } else if (it.key() != "schema") {
-        strings(it.value(), report.metadata_strings, false);
-      }
-    }
-  } else {
-    strings(doc, report.metadata_strings, false);
-  }
-  return doc.dump() + "\n";
+  walk(groups);
+  return inner ? "['" + groups.dump() + "']" : groups.dump();
 }
 
 }  // namespace chakra

@@ -539,6 +539,25 @@ TEST(Workspace, UnknownFilesSayWhatTheyLookLike) {
   EXPECT_TRUE(ws.ranks().empty());
 }
 
+// What a file is, in words, for commands that refuse it: configs by their kind, Chakra JSON
+// before the host ETs it resembles, binary data of no kind left open (it may be a damaged .et).
+TEST(Workspace, DescribesWhatAFileIs) {
+  auto describe = [](const std::string& name, const std::string& bytes) { return describe_input(name, as_bytes(bytes)); };
+  const std::string yaml = read_raw(shared("reference/astra-sim/inputs/net/sw8_ring4.yml"));
+  EXPECT_EQ(describe("net.yml", yaml).what, "an ASTRA-sim network config (YAML)");
+  const InputDescription chakra_json = describe("t.json", R"({"globalMetadata": {"attr": [{"name": "schema"}]}, "nodes": []})");
+  EXPECT_TRUE(chakra_json.chakra_json);
+  EXPECT_EQ(chakra_json.kind, InputKind::Unknown);
+  EXPECT_EQ(detect_input_kind("t.json", as_bytes(std::string(R"({"globalMetadata": {"attr": [{"name": "schema"}]}, "nodes": []})"))),
+            InputKind::PytorchHostEt);  // why describe_input asks first
+  EXPECT_FALSE(describe("h.json", R"({"schema": "1.0.1", "nodes": [{"id": 1, "name": "aten::mm"}]})").chakra_json);
+  EXPECT_EQ(describe("notes.txt", "my notes\n").what, "text of no kind chakrakit reads");
+  EXPECT_FALSE(describe("notes.txt", "my notes\n").opaque);
+  EXPECT_EQ(describe("shot.png", std::string("\x89PNG\r\n\x1a\n\0\0", 10)).what, "a PNG image");
+  EXPECT_FALSE(describe("shot.png", std::string("\x89PNG\r\n\x1a\n\0\0", 10)).opaque);
+  EXPECT_TRUE(describe("trace.bin", std::string("\x01\x02\x03\x00\x05", 5)).opaque);
+}
+
 TEST(Workspace, RanksFromFileNames) {
   EXPECT_EQ(rank_from_file_name("chakra_trace.3.et"), 3u);
   EXPECT_EQ(rank_from_file_name("dir/x.12.et.gz"), 12u);

@@ -31,6 +31,20 @@ const char* input_kind_name(InputKind kind);
 // From the first bytes (inflated when gzip) and the name's suffix.
 InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> bytes);
 
+// A file's kind (detect_input_kind) and what it is in words, for messages that refuse it: "an
+// ASTRA-sim network config (YAML)", "a PNG image", "text of no kind chakrakit reads". Chakra JSON
+// (looks_like_chakra_json), which the page does not open, is kind Unknown with `chakra_json`
+// set (asked after Kineto's "traceEvents", before host ETs, which also hold "nodes"). `opaque`:
+// binary data of no known kind, which may be a damaged Chakra trace under another name (the .et
+// reader then says where it fails).
+struct InputDescription {
+  InputKind kind = InputKind::Unknown;
+  std::string what;
+  bool chakra_json = false;
+  bool opaque = false;
+};
+InputDescription describe_input(std::string_view name, std::span<const uint8_t> bytes);
+
 struct RankTrace {
   uint32_t rank = 0;
   std::string source;  // file name(s) it came from

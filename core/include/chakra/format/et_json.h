@@ -56,4 +56,9 @@ JsonizeStats jsonize_et(std::unique_ptr<ByteSource> in, ByteSink& out, const Jso
 Trace read_json_trace(std::string_view text, const std::string& name);
 Trace read_json_trace_file(const std::string& path, const InputLimits& limits = {});
 
+// Whether `head`, a file's first bytes, is one of the formats above: JSON text with a
+// "globalMetadata" record or nodes whose type is a node type's name ("COMP_NODE"). PyTorch's
+// host ETs also hold "nodes" (and often "schema"), so this is asked before taking one for them.
+bool looks_like_chakra_json(std::string_view head);
+
 }  // namespace chakra
