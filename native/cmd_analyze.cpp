@@ -68,9 +68,9 @@ std::vector<std::pair<std::string, Loaded>> load_all(const std::vector<std::stri
     if (!l) {
       const std::string what = chakra::input_kind_name(kind);
       if (!from_folder)
-        throw chakra::Error(path + ": a " + what + ", not a trace this command reads (Kineto traces, Chakra .et traces" +
+        throw chakra::Error(path + ": " + chakra::with_article(what) + ", not a trace this command reads (Kineto traces, Chakra .et traces" +
                             (kind == chakra::InputKind::PytorchHostEt ? "; a host ET's GPU work is in its Kineto trace)" : ")"));
-      notes.push_back(path + ": skipped (a " + what + ")");
+      notes.push_back(path + ": skipped (" + chakra::with_article(what) + ")");
       continue;
     }
     if (auto [it, fresh] = owner.emplace(l->rank, path); !fresh)

@@ -101,11 +101,11 @@ const char* input_kind_name(InputKind kind) {
     case InputKind::TextWorkload: return "ASTRA-sim text workload";
     case InputKind::NetworkYaml: return "ASTRA-sim network config";
     case InputKind::SystemJson: return "ASTRA-sim system config";
-    case InputKind::CommGroupJson: return "communicator groups";
+    case InputKind::CommGroupJson: return "communicator groups JSON";
     case InputKind::RemoteMemoryJson: return "ASTRA-sim remote-memory config";
-    case InputKind::Unknown: return "unknown";
+    case InputKind::Unknown: return "file of unknown kind";
   }
-  return "unknown";
+  return "file of unknown kind";
 }
 
 InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> bytes) {

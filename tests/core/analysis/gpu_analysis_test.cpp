@@ -94,6 +94,45 @@ TEST(GpuAnalysis, KernelsAreClassifiedByNameAndType) {
   EXPECT_EQ(chakra::gpu_kinds_label(7), "COMPUTATION overlapping COMMUNICATION overlapping MEMORY");
 }
 
+// Communication libraries other than NCCL: kernel names as CUPTI and roctracer write them (demangled),
+// from the libraries' sources (the patterns' comment in core/src/trace/schema.cpp cites them).
+TEST(GpuAnalysis, KernelsOfOtherCommunicationLibrariesCommunicate) {
+  using chakra::GpuKind;
+  for (const char* name : {
+           // DeepEP: normal (intranode, internode), low-latency, 2026's legacy namespace, EPv2
+           "void deep_ep::intranode::notify_dispatch<8>(int const*, int*, int const*, int*, int, int, int, bool const*, int*, "
+           "int*, int, int, void**, int**, int, int)",
+           "void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*, long*, float*, int*, int*, int4 const*)",
+           "void deep_ep::intranode::cached_notify_combine<8>(void**, int*, int, int, int, int**, int, int)",
+           "void deep_ep::internode::combine<false, 2, 8, 4, 4>(int4*, float*, bool const*, void*)",
+           "void deep_ep::internode_ll::dispatch<true, 3, 7168>(void*, float*, int*, int*, int*, int*, void*)",
+           "void deep_ep::legacy::intranode::combine<__nv_bfloat16, 8, 768, 4096>(__nv_bfloat16*, float*)",
+           "void deep_ep::elastic::hybrid_dispatch_impl<false, 24, 4, 2, 8>(void*, void*)",
+           // MSCCL, MSCCL++
+           "mscclKernel_Sum_float_LL(ncclDevComm*, mscclAlgo*, mscclWork)",
+           "void mscclpp::executionKernel<float, false>(int, float*, float*, float*, unsigned long)",
+           "void mscclpp::collective::allreduceAllPairs<__nv_bfloat16>(__nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*)",
+           // NVSHMEM's stream collectives and proxy entry points; PyTorch's NVSHMEM all-to-all
+           "void alltoall_on_stream_kernel<float>(int, float*, float const*, unsigned long)",
+           "void barrier_on_stream_kernel_threadgroup<(threadgroup_t)4>(int, int)",
+           "nvshmemi_proxy_rma_entrypoint(void*, void*, rma_bytesdesc_t, int, nvshmemi_op_t)",
+           "c10d::nvshmem_extension::allToAllV(void*, void*, long*, unsigned long, int)",
+           // oneCCL's SYCL collectives
+           "Allreduce_small_kernel<float, 4ul>", "AllgathervMediumKernel_LocalSync<sycl::_V1::detail::half_impl::half>",
+           "ReduceScatterLargeKernel<float, 4ul>", "Reduce_scatter_small_kernel_scalar<float, 1, 32>"}) {
+    EXPECT_EQ(chakra::classify_gpu_op(name), GpuKind::Communication) << name;
+  }
+  // DeepEP's kernels on local memory compute, and the table knows them (they are not listed).
+  for (const char* name : {"void deep_ep::layout::get_dispatch_layout<256, 32, 8>(long const*, int*, int*, int*, bool*, int)",
+                           "void deep_ep::internode_ll::clean_low_latency_buffer<32>(int*, int, int*, int)",
+                           "void deep_ep::elastic::combine_reduce_epilogue_impl<false, true, 132>(__nv_bfloat16*, float*)"}) {
+    EXPECT_EQ(chakra::classify_gpu_op(name), GpuKind::Computation) << name;
+    EXPECT_TRUE(chakra::is_known_compute_kernel(name)) << name;
+  }
+  // "dispatch" and "combine" outside DeepEP are no communication.
+  EXPECT_EQ(chakra::classify_gpu_op("void vllm::moe::dispatch_kernel<float>(float*)"), GpuKind::Computation);
+}
+
 TEST(GpuAnalysis, MatchesHtaOnSharedKinetoTraces) {
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.reference);
