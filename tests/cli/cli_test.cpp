@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <numeric>
@@ -1280,6 +1281,49 @@ TEST(CliAnalyze, CriticalPathAcrossMeasuredRanks) {
   }
   EXPECT_EQ(run({"analyze", "--what-if", "x", shared("data/pairs/dlrm_8rank_v100")}).exit_code, 2);
   EXPECT_EQ(run({"analyze", "--what-if", "x=0", shared("data/pairs/dlrm_8rank_v100")}).exit_code, 2);
+}
+
+// Kernels: a communication library's (DeepEP's dispatch) counts as communication, and a name no
+// pattern knows is listed in --json's unknown_kernels; a trace without GPU ops says what it records
+// (an MTIA trace) and a file of another kind is named with its article.
+TEST(CliAnalyze, KernelKindsUnknownKernelsAndTracesWithoutGpuOps) {
+  const std::string dir = temp_dir();
+  auto kernel = [](const std::string& name, int ts) {
+    return R"({"ph": "X", "cat": "kernel", "name": ")" + name + R"(", "pid": 0, "tid": 7, "ts": )" + std::to_string(ts) +
+           R"(, "dur": 10, "args": {"stream": 7, "correlation": )" + std::to_string(ts) + "}}";
+  };
+  write_raw(dir + "/rank0.json", R"({"distributedInfo": {"rank": 0}, "traceEvents": [)" +
+                                     kernel("void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*)", 100) + ", " +
+                                     kernel("myfabric_ring_exchange(int*)", 120) + ", " +
+                                     kernel("volta_sgemm_128x64_nn", 140) + "]}");
+  Result r = run({"analyze", "--json", dir + "/rank0.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json rank = nlohmann::json::parse(r.out)["ranks"][0];
+  EXPECT_EQ(rank["unknown_kernels"], nlohmann::json::array({"myfabric_ring_exchange(int*)"}));
+  std::map<std::string, std::string> kinds;
+  for (const auto& n : rank["names"]) kinds[n["name"]] = n["kind"];
+  EXPECT_EQ(kinds["void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*)"], "COMMUNICATION");
+  EXPECT_EQ(kinds["volta_sgemm_128x64_nn"], "COMPUTATION");
+  EXPECT_EQ(rank["communication"], 10);
+
+  // MTIA's events (Kineto's mtia_* activity types): not "no GPU op" but what the trace is.
+  write_raw(dir + "/mtia.json", R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
+    {"ph": "X", "cat": "mtia_ccp_events", "name": "mm_kernel", "pid": 2, "tid": 7, "ts": 12, "dur": 3}]})");
+  r = run({"analyze", dir + "/mtia.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, dir + "/mtia.json: no GPU op: an MTIA trace (mtia_* events), not a CUDA or ROCm one: its "
+                              "events are cpu_op 1, mtia_ccp_events 1; the analyses read kernel, gpu_memcpy and gpu_memset events"))
+      << r.err;
+  EXPECT_TRUE(r.out.empty());
+  // Host-side events only: profile with GPU activities.
+  r = run({"analyze", shared("data/kineto/hta__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "it records only host-side events (user_annotation 11, cpu_op 4, Trace 1)")) << r.err;
+  // A system JSON named as a trace: "an ASTRA-sim system config", never "a ASTRA-sim".
+  r = run({"analyze", shared("reference/astra-sim/inputs/sys/ring_s4_c1.json")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "ring_s4_c1.json: an ASTRA-sim system config, not a trace this command reads")) << r.err;
 }
 
 // Trace diff: a trace against itself differs nowhere; against a copy with one op's durations

@@ -395,3 +395,35 @@ TEST(GpuAnalysis, UnknownKernelsAreListed) {
   const chakra::Trace odd = kernels({{"myfabric_ring_exchange", 10, 5}, {"volta_sgemm_128x64_nn", 20, 5}});
   EXPECT_EQ(chakra::analyze_gpu(odd).unknown_kernels, std::vector<std::string>{"myfabric_ring_exchange"});
 }
+
+// A Kineto trace without GPU ops says what it records instead: host-side events only (a profile
+// without GPU activities), or another device's events (MTIA), never a bare "no GPU op".
+TEST(GpuAnalysis, KinetoTraceWithoutGpuOpsSaysWhatItRecords) {
+  chakra::KinetoCategories categories;
+  const chakra::Trace cpu_only = chakra::kineto_activity(
+      chakra::open_input(shared("data/kineto/hta__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz")), &categories);
+  EXPECT_EQ(chakra::analyze_gpu(cpu_only).ops, 0u);
+  EXPECT_EQ(categories, (chakra::KinetoCategories{{"user_annotation", 11}, {"cpu_op", 4}, {"Trace", 1}}));
+  EXPECT_EQ(chakra::kineto_without_gpu_ops(categories),
+            "it records only host-side events (user_annotation 11, cpu_op 4, Trace 1): no kernel, gpu_memcpy or gpu_memset "
+            "event; profile with GPU activities on (torch.profiler.ProfilerActivity.CUDA)");
+
+  // MTIA's activity types (Kineto's mtia_ccp_events, mtia_runtime) next to host ops.
+  const std::string mtia = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
+    {"ph": "X", "cat": "mtia_runtime", "name": "mtiaLaunchKernel", "pid": 1, "tid": 1, "ts": 11, "dur": 1},
+    {"ph": "X", "cat": "mtia_ccp_events", "name": "mm_kernel", "pid": 2, "tid": 7, "ts": 12, "dur": 3},
+    {"ph": "X", "cat": "mtia_ccp_events", "name": "add_kernel", "pid": 2, "tid": 7, "ts": 16, "dur": 1}]})";
+  const chakra::Trace t = chakra::kineto_activity(
+      chakra::memory_input({reinterpret_cast<const uint8_t*>(mtia.data()), mtia.size()}, "mtia.json"), &categories);
+  EXPECT_EQ(chakra::analyze_gpu(t).ops, 0u);
+  EXPECT_EQ(chakra::kineto_without_gpu_ops(categories),
+            "an MTIA trace (mtia_* events), not a CUDA or ROCm one: its events are mtia_ccp_events 2, cpu_op 1, "
+            "mtia_runtime 1; the analyses read kernel, gpu_memcpy and gpu_memset events");
+
+  // A ROCm trace has kernels: nothing to explain.
+  const chakra::Trace amd = chakra::kineto_activity(
+      chakra::open_input(shared("data/kineto/hta__amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz")), &categories);
+  EXPECT_GT(chakra::analyze_gpu(amd).ops, 0u);
+  EXPECT_EQ(chakra::kineto_without_gpu_ops(categories), std::nullopt);
+}
