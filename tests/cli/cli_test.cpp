@@ -15,7 +15,7 @@
 #include <numeric>
 #include <set>
 #include <sstream>
-#include <sstream>
+#include <tuple>
 
 #include "chakra/sim/simulate.h"
 #include "chakra/stablehlo/stablehlo.h"
@@ -953,6 +953,81 @@ TEST(CliSimulate, AlikeNpusRunAsOneUnlessEveryNpuIsAsked) {
   EXPECT_EQ(a, b);
 }
 
+// --workload takes a folder of per-NPU traces as chakra convert writes them (its comm groups taken
+// and said) and .et.gz files under a prefix; both spellings run the same. Output paths and mixed-up
+// configuration files are refused before the run, naming what is wrong.
+TEST(CliSimulate, FoldersGzipAndChecksBeforeTheRun) {
+  const std::string dir = temp_dir();
+  ASSERT_EQ(run({"generate", "collective", "--npus", "4", "-o", dir + "/plain/ar"}).exit_code, 0);
+  const std::vector<std::string> preset = {"--preset", "astra-sim-ring-8", "--npus", "4"};
+  auto simulate = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), "simulate");
+    args.insert(args.end(), preset.begin(), preset.end());
+    return run(args);
+  };
+  const Result plain = simulate({"--workload", dir + "/plain/ar"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  // A folder: NPU 1 gzip-compressed, a comm-group file of every NPU (as chakra convert's).
+  fs::create_directories(dir + "/run");
+  for (int npu = 0; npu < 4; ++npu)
+    if (npu != 1) fs::copy_file(dir + "/plain/ar." + std::to_string(npu) + ".et", dir + "/run/ar." + std::to_string(npu) + ".et");
+  {
+    const std::string bytes = read_raw(dir + "/plain/ar.1.et");
+    gzFile gz = gzopen((dir + "/run/ar.1.et.gz").c_str(), "wb");
+    ASSERT_EQ(gzwrite(gz, bytes.data(), static_cast<unsigned>(bytes.size())), static_cast<int>(bytes.size()));
+    gzclose(gz);
+  }
+  write_raw(dir + "/run/ar.comm_group.json", R"({"1": [0, 1, 2, 3]})");
+  Result r = simulate({"--workload", dir + "/run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find("summary")), plain.out.substr(0, plain.out.find("summary")));  // ASTRA-sim's lines
+  EXPECT_TRUE(contains(r.err, "note: workload " + dir + "/run: NPUs 0..3 read " + dir + "/run/ar.0.et to " + dir + "/run/ar.3.et; "
+                              "communicator groups from " + dir + "/run/ar.comm_group.json")) << r.err;
+  // The prefix reads PREFIX.1.et.gz too; with both .et and .et.gz of an NPU, which one is meant is unknown.
+  r = simulate({"--workload", dir + "/run/ar", "--times-out", dir + "/out/sim/ar"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find("summary")), plain.out.substr(0, plain.out.find("summary")));
+  EXPECT_TRUE(fs::exists(dir + "/out/sim/ar.1.et"));
+  fs::copy_file(dir + "/plain/ar.1.et", dir + "/run/ar.1.et");
+  r = simulate({"--workload", dir + "/run/ar"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, dir + "/run/ar.1.et and " + dir + "/run/ar.1.et.gz both exist")) << r.err;
+  r = simulate({"--workload", dir + "/run"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, dir + "/run: two traces of NPU 1, ar.1.et and ar.1.et.gz")) << r.err;
+  fs::remove(dir + "/run/ar.1.et");
+  // A folder of 4 traces on a network of 8; a folder without traces.
+  r = run({"simulate", "--workload", dir + "/run", "--preset", "astra-sim-ring-8"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "traces for 4 NPUs, the network has 8 (with --preset, --npus 4 fits its network to them)")) << r.err;
+  r = simulate({"--workload", dir + "/out"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, dir + "/out: no per-NPU traces (STEM.<npu>.et or .et.gz) in this folder")) << r.err;
+
+  // Outputs that cannot be written are named before anything runs (no ASTRA-sim lines yet).
+  for (const auto& [option, path, why] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"--json", dir + "/missing/r.json", ": no folder " + dir + "/missing"},
+           {"--timeline", dir + "/run", ": is a folder"},
+           {"--json", dir + "/run/ar.0.et/r.json", " is not a folder"}}) {
+    r = simulate({"--workload", dir + "/run", option, path});
+    EXPECT_EQ(r.exit_code, 1) << option << " " << path;
+    EXPECT_TRUE(contains(r.err, option + " " + path)) << r.err;
+    EXPECT_TRUE(contains(r.err, why)) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  // A system JSON given as --network, a network YAML as --system: said so, with what they have.
+  const std::string in = shared("reference/astra-sim/inputs");
+  r = run({"simulate", "--workload", dir + "/run", "--system", in + "/sys/ring_s4_c1.json", "--network", in + "/sys/ring_s4_c1.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, in + "/sys/ring_s4_c1.json is an ASTRA-sim system config (it has scheduling-policy, "))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "given as --network, which takes an ASTRA-sim network config; give it as --system")) << r.err;
+  r = run({"simulate", "--workload", dir + "/run", "--system", in + "/net/ring_8.yml", "--network", in + "/net/ring_8.yml"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, in + "/net/ring_8.yml is an ASTRA-sim network config (it has topology, npus_count), given as "
+                              "--system, which takes an ASTRA-sim system config; give it as --network")) << r.err;
+}
+
 TEST(CliConvert, SimulatePrintsTheToySchedulerAndNeedsOneTrace) {
   std::string dir = temp_dir();
   const std::string in = shared("reference/chakra/inputs/1.0.2-chakra.0.0.4.json");
@@ -1490,6 +1565,27 @@ TEST(CliSweep, ResumeAfterAKillOrCtrlC) {
 }
 
 // Failing points are rows with their error; bad specs are errors naming the file and line.
+// --list prints the points and writes nothing, so it needs no -o; a run without -o is a usage error.
+// A folder of traces is a workload as for chakra simulate.
+TEST(CliSweep, ListNeedsNoOutputAndTracesMayBeAFolder) {
+  const std::string dir = temp_dir();
+  const std::string spec = std::string(CHAKRA_SOURCE_DIR) + "/assets/sweeps/allreduce_64npus.yaml";
+  Result r = run({"sweep", "--list", spec});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "{\"point\":0,")) << r.out;
+  r = run({"sweep", spec});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "give --output RESULTS (the table's files), or --list to print the points")) << r.err;
+  ASSERT_EQ(run({"generate", "collective", "--npus", "4", "-o", dir + "/run/ar"}).exit_code, 0);
+  write_raw(dir + "/sweep.yaml", "workload: {traces: run}\nnetwork: {preset: astra-sim-ring-8}\n"
+                                 "axes: {network.bandwidth: [25, 50]}\n");
+  r = run({"sweep", dir + "/sweep.yaml", "-o", dir + "/t", "--no-timing", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string jsonl = read_raw(dir + "/t.jsonl");
+  EXPECT_TRUE(contains(jsonl, "\"error\":\"\"")) << jsonl;
+  EXPECT_FALSE(contains(jsonl, "NPUs and the workload")) << jsonl;
+}
+
 TEST(CliSweep, FailuresAreRowsAndBadSpecsAreNamed) {
   const std::string dir = temp_dir();
   Result r = run({"sweep", std::string(CHAKRA_SOURCE_DIR) + "/assets/sweeps/llama_parallelism.yaml", "-o", dir + "/ll"});
