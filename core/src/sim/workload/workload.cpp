@@ -107,8 +107,8 @@ std::string_view Workload::trace_bytes(uint32_t n, std::string& file_bytes) cons
   const std::string file = trace_file(n);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec))
-    throw Error(file + ": workload file of NPU " + std::to_string(n) + " does not exist, nor " + file + ".gz (the network has " +
-                std::to_string(n_npus_) + " NPUs)");
+    throw Error(file + ": workload file of NPU " + std::to_string(n) + " does not exist (the network has " +
+                std::to_string(n_npus_) + " NPUs), nor " + file + ".gz");
   file_bytes = read_file(file, in_.read.input);
   return file_bytes;
 }
