@@ -69,7 +69,8 @@ std::vector<std::pair<std::string, Loaded>> load_all(const std::vector<std::stri
     if (!l) {
       const std::string what = chakra::input_kind_name(kind);
       if (!from_folder)
-        throw chakra::Error(path + ": " + chakra::with_article(what) + ", not a trace this command reads (Kineto traces, Chakra .et traces" +
+        throw chakra::Error(path + ": " + chakra::with_article(what) +
+                            ", not a trace this command reads (Kineto traces, Chakra .et traces" +
                             (kind == chakra::InputKind::PytorchHostEt ? "; a host ET's GPU work is in its Kineto trace)" : ")"));
       notes.push_back(path + ": skipped (" + chakra::with_article(what) + ")");
       continue;
@@ -88,8 +89,8 @@ std::vector<std::pair<std::string, Loaded>> load_all(const std::vector<std::stri
 std::string why_no_gpu_op(const Loaded& l) {
   if (l.categories)
     if (std::optional<std::string> why = chakra::kineto_without_gpu_ops(*l.categories)) return "no GPU op: " + *why;
-  return "no GPU op with a measured start time (is_cpu_op false and a \"stream\"); analyze reads Kineto traces, and .et "
-         "traces converted with their times (chakra convert pytorch without --reference-bytes)";
+  return "no GPU op with a measured start time (is_cpu_op false and a \"stream\"); analyze reads Kineto traces, "
+         "and .et traces converted with their times (chakra convert pytorch without --reference-bytes)";
 }
 
 std::vector<Rank> load(const std::vector<std::string>& paths, std::vector<std::string>& notes) {

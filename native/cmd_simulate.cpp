@@ -44,7 +44,7 @@ void check_outputs(const Request& q) {
 // The NPUs' traces, read again (the simulator does not keep them), once for what needs them.
 std::vector<chakra::Trace> npu_traces(const Request& q, size_t npus) {
   std::vector<chakra::Trace> traces;
-  for (size_t i = 0; i < npus; ++i) traces.push_back(chakra::read_et(npu_trace_file(q.in.workload, static_cast<uint32_t>(i)), q.in.read));
+  for (uint32_t i = 0; i < npus; ++i) traces.push_back(chakra::read_et(npu_trace_file(q.in.workload, i), q.in.read));
   return traces;
 }
 
@@ -82,8 +82,9 @@ int run(const Request& q) {
   opt.record_spans = !q.timeline_out.empty() || q.critical_path_steps > 0 || !q.times_out.empty();
   check_outputs(q);
   if (q.folder_npus && q.folder_npus != q.in.network.total_npus())
-    throw chakra::Error(q.in.workload + ".<npu>.et: traces for " + std::to_string(q.folder_npus) + " NPUs, the network has " +
-                        std::to_string(q.in.network.total_npus()) + " (with --preset, --npus " + std::to_string(q.folder_npus) + " fits its network to them)");
+    throw chakra::Error(q.in.workload + ".<npu>.et: traces for " + std::to_string(q.folder_npus) +
+                        " NPUs, the network has " + std::to_string(q.in.network.total_npus()) +
+                        " (with --preset, --npus " + std::to_string(q.folder_npus) + " fits its network to them)");
   for (const std::string& note : q.notes) std::cerr << "note: " << note << "\n";
   for (const std::string& note : q.in.system.notes) std::cerr << "note: " << note << "\n";
   SimResult r = simulate(q.in, opt);
@@ -162,8 +163,8 @@ void expect_kind(const std::string& path, const std::string& option, chakra::Inp
   if (kind == wanted || kind == chakra::InputKind::Unknown) return;
   const std::string evidence = chakra::input_kind_evidence(path, bytes);
   std::string what = path + " is " + chakra::with_article(chakra::input_kind_name(kind)) +
-                     (evidence.empty() ? "" : " (it has " + evidence + ")") + ", given as " + option + ", which takes " +
-                     chakra::with_article(chakra::input_kind_name(wanted));
+                     (evidence.empty() ? "" : " (it has " + evidence + ")") + ", given as " + option +
+                     ", which takes " + chakra::with_article(chakra::input_kind_name(wanted));
   static const std::pair<chakra::InputKind, const char*> kOptionOf[] = {
       {chakra::InputKind::SystemJson, "--system"}, {chakra::InputKind::NetworkYaml, "--network"},
       {chakra::InputKind::RemoteMemoryJson, "--remote-memory"}, {chakra::InputKind::CommGroupJson, "--comm-group"}};
@@ -295,11 +296,12 @@ int reference(int argc, char** argv, Backend backend, const char* prog) {
 
 int cmd_simulate(int argc, char** argv) {
   cli::Args args("chakra simulate",
-                 "Replay per-NPU Chakra traces (PREFIX.<npu>.et, or a folder of them) on ASTRA-sim's analytical model,\n"
-                 "with its configuration files, reproducing its per-NPU finish times to the\n"
-                 "nanosecond. Prints ASTRA-sim's per-NPU lines (times in ns), then a summary.\n"
+                 "Replay per-NPU Chakra traces (PREFIX.<npu>.et, or a folder of them) on ASTRA-sim's\n"
+                 "analytical model, with its configuration files, reproducing its per-NPU finish times\n"
+                 "to the nanosecond. Prints ASTRA-sim's per-NPU lines (times in ns), then a summary.\n"
                  "Exit 1 with the stuck nodes per NPU when the traces deadlock.");
-  args.option("--workload", "PREFIX|DIR", "per-NPU traces PREFIX.<npu>.et (or .et.gz), or a folder of them (with its comm_group.json)", "", true);
+  args.option("--workload", "PREFIX|DIR",
+              "per-NPU traces PREFIX.<npu>.et (or .et.gz), or a folder of them (with its comm_group.json)", "", true);
   args.option("--system", "FILE", "ASTRA-sim system JSON (or --preset)", "");
   args.option("--network", "FILE", "ASTRA-sim analytical network YAML (or --preset)", "");
   args.option("--preset", "NAME", "a cluster of assets/simulation/presets.json instead of --system and --network: " + preset_names(), "");

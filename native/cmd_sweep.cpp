@@ -52,7 +52,8 @@ int slurm(const cli::Args& a, const std::string& spec_path, const std::string& o
 }
 
 int run_sweep(const cli::Args& a) {
-  if (!a.has("--output") && !a.has("--list")) a.fail("give --output RESULTS (the table's files), or --list to print the points");
+  if (!a.has("--output") && !a.has("--list"))
+    a.fail("give --output RESULTS (the table's files), or --list to print the points");
   const std::string spec_path = a.values("SPEC")[0];
   const Spec spec = load_spec(spec_path);
   const Expansion e = expand(spec);

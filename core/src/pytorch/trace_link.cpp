@@ -1776,7 +1776,8 @@ Trace kineto_activity(std::unique_ptr<ByteSource> device_in, KinetoCategories* c
   d.categories = categories;
   load_device(*device_in, d, nullptr);
   if (categories)
-    std::stable_sort(categories->begin(), categories->end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::stable_sort(categories->begin(), categories->end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
   Trace t;
   const StrId is_cpu_op = t.intern("is_cpu_op"), tid = t.intern("tid"), stream = t.intern("stream"),
               comm_type = t.intern("comm_type"), comm_size = t.intern("comm_size");
@@ -1840,7 +1841,8 @@ std::optional<std::string> kineto_without_gpu_ops(const KinetoCategories& catego
   for (const auto& [cat, count] : categories)
     for (std::string_view gpu : {"kernel", "gpu_memcpy", "gpu_memset"})
       if (modern_category(cat) == gpu) return std::nullopt;
-  if (categories.empty()) return "it has no event with a category (\"cat\"), so no kernel, gpu_memcpy or gpu_memset event";
+  if (categories.empty())
+    return "it has no event with a category (\"cat\"), so no kernel, gpu_memcpy or gpu_memset event";
   std::string listed;
   for (size_t i = 0; i < categories.size() && i < 8; ++i)
     listed += (i ? ", " : "") + categories[i].first + " " + std::to_string(categories[i].second);
@@ -1852,8 +1854,9 @@ std::optional<std::string> kineto_without_gpu_ops(const KinetoCategories& catego
   for (const auto& [prefix, device] : kDevices)
     for (const auto& [cat, count] : categories)
       if (cat.rfind(prefix, 0) == 0)
-        return with_article(std::string(device) + " trace") + " (" + std::string(prefix) + "* events), not a CUDA or ROCm "
-               "one: its events are " + listed + "; the analyses read kernel, gpu_memcpy and gpu_memset events";
+        return with_article(std::string(device) + " trace") + " (" + std::string(prefix) +
+               "* events), not a CUDA or ROCm one: its events are " + listed +
+               "; the analyses read kernel, gpu_memcpy and gpu_memset events";
   // Host-side categories: the CPU ops, Python calls, annotations and the profiler's own.
   static constexpr std::string_view kHost[] = {"cpu_op", "user_annotation", "python_function", "cpu_instant_event",
                                                "Trace", "overhead", "Operator"};

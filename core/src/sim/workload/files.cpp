@@ -15,7 +15,9 @@ std::string npu_trace_file(const std::string& prefix, uint32_t npu) {
   const std::string et = prefix + "." + std::to_string(npu) + ".et", gz = et + ".gz";
   std::error_code ec;
   const bool plain = fs::exists(et, ec), gzipped = fs::exists(gz, ec);
-  if (plain && gzipped) throw Error(et + " and " + gz + " both exist: which one NPU " + std::to_string(npu) + " reads is unknown; remove one");
+  if (plain && gzipped)
+    throw Error(et + " and " + gz + " both exist: which one NPU " + std::to_string(npu) +
+                " reads is unknown; remove one");
   return gzipped ? gz : et;
 }
 
@@ -33,16 +35,20 @@ WorkloadFolder workload_folder(const std::string& folder) {
     const size_t dot = base.rfind('.');
     if (dot == std::string_view::npos || dot == 0) continue;
     const std::string_view digits = base.substr(dot + 1);
-    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string_view::npos) continue;
+    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string_view::npos)
+      continue;
     const uint32_t npu = static_cast<uint32_t>(std::stoul(std::string(digits)));
     auto [it, fresh] = stems[std::string(base.substr(0, dot))].emplace(npu, name);
-    if (!fresh) throw Error(folder + ": two traces of NPU " + std::to_string(npu) + ", " + it->second + " and " + name + "; remove one");
+    if (!fresh)
+      throw Error(folder + ": two traces of NPU " + std::to_string(npu) + ", " + it->second + " and " + name +
+                  "; remove one");
   }
   if (ec) throw Error(folder + ": cannot list the folder: " + ec.message());
   if (stems.empty()) throw Error(folder + ": no per-NPU traces (STEM.<npu>.et or .et.gz) in this folder");
   if (stems.size() > 1) {
     std::string each;
-    for (const auto& [stem, files] : stems) each += (each.empty() ? "" : ", ") + stem + ".<npu>.et (" + std::to_string(files.size()) + ")";
+    for (const auto& [stem, files] : stems)
+      each += (each.empty() ? "" : ", ") + stem + ".<npu>.et (" + std::to_string(files.size()) + ")";
     throw Error(folder + ": traces of " + std::to_string(stems.size()) + " workloads, " + each +
                 "; name one by its prefix (" + (fs::path(folder) / stems.begin()->first).string() + ")");
   }
