@@ -339,6 +339,25 @@ void create_output_folder(const std::string& path) {
     throw chakra::Error(parent.string() + ": cannot create the output folder: " + ec.message());
 }
 
+void check_output_path(const std::string& path, const std::string& option, bool folder_made) {
+  namespace fs = std::filesystem;
+  if (path == "-") return;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw chakra::Error(option + " " + path + ": is a folder; give a file's path");
+  fs::path folder = fs::path(path).parent_path();
+  if (folder.empty()) folder = ".";
+  while (folder_made && !fs::exists(folder, ec)) {  // the nearest existing folder: the rest is made in it
+    const fs::path up = folder.parent_path().empty() ? fs::path(".") : folder.parent_path();
+    if (up == folder) break;
+    folder = up;
+  }
+  if (!fs::is_directory(folder, ec))
+    throw chakra::Error(option + " " + path + ": " + (fs::exists(folder, ec) ? folder.string() + " is not a folder"
+                                                                             : "no folder " + folder.string()));
+  if (::access(folder.c_str(), W_OK) != 0)
+    throw chakra::Error(option + " " + path + ": cannot write in " + folder.string() + ": " + std::strerror(errno));
+}
+
 void write_rank_traces(const std::string& prefix, size_t count,
                        const std::function<void(size_t, chakra::Trace&)>& build, const std::string& groups_path,
                        const std::map<std::string, std::vector<int64_t>>& groups) {

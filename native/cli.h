@@ -120,6 +120,11 @@ void run_jobs(size_t n, const std::function<void(size_t)>& job, std::string_view
 // Creates the folder an output path (or PREFIX of per-rank outputs) lies in, if it has one;
 // chakra::Error naming the folder when that fails.
 void create_output_folder(const std::string& path);
+// Checks, before long work, that an output can be written there: the folder `path` lies in
+// exists and is writable (with `folder_made`: its nearest existing ancestor, where
+// create_output_folder will make it), and `path` is no folder. chakra::Error naming `path` and
+// `option` (the flag that gave it) otherwise; "-" (standard output) passes.
+void check_output_path(const std::string& path, const std::string& option, bool folder_made = false);
 
 // Writes PREFIX.{i}.et for every i < count, filled by build(i, trace) in parallel (one Trace per
 // thread), and the comm-group JSON at `groups_path` (none when empty); creates PREFIX's folder. Nothing is

@@ -38,6 +38,7 @@ struct Rank {
 struct Loaded {
   uint32_t rank = 0;
   chakra::Trace trace;
+  std::optional<chakra::KinetoCategories> categories;  // a Kineto trace's events per category
 };
 std::optional<Loaded> load_trace(const std::string& path, size_t position, chakra::InputKind& kind) {
   const std::string head = cli::read_head(path);
@@ -46,7 +47,7 @@ std::optional<Loaded> load_trace(const std::string& path, size_t position, chakr
   std::optional<uint32_t> rank;
   if (kind == chakra::InputKind::KinetoTrace) {
     rank = chakra::kineto_file_rank(head, path);
-    l.trace = chakra::kineto_activity(chakra::open_input(path));
+    l.trace = chakra::kineto_activity(chakra::open_input(path), &l.categories.emplace());
   } else if (kind == chakra::InputKind::ChakraEt) {
     rank = chakra::rank_from_file_name(path);
     l.trace = chakra::read_et(path);
@@ -70,9 +71,10 @@ std::vector<std::pair<std::string, Loaded>> load_all(const std::vector<std::stri
     if (!l) {
       const std::string what = chakra::input_kind_name(kind);
       if (!from_folder)
-        throw chakra::Error(path + ": a " + what + ", not a trace this command reads (Kineto traces, Chakra .et traces" +
+        throw chakra::Error(path + ": " + chakra::with_article(what) +
+                            ", not a trace this command reads (Kineto traces, Chakra .et traces" +
                             (kind == chakra::InputKind::PytorchHostEt ? "; a host ET's GPU work is in its Kineto trace)" : ")"));
-      notes.push_back(path + ": skipped (a " + what + ")");
+      notes.push_back(path + ": skipped (" + chakra::with_article(what) + ")");
       continue;
     }
     if (auto [it, fresh] = owner.emplace(l->rank, path); !fresh)
@@ -84,18 +86,32 @@ std::vector<std::pair<std::string, Loaded>> load_all(const std::vector<std::stri
   return out;
 }
 
+// Why a trace has no GPU op to analyse: for a Kineto trace without GPU events, what it records
+// instead (an MTIA trace, host-side events only...).
+std::string why_no_gpu_op(const Loaded& l) {
+  if (l.categories)
+    if (std::optional<std::string> why = chakra::kineto_without_gpu_ops(*l.categories)) return "no GPU op: " + *why;
+  return "no GPU op with a measured start time (is_cpu_op false and a \"stream\"); analyze reads Kineto traces, "
+         "and .et traces converted with their times (chakra convert pytorch without --reference-bytes)";
+}
+
 std::vector<Rank> load(const std::vector<std::string>& paths, std::vector<std::string>& notes) {
   std::vector<Rank> ranks;
+  std::vector<std::string> without;  // "FILE: why", per trace without GPU ops
   for (auto& [path, l] : load_all(paths, notes)) {
     Rank r{l.rank, path, chakra::analyze_gpu(l.trace), std::move(l.trace), {}};
     r.stalls = chakra::host_stalls_of(r.trace);
-    if (r.analysis.ops == 0) notes.push_back(path + ": no GPU ops with times (is_cpu_op false and a \"stream\")");
+    if (r.analysis.ops == 0) without.push_back(path + ": " + why_no_gpu_op(l));
     ranks.push_back(std::move(r));
   }
-  if (std::all_of(ranks.begin(), ranks.end(), [](const Rank& r) { return r.analysis.ops == 0; }))
-    throw chakra::Error(std::string(ranks.size() == 1 ? ranks[0].path + ": no GPU op" : "no trace has a GPU op") +
-                        " with a measured start time; analyze reads Kineto traces, and .et traces converted with their "
-                        "times (chakra convert pytorch without --reference-bytes)");
+  if (without.size() == 1 && ranks.size() == 1) throw chakra::Error(without[0]);
+  if (without.size() == ranks.size()) {
+    std::string each;
+    for (size_t i = 0; i < without.size() && i < 3; ++i) each += "\n  " + without[i];
+    if (without.size() > 3) each += "\n  and " + std::to_string(without.size() - 3) + " more";
+    throw chakra::Error("none of the " + std::to_string(ranks.size()) + " traces has a GPU op:" + each);
+  }
+  notes.insert(notes.end(), without.begin(), without.end());
   return ranks;
 }
 

@@ -4,10 +4,13 @@
 #include <optional>
 #include <filesystem>
 #include <iostream>
+#include <span>
+#include <utility>
 
 #include "chakra/analysis/critical_path.h"
 #include "chakra/analysis/sim_report.h"
 #include "chakra/app/sim_presets.h"
+#include "chakra/app/workspace.h"
 #include "chakra/format/et_io.h"
 #include "chakra/format/io.h"
 #include "chakra/sim/simulate.h"
@@ -24,15 +27,24 @@ struct Request {
   SimInputs in;
   SimOptions opt;
   std::string json_out, timeline_out, times_out;
+  uint32_t folder_npus = 0;        // --workload FOLDER: the NPUs it has traces for
+  std::vector<std::string> notes;  // what was inferred (a folder's prefix and groups)
   bool summary = true;
   size_t critical_path_steps = 0;  // > 0: print the critical path's longest steps
   std::optional<cli::WhatIf> what_if;
 };
 
+// The outputs' folders, checked before the run: a long simulation is not lost to a typo.
+void check_outputs(const Request& q) {
+  if (!q.json_out.empty()) cli::check_output_path(q.json_out, "--json");
+  if (!q.timeline_out.empty()) cli::check_output_path(q.timeline_out, "--timeline");
+  if (!q.times_out.empty()) cli::check_output_path(q.times_out, "--times-out", true);
+}
+
 // The NPUs' traces, read again (the simulator does not keep them), once for what needs them.
 std::vector<chakra::Trace> npu_traces(const Request& q, size_t npus) {
   std::vector<chakra::Trace> traces;
-  for (size_t i = 0; i < npus; ++i) traces.push_back(chakra::read_et(q.in.workload + "." + std::to_string(i) + ".et", q.in.read));
+  for (uint32_t i = 0; i < npus; ++i) traces.push_back(chakra::read_et(npu_trace_file(q.in.workload, i), q.in.read));
   return traces;
 }
 
@@ -68,6 +80,12 @@ int run(const Request& q) {
   SimOptions opt = q.opt;
   opt.progress = &progress;
   opt.record_spans = !q.timeline_out.empty() || q.critical_path_steps > 0 || !q.times_out.empty();
+  check_outputs(q);
+  if (q.folder_npus && q.folder_npus != q.in.network.total_npus())
+    throw chakra::Error(q.in.workload + ".<npu>.et: traces for " + std::to_string(q.folder_npus) +
+                        " NPUs, the network has " + std::to_string(q.in.network.total_npus()) +
+                        " (with --preset, --npus " + std::to_string(q.folder_npus) + " fits its network to them)");
+  for (const std::string& note : q.notes) std::cerr << "note: " << note << "\n";
   for (const std::string& note : q.in.system.notes) std::cerr << "note: " << note << "\n";
   SimResult r = simulate(q.in, opt);
   progress.clear();
@@ -135,9 +153,46 @@ Backend backend_named(const cli::Args& a, const std::string& name) {
   a.fail("--backend must be " + backend_spellings(", ", " or "));
 }
 
+// A configuration file given to `option`, which takes `wanted`: a file of another kind this tool
+// knows (a system JSON given as --network...) is named as what it is, from what it has.
+void expect_kind(const std::string& path, const std::string& option, chakra::InputKind wanted) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return;  // the loader names what is wrong
+  const std::string head = cli::read_head(path);
+  const auto bytes = std::span(reinterpret_cast<const uint8_t*>(head.data()), head.size());
+  const chakra::InputKind kind = chakra::detect_input_kind(path, bytes);
+  if (kind == wanted || kind == chakra::InputKind::Unknown) return;
+  const std::string evidence = chakra::input_kind_evidence(path, bytes);
+  std::string what = path + " is " + chakra::with_article(chakra::input_kind_name(kind)) +
+                     (evidence.empty() ? "" : " (it has " + evidence + ")") + ", given as " + option +
+                     ", which takes " + chakra::with_article(chakra::input_kind_name(wanted));
+  static const std::pair<chakra::InputKind, const char*> kOptionOf[] = {
+      {chakra::InputKind::SystemJson, "--system"}, {chakra::InputKind::NetworkYaml, "--network"},
+      {chakra::InputKind::RemoteMemoryJson, "--remote-memory"}, {chakra::InputKind::CommGroupJson, "--comm-group"}};
+  for (const auto& [k, other] : kOptionOf)
+    if (k == kind) what += std::string("; give it as ") + other;
+  throw chakra::Error(what);
+}
+
 void load_common(Request& q, const std::string& workload, const std::string& system,
                  const std::string& network, const std::string& memory, const std::string& groups) {
   q.in.workload = workload;
+  std::string groups_file = groups;
+  std::error_code ec;
+  if (std::filesystem::is_directory(workload, ec)) {
+    // A folder of per-NPU traces: its prefix, and its comm groups unless some are given.
+    const WorkloadFolder f = workload_folder(workload);
+    q.in.workload = f.prefix;
+    q.folder_npus = f.npus;
+    std::string note = "workload " + workload + ": NPUs 0.." + std::to_string(f.npus - 1) + " read " +
+                       npu_trace_file(f.prefix, 0) + (f.npus > 1 ? " to " + npu_trace_file(f.prefix, f.npus - 1) : "");
+    if (groups.empty() && !f.comm_group.empty())
+      groups_file = f.comm_group, note += "; communicator groups from " + f.comm_group + " (--comm-group empty: none)";
+    q.notes.push_back(note);
+  }
+  expect_kind(network, "--network", chakra::InputKind::NetworkYaml);
+  expect_kind(system, "--system", chakra::InputKind::SystemJson);
+  expect_kind(memory, "--remote-memory", chakra::InputKind::RemoteMemoryJson);
   if (!network.empty()) q.in.network = load_network(network);
   if (!system.empty()) {
     q.in.system = load_system(system);
@@ -145,11 +200,13 @@ void load_common(Request& q, const std::string& workload, const std::string& sys
   }
   if (!memory.empty()) q.in.memory = load_remote_memory(memory);
   // As the reference: a path containing "empty" means no groups.
-  if (!groups.empty() && groups.find("empty") == std::string::npos) {
-    q.in.groups = load_comm_groups(groups);
-    q.in.groups_source = groups;
+  if (!groups_file.empty() && groups_file.find("empty") == std::string::npos) {
+    expect_kind(groups_file, "--comm-group", chakra::InputKind::CommGroupJson);
+    q.in.groups = load_comm_groups(groups_file);
+    q.in.groups_source = groups_file;
   }
 }
+
 
 int run_simulate(const cli::Args& a) {
   Request q;
@@ -243,11 +300,12 @@ int reference(int argc, char** argv, Backend backend, const char* prog) {
 
 int cmd_simulate(int argc, char** argv) {
   cli::Args args("chakra simulate",
-                 "Replay per-NPU Chakra traces (PREFIX.<npu>.et) on ASTRA-sim's analytical model,\n"
-                 "with its configuration files, reproducing its per-NPU finish times to the\n"
-                 "nanosecond. Prints ASTRA-sim's per-NPU lines (times in ns), then a summary.\n"
+                 "Replay per-NPU Chakra traces (PREFIX.<npu>.et, or a folder of them) on ASTRA-sim's\n"
+                 "analytical model, with its configuration files, reproducing its per-NPU finish times\n"
+                 "to the nanosecond. Prints ASTRA-sim's per-NPU lines (times in ns), then a summary.\n"
                  "Exit 1 with the stuck nodes per NPU when the traces deadlock.");
-  args.option("--workload", "PREFIX", "per-NPU traces PREFIX.<npu>.et", "", true);
+  args.option("--workload", "PREFIX|DIR",
+              "per-NPU traces PREFIX.<npu>.et (or .et.gz), or a folder of them (with its comm_group.json)", "", true);
   args.option("--system", "FILE", "ASTRA-sim system JSON (or --preset)", "");
   args.option("--network", "FILE", "ASTRA-sim analytical network YAML (or --preset)", "");
   args.option("--preset", "NAME", "a cluster of assets/simulation/presets.json instead of --system and --network: " + preset_names(), "");

@@ -52,6 +52,8 @@ int slurm(const cli::Args& a, const std::string& spec_path, const std::string& o
 }
 
 int run_sweep(const cli::Args& a) {
+  if (!a.has("--output") && !a.has("--list"))
+    a.fail("give --output RESULTS (the table's files), or --list to print the points");
   const std::string spec_path = a.values("SPEC")[0];
   const Spec spec = load_spec(spec_path);
   const Expansion e = expand(spec);
@@ -204,7 +206,7 @@ int cmd_sweep(int argc, char** argv) {
                  "time, compute, exposed communication, collectives, the simulator's time and an error column\n"
                  "(a failing point is recorded, never stops the sweep). Ctrl-C leaves a valid partial table;\n"
                  "--resume finishes it. `chakra sweep merge SPEC -o RESULTS PART.jsonl...` joins shards.");
-  args.option("--output", "RESULTS", "write RESULTS.csv and RESULTS.jsonl", "", true);
+  args.option("--output", "RESULTS", "write RESULTS.csv and RESULTS.jsonl (required but with --list)");
   args.alias("-o", "--output");
   args.option("--jobs", "N", "points simulated at once (default: every core)");
   args.option("--shard", "i/K", "run only the points whose number is i mod K (0 <= i < K); merge the shards' tables after");

@@ -212,7 +212,9 @@ void App::Impl::draw_sweep() {
     return;
   }
   std::string summary = (w.source == "run" ? "Run: " : w.source + ": ") + std::to_string(w.rows.size()) + " points";
-  if (w.product) summary += " of a " + std::to_string(w.product) + "-point product" + (w.dropped ? " (" + std::to_string(w.dropped) + " dropped by constraints)" : "");
+  if (w.product)
+    summary += " of " + chakra::with_article(std::to_string(w.product) + "-point product") +
+               (w.dropped ? " (" + std::to_string(w.dropped) + " dropped by constraints)" : "");
   if (w.failed) summary += ", " + std::to_string(w.failed) + " failed";
   if (!w.running && w.source == "run" && platform.show_timings()) {
     char took[48];

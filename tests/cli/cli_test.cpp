@@ -9,13 +9,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <regex>
 #include <numeric>
 #include <set>
 #include <sstream>
-#include <sstream>
+#include <tuple>
 
 #include "chakra/sim/simulate.h"
 #include "chakra/stablehlo/stablehlo.h"
@@ -1092,6 +1093,88 @@ TEST(CliSimulate, AlikeNpusRunAsOneUnlessEveryNpuIsAsked) {
   EXPECT_EQ(a, b);
 }
 
+// --workload takes a folder of per-NPU traces as chakra convert writes them (its comm groups taken
+// and said) and .et.gz files under a prefix; both spellings run the same. Output paths and mixed-up
+// configuration files are refused before the run, naming what is wrong.
+TEST(CliSimulate, FoldersGzipAndChecksBeforeTheRun) {
+  const std::string dir = temp_dir();
+  ASSERT_EQ(run({"generate", "collective", "--npus", "4", "-o", dir + "/plain/ar"}).exit_code, 0);
+  const std::vector<std::string> preset = {"--preset", "astra-sim-ring-8", "--npus", "4"};
+  auto simulate = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), "simulate");
+    args.insert(args.end(), preset.begin(), preset.end());
+    return run(args);
+  };
+  const Result plain = simulate({"--workload", dir + "/plain/ar"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  // A folder: NPU 1 gzip-compressed, a comm-group file of every NPU (as chakra convert's).
+  fs::create_directories(dir + "/run");
+  for (const char* npu : {"0", "2", "3"})
+    fs::copy_file(dir + "/plain/ar." + npu + ".et", dir + "/run/ar." + npu + ".et");
+  {
+    const std::string bytes = read_raw(dir + "/plain/ar.1.et");
+    gzFile gz = gzopen((dir + "/run/ar.1.et.gz").c_str(), "wb");
+    ASSERT_EQ(gzwrite(gz, bytes.data(), static_cast<unsigned>(bytes.size())), static_cast<int>(bytes.size()));
+    gzclose(gz);
+  }
+  write_raw(dir + "/run/ar.comm_group.json", R"({"1": [0, 1, 2, 3]})");
+  Result r = simulate({"--workload", dir + "/run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto astra_lines = [](const std::string& out) { return out.substr(0, out.find("summary")); };
+  EXPECT_EQ(astra_lines(r.out), astra_lines(plain.out));
+  EXPECT_TRUE(contains(r.err, "note: workload " + dir + "/run: NPUs 0..3 read " + dir + "/run/ar.0.et to " + dir +
+                                  "/run/ar.3.et; communicator groups from " + dir + "/run/ar.comm_group.json"))
+      << r.err;
+  // The prefix reads PREFIX.1.et.gz too; with both .et and .et.gz of an NPU, which one is meant is unknown.
+  r = simulate({"--workload", dir + "/run/ar", "--times-out", dir + "/out/sim/ar"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(astra_lines(r.out), astra_lines(plain.out));
+  EXPECT_TRUE(fs::exists(dir + "/out/sim/ar.1.et"));
+  fs::copy_file(dir + "/plain/ar.1.et", dir + "/run/ar.1.et");
+  r = simulate({"--workload", dir + "/run/ar"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, dir + "/run/ar.1.et and " + dir + "/run/ar.1.et.gz both exist")) << r.err;
+  r = simulate({"--workload", dir + "/run"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, dir + "/run: two traces of NPU 1, ar.1.et and ar.1.et.gz")) << r.err;
+  fs::remove(dir + "/run/ar.1.et");
+  // A folder of 4 traces on a network of 8; a folder without traces.
+  r = run({"simulate", "--workload", dir + "/run", "--preset", "astra-sim-ring-8"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "traces for 4 NPUs, the network has 8 "
+                              "(with --preset, --npus 4 fits its network to them)"))
+      << r.err;
+  r = simulate({"--workload", dir + "/out"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, dir + "/out: no per-NPU traces (STEM.<npu>.et or .et.gz) in this folder")) << r.err;
+
+  // Outputs that cannot be written are named before anything runs (no ASTRA-sim lines yet).
+  for (const auto& [option, path, why] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"--json", dir + "/missing/r.json", ": no folder " + dir + "/missing"},
+           {"--timeline", dir + "/run", ": is a folder"},
+           {"--json", dir + "/run/ar.0.et/r.json", " is not a folder"}}) {
+    r = simulate({"--workload", dir + "/run", option, path});
+    EXPECT_EQ(r.exit_code, 1) << option << " " << path;
+    EXPECT_TRUE(contains(r.err, option + " " + path)) << r.err;
+    EXPECT_TRUE(contains(r.err, why)) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  // A system JSON given as --network, a network YAML as --system: said so, with what they have.
+  const std::string sys = shared("reference/astra-sim/inputs/sys/ring_s4_c1.json");
+  const std::string net = shared("reference/astra-sim/inputs/net/ring_8.yml");
+  r = run({"simulate", "--workload", dir + "/run", "--system", sys, "--network", sys});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, sys + " is an ASTRA-sim system config (it has scheduling-policy, "))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "given as --network, which takes an ASTRA-sim network config; give it as --system"))
+      << r.err;
+  r = run({"simulate", "--workload", dir + "/run", "--system", net, "--network", net});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, net + " is an ASTRA-sim network config (it has topology, npus_count), given as --system, "
+                                    "which takes an ASTRA-sim system config; give it as --network"))
+      << r.err;
+}
+
 TEST(CliConvert, SimulatePrintsTheToySchedulerAndNeedsOneTrace) {
   std::string dir = temp_dir();
   const std::string in = shared("reference/chakra/inputs/1.0.2-chakra.0.0.4.json");
@@ -1422,6 +1505,50 @@ TEST(CliAnalyze, CriticalPathAcrossMeasuredRanks) {
   EXPECT_EQ(run({"analyze", "--what-if", "x=0", shared("data/pairs/dlrm_8rank_v100")}).exit_code, 2);
 }
 
+// Kernels: a communication library's (DeepEP's dispatch) counts as communication, and a name no
+// pattern knows is listed in --json's unknown_kernels; a trace without GPU ops says what it records
+// (an MTIA trace) and a file of another kind is named with its article.
+TEST(CliAnalyze, KernelKindsUnknownKernelsAndTracesWithoutGpuOps) {
+  const std::string dir = temp_dir();
+  auto kernel = [](const std::string& name, int ts) {
+    return R"({"ph": "X", "cat": "kernel", "name": ")" + name + R"(", "pid": 0, "tid": 7, "ts": )" +
+           std::to_string(ts) + R"(, "dur": 10, "args": {"stream": 7, "correlation": )" + std::to_string(ts) + "}}";
+  };
+  const std::string deep_ep = "void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*)";
+  write_raw(dir + "/rank0.json", R"({"distributedInfo": {"rank": 0}, "traceEvents": [)" + kernel(deep_ep, 100) + ", " +
+                                     kernel("myfabric_ring_exchange(int*)", 120) + ", " +
+                                     kernel("volta_sgemm_128x64_nn", 140) + "]}");
+  Result r = run({"analyze", "--json", dir + "/rank0.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json rank = nlohmann::json::parse(r.out)["ranks"][0];
+  EXPECT_EQ(rank["unknown_kernels"], nlohmann::json::array({"myfabric_ring_exchange(int*)"}));
+  std::map<std::string, std::string> kinds;
+  for (const auto& n : rank["names"]) kinds[n["name"]] = n["kind"];
+  EXPECT_EQ(kinds[deep_ep], "COMMUNICATION");
+  EXPECT_EQ(kinds["volta_sgemm_128x64_nn"], "COMPUTATION");
+  EXPECT_EQ(rank["communication"], 10);
+
+  // MTIA's events (Kineto's mtia_* activity types): not "no GPU op" but what the trace is.
+  write_raw(dir + "/mtia.json", R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
+    {"ph": "X", "cat": "mtia_ccp_events", "name": "mm_kernel", "pid": 2, "tid": 7, "ts": 12, "dur": 3}]})");
+  r = run({"analyze", dir + "/mtia.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, dir + "/mtia.json: no GPU op: an MTIA trace (mtia_* events), not a CUDA or ROCm one: "
+                              "its events are cpu_op 1, mtia_ccp_events 1; the analyses read kernel, gpu_memcpy and "
+                              "gpu_memset events"))
+      << r.err;
+  EXPECT_TRUE(r.out.empty());
+  // Host-side events only: profile with GPU activities.
+  r = run({"analyze", shared("data/kineto/hta__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "it records only host-side events (user_annotation 11, cpu_op 4, Trace 1)")) << r.err;
+  // A system JSON named as a trace: "an ASTRA-sim system config", never "a ASTRA-sim".
+  r = run({"analyze", shared("reference/astra-sim/inputs/sys/ring_s4_c1.json")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "ring_s4_c1.json: an ASTRA-sim system config, not a trace this command reads")) << r.err;
+}
+
 // Trace diff: a trace against itself differs nowhere; against a copy with one op's durations
 // doubled, exactly that op differs, by its own total.
 TEST(CliDiff, SelfIsAllZerosAndADoubledOpIsTheOnlyChange) {
@@ -1586,6 +1713,27 @@ TEST(CliSweep, ResumeAfterAKillOrCtrlC) {
 }
 
 // Failing points are rows with their error; bad specs are errors naming the file and line.
+// --list prints the points and writes nothing, so it needs no -o; a run without -o is a usage error.
+// A folder of traces is a workload as for chakra simulate.
+TEST(CliSweep, ListNeedsNoOutputAndTracesMayBeAFolder) {
+  const std::string dir = temp_dir();
+  const std::string spec = std::string(CHAKRA_SOURCE_DIR) + "/assets/sweeps/allreduce_64npus.yaml";
+  Result r = run({"sweep", "--list", spec});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "{\"point\":0,")) << r.out;
+  r = run({"sweep", spec});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "give --output RESULTS (the table's files), or --list to print the points")) << r.err;
+  ASSERT_EQ(run({"generate", "collective", "--npus", "4", "-o", dir + "/run/ar"}).exit_code, 0);
+  write_raw(dir + "/sweep.yaml", "workload: {traces: run}\nnetwork: {preset: astra-sim-ring-8}\n"
+                                 "axes: {network.bandwidth: [25, 50]}\n");
+  r = run({"sweep", dir + "/sweep.yaml", "-o", dir + "/t", "--no-timing", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string jsonl = read_raw(dir + "/t.jsonl");
+  EXPECT_TRUE(contains(jsonl, "\"error\":\"\"")) << jsonl;
+  EXPECT_FALSE(contains(jsonl, "NPUs and the workload")) << jsonl;
+}
+
 TEST(CliSweep, FailuresAreRowsAndBadSpecsAreNamed) {
   const std::string dir = temp_dir();
   Result r = run({"sweep", std::string(CHAKRA_SOURCE_DIR) + "/assets/sweeps/llama_parallelism.yaml", "-o", dir + "/ll"});

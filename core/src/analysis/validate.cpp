@@ -238,7 +238,8 @@ class Validator::Checker {
                  v != static_cast<int64_t>(CommType::AllGather) && v != static_cast<int64_t>(CommType::ReduceScatter) &&
                  v != static_cast<int64_t>(CommType::Broadcast))
           add(Severity::Warning, "unsupported-collective", n, [&] {
-            return who(n) + " is a " + std::string(comm_type_name(v)) + ", which ASTRA-sim does not simulate (it aborts)";
+            return who(n) + " is " + with_article(comm_type_name(v)) +
+                   ", which ASTRA-sim does not simulate (it aborts)";
           });
       }
     } else if (type == static_cast<int32_t>(NodeType::CommSend)) {

@@ -347,7 +347,18 @@ std::shared_ptr<const Runner::Built> build_workload(const Json& w, const std::st
         b->groups = sim::load_comm_groups(b->groups_source);
       }
     } else {
-      throw Error("workload.traces: a prefix (PREFIX.<npu>.et), or {prefix: ..., comm_group: FILE}");
+      throw Error("workload.traces: a prefix (PREFIX.<npu>.et) or folder, or {prefix: ..., comm_group: FILE}");
+    }
+    // A folder of per-NPU traces, as chakra simulate takes it: its prefix and NPUs, and its
+    // comm groups unless the spec names some.
+    if (std::error_code ec; std::filesystem::is_directory(b->prefix, ec)) {
+      const sim::WorkloadFolder f = sim::workload_folder(b->prefix);
+      b->prefix = f.prefix;
+      b->npus = f.npus;
+      if (b->groups_source.empty() && !f.comm_group.empty()) {
+        b->groups_source = f.comm_group;
+        b->groups = sim::load_comm_groups(f.comm_group);
+      }
     }
   } else if (kind == "collective") {
     if (!v.is_object()) throw Error("workload.collective: {type: all_reduce, size: 1MiB, npus: 64}");

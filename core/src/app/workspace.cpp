@@ -96,6 +96,23 @@ bool is_comm_group_json(std::string_view head) {
   return true;
 }
 
+// The keys of `head` (a JSON object's first bytes) that make it an ASTRA-sim system config:
+// scheduling-policy, preferred-dataset-splits and the <collective>-implementation lists.
+std::vector<std::string_view> system_config_keys(std::string_view head) {
+  std::vector<std::string_view> keys;
+  for (size_t open = head.find('"'); open != std::string_view::npos;) {
+    const size_t close = head.find('"', open + 1);
+    if (close == std::string_view::npos) break;
+    const std::string_view key = head.substr(open + 1, close - open - 1);
+    const size_t next = head.find_first_not_of(" \t\r\n", close + 1);
+    if (next != std::string_view::npos && head[next] == ':' &&
+        (key == "scheduling-policy" || key == "preferred-dataset-splits" || key.ends_with("-implementation")))
+      keys.push_back(key);
+    open = head.find('"', close + 1);
+  }
+  return keys;
+}
+
 }  // namespace
 
 const char* input_kind_name(InputKind kind) {
@@ -106,11 +123,11 @@ const char* input_kind_name(InputKind kind) {
     case InputKind::TextWorkload: return "ASTRA-sim text workload";
     case InputKind::NetworkYaml: return "ASTRA-sim network config";
     case InputKind::SystemJson: return "ASTRA-sim system config";
-    case InputKind::CommGroupJson: return "communicator groups";
+    case InputKind::CommGroupJson: return "communicator groups JSON";
     case InputKind::RemoteMemoryJson: return "ASTRA-sim remote-memory config";
-    case InputKind::Unknown: return "unknown";
+    case InputKind::Unknown: return "file of unknown kind";
   }
-  return "unknown";
+  return "file of unknown kind";
 }
 
 InputDescription describe_input(std::string_view name, std::span<const uint8_t> bytes) {
@@ -146,9 +163,7 @@ InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> byte
   if (first != std::string::npos && head[first] == '{') {
     if (contains(head, "\"traceEvents\"")) return InputKind::KinetoTrace;
     if (contains(head, "\"nodes\"") && (contains(head, "\"schema\"") || contains(head, "\"pid\""))) return InputKind::PytorchHostEt;
-    if (contains(head, "-implementation\"") || contains(head, "\"scheduling-policy\"") ||
-        contains(head, "\"preferred-dataset-splits\""))
-      return InputKind::SystemJson;
+    if (!system_config_keys(head).empty()) return InputKind::SystemJson;
     if (contains(head, "\"memory-type\"")) return InputKind::RemoteMemoryJson;
     if (is_comm_group_json(head)) return InputKind::CommGroupJson;
     return InputKind::Unknown;
@@ -170,6 +185,23 @@ InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> byte
       (head[1] >> 3) >= 1)
     return InputKind::ChakraEt;
   return InputKind::Unknown;
+}
+
+std::string input_kind_evidence(std::string_view name, std::span<const uint8_t> bytes) {
+  const std::string head = head_of(bytes, std::string(name));
+  switch (detect_input_kind(name, bytes)) {
+    case InputKind::SystemJson: {
+      const std::vector<std::string_view> keys = system_config_keys(head);
+      std::string listed;
+      for (size_t i = 0; i < keys.size() && i < 3; ++i) listed += (i ? ", " : "") + std::string(keys[i]);
+      return listed + (keys.size() > 3 ? ", ..." : "");
+    }
+    case InputKind::NetworkYaml: return "topology, npus_count";
+    case InputKind::KinetoTrace: return "traceEvents";
+    case InputKind::PytorchHostEt: return contains(head, "\"schema\"") ? "nodes, schema" : "nodes, pid";
+    case InputKind::RemoteMemoryJson: return "memory-type";
+    default: return "";
+  }
 }
 
 Workspace::Loading::~Loading() = default;

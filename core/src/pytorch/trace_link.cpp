@@ -192,6 +192,7 @@ struct Device {
   // Who recorded it: the rank its distributedInfo states, the process ids of its CPU ops.
   std::optional<uint32_t> stated_rank;
   std::vector<int64_t> cpu_pids;
+  KinetoCategories* categories = nullptr;               // when set: events counted per category
 };
 
 std::optional<SyncKind> sync_kind(std::string_view runtime_name) {
@@ -385,6 +386,11 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
       } else {
         p.skip();
       }
+    }
+    if (d.categories && !cat.empty()) {  // a handful of categories: a linear search
+      auto it = std::find_if(d.categories->begin(), d.categories->end(), [&](const auto& c) { return c.first == cat; });
+      if (it == d.categories->end()) d.categories->emplace_back(cat, 1);
+      else ++it->second;
     }
     std::string_view modern = modern_category(cat);
     op.kind = classify(modern, name);
@@ -1936,8 +1942,10 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
   return report;
 }
 
-Trace kineto_activity(std::unique_ptr<ByteSource> device_in) {
+Trace kineto_activity(std::unique_ptr<ByteSource> device_in, KinetoCategories* categories) {
   Device d;
+  if (categories) categories->clear();
+  d.categories = categories;
   load_device(*device_in, d, nullptr);
   // Host stalls as the linker finds them, every CPU op standing for its own host node: blocked
   // in synchronisation calls and in waits for work handed to another thread.
@@ -1953,6 +1961,9 @@ Trace kineto_activity(std::unique_ptr<ByteSource> device_in) {
   std::unordered_map<int32_t, HostStall> stall_of;  // by Kineto op
   for (HostStall& st : find_stalls(d, sync)) stall_of.emplace(d.cpu[st.op], std::move(st));
 
+  if (categories)
+    std::stable_sort(categories->begin(), categories->end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
   Trace t;
   const StrId is_cpu_op = t.intern("is_cpu_op"), tid = t.intern("tid"), stream = t.intern("stream"),
               comm_type = t.intern("comm_type"), comm_size = t.intern("comm_size"),
@@ -2021,6 +2032,39 @@ Trace kineto_activity(std::unique_ptr<ByteSource> device_in) {
     t.append(node);
   }
   return t;
+}
+
+std::optional<std::string> kineto_without_gpu_ops(const KinetoCategories& categories) {
+  // The categories of GPU ops (Kineto's names, and those of PyTorch before 1.9).
+  for (const auto& [cat, count] : categories)
+    for (std::string_view gpu : {"kernel", "gpu_memcpy", "gpu_memset"})
+      if (modern_category(cat) == gpu) return std::nullopt;
+  if (categories.empty())
+    return "it has no event with a category (\"cat\"), so no kernel, gpu_memcpy or gpu_memset event";
+  std::string listed;
+  for (size_t i = 0; i < categories.size() && i < 8; ++i)
+    listed += (i ? ", " : "") + categories[i].first + " " + std::to_string(categories[i].second);
+  if (categories.size() > 8) listed += ", and " + std::to_string(categories.size() - 8) + " more categories";
+  // Kineto's activity types of devices other than CUDA and ROCm GPUs, by their categories' prefix.
+  static constexpr std::pair<std::string_view, std::string_view> kDevices[] = {
+      {"mtia_", "MTIA"}, {"xpu_", "Intel XPU"}, {"hpu_", "Gaudi (HPU)"}, {"mlu_", "Cambricon MLU"},
+      {"gcu_", "Enflame GCU"}, {"privateuse1_", "PrivateUse1 backend"}};
+  for (const auto& [prefix, device] : kDevices)
+    for (const auto& [cat, count] : categories)
+      if (cat.rfind(prefix, 0) == 0)
+        return with_article(std::string(device) + " trace") + " (" + std::string(prefix) +
+               "* events), not a CUDA or ROCm one: its events are " + listed +
+               "; the analyses read kernel, gpu_memcpy and gpu_memset events";
+  // Host-side categories: the CPU ops, Python calls, annotations and the profiler's own.
+  static constexpr std::string_view kHost[] = {"cpu_op", "user_annotation", "python_function", "cpu_instant_event",
+                                               "Trace", "overhead", "Operator"};
+  const bool host_only = std::all_of(categories.begin(), categories.end(), [](const auto& c) {
+    return std::find(std::begin(kHost), std::end(kHost), c.first) != std::end(kHost);
+  });
+  if (host_only)
+    return "it records only host-side events (" + listed + "): no kernel, gpu_memcpy or gpu_memset event; profile "
+           "with GPU activities on (torch.profiler.ProfilerActivity.CUDA)";
+  return "its events are " + listed + ": no kernel, gpu_memcpy or gpu_memset event, which the analyses read";
 }
 
 }  // namespace chakra

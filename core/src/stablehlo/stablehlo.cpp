@@ -15,6 +15,7 @@
 #include "chakra/format/et_io.h"
 #include "chakra/format/io.h"
 #include "chakra/support/error.h"
+#include "chakra/support/text.h"
 #include "chakra/trace/schema.h"
 #include "chakra/trace/trace.h"
 #include "stablehlo_ir.h"
@@ -621,7 +622,9 @@ class Executor {
         const int64_t g = shape[0], size = shape[1];
         if (g < 0 || size < 0 || g * size > (int64_t{1} << 26)) fail(op, "implausible replica_groups shape");
         if (flat.size() == 1 && g * size > 1) flat.assign(static_cast<size_t>(g * size), flat[0]);
-        if (static_cast<int64_t>(flat.size()) != g * size) fail(op, "replica_groups has " + std::to_string(flat.size()) + " ids for a " + std::to_string(g) + "x" + std::to_string(size) + " shape");
+        if (static_cast<int64_t>(flat.size()) != g * size)
+          fail(op, "replica_groups has " + std::to_string(flat.size()) + " ids for " +
+                       with_article(std::to_string(g) + "x" + std::to_string(size) + " shape"));
         for (int64_t r = 0; r < g; ++r) written.emplace_back(flat.begin() + r * size, flat.begin() + (r + 1) * size);
       } else if (!flat.empty()) {
         written.push_back(flat);

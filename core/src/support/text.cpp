@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -409,6 +410,44 @@ bool decode_base64(std::string_view text, std::string& out) {
     }
   }
   return bits < 6 && padding <= 2;
+}
+
+namespace {
+
+// Whether `noun` starts with a vowel sound (see with_article).
+bool starts_with_vowel_sound(std::string_view noun) {
+  if (noun.empty()) return false;
+  auto run = [&](auto in_run) {
+    size_t n = 0;
+    while (n < noun.size() && in_run(static_cast<unsigned char>(noun[n]))) ++n;
+    return noun.substr(0, n);
+  };
+  if (const std::string_view digits = run(::isdigit); !digits.empty()) {
+    // Read as a number: "eight...", and "eleven..." or "eighteen..." (11, 18, 11000, 18500000).
+    if (digits[0] == '8') return true;
+    return digits.size() % 3 == 2 && digits[0] == '1' && (digits[1] == '1' || digits[1] == '8');
+  }
+  const std::string_view word = run(::isalpha);
+  if (word.empty()) return false;
+  // Acronyms in capitals are said letter by letter, but for those said as words.
+  static constexpr std::string_view kSaidAsWords[] = {"JSON", "NUMA", "RAM", "SIMD", "SQL", "YAML"};
+  if (word.size() >= 2 && std::all_of(word.begin(), word.end(), ::isupper) &&
+      std::find(std::begin(kSaidAsWords), std::end(kSaidAsWords), word) == std::end(kSaidAsWords))
+    return std::string_view("AEFHILMNORSX").find(word[0]) != std::string_view::npos;
+  std::string lower(word);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  // "u" said "you" (unit, user, usual, utility, uint64, unique), "one", "eu"; a silent "h".
+  for (std::string_view you : {"uni", "use", "usu", "uti", "uint", "ubi", "one", "eu"})
+    if (lower.rfind(you, 0) == 0) return false;
+  for (std::string_view silent : {"hour", "honest", "honor", "honour"})
+    if (lower.rfind(silent, 0) == 0) return true;
+  return std::string_view("aeiou").find(lower[0]) != std::string_view::npos;
+}
+
+}  // namespace
+
+std::string with_article(std::string_view noun) {
+  return (starts_with_vowel_sound(noun) ? "an " : "a ") + std::string(noun);
 }
 
 std::string format_bytes(uint64_t bytes) {

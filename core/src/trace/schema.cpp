@@ -1,6 +1,8 @@
 #include "chakra/trace/schema.h"
 
+#include <algorithm>
 #include <array>
+#include <iterator>
 
 namespace chakra {
 namespace {
@@ -103,6 +105,28 @@ const KnownAttr* find_known_attr(std::string_view name) {
   return nullptr;
 }
 
+namespace {
+
+// DeepEP's kernels that move tokens between ranks (deepseek-ai/DeepEP: csrc/kernels/intranode.cu,
+// internode.cu and internode_ll.cu name them deep_ep::{intranode,internode,internode_ll}::<name>,
+// under deep_ep::legacy:: since 2026; EPv2's are deep_ep::elastic::<name>_impl). DeepEP's other
+// kernels (layout::get_dispatch_layout, buffer cleaning, the epilogues that reorder what arrived)
+// work on local memory.
+bool is_deep_ep_communication(std::string_view name) {
+  const size_t at = name.find("deep_ep::");
+  if (at == std::string_view::npos) return false;
+  // "void deep_ep::intranode::dispatch<8, 768>(int4*, ...)": the function, without its namespaces.
+  const std::string_view qualified = name.substr(at, name.find_first_of("<(", at) - at);
+  const std::string_view function = qualified.substr(qualified.rfind("::") + 2);
+  static constexpr std::string_view kMoving[] = {
+      "notify_dispatch", "cached_notify_dispatch", "cached_notify_combine", "cached_notify", "dispatch", "combine",
+      "barrier", "dispatch_impl", "combine_impl", "hybrid_dispatch_impl", "hybrid_combine_impl", "barrier_impl",
+      "pp_send_impl", "pp_recv_impl", "engram_fetch_impl", "engram_fetch_wait_impl"};
+  return std::find(std::begin(kMoving), std::end(kMoving), function) != std::end(kMoving);
+}
+
+}  // namespace
+
 GpuKind classify_gpu_op(std::string_view name, int32_t node_type) {
   const auto type = static_cast<NodeType>(node_type);
   if (type == NodeType::CommColl || type == NodeType::CommSend || type == NodeType::CommRecv) return GpuKind::Communication;
@@ -113,6 +137,24 @@ GpuKind classify_gpu_op(std::string_view name, int32_t node_type) {
   // PyTorch's symmetric-memory collectives (NVLink SHARP multimem, one- and two-shot all-reduce).
   if (has("multimem_") || has("all_reduce_kernel") || has("all_gather_kernel") || has("reduce_scatter_kernel"))
     return GpuKind::Communication;
+  // Other communication libraries' kernels, as their sources name them:
+  // - MSCCL (Azure/msccl-executor-nccl, also inside RCCL): mscclKernel_<op>_<type>_<protocol>;
+  //   MSCCL++ (microsoft/mscclpp): every kernel in namespace mscclpp (executionKernel, the
+  //   collective::allreduce*/allgather* algorithms).
+  // - NVSHMEM (NVIDIA/nvshmem): its stream collectives and waits (alltoall_on_stream_kernel,
+  //   barrier_on_stream_kernel_threadgroup, rdxn_on_stream_kernel, ...) and nvshmemi_* kernels
+  //   (proxy puts and gets, signals, team set-up); PyTorch's NVSHMEM collectives
+  //   (c10d::nvshmem_extension::allToAllV, exchangeSplitAndOffset, ...).
+  // - oneCCL's SYCL collectives (uxlfoundation/oneCCL, src/coll/algorithms): kernels named after
+  //   theirs (Allreduce_small_kernel, AllreduceMediumKernel_LocalSync, AllgathervMediumKernel_*,
+  //   Allgatherv_small_kernel_*, ReduceScatterLargeKernel, Reduce_scatter_small_kernel_*).
+  // - DeepEP: is_deep_ep_communication.
+  static constexpr std::string_view kLibraries[] = {
+      "mscclKernel_", "mscclpp::", "_on_stream_kernel", "nvshmemi_", "nvshmem_extension::",
+      "Allreduce", "Allgather", "ReduceScatter", "Reduce_scatter"};
+  for (std::string_view k : kLibraries)
+    if (has(k)) return GpuKind::Communication;
+  if (is_deep_ep_communication(name)) return GpuKind::Communication;
   if (has("Memcpy") || has("Memset")) return GpuKind::Memory;
   return GpuKind::Computation;
 }
@@ -127,7 +169,9 @@ bool is_known_compute_kernel(std::string_view name) {
       // PyTorch and its libraries (ATen, CUB, FBGEMM, vLLM, MoE kernels), compilers (Triton)
       "at::", "cub::", "cunn_", "fbgemm", "embedding", "vllm::", "moe::", "triton", "multi_tensor_apply", "elementwise",
       "reduce_1Block", "softmax", "norm", "transpose", "index", "copy", "permute", "SubTensorOp", "scal_kernel", "dot_kernel",
-      "compute_cuda_kernel", "bucketize"};
+      "compute_cuda_kernel", "bucketize",
+      // DeepEP's kernels on local memory (its communicating ones are classed before: classify_gpu_op)
+      "deep_ep::"};
   for (std::string_view k : kKnown)
     if (name.find(k) != std::string_view::npos) return true;
   return false;

@@ -94,6 +94,45 @@ TEST(GpuAnalysis, KernelsAreClassifiedByNameAndType) {
   EXPECT_EQ(chakra::gpu_kinds_label(7), "COMPUTATION overlapping COMMUNICATION overlapping MEMORY");
 }
 
+// Communication libraries other than NCCL: kernel names as CUPTI and roctracer write them (demangled),
+// from the libraries' sources (the patterns' comment in core/src/trace/schema.cpp cites them).
+TEST(GpuAnalysis, KernelsOfOtherCommunicationLibrariesCommunicate) {
+  using chakra::GpuKind;
+  for (const char* name : {
+           // DeepEP: normal (intranode, internode), low-latency, 2026's legacy namespace, EPv2
+           "void deep_ep::intranode::notify_dispatch<8>(int const*, int*, int const*, int*, int, int, int, "
+           "bool const*, int*, int*, int, int, void**, int**, int, int)",
+           "void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*, long*, float*, int*, int*)",
+           "void deep_ep::intranode::cached_notify_combine<8>(void**, int*, int, int, int, int**, int, int)",
+           "void deep_ep::internode::combine<false, 2, 8, 4, 4>(int4*, float*, bool const*, void*)",
+           "void deep_ep::internode_ll::dispatch<true, 3, 7168>(void*, float*, int*, int*, int*, int*, void*)",
+           "void deep_ep::legacy::intranode::combine<__nv_bfloat16, 8, 768, 4096>(__nv_bfloat16*, float*)",
+           "void deep_ep::elastic::hybrid_dispatch_impl<false, 24, 4, 2, 8>(void*, void*)",
+           // MSCCL, MSCCL++
+           "mscclKernel_Sum_float_LL(ncclDevComm*, mscclAlgo*, mscclWork)",
+           "void mscclpp::executionKernel<float, false>(int, float*, float*, float*, unsigned long)",
+           "void mscclpp::collective::allreduceAllPairs<__nv_bfloat16>(__nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*)",
+           // NVSHMEM's stream collectives and proxy entry points; PyTorch's NVSHMEM all-to-all
+           "void alltoall_on_stream_kernel<float>(int, float*, float const*, unsigned long)",
+           "void barrier_on_stream_kernel_threadgroup<(threadgroup_t)4>(int, int)",
+           "nvshmemi_proxy_rma_entrypoint(void*, void*, rma_bytesdesc_t, int, nvshmemi_op_t)",
+           "c10d::nvshmem_extension::allToAllV(void*, void*, long*, unsigned long, int)",
+           // oneCCL's SYCL collectives
+           "Allreduce_small_kernel<float, 4ul>", "AllgathervMediumKernel_LocalSync<sycl::_V1::detail::half_impl::half>",
+           "ReduceScatterLargeKernel<float, 4ul>", "Reduce_scatter_small_kernel_scalar<float, 1, 32>"}) {
+    EXPECT_EQ(chakra::classify_gpu_op(name), GpuKind::Communication) << name;
+  }
+  // DeepEP's kernels on local memory compute, and the table knows them (they are not listed).
+  for (const char* name : {"void deep_ep::layout::get_dispatch_layout<256, 32, 8>(long const*, int*, int*, bool*, int)",
+                           "void deep_ep::internode_ll::clean_low_latency_buffer<32>(int*, int, int*, int)",
+                           "void deep_ep::elastic::combine_reduce_epilogue_impl<false, true, 132>(__nv_bfloat16*)"}) {
+    EXPECT_EQ(chakra::classify_gpu_op(name), GpuKind::Computation) << name;
+    EXPECT_TRUE(chakra::is_known_compute_kernel(name)) << name;
+  }
+  // "dispatch" and "combine" outside DeepEP are no communication.
+  EXPECT_EQ(chakra::classify_gpu_op("void vllm::moe::dispatch_kernel<float>(float*)"), GpuKind::Computation);
+}
+
 TEST(GpuAnalysis, MatchesHtaOnSharedKinetoTraces) {
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.reference);
@@ -355,4 +394,36 @@ TEST(GpuAnalysis, UnknownKernelsAreListed) {
             chakra::GpuKind::Communication);
   const chakra::Trace odd = kernels({{"myfabric_ring_exchange", 10, 5}, {"volta_sgemm_128x64_nn", 20, 5}});
   EXPECT_EQ(chakra::analyze_gpu(odd).unknown_kernels, std::vector<std::string>{"myfabric_ring_exchange"});
+}
+
+// A Kineto trace without GPU ops says what it records instead: host-side events only (a profile
+// without GPU activities), or another device's events (MTIA), never a bare "no GPU op".
+TEST(GpuAnalysis, KinetoTraceWithoutGpuOpsSaysWhatItRecords) {
+  chakra::KinetoCategories categories;
+  const std::string cpu_only_path = shared("data/kineto/hta__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz");
+  const chakra::Trace cpu_only = chakra::kineto_activity(chakra::open_input(cpu_only_path), &categories);
+  EXPECT_EQ(chakra::analyze_gpu(cpu_only).ops, 0u);
+  EXPECT_EQ(categories, (chakra::KinetoCategories{{"user_annotation", 11}, {"cpu_op", 4}, {"Trace", 1}}));
+  EXPECT_EQ(chakra::kineto_without_gpu_ops(categories),
+            "it records only host-side events (user_annotation 11, cpu_op 4, Trace 1): no kernel, gpu_memcpy or "
+            "gpu_memset event; profile with GPU activities on (torch.profiler.ProfilerActivity.CUDA)");
+
+  // MTIA's activity types (Kineto's mtia_ccp_events, mtia_runtime) next to host ops.
+  const std::string mtia = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
+    {"ph": "X", "cat": "mtia_runtime", "name": "mtiaLaunchKernel", "pid": 1, "tid": 1, "ts": 11, "dur": 1},
+    {"ph": "X", "cat": "mtia_ccp_events", "name": "mm_kernel", "pid": 2, "tid": 7, "ts": 12, "dur": 3},
+    {"ph": "X", "cat": "mtia_ccp_events", "name": "add_kernel", "pid": 2, "tid": 7, "ts": 16, "dur": 1}]})";
+  const chakra::Trace t = chakra::kineto_activity(
+      chakra::memory_input({reinterpret_cast<const uint8_t*>(mtia.data()), mtia.size()}, "mtia.json"), &categories);
+  EXPECT_EQ(chakra::analyze_gpu(t).ops, 0u);
+  EXPECT_EQ(chakra::kineto_without_gpu_ops(categories),
+            "an MTIA trace (mtia_* events), not a CUDA or ROCm one: its events are mtia_ccp_events 2, cpu_op 1, "
+            "mtia_runtime 1; the analyses read kernel, gpu_memcpy and gpu_memset events");
+
+  // A ROCm trace has kernels: nothing to explain.
+  const std::string amd_path = shared("data/kineto/hta__amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz");
+  const chakra::Trace amd = chakra::kineto_activity(chakra::open_input(amd_path), &categories);
+  EXPECT_GT(chakra::analyze_gpu(amd).ops, 0u);
+  EXPECT_EQ(chakra::kineto_without_gpu_ops(categories), std::nullopt);
 }

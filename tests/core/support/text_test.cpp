@@ -205,3 +205,33 @@ TEST(Printable, EscapesControlBytesAndInvalidUtf8ButKeepsText) {
   // The cut never splits a UTF-8 character: "\xc3\xa9" straddles byte 10 here and is dropped whole.
   EXPECT_EQ(chakra::quoted_excerpt("123456789\xc3\xa9xyz", 10), "'123456789...' (14 bytes)");
 }
+
+// The article goes by the first sound, not the first letter: messages name things known only at
+// run time (a file's kind, a count), so "a ASTRA-sim" or "a 8-point" would otherwise be printed.
+TEST(WithArticle, GoesByTheFirstSound) {
+  EXPECT_EQ(chakra::with_article("ASTRA-sim system config"), "an ASTRA-sim system config");
+  EXPECT_EQ(chakra::with_article("unknown file"), "an unknown file");
+  EXPECT_EQ(chakra::with_article("Kineto trace"), "a Kineto trace");
+  EXPECT_EQ(chakra::with_article("PyTorch host ET"), "a PyTorch host ET");
+  EXPECT_EQ(chakra::with_article("ALL_TO_ALL"), "an ALL_TO_ALL");
+  EXPECT_EQ(chakra::with_article("ET"), "an ET");
+  // Acronyms said letter by letter, and those said as words.
+  EXPECT_EQ(chakra::with_article("MTIA trace"), "an MTIA trace");
+  EXPECT_EQ(chakra::with_article("NPU"), "an NPU");
+  EXPECT_EQ(chakra::with_article("GPU"), "a GPU");
+  EXPECT_EQ(chakra::with_article("JSON file"), "a JSON file");
+  // "u" said "you", "one", a silent "h".
+  EXPECT_EQ(chakra::with_article("unit"), "a unit");
+  EXPECT_EQ(chakra::with_article("uint64 value"), "a uint64 value");
+  EXPECT_EQ(chakra::with_article("one-rank trace"), "a one-rank trace");
+  EXPECT_EQ(chakra::with_article("hour"), "an hour");
+  EXPECT_EQ(chakra::with_article("host ET"), "a host ET");
+  // Numbers as said: eight, eleven, eighteen (and eleven thousand), but one hundred ten.
+  EXPECT_EQ(chakra::with_article("8-point product"), "an 8-point product");
+  EXPECT_EQ(chakra::with_article("80x4 shape"), "an 80x4 shape");
+  EXPECT_EQ(chakra::with_article("11-dimensional network"), "an 11-dimensional network");
+  EXPECT_EQ(chakra::with_article("18000-point product"), "an 18000-point product");
+  EXPECT_EQ(chakra::with_article("110-point product"), "a 110-point product");
+  EXPECT_EQ(chakra::with_article("2-dimensional network"), "a 2-dimensional network");
+  EXPECT_EQ(chakra::with_article("1100-point product"), "a 1100-point product");
+}

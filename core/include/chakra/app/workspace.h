@@ -30,6 +30,10 @@ const char* input_kind_name(InputKind kind);
 
 // From the first bytes (inflated when gzip) and the name's suffix.
 InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> bytes);
+// The keys detect_input_kind knew these bytes' kind by, for messages that say what a file is:
+// "scheduling-policy, all-reduce-implementation" for a system config, "topology, npus_count" for
+// a network config; "" for kinds known by their name or shape (.et, text workloads, groups).
+std::string input_kind_evidence(std::string_view name, std::span<const uint8_t> bytes);
 
 // A file's kind (detect_input_kind) and what it is in words, for messages that refuse it: "an
 // ASTRA-sim network config (YAML)", "a PNG image", "text of no kind chakrakit reads". Chakra JSON

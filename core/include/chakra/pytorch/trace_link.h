@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "chakra/format/io.h"
@@ -107,7 +108,15 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host, std::unique_ptr<ByteSou
 // become collectives of their
 // type (comm_size 0: a Kineto trace does not say). The one dependency kept: a GPU op's data dep
 // on the call that launched it (by correlation id). It shows what ran and does not replay; link
-// it with its host ET for that. Errors as link_traces's for the Kineto side.
-Trace kineto_activity(std::unique_ptr<ByteSource> device);
+// it with its host ET for that. Errors as link_traces's for the Kineto side. With `categories`,
+// also counts the trace's events per category.
+using KinetoCategories = std::vector<std::pair<std::string, uint64_t>>;  // "cat" as written, count; most first
+Trace kineto_activity(std::unique_ptr<ByteSource> device, KinetoCategories* categories = nullptr);
+
+// Why a Kineto trace of these categories has no GPU op for the analyses (they read kernel,
+// gpu_memcpy and gpu_memset events): what it records instead, and the device it is from when
+// its categories name one (MTIA, Intel XPU, Gaudi...). Nullopt when it has such events (then
+// they lack what the analyses need, not the events themselves).
+std::optional<std::string> kineto_without_gpu_ops(const KinetoCategories& categories);
 
 }  // namespace chakra

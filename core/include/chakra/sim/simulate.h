@@ -41,8 +41,24 @@ struct BackendInfo {
 // Every backend, in Backend order (network_backends.def).
 std::span<const BackendInfo> network_backends();
 
+// The file NPU `npu` of the workload PREFIX reads: PREFIX.<npu>.et, or PREFIX.<npu>.et.gz when
+// only that exists. Both existing is a chakra::Error naming them (which one is meant is unknown).
+std::string npu_trace_file(const std::string& prefix, uint32_t npu);
+
+// A workload given as a folder of per-NPU traces, as `chakra convert` and STAGE write them:
+// STEM.<npu>.et or .et.gz for NPUs 0..N-1 (one STEM), and its communicator groups when the
+// folder has STEM.comm_group.json, comm_group.json or STEM.json that reads as groups (STAGE's).
+struct WorkloadFolder {
+  std::string prefix;      // FOLDER/STEM
+  uint32_t npus = 0;
+  std::string comm_group;  // the groups' file, "" when none
+};
+// chakra::Error naming the folder when it holds no such traces, those of several stems, an NPU
+// twice (.et and .et.gz), NPUs missing below the highest, or both comm-group files.
+WorkloadFolder workload_folder(const std::string& folder);
+
 struct SimInputs {
-  std::string workload;  // NPU i reads `workload + "." + i + ".et"`
+  std::string workload;  // NPU i reads npu_trace_file(workload, i)
   // When set, NPU i's trace is (*encoded_traces)[i] (the bytes of an .et file) and `workload`
   // only names them in messages; one entry per NPU.
   const std::vector<std::string>* encoded_traces = nullptr;

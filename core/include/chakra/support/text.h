@@ -73,6 +73,13 @@ std::string csv_field(std::string_view s);
 // `s` without the spaces, tabs and carriage returns around it.
 std::string_view trim_blanks(std::string_view s);
 
+// `noun` after the indefinite article its first sound takes, for messages that name a thing
+// known only at run time: "an ASTRA-sim system config", "an 8-point product", "an MTIA trace",
+// "a Kineto trace", "a unit". By rule of thumb: a vowel letter takes "an" ("u" said "you" and
+// "one" aside), an acronym in capitals takes it when its first letter is said with a vowel
+// (F, H, L, M, N, R, S, X), a number when it is said "eight", "eleven" or "eighteen" first.
+std::string with_article(std::string_view noun);
+
 // "12.3 MiB" style sizes for humans.
 std::string format_bytes(uint64_t bytes);
 

@@ -179,8 +179,9 @@ std::span<const KnownAttr> known_attrs();
 const KnownAttr* find_known_attr(std::string_view name);
 
 // What a GPU op does, from its name (the table in core/docs/analyses.md; the analyses and the
-// timeline class GPU work by it): NCCL/RCCL/HCCL and gloo kernels communicate, memcpy/memset
-// move memory, the rest computes. A node typed as a collective or send/recv communicates
+// timeline class GPU work by it): kernels of communication libraries (NCCL/RCCL, HCCL, gloo,
+// MSCCL and MSCCL++, NVSHMEM, oneCCL, DeepEP's dispatch/combine) communicate, memcpy/memset move
+// memory, the rest computes. A node typed as a collective or send/recv communicates
 // whatever its name.
 enum class GpuKind : uint8_t { Computation, Communication, Memory };
 constexpr int kGpuKinds = 3;

@@ -241,7 +241,8 @@ int System::group_of(uint32_t npu, int pg_name, const std::string& spelled, cons
   if (rt != npus_[npu].runtime_groups.end()) return rt->second;
   auto it = group_index_.find(pg_name);
   if (it == group_index_.end())
-    throw Error(what() + ": communicator group " + spelled + " is not defined");
+    throw Error(what() + ": communicator group " + spelled + " is not defined" +
+                (in_.groups_source.empty() ? std::string(" (no comm-group file given)") : " in " + in_.groups_source));
   return it->second;
 }
 

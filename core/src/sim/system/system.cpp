@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "chakra/support/text.h"
+
 namespace chakra::sim {
 namespace {
 
@@ -47,7 +49,7 @@ System::System(EventQueue& queue, const SimInputs& in, const SimOptions& o, Node
     if (s.algorithms[t].size() > topo_.dims)
       throw Error(source_prefix(in.system_source) + "the system configuration lists " +
                   std::to_string(s.algorithms[t].size()) + " " + collective_name(Collective(t)) +
-                  " algorithms for a " + std::to_string(topo_.dims) + "-dimensional network");
+                  " algorithms for " + with_article(std::to_string(topo_.dims) + "-dimensional network"));
   for (const auto& [id, members] : in.groups) {
     Group g;
     g.members = members;

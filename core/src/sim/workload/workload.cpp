@@ -125,7 +125,9 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
     npus_[slot].start += queue_.to_tick(static_cast<double>(o_.slowdown.delay_of(npu_at(slot))));
 }
 
-std::string Workload::trace_file(uint32_t n) const { return in_.workload + "." + std::to_string(n) + ".et"; }
+std::string Workload::trace_file(uint32_t n) const {
+  return in_.encoded_traces ? in_.workload + "." + std::to_string(n) + ".et" : npu_trace_file(in_.workload, n);
+}
 
 std::string_view Workload::trace_bytes(uint32_t n, std::string& file_bytes) const {
   if (in_.encoded_traces) return (*in_.encoded_traces)[n];
@@ -133,7 +135,7 @@ std::string_view Workload::trace_bytes(uint32_t n, std::string& file_bytes) cons
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec))
     throw Error(file + ": workload file of NPU " + std::to_string(n) + " does not exist (the network has " +
-                std::to_string(n_npus_) + " NPUs)");
+                std::to_string(n_npus_) + " NPUs), nor " + file + ".gz");
   file_bytes = read_file(file, in_.read.input);
   return file_bytes;
 }

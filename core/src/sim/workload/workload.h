@@ -105,7 +105,7 @@ class Workload final : public NodeSink {
     uint64_t nodes = 0;
   };
 
-  std::string trace_file(uint32_t n) const;  // PREFIX.n.et
+  std::string trace_file(uint32_t n) const;  // npu_trace_file(PREFIX, n)
   // NPU n's .et: the bytes given in memory, or its file's, read into `file_bytes` (errors name
   // the file).
   std::string_view trace_bytes(uint32_t n, std::string& file_bytes) const;
