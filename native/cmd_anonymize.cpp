@@ -113,7 +113,8 @@ std::vector<Copy> run_folder_copies(const std::string& dir, RunFolder& run) {
     const std::pair<std::string, std::string> files[] = {{p.host, "host_et"}, {p.device, "kineto"}};
     for (const auto& [in, what] : files) {
       const std::string suffix = ends_with(in, ".gz") ? ".json.gz" : ".json";
-      const std::string name = per_rank_folders ? "rank" + rank + "/" + what + suffix : what + "." + rank + suffix;
+      // The rank in every name, as the pairing checks compare it (chakra link).
+      const std::string name = (per_rank_folders ? "rank" + rank + "/" : "") + what + "." + rank + suffix;
       copies.push_back({in, run.out + "/" + name, format_of(in)});
     }
   }
@@ -266,7 +267,7 @@ int cmd_anonymize(int argc, char** argv) {
                  "analyses and simulations give the same numbers.\n"
                  "IN: .et traces, folders of ranks, Chakra JSON, PyTorch host / linked JSON or Kineto traces, or a\n"
                  "PyTorch run folder (each rank's host ET + Kineto trace, as chakra link DIR takes): its copy is a\n"
-                 "folder OUT of the same layout, OUT/rank<r>/{host_et,kineto}.json or OUT/{host_et,kineto}.<r>.json.");
+                 "folder OUT of the same layout, OUT/rank<r>/{host_et,kineto}.<r>.json or OUT/{host_et,kineto}.<r>.json.");
   args.option("--output", "OUT", "the copy (one input file), OUT.<rank>.et (several, a folder), OUT/ (a run folder)",
               "", true);
   args.alias("-o", "--output");

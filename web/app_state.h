@@ -15,6 +15,7 @@
 #include "app.h"
 #include "chakra/analysis/critical_path.h"
 #include "chakra/analysis/gpu_analysis.h"
+#include "chakra/analysis/host_stalls.h"
 #include "chakra/analysis/trace_diff.h"
 #include "chakra/app/sweep.h"
 
@@ -64,6 +65,8 @@ struct SimSettings {
   double faster_by = 1;
   // Stragglers and slower links: a chakra simulate --slowdown spec ("" for none).
   std::string slowdown;
+  // Host stalls of replayed PyTorch traces as waits for the GPU (chakra simulate --stalls wait).
+  bool stalls_wait = false;
 };
 
 struct SimRun {
@@ -273,6 +276,7 @@ struct App::Impl {
   // change (invalidate_rank_data).
   struct AnalysisCache {
     std::vector<chakra::GpuAnalysis> ranks;
+    std::vector<std::vector<chakra::HostStallEntry>> stalls;  // per rank
     chakra::Stragglers stragglers;
     std::unique_ptr<CriticalPathData> critical_path;
     CollectiveBuckets collectives;
@@ -300,6 +304,7 @@ struct App::Impl {
   void draw_analysis_breakdown(const std::vector<const chakra::GpuAnalysis*>& per, const std::vector<std::string>& labels,
                                const chakra::Stragglers* stragglers, const char* unit, SimRun* run);
   void draw_critical_path(int source, const std::vector<std::string>& labels, const char* unit);
+  void draw_host_stalls(const std::vector<std::string>& labels);
   void draw_comparison(int source, const std::vector<std::string>& labels);
   void draw_collectives(SimRun* run);
   void draw_network_load(const SimRun& run);

@@ -26,6 +26,7 @@ App::Impl::AnalysisCache& App::Impl::analysis() {
     std::vector<const chakra::Trace*> traces;
     for (const auto& r : workspace.ranks()) {
       analysis_cache->ranks.push_back(chakra::analyze_gpu(r->trace));
+      analysis_cache->stalls.push_back(chakra::host_stalls_of(r->trace));
       traces.push_back(&r->trace);
     }
     analysis_cache->stragglers = chakra::find_stragglers(traces);
@@ -123,6 +124,7 @@ void App::Impl::draw_analysis() {
       return open;
     };
     if (tab("Breakdown", AnalysisTab::Breakdown)) {
+      if (!run) draw_host_stalls(labels);
       draw_analysis_breakdown(per, labels, run ? nullptr : &analysis().stragglers, unit, run);
       ImGui::EndTabItem();
     }
@@ -291,6 +293,49 @@ void App::Impl::draw_analysis_breakdown(const std::vector<const chakra::GpuAnaly
   }
 }
 
+// ---- host stalls ------------------------------------------------------------------------------
+
+// Shown above the breakdown, so that the stalls are seen before any "CPU-bound" reading of it.
+void App::Impl::draw_host_stalls(const std::vector<std::string>& labels) {
+  const auto& per = analysis().stalls;
+  size_t count = 0;
+  uint64_t total = 0;
+  for (const auto& stalls : per)
+    for (const chakra::HostStallEntry& e : stalls) ++count, total += e.micros;
+  if (count == 0) return;
+  const std::string header = std::to_string(count) + " host stalls, " + format_duration(static_cast<double>(total), "us") +
+                             " of host time: host ops far longer than their kind takes (waits, or CPU work)###stalls";
+  if (!ImGui::CollapsingHeader(header.c_str())) return;
+  ImGui::TextWrapped("Each is classed by what the trace shows (core/docs/pytorch-replay.md); a simulation replays them as CPU "
+                     "time unless its stall mode is 'wait'. Hover a row for the evidence.");
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
+  const float height = std::min(ImGui::GetTextLineHeightWithSpacing() * static_cast<float>(count + 2), 200.0f);
+  if (!ImGui::BeginTable("host_stalls", 5, flags, ImVec2(0, height))) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  for (const char* h : {"rank", "stall", "class", "start", "op"}) ImGui::TableSetupColumn(h);
+  ImGui::TableHeadersRow();
+  int row = 0;
+  for (size_t r = 0; r < per.size(); ++r)
+    for (const chakra::HostStallEntry& e : per[r]) {
+      const chakra::Trace& t = workspace.ranks()[r]->trace;
+      ImGui::TableNextRow();
+      text_cells({labels[r], format_duration(static_cast<double>(e.micros), "us"), std::string(chakra::stall_class_name(e.cls)),
+                  std::to_string(t.start_time_micros(e.node))});
+      ImGui::TableNextColumn();
+      const std::string name(t.name(e.node));
+      if (selectable_row(name.empty() ? "(unnamed)" : name, 100000 + row++)) {
+        rank = workspace.ranks()[r]->rank;
+        selected = e.node;
+        timeline.source = 0;
+        timeline.query = name;
+        view = View::Timeline;
+        view_changed = true;
+      }
+      if (ImGui::IsItemHovered() && !e.evidence.empty()) ImGui::SetTooltip("%s", std::string(e.evidence).c_str());
+    }
+  ImGui::EndTable();
+}
+
 // ---- critical path ---------------------------------------------------------------------------
 
 void App::Impl::draw_critical_path(int source, const std::vector<std::string>& labels, const char* unit) {
@@ -414,7 +459,9 @@ void App::Impl::draw_critical_path(int source, const std::vector<std::string>& l
         }
         const chakra::Trace& trace = *d.times[st.rank].trace;
         const std::string name(trace.name(st.node));
-        const std::string shown = name.empty() ? "(unnamed node " + std::to_string(trace.id(st.node)) + ")" : name;
+        std::string shown = name.empty() ? "(unnamed node " + std::to_string(trace.id(st.node)) + ")" : name;
+        if (const auto stall = chakra::stall_class_of(trace, st.node))  // may be a wait, not CPU work
+          shown += "  [host stall: " + std::string(chakra::stall_class_name(*stall)) + "]";
         if (selectable_row(shown, k)) {
           rank = workspace.ranks()[st.rank]->rank;
           selected = st.node;

@@ -151,6 +151,7 @@ bool App::Impl::run_simulation(const SimSettings& settings) {
     options.record_spans = true;
     if (!settings.faster_name.empty()) options.speedups.push_back({settings.faster_name, settings.faster_by});
     options.slowdown = sim::parse_slowdowns(settings.slowdown, "slowdowns");
+    options.stalls = settings.stalls_wait ? sim::StallMode::Wait : sim::StallMode::Keep;
     sim::SimJob job = workspace.simulation_job(settings.network, settings.system, options);  // checks the ranks
     auto run = std::make_unique<SimRun>();
     run->id = next_run_id++;
@@ -160,6 +161,7 @@ bool App::Impl::run_simulation(const SimSettings& settings) {
       dims += (d ? " x " : "") + std::to_string(settings.network.npus[d]) + " " + sim::topology_name(settings.network.topology[d]) +
               " " + chakra::format_number(settings.network.bandwidth[d]) + " GB/s";
     run->label = settings.preset + ": " + dims + (settings.congestion_aware ? ", congestion-aware" : "") +
+                 (settings.stalls_wait ? ", host stalls as waits" : "") +
                  (settings.faster_name.empty() ? "" : ", *" + settings.faster_name + "* " + chakra::format_number(settings.faster_by) + "x faster") +
                  (settings.slowdown.empty() ? "" : ", slowdowns " + (settings.slowdown.size() > 40 ? settings.slowdown.substr(0, 37) + "..." : settings.slowdown));
     running_since = std::chrono::steady_clock::now();
@@ -420,6 +422,11 @@ void App::Impl::draw_simulation() {
   ImGui::InputDouble("endpoint delay (ns)", &sys.endpoint_delay, 0, 0, "%.6g");
   sys.endpoint_delay = std::max(0.0, std::floor(sys.endpoint_delay));
   ImGui::Checkbox("congestion-aware network", &sim.congestion_aware);
+  ImGui::SameLine(360);
+  ImGui::Checkbox("host stalls as waits", &sim.stalls_wait);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Replayed PyTorch traces: host ops far longer than their kind takes that ended just after GPU work\n"
+                      "wait for that work instead of spending their measured time (chakra simulate --stalls wait)");
   ImGui::TextUnformatted("Compute");
   ImGui::SetNextItemWidth(120);
   ImGui::InputDouble("peak TFLOP/s", &sys.peak_perf, 0, 0, "%.6g");
@@ -480,6 +487,18 @@ void App::Impl::draw_simulation() {
   if (b) summary(b);
   if (b) ImGui::Text("run %d / run %d end time: %.4f", b->id, a->id,
                      a->result.end() ? static_cast<double>(b->result.end()) / static_cast<double>(a->result.end()) : 0.0);
+  // Host stalls: which replay ran and what the other gives (as chakra simulate's summary).
+  uint64_t stalled = 0;
+  for (const sim::NpuResult& n : a->result.npus)
+    for (uint64_t t : n.stalls) stalled += t;
+  if (stalled) {
+    const bool wait = a->result.stall_mode == sim::StallMode::Wait;
+    ImGui::TextWrapped("Host stalls (%s over all NPUs) replayed %s.%s", format_duration(static_cast<double>(stalled), "ns").c_str(),
+                       wait ? "as waits for the GPU work they ended after" : "as the CPU time they were measured as",
+                       a->result.other_stall_mode.ran
+                           ? (" The other way the end would be " + format_duration(double(a->result.other_stall_mode.end), "ns") + ".").c_str()
+                           : " No stall ended just after GPU work: the other way replays them the same.");
+  }
   if (ImGui::CollapsingHeader("Charts", ImGuiTreeNodeFlags_DefaultOpen)) draw_run_charts(*a, b);
   // Replays of measured traces: each NPU's measured step beside its simulated one.
   const bool measured = std::any_of(a->result.npus.begin(), a->result.npus.end(),
@@ -594,6 +613,7 @@ void App::Impl::settings_state(const SimSettings& sim, const std::string& prefix
   if (sim.system.local_mem_bw > 0) s[prefix + "mem"] = chakra::format_number(sim.system.local_mem_bw);
   if (sim.system.roofline) s[prefix + "roofline"] = "1";
   if (sim.congestion_aware) s[prefix + "backend"] = "aware";
+  if (sim.stalls_wait) s[prefix + "stalls"] = "wait";
   if (!sim.slowdown.empty()) s[prefix + "slow"] = sim.slowdown;
   if (!sim.faster_name.empty()) {
     s[prefix + "fast"] = sim.faster_name;
@@ -640,6 +660,7 @@ SimSettings App::Impl::settings_from_state(const chakra::ShareState& s, const st
   out.network = std::move(net);
   out.system = std::move(sys);
   out.congestion_aware = aware;
+  out.stalls_wait = chakra::share_choice(s, prefix + "stalls", {"wait", "keep"}, "keep") == "wait";
   out.preset = s.count(prefix + "preset") ? s.at(prefix + "preset").substr(0, 64) : "(link)";
   if (s.count(prefix + "slow")) {
     out.slowdown = s.at(prefix + "slow").substr(0, 4096);

@@ -1943,7 +1943,8 @@ TEST(CliAnonymize, RawRunFolderLinksConvertsAnalyzesAndSimulatesTheSame) {
   for (const auto& e : fs::recursive_directory_iterator(anon))
     if (e.is_regular_file()) files.insert(fs::relative(e.path(), anon).string());
   for (int rank = 0; rank < 8; ++rank)
-    expected.insert({"rank" + std::to_string(rank) + "/host_et.json", "rank" + std::to_string(rank) + "/kineto.json"});
+    expected.insert({"rank" + std::to_string(rank) + "/host_et." + std::to_string(rank) + ".json",
+                     "rank" + std::to_string(rank) + "/kineto." + std::to_string(rank) + ".json"});
   EXPECT_EQ(files, expected);
   for (const std::string& f : files) {
     const std::string bytes = read_raw(anon + "/" + f);
@@ -1951,7 +1952,7 @@ TEST(CliAnonymize, RawRunFolderLinksConvertsAnalyzesAndSimulatesTheSame) {
       EXPECT_FALSE(contains(bytes, word)) << f << ": " << word;
   }
   // Still a Chrome trace (what Perfetto opens): every event an object with its phase and time.
-  const auto kineto = nlohmann::json::parse(read_raw(anon + "/rank0/kineto.json"));
+  const auto kineto = nlohmann::json::parse(read_raw(anon + "/rank0/kineto.0.json"));
   ASSERT_TRUE(kineto["traceEvents"].is_array());
   for (const auto& e : kineto["traceEvents"]) ASSERT_TRUE(e.is_object() && e["ph"].is_string() && e["ts"].is_number()) << e.dump();
   EXPECT_EQ(kineto["distributedInfo"]["rank"], 0);
@@ -1979,7 +1980,7 @@ TEST(CliAnonymize, RawRunFolderLinksConvertsAnalyzesAndSimulatesTheSame) {
     const std::string folder = pairs + "/rank" + std::to_string(rank);
     for (const auto& e : fs::directory_iterator(folder))
       if (contains(e.path().string(), ".pt.trace.json")) before.push_back(e.path().string());
-    after.push_back(anon + "/rank" + std::to_string(rank) + "/kineto.json");
+    after.push_back(anon + "/rank" + std::to_string(rank) + "/kineto." + std::to_string(rank) + ".json");
   }
   ASSERT_EQ(before.size(), after.size());
   std::function<nlohmann::json(const nlohmann::json&)> figures = [&](const nlohmann::json& j) -> nlohmann::json {
@@ -2104,7 +2105,7 @@ TEST(CliAnonymize, DeepNestingIsRefusedWithoutCrashing) {
   Result r = run({"anonymize", dir + "/run", "-o", dir + "/copy"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(contains(r.err, "nested deeper than 512 levels")) << r.err;
-  EXPECT_FALSE(fs::exists(dir + "/copy/rank0/host_et.json"));
+  EXPECT_FALSE(fs::exists(dir + "/copy/rank0/host_et.0.json"));
   EXPECT_FALSE(fs::exists(dir + "/copy/rank0/kineto.json"));
 }
 

@@ -66,7 +66,7 @@ std::string host_stalls_text(std::span<const Trace* const> traces, std::span<con
       char head[96];
       std::snprintf(head, sizeof head, "    %10s µs  %-13s node %llu at %s: ", format_number(static_cast<double>(e.micros)).c_str(),
                     std::string(stall_class_name(e.cls)).c_str(), static_cast<unsigned long long>(t.id(e.node)),
-                    format_number(static_cast<double>(t.start_time_micros(e.node))).c_str());
+                    std::to_string(t.start_time_micros(e.node)).c_str());
       std::string name(t.name(e.node));
       if (name.size() > 60) name = name.substr(0, 57) + "...";
       out += head + name + (e.evidence.empty() ? "" : "\n      " + std::string(e.evidence)) + "\n";

@@ -67,6 +67,8 @@ class Walker {
         objects([&] { event(); });
       } else if (k == "schema"sv) {  // the host ET's format version
         copy(kept);
+      } else if (value_policy(k) == ValuePolicy::Name) {  // the linker's profiler steps
+        copy([&](std::string_view s) { return a_.name(s, r_); });
       } else if (k == "displayTimeUnit"sv) {
         copy([&](std::string_view s) {
           return s == "ms"sv || s == "ns"sv ? std::string(s) : a_.text(s, r_.metadata_strings);
@@ -176,6 +178,8 @@ class Walker {
         objects([&] { attr(); });
       } else if (k == "cat"sv) {
         copy([&](std::string_view s) { return category(s, r_.attributes["cat"]); });
+      } else if (value_policy(k) == ValuePolicy::Kept) {
+        copy(kept);
       } else {
         uint64_t& count = r_.attributes[std::string(k)];
         copy([&](std::string_view s) { return host_value(s, count); });

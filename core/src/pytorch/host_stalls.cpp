@@ -77,10 +77,6 @@ std::string micros_text(double us) {
   return buf;
 }
 
-std::string shortened(std::string_view name) {
-  return name.size() > 60 ? std::string(name.substr(0, 57)) + "..." : std::string(name);
-}
-
 // Each op's own time (not in a nested op of its thread): its total not blocked, and its longest
 // stretch with the unblocked part of it.
 struct Own {
@@ -211,7 +207,8 @@ std::vector<HostStall> find_host_stalls(const StallInputs& in) {
     s.micros = o.longest_unblocked;
     const double length = s.end - s.begin;
     std::string& why = s.evidence;
-    why = "own stretch " + micros_text(s.micros) + " (" + shortened(op.name) + " usually takes " + micros_text(usual) + ")";
+    // No names in the evidence: it travels with the node, whose name anonymization replaces.
+    why = "own stretch " + micros_text(s.micros) + " (ops of its name usually take " + micros_text(usual) + ")";
 
     // The runtime call of the thread that overlaps the stretch most.
     const StallInputs::Call* call = nullptr;
@@ -228,7 +225,7 @@ std::vector<HostStall> find_host_stalls(const StallInputs& in) {
       }
     }
     const bool call_explains = call && call_overlap >= 0.5 * length;
-    if (call_explains) why += "; " + shortened(call->name) + " took " + micros_text(call_overlap) + " of it";
+    if (call_explains) why += "; " + std::string(call->name) + " took " + micros_text(call_overlap) + " of it";
 
     // GPU work that ended just before the stretch did. Strong: the device drained then and
     // stayed idle until the thread went on. Weaker: an op that ran through most of the stretch.
@@ -252,8 +249,8 @@ std::vector<HostStall> find_host_stalls(const StallInputs& in) {
         if (covered >= 0.5 * length && covered > best) best = covered, s.gpu = static_cast<int32_t>(*it);
       }
       if (s.gpu >= 0)
-        why += "; GPU op '" + shortened(in.gpu[s.gpu].name) + "' ran through " + micros_text(best) + " of it and ended " +
-               micros_text(s.end - in.gpu[s.gpu].end) + " before it (other GPU work went on)";
+        why += "; a GPU op ran through " + micros_text(best) + " of it and ended " + micros_text(s.end - in.gpu[s.gpu].end) +
+               " before it (other GPU work went on)";
     }
     why += "; launch queue " + std::to_string(queue_depth(s.begin)) + " deep at its start";
     double other = 0;

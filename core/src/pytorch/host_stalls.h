@@ -25,7 +25,6 @@ struct StallInputs {
   struct GpuOp {  // kernels, copies, memsets
     double ts = 0, end = 0;
     double launched = NAN;  // its launch call's start; NaN when unknown
-    std::string_view name;
   };
   struct Call {  // CUDA/HIP runtime and driver calls
     double ts = 0, end = 0;

@@ -1003,8 +1003,7 @@ std::vector<HostStall> find_stalls(const Device& d, const SyncDeps& sync) {
   for (int32_t g : d.gpu) {
     const KinetoOp& op = d.ops[g];
     auto l = d.launch_by_correlation.find(op.correlation);
-    in.gpu.push_back({us(op.ts), us(pyjson::add(op.ts, op.dur)), l == d.launch_by_correlation.end() ? NAN : us(d.ops[l->second].ts),
-                      d.strings.view(op.name)});
+    in.gpu.push_back({us(op.ts), us(pyjson::add(op.ts, op.dur)), l == d.launch_by_correlation.end() ? NAN : us(d.ops[l->second].ts)});
   }
   for (const Device::RuntimeCall& c : d.runtime_calls) in.calls.push_back({us(c.ts), us(c.end), c.tid, d.strings.view(c.name)});
   in.blocked = sync.thread_blocked;

@@ -106,6 +106,12 @@ size_t vocabulary_kept(std::string_view name) {
   return 0;
 }
 
+ValuePolicy value_policy(std::string_view attribute) {
+  if (attribute == kStallClassAttr || attribute == "stall_evidence") return ValuePolicy::Kept;
+  if (attribute == kProfilerStepNamesAttr || attribute == "profiler_steps") return ValuePolicy::Name;
+  return ValuePolicy::Text;
+}
+
 bool numbers_only(std::string_view text) {
   auto number = [](std::string_view w) {
     if (w == "True" || w == "False" || w == "None" || w == "true" || w == "false" || w == "null") return true;
@@ -241,13 +247,17 @@ void Anonymizer::anonymize(const Trace& in, Trace& out, AnonymizeReport& report)
         continue;
       }
       uint64_t& count = metadata ? report.metadata_strings : report.attributes[name];
-      if (text && metadata && name == "schema") {
-        d.add(out_name, kind, out.intern(in.str(static_cast<StrId>(table.bits(a)))));
-      } else if (text) {
-        d.add(out_name, kind, text_of(static_cast<StrId>(table.bits(a)), count));
+      const ValuePolicy policy = metadata && name == "schema" ? ValuePolicy::Kept : value_policy(name);
+      auto value = [&](uint64_t v) -> uint64_t {
+        if (policy == ValuePolicy::Kept) return out.intern(in.str(static_cast<StrId>(v)));
+        if (policy == ValuePolicy::Name) return name_of(static_cast<StrId>(v));
+        return text_of(static_cast<StrId>(v), count);
+      };
+      if (text) {
+        d.add(out_name, kind, value(table.bits(a)));
       } else {
         std::vector<uint64_t> values;
-        for (uint64_t v : table.list(a)) values.push_back(text_of(static_cast<StrId>(v), count));
+        for (uint64_t v : table.list(a)) values.push_back(value(v));
         d.add_list(out_name, kind, values);
       }
     }

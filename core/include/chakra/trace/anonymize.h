@@ -51,6 +51,12 @@ std::string random_anonymize_key();
 inline constexpr size_t kWholeName = static_cast<size_t>(-1);
 size_t vocabulary_kept(std::string_view name);
 
+// How the value of a node or metadata attribute (or a linked JSON field) of this name is
+// anonymized: as any text (a token unless numbers_only), kept (what chakrakit writes that names
+// nothing: a stall's class and evidence), or as names are (the profiler's step names).
+enum class ValuePolicy : uint8_t { Text, Kept, Name };
+ValuePolicy value_policy(std::string_view attribute);
+
 // Text that holds numbers only ("3", "-1.5e3", "0x7f00", "[0, 1]", "True"): it names nothing,
 // and tools read some of it (numeric process-group names), so it is kept.
 bool numbers_only(std::string_view text);
