@@ -20,48 +20,19 @@
 
 #include "chakra/sim/simulate.h"
 #include "chakra/stablehlo/stablehlo.h"
+#include "cli_support.h"
 #include "test_support.h"
 
 using namespace testing_support;
+using namespace cli_testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A file under assets/ of the source tree.
-std::string assets(const std::string& relative) { return std::string(CHAKRA_SOURCE_DIR) + "/assets/" + relative; }
-
-struct Result {
-  int exit_code;
-  std::string out, err;
-};
-
-// Runs the chakra binary (or one of its alias links) with `args`, in `cwd` if given.
-Result run(const std::vector<std::string>& args, const std::string& program = CHAKRA_BIN, const std::string& cwd = "") {
-  const std::string dir = temp_dir();
-  const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
-  pid_t pid = fork();
-  if (pid == 0) {
-    int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(out, 1);
-    dup2(err, 2);
-    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
-    std::vector<char*> argv{const_cast<char*>(program.c_str())};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(program.c_str(), argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), read_raw(out_path), read_raw(err_path)};
-}
 
 std::string alias(const std::string& name) { return fs::path(CHAKRA_BIN).parent_path().string() + "/" + name; }
 std::string example(int rank) {
   return std::string(CHAKRA_SOURCE_DIR) + "/assets/examples/pytorch_2rank/chakra_trace." + std::to_string(rank) + ".et.gz";
 }
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // The fields of a CSV line (RFC 4180 quoting).
 std::vector<std::string> csv_fields(const std::string& line) {
@@ -107,12 +78,12 @@ TEST(Cli, ReaderGoneLeavesNoTemporaryFiles) {
   int gone[2];
   ASSERT_EQ(pipe(gone), 0);
   ::close(gone[0]);
+  const std::string in = shared("reference/chakra/outputs/trace_link/resnet_2gpu_rank1.linked.json.gz");
+  const std::string out = dir + "/out.et";
   pid_t pid = fork();
   if (pid == 0) {
     dup2(gone[1], 1);
     dup2(gone[1], 2);
-    const std::string in = shared("reference/chakra/outputs/trace_link/resnet_2gpu_rank1.linked.json.gz");
-    const std::string out = dir + "/out.et";
     execl(CHAKRA_BIN, CHAKRA_BIN, "convert", "pytorch", in.c_str(), "-o", out.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }

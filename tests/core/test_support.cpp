@@ -15,18 +15,20 @@ namespace fs = std::filesystem;
 
 namespace testing_support {
 
+bool shared_data_missing_in_test = false;
+
+std::string shared_dir_path() {
+  const char* env = std::getenv("CHAKRA_SHARED_DIR");
+  return env && *env ? env : CHAKRA_SHARED_DIR;
+}
+
 const std::string& shared_dir() {
-  static const std::string dir = [] {
-    std::string d = CHAKRA_SHARED_DIR;
-    if (!fs::is_directory(d + "/reference") || !fs::is_directory(d + "/data")) {
-      std::fprintf(stderr,
-                   "FATAL: the reference data directory %s is missing (expected ../shared next to the "
-                   "checkout, or set -DCHAKRA_SHARED_DIR=...). Tests need it and do not skip.\n",
-                   d.c_str());
-      std::exit(1);
-    }
-    return d;
-  }();
+  static const std::string dir = shared_dir_path();
+  static const bool present = fs::is_directory(dir + "/reference") && fs::is_directory(dir + "/data");
+  if (!present) {
+    shared_data_missing_in_test = true;
+    throw SharedDataMissing{};
+  }
   return dir;
 }
 

@@ -10,9 +10,14 @@
 
 namespace testing_support {
 
-// ../shared (reference traces and outputs). Exits the test program with a clear message if it
-// is missing: tests that need it must fail loudly, not skip.
+// ../shared (reference traces and outputs). Where it is missing, throws SharedDataMissing after
+// setting shared_data_missing_in_test: test_main.cpp counts the test as not run (and fails the
+// run when CHAKRA_REQUIRE_SHARED=1), never as passed.
+struct SharedDataMissing {};
+extern bool shared_data_missing_in_test;
 const std::string& shared_dir();
+// Where the data is looked for (CHAKRA_SHARED_DIR at run time, else the build's setting).
+std::string shared_dir_path();
 std::string shared(const std::string& relative);
 // tests/data (small fixtures committed with the project).
 std::string test_data(const std::string& relative);

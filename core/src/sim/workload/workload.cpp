@@ -547,7 +547,9 @@ std::vector<Tick> Workload::exposed_transfer(Npu::GpuWork Npu::*work) {
       members[group].push_back(npu_at(slot));
     }
   std::vector<std::vector<std::pair<Tick, Tick>>> exposed(n_npus_);  // windows per NPU
-  for (const auto& [group, npus] : members) {
+  for (const auto& entry : members) {
+    const std::string& group = entry.first;  // named: clang 14 lambdas cannot capture bindings
+    const std::vector<uint32_t>& npus = entry.second;
     auto of = [&](uint32_t n) -> const std::vector<std::pair<Tick, Tick>>& { return (npu(n).*work).collectives.at(group); };
     const size_t count = of(npus[0]).size();
     bool same = npus.size() > 1;
