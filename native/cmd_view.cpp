@@ -19,6 +19,7 @@
 #include "chakra/format/io.h"
 #include "chakra/format/json_writer.h"
 #include "chakra/support/error.h"
+#include "chakra/app/sim_presets.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -167,6 +168,7 @@ int run_view(const cli::Args& args) {
     for (size_t i = 0; i < site.preload.size(); ++i)
       w.value("preload/" + std::to_string(i) + "/" + site.preload[i].filename().string());
     w.end_array();
+    if (args.has("--simulate")) w.key("simulate").value(chakra::sim::cluster_preset(args.get("--simulate")).name);
     w.end_object();
     w.flush();
     site.manifest = sink.out + "\n";
@@ -217,6 +219,7 @@ int cmd_view(int argc, char** argv) {
   args.option("--port", "N", "port to listen on (0: a free one)", "0");
   args.option("--web", "DIR", "the built page (default: $CHAKRA_WEB_DIR, or found beside this binary)");
   args.flag("--no-browser", "only print the address");
+  args.option("--simulate", "PRESET", "once the traces are open, simulate them on this cluster (chakra simulate --preset)");
   args.parse(argc, argv);
   return cli::run_guarded("chakra view", run_view, args);
 }
