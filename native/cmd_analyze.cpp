@@ -566,3 +566,6 @@ int cmd_diff(int argc, char** argv) {
   args.parse(argc, argv);
   return cli::run_guarded("chakra diff", run_diff, args);
 }
+
+CHAKRA_COMMAND(90, "analyze", cmd_analyze, "HTA's analyses of measured GPU work: temporal breakdown, overlap, kernels, idle time");
+CHAKRA_COMMAND(120, "diff", cmd_diff, "two traces op by op: count and time per name in each, the difference, new and gone names");

@@ -282,3 +282,5 @@ int cmd_anonymize(int argc, char** argv) {
   args.parse(argc, argv);
   return cli::run_guarded("chakra anonymize", run, args);
 }
+
+CHAKRA_COMMAND(100, "anonymize", cmd_anonymize, "copies of traces with names, schemas and strings replaced by keyed tokens, to share");

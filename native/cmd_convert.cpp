@@ -425,3 +425,6 @@ int cmd_reference_converter(int argc, char** argv) {
   }
   return cli::run_guarded("chakra_converter", sub == "Text" ? run_reference_text : run_reference_pytorch, args);
 }
+
+CHAKRA_COMMAND(60, "convert", cmd_convert, "PyTorch execution traces or ASTRA-sim 1.0 text workloads -> .et");
+CHAKRA_ALIAS("chakra_converter", cmd_reference_converter);

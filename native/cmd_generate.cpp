@@ -124,3 +124,6 @@ int cmd_reference_generator(int argc, char** argv) {
   args.parse(argc, argv);
   return cli::run_guarded("chakra_generator", run_reference_generator, args);
 }
+
+CHAKRA_COMMAND(190, "generate", cmd_generate, "synthetic traces: the reference microbenchmarks, or one collective per NPU");
+CHAKRA_ALIAS("chakra_generator", cmd_reference_generator);

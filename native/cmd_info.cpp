@@ -165,3 +165,5 @@ int cmd_info(int argc, char** argv) {
   args.parse(argc, argv);
   return cli::run_guarded("chakra info", run, args);
 }
+
+CHAKRA_COMMAND(10, "info", cmd_info, "summarise traces: node types, collectives, bytes, attributes, dependencies");

@@ -98,3 +98,7 @@ int cmd_reference_jsonizer(int argc, char** argv) {
   args.parse(argc, argv);
   return cli::run_guarded("chakra_jsonizer", run_reference_jsonizer, args);
 }
+
+CHAKRA_COMMAND(30, "jsonize", cmd_jsonize, "write a trace as JSON (document, JSON Lines, or the reference jsonizer's bytes)", Streams::Yes);
+CHAKRA_COMMAND(40, "dejsonize", cmd_dejsonize, "build a .et trace from JSON (edit traces as text)");
+CHAKRA_ALIAS("chakra_jsonizer", cmd_reference_jsonizer, Streams::Yes);

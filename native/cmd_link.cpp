@@ -215,3 +215,6 @@ int cmd_reference_trace_link(int argc, char** argv) {
   if (args.has("--rank")) (void)args.get_uint("--rank");
   return cli::run_guarded("chakra_trace_link", run_reference_link, args);
 }
+
+CHAKRA_COMMAND(50, "link", cmd_link, "PyTorch host execution trace + Kineto trace -> linked JSON (ET+)");
+CHAKRA_ALIAS("chakra_trace_link", cmd_reference_trace_link);

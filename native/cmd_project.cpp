@@ -84,7 +84,7 @@ int reshape_synthetic(const cli::Args& a, const std::string& prefix, uint32_t fr
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
-  return cmd_synth(static_cast<int>(words.size()), argv.data());
+  return run_command("synth", static_cast<int>(words.size()), argv.data());
 }
 
 int run(const cli::Args& a) {
@@ -169,3 +169,5 @@ int cmd_project(int argc, char** argv) {
   if (!args.has("--output") && !args.has("--explain")) args.fail("--output OUT_PREFIX is required (or --explain)");
   return cli::run_guarded("chakra project", run, args);
 }
+
+CHAKRA_COMMAND(110, "project", cmd_project, "a workload traced on N ranks as it would run on M (data parallelism), to simulate");

@@ -341,3 +341,7 @@ int cmd_reference_unaware(int argc, char** argv) {
 int cmd_reference_aware(int argc, char** argv) {
   return reference(argc, argv, Backend::CongestionAware, "AstraSim_Analytical_Congestion_Aware");
 }
+
+CHAKRA_COMMAND(130, "simulate", cmd_simulate, "replay per-NPU traces on ASTRA-sim's analytical network model (same numbers)");
+CHAKRA_ALIAS("AstraSim_Analytical_Congestion_Unaware", cmd_reference_unaware);
+CHAKRA_ALIAS("AstraSim_Analytical_Congestion_Aware", cmd_reference_aware);

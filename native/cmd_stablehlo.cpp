@@ -188,3 +188,6 @@ int cmd_predict(int argc, char** argv) {
   args.parse(argc, argv);
   return cli::run_guarded("chakra predict", run_predict, args);
 }
+
+CHAKRA_COMMAND(160, "import", cmd_import, "per-device traces from a StableHLO program (compute regions, collectives, groups)");
+CHAKRA_COMMAND(170, "predict", cmd_predict, "step time of a StableHLO program on a device and network (roofline + simulation)");

@@ -219,3 +219,5 @@ int cmd_sweep(int argc, char** argv) {
   args.parse(argc, argv);
   return cli::run_guarded("chakra sweep", run_sweep, args);
 }
+
+CHAKRA_COMMAND(140, "sweep", cmd_sweep, "simulate every point of a design-space sweep (here, as shards, or on Slurm) into one table");

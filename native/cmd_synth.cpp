@@ -138,3 +138,5 @@ int cmd_synth(int argc, char** argv) {
   args.parse(argc, argv);
   return cli::run_guarded("chakra synth", run_synth, args);
 }
+
+CHAKRA_COMMAND(150, "synth", cmd_synth, "synthetic per-rank traces of LLM training (GPT/Llama/MoE x DP/TP/PP/SP/EP/FSDP)");

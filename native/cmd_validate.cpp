@@ -116,3 +116,5 @@ int cmd_validate(int argc, char** argv) {
   args.parse(argc, argv);
   return cli::run_guarded("chakra validate", run, args);
 }
+
+CHAKRA_COMMAND(20, "validate", cmd_validate, "check traces for what makes simulators abort, hang or misread them");

@@ -223,3 +223,5 @@ int cmd_view(int argc, char** argv) {
   args.parse(argc, argv);
   return cli::run_guarded("chakra view", run_view, args);
 }
+
+CHAKRA_COMMAND(180, "view", cmd_view, "serve the web page on 127.0.0.1 and open it with the given traces preloaded");

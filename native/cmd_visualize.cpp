@@ -126,3 +126,6 @@ int cmd_reference_visualizer(int argc, char** argv) {
   args.parse(argc, argv);
   return cli::run_guarded("chakra_visualizer", run_reference_visualizer, args);
 }
+
+CHAKRA_COMMAND(70, "visualize", cmd_visualize, "dependency graph as DOT, GraphML or SVG (our own layout, no Graphviz)");
+CHAKRA_ALIAS("chakra_visualizer", cmd_reference_visualizer);

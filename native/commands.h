@@ -1,30 +1,32 @@
-// Entry points of the `chakra` subcommands; argv excludes the program and command names.
+// The `chakra` subcommands and the reference tools' names the binary answers to: each command's
+// file registers it with one line (CHAKRA_COMMAND / CHAKRA_ALIAS at its end), main.cpp dispatches
+// over what registered. Entry points take argv without the program and command names.
 #pragma once
 
-int cmd_info(int argc, char** argv);
-int cmd_validate(int argc, char** argv);
-int cmd_jsonize(int argc, char** argv);
-int cmd_dejsonize(int argc, char** argv);
-int cmd_reference_jsonizer(int argc, char** argv);
-int cmd_link(int argc, char** argv);
-int cmd_view(int argc, char** argv);
-int cmd_reference_trace_link(int argc, char** argv);
-int cmd_convert(int argc, char** argv);
-int cmd_reference_converter(int argc, char** argv);
-int cmd_generate(int argc, char** argv);
-int cmd_reference_generator(int argc, char** argv);
-int cmd_timeline(int argc, char** argv);
-int cmd_reference_timeline(int argc, char** argv);
-int cmd_visualize(int argc, char** argv);
-int cmd_reference_visualizer(int argc, char** argv);
-int cmd_analyze(int argc, char** argv);
-int cmd_diff(int argc, char** argv);
-int cmd_simulate(int argc, char** argv);
-int cmd_reference_unaware(int argc, char** argv);
-int cmd_reference_aware(int argc, char** argv);
-int cmd_synth(int argc, char** argv);
-int cmd_anonymize(int argc, char** argv);
-int cmd_project(int argc, char** argv);
-int cmd_sweep(int argc, char** argv);
-int cmd_import(int argc, char** argv);
-int cmd_predict(int argc, char** argv);
+#include <vector>
+
+enum class Streams { No, Yes };  // Yes: holds one record at a time, so no huge-page heap (main.cpp)
+
+struct CommandEntry {
+  int order;          // place in `chakra --help` (commands); aliases keep their registration order
+  const char* name;
+  int (*run)(int argc, char** argv);
+  const char* summary;  // nullptr for an alias (a reference tool's name)
+  Streams streams;
+};
+
+// Every registered command (summary set) and alias, commands in `order`.
+const std::vector<CommandEntry>& registered_commands();
+// Runs the registered command `name` (a command that hands over to another, as project to synth).
+int run_command(const char* name, int argc, char** argv);
+
+struct CommandRegistration {
+  CommandRegistration(CommandEntry entry);
+};
+
+#define CHAKRA_REGISTRATION_NAME2(line) chakra_command_registration_##line
+#define CHAKRA_REGISTRATION_NAME(line) CHAKRA_REGISTRATION_NAME2(line)
+#define CHAKRA_COMMAND(order, name, run, summary, ...) \
+  static const CommandRegistration CHAKRA_REGISTRATION_NAME(__LINE__)({order, name, run, summary, Streams{__VA_ARGS__}})
+#define CHAKRA_ALIAS(name, run, ...) \
+  static const CommandRegistration CHAKRA_REGISTRATION_NAME(__LINE__)({0, name, run, nullptr, Streams{__VA_ARGS__}})

@@ -1,11 +1,14 @@
 // chakra: command-line front end of chakrakit. Dispatches on the subcommand, or on the name it
-// was started under for the drop-in replacements of the reference tools (chakra_jsonizer, ...).
+// was started under for the drop-in replacements of the reference tools (chakra_jsonizer, ...);
+// each command's file registers itself (commands.h).
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli.h"
 #include "commands.h"
@@ -42,81 +45,64 @@ void back_heap_with_huge_pages() {
 #endif
 }
 
-struct Command {
-  const char* name;
-  int (*run)(int, char**);
-  const char* summary;
-  bool streams = false;  // holds one record at a time: no huge-page heap (see main)
-};
-
-constexpr Command kCommands[] = {
-    {"info", cmd_info, "summarise traces: node types, collectives, bytes, attributes, dependencies"},
-    {"validate", cmd_validate, "check traces for what makes simulators abort, hang or misread them"},
-    {"jsonize", cmd_jsonize, "write a trace as JSON (document, JSON Lines, or the reference jsonizer's bytes)", true},
-    {"dejsonize", cmd_dejsonize, "build a .et trace from JSON (edit traces as text)"},
-    {"link", cmd_link, "PyTorch host execution trace + Kineto trace -> linked JSON (ET+)"},
-    {"convert", cmd_convert, "PyTorch execution traces or ASTRA-sim 1.0 text workloads -> .et"},
-    {"visualize", cmd_visualize, "dependency graph as DOT, GraphML or SVG (our own layout, no Graphviz)"},
-    {"timeline", cmd_timeline, "ASTRA-sim issue/callback log -> Chrome trace JSON (Perfetto, chrome://tracing)"},
-    {"analyze", cmd_analyze, "HTA's analyses of measured GPU work: temporal breakdown, overlap, kernels, idle time"},
-    {"anonymize", cmd_anonymize, "copies of traces with names, schemas and strings replaced by keyed tokens, to share"},
-    {"project", cmd_project, "a workload traced on N ranks as it would run on M (data parallelism), to simulate"},
-    {"diff", cmd_diff, "two traces op by op: count and time per name in each, the difference, new and gone names"},
-    {"simulate", cmd_simulate, "replay per-NPU traces on ASTRA-sim's analytical network model (same numbers)"},
-    {"sweep", cmd_sweep, "simulate every point of a design-space sweep (here, as shards, or on Slurm) into one table"},
-    {"synth", cmd_synth, "synthetic per-rank traces of LLM training (GPT/Llama/MoE x DP/TP/PP/SP/EP/FSDP)"},
-    {"import", cmd_import, "per-device traces from a StableHLO program (compute regions, collectives, groups)"},
-    {"predict", cmd_predict, "step time of a StableHLO program on a device and network (roofline + simulation)"},
-    {"view", cmd_view, "serve the web page on 127.0.0.1 and open it with the given traces preloaded"},
-    {"generate", cmd_generate, "synthetic traces: the reference microbenchmarks, or one collective per NPU"},
-};
-
-// Names under which the binary replaces a reference tool (installed as links to `chakra`).
-struct Alias {
-  const char* name;
-  int (*run)(int, char**);
-  bool streams = false;
-};
-constexpr Alias kAliases[] = {
-    {"chakra_jsonizer", cmd_reference_jsonizer, true},
-    {"chakra_trace_link", cmd_reference_trace_link},
-    {"chakra_converter", cmd_reference_converter},
-    {"chakra_generator", cmd_reference_generator},
-    {"chakra_timeline_visualizer", cmd_reference_timeline},
-    {"chakra_visualizer", cmd_reference_visualizer},
-    {"AstraSim_Analytical_Congestion_Unaware", cmd_reference_unaware},
-    {"AstraSim_Analytical_Congestion_Aware", cmd_reference_aware},
-};
+std::vector<CommandEntry>& registry() {
+  static std::vector<CommandEntry> entries;
+  return entries;
+}
 
 void print_help() {
   std::cout << "chakra " << CHAKRA_VERSION << " - Chakra execution trace toolkit\n\n"
             << "usage: chakra <command> [options] ...\n\ncommands:\n";
-  for (const Command& c : kCommands) {
+  for (const CommandEntry& c : registered_commands()) {
+    if (!c.summary) continue;
     std::string name = c.name;
     name.resize(12, ' ');
     std::cout << "  " << name << c.summary << "\n";
   }
   std::cout << "\n'chakra <command> --help' describes a command's options.\n"
             << "Drop-in names of the reference tools (mlcommons/chakra, ASTRA-sim; links to this binary):";
-  for (const Alias& a : kAliases) std::cout << " " << a.name;
+  for (const CommandEntry& c : registered_commands())
+    if (!c.summary) std::cout << " " << c.name;
   std::cout << "\n";
 }
 
 // Huge pages make building whole traces faster; a command that streams keeps a small footprint
 // instead (a 2 MiB page for a few kilobytes would be most of its memory).
-int run(int (*command)(int, char**), bool streams, int argc, char** argv) {
-  if (!streams) back_heap_with_huge_pages();
-  return command(argc, argv);
+int run(const CommandEntry& c, int argc, char** argv) {
+  if (c.streams == Streams::No) back_heap_with_huge_pages();
+  return c.run(argc, argv);
 }
 
 }  // namespace
+
+CommandRegistration::CommandRegistration(CommandEntry entry) { registry().push_back(entry); }
+
+int run_command(const char* name, int argc, char** argv) {
+  for (const CommandEntry& c : registered_commands())
+    if (!std::strcmp(c.name, name)) return c.run(argc, argv);
+  std::cerr << "chakra: no command '" << name << "' registered\n";
+  return cli::kUsage;
+}
+
+const std::vector<CommandEntry>& registered_commands() {
+  // Commands by their order, then aliases by name: registration runs in no fixed order.
+  static const std::vector<CommandEntry> sorted = [] {
+    std::vector<CommandEntry> all = registry();
+    std::sort(all.begin(), all.end(), [](const CommandEntry& a, const CommandEntry& b) {
+      if (!a.summary != !b.summary) return a.summary != nullptr;
+      return a.summary ? a.order < b.order : std::strcmp(a.name, b.name) < 0;
+    });
+    return all;
+  }();
+  return sorted;
+}
 
 int main(int argc, char** argv) {
   cli::install_interrupt_handler();
   std::string_view self = argv[0];
   if (auto slash = self.rfind('/'); slash != std::string_view::npos) self = self.substr(slash + 1);
-  for (const Alias& a : kAliases)
-    if (self == a.name) return run(a.run, a.streams, argc - 1, argv + 1);
+  for (const CommandEntry& c : registered_commands())
+    if (!c.summary && self == c.name) return run(c, argc - 1, argv + 1);
 
   if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help")) {
     print_help();
@@ -126,10 +112,8 @@ int main(int argc, char** argv) {
     std::cout << "chakra " << CHAKRA_VERSION << "\n";
     return cli::kOk;
   }
-  for (const Command& c : kCommands)
-    if (!std::strcmp(argv[1], c.name)) return run(c.run, c.streams, argc - 2, argv + 2);
-  for (const Alias& a : kAliases)
-    if (!std::strcmp(argv[1], a.name)) return run(a.run, a.streams, argc - 2, argv + 2);
+  for (const CommandEntry& c : registered_commands())
+    if (!std::strcmp(argv[1], c.name)) return run(c, argc - 2, argv + 2);
   std::cerr << "chakra: unknown command '" << argv[1] << "' (see chakra --help)\n";
   return cli::kUsage;
 }

@@ -174,3 +174,36 @@ TEST(Bundled, SynthesizedAndStableHloWorkloads) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(json_of(dir + "/p.json")["classes"]["collective"]["ops"], 2);  // its two all-reduces
 }
+
+// The command registry (native/commands.h): every command a cmd_*.cpp registers is listed by
+// `chakra --help`, answers --help, has a row in core/docs/cli.md and a section in the manual; every
+// alias is a link beside the binary that runs.
+TEST(Bundled, EveryRegisteredCommandIsListedHelpedAndDocumented) {
+  const std::string help = run({"--help"}).out;
+  const std::string docs = read_raw(std::string(CHAKRA_SOURCE_DIR) + "/core/docs/cli.md");
+  size_t commands = 0, aliases = 0;
+  for (const auto& e : fs::directory_iterator(std::string(CHAKRA_SOURCE_DIR) + "/native")) {
+    const std::string file = e.path().filename().string();
+    if (file.rfind("cmd_", 0) != 0 || e.path().extension() != ".cpp") continue;
+    const std::string text = read_raw(e.path().string());
+    size_t registered = 0;
+    for (size_t at = text.find("\nCHAKRA_"); at != std::string::npos; at = text.find("\nCHAKRA_", at + 1)) {
+      const size_t open = text.find('"', at), close = text.find('"', open + 1);
+      const std::string name = text.substr(open + 1, close - open - 1);
+      ++registered;
+      if (text.compare(at + 1, 14, "CHAKRA_COMMAND") == 0) {
+        ++commands;
+        EXPECT_TRUE(contains(help, "\n  " + name + " ")) << file << ": " << name << " not in chakra --help";
+        EXPECT_EQ(run({name, "--help"}).exit_code, 0) << name;
+        EXPECT_TRUE(contains(docs, "| `chakra " + name)) << name << " has no row in core/docs/cli.md";
+      } else {
+        ++aliases;
+        EXPECT_TRUE(contains(help, " " + name)) << name;
+        EXPECT_EQ(run({"--help"}, alias(name)).exit_code, 0) << name;
+      }
+    }
+    EXPECT_GT(registered, 0u) << file << " registers no command";
+  }
+  EXPECT_EQ(commands, 19u);
+  EXPECT_EQ(aliases, 8u);
+}
