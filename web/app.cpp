@@ -10,6 +10,7 @@
 #include <imgui_stdlib.h>
 
 #include "app_state.h"
+#include "chakra/analysis/sim_report.h"
 #include "chakra/app/sim_presets.h"
 #include "chakra/format/io.h"
 #include "chakra/format/json_writer.h"
@@ -888,28 +889,8 @@ std::string App::status_json() const {
     w.begin_object();
     w.key("id").value_int(run->id);
     w.key("label").value(run->label);
-    w.key("end_ns").value_uint(run->result.end());
-    w.key("deadlock").value(run->result.deadlock);
-    w.key("finish_ns").begin_array();
-    for (const auto& n : run->result.npus) w.value_uint(n.finish);
-    w.end_array();
-    w.key("non_compute_ns").begin_array();
-    for (const auto& n : run->result.npus) w.value_uint(n.astra_exposed_comm);
-    w.end_array();
-    w.key("exposed_communication_ns").begin_array();
-    for (const auto& n : run->result.npus) w.value_uint(n.exposed_comm());
-    w.end_array();
-    w.key("measured_step_ns").begin_array();  // 0 where the trace carries no measured times
-    for (const auto& n : run->result.npus) w.value_uint(n.measured_step);
-    w.end_array();
-    w.key("start_ns").begin_array();
-    for (const auto& n : run->result.npus) w.value_uint(n.start);
-    w.end_array();
-    w.key("start_error").begin_object();  // node starts vs measured, as in chakra simulate --json
-    w.key("nodes").value_uint(run->result.start_error.nodes);
-    w.key("median_ns").value_uint(run->result.start_error.median);
-    w.key("p90_ns").value_uint(run->result.start_error.p90);
-    w.end_object();
+    w.key("result");  // as chakra simulate --json writes it
+    chakra::write_sim_json(run->result, w);
     w.end_object();
   }
   w.end_array();

@@ -51,7 +51,7 @@ if (link) {
   await page.evaluate(() => Module.ccall('app_command', 'number', ['string'], ['timeline 1']));
   const run = (await status()).runs[0];
   console.log(`link applied + generated ${((generated - t) / 1000).toFixed(2)} s, simulated in the worker ` +
-              `${((performance.now() - generated) / 1000).toFixed(2)} s (end ${run?.end_ns} ns)`);
+              `${((performance.now() - generated) / 1000).toFixed(2)} s (end ${run?.result?.end_ns} ns)`);
   t = performance.now();
 } else {
   // While the file opens: the longest gap between animation frames (the page's main thread

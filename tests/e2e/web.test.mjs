@@ -59,6 +59,9 @@ async function openPage(address) {
   return p;
 }
 
+// A run's per-NPU figure as an array (the page's status holds each run's result as chakra simulate
+// --json writes it).
+const perNpu = (run, key) => run.result.npus.map((n) => n[key]);
 const status = (p = page) => p.evaluate(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])));
 const command = (c, p = page) => p.evaluate((c) => Module.ccall('app_command', 'number', ['string'], [c]), c);
 // Starts a run (in the page's simulation worker) and waits for it to end; returns what the
@@ -188,8 +191,8 @@ sharedTest('a simulation of a real trace gives the CLI\'s numbers; its errors sh
   s = await status();
   assert.equal(s.runs.length, 1);
   const run = s.runs[0];
-  assert.equal(run.finish_ns.length, 64);
-  assert.ok(run.end_ns > 0 && !run.deadlock);
+  assert.equal(perNpu(run, 'finish_ns').length, 64);
+  assert.ok(run.result.end_ns > 0 && !run.result.deadlock);
   // The same files and the settings the page shows, through the CLI.
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'chakra-e2e-'));
   await writeFile(path.join(tmp, 'network.yml'), s.network);
@@ -197,7 +200,7 @@ sharedTest('a simulation of a real trace gives the CLI\'s numbers; its errors sh
   execFileSync(chakraBin, ['simulate', '--workload', path.join(resnet64, 'resnet50_DataParallel'), '--network', path.join(tmp, 'network.yml'),
     '--system', path.join(tmp, 'system.json'), '--json', path.join(tmp, 'out.json'), '--no-summary']);
   const cli = JSON.parse(await readFile(path.join(tmp, 'out.json'), 'utf8'));
-  assert.deepEqual(run.finish_ns, cli.npus.map((n) => n.finish_ns ?? n.finish));
+  assert.deepEqual(perNpu(run, 'finish_ns'), cli.npus.map((n) => n.finish_ns ?? n.finish));
   await shot('05-sim-result.png');
   // Change a parameter through a share link, run again, compare side by side.
   const slower = s.state.replace(/sim\.bw=[^&]*/, 'sim.bw=45');  // readable links still open
@@ -207,7 +210,7 @@ sharedTest('a simulation of a real trace gives the CLI\'s numbers; its errors sh
   s = await status();
   assert.equal(s.runs.length, 2);
   assert.match(s.network, /bandwidth: \[ 45 \]/);
-  assert.ok(s.runs[1].end_ns > s.runs[0].end_ns, 'a tenth of the bandwidth is slower');
+  assert.ok(s.runs[1].result.end_ns > s.runs[0].result.end_ns, 'a tenth of the bandwidth is slower');
   await shot('06-sim-compare.png');
   await command('view timeline');
   await page.evaluate((h) => Module.ccall('app_apply_hash', null, ['string'], [h]), (await status()).state.replace(/&?t\.(0|1|src)=[^&]*/g, '') + '&t.src=2');
@@ -236,7 +239,7 @@ sharedTest('a share link restores the state in a fresh page once the same files 
   await fresh.waitForFunction((n) => JSON.parse(Module.ccall('app_status_json', 'string', [], [])).runs.length === n,
     before.runs.length, { timeout: 60000 });
   s = await status(fresh);
-  assert.deepEqual(s.runs.map((r) => r.end_ns), before.runs.map((r) => r.end_ns));
+  assert.deepEqual(s.runs.map((r) => r.result.end_ns), before.runs.map((r) => r.result.end_ns));
   assert.equal(s.state, before.state);
   await shot('08-share-restored.png', fresh);
   // A hostile link is an error in the page, not a dead page.
@@ -371,7 +374,7 @@ test('a long simulation runs in a worker: the page keeps drawing, shows progress
   s = await status(p);
   assert.equal(s.runs.length, 1, s.log.join('\n'));
   assert.equal(s.runs[0].id, 2);
-  assert.ok(s.runs[0].end_ns > 0 && !s.runs[0].deadlock);
+  assert.ok(s.runs[0].result.end_ns > 0 && !s.runs[0].result.deadlock);
   await p.close();
 });
 
@@ -420,11 +423,11 @@ sharedTest('real host ET + Kineto pairs replay against their measured steps, as 
   assert.equal(await simulate(), 1);
   s = await status();
   const run = s.runs.at(-1);
-  assert.equal(run.measured_step_ns.length, 8);
+  assert.equal(perNpu(run, 'measured_step_ns').length, 8);
   for (let r = 0; r < 8; ++r) {
-    assert.ok(run.measured_step_ns[r] > 0, `rank ${r} has a measured step`);
-    const error = (run.finish_ns[r] - run.start_ns[r]) / run.measured_step_ns[r] - 1;
-    assert.ok(Math.abs(error) < 0.06, `rank ${r}: simulated ${run.finish_ns[r] - run.start_ns[r]} ns against ${run.measured_step_ns[r]} ns`);
+    assert.ok(perNpu(run, 'measured_step_ns')[r] > 0, `rank ${r} has a measured step`);
+    const error = (perNpu(run, 'finish_ns')[r] - perNpu(run, 'start_ns')[r]) / perNpu(run, 'measured_step_ns')[r] - 1;
+    assert.ok(Math.abs(error) < 0.06, `rank ${r}: simulated ${perNpu(run, 'finish_ns')[r] - perNpu(run, 'start_ns')[r]} ns against ${perNpu(run, 'measured_step_ns')[r]} ns`);
   }
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'chakra-e2e-'));
   execFileSync(chakraBin, ['link', dlrm, '-o', path.join(tmp, 'linked/dlrm.json'), '--sync-deps', '--quiet']);
@@ -432,10 +435,10 @@ sharedTest('real host ET + Kineto pairs replay against their measured steps, as 
   execFileSync(chakraBin, ['simulate', '--workload', path.join(tmp, 'et/dlrm'), '--preset', 'v100-dgx1-8',
     '--json', path.join(tmp, 'out.json'), '--no-summary']);
   const cli = JSON.parse(await readFile(path.join(tmp, 'out.json'), 'utf8'));
-  assert.deepEqual(run.finish_ns, cli.npus.map((n) => n.finish_ns));
-  assert.deepEqual(run.measured_step_ns, cli.npus.map((n) => n.measured_step_ns));
-  assert.ok(run.start_error.nodes > 1000, JSON.stringify(run.start_error));
-  assert.deepEqual(run.start_error, cli.start_error);
+  assert.deepEqual(perNpu(run, 'finish_ns'), cli.npus.map((n) => n.finish_ns));
+  assert.deepEqual(perNpu(run, 'measured_step_ns'), cli.npus.map((n) => n.measured_step_ns));
+  assert.ok(run.result.start_error.nodes > 1000, JSON.stringify(run.result.start_error));
+  assert.deepEqual(run.result.start_error, cli.start_error);
   await shot('06b-measured-vs-simulated.png');
   // The critical path across the 8 ranks in the Analysis view: on the measured times, step for
   // step what chakra analyze --critical-path finds on the same converted traces; on the run, a
@@ -534,8 +537,8 @@ test('a first visit sees the start page; each one-click example opens what it pr
   assert.equal(s.ranks.length, 64);
   assert.equal(s.view, 'simulation');
   assert.equal(s.runs.length, 1);
-  assert.equal(s.runs[0].finish_ns.length, 64);
-  assert.ok(s.runs[0].finish_ns.every((t) => t > 0));
+  assert.equal(perNpu(s.runs[0], 'finish_ns').length, 64);
+  assert.ok(perNpu(s.runs[0], 'finish_ns').every((t) => t > 0));
   await shot('08c-example-resnet64.png', p);
   // A chart's PNG button downloads its picture (here through the same request by command).
   assert.equal(await command('save chart Step per NPU (from its start), run 1', p), 1);
@@ -961,8 +964,8 @@ test('native/run-example\'s page: the bundled run preloaded and simulated as cha
     }, null, { timeout: 120000 });
     const s = await status(p);
     assert.equal(s.ranks.length, 8);
-    assert.deepEqual(s.runs[0].finish_ns, cli.npus.map((n) => n.finish_ns));
-    assert.deepEqual(s.runs[0].measured_step_ns, cli.npus.map((n) => n.measured_step_ns));
+    assert.deepEqual(perNpu(s.runs[0], 'finish_ns'), cli.npus.map((n) => n.finish_ns));
+    assert.deepEqual(perNpu(s.runs[0], 'measured_step_ns'), cli.npus.map((n) => n.measured_step_ns));
     await shot('11-run-example.png', p);
     await p.close();
   } finally {
@@ -988,7 +991,7 @@ sharedTest('slowdowns run in the simulation worker as the CLI runs them, and the
   execFileSync(chakraBin, ['simulate', '--workload', path.join(allReduce, 'AllReduce_1MB'), '--network', path.join(tmp, 'network.yml'),
     '--system', path.join(tmp, 'system.json'), '--slowdown', spec, '--json', path.join(tmp, 'out.json'), '--no-summary']);
   const cli = JSON.parse(await readFile(path.join(tmp, 'out.json'), 'utf8'));
-  assert.deepEqual(s.runs[0].finish_ns, cli.npus.map((n) => n.finish_ns ?? n.finish));
+  assert.deepEqual(perNpu(s.runs[0], 'finish_ns'), cli.npus.map((n) => n.finish_ns ?? n.finish));
   await shot('11-slowdowns.png', p);
   // Overview: "Export anonymized copy" (here by command) downloads a ZIP.
   await command('view overview', p);

@@ -347,6 +347,12 @@ std::string device_name(const SimResult& r, uint32_t device) {
 
 void write_sim_json(const SimResult& r, ByteSink& out) {
   JsonWriter w(out, JsonStyle{});
+  write_sim_json(r, w);
+  w.raw("\n");
+  w.flush();
+}
+
+void write_sim_json(const SimResult& r, JsonWriter& w) {
   w.begin_object();
   w.key("end_ns").value_uint(r.end());
   w.key("makespan_ns").value_uint(r.end());
@@ -470,8 +476,6 @@ void write_sim_json(const SimResult& r, ByteSink& out) {
     w.end_object();
   }
   w.end_object();
-  w.raw("\n");
-  w.flush();
 }
 
 void write_sim_chrome_trace(const SimResult& r, ByteSink& out) {

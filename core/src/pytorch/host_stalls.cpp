@@ -1,4 +1,4 @@
-#include "host_stalls.h"
+#include "pytorch/host_stalls.h"
 
 #include <algorithm>
 #include <cstdio>

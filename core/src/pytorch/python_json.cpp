@@ -1,4 +1,4 @@
-#include "python_json.h"
+#include "pytorch/python_json.h"
 
 #include <algorithm>
 #include <cerrno>

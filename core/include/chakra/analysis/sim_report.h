@@ -7,6 +7,7 @@
 #include <string>
 
 #include "chakra/format/io.h"
+#include "chakra/format/json_writer.h"
 #include "chakra/sim/simulate.h"
 #include "chakra/trace/trace.h"
 
@@ -50,6 +51,8 @@ NpuTimeSplit time_split(const sim::NpuResult& n);
 // document "measured_collectives": [{comm_type, count, measured_median_ns, simulated_median_ns}];
 // with host stalls "stalls_ns" per NPU and "other_stall_mode".
 void write_sim_json(const sim::SimResult& r, ByteSink& out);
+// The same object (no newline) as a value of the JSON being written: the page's status has it.
+void write_sim_json(const sim::SimResult& r, JsonWriter& w);
 
 // Writes NPU `npu`'s simulated times into its trace: each node that ran gets start_time_micros
 // origin_micros + its start and duration_micros its duration, rounded to the microsecond (the
