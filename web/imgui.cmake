@@ -40,7 +40,7 @@ target_compile_options(imgui_backends PRIVATE -w $<$<BOOL:${CHAKRA_SANITIZE}>:-f
 # the headless UI tests drive the same code.
 set(CHAKRA_UI_SOURCES
   ${PROJECT_SOURCE_DIR}/web/app.cpp ${PROJECT_SOURCE_DIR}/web/share_state.cpp
-  ${PROJECT_SOURCE_DIR}/web/view_overview.cpp ${PROJECT_SOURCE_DIR}/web/view_analysis.cpp ${PROJECT_SOURCE_DIR}/web/view_sweep.cpp ${PROJECT_SOURCE_DIR}/web/view_nodes.cpp
+  ${PROJECT_SOURCE_DIR}/web/view_overview.cpp ${PROJECT_SOURCE_DIR}/web/view_analysis.cpp ${PROJECT_SOURCE_DIR}/web/view_sweep.cpp ${PROJECT_SOURCE_DIR}/web/view_nodes.cpp ${PROJECT_SOURCE_DIR}/web/status.cpp
   ${PROJECT_SOURCE_DIR}/web/view_details.cpp ${PROJECT_SOURCE_DIR}/web/view_graph.cpp
   ${PROJECT_SOURCE_DIR}/web/view_timeline.cpp ${PROJECT_SOURCE_DIR}/web/view_simulation.cpp
   ${PROJECT_SOURCE_DIR}/web/chart.cpp)
