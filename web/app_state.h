@@ -267,11 +267,18 @@ struct App::Impl {
   void apply(const chakra::ShareState& s);
   // view_graph.cpp
   void draw_graph();
+  void prepare_graph(RankCache& c);
+  void draw_graph_legend(RankCache& c);
+  void draw_graph_canvas(RankCache& c);
   // view_timeline.cpp
   void draw_timeline();
   const chakra::TimelineModel* timeline_model();
   // view_simulation.cpp
   void draw_simulation();
+  void draw_network_settings();
+  void draw_system_settings();
+  void draw_run_results();
+  void draw_npu_table(const SimRun& a, const SimRun* b);
   // The Analysis view's figures, per rank in workspace order, made on first use after the ranks
   // change (invalidate_rank_data).
   struct AnalysisCache {

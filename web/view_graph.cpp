@@ -21,7 +21,6 @@ void App::Impl::draw_graph() {
     ImGui::TextDisabled("No trace loaded.");
     return;
   }
-  const chakra::Trace& t = c->rank->trace;
   ImGui::SetNextItemWidth(120);
   ImGui::SliderInt("collapse chains of", &collapse_chains, 0, 64);
   ImGui::SameLine();
@@ -30,30 +29,43 @@ void App::Impl::draw_graph() {
   ImGui::Checkbox("critical path", &show_critical);
   ImGui::SameLine();
   if (ImGui::Button("Fit")) graph_fit = true;
-  if (!c->layout_ready || c->layout_collapse != static_cast<uint32_t>(collapse_chains) || c->layout_ctrl != ctrl_edges) {
+  prepare_graph(*c);
+  draw_graph_legend(*c);
+  draw_graph_canvas(*c);
+}
+
+// The layout for the settings, the critical path when shown, and what the selection reaches.
+void App::Impl::prepare_graph(RankCache& c) {
+  const chakra::Trace& t = c.rank->trace;
+  if (!c.layout_ready || c.layout_collapse != static_cast<uint32_t>(collapse_chains) || c.layout_ctrl != ctrl_edges) {
     std::vector<uint32_t> all(t.size());
     for (uint32_t n = 0; n < t.size(); ++n) all[n] = n;
     chakra::SvgOptions o;
     o.collapse_chains = static_cast<uint32_t>(collapse_chains);
     o.ctrl_edges = ctrl_edges;
-    c->layout = chakra::layout_graph(t, all, o);
-    c->layout_index = chakra::index_layout(c->layout);
-    c->layout_collapse = o.collapse_chains;
-    c->layout_ctrl = ctrl_edges;
-    c->layout_ready = true;
+    c.layout = chakra::layout_graph(t, all, o);
+    c.layout_index = chakra::index_layout(c.layout);
+    c.layout_collapse = o.collapse_chains;
+    c.layout_ctrl = ctrl_edges;
+    c.layout_ready = true;
     graph_fit = true;
   }
-  if (show_critical && !c->critical) c->critical = chakra::critical_path(t, c->deps);
+  if (show_critical && !c.critical) c.critical = chakra::critical_path(t, c.deps);
   // Ancestors / descendants of the selection, per node.
   if (selected != highlight_for) {
     highlight.assign(t.size(), 0);
     if (selected && *selected < t.size()) {
-      for (uint32_t n : chakra::reachable(c->deps, *selected, kMaxHighlight)) highlight[n] = 1;
-      for (uint32_t n : chakra::reachable(c->dependants, *selected, kMaxHighlight)) highlight[n] = 2;
+      for (uint32_t n : chakra::reachable(c.deps, *selected, kMaxHighlight)) highlight[n] = 1;
+      for (uint32_t n : chakra::reachable(c.dependants, *selected, kMaxHighlight)) highlight[n] = 2;
     }
     highlight_for = selected;
   }
-  const chakra::GraphLayout& L = c->layout;
+}
+
+// Counts, the legend of node types and outlines, and the critical path's list when shown.
+void App::Impl::draw_graph_legend(RankCache& c) {
+  const chakra::Trace& t = c.rank->trace;
+  const chakra::GraphLayout& L = c.layout;
   ImGui::SameLine();
   ImGui::TextDisabled("%zu boxes, %zu edges, %u layers%s", L.boxes.size(), L.edges.size(), L.layers,
                       L.cycle_edges ? " (has cycles)" : "");
@@ -73,15 +85,20 @@ void App::Impl::draw_graph() {
     ImGui::TextDisabled("outlines: selected (white), its dependencies (blue), dependants (green)%s",
                         show_critical ? ", critical path (red)" : "");
   }
-  if (show_critical && c->critical) {
-    ImGui::Text("critical path: %zu nodes, %s", c->critical->nodes.size(),
-                format_duration(static_cast<double>(c->critical->duration_micros), "us").c_str());
+  if (show_critical && c.critical) {
+    ImGui::Text("critical path: %zu nodes, %s", c.critical->nodes.size(),
+                format_duration(static_cast<double>(c.critical->duration_micros), "us").c_str());
     ImGui::BeginChild("critical list", ImVec2(360, 0), true);
-    draw_critical_path_list(t, *c->critical);
+    draw_critical_path_list(t, *c.critical);
     ImGui::EndChild();
     ImGui::SameLine();
   }
+}
 
+// The graph itself: fit, follow the selection, zoom and pan, then the boxes and edges on screen.
+void App::Impl::draw_graph_canvas(RankCache& c) {
+  const chakra::Trace& t = c.rank->trace;
+  const chakra::GraphLayout& L = c.layout;
   ImVec2 origin = ImGui::GetCursorScreenPos();
   ImVec2 size = ImGui::GetContentRegionAvail();
   if (size.x < 50 || size.y < 50) return;
@@ -133,21 +150,21 @@ void App::Impl::draw_graph() {
     return z.x >= origin.x && a.x <= origin.x + size.x && z.y >= origin.y && a.y <= origin.y + size.y;
   };
   std::vector<uint8_t> on_path;
-  if (show_critical && c->critical) {
+  if (show_critical && c.critical) {
     on_path.assign(L.boxes.size(), 0);
-    for (uint32_t n : c->critical->nodes) on_path[L.box_of[n]] = 1;
+    for (uint32_t n : c.critical->nodes) on_path[L.box_of[n]] = 1;
   }
   auto box_highlight = [&](uint32_t b) -> uint8_t { return highlight.empty() ? 0 : highlight[L.boxes[b].first]; };
   // What the window shows, from the layout's index: the cost follows the boxes on screen.
   std::vector<uint32_t> boxes_shown;
-  c->layout_index.boxes_in(L, graph_x / graph_zoom, (graph_x + size.x) / graph_zoom, graph_y / graph_zoom,
+  c.layout_index.boxes_in(L, graph_x / graph_zoom, (graph_x + size.x) / graph_zoom, graph_y / graph_zoom,
                            (graph_y + size.y) / graph_zoom, boxes_shown);
   // Edges with an end on screen: only when they can be seen (zoomed in, or touching the
   // selection), and bounded. Each is drawn from its `from` box, or from its `to` box when `from`
   // is off screen.
   size_t drawn = 0;
   for (uint32_t box : boxes_shown)
-    for (uint32_t ei : c->layout_index.edges_of(box)) {
+    for (uint32_t ei : c.layout_index.edges_of(box)) {
       if (drawn >= kMaxEdgesDrawn) break;
       const chakra::GraphLayout::Edge& e = L.edges[ei];
       const auto& a = L.boxes[e.from];

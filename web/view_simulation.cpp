@@ -324,7 +324,27 @@ void App::Impl::draw_run_charts(const SimRun& a, const SimRun* b) {
 }
 
 void App::Impl::draw_simulation() {
-  // Settings.
+  draw_network_settings();
+  draw_system_settings();
+  draw_slowdowns();
+  if (running) {
+    draw_run_progress(320);
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) cancel_simulation();
+  } else if (ImGui::Button("Run simulation")) {
+    run_simulation();
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Export configs")) {
+    platform.download("network.yml", sim::format_network(sim.network));
+    platform.download("system.json", sim::format_system(sim.system));
+  }
+  if (!sim_error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s", sim_error.c_str());
+  draw_run_results();
+}
+
+// The preset and the network's dimensions.
+void App::Impl::draw_network_settings() {
   ImGui::SetNextItemWidth(260);
   if (ImGui::BeginCombo("preset", sim.preset.c_str())) {
     for (const sim::ClusterPreset& p : sim::cluster_presets())
@@ -394,6 +414,10 @@ void App::Impl::draw_simulation() {
     net.latency.push_back(net.latency.empty() ? 500 : net.latency.back());
     sim::fit_system(sim.system, net.topology.size());
   }
+}
+
+// The system layer's settings and the compute model.
+void App::Impl::draw_system_settings() {
   sim::SystemConfig& sys = sim.system;
   ImGui::Separator();
   ImGui::TextUnformatted("System");
@@ -436,22 +460,11 @@ void App::Impl::draw_simulation() {
   sys.peak_perf = std::max(0.0, sys.peak_perf);
   sys.local_mem_bw = std::max(0.0, sys.local_mem_bw);
   ImGui::Checkbox("roofline compute (from num_ops and tensor_size instead of recorded durations)", &sys.roofline);
-  draw_slowdowns();
-  if (running) {
-    draw_run_progress(320);
-    ImGui::SameLine();
-    if (ImGui::Button("Cancel")) cancel_simulation();
-  } else if (ImGui::Button("Run simulation")) {
-    run_simulation();
-  }
-  ImGui::SameLine();
-  if (ImGui::Button("Export configs")) {
-    platform.download("network.yml", sim::format_network(sim.network));
-    platform.download("system.json", sim::format_system(sim.system));
-  }
-  if (!sim_error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s", sim_error.c_str());
+}
 
-  // Results.
+// The run shown (and the one compared with): its summary, charts, fit to the measured run, and
+// per-NPU table.
+void App::Impl::draw_run_results() {
   if (runs.empty()) return;
   ImGui::Separator();
   SimRun* a = run_by_id(compare_a);
@@ -500,9 +513,6 @@ void App::Impl::draw_simulation() {
                            : " No stall ended just after GPU work: the other way replays them the same.");
   }
   if (ImGui::CollapsingHeader("Charts", ImGuiTreeNodeFlags_DefaultOpen)) draw_run_charts(*a, b);
-  // Replays of measured traces: each NPU's measured step beside its simulated one.
-  const bool measured = std::any_of(a->result.npus.begin(), a->result.npus.end(),
-                                    [](const sim::NpuResult& n) { return n.measured_step > 0; });
   if (const sim::StartError& e = a->result.start_error; e.nodes > 0)  // as chakra simulate's summary
     ImGui::Text("node starts vs measured (%llu nodes): median |error| %s, p90 %s", static_cast<unsigned long long>(e.nodes),
                 format_duration(static_cast<double>(e.median), "ns").c_str(),
@@ -527,6 +537,14 @@ void App::Impl::draw_simulation() {
     ImGui::EndTable();
   }
   if (ImGui::CollapsingHeader("Network load")) draw_network_load(*a);
+  draw_npu_table(*a, b);
+}
+
+// One row per NPU of run `a` (and run `b`'s figures beside them).
+void App::Impl::draw_npu_table(const SimRun& a, const SimRun* b) {
+  // Replays of measured traces: each NPU's measured step beside its simulated one.
+  const bool measured = std::any_of(a.result.npus.begin(), a.result.npus.end(),
+                                    [](const sim::NpuResult& n) { return n.measured_step > 0; });
   // Durations with units; the exact nanoseconds in each cell's tooltip (and in --json exports).
   auto duration_cell = [&](uint64_t ns) {
     ImGui::TableNextColumn();
@@ -548,10 +566,10 @@ void App::Impl::draw_simulation() {
     }
     ImGui::TableHeadersRow();
     ImGuiListClipper clipper;
-    clipper.Begin(static_cast<int>(a->result.npus.size()));
+    clipper.Begin(static_cast<int>(a.result.npus.size()));
     while (clipper.Step())
       for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
-        const sim::NpuResult& n = a->result.npus[i];
+        const sim::NpuResult& n = a.result.npus[i];
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         ImGui::Text("%d", i);

@@ -6,6 +6,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "chakra/format/json_writer.h"
+
 namespace chakra {
 
 namespace {
@@ -89,6 +91,31 @@ TraceDiff diff_gpu_analyses(const GpuAnalysis& a, uint64_t scale_a, const GpuAna
   d.step_a = d.gpu_a.span;
   d.step_b = d.gpu_b.span;
   return d;
+}
+
+void write_trace_diff_json(const TraceDiff& d, JsonWriter& w) {
+  w.key("step_a").value_uint(d.step_a);
+  w.key("step_b").value_uint(d.step_b);
+  w.key("changed").value_uint(d.changed());
+  for (const auto& [key, g] : {std::pair{"gpu_a", &d.gpu_a}, std::pair{"gpu_b", &d.gpu_b}}) {
+    w.key(key).begin_object();
+    write_breakdown_json(*g, w);
+    w.end_object();
+  }
+  w.key("names").begin_array();
+  for (const TraceDiff::Name& n : d.names) {
+    w.begin_object();
+    w.key("name").value(n.name);
+    w.key("count_a").value_uint(n.count_a);
+    w.key("count_b").value_uint(n.count_b);
+    w.key("total_a").value_uint(n.total_a);
+    w.key("total_b").value_uint(n.total_b);
+    w.key("delta").value_int(n.delta());
+    w.key("delta_percent").value_double(n.delta_percent());
+    w.key("status").value(n.same() ? "same" : n.added() ? "new" : n.removed() ? "gone" : "changed");
+    w.end_object();
+  }
+  w.end_array();
 }
 
 }  // namespace chakra

@@ -47,4 +47,9 @@ TraceDiff diff_traces(const Trace& a, const Trace& b);
 // are the GPU spans. O(n log n) in the names.
 TraceDiff diff_gpu_analyses(const GpuAnalysis& a, uint64_t scale_a, const GpuAnalysis& b, uint64_t scale_b);
 
+// The diff's fields as chakra diff --json writes them, into the object `w` is in: step_a,
+// step_b, changed, gpu_a, gpu_b (the breakdowns) and names (each with its status: same, new,
+// gone or changed).
+void write_trace_diff_json(const TraceDiff& d, JsonWriter& w);
+
 }  // namespace chakra

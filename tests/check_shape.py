@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Holds the code to the sizes core/docs/architecture.md promises (python3 check_shape.py ROOT):
+no source file in core/, native/ or web/ over 800 lines, and no function in native/ or web/ over
+150 lines. Prints each one over and fails when there is one."""
+import pathlib
+import re
+import sys
+
+MAX_FILE_LINES = 800
+MAX_FUNCTION_LINES = 150
+SCOPES = re.compile(r'\b(namespace|class|struct|union|enum)\b[^;{}()]*$|extern\s+""\s*$')
+
+
+def code_only(text):
+    """The text with comments, strings and character literals blanked, newlines kept."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("\n" * text.count("\n", i, j))
+            i = j
+        elif text.startswith('R"', i):  # raw string: R"delim( ... )delim"
+            open_paren = text.find("(", i)
+            close = ")" + text[i + 2:open_paren] + '"'
+            j = text.find(close, open_paren)
+            j = n if j < 0 else j + len(close)
+            out.append('""' + "\n" * text.count("\n", i, j))
+            i = j
+        elif c in "\"'" and not (c == "'" and i > 0 and text[i - 1].isalnum()):  # 1'000 is a number
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + c)
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def long_functions(text):
+    """(name, lines) of each function body longer than MAX_FUNCTION_LINES: a brace block opened
+    directly inside a namespace, class or the file, that is not itself one of those."""
+    code = code_only(text)
+    stack = []  # per open brace: (is a scope, start offset)
+    found = []
+    last_end = 0  # where the text before the next block starts
+    for i, c in enumerate(code):
+        if c == "{":
+            head = code[last_end:i]
+            in_scope = all(s for s, *_ in stack)
+            is_scope = in_scope and bool(SCOPES.search(head.strip()))
+            stack.append((is_scope, i, head))
+            last_end = i + 1
+        elif c == "}":
+            if not stack:
+                continue
+            is_scope, start, head = stack.pop()
+            if not is_scope and all(s for s, *_ in stack):
+                lines = code.count("\n", start, i) + 1
+                if lines > MAX_FUNCTION_LINES:
+                    name = re.findall(r"([~\w:]+)\s*\(", head)
+                    found.append((name[0] if name else head.strip()[:60], lines))
+            last_end = i + 1
+        elif c == ";" and all(s for s, *_ in stack):
+            last_end = i + 1
+    return found
+
+
+def main(root):
+    root = pathlib.Path(root)
+    problems = []
+    checked = 0
+    for folder in ("core", "native", "web"):
+        for path in sorted((root / folder).rglob("*")):
+            if path.suffix not in (".cpp", ".h") or "gen" in path.relative_to(root).parts:
+                continue
+            checked += 1
+            text = path.read_text(encoding="utf-8")
+            name = path.relative_to(root)
+            lines = text.count("\n")
+            if lines > MAX_FILE_LINES:
+                problems.append(f"{name}: {lines} lines (at most {MAX_FILE_LINES})")
+            if folder != "core":
+                for function, length in long_functions(text):
+                    problems.append(f"{name}: {function} is {length} lines (at most {MAX_FUNCTION_LINES})")
+    if checked < 100:
+        sys.exit(f"check_shape: only {checked} sources found under {root}")
+    if problems:
+        sys.exit("shape:\n  " + "\n  ".join(problems))
+    print(f"check_shape: {checked} sources, none over its size")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else ".")
