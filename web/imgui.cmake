@@ -38,12 +38,11 @@ target_compile_options(imgui_backends PRIVATE -w $<$<BOOL:${CHAKRA_SANITIZE}>:-f
 
 # The UI of the app without its platform loop, so each host (main_wasm.cpp, main_glfw.cpp) and
 # the headless UI tests drive the same code.
+# One file per view (web/view_*.cpp), found by name so a new view needs no line here.
+file(GLOB CHAKRA_VIEW_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/web/view_*.cpp)
 set(CHAKRA_UI_SOURCES
-  ${PROJECT_SOURCE_DIR}/web/app.cpp ${PROJECT_SOURCE_DIR}/web/share_state.cpp
-  ${PROJECT_SOURCE_DIR}/web/view_overview.cpp ${PROJECT_SOURCE_DIR}/web/view_analysis.cpp ${PROJECT_SOURCE_DIR}/web/view_sweep.cpp ${PROJECT_SOURCE_DIR}/web/view_nodes.cpp ${PROJECT_SOURCE_DIR}/web/status.cpp
-  ${PROJECT_SOURCE_DIR}/web/view_details.cpp ${PROJECT_SOURCE_DIR}/web/view_graph.cpp
-  ${PROJECT_SOURCE_DIR}/web/view_timeline.cpp ${PROJECT_SOURCE_DIR}/web/view_simulation.cpp
-  ${PROJECT_SOURCE_DIR}/web/chart.cpp)
+  ${PROJECT_SOURCE_DIR}/web/app.cpp ${PROJECT_SOURCE_DIR}/web/share_state.cpp ${PROJECT_SOURCE_DIR}/web/status.cpp
+  ${PROJECT_SOURCE_DIR}/web/chart.cpp ${CHAKRA_VIEW_SOURCES})
 add_library(chakra_ui STATIC ${CHAKRA_UI_SOURCES})
 target_link_libraries(chakra_ui PUBLIC chakra_core imgui_lib)
 target_include_directories(chakra_ui PUBLIC ${PROJECT_SOURCE_DIR}/web)
