@@ -455,7 +455,7 @@ int run_bench(const cli::Args& args) {
                                    "--network", sim_dir + "/ring.yml", "--no-summary", "--every-npu"});
   // Trace-driven at cluster scale: ASTRA-sim 1.0's data-parallel ResNet-50 converted for
   // --resnet-npus NPUs on [Switch 8, Ring N/8], 50 GB/s and 500 ns per dimension, ring2_s4_c1;
-  // with every NPU simulated too up to 8192 NPUs (above, minutes and gigabytes: README).
+  // with every NPU simulated too up to 8192 NPUs (above, minutes and gigabytes: core/docs/performance.md).
   const uint64_t resnet_npus = args.get_uint("--resnet-npus", 1u << 24);
   if (resnet_npus % 8 || resnet_npus < 16) throw chakra::Error("--resnet-npus must be a multiple of 8, at least 16");
   const std::string resnet_dir = work + "/resnet" + std::to_string(resnet_npus);
