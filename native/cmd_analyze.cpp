@@ -13,6 +13,7 @@
 #include "chakra/analysis/trace_diff.h"
 #include "chakra/app/workspace.h"
 #include "chakra/format/et_io.h"
+#include "chakra/format/et_json.h"
 #include "chakra/format/json_writer.h"
 #include "chakra/pytorch/trace_link.h"
 #include "chakra/support/error.h"
@@ -51,6 +52,9 @@ std::optional<Loaded> load_trace(const std::string& path, size_t position, chakr
   } else if (kind == chakra::InputKind::ChakraEt) {
     rank = chakra::rank_from_file_name(path);
     l.trace = chakra::read_et(path);
+  } else if (kind == chakra::InputKind::ChakraJson) {
+    rank = chakra::rank_from_file_name(path);
+    l.trace = chakra::read_json_trace_file(path);
   } else {
     return std::nullopt;
   }
@@ -72,7 +76,7 @@ std::vector<std::pair<std::string, Loaded>> load_all(const std::vector<std::stri
       const std::string what = chakra::input_kind_name(kind);
       if (!from_folder)
         throw chakra::Error(path + ": " + chakra::with_article(what) +
-                            ", not a trace this command reads (Kineto traces, Chakra .et traces" +
+                            ", not a trace this command reads (Kineto traces, Chakra .et and JSON traces" +
                             (kind == chakra::InputKind::PytorchHostEt ? "; a host ET's GPU work is in its Kineto trace)" : ")"));
       notes.push_back(path + ": skipped (" + chakra::with_article(what) + ")");
       continue;
@@ -519,7 +523,7 @@ int cmd_analyze(int argc, char** argv) {
                  "Analyse measured GPU work per rank as HolisticTraceAnalysis does: temporal breakdown\n"
                  "(idle / compute / non-compute), communication overlapped by compute, time by kernel\n"
                  "kind and their overlaps, per-name statistics, idle time per stream. Reads Kineto\n"
-                 "traces and Chakra .et traces whose GPU ops carry start times; ranks come from the\n"
+                 "traces and Chakra .et (or JSON) traces whose GPU ops carry start times; ranks come from the\n"
                  "traces' metadata, else their file names.");
   args.flag("--json", "print the results as JSON");
   args.flag("--csv", "print the temporal breakdown per rank as CSV (with --critical-path: its steps)");

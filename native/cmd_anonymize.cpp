@@ -33,7 +33,7 @@ Format format_of(const std::string& path) {
   using chakra::InputKind;
   const chakra::InputDescription d = cli::describe_file(path);
   if (d.kind == InputKind::ChakraEt || d.opaque) return Format::Et;  // the .et reader says what is wrong
-  if (d.chakra_json) return Format::ChakraJson;
+  if (d.kind == InputKind::ChakraJson) return Format::ChakraJson;
   if (d.kind == InputKind::PytorchHostEt || d.kind == InputKind::KinetoTrace) return Format::PytorchJson;
   throw chakra::Error(path + ": " + d.what +
                       ", not a trace chakra anonymize reads (Chakra .et or JSON, PyTorch host ET, Kineto trace)");

@@ -160,9 +160,8 @@ void expect_kind(const std::string& path, const std::string& option, chakra::Inp
   if (!std::filesystem::is_regular_file(path, ec)) return;  // the loader names what is wrong
   const std::string head = cli::read_head(path);
   const auto bytes = std::span(reinterpret_cast<const uint8_t*>(head.data()), head.size());
-  const chakra::InputKind kind = chakra::detect_input_kind(path, bytes);
+  const auto [kind, evidence] = chakra::sniff_input(path, bytes);
   if (kind == wanted || kind == chakra::InputKind::Unknown) return;
-  const std::string evidence = chakra::input_kind_evidence(path, bytes);
   std::string what = path + " is " + chakra::with_article(chakra::input_kind_name(kind)) +
                      (evidence.empty() ? "" : " (it has " + evidence + ")") + ", given as " + option +
                      ", which takes " + chakra::with_article(chakra::input_kind_name(wanted));

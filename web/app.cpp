@@ -109,16 +109,6 @@ uint32_t App::begin_file(const std::string& name, uint64_t size) {
   Impl& s = *impl_;
   if (s.files_expected > 0) --s.files_expected;
   const uint32_t id = s.next_file_id++;
-  // A table chakra sweep wrote (RESULTS.jsonl): gathered here for the Sweep view.
-  if (chakra::ends_with(name, ".jsonl")) {
-    if (size > (uint64_t{64} << 20)) {
-      s.fail(name + ": a sweep table of " + chakra::format_bytes(size) + "; the page opens tables up to 64 MiB");
-      return id;
-    }
-    s.sweep.table_file = SweepState::TableFile{id, name, {}, size};
-    if (size == 0) s.open_sweep_table(name, "");
-    return id;
-  }
   try {
     s.queue.push_back({id, s.workspace.begin_pieces(name, size)});
   } catch (const std::exception& e) {
@@ -129,15 +119,6 @@ uint32_t App::begin_file(const std::string& name, uint64_t size) {
 
 bool App::file_piece(uint32_t id, std::span<const uint8_t> piece) {
   Impl& s = *impl_;
-  if (auto& t = s.sweep.table_file; t && t->id == id) {
-    t->bytes.append(reinterpret_cast<const char*>(piece.data()), piece.size());
-    if (t->bytes.size() >= t->size) {
-      SweepState::TableFile done = std::move(*t);
-      t.reset();
-      s.open_sweep_table(done.name, done.bytes);
-    }
-    return true;
-  }
   chakra::Workspace::Loading* file = s.file_by_id(id);
   if (!file) return false;
   try {
@@ -151,19 +132,12 @@ bool App::file_piece(uint32_t id, std::span<const uint8_t> piece) {
 }
 
 int64_t App::file_bytes_wanted(uint32_t id) const {
-  if (const auto& t = impl_->sweep.table_file; t && t->id == id)
-    return static_cast<int64_t>(std::min<uint64_t>(t->size - t->bytes.size(), uint64_t{8} << 20));
   const chakra::Workspace::Loading* file = impl_->file_by_id(id);
   return file ? static_cast<int64_t>(file->bytes_wanted()) : -1;
 }
 
 void App::abandon_file(uint32_t id, const std::string& reason) {
   Impl& s = *impl_;
-  if (auto& t = s.sweep.table_file; t && t->id == id) {
-    s.fail(t->name + ": could not be read to its end (" + reason + ")");
-    t.reset();
-    return;
-  }
   chakra::Workspace::Loading* file = s.file_by_id(id);
   if (!file) return;
   const std::string name = file->name();
@@ -275,6 +249,7 @@ void App::work(double budget_ms) {
       s.loading.reset();
       if (!message.empty()) s.note(message);
       s.error.clear();
+      if (s.workspace.sweep_table) s.open_sweep_table(*std::exchange(s.workspace.sweep_table, std::nullopt));
       // The new file may replace any rank: keep the selection by node id, not position.
       if (s.selected && s.current_rank() && !s.deferred_selection)
         s.deferred_selection = std::make_pair(s.rank, s.current_rank()->trace.id(*s.selected));
@@ -645,8 +620,8 @@ void App::Impl::draw_sidebar() {
   }
   ImGui::TextUnformatted("Ranks");
   if (workspace.ranks().empty()) {
-    ImGui::TextWrapped("Drop files anywhere on the page: Chakra .et (a folder or many ranks at once), PyTorch host "
-                       "ET + Kineto JSON, ASTRA-sim text workloads, network/system configs.");
+    ImGui::TextWrapped("Drop files anywhere on the page: Chakra .et or JSON, PyTorch host ET + Kineto, StableHLO "
+                       ".mlir, ASTRA-sim workloads and configs, sweep tables.");
     ImGui::Spacing();
     draw_synthetic();
   }

@@ -109,13 +109,6 @@ struct SweepState {
     chakra::sweep::Grid grid;
     std::vector<size_t> order;  // the rows in point order
   } drawn;
-  // A table being read (RESULTS.jsonl dropped on the page), its bytes gathered here.
-  struct TableFile {
-    uint32_t id = 0;
-    std::string name, bytes;
-    uint64_t size = 0;
-  };
-  std::optional<TableFile> table_file;
 };
 
 const char* sweep_example_spec();  // what the Sweep view's editor starts with
@@ -322,7 +315,7 @@ struct App::Impl {
   void cancel_sweep();
   void sweep_work(double budget_ms);  // hands out points (or runs them here); called by work()
   void sweep_point_done(chakra::sweep::Row row);
-  void open_sweep_table(const std::string& name, const std::string& bytes);
+  void open_sweep_table(chakra::Workspace::SweepTableFile file);  // a table the workspace opened
   void use_preset(const std::string& name);
   void fit_settings_to_ranks();
   // The simulation's slowdowns (`slowdown SPEC` command, the Simulation view); a spec that does

@@ -26,8 +26,9 @@ namespace {
 
 const char kUsage[] =
     "usage: chakra-view [options] [FILE...]\n"
-    "The chakrakit web app's views in a desktop window. FILEs are what the page takes: Chakra .et\n"
-    "(plain or gzip), PyTorch host ET + Kineto JSON, ASTRA-sim text workloads, network/system configs.\n"
+    "The chakrakit web app's views in a desktop window. FILEs are what the page takes: Chakra .et or\n"
+    "JSON (plain or gzip), PyTorch host ET + Kineto JSON, StableHLO programs (.mlir), ASTRA-sim text\n"
+    "workloads and configs, sweep tables (RESULTS.jsonl).\n"
     "  --hash STATE       restore a share link's state (the part after '#')\n"
     "  --do COMMAND       after the files are open: simulate, cancel, synthesize, fit, clear,\n"
     "                     view overview|nodes|graph|timeline|simulation, timeline RUN\n"

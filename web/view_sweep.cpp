@@ -152,10 +152,10 @@ void App::sweep_point_failed(uint64_t point, uint64_t generation, const std::str
   s.sweep_point_done(std::move(row));
 }
 
-void App::Impl::open_sweep_table(const std::string& name, const std::string& bytes) {
+void App::Impl::open_sweep_table(chakra::Workspace::SweepTableFile file) {
   try {
-    sweep::ReadRows r = sweep::read_rows(bytes, name);
-    if (r.rows.empty()) throw chakra::Error(name + ": no rows");
+    sweep::ReadRows& r = file.table;
+    const std::string& name = file.name;
     cancel_sweep();
     SweepState& w = sweep;
     w.spec.reset();
@@ -170,7 +170,6 @@ void App::Impl::open_sweep_table(const std::string& name, const std::string& byt
     }));
     w.product = w.dropped = 0;
     w.x = 0, w.split = w.axes.size() > 1 ? 1 : -1, w.metric = 0;
-    note(name + ": a sweep table of " + std::to_string(w.rows.size()) + " rows" + (r.truncated ? " (its last line was cut short)" : ""));
     view = View::Sweep;
     view_changed = true;
   } catch (const std::exception& e) {

@@ -58,6 +58,15 @@ TEST(Bundled, RealRunLinksConvertsSimulatesAndAnalyzes) {
     for (const char* key : {"span", "idle", "compute", "non_compute"})
       EXPECT_NEAR(converted["ranks"][k][key].get<double>(), measured["ranks"][k][key].get<double>(),
                   0.01 * measured["ranks"][k]["span"].get<double>()) << k << " " << key;
+  // Chakra JSON of a converted rank is read as its .et (the importer table knows it by its content).
+  r = run({"jsonize", dir + "/et/run.2.et", dir + "/run.2.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run({"analyze", "--json", dir + "/run.2.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json from_json = nlohmann::json::parse(r.out);
+  ASSERT_EQ(from_json["ranks"].size(), 1u);
+  EXPECT_EQ(from_json["ranks"][0]["rank"], 2);
+  for (const char* key : {"span", "idle", "compute", "non_compute"}) EXPECT_EQ(from_json["ranks"][0][key], converted["ranks"][2][key]) << key;
   r = run({"analyze", "--critical-path", dir + "/et"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "critical path across 8 ranks")) << r.out;

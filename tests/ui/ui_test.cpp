@@ -15,6 +15,8 @@
 #include "app_state.h"
 #include "chart.h"
 #include "chakra/app/share_link.h"
+#include "chakra/format/et_io.h"
+#include "chakra/format/et_json.h"
 #include "chakra/sim/simulate.h"
 #include "chakra/support/error.h"
 #include "png.h"
@@ -636,6 +638,40 @@ TEST(AppUi, ValidationWaitsForTheNextFrame) {
   EXPECT_TRUE(s["ranks"][0]["checked"]);
   EXPECT_FALSE(s["busy"]);
   EXPECT_EQ(s["loading_phase"], "");
+}
+
+// The page opens everything the CLI reads, through the workspace's importers: Chakra JSON as a
+// rank, a StableHLO program as its devices' traces (the device it was modelled on said), and a
+// table chakra sweep wrote, sent in slices as the browser sends it, in the Sweep view.
+TEST(AppUi, ChakraJsonStableHloAndSweepTablesOpenLikeTheCliReadsThem) {
+  Headless h;
+  chakra::StringSink json_text;
+  chakra::write_json(chakra::read_et(shared(kTwoRank) + "/chakra_trace.1.et"), json_text);
+  h.app->queue_file(std::vector<uint8_t>(json_text.out.begin(), json_text.out.end()), "chakra_trace.1.json");
+  h.settle();
+  json s = h.status();
+  ASSERT_EQ(s["ranks"].size(), 1u) << s["log"];
+  EXPECT_EQ(s["ranks"][0]["rank"], 1);
+  EXPECT_EQ(s["ranks"][0]["source"], "chakra_trace.1.json");
+
+  h.drop(testing_support::test_data("fixtures/hespas__test_split_replica_groups.mlir"));
+  h.settle();
+  s = h.status();
+  ASSERT_EQ(s["ranks"].size(), 4u) << s["log"];
+  EXPECT_NE(s["log"].dump().find("StableHLO program on 4 devices"), std::string::npos) << s["log"];
+  EXPECT_NE(s["log"].dump().find("compute modelled on"), std::string::npos) << s["log"];
+
+  const std::string table = "{\"point\":0,\"sweep\":\"4f2a\",\"npus\":8,\"step_ns\":1200,\"error\":\"\"}\n"
+                            "{\"point\":1,\"sweep\":\"4f2a\",\"npus\":8,\"step_ns\":900,\"error\":\"\"}\n";
+  const uint32_t id = h.app->begin_file("RESULTS.jsonl", table.size());
+  for (size_t at = 0; at < table.size(); at += 16)
+    ASSERT_TRUE(h.app->file_piece(id, as_bytes(table).subspan(at, std::min<size_t>(16, table.size() - at))));
+  h.settle();
+  s = h.status();
+  EXPECT_EQ(s["view"], "sweep");
+  EXPECT_EQ(s["sweep"]["source"], "RESULTS.jsonl");
+  EXPECT_EQ(s["sweep"]["done"], 2);
+  EXPECT_EQ(s["ranks"].size(), 4u);  // a table leaves the traces alone
 }
 
 TEST(AppUi, BadFilesAreNamedInTheErrorAndTheAppCarriesOn) {

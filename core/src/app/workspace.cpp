@@ -9,200 +9,22 @@
 #include "chakra/format/io.h"
 #include "chakra/pytorch/pytorch_convert.h"
 #include "chakra/pytorch/trace_link.h"
+#include "chakra/stablehlo/stablehlo.h"
 #include "chakra/support/error.h"
+#include "chakra/support/text.h"
 #include <nlohmann/json.hpp>
 
 namespace chakra {
 
 namespace {
 
+constexpr uint32_t kMaxRanks = 4096;                           // of a run made here (synthetic, StableHLO)
+constexpr uint64_t kMaxSweepTableBytes = uint64_t{64} << 20;  // rows are held as JSON values
+
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-// Up to 64 KiB of the content, inflated when gzip (a corrupt stream gives what could be read).
-std::string head_of(std::span<const uint8_t> bytes, const std::string& name) {
-  if (!is_gzip(bytes)) return std::string(reinterpret_cast<const char*>(bytes.data()), std::min<size_t>(bytes.size(), 65536));
-  std::string out(65536, '\0');
-  size_t got = 0;
-  try {
-    auto in = memory_input(bytes, name);
-    while (got < out.size()) {
-      size_t n = in->read(reinterpret_cast<uint8_t*>(out.data()) + got, out.size() - got);
-      if (n == 0) break;
-      got += n;
-    }
-  } catch (const Error&) {
-  }
-  out.resize(got);
-  return out;
-}
-
-bool contains(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
-
-// Text workloads start with a parallelism type word, e.g. "DATA", "HYBRID_TRANSFORMER",
-// "MICRO", followed by more tokens or a newline and a layer count.
-bool looks_like_text_workload(std::string_view head) {
-  size_t i = 0;
-  while (i < head.size() && (std::isupper(static_cast<unsigned char>(head[i])) || head[i] == '_')) ++i;
-  if (i < 4 || i >= head.size() || !(head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r'))
-    return false;
-  size_t eol = head.find('\n');
-  if (eol == std::string_view::npos) return false;
-  size_t j = eol + 1;
-  while (j < head.size() && (head[j] == ' ' || head[j] == '\t')) ++j;
-  return j < head.size() && std::isdigit(static_cast<unsigned char>(head[j]));
-}
-
-// A well-known format other than ours, from its magic bytes ("a PNG image"), or null.
-const char* other_format(std::string_view head) {
-  static const std::pair<std::string_view, const char*> kMagic[] = {
-      {"\x89PNG", "a PNG image"}, {"\xFF\xD8\xFF", "a JPEG image"}, {"GIF8", "a GIF image"},
-      {"%PDF", "a PDF document"}, {"PK\x03\x04", "a ZIP archive"}, {"\x7F" "ELF", "an executable (ELF)"},
-      {"BZh", "bzip2-compressed data"}, {"\xFD" "7zXZ", "xz-compressed data"}, {"\x28\xB5\x2F\xFD", "zstd-compressed data"},
-      {"SQLite format 3", "an SQLite database"}};
-  for (const auto& [magic, what] : kMagic)
-    if (head.substr(0, magic.size()) == magic) return what;
-  if (head.size() > 262 && head.substr(257, 5) == "ustar") return "a tar archive";
-  return nullptr;
-}
-
-// Binary content: control bytes no text file has, in its first 512 bytes.
-bool binary(std::string_view head) {
-  return !std::all_of(head.begin(), head.begin() + std::min<size_t>(head.size(), 512), [](char c) {
-    const auto b = static_cast<unsigned char>(c);
-    return b >= 32 || b == '\n' || b == '\r' || b == '\t';
-  });
-}
-
-// What a file of no kind we read looks like, from its magic bytes or its first characters.
-std::string looks_like(std::string_view head) {
-  if (const char* format = other_format(head)) return format;
-  const size_t first = head.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return "an empty file";
-  if (head[first] == '{' || head[first] == '[') return "JSON of no kind chakrakit reads";
-  return binary(head) ? "binary data of no kind chakrakit reads" : "text of no kind chakrakit reads";
-}
-
-// ASTRA-sim's communicator-group JSON: {"<group id>": [ranks...], ...}. Such files are small, so
-// the whole text is in `head` when it is one.
-bool is_comm_group_json(std::string_view head) {
-  const nlohmann::json j = nlohmann::json::parse(head, nullptr, false);
-  if (!j.is_object() || j.empty()) return false;
-  for (const auto& [key, value] : j.items()) {
-    if (key.empty() || key.find_first_not_of("0123456789") != std::string::npos || !value.is_array()) return false;
-    for (const auto& r : value)
-      if (!r.is_number_integer()) return false;
-  }
-  return true;
-}
-
-// The keys of `head` (a JSON object's first bytes) that make it an ASTRA-sim system config:
-// scheduling-policy, preferred-dataset-splits and the <collective>-implementation lists.
-std::vector<std::string_view> system_config_keys(std::string_view head) {
-  std::vector<std::string_view> keys;
-  for (size_t open = head.find('"'); open != std::string_view::npos;) {
-    const size_t close = head.find('"', open + 1);
-    if (close == std::string_view::npos) break;
-    const std::string_view key = head.substr(open + 1, close - open - 1);
-    const size_t next = head.find_first_not_of(" \t\r\n", close + 1);
-    if (next != std::string_view::npos && head[next] == ':' &&
-        (key == "scheduling-policy" || key == "preferred-dataset-splits" || key.ends_with("-implementation")))
-      keys.push_back(key);
-    open = head.find('"', close + 1);
-  }
-  return keys;
-}
-
 }  // namespace
-
-const char* input_kind_name(InputKind kind) {
-  switch (kind) {
-    case InputKind::ChakraEt: return "Chakra ET";
-    case InputKind::PytorchHostEt: return "PyTorch host ET";
-    case InputKind::KinetoTrace: return "Kineto trace";
-    case InputKind::TextWorkload: return "ASTRA-sim text workload";
-    case InputKind::NetworkYaml: return "ASTRA-sim network config";
-    case InputKind::SystemJson: return "ASTRA-sim system config";
-    case InputKind::CommGroupJson: return "communicator groups JSON";
-    case InputKind::RemoteMemoryJson: return "ASTRA-sim remote-memory config";
-    case InputKind::Unknown: return "file of unknown kind";
-  }
-  return "file of unknown kind";
-}
-
-InputDescription describe_input(std::string_view name, std::span<const uint8_t> bytes) {
-  InputDescription d;
-  const std::string head = head_of(bytes, std::string(name));
-  d.kind = detect_input_kind(name, bytes);
-  if (d.kind != InputKind::KinetoTrace && looks_like_chakra_json(head)) {
-    d.kind = InputKind::Unknown;
-    d.what = "a Chakra JSON trace (as chakra jsonize writes)";
-    d.chakra_json = true;
-    return d;
-  }
-  switch (d.kind) {
-    case InputKind::ChakraEt: d.what = "a Chakra trace (.et)"; break;
-    case InputKind::PytorchHostEt: d.what = "a PyTorch host execution trace"; break;
-    case InputKind::KinetoTrace: d.what = "a Kineto (PyTorch profiler) trace"; break;
-    case InputKind::TextWorkload: d.what = "an ASTRA-sim text workload"; break;
-    case InputKind::NetworkYaml: d.what = "an ASTRA-sim network config (YAML)"; break;
-    case InputKind::SystemJson: d.what = "an ASTRA-sim system config (JSON)"; break;
-    case InputKind::CommGroupJson: d.what = "a communicator-group file (JSON)"; break;
-    case InputKind::RemoteMemoryJson: d.what = "an ASTRA-sim remote-memory config (JSON)"; break;
-    case InputKind::Unknown:
-      d.what = looks_like(head);
-      d.opaque = !head.empty() && binary(head) && !other_format(head);
-      break;
-  }
-  return d;
-}
-
-InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> bytes) {
-  std::string head = head_of(bytes, std::string(name));
-  size_t first = head.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && head[first] == '{') {
-    if (contains(head, "\"traceEvents\"")) return InputKind::KinetoTrace;
-    if (contains(head, "\"nodes\"") && (contains(head, "\"schema\"") || contains(head, "\"pid\""))) return InputKind::PytorchHostEt;
-    if (!system_config_keys(head).empty()) return InputKind::SystemJson;
-    if (contains(head, "\"memory-type\"")) return InputKind::RemoteMemoryJson;
-    if (is_comm_group_json(head)) return InputKind::CommGroupJson;
-    return InputKind::Unknown;
-  }
-  if (contains(head, "topology") && contains(head, "npus_count")) return InputKind::NetworkYaml;
-  if (looks_like_text_workload(head)) return InputKind::TextWorkload;
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (std::string_view suffix : {".et", ".et.gz", ".eg", ".eg.gz", ".chakra", ".chakra.gz"})
-    if (ends_with(lower, suffix)) return InputKind::ChakraEt;
-  if (other_format(head)) return InputKind::Unknown;  // an image, an archive...
-  // Binary content (control bytes no text file has) starting with a plausible record length: a
-  // Chakra trace under another name.
-  const bool control_bytes = std::any_of(head.begin(), head.begin() + std::min<size_t>(head.size(), 256), [](char c) {
-    auto b = static_cast<unsigned char>(c);
-    return b < 9 || (b > 13 && b < 32);
-  });
-  if (control_bytes && head.size() > 1 && static_cast<unsigned char>(head[0]) > 0 && (head[1] & 7) <= 2 &&
-      (head[1] >> 3) >= 1)
-    return InputKind::ChakraEt;
-  return InputKind::Unknown;
-}
-
-std::string input_kind_evidence(std::string_view name, std::span<const uint8_t> bytes) {
-  const std::string head = head_of(bytes, std::string(name));
-  switch (detect_input_kind(name, bytes)) {
-    case InputKind::SystemJson: {
-      const std::vector<std::string_view> keys = system_config_keys(head);
-      std::string listed;
-      for (size_t i = 0; i < keys.size() && i < 3; ++i) listed += (i ? ", " : "") + std::string(keys[i]);
-      return listed + (keys.size() > 3 ? ", ..." : "");
-    }
-    case InputKind::NetworkYaml: return "topology, npus_count";
-    case InputKind::KinetoTrace: return "traceEvents";
-    case InputKind::PytorchHostEt: return contains(head, "\"schema\"") ? "nodes, schema" : "nodes, pid";
-    case InputKind::RemoteMemoryJson: return "memory-type";
-    default: return "";
-  }
-}
 
 Workspace::Loading::~Loading() = default;
 
@@ -253,11 +75,10 @@ void Workspace::Loading::add_bytes(std::span<const uint8_t> piece) {
 
 void Workspace::Loading::learn_kind() {
   // The first 64 KiB are in: what kind of file this is, and whether it can be decoded as it comes.
-  kind_ = detect_input_kind(name_, head_);
+  const InputDescription d = describe_input(name_, head_);
+  kind_ = d.kind;
   if (kind_ == InputKind::Unknown)
-    throw Error(name_ + ": not a trace this page reads: it looks like " + looks_like(head_of(head_, name_)) +
-                " (it reads Chakra .et, PyTorch host ET and Kineto JSON, ASTRA-sim text workloads, network YAML, "
-                "system, remote-memory and communicator-group JSON)");
+    throw Error(name_ + ": not a trace this page reads: it looks like " + d.what + " (it reads " + importer_names() + ")");
   kind_known_ = true;
   streaming_ = kind_ == InputKind::ChakraEt && !is_gzip(head_);
 }
@@ -505,24 +326,31 @@ std::string Workspace::finish(Loading& l) {
   const std::string& name = l.name_;
   auto whole_text = [&]() { return read_all(*memory_input(l.bytes_, name)); };
   switch (l.kind_) {
-    case InputKind::ChakraEt: {
+    case InputKind::ChakraEt:
       if (l.converted_) return put_converted(l);
-      auto t = std::make_unique<RankTrace>();
-      t->rank = rank_from_file_name(name).value_or(next_free_rank());
-      t->source = name;
-      t->bytes = l.total_;
-      t->load_ms = l.elapsed_ms_;
-      t->trace = std::move(l.trace_);
-      uint32_t r = t->rank;
-      uint64_t nodes = t->trace.size();
-      put_rank(std::move(t));
-      return "rank " + std::to_string(r) + ": " + name + " (" + std::to_string(nodes) + " nodes)";
+      return put_file_rank(name, l.total_, l.elapsed_ms_, std::move(l.trace_));
+    case InputKind::ChakraJson: {
+      const auto start = Clock::now();
+      Trace trace = read_json_trace(whole_text(), name);
+      return put_file_rank(name, l.total_, ms_since(start), std::move(trace));
+    }
+    case InputKind::StableHlo: return open_stablehlo(whole_text(), name);
+    case InputKind::SweepTable: {
+      if (l.total_ > kMaxSweepTableBytes)
+        throw Error(name + ": a sweep table of " + format_bytes(l.total_) + "; tables up to " +
+                    format_bytes(kMaxSweepTableBytes) + " are opened here");
+      sweep::ReadRows rows = sweep::read_rows(whole_text(), name);
+      if (rows.rows.empty()) throw Error(name + ": a sweep table with no rows");
+      const std::string message = name + ": a sweep table of " + std::to_string(rows.rows.size()) + " rows" +
+                                  (rows.truncated ? " (its last line was cut short)" : "");
+      sweep_table = SweepTableFile{name, std::move(rows)};
+      return message;
     }
     case InputKind::PytorchHostEt:
     case InputKind::KinetoTrace: {
       bool host = l.kind_ == InputKind::PytorchHostEt;
       // A Kineto trace's own distributedInfo first, then the file name.
-      std::optional<uint32_t> stated = host ? rank_from_file_name(name) : kineto_file_rank(head_of(l.bytes_, name), name);
+      std::optional<uint32_t> stated = host ? rank_from_file_name(name) : kineto_file_rank(input_head(l.bytes_, name), name);
       // A file without a rank pairs with an unpaired other half, else takes a new rank.
       auto it = std::find_if(pytorch_.begin(), pytorch_.end(), [&](const auto& p) {
         if (stated) return p.first == *stated;
@@ -572,11 +400,62 @@ std::string Workspace::finish(Loading& l) {
   throw Error(name + ": not a file chakrakit opens");
 }
 
+std::string Workspace::put_file_rank(const std::string& name, uint64_t bytes, double load_ms, Trace trace) {
+  auto t = std::make_unique<RankTrace>();
+  t->rank = rank_from_file_name(name).value_or(next_free_rank());
+  t->source = name;
+  t->bytes = bytes;
+  t->load_ms = load_ms;
+  t->trace = std::move(trace);
+  const uint32_t r = t->rank;
+  const uint64_t nodes = t->trace.size();
+  put_rank(std::move(t));
+  return "rank " + std::to_string(r) + ": " + name + " (" + std::to_string(nodes) + " nodes)";
+}
+
+std::string Workspace::open_stablehlo(const std::string& text, const std::string& name) {
+  const auto start = Clock::now();
+  const shlo::Analysis an = shlo::analyze(shlo::parse_program(text, name));
+  if (an.devices > kMaxRanks)
+    throw Error(name + ": a program for " + std::to_string(an.devices) + " devices; the page holds up to " +
+                std::to_string(kMaxRanks) + " ranks");
+  // The CLI's default device: said on every rank, as the durations depend on it.
+  const shlo::DeviceSpec device = shlo::device_preset("h100");
+  const std::string note = "per-device trace of a StableHLO program, compute modelled on " + device.name +
+                           " (chakra import stablehlo --device for another)";
+  std::vector<std::unique_ptr<RankTrace>> ranks;
+  for (uint32_t d = 0; d < an.devices; ++d) {
+    auto t = std::make_unique<RankTrace>();
+    t->rank = d;
+    t->source = name;
+    t->bytes = text.size();
+    shlo::device_trace(an, device, d, t->trace);
+    t->notes.push_back(note);
+    ranks.push_back(std::move(t));
+  }
+  sim::CommGroups new_groups;
+  for (const auto& [id, members] : shlo::comm_groups(an))
+    new_groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
+  const double ms = ms_since(start) / std::max<uint32_t>(1, an.devices);
+  for (auto& t : ranks) t->load_ms = ms;
+  replace_ranks(std::move(ranks), std::move(new_groups));
+  return name + ": StableHLO program on " + std::to_string(an.devices) + " devices, " +
+         std::to_string(an.collectives.size()) + " collectives; compute modelled on " + device.name;
+}
+
+void Workspace::replace_ranks(std::vector<std::unique_ptr<RankTrace>> ranks, sim::CommGroups new_groups) {
+  ranks_.clear();  // the traces are replaced; dropped configs stay
+  pytorch_.clear();
+  text_.reset();
+  groups = std::move(new_groups);
+  for (auto& t : ranks) put_rank(std::move(t));
+}
+
 std::string Workspace::add_synthetic(const synth::SynthOptions& options) {
   auto start = Clock::now();
   std::shared_ptr<const synth::Workload> w = synth::synthesize(options);
   uint32_t n = synth::num_ranks(*w);
-  if (n > 4096) throw Error("synthetic workload: " + std::to_string(n) + " ranks is more than the page holds (4096)");
+  if (n > kMaxRanks) throw Error("synthetic workload: " + std::to_string(n) + " ranks is more than the page holds (" + std::to_string(kMaxRanks) + ")");
   std::vector<std::unique_ptr<RankTrace>> ranks;
   for (uint32_t r = 0; r < n; ++r) {
     auto t = std::make_unique<RankTrace>();
@@ -590,14 +469,8 @@ std::string Workspace::add_synthetic(const synth::SynthOptions& options) {
     std::vector<uint32_t> m(members.begin(), members.end());
     new_groups[std::stoi(id)] = m;
   }
-  ranks_.clear();  // the traces are replaced; dropped configs stay
-  pytorch_.clear();
-  text_.reset();
-  groups = std::move(new_groups);
-  for (auto& t : ranks) {
-    t->load_ms = ms_since(start) / n;
-    put_rank(std::move(t));
-  }
+  for (auto& t : ranks) t->load_ms = ms_since(start) / n;
+  replace_ranks(std::move(ranks), std::move(new_groups));
   return "synthetic workload: " + std::to_string(n) + " ranks, " + std::to_string(synth::num_stages(*w)) + " pipeline stages";
 }
 

@@ -8,6 +8,7 @@
 
 #include "chakra/astra/config.h"
 #include "chakra/format/io.h"
+#include "chakra/format/yaml.h"
 #include "chakra/support/error.h"
 #include "chakra/support/text.h"
 
@@ -18,13 +19,6 @@ using nlohmann::json;
 
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
   throw Error(name + ": " + what);
-}
-
-std::string trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string_view::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r");
-  return std::string(s.substr(b, e - b + 1));
 }
 
 double parse_number(const std::string& text, const std::string& name, const std::string& key) {
@@ -67,38 +61,18 @@ const char* collective_name(Collective c) {
 }
 
 NetworkConfig parse_network(std::string_view yaml, const std::string& name) {
+  // The one YAML reader (format/yaml.h); each key's list is kept as text, as the values were written.
+  const nlohmann::ordered_json doc = parse_yaml(yaml, name);
+  if (!doc.is_object()) fail(name, "expected 'key: [values]' lines (topology, npus_count, bandwidth, latency)");
   std::map<std::string, std::vector<std::string>> lists;
-  std::string open_key;  // key of a block list being read ("key:" then "- item" lines)
-  size_t line_no = 0;
-  for (std::string_view raw : Split(yaml, '\n')) {
-    ++line_no;
-    std::string line = trim(raw.substr(0, raw.find('#')));
-    if (line.empty() || line == "---") continue;
-    std::string where = "line " + std::to_string(line_no);
-    if (line[0] == '-') {
-      if (open_key.empty()) fail(name, where + ": list item outside a list");
-      lists[open_key].push_back(trim(std::string_view(line).substr(1)));
-      continue;
-    }
-    size_t colon = line.find(':');
-    if (colon == std::string::npos) fail(name, where + ": expected 'key: [values]'");
-    std::string key = trim(std::string_view(line).substr(0, colon));
-    std::string value = trim(std::string_view(line).substr(colon + 1));
+  for (const auto& [key, value] : doc.items()) {
     if (!std::set<std::string>{"topology", "npus_count", "bandwidth", "latency"}.count(key))
-      fail(name, where + ": unknown key " + quoted_excerpt(key) +
+      fail(name, "unknown key " + quoted_excerpt(key) +
                      " (the analytical network has topology, npus_count, bandwidth, latency)");
-    if (lists.count(key)) fail(name, where + ": " + quoted_excerpt(key) + " given twice");
-    auto& items = lists[key];
-    open_key.clear();
-    if (value.empty()) {
-      open_key = key;
-      continue;
-    }
-    if (value.front() != '[' || value.back() != ']')
-      fail(name, where + ": " + quoted_excerpt(key) + " must be a list like [ 8, 4 ]");
-    for (std::string_view piece : Split(std::string_view(value).substr(1, value.size() - 2), ',')) {
-      std::string item = trim(piece);
-      if (!item.empty()) items.push_back(item);
+    if (!value.is_array()) fail(name, quoted_excerpt(key) + " must be a list like [ 8, 4 ]");
+    for (const auto& item : value) {
+      if (item.is_structured()) fail(name, quoted_excerpt(key) + " must be a list of single values like [ 8, 4 ]");
+      lists[key].push_back(item.is_string() ? item.get<std::string>() : item.dump());
     }
   }
   for (const char* key : {"topology", "npus_count", "bandwidth", "latency"})
@@ -111,9 +85,7 @@ NetworkConfig parse_network(std::string_view yaml, const std::string& name) {
   NetworkConfig net;
   uint64_t total = 1;
   for (size_t d = 0; d < dims; ++d) {
-    std::string t = lists["topology"][d];
-    if (t.size() >= 2 && (t.front() == '"' || t.front() == '\'') && t.back() == t.front())
-      t = t.substr(1, t.size() - 2);
+    const std::string& t = lists["topology"][d];
     if (t == "Ring") net.topology.push_back(TopologyKind::Ring);
     else if (t == "FullyConnected") net.topology.push_back(TopologyKind::FullyConnected);
     else if (t == "Switch") net.topology.push_back(TopologyKind::Switch);

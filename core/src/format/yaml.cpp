@@ -1,5 +1,6 @@
 #include "chakra/format/yaml.h"
 
+#include <cmath>
 #include <cerrno>
 #include <cstdlib>
 #include <vector>
@@ -114,6 +115,13 @@ class YamlReader {
 
   // The value of the lines from `i` at indentation `indent`: a sequence or a mapping.
   json block(size_t& i, size_t indent) {
+    if (++block_depth_ > kMaxDepth) fail(lines_[i], "blocks nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    json out = block_body(i, indent);
+    --block_depth_;
+    return out;
+  }
+
+  json block_body(size_t& i, size_t indent) {
     if (is_item(lines_[i].text)) return sequence(i, indent);
     return mapping(i, indent);
   }
@@ -195,12 +203,14 @@ class YamlReader {
       return json();
     }
     if (t[pos] == '[' || t[pos] == '{') {
+      // Each level is a call: a cap keeps a hostile line from exhausting the stack.
+      if (++flow_depth_ > kMaxDepth) fail(l, "flow collections nested deeper than " + std::to_string(kMaxDepth) + " levels");
       const bool list = t[pos] == '[';
       const char close = list ? ']' : '}';
       json out = list ? json::array() : json::object();
       ++pos;
       skip_blanks(t, pos);
-      if (pos < t.size() && t[pos] == close) return ++pos, out;
+      if (pos < t.size() && t[pos] == close) return --flow_depth_, ++pos, out;
       while (true) {
         if (list) {
           out.push_back(flow(t, pos, l, true));
@@ -215,7 +225,7 @@ class YamlReader {
         }
         skip_blanks(t, pos);
         if (pos >= t.size()) fail(l, std::string("'") + close + "' is missing (flow collections stay on one line)");
-        if (t[pos] == close) return ++pos, out;
+        if (t[pos] == close) return --flow_depth_, ++pos, out;
         if (t[pos] != ',') fail(l, std::string("expected ',' or '") + close + "', got " + quoted_excerpt(t.substr(pos)));
         ++pos;
       }
@@ -272,13 +282,16 @@ class YamlReader {
     }
     if (s.find_first_not_of("+-0123456789.eE") == std::string::npos && s.find_first_of("0123456789") != std::string::npos) {
       const double v = std::strtod(b, &end);
-      if (end == b + s.size()) return v;
+      if (end == b + s.size() && std::isfinite(v)) return v;  // 1e999 stays text: JSON has no infinity
     }
     return s;
   }
 
+  static constexpr int kMaxDepth = 256;  // of blocks and of flow collections: far past any config
   std::string name_;
   std::vector<Line> lines_;
+  int flow_depth_ = 0;
+  int block_depth_ = 0;
 };
 
 }  // namespace

@@ -72,6 +72,13 @@ f: {g: [1, [2, 3]], h: "q\"uote"}
   EXPECT_EQ(v["f"]["h"], "q\"uote");
   EXPECT_EQ(v.begin().key(), "a");  // keys in the order written
   EXPECT_EQ(error_of([] { parse_yaml("a: 1\na: 2\n", "t.yaml"); }), "t.yaml: line 2: key 'a' given twice");
+  // Nesting is capped, so a hostile line cannot exhaust the stack.
+  EXPECT_EQ(error_of([] { parse_yaml("a: " + std::string(100000, '[') + "\n", "deep.yaml"); }),
+            "deep.yaml: line 1: flow collections nested deeper than 256 levels");
+  std::string stairs;
+  for (int i = 0; i < 300; ++i) stairs += std::string(i, ' ') + "k:\n";
+  EXPECT_EQ(error_of([&] { parse_yaml(stairs, "stairs.yaml"); }).find("stairs.yaml: line 257: blocks nested deeper than 256 levels"), 0u);
+  EXPECT_TRUE(parse_yaml("a: " + std::string(200, '[') + std::string(200, ']') + "\n", "ok.yaml")["a"].is_array());
   EXPECT_EQ(error_of([] { parse_yaml("a: [1, 2\n", "t.yaml"); }), "t.yaml: line 1: ']' is missing (flow collections stay on one line)");
   EXPECT_EQ(error_of([] { parse_yaml("a:\n  b: 1\n    c: 2\n", "t.yaml"); }), "t.yaml: line 3: unexpected indentation");
   EXPECT_EQ(error_of([] { parse_yaml("a: &x 1\nb: *x\n", "t.yaml"); }).find("t.yaml: line"), 0u);

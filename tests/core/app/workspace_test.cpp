@@ -546,11 +546,9 @@ TEST(Workspace, DescribesWhatAFileIs) {
   const std::string yaml = read_raw(shared("reference/astra-sim/inputs/net/sw8_ring4.yml"));
   EXPECT_EQ(describe("net.yml", yaml).what, "an ASTRA-sim network config (YAML)");
   const InputDescription chakra_json = describe("t.json", R"({"globalMetadata": {"attr": [{"name": "schema"}]}, "nodes": []})");
-  EXPECT_TRUE(chakra_json.chakra_json);
-  EXPECT_EQ(chakra_json.kind, InputKind::Unknown);
-  EXPECT_EQ(detect_input_kind("t.json", as_bytes(std::string(R"({"globalMetadata": {"attr": [{"name": "schema"}]}, "nodes": []})"))),
-            InputKind::PytorchHostEt);  // why describe_input asks first
-  EXPECT_FALSE(describe("h.json", R"({"schema": "1.0.1", "nodes": [{"id": 1, "name": "aten::mm"}]})").chakra_json);
+  EXPECT_EQ(chakra_json.kind, InputKind::ChakraJson);  // asked before the host ETs, which also hold "nodes" and "schema"
+  EXPECT_EQ(chakra_json.evidence, "globalMetadata");
+  EXPECT_EQ(describe("h.json", R"({"schema": "1.0.1", "nodes": [{"id": 1, "name": "aten::mm"}]})").kind, InputKind::PytorchHostEt);
   EXPECT_EQ(describe("notes.txt", "my notes\n").what, "text of no kind chakrakit reads");
   EXPECT_FALSE(describe("notes.txt", "my notes\n").opaque);
   EXPECT_EQ(describe("shot.png", std::string("\x89PNG\r\n\x1a\n\0\0", 10)).what, "a PNG image");

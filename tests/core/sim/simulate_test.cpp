@@ -418,6 +418,12 @@ TEST(SimulateErrors, BadConfigurationsNameTheFileAndKey) {
                 .find("'npus_count' has 1 entries"), std::string::npos);
   EXPECT_NE(net_error("topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwith: [ 1 ]\nlatency: [ 1 ]\n")
                 .find("bandwith"), std::string::npos);
+  EXPECT_NE(net_error("topology: [ [ Ring ] ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n")
+                .find("'topology' must be a list of single values"), std::string::npos);
+  EXPECT_NE(net_error("topology: Ring\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n")
+                .find("'topology' must be a list like [ 8, 4 ]"), std::string::npos);
+  EXPECT_NE(net_error("topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\nlatency: [ 2 ]\n")
+                .find("n.yml: line 5: key 'latency' given twice"), std::string::npos);  // one YAML reader, its line numbers
   // block lists are YAML too
   NetworkConfig block = parse_network("topology:\n  - Switch\nnpus_count:\n  - 8\nbandwidth:\n  - 400\nlatency:\n  - 936.25\n", "b.yml");
   EXPECT_EQ(block.total_npus(), 8u);

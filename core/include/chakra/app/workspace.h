@@ -14,8 +14,10 @@
 
 #include "chakra/analysis/summary.h"
 #include "chakra/analysis/validate.h"
+#include "chakra/app/importers.h"
 #include "chakra/app/rank_conversion.h"
 #include "chakra/app/sim_job.h"
+#include "chakra/app/sweep.h"
 #include "chakra/astra/text_workload.h"
 #include "chakra/format/et_io.h"
 #include "chakra/synth/synth.h"
@@ -23,31 +25,6 @@
 #include "chakra/trace/trace.h"
 
 namespace chakra {
-
-enum class InputKind { ChakraEt, PytorchHostEt, KinetoTrace, TextWorkload, NetworkYaml, SystemJson, CommGroupJson,
-                       RemoteMemoryJson, Unknown };
-const char* input_kind_name(InputKind kind);
-
-// From the first bytes (inflated when gzip) and the name's suffix.
-InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> bytes);
-// The keys detect_input_kind knew these bytes' kind by, for messages that say what a file is:
-// "scheduling-policy, all-reduce-implementation" for a system config, "topology, npus_count" for
-// a network config; "" for kinds known by their name or shape (.et, text workloads, groups).
-std::string input_kind_evidence(std::string_view name, std::span<const uint8_t> bytes);
-
-// A file's kind (detect_input_kind) and what it is in words, for messages that refuse it: "an
-// ASTRA-sim network config (YAML)", "a PNG image", "text of no kind chakrakit reads". Chakra JSON
-// (looks_like_chakra_json), which the page does not open, is kind Unknown with `chakra_json`
-// set (asked after Kineto's "traceEvents", before host ETs, which also hold "nodes"). `opaque`:
-// binary data of no known kind, which may be a damaged Chakra trace under another name (the .et
-// reader then says where it fails).
-struct InputDescription {
-  InputKind kind = InputKind::Unknown;
-  std::string what;
-  bool chakra_json = false;
-  bool opaque = false;
-};
-InputDescription describe_input(std::string_view name, std::span<const uint8_t> bytes);
 
 struct RankTrace {
   uint32_t rank = 0;
@@ -171,6 +148,12 @@ class Workspace {
   std::optional<sim::RemoteMemoryConfig> memory;
   sim::CommGroups groups;
   std::string network_source, system_source;
+  // The last table chakra sweep wrote that was opened (RESULTS.jsonl), for a sweep view to take.
+  struct SweepTableFile {
+    std::string name;
+    sweep::ReadRows table;
+  };
+  std::optional<SweepTableFile> sweep_table;
 
   // A text workload is instantiated for this many NPUs (default 8, or a loaded network's size).
   void set_text_npus(uint32_t npus);
@@ -187,6 +170,12 @@ class Workspace {
 
  private:
   void put_rank(std::unique_ptr<RankTrace> rank);
+  // A trace of one rank read from a file: its rank from the name, else the next free one.
+  std::string put_file_rank(const std::string& name, uint64_t bytes, double load_ms, Trace trace);
+  std::string open_stablehlo(const std::string& text, const std::string& name);
+  // Replaces the ranks (and their groups) with a whole run's traces, as a synthetic step or a
+  // StableHLO program gives them; notes go to every rank.
+  void replace_ranks(std::vector<std::unique_ptr<RankTrace>> ranks, sim::CommGroups new_groups);
   uint32_t next_free_rank() const;
   void instantiate_text();
 

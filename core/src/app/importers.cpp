@@ -1,0 +1,241 @@
+#include "chakra/app/importers.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "chakra/format/et_json.h"
+#include "chakra/format/io.h"
+#include "chakra/support/error.h"
+#include <nlohmann/json.hpp>
+
+namespace chakra {
+
+namespace {
+
+bool contains(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
+
+bool json_object(std::string_view head) {
+  const size_t first = head.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && head[first] == '{';
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+// A well-known format other than ours, from its magic bytes ("a PNG image"), or null.
+const char* other_format(std::string_view head) {
+  static const std::pair<std::string_view, const char*> kMagic[] = {
+      {"\x89PNG", "a PNG image"}, {"\xFF\xD8\xFF", "a JPEG image"}, {"GIF8", "a GIF image"},
+      {"%PDF", "a PDF document"}, {"PK\x03\x04", "a ZIP archive"}, {"\x7F" "ELF", "an executable (ELF)"},
+      {"BZh", "bzip2-compressed data"}, {"\xFD" "7zXZ", "xz-compressed data"}, {"\x28\xB5\x2F\xFD", "zstd-compressed data"},
+      {"SQLite format 3", "an SQLite database"}};
+  for (const auto& [magic, what] : kMagic)
+    if (head.substr(0, magic.size()) == magic) return what;
+  if (head.size() > 262 && head.substr(257, 5) == "ustar") return "a tar archive";
+  return nullptr;
+}
+
+// Binary content: control bytes no text file has, in its first 512 bytes.
+bool binary(std::string_view head) {
+  return !std::all_of(head.begin(), head.begin() + std::min<size_t>(head.size(), 512), [](char c) {
+    const auto b = static_cast<unsigned char>(c);
+    return b >= 32 || b == '\n' || b == '\r' || b == '\t';
+  });
+}
+
+// What a file of no kind we read looks like, from its magic bytes or its first characters.
+std::string looks_like(std::string_view head) {
+  if (const char* format = other_format(head)) return format;
+  const size_t first = head.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return "an empty file";
+  if (head[first] == '{' || head[first] == '[') return "JSON of no kind chakrakit reads";
+  return binary(head) ? "binary data of no kind chakrakit reads" : "text of no kind chakrakit reads";
+}
+
+// ---- the sniffers, one per kind
+
+std::string kineto(std::string_view, std::string_view head) {
+  return json_object(head) && contains(head, "\"traceEvents\"") ? "traceEvents" : "";
+}
+
+// Asked before host ETs, which also hold "nodes".
+std::string chakra_json(std::string_view, std::string_view head) {
+  if (!looks_like_chakra_json(head)) return "";
+  return contains(head, "\"globalMetadata\"") ? "globalMetadata" : "nodes of Chakra node types";
+}
+
+std::string pytorch_host(std::string_view, std::string_view head) {
+  if (!json_object(head) || !contains(head, "\"nodes\"")) return "";
+  if (contains(head, "\"schema\"")) return "nodes, schema";
+  return contains(head, "\"pid\"") ? "nodes, pid" : "";
+}
+
+// The keys that make a JSON object an ASTRA-sim system config: scheduling-policy,
+// preferred-dataset-splits and the <collective>-implementation lists.
+std::string system_config(std::string_view, std::string_view head) {
+  if (!json_object(head)) return "";
+  std::vector<std::string_view> keys;
+  for (size_t open = head.find('"'); open != std::string_view::npos;) {
+    const size_t close = head.find('"', open + 1);
+    if (close == std::string_view::npos) break;
+    const std::string_view key = head.substr(open + 1, close - open - 1);
+    const size_t next = head.find_first_not_of(" \t\r\n", close + 1);
+    if (next != std::string_view::npos && head[next] == ':' &&
+        (key == "scheduling-policy" || key == "preferred-dataset-splits" || key.ends_with("-implementation")))
+      keys.push_back(key);
+    open = head.find('"', close + 1);
+  }
+  std::string listed;
+  for (size_t i = 0; i < keys.size() && i < 3; ++i) listed += (i ? ", " : "") + std::string(keys[i]);
+  return listed + (keys.size() > 3 ? ", ..." : "");
+}
+
+std::string remote_memory(std::string_view, std::string_view head) {
+  return json_object(head) && contains(head, "\"memory-type\"") ? "memory-type" : "";
+}
+
+// ASTRA-sim's communicator-group JSON: {"<group id>": [ranks...], ...}. Such files are small, so
+// the whole text is in `head` when it is one.
+std::string comm_groups(std::string_view, std::string_view head) {
+  if (!json_object(head)) return "";
+  const nlohmann::json j = nlohmann::json::parse(head, nullptr, false);
+  if (!j.is_object() || j.empty()) return "";
+  for (const auto& [key, value] : j.items()) {
+    if (key.empty() || key.find_first_not_of("0123456789") != std::string::npos || !value.is_array()) return "";
+    for (const auto& r : value)
+      if (!r.is_number_integer()) return "";
+  }
+  return "rank lists under group ids";
+}
+
+// A table chakra sweep wrote: JSON lines whose first row starts with its point and sweep columns.
+std::string sweep_table(std::string_view, std::string_view head) {
+  if (!json_object(head)) return "";
+  const std::string_view first_line = head.substr(0, head.find('\n'));
+  return contains(first_line, "\"point\"") && contains(first_line, "\"sweep\"") ? "rows of point, sweep" : "";
+}
+
+std::string network_yaml(std::string_view, std::string_view head) {
+  return !json_object(head) && contains(head, "topology") && contains(head, "npus_count") ? "topology, npus_count" : "";
+}
+
+std::string stablehlo(std::string_view name, std::string_view head) {
+  if (json_object(head) || binary(head)) return "";
+  if (ends_with(lower(name), ".mlir")) return "a name ending in .mlir";
+  return contains(head, "stablehlo.") && (contains(head, "func.func") || contains(head, "module @")) ? "stablehlo ops" : "";
+}
+
+// Text workloads start with a parallelism type word, e.g. "DATA", "HYBRID_TRANSFORMER",
+// "MICRO", followed by more tokens or a newline and a layer count.
+std::string text_workload(std::string_view, std::string_view head) {
+  size_t i = 0;
+  while (i < head.size() && (std::isupper(static_cast<unsigned char>(head[i])) || head[i] == '_')) ++i;
+  if (i < 4 || i >= head.size() || !(head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r'))
+    return "";
+  size_t eol = head.find('\n');
+  if (eol == std::string_view::npos) return "";
+  size_t j = eol + 1;
+  while (j < head.size() && (head[j] == ' ' || head[j] == '\t')) ++j;
+  return j < head.size() && std::isdigit(static_cast<unsigned char>(head[j])) ? "a parallelism word, then a layer count" : "";
+}
+
+std::string chakra_et(std::string_view name, std::string_view head) {
+  if (json_object(head)) return "";  // JSON of no kind above, whatever its name
+  const std::string l = lower(name);
+  for (std::string_view suffix : {".et", ".et.gz", ".eg", ".eg.gz", ".chakra", ".chakra.gz"})
+    if (ends_with(l, suffix)) return "a name ending in " + std::string(suffix);
+  if (other_format(head)) return "";  // an image, an archive...
+  // Binary content (control bytes no text file has) starting with a plausible record length: a
+  // Chakra trace under another name.
+  const bool control_bytes = std::any_of(head.begin(), head.begin() + std::min<size_t>(head.size(), 256), [](char c) {
+    auto b = static_cast<unsigned char>(c);
+    return b < 9 || (b > 13 && b < 32);
+  });
+  if (control_bytes && head.size() > 1 && static_cast<unsigned char>(head[0]) > 0 && (head[1] & 7) <= 2 &&
+      (head[1] >> 3) >= 1)
+    return "binary records with length prefixes";
+  return "";
+}
+
+const FileImporter kImporters[] = {
+    // First: its first line is its own (point, sweep), and its columns name other kinds' keys
+    // ("system.all-gather-implementation", a workload's file names).
+    {InputKind::SweepTable, "sweep table", "a table chakra sweep wrote (JSON lines)", sweep_table},
+    {InputKind::KinetoTrace, "Kineto trace", "a Kineto (PyTorch profiler) trace", kineto},
+    {InputKind::ChakraJson, "Chakra JSON", "a Chakra JSON trace (as chakra jsonize writes)", chakra_json},
+    {InputKind::PytorchHostEt, "PyTorch host ET", "a PyTorch host execution trace", pytorch_host},
+    {InputKind::SystemJson, "ASTRA-sim system config", "an ASTRA-sim system config (JSON)", system_config},
+    {InputKind::RemoteMemoryJson, "ASTRA-sim remote-memory config", "an ASTRA-sim remote-memory config (JSON)", remote_memory},
+    {InputKind::CommGroupJson, "communicator groups JSON", "a communicator-group file (JSON)", comm_groups},
+    {InputKind::NetworkYaml, "ASTRA-sim network config", "an ASTRA-sim network config (YAML)", network_yaml},
+    {InputKind::StableHlo, "StableHLO program", "a StableHLO program (.mlir)", stablehlo},
+    {InputKind::TextWorkload, "ASTRA-sim text workload", "an ASTRA-sim text workload", text_workload},
+    {InputKind::ChakraEt, "Chakra ET", "a Chakra trace (.et)", chakra_et},
+};
+
+}  // namespace
+
+std::span<const FileImporter> importers() { return kImporters; }
+
+const FileImporter& importer(InputKind kind) {
+  for (const FileImporter& i : kImporters)
+    if (i.kind == kind) return i;
+  throw Error("no importer of this kind");  // InputKind::Unknown
+}
+
+const char* input_kind_name(InputKind kind) {
+  return kind == InputKind::Unknown ? "file of unknown kind" : importer(kind).name;
+}
+
+std::string importer_names() {
+  std::string out;  // in InputKind's order, traces first
+  for (int k = 0; k < static_cast<int>(InputKind::Unknown); ++k)
+    out += (out.empty() ? "" : ", ") + std::string(importer(static_cast<InputKind>(k)).name);
+  return out;
+}
+
+std::string input_head(std::span<const uint8_t> bytes, const std::string& name) {
+  if (!is_gzip(bytes)) return std::string(reinterpret_cast<const char*>(bytes.data()), std::min<size_t>(bytes.size(), 65536));
+  std::string out(65536, '\0');
+  size_t got = 0;
+  try {
+    auto in = memory_input(bytes, name);
+    while (got < out.size()) {
+      size_t n = in->read(reinterpret_cast<uint8_t*>(out.data()) + got, out.size() - got);
+      if (n == 0) break;
+      got += n;
+    }
+  } catch (const Error&) {
+  }
+  out.resize(got);
+  return out;
+}
+
+SniffedInput sniff_input(std::string_view name, std::span<const uint8_t> bytes) {
+  const std::string head = input_head(bytes, std::string(name));
+  for (const FileImporter& i : kImporters)
+    if (std::string evidence = i.sniff(name, head); !evidence.empty()) return {i.kind, std::move(evidence)};
+  return {};
+}
+
+InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> bytes) { return sniff_input(name, bytes).kind; }
+
+InputDescription describe_input(std::string_view name, std::span<const uint8_t> bytes) {
+  InputDescription d;
+  SniffedInput s = sniff_input(name, bytes);
+  d.kind = s.kind;
+  d.evidence = std::move(s.evidence);
+  if (d.kind != InputKind::Unknown) {
+    d.what = importer(d.kind).what;
+    return d;
+  }
+  const std::string head = input_head(bytes, std::string(name));
+  d.what = looks_like(head);
+  d.opaque = !head.empty() && binary(head) && !other_format(head);
+  return d;
+}
+
+}  // namespace chakra

@@ -1,0 +1,129 @@
+// The one table of file kinds (app/importers.h): every kind has one importer, each recognises its
+// own files and no earlier one takes them, and the workspace opens every kind the CLI reads.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "chakra/app/importers.h"
+#include "chakra/app/workspace.h"
+#include "chakra/format/et_io.h"
+#include "chakra/format/et_json.h"
+#include "chakra/format/io.h"
+#include "chakra/support/error.h"
+#include "test_support.h"
+
+using namespace chakra;
+using testing_support::test_data;
+
+namespace {
+
+std::span<const uint8_t> as_bytes(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
+
+// A small Chakra trace as chakra jsonize writes it: rank 1 of the bundled text workload.
+std::string chakra_json_text(Trace* trace_out = nullptr) {
+  Workspace ws;
+  ws.add(as_bytes(read_file(test_data("fixtures/microAllReduce.txt"))), "microAllReduce.txt");
+  StringSink out;
+  write_json(ws.rank(1)->trace, out);
+  if (trace_out) *trace_out = read_json_trace(out.out, "t.json");
+  return out.out;
+}
+
+// One file of each kind, as a user would drop it: a name and its bytes.
+std::map<InputKind, std::pair<std::string, std::string>> samples() {
+  Trace trace;
+  chakra_json_text(&trace);
+  return {
+      {InputKind::ChakraEt, {"r.et", encode_et(trace)}},
+      {InputKind::ChakraJson, {"t.json", chakra_json_text()}},
+      {InputKind::PytorchHostEt, {"h.json", R"({"schema": "1.0.1", "pid": 7, "nodes": [{"id": 1, "name": "aten::mm"}]})"}},
+      {InputKind::KinetoTrace, {"k.json", R"({"schemaVersion": 1, "traceEvents": []})"}},
+      {InputKind::TextWorkload, {"w.txt", read_file(test_data("fixtures/microAllReduce.txt"))}},
+      {InputKind::NetworkYaml, {"n.yml", read_file(test_data("fixtures/ring_8.yml"))}},
+      {InputKind::SystemJson, {"s.json", read_file(test_data("fixtures/ring_s4_c1.json"))}},
+      {InputKind::CommGroupJson, {"g.json", R"({"1": [0, 1], "2": [2, 3]})"}},
+      {InputKind::RemoteMemoryJson, {"m.json", read_file(test_data("fixtures/no_memory_expansion.json"))}},
+      {InputKind::StableHlo, {"p.mlir", read_file(test_data("fixtures/hespas__test_split_replica_groups.mlir"))}},
+      {InputKind::SweepTable, {"RESULTS.jsonl", R"({"point":0,"sweep":"4f2a","system.all-gather-implementation":["ring"],"npus":8,"step_ns":1200,"error":""})" "\n"}},
+  };
+}
+
+}  // namespace
+
+TEST(Importers, EveryKindHasOneNamedImporterThatKnowsItsSample) {
+  const auto files = samples();
+  std::set<InputKind> kinds;
+  std::set<std::string> names;
+  for (const FileImporter& i : importers()) {
+    EXPECT_TRUE(kinds.insert(i.kind).second) << i.name << ": two importers of one kind";
+    EXPECT_TRUE(names.insert(i.name).second) << i.name << ": two importers of one name";
+    EXPECT_NE(std::string(i.what), "") << i.name;
+    ASSERT_TRUE(files.count(i.kind)) << i.name << ": no sample file in this test";
+    const auto& [file_name, bytes] = files.at(i.kind);
+    const SniffedInput s = sniff_input(file_name, as_bytes(bytes));
+    EXPECT_EQ(s.kind, i.kind) << file_name << " was taken for " << input_kind_name(s.kind);
+    EXPECT_NE(s.evidence, "") << file_name;
+    EXPECT_EQ(importer_names().find(i.name) != std::string::npos, true);
+  }
+  EXPECT_EQ(kinds.size(), static_cast<size_t>(InputKind::Unknown));  // every InputKind but Unknown
+  EXPECT_EQ(files.size(), kinds.size());
+}
+
+TEST(Importers, EvidenceSaysWhatTheKindWasKnownBy) {
+  const auto files = samples();
+  auto evidence = [&](InputKind k) { return sniff_input(files.at(k).first, as_bytes(files.at(k).second)).evidence; };
+  EXPECT_EQ(evidence(InputKind::KinetoTrace), "traceEvents");
+  EXPECT_EQ(evidence(InputKind::PytorchHostEt), "nodes, schema");
+  EXPECT_EQ(evidence(InputKind::NetworkYaml), "topology, npus_count");
+  EXPECT_EQ(evidence(InputKind::ChakraEt), "a name ending in .et");
+  EXPECT_EQ(evidence(InputKind::StableHlo), "a name ending in .mlir");
+  EXPECT_EQ(evidence(InputKind::SweepTable), "rows of point, sweep");
+  // Without their names: the content decides.
+  EXPECT_EQ(sniff_input("program.txt", as_bytes(files.at(InputKind::StableHlo).second)).kind, InputKind::StableHlo);
+  EXPECT_EQ(sniff_input("trace.bin", as_bytes(files.at(InputKind::ChakraEt).second)).evidence, "binary records with length prefixes");
+  // JSON is never taken for a .et by its name, nor YAML for a program.
+  EXPECT_EQ(sniff_input("x.et", as_bytes(std::string(R"({"hello": 1})"))).kind, InputKind::Unknown);
+  EXPECT_EQ(sniff_input("x.mlir", as_bytes(std::string(R"({"hello": 1})"))).kind, InputKind::Unknown);
+}
+
+// The page opens everything the CLI reads, through the workspace's one path.
+TEST(Importers, TheWorkspaceOpensChakraJsonStableHloAndSweepTables) {
+  Trace expected;
+  const std::string json = chakra_json_text(&expected);
+  Workspace ws;
+  EXPECT_EQ(ws.add(as_bytes(json), "trace.3.json"), "rank 3: trace.3.json (" + std::to_string(expected.size()) + " nodes)");
+  ASSERT_NE(ws.rank(3), nullptr);
+  EXPECT_EQ(encode_et(ws.rank(3)->trace), encode_et(expected));
+
+  const std::string program = read_file(test_data("fixtures/hespas__test_split_replica_groups.mlir"));
+  const std::string said = ws.add(as_bytes(program), "split.mlir");
+  EXPECT_NE(said.find("split.mlir: StableHLO program on 4 devices"), std::string::npos) << said;
+  EXPECT_NE(said.find("compute modelled on"), std::string::npos) << said;  // the device is said, not silently assumed
+  ASSERT_EQ(ws.ranks().size(), 4u);                                       // the program's devices replace the ranks
+  EXPECT_FALSE(ws.groups.empty());
+  for (const auto& r : ws.ranks()) {
+    EXPECT_GT(r->trace.size(), 0u);
+    ASSERT_FALSE(r->notes.empty());
+    EXPECT_NE(r->notes.front().find("chakra import stablehlo --device"), std::string::npos);
+  }
+
+  const std::string table = samples().at(InputKind::SweepTable).second;
+  EXPECT_EQ(ws.add(as_bytes(table), "RESULTS.jsonl"), "RESULTS.jsonl: a sweep table of 1 rows");
+  ASSERT_TRUE(ws.sweep_table.has_value());
+  EXPECT_EQ(ws.sweep_table->table.rows.size(), 1u);
+  EXPECT_EQ(ws.ranks().size(), 4u);  // a table leaves the traces alone
+
+  auto error = [&](const std::string& bytes, const std::string& name) {
+    try {
+      ws.add(as_bytes(bytes), name);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("{\"point\":0,\"sweep\":\"4f2a\",\"npus\":\n", "cut.jsonl").rfind("cut.jsonl", 0), 0u);
+  EXPECT_EQ(error(read_file(test_data("hostile/mlir/truncated.mlir")), "bad.mlir").rfind("bad.mlir", 0), 0u);
+  EXPECT_EQ(error("{\"globalMetadata\": {}, \"nodes\": [{\"id\": 1, \"type\": \"COMP_NODE\"", "cut.json").rfind("cut.json", 0), 0u);
+  EXPECT_EQ(ws.ranks().size(), 4u);  // a bad file changes nothing
+}
