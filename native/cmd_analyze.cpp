@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 
+#include "chakra/analysis/analysis_report.h"
 #include "chakra/analysis/critical_path.h"
 #include "chakra/analysis/gpu_analysis.h"
 #include "chakra/analysis/host_stalls.h"
@@ -220,108 +221,10 @@ void print_text(const std::vector<Rank>& ranks, size_t top) {
   }
 }
 
-void write_json(const std::vector<Rank>& ranks, const std::vector<std::string>& notes) {
-  chakra::StringSink out;
-  chakra::JsonWriter w(out, chakra::JsonStyle::python_indent(2, false));
-  w.begin_object();
-  w.key("unit").value("us");
-  w.key("ranks").begin_array();
-  for (const Rank& r : ranks) {
-    const chakra::GpuAnalysis& a = r.analysis;
-    w.begin_object();
-    w.key("rank").value_uint(r.rank);
-    w.key("file").value(r.path);
-    chakra::write_breakdown_json(a, w);
-    w.key("by_kinds").begin_object();
-    for (unsigned set = 1; set < (1u << chakra::kGpuKinds); ++set)
-      if (a.by_kinds[set]) w.key(chakra::gpu_kinds_label(set)).value_uint(a.by_kinds[set]);
-    w.end_object();
-    w.key("names").begin_array();
-    for (const auto& n : a.names) {
-      w.begin_object();
-      w.key("name").value(n.name);
-      w.key("kind").value(chakra::gpu_kind_name(n.kind));
-      w.key("count").value_uint(n.count);
-      w.key("sum").value_uint(n.sum);
-      w.key("min").value_uint(n.min);
-      w.key("max").value_uint(n.max);
-      w.key("mean").value_double(n.mean);
-      w.key("stddev").value_double(n.stddev);
-      w.end_object();
-    }
-    w.end_array();
-    w.key("unknown_kernels").begin_array();
-    for (const std::string& n : a.unknown_kernels) w.value(n);
-    w.end_array();
-    const chakra::LaunchSummary l = chakra::summarize_launches(a);
-    w.key("launches").begin_object();
-    w.key("count").value_uint(l.launches);
-    w.key("delay_median").value_uint(l.median);
-    w.key("delay_p90").value_uint(l.p90);
-    w.key("delay_max").value_uint(l.max);
-    w.key("kernels_shorter_than_launch").value_uint(l.short_kernels);
-    w.key("delayed_over_100us").value_uint(l.delayed);
-    w.end_object();
-    chakra::write_host_stalls_json(r.trace, r.stalls, w);
-    w.key("idle_by_stream").begin_array();
-    for (const auto& s : a.idle_by_stream) {
-      w.begin_object();
-      w.key("stream").value_int(s.stream);
-      w.key("host_wait").value_uint(s.host_wait);
-      w.key("kernel_wait").value_uint(s.kernel_wait);
-      w.key("other").value_uint(s.other);
-      w.end_object();
-    }
-    w.end_array();
-    w.end_object();
-  }
-  w.end_array();
-  w.key("collectives").begin_array();
-  for (const auto& b : collectives_of(ranks)) {
-    w.begin_object();
-    w.key("type").value(chakra::comm_type_name(b.comm_type));
-    w.key("size_from").value_uint(uint64_t{1} << b.size_log2);
-    w.key("count").value_uint(b.count);
-    w.key("bytes").value_uint(b.bytes);
-    w.key("time").value_uint(b.micros);
-    w.key("algorithm_gbps").value_double(b.algorithm_gbps());
-    w.key("bus_gbps").value_double(b.bus_gbps(static_cast<uint32_t>(ranks.size())));
-    w.end_object();
-  }
-  w.end_array();
-  const chakra::Stragglers s = stragglers_of(ranks);
-  w.key("stragglers").begin_object();
-  w.key("ranks").begin_array();
-  for (const auto& r : s.ranks) {
-    w.begin_object();
-    w.key("rank").value_uint(ranks[r.rank].rank);
-    w.key("arrived_last").value_uint(r.last);
-    w.key("made_others_wait").value_uint(r.caused);
-    w.key("waited").value_uint(r.waited);
-    w.end_object();
-  }
-  w.end_array();
-  w.key("instances").begin_array();
-  for (const auto& in : s.instances) {
-    w.begin_object();
-    w.key("name").value(in.name);
-    w.key("index").value_uint(in.index);
-    w.key("last_rank").value_uint(ranks[in.last].rank);
-    w.key("skew").value_uint(in.skew);
-    w.end_object();
-  }
-  w.end_array();
-  w.key("unmatched").begin_array();
-  for (const std::string& n : s.unmatched) w.value(n);
-  w.end_array();
-  w.end_object();
-  w.key("notes").begin_array();
-  for (const std::string& n : notes) w.value(n);
-  w.end_array();
-  w.end_object();
-  w.raw("\n");
-  w.flush();
-  std::cout << out.out;
+std::vector<chakra::AnalyzedRank> analyzed(const std::vector<Rank>& ranks) {
+  std::vector<chakra::AnalyzedRank> out;
+  for (const Rank& r : ranks) out.push_back({r.rank, r.path, &r.trace, &r.analysis, &r.stalls});
+  return out;
 }
 
 // The critical path across the ranks, on their measured times.
@@ -385,17 +288,10 @@ int run(const cli::Args& args) {
     return cli::kOk;
   }
   if (args.has("--csv")) {  // the temporal breakdown per rank (HTA's temporal_breakdown table)
-    std::cout << "rank,span_us,idle_us,compute_us,non_compute_us,communication_us,communication_overlapped_us,"
-                 "exposed_communication_us,overlap_percent,gpu_ops\n";
-    for (const Rank& r : ranks) {
-      const chakra::GpuAnalysis& a = r.analysis;
-      std::cout << r.rank << "," << a.span << "," << a.idle << "," << a.compute << "," << a.non_compute << "," << a.communication << ","
-                << a.comm_overlapped << "," << a.exposed_communication() << "," << chakra::format_number(a.overlap_percent()) << ","
-                << a.ops << "\n";
-    }
+    std::cout << chakra::breakdown_csv(analyzed(ranks));
     for (const std::string& n : notes) std::cerr << "note: " << n << "\n";
   } else if (args.has("--json")) {
-    write_json(ranks, notes);
+    std::cout << chakra::analysis_json(analyzed(ranks), notes);
   } else {
     const size_t top = args.has("--top") ? args.get_uint("--top", 1000000) : 10;
     print_text(ranks, top);

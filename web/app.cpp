@@ -1,7 +1,6 @@
 #include "app.h"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -79,16 +78,6 @@ std::string format_duration(double v, const std::string& unit) {
   else std::snprintf(buf, sizeof buf, "%.4g s", ns / 1e9);
   return buf;
 }
-
-namespace {
-// A whole number from lo to hi written out in an app command (nothing else in the word), or none.
-std::optional<uint32_t> command_number(std::string_view word, uint32_t lo, uint32_t hi) {
-  uint32_t v = 0;
-  auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
-  if (ec != std::errc() || end != word.data() + word.size() || v < lo || v > hi) return std::nullopt;
-  return v;
-}
-}  // namespace
 
 // ---- App ------------------------------------------------------------------------------------
 
@@ -332,96 +321,6 @@ void App::clear() {
   s.error.clear();
   s.log.clear();  // a clean slate: the messages were about what is gone
   s.invalidate_rank_data();
-}
-
-bool App::command(const std::string& c) {
-  if (c == "simulate") return run_simulation();
-  if (c == "sweep run") return impl_->start_sweep();
-  if (c == "sweep cancel") return impl_->cancel_sweep(), true;
-  if (c == "sweep example") return impl_->sweep.spec_text = sweep_example_spec(), set_view(View::Sweep), true;
-  if (c.rfind("sweep spec ", 0) == 0) return impl_->sweep.spec_text = c.substr(11), true;
-  if (c == "cancel") return cancel_simulation(), true;
-  if (c.rfind("slowdown ", 0) == 0) return impl_->set_slowdown(c.substr(9));
-  if (c == "export anonymized") return impl_->export_anonymized("");
-  if (c.rfind("export anonymized ", 0) == 0) return impl_->export_anonymized(c.substr(18));
-  if (c == "synthesize") return generate_synthetic();
-  if (c.rfind("synthesize ", 0) == 0) return impl_->synthesize_command(c.substr(11));
-  if (c == "fit") return fit_network_to_ranks(), true;
-  if (c == "clear") return clear(), true;
-  if (c == "copy link") return copy_link(), true;
-  if (c == "keys") return impl_->show_keys = !impl_->show_keys, true;
-  if (c.rfind("save chart ", 0) == 0) return impl_->chart_to_save = c.substr(11), true;
-  if (c.rfind("select ", 0) == 0) {  // a node of the current rank, by position
-    const chakra::RankTrace* r = impl_->current_rank();
-    const std::optional<uint32_t> position =
-        r && r->trace.size() ? command_number(std::string_view(c).substr(7), 0, r->trace.size() - 1) : std::nullopt;
-    if (!position) return false;
-    impl_->selected = *position;
-    return true;
-  }
-  for (const ViewEntry& v : kViews)
-    if (c == "view " + std::string(v.name)) return set_view(v.view), true;
-  if (c.rfind("preset ", 0) == 0) {  // a cluster of assets/simulation/presets.json
-    for (const chakra::sim::ClusterPreset& p : chakra::sim::cluster_presets())
-      if (p.name == c.substr(7)) return impl_->use_preset(p.name), true;
-    return false;
-  }
-  if (c.rfind("analysis tab ", 0) == 0) {  // breakdown, path, collectives or compare
-    const std::string tab = c.substr(13);
-    using Tab = Impl::AnalysisTab;
-    if (tab != "breakdown" && tab != "path" && tab != "collectives" && tab != "compare") return false;
-    impl_->analysis_tab = tab == "breakdown" ? Tab::Breakdown : tab == "path" ? Tab::CriticalPath : tab == "collectives" ? Tab::Collectives : Tab::Compare;
-    impl_->analysis_tab_requested = true;
-    set_view(View::Analysis);
-    return true;
-  }
-  if (c.rfind("analysis ", 0) == 0) {  // the Analysis view of run N (0: the measured times)
-    const std::string id = c.substr(9);
-    if (id.empty() || id.size() > 8 || id.find_first_not_of("0123456789") != std::string::npos) return false;
-    const int n = std::stoi(id);
-    if (n != 0 && !impl_->run_by_id(n)) return false;
-    impl_->analysis_source = n;
-    set_view(View::Analysis);
-    return true;
-  }
-  if (c.rfind("compare ", 0) == 0) {  // the Analysis view's second source: run N, 0 the measured times, "none"
-    const std::string id = c.substr(8);
-    if (id == "none") return impl_->analysis_compare = -1, true;
-    if (id.empty() || id.size() > 8 || id.find_first_not_of("0123456789") != std::string::npos) return false;
-    const int n = std::stoi(id);
-    if (n != 0 && !impl_->run_by_id(n)) return false;
-    impl_->analysis_compare = n;
-    return true;
-  }
-  if (c.rfind("timeline ", 0) == 0) {
-    std::string id = c.substr(9);
-    return !id.empty() && id.size() < 9 && id.find_first_not_of("0123456789") == std::string::npos &&
-           impl_->open_in_timeline(std::stoi(id));
-  }
-  return false;
-}
-
-// "PRESET DP TP PP MICRO_BATCHES": the synthesis settings, then the workload (the start page's
-// Llama example).
-bool App::Impl::synthesize_command(std::string_view args) {
-  std::vector<std::string_view> words;
-  for (std::string_view w : chakra::Split(args, ' '))
-    if (!w.empty()) words.push_back(w);
-  if (words.size() != 5) return false;
-  const std::vector<std::string> presets = chakra::synth::preset_names();
-  if (std::find(presets.begin(), presets.end(), words[0]) == presets.end()) return false;
-  int values[4];
-  for (int i = 0; i < 4; ++i) {
-    const std::optional<uint32_t> v = command_number(words[i + 1], 1, 4096);
-    if (!v) return false;
-    values[i] = static_cast<int>(*v);
-  }
-  synth.preset = std::string(words[0]);
-  synth.dp = values[0];
-  synth.tp = values[1];
-  synth.pp = values[2];
-  synth.micro_batches = values[3];
-  return generate_synthetic();
 }
 
 void App::select_node(uint32_t rank, uint32_t node) {

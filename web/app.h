@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <span>
 #include <vector>
 
 #include "chakra/app/share_link.h"
@@ -136,13 +137,11 @@ class App {
   void copy_link();  // the share link to the clipboard, with a note
   void select_node(uint32_t rank, uint32_t node);
   void cancel_simulation();
-  // The same actions by name, for scripts and tests: "simulate", "cancel", "synthesize",
-  // "save chart TITLE" (a shown chart as TITLE.png, as its PNG button does),
-  // "synthesize PRESET DP TP PP MICRO_BATCHES", "fit",
-  // "sweep example" (the example spec in the Sweep view's editor), "sweep run", "sweep cancel",
-  // "clear", "copy link", "keys" (the key list), "select POSITION" (a node of the current rank), "view overview|nodes|graph|timeline|simulation", "timeline RUN" (a run's timeline;
-  // 0: recorded times), "preset NAME" (a cluster preset). False when it failed or is unknown.
+  // The same actions by name, for scripts, tests and the page's header ("simulate", "view
+  // timeline", "export analysis json", ...): the table in commands.cpp, listed by
+  // command_usages(). False when it failed or is unknown.
   bool command(const std::string& name);
+  static std::vector<std::string> command_usages();
 
   // Reports from the Platform's simulation runner.
   void simulation_progress(uint64_t nodes_done, uint64_t nodes_total);
@@ -168,6 +167,8 @@ class App {
   struct Impl;
 
  private:
+  struct Command;
+  static std::span<const Command> commands();
   std::unique_ptr<Impl> impl_;
 };
 

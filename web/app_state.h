@@ -323,6 +323,7 @@ struct App::Impl {
   bool set_slowdown(const std::string& spec);
   // Downloads anonymized.zip (chakra::anonymized_archive); an empty key is a random one.
   bool export_anonymized(const std::string& key);
+  bool export_analysis(std::string_view format);  // "json" or "csv", as chakra analyze writes them
   void draw_slowdowns();
   bool run_simulation() { return run_simulation(sim); }
   bool run_simulation(const SimSettings& settings);

@@ -41,7 +41,7 @@ target_compile_options(imgui_backends PRIVATE -w $<$<BOOL:${CHAKRA_SANITIZE}>:-f
 # One file per view (web/view_*.cpp), found by name so a new view needs no line here.
 file(GLOB CHAKRA_VIEW_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/web/view_*.cpp)
 set(CHAKRA_UI_SOURCES
-  ${PROJECT_SOURCE_DIR}/web/app.cpp ${PROJECT_SOURCE_DIR}/web/share_state.cpp ${PROJECT_SOURCE_DIR}/web/status.cpp
+  ${PROJECT_SOURCE_DIR}/web/app.cpp ${PROJECT_SOURCE_DIR}/web/commands.cpp ${PROJECT_SOURCE_DIR}/web/share_state.cpp ${PROJECT_SOURCE_DIR}/web/status.cpp
   ${PROJECT_SOURCE_DIR}/web/chart.cpp ${CHAKRA_VIEW_SOURCES})
 add_library(chakra_ui STATIC ${CHAKRA_UI_SOURCES})
 target_link_libraries(chakra_ui PUBLIC chakra_core imgui_lib)

@@ -154,6 +154,15 @@ void App::Impl::draw_analysis_breakdown(const std::vector<const chakra::GpuAnaly
                              "a simulation run above.");
     return;
   }
+  if (!run) {  // the measured figures, as the CLI writes them
+    ImGui::TextDisabled("Download, as chakra analyze writes them:");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("analysis.json")) export_analysis("json");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every analysis of every rank (chakra analyze --json)");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("breakdown.csv")) export_analysis("csv");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The breakdown per rank (chakra analyze --csv)");
+  }
   auto us = [&](uint64_t v) { return format_duration(static_cast<double>(v), unit); };
   auto share = share_text;
 

@@ -439,6 +439,20 @@ TEST(AppUi, AnalysisViewGivesHtasFiguresForARealPair) {
     EXPECT_EQ(a["span"].get<double>(), hta[4]);
     EXPECT_EQ(s["view"], "analysis");
     EXPECT_NE(s["hash"].get<std::string>().find("z="), std::string::npos);
+    // Its downloads are chakra analyze's --json and --csv, written by the same core writers.
+    ASSERT_TRUE(h.app->command("export analysis json"));
+    ASSERT_EQ(h.platform.downloads.back().first, "analysis.json");
+    const json exported = json::parse(h.platform.downloads.back().second);
+    EXPECT_EQ(exported["unit"], "us");
+    ASSERT_EQ(exported["ranks"].size(), 1u);
+    for (const char* key : {"span", "idle", "compute", "non_compute"}) EXPECT_EQ(exported["ranks"][0][key], a[key]) << key;
+    for (const char* key : {"names", "launches", "host_stalls", "idle_by_stream"}) EXPECT_TRUE(exported["ranks"][0].contains(key)) << key;
+    EXPECT_TRUE(exported.contains("collectives") && exported.contains("stragglers"));
+    ASSERT_TRUE(h.app->command("export analysis csv"));
+    EXPECT_EQ(h.platform.downloads.back().first, "breakdown.csv");
+    EXPECT_EQ(h.platform.downloads.back().second.rfind("rank,span_us,idle_us,compute_us,", 0), 0u);
+    EXPECT_NE(h.platform.downloads.back().second.find("\n0," + a["span"].dump() + "," + a["idle"].dump() + ","), std::string::npos);
+    EXPECT_FALSE(h.app->command("export analysis xml"));
   }
   // Traces without measured GPU work say so instead of showing zeros (one ImGui context at a time);
   // a simulation run is analysed from its spans.
@@ -459,6 +473,23 @@ TEST(AppUi, AnalysisViewGivesHtasFiguresForARealPair) {
   EXPECT_EQ(s["analysis_source"], 1);
   EXPECT_EQ(s["view"], "analysis");
   EXPECT_FALSE(none.app->command("analysis x"));
+}
+
+// The command table: every usage names a distinct command, and each one is found by its name
+// (those without an argument run; a name without its argument is refused).
+TEST(AppUi, EveryCommandInTheTableIsFoundByItsName) {
+  Headless h;
+  std::set<std::string> usages;
+  for (const std::string& u : chakra_web::App::command_usages()) EXPECT_TRUE(usages.insert(u).second) << u;
+  EXPECT_GE(usages.size(), 24u);
+  EXPECT_TRUE(h.app->command("keys"));
+  EXPECT_TRUE(h.app->command("view sweep"));
+  EXPECT_EQ(h.status()["view"], "sweep");
+  EXPECT_FALSE(h.app->command("view"));           // its argument is missing
+  EXPECT_FALSE(h.app->command("view nowhere"));
+  EXPECT_FALSE(h.app->command("simulate now"));   // takes none
+  EXPECT_FALSE(h.app->command("no such command"));
+  EXPECT_TRUE(h.app->command("sweep spec workload: {}"));  // the rest of the line is the argument
 }
 
 // Scripted commands with numbers take exactly a whole number in range, else fail and change nothing.
