@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""Holds the code to the sizes core/docs/architecture.md promises (python3 check_shape.py ROOT):
-no source file in core/, native/ or web/ over 800 lines, and no function in native/ or web/ over
-150 lines. Prints each one over and fails when there is one."""
+"""Holds the code to the shape core/docs/architecture.md promises (python3 check_shape.py ROOT):
+no source file in core/, native/ or web/ over 800 lines, no function in native/ or web/ over
+150 lines, and every public header of the core named after its sources (chakra/<layer>/X.h is
+implemented by src/<layer>/X.cpp or X_*.cpp) unless it is header-only. Prints each problem and
+fails when there is one."""
 import pathlib
 import re
 import sys
 
 MAX_FILE_LINES = 800
 MAX_FUNCTION_LINES = 150
+# Headers with nothing to implement: each declares only types, constants and inline functions.
+HEADER_ONLY = {"format/wire.h", "support/error.h", "support/progress.h", "support/swar.h"}
 SCOPES = re.compile(r'\b(namespace|class|struct|union|enum)\b[^;{}()]*$|extern\s+""\s*$')
 
 
@@ -89,6 +93,12 @@ def main(root):
             if folder != "core":
                 for function, length in long_functions(text):
                     problems.append(f"{name}: {function} is {length} lines (at most {MAX_FUNCTION_LINES})")
+    for header in sorted((root / "core/include/chakra").glob("*/*.h")):
+        rel = header.relative_to(root / "core/include/chakra").as_posix()
+        layer, stem = rel.split("/")[0], header.stem
+        sources = list((root / "core/src" / layer).glob(f"{stem}.cpp")) + list((root / "core/src" / layer).glob(f"{stem}_*.cpp"))
+        if not sources and rel not in HEADER_ONLY:
+            problems.append(f"core/include/chakra/{rel}: no core/src/{layer}/{stem}.cpp or {stem}_*.cpp implements it")
     if checked < 100:
         sys.exit(f"check_shape: only {checked} sources found under {root}")
     if problems:

@@ -301,6 +301,7 @@ struct App::Impl {
   std::vector<const chakra::GpuAnalysis*> analyses_of(int source, const char** unit);
   const CriticalPathData& critical_path_of(int source);  // the source must exist
   void draw_analysis();
+  void draw_analysis_downloads();
   void draw_analysis_breakdown(const std::vector<const chakra::GpuAnalysis*>& per, const std::vector<std::string>& labels,
                                const chakra::Stragglers* stragglers, const char* unit, SimRun* run);
   void draw_critical_path(int source, const std::vector<std::string>& labels, const char* unit);

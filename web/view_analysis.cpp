@@ -145,6 +145,17 @@ void App::Impl::draw_analysis() {
   }
 }
 
+// The measured figures, as the CLI writes them.
+void App::Impl::draw_analysis_downloads() {
+  ImGui::TextDisabled("Download, as chakra analyze writes them:");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("analysis.json")) export_analysis("json");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every analysis of every rank (chakra analyze --json)");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("breakdown.csv")) export_analysis("csv");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("The breakdown per rank (chakra analyze --csv)");
+}
+
 void App::Impl::draw_analysis_breakdown(const std::vector<const chakra::GpuAnalysis*>& per, const std::vector<std::string>& labels,
                                         const chakra::Stragglers* stragglers, const char* unit, SimRun* run) {
   if (std::all_of(per.begin(), per.end(), [](const chakra::GpuAnalysis* g) { return g->ops == 0; })) {
@@ -154,15 +165,7 @@ void App::Impl::draw_analysis_breakdown(const std::vector<const chakra::GpuAnaly
                              "a simulation run above.");
     return;
   }
-  if (!run) {  // the measured figures, as the CLI writes them
-    ImGui::TextDisabled("Download, as chakra analyze writes them:");
-    ImGui::SameLine();
-    if (ImGui::SmallButton("analysis.json")) export_analysis("json");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every analysis of every rank (chakra analyze --json)");
-    ImGui::SameLine();
-    if (ImGui::SmallButton("breakdown.csv")) export_analysis("csv");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The breakdown per rank (chakra analyze --csv)");
-  }
+  if (!run) draw_analysis_downloads();
   auto us = [&](uint64_t v) { return format_duration(static_cast<double>(v), unit); };
   auto share = share_text;
 

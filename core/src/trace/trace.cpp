@@ -9,10 +9,6 @@
 
 namespace chakra {
 
-void report_progress(Progress* p, std::string_view stage, uint64_t done, uint64_t total) {
-  if (p && !p->report(stage, done, total)) throw Cancelled();
-}
-
 uint64_t bits_of_double(double v) {
   uint64_t b;
   std::memcpy(&b, &v, 8);

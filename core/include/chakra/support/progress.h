@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "chakra/support/error.h"
+
 namespace chakra {
 
 class Progress {
@@ -16,6 +18,8 @@ class Progress {
 };
 
 // Calls p->report() and throws Cancelled if it asks to stop. p may be null.
-void report_progress(Progress* p, std::string_view stage, uint64_t done, uint64_t total);
+inline void report_progress(Progress* p, std::string_view stage, uint64_t done, uint64_t total) {
+  if (p && !p->report(stage, done, total)) throw Cancelled();
+}
 
 }  // namespace chakra

@@ -1,4 +1,4 @@
-// JSON → Trace for all formats written by json_export.cpp (see chakra/format/et_json.h).
+// JSON → Trace for all formats written by et_json_write.cpp (see chakra/format/et_json.h).
 //
 // The input is split into top-level values (and, for the document format, into the elements of
 // "nodes") by a small scanner, and each node is parsed on its own, so memory stays proportional
