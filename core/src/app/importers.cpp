@@ -214,25 +214,30 @@ std::string input_head(std::span<const uint8_t> bytes, const std::string& name) 
   return out;
 }
 
-SniffedInput sniff_input(std::string_view name, std::span<const uint8_t> bytes) {
-  const std::string head = input_head(bytes, std::string(name));
+namespace {
+SniffedInput sniff_head(std::string_view name, std::string_view head) {
   for (const FileImporter& i : kImporters)
     if (std::string evidence = i.sniff(name, head); !evidence.empty()) return {i.kind, std::move(evidence)};
   return {};
+}
+}  // namespace
+
+SniffedInput sniff_input(std::string_view name, std::span<const uint8_t> bytes) {
+  return sniff_head(name, input_head(bytes, std::string(name)));
 }
 
 InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> bytes) { return sniff_input(name, bytes).kind; }
 
 InputDescription describe_input(std::string_view name, std::span<const uint8_t> bytes) {
   InputDescription d;
-  SniffedInput s = sniff_input(name, bytes);
+  const std::string head = input_head(bytes, std::string(name));  // inflated once, for the kind and the words
+  SniffedInput s = sniff_head(name, head);
   d.kind = s.kind;
   d.evidence = std::move(s.evidence);
   if (d.kind != InputKind::Unknown) {
     d.what = importer(d.kind).what;
     return d;
   }
-  const std::string head = input_head(bytes, std::string(name));
   d.what = looks_like(head);
   d.opaque = !head.empty() && binary(head) && !other_format(head);
   return d;
