@@ -2,8 +2,11 @@
 """Holds the code to the shape core/docs/architecture.md promises (python3 check_shape.py ROOT):
 no source file in core/, native/ or web/ over 800 lines, no function in native/ or web/ over
 150 lines, and every public header of the core named after its sources (chakra/<layer>/X.h is
-implemented by src/<layer>/X.cpp or X_*.cpp) unless it is header-only. Prints each problem and
-fails when there is one."""
+implemented by src/<layer>/X.cpp or X_*.cpp) unless it is header-only; and the page's views kept
+apart (web/app_context.h): each web/view_<name>.cpp defines its View class inside an anonymous
+namespace and make_<name>_view, views.cpp lists exactly those files, and no other file of web/
+includes a view's file or names its class (a view reaches another only by commands). Prints each
+problem and fails when there is one."""
 import pathlib
 import re
 import sys
@@ -76,6 +79,55 @@ def long_functions(text):
     return found
 
 
+def inside_anonymous_namespace(code, at):
+    """Whether offset `at` of the code lies inside a `namespace {` block."""
+    stack = []  # per open brace: whether it opens an anonymous namespace
+    for match in re.finditer(r"namespace\s*\{|[{}]", code[:at]):
+        if match.group(0) == "}":
+            if stack:
+                stack.pop()
+        else:
+            stack.append(match.group(0) != "{")
+    return any(stack)
+
+
+def view_problems(root):
+    """The views' structure: one file, one class in an anonymous namespace, one registry line."""
+    web = root / "web"
+    problems = []
+    files = sorted(web.glob("view_*.cpp"))
+    registry = code_only((web / "views.cpp").read_text(encoding="utf-8"))
+    listed = re.findall(r"\bX\((\w+)\)", registry)
+    names = [f.stem[len("view_"):] for f in files]
+    if sorted(listed) != sorted(names):
+        problems.append(f"web/views.cpp lists {sorted(listed)}, the view files are {sorted(names)}")
+    classes = {}
+    for f, name in zip(files, names):
+        code = code_only(f.read_text(encoding="utf-8"))
+        found = re.search(r"\bclass\s+(\w+)\s+final\s*:\s*public\s+View\b", code)
+        if not found:
+            problems.append(f"web/{f.name}: no 'class ... final : public View'")
+            continue
+        classes[found.group(1)] = f.name
+        if not inside_anonymous_namespace(code, found.start()):
+            problems.append(f"web/{f.name}: {found.group(1)} is not inside an anonymous namespace")
+        if f"make_{name}_view(" not in code:
+            problems.append(f"web/{f.name}: no make_{name}_view")
+    for path in sorted(list(web.glob("*.cpp")) + list(web.glob("*.h")) + list((root / "tests").rglob("*.cpp"))):
+        text = path.read_text(encoding="utf-8")
+        if "node_modules" in path.parts:
+            continue
+        for include in re.findall(r'#include\s+"(view_\w+\.(?:cpp|h))"', text):
+            problems.append(f"{path.relative_to(root)}: includes {include} (views are reached by commands)")
+        code = code_only(text)
+        for cls, owner in classes.items():
+            if path.name != owner and re.search(r"\b" + cls + r"\b", code):
+                problems.append(f"{path.relative_to(root)}: names {cls}, the state of web/{owner}")
+    if len(files) < 5:
+        problems.append(f"web/: only {len(files)} view files found")
+    return problems
+
+
 def main(root):
     root = pathlib.Path(root)
     problems = []
@@ -99,6 +151,7 @@ def main(root):
         sources = list((root / "core/src" / layer).glob(f"{stem}.cpp")) + list((root / "core/src" / layer).glob(f"{stem}_*.cpp"))
         if not sources and rel not in HEADER_ONLY:
             problems.append(f"core/include/chakra/{rel}: no core/src/{layer}/{stem}.cpp or {stem}_*.cpp implements it")
+    problems += view_problems(root)
     if checked < 100:
         sys.exit(f"check_shape: only {checked} sources found under {root}")
     if problems:

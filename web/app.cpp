@@ -8,7 +8,7 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
-#include "app_state.h"
+#include "app_impl.h"
 #include "chakra/analysis/sim_report.h"
 #include "chakra/app/sim_presets.h"
 #include "chakra/format/io.h"
@@ -26,64 +26,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 }  // namespace
 
-ImU32 node_type_colour(int32_t type, float alpha) {
-  static const ImVec4 colours[] = {{0.55f, 0.55f, 0.55f, 1}, {0.45f, 0.62f, 0.85f, 1}, {0.65f, 0.50f, 0.85f, 1},
-                                   {0.50f, 0.75f, 0.55f, 1}, {0.90f, 0.62f, 0.30f, 1}, {0.85f, 0.45f, 0.50f, 1},
-                                   {0.40f, 0.78f, 0.80f, 1}, {0.90f, 0.40f, 0.70f, 1}};
-  ImVec4 c = colours[(type >= 0 && type < 8) ? type : 0];
-  c.w = alpha;
-  return ImGui::ColorConvertFloat4ToU32(c);
-}
-
-ImU32 span_kind_colour(int kind, float alpha) {
-  using K = chakra::sim::SpanKind;
-  switch (static_cast<K>(kind)) {
-    case K::Compute: return node_type_colour(4, alpha);
-    case K::Cpu: return node_type_colour(1, alpha);  // blue, as CPU ops in measured timelines
-    case K::Collective: return node_type_colour(7, alpha);
-    case K::Send: return node_type_colour(5, alpha);
-    case K::Recv: return node_type_colour(6, alpha);
-    case K::Memory: return node_type_colour(1, alpha);
-    default: return node_type_colour(0, alpha);
-  }
-}
-
-ImU32 activity_colour(int kind, float alpha) {
-  using A = chakra::TimelineActivity;
-  switch (static_cast<A>(kind)) {
-    case A::CpuOp: return node_type_colour(1, alpha);
-    case A::Kernel: return node_type_colour(4, alpha);  // orange: compute, as in simulated timelines
-    case A::Copy: return node_type_colour(3, alpha);
-    case A::Communication: return node_type_colour(7, alpha);
-    default: return node_type_colour(0, alpha);
-  }
-}
-
-void legend_item(ImU32 colour, const std::string& label, float swatch) {
-  ImGui::PushID(label.c_str());
-  ImGui::ColorButton("##swatch", ImGui::ColorConvertU32ToFloat4(colour), ImGuiColorEditFlags_NoTooltip, ImVec2(swatch, swatch));
-  ImGui::PopID();
-  ImGui::SameLine(0, 4);
-  ImGui::TextUnformatted(label.c_str());
-}
-
-std::string format_duration(double v, const std::string& unit) {
-  double ns = (unit == "us" ? v * 1e3 : v) + 0.0;  // no "-0 ns"
-  if (std::fabs(ns) < 0.5) ns = 0;
-  char buf[48];
-  const double size = std::fabs(ns);  // the unit by magnitude: times left of the start are negative
-  if (size < 1e3) std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  else if (size < 1e6) std::snprintf(buf, sizeof buf, "%.3g \u00b5s", ns / 1e3);
-  else if (size < 1e9) std::snprintf(buf, sizeof buf, "%.4g ms", ns / 1e6);
-  else std::snprintf(buf, sizeof buf, "%.4g s", ns / 1e9);
-  return buf;
-}
-
 // ---- App ------------------------------------------------------------------------------------
 
 App::App(Platform& platform) : impl_(std::make_unique<Impl>(platform)) {
-  impl_->use_preset(impl_->sim.preset);
   impl_->workspace.defer_checks = true;  // see work()
+  impl_->views = make_views(*impl_);
+  add_commands();
+  for (const auto& v : impl_->views) v->add_commands(impl_->commands);
 }
 App::~App() = default;
 
@@ -196,10 +145,7 @@ void App::conversion_failed(uint32_t rank, uint64_t generation, const std::strin
 
 bool App::working_here() const {
   if (impl_->loading || !impl_->queue.empty() || impl_->workspace.conversions_waiting()) return true;
-  // A sweep with points still to hand out (or to run here).
-  if (const SweepState& w = impl_->sweep; w.running && w.next < w.points.size() &&
-                                           (!impl_->platform.runs_sweep_points() || w.in_flight < 16))
-    return true;
+  if (impl_->sweeps.work_waiting()) return true;  // points still to hand out (or to run here)
   for (const auto& r : impl_->workspace.ranks())
     if (!r->checked) return true;
   return false;
@@ -215,7 +161,7 @@ void App::work(double budget_ms) {
   // and a part at a time (a 268k-node trace takes ~150 ms in wasm: over several frames).
   while (left() > 0 && s.workspace.check_one(32768)) {
   }
-  s.sweep_work(left());
+  s.sweeps.work(left());
   while (left() > 0) {
     try {
       if (!s.loading) {
@@ -238,28 +184,7 @@ void App::work(double budget_ms) {
       s.loading.reset();
       if (!message.empty()) s.note(message);
       s.error.clear();
-      if (s.workspace.sweep_table) s.open_sweep_table(*std::exchange(s.workspace.sweep_table, std::nullopt));
-      // The new file may replace any rank: keep the selection by node id, not position.
-      if (s.selected && s.current_rank() && !s.deferred_selection)
-        s.deferred_selection = std::make_pair(s.rank, s.current_rank()->trace.id(*s.selected));
-      s.invalidate_rank_data();
-      if (!s.workspace.ranks().empty() && !s.workspace.rank(s.rank)) s.rank = s.workspace.ranks().front()->rank;
-      if (s.deferred_selection && s.workspace.rank(s.deferred_selection->first)) {
-        s.rank = s.deferred_selection->first;
-        if (RankCache* c = s.cache())
-          if (auto pos = c->index->find(s.deferred_selection->second)) {
-            s.selected = *pos;
-            s.deferred_selection.reset();
-          }
-      }
-      // A dropped network or system file replaces the settings, once both are known; other
-      // files leave the (perhaps edited) settings alone.
-      bool config = kind == chakra::InputKind::NetworkYaml || kind == chakra::InputKind::SystemJson;
-      if (config && s.workspace.network && s.workspace.system) {
-        s.sim.preset = "(dropped files)";
-        s.sim.network = *s.workspace.network;
-        s.sim.system = *s.workspace.system;
-      }
+      s.file_opened(kind);
     } catch (const std::exception& e) {
       s.loading.reset();
       s.fail(e.what());
@@ -271,26 +196,56 @@ void App::work(double budget_ms) {
     s.pending_hash.clear();
     apply_hash(h);
   }
-  // A link to a run's timeline: its traces are here now, so run the link's settings once.
-  if (!s.link_runs.empty() && !busy() && !s.workspace.ranks().empty() && s.files.size() >= s.link_files && !s.running) {
-    const SimSettings settings = std::move(s.link_runs.front());
-    s.link_runs.pop_front();
-    if (!s.run_simulation(settings)) s.link_runs.clear();  // the error says why; the rest would fail alike
+  // A link's runs: its traces are here now, so run the link's settings once each.
+  std::deque<SimSettings>& link_runs = s.runs.link_runs;
+  if (!link_runs.empty() && !busy() && !s.workspace.ranks().empty() && s.files.size() >= s.link_files && !s.runs.running()) {
+    const SimSettings settings = std::move(link_runs.front());
+    link_runs.pop_front();
+    if (!s.runs.start(settings)) link_runs.clear();  // the error says why; the rest would fail alike
   }
 }
 
-void App::set_view(View v) {
-  impl_->view = v;
-  impl_->view_changed = true;
+void App::Impl::file_opened(chakra::InputKind kind) {
+  if (workspace.sweep_table) {
+    try {
+      sweeps.open_table(*std::exchange(workspace.sweep_table, std::nullopt));
+      show_view("sweep");
+    } catch (const std::exception& e) {
+      fail(e.what());
+    }
+  }
+  // The new file may replace any rank: keep the selection by node id, not position.
+  if (selected && current_rank() && !deferred_selection)
+    deferred_selection = std::make_pair(rank, current_rank()->trace.id(*selected));
+  ranks_changed();
+  if (!workspace.ranks().empty() && !workspace.rank(rank)) rank = workspace.ranks().front()->rank;
+  if (deferred_selection && workspace.rank(deferred_selection->first)) {
+    rank = deferred_selection->first;
+    if (RankCache* c = cache())
+      if (auto pos = c->index->find(deferred_selection->second)) {
+        selected = *pos;
+        deferred_selection.reset();
+      }
+  }
+  // A dropped network or system file replaces the settings, once both are known; other files
+  // leave the (perhaps edited) settings alone.
+  bool config = kind == chakra::InputKind::NetworkYaml || kind == chakra::InputKind::SystemJson;
+  if (config && workspace.network && workspace.system) {
+    runs.settings.preset = "(dropped files)";
+    runs.settings.network = *workspace.network;
+    runs.settings.system = *workspace.system;
+  }
 }
 
-bool App::run_simulation() { return impl_->run_simulation(); }
-void App::cancel_simulation() { impl_->cancel_simulation(); }
+bool App::set_view(std::string_view name) { return impl_->show_view(name); }
+
+bool App::run_simulation() { return impl_->runs.start(); }
+void App::cancel_simulation() { impl_->runs.cancel(); }
 bool App::generate_synthetic() { return impl_->generate_synthetic(); }
 
 void App::fit_network_to_ranks() {
   try {
-    impl_->fit_settings_to_ranks();
+    impl_->runs.fit_to_ranks();
   } catch (const std::exception& e) {
     impl_->fail(e.what());
   }
@@ -298,29 +253,30 @@ void App::fit_network_to_ranks() {
 
 void App::clear() {
   Impl& s = *impl_;
-  s.cancel_simulation();
+  s.runs.clear();
   s.workspace.clear();  // conversions still out come back stale and are ignored
   s.converting.clear();
   if (s.loading && s.loading_id == 0) s.loading.reset();
   std::erase_if(s.queue, [](const Impl::Pending& p) { return p.id == 0; });
   s.files.clear();
   s.files_fingerprint = 0;
-  s.link_runs.clear();
-  s.runs.clear();
-  s.next_run_id = 1;  // a clean slate: the next run is run 1 again
-  s.timeline.source = 0;
-  s.analysis_source = 0;
-  s.analysis_compare = -1;
-  s.cancel_sweep();
-  std::string spec_text = std::move(s.sweep.spec_text);  // the editor keeps what was typed
-  const uint64_t generation = s.sweep.generation + 1;    // reports of the old sweep stay ignored
-  s.sweep = SweepState();
-  s.sweep.spec_text = std::move(spec_text);
-  s.sweep.generation = generation;
+  s.shown_run = 0;
+  s.sweeps.clear();
+  for (const auto& v : s.views) v->cleared();
   s.synth.active = false;
   s.error.clear();
   s.log.clear();  // a clean slate: the messages were about what is gone
-  s.invalidate_rank_data();
+  s.ranks_changed();
+}
+
+void App::simulation_progress(uint64_t nodes_done, uint64_t nodes_total) { impl_->runs.progress(nodes_done, nodes_total); }
+void App::simulation_finished(chakra::sim::SimResult result) { impl_->runs.finished(std::move(result)); }
+void App::simulation_failed(const std::string& message) { impl_->runs.failed(message); }
+void App::sweep_point_finished(uint64_t point, uint64_t generation, const chakra::sim::SimResult& result, double ms) {
+  impl_->sweeps.point_finished(point, generation, result, ms);
+}
+void App::sweep_point_failed(uint64_t point, uint64_t generation, const std::string& message) {
+  impl_->sweeps.point_failed(point, generation, message);
 }
 
 void App::select_node(uint32_t rank, uint32_t node) {
@@ -328,22 +284,27 @@ void App::select_node(uint32_t rank, uint32_t node) {
   impl_->selected = node;
 }
 
-void App::Impl::note(const std::string& line) {
+// ---- AppContext --------------------------------------------------------------------------------
+
+AppContext::AppContext(Platform& p)
+    : platform(p), runs(p, workspace, [this](const std::string& line) { note(line); }),
+      sweeps(p, [this](const std::string& line) { note(line); }) {}
+AppContext::~AppContext() = default;
+
+void AppContext::note(const std::string& line) {
   log.push_back(line);
   if (log.size() > 200) log.erase(log.begin());
 }
 
-void App::Impl::fail(const std::string& what) {
+void AppContext::fail(const std::string& what) {
   error = what;
   note("error: " + what);
 }
 
-const chakra::RankTrace* App::Impl::current_rank() const { return workspace.rank(rank); }
-
-RankCache* App::Impl::cache() {
+RankCache* AppContext::cache() {
   const chakra::RankTrace* r = current_rank();
   if (!r) return nullptr;
-  RankCache& c = caches[rank];
+  RankCache& c = caches_[rank];
   if (c.rank != r) {
     c = RankCache();
     c.rank = r;
@@ -354,17 +315,61 @@ RankCache* App::Impl::cache() {
   return &c;
 }
 
-void App::Impl::invalidate_rank_data() {
-  caches.clear();
-  analysis_cache.reset();
-  comparison_cache = {};
-  critical_path_order_for = nullptr;
-  highlight.clear();
-  highlight_for.reset();
-  timeline.recorded.reset();
-  timeline.recorded_ready = false;
+void AppContext::ranks_changed() {
+  caches_.clear();
   selected.reset();
+  for (const auto& v : views) v->ranks_changed();
 }
+
+std::optional<std::pair<double, double>> AppContext::simulated_span(uint32_t n) {
+  // Through the run's timeline model: O(log spans), where a walk over the spans would cost
+  // every frame the details pane is drawn.
+  const chakra::TimelineModel* m = shown_run > 0 ? runs.timeline(shown_run) : nullptr;
+  auto at = m ? m->find(rank, n) : std::nullopt;
+  if (!at) return std::nullopt;
+  const chakra::TimelineTrack& tr = m->tracks[at->track];
+  return std::make_pair(static_cast<double>(tr.start[at->index]), static_cast<double>(tr.end[at->index]));
+}
+
+bool AppContext::generate_synthetic() {
+  try {
+    chakra::synth::SynthOptions o;
+    chakra::synth::apply_preset(synth.preset, o);
+    o.shape.layers = static_cast<uint64_t>(synth.layers);
+    o.shape.micro_batches = static_cast<uint64_t>(synth.micro_batches);
+    o.par.dp = static_cast<uint64_t>(synth.dp);
+    o.par.tp = static_cast<uint64_t>(synth.tp);
+    o.par.pp = static_cast<uint64_t>(synth.pp);
+    o.par.fsdp = synth.fsdp;
+    note(workspace.add_synthetic(o));
+    synth.active = true;
+    files.clear();
+    files_fingerprint = 0;
+    ranks_changed();
+    rank = 0;
+    chakra::sim::SystemConfig& system = runs.settings.system;
+    system.roofline = true;  // synthetic traces carry FLOPs and bytes, not durations
+    if (system.peak_perf <= 0) system.peak_perf = 989;
+    if (system.local_mem_bw <= 0) system.local_mem_bw = 3350;
+    error.clear();
+    return true;
+  } catch (const std::exception& e) {
+    fail(e.what());
+    return false;
+  }
+}
+
+bool AppContext::show_view(std::string_view name) {
+  for (size_t i = 0; i < views.size(); ++i)
+    if (views[i]->name() == name) {
+      view = i;
+      view_changed = true;
+      return true;
+    }
+  return false;
+}
+
+// ---- the shell ---------------------------------------------------------------------------------
 
 namespace {
 constexpr float kSplitterWidth = 6;
@@ -468,17 +473,7 @@ void App::draw() {
   s.details_width = std::clamp(s.details_width, 200.0f, std::max(200.0f, total * 0.6f));
   float main_width = details ? ImGui::GetContentRegionAvail().x - s.details_width - kSplitterWidth : 0;
   ImGui::BeginChild("main", ImVec2(main_width, 0), false);
-  if (ImGui::BeginTabBar("views")) {
-    for (const ViewEntry& v : kViews) {
-      ImGuiTabItemFlags flags = (s.view_changed && s.view == v.view) ? ImGuiTabItemFlags_SetSelected : 0;
-      if (!ImGui::BeginTabItem(v.title, nullptr, flags)) continue;
-      if (!s.view_changed) s.view = v.view;
-      (s.*v.draw)();
-      ImGui::EndTabItem();
-    }
-    s.view_changed = false;
-    ImGui::EndTabBar();
-  }
+  s.draw_views();
   ImGui::EndChild();
   if (details) {
     ImGui::SameLine(0, 0);
@@ -503,6 +498,28 @@ void App::draw() {
   }
 }
 
+// The views' tabs; one asked for (AppContext::show_view) is selected, even from a view's draw.
+void App::Impl::draw_views() {
+  if (!ImGui::BeginTabBar("views")) return;
+  const bool changing = view_changed;
+  view_changed = false;
+  for (size_t i = 0; i < views.size(); ++i) {
+    const ImGuiTabItemFlags flags = (changing && view == i) ? ImGuiTabItemFlags_SetSelected : 0;
+    if (!ImGui::BeginTabItem(views[i]->title(), nullptr, flags)) continue;
+    if (!changing) view = i;
+    views[i]->draw();
+    ImGui::EndTabItem();
+  }
+  ImGui::EndTabBar();
+}
+
+void draw_run_progress(const Runs& runs, float width) {
+  char overlay[64];
+  std::snprintf(overlay, sizeof overlay, "run %d: %.0f%% of nodes, %.1f s", runs.running()->id, runs.running_fraction() * 100,
+                runs.running_seconds());
+  ImGui::ProgressBar(static_cast<float>(runs.running_fraction()), ImVec2(width, 0), overlay);
+}
+
 void App::Impl::draw_sidebar() {
   if (loading || !queue.empty()) {
     double f = loading ? loading->fraction() : 0;
@@ -512,10 +529,10 @@ void App::Impl::draw_sidebar() {
                        label.c_str());
     if (!queue.empty()) ImGui::TextDisabled("%zu more file(s) queued", queue.size());
   }
-  if (running) {
+  if (runs.running()) {
     ImGui::TextUnformatted("Simulating");
-    draw_run_progress(-1);
-    if (ImGui::SmallButton("Cancel run")) cancel_simulation();
+    draw_run_progress(runs, -1);
+    if (ImGui::SmallButton("Cancel run")) runs.cancel();
   }
   ImGui::TextUnformatted("Ranks");
   if (workspace.ranks().empty()) {
@@ -532,8 +549,6 @@ void App::Impl::draw_sidebar() {
     if (ImGui::Selectable(label, r->rank == rank)) {
       if (rank != r->rank) selected.reset();
       rank = r->rank;
-      highlight.clear();
-      highlight_for.reset();
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r->source.c_str());
   }
@@ -574,17 +589,6 @@ void App::Impl::draw_synthetic() {
   ImGui::InputInt("pp", &synth.pp);
   ImGui::Checkbox("fsdp", &synth.fsdp);
   if (ImGui::Button("Generate")) generate_synthetic();
-}
-
-bool selectable_row(const std::string& text, int id, bool selected) {
-  const float x = ImGui::GetCursorPosX();
-  ImGui::PushID(id);
-  const bool clicked = ImGui::Selectable("##row", selected, ImGuiSelectableFlags_SpanAllColumns);
-  ImGui::PopID();
-  ImGui::SameLine();
-  ImGui::SetCursorPosX(x);
-  ImGui::TextUnformatted(text.c_str());
-  return clicked;
 }
 
 }  // namespace chakra_web

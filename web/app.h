@@ -1,6 +1,6 @@
-// The chakrakit UI: every view of the web app (overview, node table, graph, timeline,
-// simulation), independent of the platform loop that hosts it (main_wasm.cpp in the browser; the
-// native test harness drives it headless). It only arranges what the core computes: files are
+// The chakrakit UI: the shell around the views of the web app (views.cpp lists them),
+// independent of the platform loop that hosts it (main_wasm.cpp in the browser; the native test
+// harness drives it headless). It only arranges what the core computes: files are
 // opened by chakra::Workspace, layouts by chakra::layout_graph, timelines by
 // chakra::TimelineModel, runs by chakra::sim.
 #pragma once
@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <span>
 #include <vector>
@@ -93,8 +94,6 @@ class Platform {
   ImageRequest image_request_;
 };
 
-enum class View { Overview, Nodes, Graph, Timeline, Simulation, Analysis, Sweep };
-
 class App {
  public:
   explicit App(Platform& platform);
@@ -128,7 +127,7 @@ class App {
   void apply_hash(const std::string& hash);
 
   // The actions behind the UI's buttons, also used by tests.
-  void set_view(View v);
+  bool set_view(std::string_view name);  // a view of views.cpp by its name ("timeline")
   // Starts a run (in the background when the platform can; see Platform::start_simulation).
   bool run_simulation();
   bool generate_synthetic();
@@ -141,7 +140,7 @@ class App {
   // timeline", "export analysis json", ...): the table in commands.cpp, listed by
   // command_usages(). False when it failed or is unknown.
   bool command(const std::string& name);
-  static std::vector<std::string> command_usages();
+  std::vector<std::string> command_usages() const;
 
   // Reports from the Platform's simulation runner.
   void simulation_progress(uint64_t nodes_done, uint64_t nodes_total);
@@ -163,12 +162,11 @@ class App {
   // status line and the start page need, without the summaries.
   std::string brief_status_json() const;
 
-  // The state behind the views (app_state.h, private to web/: the view files and their table).
+  // The shell's state around the views (app.cpp; the views see its AppContext, app_context.h).
   struct Impl;
 
  private:
-  struct Command;
-  static std::span<const Command> commands();
+  void add_commands();  // the app's own (commands.cpp); each view adds its own
   std::unique_ptr<Impl> impl_;
 };
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "app_state.h"
+#include "widgets.h"
 #include "chakra/support/text.h"
 #include "chakra/viz/timeline_model.h"
 

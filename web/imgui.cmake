@@ -38,11 +38,14 @@ target_compile_options(imgui_backends PRIVATE -w $<$<BOOL:${CHAKRA_SANITIZE}>:-f
 
 # The UI of the app without its platform loop, so each host (main_wasm.cpp, main_glfw.cpp) and
 # the headless UI tests drive the same code.
-# One file per view (web/view_*.cpp), found by name so a new view needs no line here.
+# One file per view (web/view_*.cpp), found by name so a new view needs no line here (only its
+# line in views.cpp).
 file(GLOB CHAKRA_VIEW_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/web/view_*.cpp)
 set(CHAKRA_UI_SOURCES
-  ${PROJECT_SOURCE_DIR}/web/app.cpp ${PROJECT_SOURCE_DIR}/web/commands.cpp ${PROJECT_SOURCE_DIR}/web/share_state.cpp ${PROJECT_SOURCE_DIR}/web/status.cpp
-  ${PROJECT_SOURCE_DIR}/web/chart.cpp ${CHAKRA_VIEW_SOURCES})
+  ${PROJECT_SOURCE_DIR}/web/app.cpp ${PROJECT_SOURCE_DIR}/web/commands.cpp ${PROJECT_SOURCE_DIR}/web/share_state.cpp
+  ${PROJECT_SOURCE_DIR}/web/status.cpp ${PROJECT_SOURCE_DIR}/web/details_pane.cpp ${PROJECT_SOURCE_DIR}/web/views.cpp
+  ${PROJECT_SOURCE_DIR}/web/runs.cpp ${PROJECT_SOURCE_DIR}/web/sweeps.cpp ${PROJECT_SOURCE_DIR}/web/widgets.cpp
+  ${PROJECT_SOURCE_DIR}/web/run_charts.cpp ${PROJECT_SOURCE_DIR}/web/chart.cpp ${CHAKRA_VIEW_SOURCES})
 add_library(chakra_ui STATIC ${CHAKRA_UI_SOURCES})
 target_link_libraries(chakra_ui PUBLIC chakra_core imgui_lib)
 target_include_directories(chakra_ui PUBLIC ${PROJECT_SOURCE_DIR}/web)

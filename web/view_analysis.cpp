@@ -10,7 +10,9 @@
 
 #include <imgui.h>
 
-#include "app_state.h"
+#include "app_context.h"
+#include "chakra/analysis/analysis_report.h"
+#include "run_charts.h"
 #include "chakra/analysis/sim_report.h"
 #include "chakra/analysis/trace_diff.h"
 #include "chakra/support/text.h"
@@ -20,42 +22,107 @@ namespace chakra_web {
 
 namespace sim = chakra::sim;
 
-App::Impl::AnalysisCache& App::Impl::analysis() {
-  if (!analysis_cache) {
-    analysis_cache.emplace();
+namespace {
+
+class AnalysisView final : public View {
+ public:
+  using View::View;
+  std::string_view name() const override { return "analysis"; }
+  const char* title() const override { return "Analysis"; }
+  void draw() override;
+  void write_status(chakra::JsonWriter& w, bool shown) override;
+  void add_commands(std::vector<Command>& out) override;
+  void ranks_changed() override {
+    cache_.reset();
+    comparison_ = {};
+    path_order_for_ = nullptr;
+  }
+  void cleared() override {
+    source_ = 0;
+    compare_ = -1;
+  }
+
+ private:
+  // The figures of the measured times, per rank in workspace order, made on first use after the
+  // ranks change.
+  struct Figures {
+    std::vector<chakra::GpuAnalysis> ranks;
+    std::vector<std::vector<chakra::HostStallEntry>> stalls;  // per rank
+    chakra::Stragglers stragglers;
+    std::unique_ptr<CriticalPathData> critical_path;
+    CollectiveBuckets collectives;
+  };
+  Figures& figures();
+  // Per rank (workspace order), the GPU analyses of a source, and its unit ("us", "ns"); empty
+  // for a source that does not exist.
+  std::vector<const chakra::GpuAnalysis*> analyses_of(int source, const char** unit);
+  const CriticalPathData& critical_path_of(int source);  // the source must exist
+  // The measured figures as chakra analyze writes them: "json" (every analysis) or "csv" (the
+  // breakdown per rank), downloaded.
+  bool export_analysis(std::string_view format);
+
+  void draw_downloads();
+  void draw_breakdown(const std::vector<const chakra::GpuAnalysis*>& per, const std::vector<std::string>& labels,
+                      const chakra::Stragglers* stragglers, const char* unit, SimRun* run);
+  void draw_critical_path(int source, const std::vector<std::string>& labels, const char* unit);
+  void draw_host_stalls(const std::vector<std::string>& labels);
+  void draw_comparison(int source, const std::vector<std::string>& labels);
+  void draw_collectives(SimRun* run);
+
+  std::optional<Figures> cache_;
+  int source_ = 0;    // 0: the traces' measured times, n > 0: simulation run n
+  int compare_ = -1;  // the source compared with it: -1 none, else as source_
+  enum class AnalysisTab { Breakdown, CriticalPath, Collectives, Compare };
+  AnalysisTab tab_ = AnalysisTab::Breakdown;
+  bool tab_requested_ = false;  // select tab_ in the next frame (a command did)
+  // The critical path table's row order (longest first, or time order) for the path shown.
+  std::vector<uint32_t> path_order_;
+  const chakra::CrossRankPath* path_order_for_ = nullptr;
+  bool path_time_order_ = false;
+  struct Comparison {
+    int a = -1, b = -1;                    // the sources compared
+    std::vector<chakra::TraceDiff> diffs;  // per rank
+  } comparison_;
+};
+
+}  // namespace
+
+AnalysisView::Figures& AnalysisView::figures() {
+  if (!cache_) {
+    cache_.emplace();
     std::vector<const chakra::Trace*> traces;
-    for (const auto& r : workspace.ranks()) {
-      analysis_cache->ranks.push_back(chakra::analyze_gpu(r->trace));
-      analysis_cache->stalls.push_back(chakra::host_stalls_of(r->trace));
+    for (const auto& r : app.workspace.ranks()) {
+      cache_->ranks.push_back(chakra::analyze_gpu(r->trace));
+      cache_->stalls.push_back(chakra::host_stalls_of(r->trace));
       traces.push_back(&r->trace);
     }
-    analysis_cache->stragglers = chakra::find_stragglers(traces);
+    cache_->stragglers = chakra::find_stragglers(traces);
   }
-  return *analysis_cache;
+  return *cache_;
 }
 
-std::vector<const chakra::GpuAnalysis*> App::Impl::analyses_of(int source, const char** unit) {
+std::vector<const chakra::GpuAnalysis*> AnalysisView::analyses_of(int source, const char** unit) {
   std::vector<const chakra::GpuAnalysis*> per;
   if (source > 0) {
-    SimRun* run = run_by_id(source);
+    SimRun* run = app.runs.by_id(source);
     if (!run) return per;
     if (run->analysis.empty())
       for (uint32_t npu = 0; npu < run->result.npus.size(); ++npu) run->analysis.push_back(chakra::analyze_spans(run->result.spans, npu));
     for (const auto& g : run->analysis) per.push_back(&g);
     *unit = "ns";
   } else if (source == 0) {
-    for (const auto& g : analysis().ranks) per.push_back(&g);
+    for (const auto& g : figures().ranks) per.push_back(&g);
     *unit = "us";
   }
   return per;
 }
 
-const CriticalPathData& App::Impl::critical_path_of(int source) {
-  SimRun* run = source > 0 ? run_by_id(source) : nullptr;
-  std::unique_ptr<CriticalPathData>& slot = run ? run->critical_path : analysis().critical_path;
+const CriticalPathData& AnalysisView::critical_path_of(int source) {
+  SimRun* run = source > 0 ? app.runs.by_id(source) : nullptr;
+  std::unique_ptr<CriticalPathData>& slot = run ? run->critical_path : figures().critical_path;
   if (!slot) {
     slot = std::make_unique<CriticalPathData>();
-    const auto& ranks = workspace.ranks();
+    const auto& ranks = app.workspace.ranks();
     for (size_t i = 0; i < ranks.size(); ++i)
       slot->times.push_back(run ? chakra::simulated_times(ranks[i]->trace, run->result.spans, static_cast<uint32_t>(i))
                                 : chakra::measured_times(ranks[i]->trace));
@@ -65,20 +132,6 @@ const CriticalPathData& App::Impl::critical_path_of(int source) {
 }
 
 namespace {
-
-std::string share_text(uint64_t part, uint64_t whole) {
-  char text[16];
-  std::snprintf(text, sizeof text, "%.1f%%", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
-  return text;
-}
-
-// Each text in the next column of the table's current row.
-void text_cells(std::initializer_list<std::string> cells) {
-  for (const std::string& c : cells) {
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(c.c_str());
-  }
-}
 
 std::string gbps(double v) {
   char text[32];
@@ -92,44 +145,44 @@ std::string source_name(int source, const std::string& label) {
 
 }  // namespace
 
-void App::Impl::draw_analysis() {
-  if (workspace.ranks().empty()) {
+void AnalysisView::draw() {
+  if (app.workspace.ranks().empty()) {
     ImGui::TextDisabled("No trace loaded.");
     return;
   }
   // Source: the measured times, or a simulation run's spans (the same analyses of a what-if).
-  SimRun* run = analysis_source > 0 ? run_by_id(analysis_source) : nullptr;
-  if (analysis_source > 0 && !run) analysis_source = 0;
-  if (analysis_compare > 0 && !run_by_id(analysis_compare)) analysis_compare = -1;
+  SimRun* run = source_ > 0 ? app.runs.by_id(source_) : nullptr;
+  if (source_ > 0 && !run) source_ = 0;
+  if (compare_ > 0 && !app.runs.by_id(compare_)) compare_ = -1;
   ImGui::SetNextItemWidth(280);
-  if (ImGui::BeginCombo("source##analysis", source_name(analysis_source, "").c_str())) {
-    if (ImGui::Selectable(source_name(0, "").c_str(), analysis_source == 0)) analysis_source = 0;
-    for (const auto& r : runs)
-      if (ImGui::Selectable(source_name(r->id, r->label).c_str(), analysis_source == r->id)) analysis_source = r->id;
+  if (ImGui::BeginCombo("source##analysis", source_name(source_, "").c_str())) {
+    if (ImGui::Selectable(source_name(0, "").c_str(), source_ == 0)) source_ = 0;
+    for (const auto& r : app.runs.all())
+      if (ImGui::Selectable(source_name(r->id, r->label).c_str(), source_ == r->id)) source_ = r->id;
     ImGui::EndCombo();
   }
   const char* unit = "us";
-  std::vector<const chakra::GpuAnalysis*> per = analyses_of(analysis_source, &unit);
+  std::vector<const chakra::GpuAnalysis*> per = analyses_of(source_, &unit);
   std::vector<std::string> labels;
   for (size_t i = 0; i < per.size(); ++i)
-    labels.push_back(run ? std::to_string(i) : std::to_string(workspace.ranks()[i]->rank));
+    labels.push_back(run ? std::to_string(i) : std::to_string(app.workspace.ranks()[i]->rank));
   ImGui::SameLine();
   ImGui::TextDisabled(run ? "The run's spans, as HolisticTraceAnalysis would see its GPU work."
                           : "As HolisticTraceAnalysis defines them, over each rank's GPU span.");
   if (ImGui::BeginTabBar("analysis_tabs")) {
     auto tab = [&](const char* name, AnalysisTab which) {
-      const ImGuiTabItemFlags f = analysis_tab_requested && analysis_tab == which ? ImGuiTabItemFlags_SetSelected : 0;
+      const ImGuiTabItemFlags f = tab_requested_ && tab_ == which ? ImGuiTabItemFlags_SetSelected : 0;
       const bool open = ImGui::BeginTabItem(name, nullptr, f);
-      if (open && !analysis_tab_requested) analysis_tab = which;
+      if (open && !tab_requested_) tab_ = which;
       return open;
     };
     if (tab("Breakdown", AnalysisTab::Breakdown)) {
       if (!run) draw_host_stalls(labels);
-      draw_analysis_breakdown(per, labels, run ? nullptr : &analysis().stragglers, unit, run);
+      draw_breakdown(per, labels, run ? nullptr : &figures().stragglers, unit, run);
       ImGui::EndTabItem();
     }
     if (tab("Critical path", AnalysisTab::CriticalPath)) {
-      draw_critical_path(analysis_source, labels, unit);
+      draw_critical_path(source_, labels, unit);
       ImGui::EndTabItem();
     }
     if (tab("Collectives", AnalysisTab::Collectives)) {
@@ -137,16 +190,16 @@ void App::Impl::draw_analysis() {
       ImGui::EndTabItem();
     }
     if (tab("Compare", AnalysisTab::Compare)) {
-      draw_comparison(analysis_source, labels);
+      draw_comparison(source_, labels);
       ImGui::EndTabItem();
     }
-    analysis_tab_requested = false;
+    tab_requested_ = false;
     ImGui::EndTabBar();
   }
 }
 
 // The measured figures, as the CLI writes them.
-void App::Impl::draw_analysis_downloads() {
+void AnalysisView::draw_downloads() {
   ImGui::TextDisabled("Download, as chakra analyze writes them:");
   ImGui::SameLine();
   if (ImGui::SmallButton("analysis.json")) export_analysis("json");
@@ -156,7 +209,7 @@ void App::Impl::draw_analysis_downloads() {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("The breakdown per rank (chakra analyze --csv)");
 }
 
-void App::Impl::draw_analysis_breakdown(const std::vector<const chakra::GpuAnalysis*>& per, const std::vector<std::string>& labels,
+void AnalysisView::draw_breakdown(const std::vector<const chakra::GpuAnalysis*>& per, const std::vector<std::string>& labels,
                                         const chakra::Stragglers* stragglers, const char* unit, SimRun* run) {
   if (std::all_of(per.begin(), per.end(), [](const chakra::GpuAnalysis* g) { return g->ops == 0; })) {
     ImGui::TextWrapped(run ? "This run recorded no compute or communication spans."
@@ -165,7 +218,7 @@ void App::Impl::draw_analysis_breakdown(const std::vector<const chakra::GpuAnaly
                              "a simulation run above.");
     return;
   }
-  if (!run) draw_analysis_downloads();
+  if (!run) draw_downloads();
   auto us = [&](uint64_t v) { return format_duration(static_cast<double>(v), unit); };
   auto share = share_text;
 
@@ -182,7 +235,7 @@ void App::Impl::draw_analysis_breakdown(const std::vector<const chakra::GpuAnaly
     chart.values.insert(chart.values.end(), {static_cast<double>(per[i]->compute), static_cast<double>(per[i]->non_compute),
                                              static_cast<double>(per[i]->idle)});
   }
-  draw_column_chart("temporal", chart, 140, platform);
+  draw_column_chart("temporal", chart, 140, app.platform);
 
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
   const float table_h = std::min(ImGui::GetTextLineHeightWithSpacing() * static_cast<float>(per.size() + 2), 180.0f);
@@ -193,7 +246,7 @@ void App::Impl::draw_analysis_breakdown(const std::vector<const chakra::GpuAnaly
       ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     for (size_t i = 0; i < per.size(); ++i) {
-      NumberFont numbers(platform);  // pushed and popped inside the table's own window
+      NumberFont numbers(app.platform);  // pushed and popped inside the table's own window
       const chakra::GpuAnalysis& g = *per[i];
       const chakra::LaunchSummary launches = chakra::summarize_launches(g);
       ImGui::TableNextRow();
@@ -243,7 +296,7 @@ void App::Impl::draw_analysis_breakdown(const std::vector<const chakra::GpuAnaly
       for (const char* h : {"rank", "arrived last", "made others wait", "waited"}) ImGui::TableSetupColumn(h);
       ImGui::TableHeadersRow();
       for (const auto& r : stragglers->ranks) {
-        NumberFont numbers(platform);  // pushed and popped inside the table's own window
+        NumberFont numbers(app.platform);  // pushed and popped inside the table's own window
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(labels[r.rank].c_str());
@@ -260,9 +313,9 @@ void App::Impl::draw_analysis_breakdown(const std::vector<const chakra::GpuAnaly
   ImGui::EndChild();
 
   // The selected rank's kernels by time; a click finds them on the timeline of the same source.
-  const auto& ranks = workspace.ranks();
-  const size_t i = run ? std::min<size_t>(rank, per.size() - 1)
-                       : static_cast<size_t>(std::find_if(ranks.begin(), ranks.end(), [&](const auto& r) { return r->rank == rank; }) - ranks.begin());
+  const auto& ranks = app.workspace.ranks();
+  const size_t i = run ? std::min<size_t>(app.rank, per.size() - 1)
+                       : static_cast<size_t>(std::find_if(ranks.begin(), ranks.end(), [&](const auto& r) { return r->rank == app.rank; }) - ranks.begin());
   if (i >= per.size()) return;
   const chakra::GpuAnalysis& g = *per[i];
   ImGui::Text("%s %s: %zu names by time (click one to find it on the timeline)", run ? "NPU" : "Rank", labels[i].c_str(), g.names.size());
@@ -278,7 +331,7 @@ void App::Impl::draw_analysis_breakdown(const std::vector<const chakra::GpuAnaly
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         {
-          NumberFont numbers(platform);
+          NumberFont numbers(app.platform);
           ImGui::TextUnformatted(us(n.sum).c_str());
           ImGui::TableNextColumn();
           ImGui::Text("%llu", static_cast<unsigned long long>(n.count));
@@ -294,12 +347,7 @@ void App::Impl::draw_analysis_breakdown(const std::vector<const chakra::GpuAnaly
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(chakra::gpu_kind_name(n.kind));
         ImGui::TableNextColumn();
-        if (selectable_row(n.name, k)) {
-          timeline.source = analysis_source;
-          timeline.query = n.name;
-          view = View::Timeline;
-          view_changed = true;
-        }
+        if (selectable_row(n.name, k)) app.command("find " + std::to_string(source_) + " " + n.name);
       }
     ImGui::EndTable();
   }
@@ -308,8 +356,8 @@ void App::Impl::draw_analysis_breakdown(const std::vector<const chakra::GpuAnaly
 // ---- host stalls ------------------------------------------------------------------------------
 
 // Shown above the breakdown, so that the stalls are seen before any "CPU-bound" reading of it.
-void App::Impl::draw_host_stalls(const std::vector<std::string>& labels) {
-  const auto& per = analysis().stalls;
+void AnalysisView::draw_host_stalls(const std::vector<std::string>& labels) {
+  const auto& per = figures().stalls;
   size_t count = 0;
   uint64_t total = 0;
   for (const auto& stalls : per)
@@ -329,19 +377,16 @@ void App::Impl::draw_host_stalls(const std::vector<std::string>& labels) {
   int row = 0;
   for (size_t r = 0; r < per.size(); ++r)
     for (const chakra::HostStallEntry& e : per[r]) {
-      const chakra::Trace& t = workspace.ranks()[r]->trace;
+      const chakra::Trace& t = app.workspace.ranks()[r]->trace;
       ImGui::TableNextRow();
       text_cells({labels[r], format_duration(static_cast<double>(e.micros), "us"), std::string(chakra::stall_class_name(e.cls)),
                   std::to_string(t.start_time_micros(e.node))});
       ImGui::TableNextColumn();
       const std::string name(t.name(e.node));
       if (selectable_row(name.empty() ? "(unnamed)" : name, 100000 + row++)) {
-        rank = workspace.ranks()[r]->rank;
-        selected = e.node;
-        timeline.source = 0;
-        timeline.query = name;
-        view = View::Timeline;
-        view_changed = true;
+        app.rank = app.workspace.ranks()[r]->rank;
+        app.selected = e.node;
+        app.command("find 0 " + name);
       }
       if (ImGui::IsItemHovered() && !e.evidence.empty()) ImGui::SetTooltip("%s", std::string(e.evidence).c_str());
     }
@@ -350,7 +395,7 @@ void App::Impl::draw_host_stalls(const std::vector<std::string>& labels) {
 
 // ---- critical path ---------------------------------------------------------------------------
 
-void App::Impl::draw_critical_path(int source, const std::vector<std::string>& labels, const char* unit) {
+void AnalysisView::draw_critical_path(int source, const std::vector<std::string>& labels, const char* unit) {
   const CriticalPathData& d = critical_path_of(source);
   const chakra::CrossRankPath& p = d.path;
   if (p.steps.empty()) {
@@ -389,7 +434,7 @@ void App::Impl::draw_critical_path(int source, const std::vector<std::string>& l
     if (s.rank < labels.size()) per_rank[s.rank * std::size(kinds) + static_cast<size_t>(s.kind)] += static_cast<double>(s.duration);
   chart.categories = labels;
   chart.values = per_rank;
-  draw_column_chart("critical_path", chart, 110, platform, take_save_request(chart.title));
+  draw_column_chart("critical_path", chart, 110, app.platform, app.take_save_request(chart.title));
   std::string kinds_line = "On the path:";
   for (chakra::PathKind k : kinds)
     if (uint64_t v = p.by_kind[static_cast<int>(k)])
@@ -408,13 +453,13 @@ void App::Impl::draw_critical_path(int source, const std::vector<std::string>& l
     const uint64_t step = chakra::path_step_if_faster(p, d.times, name_part, speedup);
     ImGui::SameLine();
     ImGui::Text("step %s -> %s (%s shorter) along this path", t(p.step()).c_str(), t(step).c_str(), share_text(p.step() - step, p.step()).c_str());
-    if (SimRun* run = source > 0 ? run_by_id(source) : nullptr) {
+    if (SimRun* run = source > 0 ? app.runs.by_id(source) : nullptr) {
       ImGui::SameLine();
       if (ImGui::Button("Simulate it")) {
         SimSettings what_if = run->settings;
         what_if.faster_name = name_part;
         what_if.faster_by = speedup;
-        run_simulation(what_if);
+        app.runs.start(what_if);
       }
     } else {
       ImGui::SameLine();
@@ -427,14 +472,14 @@ void App::Impl::draw_critical_path(int source, const std::vector<std::string>& l
   ImGui::Checkbox("in time order", &time_order);
   ImGui::SameLine();
   ImGui::TextDisabled(time_order ? "(the chain from the step's start to its end)" : "(longest first)");
-  std::vector<uint32_t>& order = critical_path_order;
-  if (order.size() != p.steps.size() || critical_path_order_for != &p || critical_path_time_order != time_order) {
+  std::vector<uint32_t>& order = path_order_;
+  if (order.size() != p.steps.size() || path_order_for_ != &p || path_time_order_ != time_order) {
     order.resize(p.steps.size());
     for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
     if (!time_order)
       std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return p.steps[x].duration > p.steps[y].duration; });
-    critical_path_order_for = &p;
-    critical_path_time_order = time_order;
+    path_order_for_ = &p;
+    path_time_order_ = time_order;
   }
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX;
@@ -452,7 +497,7 @@ void App::Impl::draw_critical_path(int source, const std::vector<std::string>& l
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(st.rank < labels.size() ? labels[st.rank].c_str() : "?");
         {
-          NumberFont numbers(platform);
+          NumberFont numbers(app.platform);
           ImGui::TableNextColumn();
           ImGui::TextUnformatted(t(st.start - p.begin).c_str());
           ImGui::TableNextColumn();
@@ -475,12 +520,9 @@ void App::Impl::draw_critical_path(int source, const std::vector<std::string>& l
         if (const auto stall = chakra::stall_class_of(trace, st.node))  // may be a wait, not CPU work
           shown += "  [host stall: " + std::string(chakra::stall_class_name(*stall)) + "]";
         if (selectable_row(shown, k)) {
-          rank = workspace.ranks()[st.rank]->rank;
-          selected = st.node;
-          timeline.source = source;
-          timeline.query = name;
-          view = View::Timeline;
-          view_changed = true;
+          app.rank = app.workspace.ranks()[st.rank]->rank;
+          app.selected = st.node;
+          app.command("find " + std::to_string(source) + " " + name);
         }
       }
     ImGui::EndTable();
@@ -489,10 +531,10 @@ void App::Impl::draw_critical_path(int source, const std::vector<std::string>& l
 
 // ---- collectives by type and size ------------------------------------------------------------
 
-void App::Impl::draw_collectives(SimRun* run) {
+void AnalysisView::draw_collectives(SimRun* run) {
   std::vector<const chakra::Trace*> traces;
-  for (const auto& r : workspace.ranks()) traces.push_back(&r->trace);
-  CollectiveBuckets& cached = run ? run->collectives : analysis().collectives;
+  for (const auto& r : app.workspace.ranks()) traces.push_back(&r->trace);
+  CollectiveBuckets& cached = run ? run->collectives : figures().collectives;
   if (!cached) {  // made once per source: a run's takes a pass over its spans per NPU
     std::vector<std::vector<uint64_t>> micros;
     if (run)
@@ -525,7 +567,7 @@ void App::Impl::draw_collectives(SimRun* run) {
     chart.categories.push_back(label(b));
     chart.values.push_back(b.bus_gbps(n));
   }
-  draw_column_chart("collectives", chart, 130, platform, take_save_request(chart.title));
+  draw_column_chart("collectives", chart, 130, app.platform, app.take_save_request(chart.title));
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
   if (ImGui::BeginTable("collective_table", 7, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) {
     ImGui::TableSetupScrollFreeze(0, 1);
@@ -535,7 +577,7 @@ void App::Impl::draw_collectives(SimRun* run) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(std::string(chakra::comm_type_name(b.comm_type)).c_str());
-      NumberFont numbers(platform);
+      NumberFont numbers(app.platform);
       text_cells({chakra::format_bytes(uint64_t{1} << b.size_log2), std::to_string(b.count), chakra::format_bytes(b.bytes),
                   format_duration(static_cast<double>(b.micros), "us"), gbps(b.algorithm_gbps()), gbps(b.bus_gbps(n))});
     }
@@ -545,18 +587,18 @@ void App::Impl::draw_collectives(SimRun* run) {
 
 // ---- two sources compared ----------------------------------------------------------------------
 
-void App::Impl::draw_comparison(int source, const std::vector<std::string>& labels) {
+void AnalysisView::draw_comparison(int source, const std::vector<std::string>& labels) {
   ImGui::SetNextItemWidth(280);
   const std::string none = "(choose a source)";
   auto name_of = [&](int id) {
     if (id < 0) return none;
-    const SimRun* r = id > 0 ? run_by_id(id) : nullptr;
+    const SimRun* r = id > 0 ? app.runs.by_id(id) : nullptr;
     return source_name(id, r ? r->label : "");
   };
-  if (ImGui::BeginCombo("compared with##analysis", name_of(analysis_compare).c_str())) {
-    if (source != 0 && ImGui::Selectable(name_of(0).c_str(), analysis_compare == 0)) analysis_compare = 0;
-    for (const auto& r : runs)
-      if (r->id != source && ImGui::Selectable(name_of(r->id).c_str(), analysis_compare == r->id)) analysis_compare = r->id;
+  if (ImGui::BeginCombo("compared with##analysis", name_of(compare_).c_str())) {
+    if (source != 0 && ImGui::Selectable(name_of(0).c_str(), compare_ == 0)) compare_ = 0;
+    for (const auto& r : app.runs.all())
+      if (r->id != source && ImGui::Selectable(name_of(r->id).c_str(), compare_ == r->id)) compare_ = r->id;
     ImGui::EndCombo();
   }
   ImGui::SameLine();
@@ -564,8 +606,8 @@ void App::Impl::draw_comparison(int source, const std::vector<std::string>& labe
   const char* unit_a = "us";
   const char* unit_b = "us";
   const std::vector<const chakra::GpuAnalysis*> a = analyses_of(source, &unit_a);
-  const std::vector<const chakra::GpuAnalysis*> b = analysis_compare >= 0 && analysis_compare != source
-                                                        ? analyses_of(analysis_compare, &unit_b)
+  const std::vector<const chakra::GpuAnalysis*> b = compare_ >= 0 && compare_ != source
+                                                        ? analyses_of(compare_, &unit_b)
                                                         : std::vector<const chakra::GpuAnalysis*>{};
   if (b.empty()) {
     ImGui::TextWrapped("Pick a second source: the measured times or a simulation run (run one in the Simulation view). "
@@ -577,11 +619,11 @@ void App::Impl::draw_comparison(int source, const std::vector<std::string>& labe
   const uint64_t scale_a = ns && std::string(unit_a) == "us" ? 1000 : 1, scale_b = ns && std::string(unit_b) == "us" ? 1000 : 1;
   const char* unit = ns ? "ns" : "us";
   const size_t n = std::min(a.size(), b.size());
-  if (comparison_cache.a != source || comparison_cache.b != analysis_compare || comparison_cache.diffs.size() != n) {
-    comparison_cache = {source, analysis_compare, {}};
-    for (size_t i = 0; i < n; ++i) comparison_cache.diffs.push_back(chakra::diff_gpu_analyses(*a[i], scale_a, *b[i], scale_b));
+  if (comparison_.a != source || comparison_.b != compare_ || comparison_.diffs.size() != n) {
+    comparison_ = {source, compare_, {}};
+    for (size_t i = 0; i < n; ++i) comparison_.diffs.push_back(chakra::diff_gpu_analyses(*a[i], scale_a, *b[i], scale_b));
   }
-  const auto& diffs = comparison_cache.diffs;
+  const auto& diffs = comparison_.diffs;
   auto t = [&](int64_t v) { return (v > 0 ? "+" : v < 0 ? "-" : "") + format_duration(static_cast<double>(v < 0 ? -v : v), unit); };
   ColumnChart chart;
   chart.title = "GPU span change per rank (B - A)";
@@ -592,9 +634,9 @@ void App::Impl::draw_comparison(int source, const std::vector<std::string>& labe
     chart.categories.push_back(labels[i]);
     chart.values.push_back(static_cast<double>(diffs[i].step_b) - static_cast<double>(diffs[i].step_a));
   }
-  draw_column_chart("compare", chart, 90, platform, take_save_request(chart.title));
-  const size_t i = std::min<size_t>(std::find_if(workspace.ranks().begin(), workspace.ranks().end(),
-                                                 [&](const auto& r) { return r->rank == rank; }) - workspace.ranks().begin(),
+  draw_column_chart("compare", chart, 90, app.platform, app.take_save_request(chart.title));
+  const size_t i = std::min<size_t>(std::find_if(app.workspace.ranks().begin(), app.workspace.ranks().end(),
+                                                 [&](const auto& r) { return r->rank == app.rank; }) - app.workspace.ranks().begin(),
                                     n - 1);
   const chakra::TraceDiff& d = diffs[i];
   auto delta = [&](uint64_t x, uint64_t y) { return t(static_cast<int64_t>(y) - static_cast<int64_t>(x)); };
@@ -614,7 +656,7 @@ void App::Impl::draw_comparison(int source, const std::vector<std::string>& labe
       for (int k = clipper.DisplayStart; k < clipper.DisplayEnd; ++k) {
         const auto& e = d.names[static_cast<size_t>(k)];
         ImGui::TableNextRow();
-        NumberFont numbers(platform);
+        NumberFont numbers(app.platform);
         ImGui::TableNextColumn();
         ImGui::Text("%llu", static_cast<unsigned long long>(e.count_a));
         ImGui::TableNextColumn();
@@ -636,49 +678,91 @@ void App::Impl::draw_comparison(int source, const std::vector<std::string>& labe
   }
 }
 
-// ---- the network's load (Simulation view) ---------------------------------------------------------
-
-void App::Impl::draw_network_load(const SimRun& run) {
-  const sim::SimResult& r = run.result;
-  if (r.dimensions.empty()) return;
-  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
-  if (ImGui::BeginTable("dimensions", 5, flags)) {
-    for (const char* h : {"dimension", "messages", "bytes", "busy (bytes / bandwidth)", "busy per NPU"}) ImGui::TableSetupColumn(h);
-    ImGui::TableHeadersRow();
-    for (size_t dim = 0; dim < r.dimensions.size(); ++dim) {
-      const sim::DimensionLoad& l = r.dimensions[dim];
-      ImGui::TableNextRow();
-      NumberFont numbers(platform);
-      char busy[32];
-      std::snprintf(busy, sizeof busy, "%.2f%%", 100.0 * chakra::dimension_utilisation(r, dim));
-      text_cells({std::to_string(dim), std::to_string(l.messages), chakra::format_bytes(l.bytes),
-                  format_duration(static_cast<double>(l.busy), "ns"), busy});
-    }
-    ImGui::EndTable();
-  }
-  if (r.links.empty()) {
-    ImGui::TextDisabled("Per link: run with the congestion-aware network.");
-    return;
-  }
-  ImGui::Text("Busiest links (%zu used):", r.links.size());
-  if (ImGui::BeginTable("links", 6, flags | ImGuiTableFlags_ScrollY, ImVec2(0, 180))) {
-    ImGui::TableSetupScrollFreeze(0, 1);
-    for (const char* h : {"link", "messages", "bytes", "busy", "of the run", "queued"}) ImGui::TableSetupColumn(h);
-    ImGui::TableHeadersRow();
-    ImGuiListClipper clipper;
-    clipper.Begin(static_cast<int>(r.links.size()));
-    while (clipper.Step())
-      for (int k = clipper.DisplayStart; k < clipper.DisplayEnd; ++k) {
-        const sim::LinkLoad& l = r.links[static_cast<size_t>(k)];
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::Text("%s -> %s (dim %u)", chakra::device_name(r, l.from).c_str(), chakra::device_name(r, l.to).c_str(), l.dim);
-        NumberFont numbers(platform);
-        text_cells({std::to_string(l.messages), chakra::format_bytes(l.bytes), format_duration(static_cast<double>(l.busy), "ns"),
-                    share_text(l.busy, r.end()), format_duration(static_cast<double>(l.queued), "ns")});
-      }
-    ImGui::EndTable();
-  }
+void AnalysisView::add_commands(std::vector<Command>& out) {
+  out.push_back({"analysis tab breakdown|path|collectives|compare", [this](std::string_view w) {
+    using Tab = AnalysisTab;
+    if (w != "breakdown" && w != "path" && w != "collectives" && w != "compare") return false;
+    tab_ = w == "breakdown" ? Tab::Breakdown : w == "path" ? Tab::CriticalPath : w == "collectives" ? Tab::Collectives : Tab::Compare;
+    tab_requested_ = true;
+    app.show_view(name());
+    return true;
+  }});
+  out.push_back({"analysis RUN", [this](std::string_view w) {  // the Analysis view of run RUN (0: the measured times)
+    const std::optional<int> n = command_run_id(w);
+    if (!n || (*n != 0 && !app.runs.by_id(*n))) return false;
+    source_ = *n;
+    app.show_view(name());
+    return true;
+  }});
+  out.push_back({"compare RUN", [this](std::string_view w) {  // the second source: a run, 0 the measured times, "none"
+    if (w == "none") return compare_ = -1, true;
+    const std::optional<int> n = command_run_id(w);
+    if (!n || (*n != 0 && !app.runs.by_id(*n))) return false;
+    compare_ = *n;
+    return true;
+  }});
+  out.push_back({"export analysis json|csv", [this](std::string_view w) { return export_analysis(w); }});
 }
+
+bool AnalysisView::export_analysis(std::string_view format) {
+  if (format != "json" && format != "csv") return false;
+  if (app.workspace.ranks().empty()) {
+    app.note("error: nothing loaded to analyse");
+    return false;
+  }
+  const Figures& a = figures();
+  std::vector<chakra::AnalyzedRank> ranks;
+  for (size_t i = 0; i < app.workspace.ranks().size(); ++i) {
+    const chakra::RankTrace& r = *app.workspace.ranks()[i];
+    ranks.push_back({r.rank, r.source, &r.trace, &a.ranks[i], &a.stalls[i]});
+  }
+  if (format == "json") app.platform.download("analysis.json", chakra::analysis_json(ranks, {}));
+  else app.platform.download("breakdown.csv", chakra::breakdown_csv(ranks));
+  app.note(std::string("exported ") + (format == "json" ? "analysis.json (as chakra analyze --json)" : "breakdown.csv (as chakra analyze --csv)"));
+  return true;
+}
+
+// Per-rank figures, the critical path, the comparison, while they show.
+void AnalysisView::write_status(chakra::JsonWriter& w, bool shown) {
+  // The per-rank figures of the measured times while it shows (as `chakra analyze --json`), and
+  // the source it shows.
+  w.key("analysis_source").value_int(source_);
+  w.key("analysis").begin_array();
+  if (shown && !app.workspace.ranks().empty()) {
+    const Figures& a = figures();
+    for (size_t i = 0; i < a.ranks.size(); ++i) {
+      w.begin_object();
+      w.key("rank").value_uint(app.workspace.ranks()[i]->rank);
+      chakra::write_breakdown_json(a.ranks[i], w);
+      w.end_object();
+    }
+  }
+  w.end_array();
+  // The critical path and the comparison of its sources, while their tab shows.
+  w.key("critical_path").begin_object();
+  if (shown && tab_ == AnalysisTab::CriticalPath && !app.workspace.ranks().empty()) {
+    const CriticalPathData& d = critical_path_of(source_);
+    std::vector<uint32_t> ids;
+    for (const auto& r : app.workspace.ranks()) ids.push_back(r->rank);
+    chakra::write_critical_path_json(d.path, d.times, ids, w);
+  }
+  w.end_object();
+  w.key("comparison").begin_array();
+  if (shown && tab_ == AnalysisTab::Compare && comparison_.a == source_ && comparison_.b == compare_)
+    for (size_t i = 0; i < comparison_.diffs.size(); ++i) {
+      const chakra::TraceDiff& d = comparison_.diffs[i];
+      w.begin_object();
+      w.key("rank").value_uint(app.workspace.ranks()[i]->rank);
+      w.key("step_a").value_uint(d.step_a);
+      w.key("step_b").value_uint(d.step_b);
+      w.key("changed").value_uint(d.changed());
+      w.key("names").value_uint(d.names.size());
+      w.end_object();
+    }
+  w.end_array();
+  w.key("analysis_compare").value_int(compare_);
+}
+
+std::unique_ptr<View> make_analysis_view(AppContext& app) { return std::make_unique<AnalysisView>(app); }
 
 }  // namespace chakra_web

@@ -2,10 +2,11 @@
 // collapsed), drawn with culling and level of detail so only what is on screen costs anything.
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <imgui.h>
 
-#include "app_state.h"
+#include "app_context.h"
 #include "chakra/trace/schema.h"
 
 namespace chakra_web {
@@ -13,57 +14,118 @@ namespace chakra_web {
 namespace {
 constexpr size_t kMaxEdgesDrawn = 30000;
 constexpr size_t kMaxHighlight = 200000;
-}  // namespace
 
-void App::Impl::draw_graph() {
-  RankCache* c = cache();
-  if (!c) {
+// The layout of one rank's graph for the chosen settings, and its critical path when shown.
+struct GraphData {
+  const chakra::RankTrace* rank = nullptr;
+  bool layout_ready = false;
+  uint32_t layout_collapse = 0;
+  bool layout_ctrl = false;
+  chakra::GraphLayout layout;
+  chakra::GraphLayoutIndex layout_index;
+  std::optional<chakra::CriticalPath> critical;
+};
+
+class GraphView final : public View {
+ public:
+  using View::View;
+  std::string_view name() const override { return "graph"; }
+  const char* title() const override { return "Graph"; }
+  void draw() override;
+  void write_state(chakra::ShareState& s) const override {
+    s["g.collapse"] = std::to_string(collapse_chains_);
+    if (ctrl_edges_) s["g.ctrl"] = "1";
+    if (show_critical_) s["g.critical"] = "1";
+  }
+  std::function<void()> read_state(const chakra::ShareState& s) override {
+    const int collapse = static_cast<int>(chakra::share_int(s, "g.collapse", 0, 1000000, 8));
+    const bool ctrl = s.count("g.ctrl") && s.at("g.ctrl") == "1", critical = s.count("g.critical") && s.at("g.critical") == "1";
+    return [=, this] {
+      collapse_chains_ = collapse;
+      ctrl_edges_ = ctrl;
+      show_critical_ = critical;
+    };
+  }
+  void ranks_changed() override {
+    data_.clear();
+    highlight_.clear();
+    highlight_for_.reset();
+    highlight_rank_ = nullptr;
+  }
+
+ private:
+  void prepare(const RankCache& rc, GraphData& c);  // the layout, the critical path, what the selection reaches
+  void draw_legend(GraphData& c);
+  void draw_canvas(GraphData& c);
+  void draw_critical_path_list(const chakra::Trace& t, const chakra::CriticalPath& path);
+
+  int collapse_chains_ = 8;
+  bool ctrl_edges_ = false;
+  bool show_critical_ = false;
+  float zoom_ = 1, x_ = 0, y_ = 0;
+  bool fit_ = true;
+  std::optional<uint32_t> shown_;  // the selection last brought into view
+  std::map<uint32_t, GraphData> data_;  // per rank
+  std::vector<uint8_t> highlight_;  // per node of the rank: 1 ancestor, 2 descendant
+  std::optional<uint32_t> highlight_for_;
+  const chakra::RankTrace* highlight_rank_ = nullptr;
+};
+
+void GraphView::draw() {
+  RankCache* rc = app.cache();
+  if (!rc) {
     ImGui::TextDisabled("No trace loaded.");
     return;
   }
   ImGui::SetNextItemWidth(120);
-  ImGui::SliderInt("collapse chains of", &collapse_chains, 0, 64);
+  ImGui::SliderInt("collapse chains of", &collapse_chains_, 0, 64);
   ImGui::SameLine();
-  ImGui::Checkbox("ctrl edges", &ctrl_edges);
+  ImGui::Checkbox("ctrl edges", &ctrl_edges_);
   ImGui::SameLine();
-  ImGui::Checkbox("critical path", &show_critical);
+  ImGui::Checkbox("critical path", &show_critical_);
   ImGui::SameLine();
-  if (ImGui::Button("Fit")) graph_fit = true;
-  prepare_graph(*c);
-  draw_graph_legend(*c);
-  draw_graph_canvas(*c);
+  if (ImGui::Button("Fit")) fit_ = true;
+  GraphData& c = data_[app.rank];
+  if (c.rank != rc->rank) {
+    c = GraphData();
+    c.rank = rc->rank;
+  }
+  prepare(*rc, c);
+  draw_legend(c);
+  draw_canvas(c);
 }
 
 // The layout for the settings, the critical path when shown, and what the selection reaches.
-void App::Impl::prepare_graph(RankCache& c) {
+void GraphView::prepare(const RankCache& rc, GraphData& c) {
   const chakra::Trace& t = c.rank->trace;
-  if (!c.layout_ready || c.layout_collapse != static_cast<uint32_t>(collapse_chains) || c.layout_ctrl != ctrl_edges) {
+  if (!c.layout_ready || c.layout_collapse != static_cast<uint32_t>(collapse_chains_) || c.layout_ctrl != ctrl_edges_) {
     std::vector<uint32_t> all(t.size());
     for (uint32_t n = 0; n < t.size(); ++n) all[n] = n;
     chakra::SvgOptions o;
-    o.collapse_chains = static_cast<uint32_t>(collapse_chains);
-    o.ctrl_edges = ctrl_edges;
+    o.collapse_chains = static_cast<uint32_t>(collapse_chains_);
+    o.ctrl_edges = ctrl_edges_;
     c.layout = chakra::layout_graph(t, all, o);
     c.layout_index = chakra::index_layout(c.layout);
     c.layout_collapse = o.collapse_chains;
-    c.layout_ctrl = ctrl_edges;
+    c.layout_ctrl = ctrl_edges_;
     c.layout_ready = true;
-    graph_fit = true;
+    fit_ = true;
   }
-  if (show_critical && !c.critical) c.critical = chakra::critical_path(t, c.deps);
+  if (show_critical_ && !c.critical) c.critical = chakra::critical_path(t, rc.deps);
   // Ancestors / descendants of the selection, per node.
-  if (selected != highlight_for) {
-    highlight.assign(t.size(), 0);
-    if (selected && *selected < t.size()) {
-      for (uint32_t n : chakra::reachable(c.deps, *selected, kMaxHighlight)) highlight[n] = 1;
-      for (uint32_t n : chakra::reachable(c.dependants, *selected, kMaxHighlight)) highlight[n] = 2;
+  if (app.selected != highlight_for_ || highlight_rank_ != c.rank) {
+    highlight_.assign(t.size(), 0);
+    if (app.selected && *app.selected < t.size()) {
+      for (uint32_t n : chakra::reachable(rc.deps, *app.selected, kMaxHighlight)) highlight_[n] = 1;
+      for (uint32_t n : chakra::reachable(rc.dependants, *app.selected, kMaxHighlight)) highlight_[n] = 2;
     }
-    highlight_for = selected;
+    highlight_for_ = app.selected;
+    highlight_rank_ = c.rank;
   }
 }
 
 // Counts, the legend of node types and outlines, and the critical path's list when shown.
-void App::Impl::draw_graph_legend(RankCache& c) {
+void GraphView::draw_legend(GraphData& c) {
   const chakra::Trace& t = c.rank->trace;
   const chakra::GraphLayout& L = c.layout;
   ImGui::SameLine();
@@ -83,9 +145,9 @@ void App::Impl::draw_graph_legend(RankCache& c) {
     }
     ImGui::SameLine(0, 16);
     ImGui::TextDisabled("outlines: selected (white), its dependencies (blue), dependants (green)%s",
-                        show_critical ? ", critical path (red)" : "");
+                        show_critical_ ? ", critical path (red)" : "");
   }
-  if (show_critical && c.critical) {
+  if (show_critical_ && c.critical) {
     ImGui::Text("critical path: %zu nodes, %s", c.critical->nodes.size(),
                 format_duration(static_cast<double>(c.critical->duration_micros), "us").c_str());
     ImGui::BeginChild("critical list", ImVec2(360, 0), true);
@@ -96,7 +158,7 @@ void App::Impl::draw_graph_legend(RankCache& c) {
 }
 
 // The graph itself: fit, follow the selection, zoom and pan, then the boxes and edges on screen.
-void App::Impl::draw_graph_canvas(RankCache& c) {
+void GraphView::draw_canvas(GraphData& c) {
   const chakra::Trace& t = c.rank->trace;
   const chakra::GraphLayout& L = c.layout;
   ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -105,60 +167,60 @@ void App::Impl::draw_graph_canvas(RankCache& c) {
   ImGui::InvisibleButton("graph_canvas", size, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
   bool hovered = ImGui::IsItemHovered();
   ImGuiIO& io = ImGui::GetIO();
-  if (graph_fit && L.width > 0) {
-    graph_zoom = static_cast<float>(std::min(size.x / L.width, size.y / L.height));
-    graph_zoom = std::clamp(graph_zoom, 0.002f, 2.0f);
-    graph_x = 0;
-    graph_y = 0;
-    graph_fit = false;
+  if (fit_ && L.width > 0) {
+    zoom_ = static_cast<float>(std::min(size.x / L.width, size.y / L.height));
+    zoom_ = std::clamp(zoom_, 0.002f, 2.0f);
+    x_ = 0;
+    y_ = 0;
+    fit_ = false;
   }
   // A selection made elsewhere (the table, the critical path list, a link) is brought into view,
   // zoomed in far enough to read its label; the view is left alone while the selection stays.
-  if (selected != graph_shown) {
-    graph_shown = selected;
-    if (selected && *selected < L.box_of.size()) {
-      const auto& b = L.boxes[L.box_of[*selected]];
-      const ImVec2 a(static_cast<float>(b.x) * graph_zoom - graph_x, static_cast<float>(b.y) * graph_zoom - graph_y);
-      const bool on_screen = a.x >= 0 && a.y >= 0 && a.x + static_cast<float>(b.w) * graph_zoom <= size.x &&
-                             a.y + static_cast<float>(b.h) * graph_zoom <= size.y;
-      if (!on_screen || static_cast<float>(b.w) * graph_zoom < 40) {
-        graph_zoom = std::max(graph_zoom, std::min(2.0f, 60.0f / std::max(1.0f, static_cast<float>(b.w))));
-        graph_x = static_cast<float>(b.x + b.w / 2) * graph_zoom - size.x / 2;
-        graph_y = static_cast<float>(b.y + b.h / 2) * graph_zoom - size.y / 2;
+  if (app.selected != shown_) {
+    shown_ = app.selected;
+    if (app.selected && *app.selected < L.box_of.size()) {
+      const auto& b = L.boxes[L.box_of[*app.selected]];
+      const ImVec2 a(static_cast<float>(b.x) * zoom_ - x_, static_cast<float>(b.y) * zoom_ - y_);
+      const bool on_screen = a.x >= 0 && a.y >= 0 && a.x + static_cast<float>(b.w) * zoom_ <= size.x &&
+                             a.y + static_cast<float>(b.h) * zoom_ <= size.y;
+      if (!on_screen || static_cast<float>(b.w) * zoom_ < 40) {
+        zoom_ = std::max(zoom_, std::min(2.0f, 60.0f / std::max(1.0f, static_cast<float>(b.w))));
+        x_ = static_cast<float>(b.x + b.w / 2) * zoom_ - size.x / 2;
+        y_ = static_cast<float>(b.y + b.h / 2) * zoom_ - size.y / 2;
       }
     }
   }
   if (hovered && io.MouseWheel != 0) {
-    float old = graph_zoom;
-    graph_zoom = std::clamp(graph_zoom * std::pow(1.2f, std::clamp(io.MouseWheel, -5.0f, 5.0f)), 0.002f, 8.0f);
+    float old = zoom_;
+    zoom_ = std::clamp(zoom_ * std::pow(1.2f, std::clamp(io.MouseWheel, -5.0f, 5.0f)), 0.002f, 8.0f);
     ImVec2 m(io.MousePos.x - origin.x, io.MousePos.y - origin.y);
-    graph_x = (graph_x + m.x) * graph_zoom / old - m.x;  // keep the point under the cursor
-    graph_y = (graph_y + m.y) * graph_zoom / old - m.y;
+    x_ = (x_ + m.x) * zoom_ / old - m.x;  // keep the point under the cursor
+    y_ = (y_ + m.y) * zoom_ / old - m.y;
   }
   if (ImGui::IsItemActive() && (ImGui::IsMouseDragging(ImGuiMouseButton_Left) || ImGui::IsMouseDragging(ImGuiMouseButton_Right))) {
-    graph_x -= io.MouseDelta.x;
-    graph_y -= io.MouseDelta.y;
+    x_ -= io.MouseDelta.x;
+    y_ -= io.MouseDelta.y;
   }
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->PushClipRect(origin, ImVec2(origin.x + size.x, origin.y + size.y), true);
   dl->AddRectFilled(origin, ImVec2(origin.x + size.x, origin.y + size.y), IM_COL32(24, 26, 31, 255));
   auto to_screen = [&](double x, double y) {
-    return ImVec2(origin.x + static_cast<float>(x) * graph_zoom - graph_x, origin.y + static_cast<float>(y) * graph_zoom - graph_y);
+    return ImVec2(origin.x + static_cast<float>(x) * zoom_ - x_, origin.y + static_cast<float>(y) * zoom_ - y_);
   };
   auto visible = [&](const chakra::GraphLayout::Box& b) {
     ImVec2 a = to_screen(b.x, b.y), z = to_screen(b.x + b.w, b.y + b.h);
     return z.x >= origin.x && a.x <= origin.x + size.x && z.y >= origin.y && a.y <= origin.y + size.y;
   };
   std::vector<uint8_t> on_path;
-  if (show_critical && c.critical) {
+  if (show_critical_ && c.critical) {
     on_path.assign(L.boxes.size(), 0);
     for (uint32_t n : c.critical->nodes) on_path[L.box_of[n]] = 1;
   }
-  auto box_highlight = [&](uint32_t b) -> uint8_t { return highlight.empty() ? 0 : highlight[L.boxes[b].first]; };
+  auto box_highlight = [&](uint32_t b) -> uint8_t { return highlight_.empty() ? 0 : highlight_[L.boxes[b].first]; };
   // What the window shows, from the layout's index: the cost follows the boxes on screen.
   std::vector<uint32_t> boxes_shown;
-  c.layout_index.boxes_in(L, graph_x / graph_zoom, (graph_x + size.x) / graph_zoom, graph_y / graph_zoom,
-                           (graph_y + size.y) / graph_zoom, boxes_shown);
+  c.layout_index.boxes_in(L, x_ / zoom_, (x_ + size.x) / zoom_, y_ / zoom_,
+                           (y_ + size.y) / zoom_, boxes_shown);
   // Edges with an end on screen: only when they can be seen (zoomed in, or touching the
   // selection), and bounded. Each is drawn from its `from` box, or from its `to` box when `from`
   // is off screen.
@@ -171,9 +233,9 @@ void App::Impl::draw_graph_canvas(RankCache& c) {
       const auto& b = L.boxes[e.to];
       if (e.from != box && visible(a)) continue;  // drawn from its `from` box
       bool related = box_highlight(e.from) || box_highlight(e.to) ||
-                     (selected && (L.box_of[*selected] == e.from || L.box_of[*selected] == e.to));
+                     (app.selected && (L.box_of[*app.selected] == e.from || L.box_of[*app.selected] == e.to));
       const bool path_edge = !on_path.empty() && on_path[e.from] && on_path[e.to];
-      if (graph_zoom < 0.15f && !related && !path_edge) continue;
+      if (zoom_ < 0.15f && !related && !path_edge) continue;
       ImU32 colour = related     ? IM_COL32(240, 220, 120, 220)
                      : path_edge ? IM_COL32(255, 80, 80, 230)
                      : !on_path.empty() ? IM_COL32(150, 160, 180, 40)  // the path shown: the rest recedes
@@ -188,12 +250,12 @@ void App::Impl::draw_graph_canvas(RankCache& c) {
     ImVec2 p0 = to_screen(b.x, b.y), p1 = to_screen(b.x + b.w, b.y + b.h);
     if (p1.x - p0.x < 1) p1.x = p0.x + 1;
     uint8_t h = box_highlight(bi);
-    float alpha = (!highlight.empty() && selected && h == 0 && L.box_of[*selected] != bi) ? 0.35f : 1.0f;
+    float alpha = (!highlight_.empty() && app.selected && h == 0 && L.box_of[*app.selected] != bi) ? 0.35f : 1.0f;
     dl->AddRectFilled(p0, p1, node_type_colour(t.type(b.first), alpha), p1.x - p0.x > 8 ? 3.0f : 0.0f);
     if (h == 1) dl->AddRect(p0, p1, IM_COL32(100, 170, 255, 255), 0, 0, 2);
     if (h == 2) dl->AddRect(p0, p1, IM_COL32(120, 230, 120, 255), 0, 0, 2);
     if (!on_path.empty() && on_path[bi]) dl->AddRect(p0, p1, IM_COL32(255, 80, 80, 255), 0, 0, 2.5f);
-    if (selected && L.box_of[*selected] == bi) dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 255), 0, 0, 3);
+    if (app.selected && L.box_of[*app.selected] == bi) dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 255), 0, 0, 3);
     if (p1.x - p0.x > 40 && p1.y - p0.y > 10) {
       std::string label(t.name(b.first));
       if (b.count > 1) label += " (+" + std::to_string(b.count - 1) + ")";
@@ -209,13 +271,13 @@ void App::Impl::draw_graph_canvas(RankCache& c) {
     const auto& b = L.boxes[*hovered_box];
     ImGui::SetTooltip("%llu %s%s", static_cast<unsigned long long>(t.id(b.first)), std::string(t.name(b.first)).c_str(),
                       b.count > 1 ? (" and " + std::to_string(b.count - 1) + " chained nodes").c_str() : "");
-    if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[0] < 16) selected = b.first;
+    if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[0] < 16) app.selected = b.first;
   }
 }
 
 // The critical path's nodes by how much of it they take: node, duration, share; a click selects
 // (and shows) one.
-void App::Impl::draw_critical_path_list(const chakra::Trace& t, const chakra::CriticalPath& path) {
+void GraphView::draw_critical_path_list(const chakra::Trace& t, const chakra::CriticalPath& path) {
   std::vector<uint32_t> order = path.nodes;
   std::stable_sort(order.begin(), order.end(),
                    [&](uint32_t a, uint32_t b) { return t.duration_micros(a) > t.duration_micros(b); });
@@ -235,7 +297,7 @@ void App::Impl::draw_critical_path_list(const chakra::Trace& t, const chakra::Cr
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       const std::string label = std::to_string(t.id(n)) + " " + std::string(t.name(n));
-      if (selectable_row(label, i, selected == n)) selected = n;
+      if (selectable_row(label, i, app.selected == n)) app.selected = n;
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_duration(static_cast<double>(t.duration_micros(n)), "us").c_str());
       ImGui::TableNextColumn();
@@ -243,5 +305,9 @@ void App::Impl::draw_critical_path_list(const chakra::Trace& t, const chakra::Cr
     }
   ImGui::EndTable();
 }
+
+}  // namespace
+
+std::unique_ptr<View> make_graph_view(AppContext& app) { return std::make_unique<GraphView>(app); }
 
 }  // namespace chakra_web

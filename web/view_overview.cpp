@@ -6,14 +6,33 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
-#include "app_state.h"
+#include "app_context.h"
 #include "chart.h"
 #include "chakra/support/error.h"
 
 namespace chakra_web {
 
-void App::Impl::draw_overview() {
-  if (workspace.ranks().empty()) {
+namespace {
+
+class OverviewView final : public View {
+ public:
+  using View::View;
+  std::string_view name() const override { return "overview"; }
+  const char* title() const override { return "Overview"; }
+  void draw() override;
+  void add_commands(std::vector<Command>& out) override {
+    out.push_back({"export anonymized", [this](std::string_view) { return export_anonymized(""); }});
+    out.push_back({"export anonymized KEY", [this](std::string_view w) { return export_anonymized(std::string(w)); }});
+  }
+
+ private:
+  // Downloads anonymized.zip (chakra::anonymized_archive); an empty key is a random one.
+  bool export_anonymized(const std::string& key);
+  std::string key_;  // the export's key (empty: a random one per export)
+};
+
+void OverviewView::draw() {
+  if (app.workspace.ranks().empty()) {
     ImGui::TextDisabled("No trace loaded.");
     return;
   }
@@ -21,7 +40,7 @@ void App::Impl::draw_overview() {
                           ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
   std::vector<int32_t> types;
   for (int32_t t = 0; t < chakra::kNodeTypeCount; ++t)
-    for (const auto& r : workspace.ranks())
+    for (const auto& r : app.workspace.ranks())
       if (r->summary.by_type[t].nodes) {
         types.push_back(t);
         break;
@@ -38,7 +57,7 @@ void App::Impl::draw_overview() {
     ImGui::TableSetupColumn("compute (us)");
     ImGui::TableSetupColumn("validate");
     ImGui::TableHeadersRow();
-    for (const auto& r : workspace.ranks()) {
+    for (const auto& r : app.workspace.ranks()) {
       const chakra::TraceSummary& m = r->summary;
       uint64_t colls = 0, bytes = 0;
       for (const auto& [type, c] : m.collectives) {
@@ -52,7 +71,7 @@ void App::Impl::draw_overview() {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(r->source.c_str());
       {
-        NumberFont numbers(platform);
+        NumberFont numbers(app.platform);
         ImGui::TableNextColumn();
         ImGui::Text("%llu", static_cast<unsigned long long>(m.nodes));
         for (int32_t t : types) {
@@ -76,16 +95,16 @@ void App::Impl::draw_overview() {
     ImGui::EndTable();
   }
   // Sharing: every rank with names and strings replaced by keyed tokens (chakra anonymize).
-  if (ImGui::Button("Export anonymized copy")) export_anonymized(anonymize_key);
+  if (ImGui::Button("Export anonymized copy")) export_anonymized(key_);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::CalcTextSize("key (empty: random, kept nowhere)").x + 2 * ImGui::GetStyle().FramePadding.x);
-  ImGui::InputTextWithHint("##anonymize_key", "key (empty: random, kept nowhere)", &anonymize_key, ImGuiInputTextFlags_Password);
+  ImGui::InputTextWithHint("##anonymize_key", "key (empty: random, kept nowhere)", &key_, ImGuiInputTextFlags_Password);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("The same key gives the same tokens on every rank and in every export, so two exports can be\n"
                       "compared; names, op schemas, strings and paths are replaced, times, sizes and groups kept.");
-  const chakra::RankTrace* r = current_rank();
+  const chakra::RankTrace* r = app.current_rank();
   if (!r) return;
-  if (platform.show_timings()) ImGui::Text("rank %u: %s, decoded in %.1f ms", r->rank, r->source.c_str(), r->load_ms);
+  if (app.platform.show_timings()) ImGui::Text("rank %u: %s, decoded in %.1f ms", r->rank, r->source.c_str(), r->load_ms);
   else ImGui::Text("rank %u: %s", r->rank, r->source.c_str());
   for (const auto& [type, c] : r->summary.collectives) {
     std::string name(chakra::comm_type_name(type));
@@ -108,7 +127,7 @@ void App::Impl::draw_overview() {
       chart.categories.push_back(chakra::format_bytes(bucket ? uint64_t{1} << bucket : 0));
       chart.values.push_back(static_cast<double>(*k));
     }
-    draw_column_chart("sizes", chart, 90, platform, take_save_request(chart.title));
+    draw_column_chart("sizes", chart, 90, app.platform, app.take_save_request(chart.title));
   }
   for (const std::string& n : r->notes) ImGui::BulletText("%s", n.c_str());
   for (const std::string& w : r->warnings) {
@@ -126,9 +145,9 @@ void App::Impl::draw_overview() {
   }
 }
 
-bool App::Impl::export_anonymized(const std::string& key) {
-  if (workspace.ranks().empty()) {
-    note("error: nothing loaded to export");
+bool OverviewView::export_anonymized(const std::string& key) {
+  if (app.workspace.ranks().empty()) {
+    app.note("error: nothing loaded to export");
     return false;
   }
   chakra::AnonymizeOptions options;
@@ -136,15 +155,19 @@ bool App::Impl::export_anonymized(const std::string& key) {
   options.key = key.empty() ? chakra::random_anonymize_key() : key;
   try {
     chakra::AnonymizeReport report;
-    platform.download("anonymized.zip", chakra::anonymized_archive(workspace, options, report));
-    note("exported anonymized.zip: " + std::to_string(workspace.ranks().size()) + " ranks, " + std::to_string(report.names) +
+    app.platform.download("anonymized.zip", chakra::anonymized_archive(app.workspace, options, report));
+    app.note("exported anonymized.zip: " + std::to_string(app.workspace.ranks().size()) + " ranks, " + std::to_string(report.names) +
          " names and " + std::to_string(report.io_literals + report.metadata_strings) + " other strings replaced" +
          (key.empty() ? " (random key)" : ""));
     return true;
   } catch (const chakra::Error& e) {
-    note(std::string("error: ") + e.what());
+    app.note(std::string("error: ") + e.what());
     return false;
   }
 }
+
+}  // namespace
+
+std::unique_ptr<View> make_overview_view(AppContext& app) { return std::make_unique<OverviewView>(app); }
 
 }  // namespace chakra_web

@@ -9,7 +9,8 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
-#include "app_state.h"
+#include "app_context.h"
+#include "run_charts.h"
 #include "chart.h"
 #include "chakra/app/sim_job.h"
 #include "chakra/analysis/sim_report.h"
@@ -24,7 +25,6 @@ namespace sim = chakra::sim;
 
 namespace {
 const char* kTopologies[] = {"Ring", "FullyConnected", "Switch"};
-const char* kCollectiveKeys[] = {"ar", "ag", "rs", "a2a"};
 
 // The collective algorithms' config spellings, in sim::Algorithm order (the menu's index is the kind).
 const std::vector<const char*>& algorithm_spellings() {
@@ -36,48 +36,37 @@ const std::vector<const char*>& algorithm_spellings() {
   return names;
 }
 
-std::string join(const std::vector<std::string>& parts) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "," : "") + parts[i];
-  return out;
-}
-}  // namespace
+class SimulationView final : public View {
+ public:
+  using View::View;
+  std::string_view name() const override { return "simulation"; }
+  const char* title() const override { return "Simulation"; }
+  void draw() override;
 
-void App::Impl::use_preset(const std::string& name) {
-  const sim::ClusterPreset& p = sim::cluster_preset(name);
-  sim.preset = name;
-  sim.network = p.network;
-  sim.system = p.system;
-}
-
-bool App::Impl::set_slowdown(const std::string& spec) {
-  try {
-    sim::parse_slowdowns(spec, "slowdowns");
-    sim.slowdown = spec;
-    slowdown_error.clear();
-    return true;
-  } catch (const chakra::Error& e) {
-    slowdown_error = e.what();
-    note("error: " + slowdown_error);
-    return false;
-  }
-}
+ private:
+  void draw_network_settings();  // the preset and the network's dimensions
+  void draw_system_settings();   // the system layer and the compute model
+  void draw_slowdowns();
+  void draw_run_results();
+  void draw_run_charts(const SimRun& a, const SimRun* b);
+  void draw_npu_table(const SimRun& a, const SimRun* b);
+};
 
 // Stragglers: the spec as text, and a table of the NPUs (and dimensions) that edits it.
-void App::Impl::draw_slowdowns() {
-  const uint32_t npus = static_cast<uint32_t>(sim.network.total_npus());
-  if (!sim.slowdown.empty()) ImGui::SetNextItemOpen(true, ImGuiCond_Once);  // a link or command set some
-  const bool open = ImGui::CollapsingHeader(sim.slowdown.empty() ? "Slowdowns (stragglers, slower links)###slowdowns"
+void SimulationView::draw_slowdowns() {
+  const uint32_t npus = static_cast<uint32_t>(app.runs.settings.network.total_npus());
+  if (!app.runs.settings.slowdown.empty()) ImGui::SetNextItemOpen(true, ImGuiCond_Once);  // a link or command set some
+  const bool open = ImGui::CollapsingHeader(app.runs.settings.slowdown.empty() ? "Slowdowns (stragglers, slower links)###slowdowns"
                                                                   : "Slowdowns: on###slowdowns");
   if (!open) return;
   ImGui::TextDisabled("npu=3:compute=1.5; npu=0-7:comm=2; npu=5:delay=20us; dim=1:bandwidth=0.5");
-  std::string text = sim.slowdown;
+  std::string text = app.runs.settings.slowdown;
   ImGui::SetNextItemWidth(-1);
-  if (ImGui::InputTextWithHint("##slowdown", "none: every NPU and link at full speed", &text)) set_slowdown(text);
-  if (!slowdown_error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s", slowdown_error.c_str());
+  if (ImGui::InputTextWithHint("##slowdown", "none: every NPU and link at full speed", &text)) app.runs.set_slowdown(text);
+  if (!app.runs.slowdown_error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s", app.runs.slowdown_error.c_str());
   sim::Slowdowns s;
   try {
-    s = sim::parse_slowdowns(sim.slowdown, "slowdowns");
+    s = sim::parse_slowdowns(app.runs.settings.slowdown, "slowdowns");
   } catch (const chakra::Error&) {
     return;  // the error is shown above
   }
@@ -122,7 +111,7 @@ void App::Impl::draw_slowdowns() {
       }
     ImGui::EndTable();
   }
-  for (uint32_t d = 0; d < sim.network.npus.size(); ++d) {
+  for (uint32_t d = 0; d < app.runs.settings.network.npus.size(); ++d) {
     double k = s.bandwidth_of(d);
     ImGui::SetNextItemWidth(120);
     if (ImGui::InputDouble(("bandwidth x, dim " + std::to_string(d)).c_str(), &k, 0, 0, "%.4g", ImGuiInputTextFlags_EnterReturnsTrue) && k > 0 && k <= 1e6) {
@@ -130,146 +119,14 @@ void App::Impl::draw_slowdowns() {
       s.bandwidth[d] = k;
       changed = true;
     }
-    if (d + 1 < sim.network.npus.size()) ImGui::SameLine();
+    if (d + 1 < app.runs.settings.network.npus.size()) ImGui::SameLine();
   }
-  if (changed) set_slowdown(sim::format_slowdowns(s));
-}
-
-void App::Impl::fit_settings_to_ranks() {
-  size_t n = workspace.ranks().size();
-  sim.network = sim::fit_network(sim.network, n);
-  sim::fit_system(sim.system, sim.network.topology.size());
-}
-
-bool App::Impl::run_simulation(const SimSettings& settings) {
-  sim_error.clear();
-  try {
-    if (running) throw chakra::Error("a simulation is running; wait for it or cancel it");
-    if (workspace.ranks().empty()) throw chakra::Error("load traces (or generate a workload) first");
-    sim::SimOptions options;
-    options.backend = settings.congestion_aware ? sim::Backend::CongestionAware : sim::Backend::CongestionUnaware;
-    options.record_spans = true;
-    if (!settings.faster_name.empty()) options.speedups.push_back({settings.faster_name, settings.faster_by});
-    options.slowdown = sim::parse_slowdowns(settings.slowdown, "slowdowns");
-    options.stalls = settings.stalls_wait ? sim::StallMode::Wait : sim::StallMode::Keep;
-    sim::SimJob job = workspace.simulation_job(settings.network, settings.system, options);  // checks the ranks
-    auto run = std::make_unique<SimRun>();
-    run->id = next_run_id++;
-    run->settings = settings;
-    std::string dims;
-    for (size_t d = 0; d < settings.network.npus.size(); ++d)
-      dims += (d ? " x " : "") + std::to_string(settings.network.npus[d]) + " " + sim::topology_name(settings.network.topology[d]) +
-              " " + chakra::format_number(settings.network.bandwidth[d]) + " GB/s";
-    run->label = settings.preset + ": " + dims + (settings.congestion_aware ? ", congestion-aware" : "") +
-                 (settings.stalls_wait ? ", host stalls as waits" : "") +
-                 (settings.faster_name.empty() ? "" : ", *" + settings.faster_name + "* " + chakra::format_number(settings.faster_by) + "x faster") +
-                 (settings.slowdown.empty() ? "" : ", slowdowns " + (settings.slowdown.size() > 40 ? settings.slowdown.substr(0, 37) + "..." : settings.slowdown));
-    running_since = std::chrono::steady_clock::now();
-    if (platform.runs_simulations()) {
-      running = std::move(run);  // first: the platform may report a failure at once
-      running_fraction = 0;
-      note("run " + std::to_string(running->id) + " started");
-      platform.start_simulation(std::move(job));
-      return true;
-    }
-    run->result = sim::run_job(job);
-    finish_run(std::move(run));
-    return true;
-  } catch (const std::exception& e) {
-    sim_error = e.what();
-    note("error: " + sim_error);
-    return false;
-  }
-}
-
-void App::Impl::finish_run(std::unique_ptr<SimRun> run) {
-  run->wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - running_since).count();
-  note("run " + std::to_string(run->id) + ": " + format_duration(static_cast<double>(run->result.end()), "ns") +
-       (run->result.deadlock ? " (deadlock)" : ""));
-  compare_b = compare_a;
-  compare_a = run->id;
-  runs.push_back(std::move(run));
-}
-
-void App::simulation_progress(uint64_t nodes_done, uint64_t nodes_total) {
-  if (impl_->running && nodes_total)
-    impl_->running_fraction = std::min(1.0, static_cast<double>(nodes_done) / static_cast<double>(nodes_total));
-}
-
-void App::simulation_finished(sim::SimResult result) {
-  Impl& s = *impl_;
-  if (!s.running) return;
-  std::unique_ptr<SimRun> run = std::move(s.running);
-  run->result = std::move(result);
-  s.finish_run(std::move(run));
-}
-
-void App::simulation_failed(const std::string& message) {
-  Impl& s = *impl_;
-  s.running.reset();
-  s.sim_error = message;
-  s.note("error: " + message);
-}
-
-void App::Impl::cancel_simulation() {
-  if (!running) return;
-  platform.cancel_simulation();
-  note("run " + std::to_string(running->id) + " cancelled");
-  running.reset();
-}
-
-SimRun* App::Impl::run_by_id(int id) const {
-  for (const auto& r : runs)
-    if (r->id == id) return r.get();
-  return nullptr;
-}
-
-bool App::Impl::open_in_timeline(int run_id) {
-  if (run_id != 0 && !run_by_id(run_id)) return false;
-  timeline.source = run_id;
-  timeline.t1 = timeline.t0;  // fit
-  view = View::Timeline;
-  view_changed = true;
-  return true;
-}
-
-void App::Impl::draw_run_progress(float width) {
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - running_since).count();
-  char overlay[64];
-  std::snprintf(overlay, sizeof overlay, "run %d: %.0f%% of nodes, %.1f s", running->id, running_fraction * 100, seconds);
-  ImGui::ProgressBar(static_cast<float>(running_fraction), ImVec2(width, 0), overlay);
-}
-
-bool App::Impl::generate_synthetic() {
-  try {
-    chakra::synth::SynthOptions o;
-    chakra::synth::apply_preset(synth.preset, o);
-    o.shape.layers = static_cast<uint64_t>(synth.layers);
-    o.shape.micro_batches = static_cast<uint64_t>(synth.micro_batches);
-    o.par.dp = static_cast<uint64_t>(synth.dp);
-    o.par.tp = static_cast<uint64_t>(synth.tp);
-    o.par.pp = static_cast<uint64_t>(synth.pp);
-    o.par.fsdp = synth.fsdp;
-    note(workspace.add_synthetic(o));
-    synth.active = true;
-    files.clear();
-    files_fingerprint = 0;
-    invalidate_rank_data();
-    rank = 0;
-    sim.system.roofline = true;  // synthetic traces carry FLOPs and bytes, not durations
-    if (sim.system.peak_perf <= 0) sim.system.peak_perf = 989;
-    if (sim.system.local_mem_bw <= 0) sim.system.local_mem_bw = 3350;
-    error.clear();
-    return true;
-  } catch (const std::exception& e) {
-    fail(e.what());
-    return false;
-  }
+  if (changed) app.runs.set_slowdown(sim::format_slowdowns(s));
 }
 
 // Where each NPU's step went; against the compared run, each NPU's finish Δ; how the
 // finishes spread.
-void App::Impl::draw_run_charts(const SimRun& a, const SimRun* b) {
+void SimulationView::draw_run_charts(const SimRun& a, const SimRun* b) {
   const auto ns = [](double v) { return format_duration(v, "ns"); };
   const std::vector<sim::NpuResult>& npus = a.result.npus;
   ColumnChart split;
@@ -285,7 +142,7 @@ void App::Impl::draw_run_charts(const SimRun& a, const SimRun* b) {
     split.categories.push_back(std::to_string(i));
     for (sim::Tick v : {t.compute_only, t.overlapped, t.comm_only, t.idle}) split.values.push_back(static_cast<double>(v));
   }
-  draw_column_chart("split", split, 130, platform, take_save_request(split.title));
+  draw_column_chart("split", split, 130, app.platform, app.take_save_request(split.title));
   if (b && b->result.npus.size() == npus.size()) {
     ColumnChart delta;
     delta.title = "Finish of run " + std::to_string(b->id) + " against run " + std::to_string(a.id);
@@ -300,7 +157,7 @@ void App::Impl::draw_run_charts(const SimRun& a, const SimRun* b) {
       delta.categories.push_back(std::to_string(i));
       delta.values.push_back(chakra::percent_off(b->result.npus[i].finish, npus[i].finish));
     }
-    draw_column_chart("delta", delta, 100, platform, take_save_request(delta.title));
+    draw_column_chart("delta", delta, 100, app.platform, app.take_save_request(delta.title));
   }
   // The spread of finish times: NPUs per twentieth of [earliest, latest].
   sim::Tick first = UINT64_MAX, last = 0;
@@ -319,56 +176,56 @@ void App::Impl::draw_run_charts(const SimRun& a, const SimRun* b) {
     for (int k = 0; k < kBuckets; ++k) spread.categories.push_back(ns(static_cast<double>(first) + k * width));
     for (const sim::NpuResult& n : npus)
       if (n.finished) spread.values[std::min(kBuckets - 1, static_cast<int>(static_cast<double>(n.finish - first) / width))] += 1;
-    draw_column_chart("spread", spread, 80, platform, take_save_request(spread.title));
+    draw_column_chart("spread", spread, 80, app.platform, app.take_save_request(spread.title));
   }
 }
 
-void App::Impl::draw_simulation() {
+void SimulationView::draw() {
   draw_network_settings();
   draw_system_settings();
   draw_slowdowns();
-  if (running) {
-    draw_run_progress(320);
+  if (app.runs.running()) {
+    draw_run_progress(app.runs, 320);
     ImGui::SameLine();
-    if (ImGui::Button("Cancel")) cancel_simulation();
+    if (ImGui::Button("Cancel")) app.runs.cancel();
   } else if (ImGui::Button("Run simulation")) {
-    run_simulation();
+    app.runs.start();
   }
   ImGui::SameLine();
   if (ImGui::Button("Export configs")) {
-    platform.download("network.yml", sim::format_network(sim.network));
-    platform.download("system.json", sim::format_system(sim.system));
+    app.platform.download("network.yml", sim::format_network(app.runs.settings.network));
+    app.platform.download("system.json", sim::format_system(app.runs.settings.system));
   }
-  if (!sim_error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s", sim_error.c_str());
+  if (!app.runs.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s", app.runs.error.c_str());
   draw_run_results();
 }
 
 // The preset and the network's dimensions.
-void App::Impl::draw_network_settings() {
+void SimulationView::draw_network_settings() {
   ImGui::SetNextItemWidth(260);
-  if (ImGui::BeginCombo("preset", sim.preset.c_str())) {
+  if (ImGui::BeginCombo("preset", app.runs.settings.preset.c_str())) {
     for (const sim::ClusterPreset& p : sim::cluster_presets())
-      if (ImGui::Selectable((p.name + " - " + p.title).c_str(), p.name == sim.preset)) use_preset(p.name);
+      if (ImGui::Selectable((p.name + " - " + p.title).c_str(), p.name == app.runs.settings.preset)) app.runs.use_preset(p.name);
     ImGui::EndCombo();
   }
   for (const sim::ClusterPreset& p : sim::cluster_presets())
-    if (p.name == sim.preset && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p.source.c_str());
+    if (p.name == app.runs.settings.preset && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p.source.c_str());
   ImGui::SameLine();
-  uint64_t ranks = workspace.ranks().size();
-  bool fits = sim.network.total_npus() == ranks;
+  uint64_t ranks = app.workspace.ranks().size();
+  bool fits = app.runs.settings.network.total_npus() == ranks;
   if (!fits && ranks >= 2) {
     if (ImGui::Button("Fit network to ranks")) {
       try {
-        fit_settings_to_ranks();
+        app.runs.fit_to_ranks();
       } catch (const std::exception& e) {
-        sim_error = e.what();
+        app.runs.error = e.what();
       }
     }
     ImGui::SameLine();
     ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "network: %llu NPUs, loaded: %llu ranks",
-                       static_cast<unsigned long long>(sim.network.total_npus()), static_cast<unsigned long long>(ranks));
+                       static_cast<unsigned long long>(app.runs.settings.network.total_npus()), static_cast<unsigned long long>(ranks));
   }
-  sim::NetworkConfig& net = sim.network;
+  sim::NetworkConfig& net = app.runs.settings.network;
   if (ImGui::BeginTable("dims", 6, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
     for (const char* h : {"dim", "topology", "NPUs", "bandwidth (GB/s)", "latency (ns)", ""}) ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
@@ -399,7 +256,7 @@ void App::Impl::draw_network_settings() {
         net.npus.erase(net.npus.begin() + static_cast<long>(d));
         net.bandwidth.erase(net.bandwidth.begin() + static_cast<long>(d));
         net.latency.erase(net.latency.begin() + static_cast<long>(d));
-        sim::fit_system(sim.system, net.topology.size());
+        sim::fit_system(app.runs.settings.system, net.topology.size());
         ImGui::PopID();
         break;
       }
@@ -412,13 +269,13 @@ void App::Impl::draw_network_settings() {
     net.npus.push_back(2);
     net.bandwidth.push_back(net.bandwidth.empty() ? 50 : net.bandwidth.back());
     net.latency.push_back(net.latency.empty() ? 500 : net.latency.back());
-    sim::fit_system(sim.system, net.topology.size());
+    sim::fit_system(app.runs.settings.system, net.topology.size());
   }
 }
 
 // The system layer's settings and the compute model.
-void App::Impl::draw_system_settings() {
-  sim::SystemConfig& sys = sim.system;
+void SimulationView::draw_system_settings() {
+  sim::SystemConfig& sys = app.runs.settings.system;
   ImGui::Separator();
   ImGui::TextUnformatted("System");
   for (int c = 0; c < sim::kCollectiveTypes; ++c) {
@@ -445,9 +302,9 @@ void App::Impl::draw_system_settings() {
   ImGui::SetNextItemWidth(120);
   ImGui::InputDouble("endpoint delay (ns)", &sys.endpoint_delay, 0, 0, "%.6g");
   sys.endpoint_delay = std::max(0.0, std::floor(sys.endpoint_delay));
-  ImGui::Checkbox("congestion-aware network", &sim.congestion_aware);
+  ImGui::Checkbox("congestion-aware network", &app.runs.settings.congestion_aware);
   ImGui::SameLine(360);
-  ImGui::Checkbox("host stalls as waits", &sim.stalls_wait);
+  ImGui::Checkbox("host stalls as waits", &app.runs.settings.stalls_wait);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Replayed PyTorch traces: host ops far longer than their kind takes that ended just after GPU work\n"
                       "wait for that work instead of spending their measured time (chakra simulate --stalls wait)");
@@ -464,33 +321,33 @@ void App::Impl::draw_system_settings() {
 
 // The run shown (and the one compared with): its summary, charts, fit to the measured run, and
 // per-NPU table.
-void App::Impl::draw_run_results() {
-  if (runs.empty()) return;
+void SimulationView::draw_run_results() {
+  if (app.runs.all().empty()) return;
   ImGui::Separator();
-  SimRun* a = run_by_id(compare_a);
-  SimRun* b = run_by_id(compare_b);
+  SimRun* a = app.runs.by_id(app.runs.shown);
+  SimRun* b = app.runs.by_id(app.runs.compared);
   auto run_combo = [&](const char* label, int& id) {
-    std::string current = run_by_id(id) ? "run " + std::to_string(id) : "none";
+    std::string current = app.runs.by_id(id) ? "run " + std::to_string(id) : "none";
     ImGui::SetNextItemWidth(180);
     if (ImGui::BeginCombo(label, current.c_str())) {
       if (ImGui::Selectable("none", id == 0)) id = 0;
-      for (const auto& r : runs)
+      for (const auto& r : app.runs.all())
         if (ImGui::Selectable(("run " + std::to_string(r->id) + ": " + r->label).c_str(), r->id == id)) id = r->id;
       ImGui::EndCombo();
     }
   };
-  run_combo("shown", compare_a);
+  run_combo("shown", app.runs.shown);
   ImGui::SameLine();
-  run_combo("compared with", compare_b);
+  run_combo("compared with", app.runs.compared);
   if (a) {
     ImGui::SameLine();
-    if (ImGui::Button("Open in timeline")) open_in_timeline(a->id);
+    if (ImGui::Button("Open in timeline")) app.command("timeline " + std::to_string(a->id));
   }
   if (!a) return;
   auto summary = [&](SimRun* r) {
     ImGui::Text("run %d: %s", r->id, r->label.c_str());
     char wall[48] = "";
-    if (platform.show_timings()) std::snprintf(wall, sizeof wall, ", simulated in %.1f ms", r->wall_ms);
+    if (app.platform.show_timings()) std::snprintf(wall, sizeof wall, ", simulated in %.1f ms", r->wall_ms);
     ImGui::Text("end %s (%llu ns), %llu events, %llu messages%s%s",
                 format_duration(static_cast<double>(r->result.end()), "ns").c_str(),
                 static_cast<unsigned long long>(r->result.end()), static_cast<unsigned long long>(r->result.events),
@@ -536,19 +393,19 @@ void App::Impl::draw_run_results() {
     }
     ImGui::EndTable();
   }
-  if (ImGui::CollapsingHeader("Network load")) draw_network_load(*a);
+  if (ImGui::CollapsingHeader("Network load")) draw_network_load(*a, app.platform);
   draw_npu_table(*a, b);
 }
 
 // One row per NPU of run `a` (and run `b`'s figures beside them).
-void App::Impl::draw_npu_table(const SimRun& a, const SimRun* b) {
+void SimulationView::draw_npu_table(const SimRun& a, const SimRun* b) {
   // Replays of measured traces: each NPU's measured step beside its simulated one.
   const bool measured = std::any_of(a.result.npus.begin(), a.result.npus.end(),
                                     [](const sim::NpuResult& n) { return n.measured_step > 0; });
   // Durations with units; the exact nanoseconds in each cell's tooltip (and in --json exports).
   auto duration_cell = [&](uint64_t ns) {
     ImGui::TableNextColumn();
-    NumberFont numbers(platform);
+    NumberFont numbers(app.platform);
     ImGui::TextUnformatted(format_duration(static_cast<double>(ns), "ns").c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%llu ns", static_cast<unsigned long long>(ns));
   };
@@ -602,93 +459,8 @@ void App::Impl::draw_npu_table(const SimRun& a, const SimRun* b) {
   }
 }
 
-// ---- share-link keys of the simulation settings ----------------------------------------------------
+}  // namespace
 
-void App::Impl::settings_state(const SimSettings& sim, const std::string& prefix, chakra::ShareState& s) {
-  const sim::NetworkConfig& net = sim.network;
-  std::vector<std::string> topo, npus, bw, lat;
-  for (size_t d = 0; d < net.topology.size(); ++d) {
-    topo.push_back(sim::topology_name(net.topology[d]));
-    npus.push_back(std::to_string(net.npus[d]));
-    bw.push_back(chakra::format_number(net.bandwidth[d]));
-    lat.push_back(chakra::format_number(net.latency[d]));
-  }
-  s[prefix + "preset"] = sim.preset;
-  s[prefix + "topo"] = join(topo);
-  s[prefix + "npus"] = join(npus);
-  s[prefix + "bw"] = join(bw);
-  s[prefix + "lat"] = join(lat);
-  for (int c = 0; c < sim::kCollectiveTypes; ++c) {
-    std::vector<std::string> names;
-    for (const auto& a : sim.system.algorithms[c]) names.push_back(sim::algorithm_name(a));
-    if (!names.empty()) s[prefix + kCollectiveKeys[c]] = join(names);
-  }
-  s[prefix + "splits"] = std::to_string(sim.system.preferred_dataset_splits);
-  s[prefix + "chunks"] = std::to_string(sim.system.active_chunks_per_dimension);
-  s[prefix + "sched"] = sim.system.scheduling == sim::SchedulingPolicy::FIFO ? "FIFO" : "LIFO";
-  s[prefix + "delay"] = chakra::format_number(sim.system.endpoint_delay);
-  if (sim.system.peak_perf > 0) s[prefix + "peak"] = chakra::format_number(sim.system.peak_perf);
-  if (sim.system.local_mem_bw > 0) s[prefix + "mem"] = chakra::format_number(sim.system.local_mem_bw);
-  if (sim.system.roofline) s[prefix + "roofline"] = "1";
-  if (sim.congestion_aware) s[prefix + "backend"] = "aware";
-  if (sim.stalls_wait) s[prefix + "stalls"] = "wait";
-  if (!sim.slowdown.empty()) s[prefix + "slow"] = sim.slowdown;
-  if (!sim.faster_name.empty()) {
-    s[prefix + "fast"] = sim.faster_name;
-    s[prefix + "fastx"] = chakra::format_number(sim.faster_by);
-  }
-}
-
-SimSettings App::Impl::settings_from_state(const chakra::ShareState& s, const std::string& prefix) {
-  // Through the same readers as dropped config files, so a link cannot hold what a file could not.
-  auto list = [&](const char* name) {
-    const std::string key = prefix + name;
-    auto it = s.find(key);
-    if (it == s.end()) throw chakra::Error("share link: '" + key + "' is missing");
-    return "[" + it->second + "]";
-  };
-  std::string yaml = "topology: " + list("topo") + "\nnpus_count: " + list("npus") + "\nbandwidth: " +
-                     list("bw") + "\nlatency: " + list("lat") + "\n";
-  sim::NetworkConfig net = sim::parse_network(yaml, "share link");
-  std::string json = "{";
-  auto add = [&](const std::string& key, const std::string& value) { json += (json.size() > 1 ? "," : "") + ("\"" + key + "\":" + value); };
-  for (int c = 0; c < sim::kCollectiveTypes; ++c) {
-    auto it = s.find(prefix + kCollectiveKeys[c]);
-    if (it == s.end()) continue;
-    std::string names;
-    for (std::string_view piece : chakra::Split(it->second, ',')) {
-      const std::string n(piece);
-      for (char ch : n)
-        if (!std::isalnum(static_cast<unsigned char>(ch))) throw chakra::Error("share link: bad algorithm name '" + n + "'");
-      names += (names.empty() ? "\"" : ",\"") + n + "\"";
-    }
-    add(std::string(sim::collective_name(static_cast<sim::Collective>(c))) + "-implementation", "[" + names + "]");
-  }
-  add("preferred-dataset-splits", std::to_string(chakra::share_int(s, prefix + "splits", 1, 1 << 16, 4)));
-  add("active-chunks-per-dimension", std::to_string(chakra::share_int(s, prefix + "chunks", 1, 1 << 16, 1)));
-  add("scheduling-policy", "\"" + chakra::share_choice(s, prefix + "sched", {"LIFO", "FIFO"}, "LIFO") + "\"");
-  add("endpoint-delay", std::to_string(chakra::share_int(s, prefix + "delay", 0, 1000000000, 10)));
-  if (s.count(prefix + "peak")) add("peak-perf", chakra::format_number(chakra::share_number(s, prefix + "peak", 1e-9, 1e9, 0)));
-  if (s.count(prefix + "mem")) add("local-mem-bw", chakra::format_number(chakra::share_number(s, prefix + "mem", 1e-9, 1e9, 0)));
-  if (chakra::share_int(s, prefix + "roofline", 0, 1, 0)) add("roofline-enabled", "1");
-  json += "}";
-  sim::SystemConfig sys = sim::parse_system(json, "share link");
-  bool aware = chakra::share_choice(s, prefix + "backend", {"aware", "unaware"}, "unaware") == "aware";
-  SimSettings out;
-  out.network = std::move(net);
-  out.system = std::move(sys);
-  out.congestion_aware = aware;
-  out.stalls_wait = chakra::share_choice(s, prefix + "stalls", {"wait", "keep"}, "keep") == "wait";
-  out.preset = s.count(prefix + "preset") ? s.at(prefix + "preset").substr(0, 64) : "(link)";
-  if (s.count(prefix + "slow")) {
-    out.slowdown = s.at(prefix + "slow").substr(0, 4096);
-    sim::parse_slowdowns(out.slowdown, "share link: slowdowns");  // refused here, not at the run
-  }
-  if (s.count(prefix + "fast")) {
-    out.faster_name = s.at(prefix + "fast").substr(0, 64);
-    out.faster_by = chakra::share_number(s, prefix + "fastx", 1e-6, 1e6, 1);
-  }
-  return out;
-}
+std::unique_ptr<View> make_simulation_view(AppContext& app) { return std::make_unique<SimulationView>(app); }
 
 }  // namespace chakra_web

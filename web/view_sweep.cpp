@@ -9,7 +9,7 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
-#include "app_state.h"
+#include "app_context.h"
 #include "chakra/support/error.h"
 #include "chakra/support/text.h"
 #include "chart.h"
@@ -38,165 +38,75 @@ axes:
   system.all-reduce-implementation: [[ring, ring], [direct, ring], [ring, halvingDoubling]]
 )";
 
-}  // namespace
-
-const char* sweep_example_spec() { return kExampleSpec; }
-
-namespace {
-
 // The figures a plot can show, in the table's units.
 // Indexes are share-link values: new metrics go last.
 const char* const kMetrics[] = {"step_ns", "exposed_communication_ns", "compute_ns", "peak_mem_bytes", "messages", "events",
                                 "non_compute_ns"};
 
-}  // namespace
-
-bool App::Impl::start_sweep() {
-  cancel_sweep();
-  SweepState& w = sweep;
-  w.error.clear();
-  try {
-    auto spec = std::make_unique<sweep::Spec>(sweep::parse_spec(w.spec_text, "sweep spec", ""));
-    sweep::Expansion e = sweep::expand(*spec, 100000);
-    if (e.points.size() > 20000)
-      throw chakra::Error("sweep spec: " + std::to_string(e.points.size()) + " points; the page runs at most 20000 (chakra sweep runs any number)");
-    w.runner = std::make_unique<sweep::Runner>(*spec, false);
-    w.spec = std::move(spec);
-    w.points = std::move(e.points);
-    w.product = e.product;
-    w.dropped = e.dropped;
-  } catch (const std::exception& e) {
-    w.error = e.what();
-    note("error: " + w.error);
-    return false;
+class SweepView final : public View {
+ public:
+  using View::View;
+  std::string_view name() const override { return "sweep"; }
+  const char* title() const override { return "Sweep"; }
+  void draw() override;
+  // The spec, when it was edited (the example is what a fresh page shows anyway); read back as
+  // it was, run when asked.
+  void write_state(chakra::ShareState& s) const override {
+    if (!spec_text_.empty() && spec_text_ != kExampleSpec) s["sweep"] = spec_text_;
   }
-  w.rows.clear();
-  ++w.version;
-  w.axes = w.points.empty() ? std::vector<std::string>{} : sweep::axis_columns(w.runner->row_of(w.points.front()));
-  w.source = "run";
-  w.failed = 0;
-  w.next = w.in_flight = 0;
-  w.running = !w.points.empty();
-  w.started = std::chrono::steady_clock::now();
-  w.x = 0, w.split = w.axes.size() > 1 ? 1 : -1, w.metric = 0;
-  note("sweep: " + std::to_string(w.points.size()) + " points");
-  return true;
-}
-
-void App::Impl::cancel_sweep() {
-  SweepState& w = sweep;
-  if (!w.running) return;
-  platform.cancel_sweep();
-  ++w.generation;
-  w.running = false;
-  w.in_flight = 0;
-  note("sweep cancelled: " + std::to_string(w.rows.size()) + " of " + std::to_string(w.points.size()) + " points done");
-}
-
-void App::Impl::sweep_work(double budget_ms) {
-  SweepState& w = sweep;
-  if (!w.running) return;
-  const auto start = std::chrono::steady_clock::now();
-  auto left = [&] { return budget_ms - std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(); };
-  // In workers: a few points queued ahead of each, so none waits for the page's next frame.
-  const size_t ahead = 16;
-  while (w.next < w.points.size() && left() > 0) {
-    const sweep::Point& p = w.points[w.next];
-    if (platform.runs_sweep_points()) {
-      if (w.in_flight >= ahead) break;
-      sweep::Row row;
-      std::optional<chakra::sim::SimJob> job = w.runner->job(p, row);
-      ++w.next;
-      if (!job) {
-        sweep_point_done(std::move(row));
-        continue;
-      }
-      ++w.in_flight;
-      platform.start_sweep_point(p.index, w.generation, std::move(*job));
-    } else {
-      ++w.next;
-      sweep_point_done(w.runner->run(p));
-    }
+  std::function<void()> read_state(const chakra::ShareState& s) override {
+    if (!s.count("sweep")) return {};
+    if (s.at("sweep").size() > (1u << 16)) throw chakra::Error("share link: 'sweep' is longer than 64 KiB");
+    return [this, text = s.at("sweep")] { spec_text_ = text; };
   }
-}
-
-void App::Impl::sweep_point_done(sweep::Row row) {
-  SweepState& w = sweep;
-  if (row.contains("error") && row["error"].is_string() && row["error"] != "") ++w.failed;
-  w.rows.push_back(std::move(row));
-  ++w.version;
-  if (w.rows.size() == w.points.size()) {
-    w.running = false;
-    w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w.started).count();
-    note("sweep: " + std::to_string(w.rows.size()) + " points done" + (w.failed ? ", " + std::to_string(w.failed) + " failed" : ""));
+  void add_commands(std::vector<Command>& out) override {
+    out.push_back({"sweep run", [this](std::string_view) { return app.sweeps.start(spec_text_); }});
+    out.push_back({"sweep cancel", [this](std::string_view) { return app.sweeps.cancel(), true; }});
+    out.push_back({"sweep example", [this](std::string_view) { return spec_text_ = kExampleSpec, app.show_view(name()), true; }});
+    out.push_back({"sweep spec YAML", [this](std::string_view w) { return spec_text_ = std::string(w), true; }});
   }
-}
+  void cleared() override { plot_ = Plot(); }  // the editor keeps what was typed
 
-void App::sweep_point_finished(uint64_t point, uint64_t generation, const chakra::sim::SimResult& result, double ms) {
-  Impl& s = *impl_;
-  SweepState& w = s.sweep;
-  if (generation != w.generation || !w.running || point >= w.points.size()) return;
-  --w.in_flight;
-  sweep::Row row = w.runner->row_of(w.points[point]);
-  w.runner->finish(row, result, ms);
-  s.sweep_point_done(std::move(row));
-}
+ private:
+  std::string spec_text_;  // the editor's
+  // The plot: x and split axes (indices into the sweep's axes; split -1: none), the metric
+  // column, for the sweep `serial`.
+  struct Plot {
+    uint64_t serial = UINT64_MAX;
+    int x = 0, split = -1, metric = 0;
+    bool heat_map = false;
+  } plot_;
+  // What the view draws every frame, made again only when the rows or the choices change.
+  struct Drawn {
+    uint64_t version = UINT64_MAX;
+    int x = -1, split = -2, metric = -1;
+    sweep::Grid grid;
+    std::vector<size_t> order;  // the rows in point order
+  } drawn_;
+};
 
-void App::sweep_point_failed(uint64_t point, uint64_t generation, const std::string& message) {
-  Impl& s = *impl_;
-  SweepState& w = s.sweep;
-  if (generation != w.generation || !w.running || point >= w.points.size()) return;
-  --w.in_flight;
-  sweep::Row row = w.runner->row_of(w.points[point]);
-  w.runner->fail(row, message);
-  s.sweep_point_done(std::move(row));
-}
-
-void App::Impl::open_sweep_table(chakra::Workspace::SweepTableFile file) {
-  try {
-    sweep::ReadRows& r = file.table;
-    const std::string& name = file.name;
-    cancel_sweep();
-    SweepState& w = sweep;
-    w.spec.reset();
-    w.runner.reset();
-    w.points.clear();
-    w.rows = std::move(r.rows);
-    ++w.version;
-    w.axes = sweep::axis_columns(w.rows.front());
-    w.source = name;
-    w.failed = static_cast<uint64_t>(std::count_if(w.rows.begin(), w.rows.end(), [](const sweep::Row& x) {
-      return x.contains("error") && x["error"].is_string() && x["error"] != "";
-    }));
-    w.product = w.dropped = 0;
-    w.x = 0, w.split = w.axes.size() > 1 ? 1 : -1, w.metric = 0;
-    view = View::Sweep;
-    view_changed = true;
-  } catch (const std::exception& e) {
-    fail(e.what());
-  }
-}
-
-void App::Impl::draw_sweep() {
-  SweepState& w = sweep;
-  if (w.spec_text.empty()) w.spec_text = kExampleSpec;
+void SweepView::draw() {
+  Sweeps& w = app.sweeps;
+  if (spec_text_.empty()) spec_text_ = kExampleSpec;
+  if (plot_.serial != w.serial)  // a new sweep or table: its first axes
+    plot_ = {w.serial, 0, w.axes.size() > 1 ? 1 : -1, 0, plot_.heat_map};
   // The editor and its buttons, on the left; the plot and the table on the right.
   const float editor_w = std::min(440.0f, ImGui::GetContentRegionAvail().x * 0.38f);
   ImGui::BeginChild("sweep_spec", ImVec2(editor_w, 0));
   ImGui::TextUnformatted("Spec (YAML, as chakra sweep reads it)");
-  ImGui::InputTextMultiline("##spec", &w.spec_text, ImVec2(-1, ImGui::GetContentRegionAvail().y - 90),
+  ImGui::InputTextMultiline("##spec", &spec_text_, ImVec2(-1, ImGui::GetContentRegionAvail().y - 90),
                             ImGuiInputTextFlags_AllowTabInput);
   if (w.running) {
-    if (ImGui::Button("Cancel")) cancel_sweep();
+    if (ImGui::Button("Cancel")) w.cancel();
     ImGui::SameLine();
     ImGui::ProgressBar(w.points.empty() ? 0.0f : static_cast<float>(w.rows.size()) / static_cast<float>(w.points.size()), ImVec2(-1, 0),
                        (std::to_string(w.rows.size()) + " / " + std::to_string(w.points.size()) + " points").c_str());
   } else {
-    if (ImGui::Button("Run sweep")) start_sweep();
+    if (ImGui::Button("Run sweep")) w.start(spec_text_);
     ImGui::SameLine();
-    if (ImGui::Button("Example")) w.spec_text = kExampleSpec;
+    if (ImGui::Button("Example")) spec_text_ = kExampleSpec;
     ImGui::SameLine();
-    if (ImGui::Button("Download spec")) platform.download("sweep.yaml", w.spec_text);
+    if (ImGui::Button("Download spec")) app.platform.download("sweep.yaml", spec_text_);
   }
   if (!w.error.empty()) ImGui::TextColored(kErrorColour, "%s", w.error.c_str());
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
@@ -215,7 +125,7 @@ void App::Impl::draw_sweep() {
     summary += " of " + chakra::with_article(std::to_string(w.product) + "-point product") +
                (w.dropped ? " (" + std::to_string(w.dropped) + " dropped by constraints)" : "");
   if (w.failed) summary += ", " + std::to_string(w.failed) + " failed";
-  if (!w.running && w.source == "run" && platform.show_timings()) {
+  if (!w.running && w.source == "run" && app.platform.show_timings()) {
     char took[48];
     std::snprintf(took, sizeof took, ", %.2f s", w.seconds);
     summary += took;
@@ -237,33 +147,33 @@ void App::Impl::draw_sweep() {
       ImGui::EndCombo();
     }
   };
-  w.x = std::clamp(w.x, 0, static_cast<int>(w.axes.size()) - 1);
-  if (w.split >= static_cast<int>(w.axes.size())) w.split = -1;
+  plot_.x = std::clamp(plot_.x, 0, static_cast<int>(w.axes.size()) - 1);
+  if (plot_.split >= static_cast<int>(w.axes.size())) plot_.split = -1;
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("Plot");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(150);
-  ImGui::Combo("##metric", &w.metric, kMetrics, static_cast<int>(std::size(kMetrics)));
+  ImGui::Combo("##metric", &plot_.metric, kMetrics, static_cast<int>(std::size(kMetrics)));
   ImGui::SameLine();
   ImGui::TextUnformatted("against");
   ImGui::SameLine();
-  axis_combo("##x", w.x, false);
+  axis_combo("##x", plot_.x, false);
   ImGui::SameLine();
   ImGui::TextUnformatted("by");
   ImGui::SameLine();
-  axis_combo("##split", w.split, true);
+  axis_combo("##split", plot_.split, true);
   ImGui::SameLine();
-  ImGui::Checkbox("heat map", &w.heat_map);
-  const std::string metric = kMetrics[w.metric];
-  const std::string split = w.split < 0 ? "" : w.axes[static_cast<size_t>(w.split)];
-  SweepState::Drawn& d = w.drawn;
-  if (d.version != w.version || d.x != w.x || d.split != w.split || d.metric != w.metric) {
-    d = {w.version, w.x, w.split, w.metric, sweep::grid_of(w.rows, w.axes[static_cast<size_t>(w.x)], split, metric), sweep::point_order(w.rows)};
+  ImGui::Checkbox("heat map", &plot_.heat_map);
+  const std::string metric = kMetrics[plot_.metric];
+  const std::string split = plot_.split < 0 ? "" : w.axes[static_cast<size_t>(plot_.split)];
+  Drawn& d = drawn_;
+  if (d.version != w.version || d.x != plot_.x || d.split != plot_.split || d.metric != plot_.metric) {
+    d = {w.version, plot_.x, plot_.split, plot_.metric, sweep::grid_of(w.rows, w.axes[static_cast<size_t>(plot_.x)], split, metric), sweep::point_order(w.rows)};
   }
   const sweep::Grid& g = d.grid;
   GridChart chart;
   chart.title = metric + " (mean over the other axes)";
-  chart.x_name = w.axes[static_cast<size_t>(w.x)];
+  chart.x_name = w.axes[static_cast<size_t>(plot_.x)];
   chart.split_name = split;
   chart.x_labels = g.x_values;
   chart.split_labels = g.split_values;
@@ -273,8 +183,8 @@ void App::Impl::draw_sweep() {
   chart.format = [ns, bytes](double v) {
     return ns ? format_duration(v, "ns") : bytes ? chakra::format_bytes(static_cast<uint64_t>(std::max(0.0, v))) : chakra::format_number(std::round(v));
   };
-  if (w.heat_map && w.split >= 0) draw_heat_map("sweep_heat", chart, platform, take_save_request(chart.title));
-  else draw_line_chart("sweep_lines", chart, 180, platform, take_save_request(chart.title));
+  if (plot_.heat_map && plot_.split >= 0) draw_heat_map("sweep_heat", chart, app.platform, app.take_save_request(chart.title));
+  else draw_line_chart("sweep_lines", chart, 180, app.platform, app.take_save_request(chart.title));
   // The table, in point order.
   std::vector<std::string> columns = {"point"};
   for (const std::string& a : w.axes) columns.push_back(a);
@@ -282,7 +192,7 @@ void App::Impl::draw_sweep() {
   if (ImGui::SmallButton("Download table (CSV)")) {
     std::vector<std::string> all;
     for (const auto& [key, v] : w.rows.front().items()) all.push_back(key);
-    platform.download("sweep.csv", sweep::table_csv(all, w.rows));
+    app.platform.download("sweep.csv", sweep::table_csv(all, w.rows));
   }
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX;
@@ -301,7 +211,7 @@ void App::Impl::draw_sweep() {
           if (!r.contains(c) || r[c].is_null()) continue;
           const sweep::Json& v = r[c];
           if (c.size() > 3 && c.compare(c.size() - 3, 3, "_ns") == 0 && v.is_number()) {
-            NumberFont numbers(platform);
+            NumberFont numbers(app.platform);
             ImGui::TextUnformatted(format_duration(v.get<double>(), "ns").c_str());
           } else if (c == "error") {
             ImGui::TextColored(kErrorColour, "%s", v.is_string() ? v.get<std::string>().c_str() : v.dump().c_str());
@@ -314,5 +224,9 @@ void App::Impl::draw_sweep() {
   }
   ImGui::EndChild();
 }
+
+}  // namespace
+
+std::unique_ptr<View> make_sweep_view(AppContext& app) { return std::make_unique<SweepView>(app); }
 
 }  // namespace chakra_web

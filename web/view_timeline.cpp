@@ -6,12 +6,13 @@
 #include <cmath>
 #include <tuple>
 #include <map>
+#include <set>
 
 #include <imgui.h>
 #include <imgui_internal.h>  // RenderArrow
 #include <imgui_stdlib.h>
 
-#include "app_state.h"
+#include "app_context.h"
 #include "chakra/trace/schema.h"
 
 namespace chakra_web {
@@ -25,35 +26,44 @@ constexpr float kAxisHeight = 22;
 // ASCII capitals for letters.
 bool key_down(char upper) { return ImGui::IsKeyDown(upper); }
 
-}  // namespace
 
-const chakra::TimelineModel* App::Impl::timeline_model() {
-  auto rank_traces = [&] {
-    std::vector<const chakra::Trace*> traces;
-    for (const auto& r : workspace.ranks()) traces.push_back(&r->trace);
-    return traces;
-  };
-  if (timeline.source > 0) {
-    SimRun* run = run_by_id(timeline.source);
-    if (!run) return nullptr;
-    if (!run->timeline)
-      run->timeline = std::make_unique<chakra::TimelineModel>(chakra::timeline_of_spans(run->result.spans, rank_traces()));
-    return run->timeline.get();
-  }
-  if (!timeline.recorded_ready) {
-    timeline.recorded = std::make_unique<chakra::TimelineModel>(chakra::timeline_of_traces(rank_traces()));
-    timeline.recorded_ready = true;
-  }
-  return timeline.recorded.get();
-}
+// What the Timeline view keeps between frames.
+struct TimelineState {
+  double t0 = 0, t1 = 0;  // visible window; t1 <= t0 means "fit"
+  float scroll = 0;       // of the tracks, in pixels (the last frame's)
+  // Ctrl+F: the slices whose name has `query`, found for `found_in` (model, events, query),
+  // and the one last shown.
+  std::string query;
+  std::vector<chakra::TimelineModel::Ref> found;
+  struct FoundIn {
+    const chakra::TimelineModel* model = nullptr;
+    uint64_t events = 0;
+    std::string query;
+    bool operator==(const FoundIn&) const = default;
+  } found_in;
+  int found_at = -1;
+  int scroll_to_track = -1;  // a track to bring into view in the next frame
+  ImVec2 row0;                // where row 0's label begins on screen (the last frame's)
+  int menu_track = -1;        // the track whose label was right-clicked
+  bool menu_group_row = false;  // ... on a folded rank's row
+  bool focus_search = false;
+  // The overview strip's density, for `density_of` (model, events).
+  std::vector<double> density;
+  std::pair<const void*, uint64_t> density_of{nullptr, 0};
+  bool selecting = false;
+  double sel_t0 = 0, sel_t1 = 0;
+  int sel_row0 = -1, sel_row1 = -1;  // rows of the scrolling part (TimelineRows::rows)
+  // Tracks pinned under the axis, and the groups (ranks) folded into one row each.
+  std::vector<chakra::TimelineTrackKey> pinned;
+  std::set<uint32_t> collapsed;
+};
 
-namespace {
 // One frame of the Timeline view: the window's geometry once laid out and the steps that draw it
 // and take the input, each a method, run in draw_timeline's order. Frame-local; what outlives the
-// frame is in TimelineViewState.
+// frame is in TimelineState.
 class TimelineFrame {
  public:
-  TimelineFrame(App::Impl& app, const chakra::TimelineModel& m) : app_(app), tl_(app.timeline), m_(m), io_(ImGui::GetIO()) {}
+  TimelineFrame(AppContext& app, TimelineState& tl, const chakra::TimelineModel& m) : app_(app), tl_(tl), m_(m), io_(ImGui::GetIO()) {}
 
   // Fit, fold, the hint and the colours' legend.
   void toolbar() {
@@ -94,7 +104,7 @@ class TimelineFrame {
     ImGui::SetNextItemWidth(220);
     // Enter ends the edit (ImGui), so the box takes the focus back for the next Enter.
     const bool entered = ImGui::InputTextWithHint("##find", "find slices (Ctrl+F)", &tl_.query, ImGuiInputTextFlags_EnterReturnsTrue);
-    if (TimelineViewState::FoundIn now{&m_, m_.events, tl_.query}; !(tl_.found_in == now)) {
+    if (TimelineState::FoundIn now{&m_, m_.events, tl_.query}; !(tl_.found_in == now)) {
       tl_.found = chakra::find_events(m_, tl_.query, event_name_view);
       tl_.found_in = std::move(now);
       tl_.found_at = -1;
@@ -589,8 +599,8 @@ class TimelineFrame {
       }
   }
 
-  App::Impl& app_;
-  TimelineViewState& tl_;
+  AppContext& app_;
+  TimelineState& tl_;
   const chakra::TimelineModel& m_;
   ImGuiIO& io_;
   // The frame's layout (begin_canvas): rows, where the canvas is, its window in time.
@@ -608,34 +618,166 @@ class TimelineFrame {
   std::vector<Label> labels_;
   size_t row_labels_ = 0;  // labels_ before it are the scrolling rows', after it the pinned band's
 };
-}  // namespace
 
-void App::Impl::draw_timeline() {
+class TimelineView final : public View {
+ public:
+  using View::View;
+  std::string_view name() const override { return "timeline"; }
+  const char* title() const override { return "Timeline"; }
+  void draw() override;
+  void write_state(chakra::ShareState& s) const override;
+  std::function<void()> read_state(const chakra::ShareState& s) override;
+  void write_status(chakra::JsonWriter& w, bool shown) override;
+  void add_commands(std::vector<Command>& out) override;
+  void ranks_changed() override { recorded_.reset(); }
+
+ private:
+  // The shown source's model: the recorded times' (made on first use) or the shown run's.
+  const chakra::TimelineModel* model();
+  // Shows run `run_id`'s times (0: the recorded ones), the window fitted to them.
+  bool open_run(int run_id);
+  TimelineState tl_;
+  std::unique_ptr<chakra::TimelineModel> recorded_;
+};
+
+const chakra::TimelineModel* TimelineView::model() {
+  if (app.shown_run > 0) return app.runs.timeline(app.shown_run);
+  if (!recorded_) {
+    std::vector<const chakra::Trace*> traces;
+    for (const auto& r : app.workspace.ranks()) traces.push_back(&r->trace);
+    recorded_ = std::make_unique<chakra::TimelineModel>(chakra::timeline_of_traces(traces));
+  }
+  return recorded_.get();
+}
+
+bool TimelineView::open_run(int run_id) {
+  if (run_id != 0 && !app.runs.by_id(run_id)) return false;
+  app.shown_run = run_id;
+  tl_.t1 = tl_.t0;  // fit
+  app.show_view(name());
+  return true;
+}
+
+void TimelineView::add_commands(std::vector<Command>& out) {
+  out.push_back({"timeline RUN", [this](std::string_view w) {  // a run's timeline; 0: the recorded times
+    const std::optional<int> n = command_run_id(w);
+    return n && open_run(*n);
+  }});
+  // RUN's timeline with the slices named like NAME found (the Analysis view's tables link here).
+  out.push_back({"find RUN NAME", [this](std::string_view w) {
+    const size_t space = w.find(' ');
+    const std::optional<int> n = command_run_id(w.substr(0, space));
+    if (!n || space == std::string_view::npos || (*n != 0 && !app.runs.by_id(*n))) return false;
+    app.shown_run = *n;
+    tl_.query = std::string(w.substr(space + 1));
+    app.show_view(name());
+    return true;
+  }});
+}
+
+void TimelineView::write_state(chakra::ShareState& s) const {
+  if (tl_.t1 > tl_.t0) {
+    s["t.0"] = chakra::format_number(tl_.t0);
+    s["t.1"] = chakra::format_number(tl_.t1);
+  }
+  if (!tl_.collapsed.empty()) {
+    const std::vector<uint32_t> folded(tl_.collapsed.begin(), tl_.collapsed.end());
+    s["t.fold"] = chakra::format_index_ranges(folded);
+  }
+  if (!tl_.pinned.empty()) {
+    std::string pins;
+    for (const chakra::TimelineTrackKey& k : tl_.pinned)
+      pins += (pins.empty() ? "" : ",") + std::to_string(k.group) + "." + std::to_string(k.lane_class) + "." + std::to_string(k.lane);
+    s["t.pin"] = pins;
+  }
+}
+
+std::function<void()> TimelineView::read_state(const chakra::ShareState& s) {
+  const double t0 = chakra::share_number(s, "t.0", -1e300, 1e300, 0), t1 = chakra::share_number(s, "t.1", -1e300, 1e300, 0);
+  const std::vector<uint32_t> folded = chakra::share_index_ranges(s, "t.fold", UINT32_MAX - 1, 1 << 16);
+  std::vector<chakra::TimelineTrackKey> pinned;
+  for (const std::vector<uint32_t>& k : chakra::share_tuples(s, "t.pin", 3, UINT32_MAX - 1, 256)) pinned.push_back({k[0], k[1], k[2]});
+  return [this, t0, t1, folded, pinned = std::move(pinned)]() mutable {
+    tl_.t0 = t0;
+    tl_.t1 = t1;
+    tl_.collapsed = std::set<uint32_t>(folded.begin(), folded.end());
+    tl_.pinned = std::move(pinned);
+  };
+}
+
+// Its tracks and rows as laid out, its window and search.
+void TimelineView::write_status(chakra::JsonWriter& w, bool shown) {
+  // The timeline's tracks ("rank 0 thread 1", "rank 0 stream 7" ...: the first lane of each)
+  // while it shows.
+  const chakra::TimelineModel* m = shown ? model() : nullptr;  // a cache, built on first use
+  w.key("timeline_tracks").begin_array();
+  if (m)
+    for (const chakra::TimelineTrack& t : m->tracks)
+      if (t.lane == 0) w.value(chakra::timeline_track_label(*m, t));
+  w.end_array();
+  // Rows as laid out: the pinned tracks' names, how many rows scroll below them, the folded
+  // ranks, and where row 0's label starts on the page (CSS pixels).
+  w.key("timeline_pinned").begin_array();
+  size_t rows = 0;
+  if (m) {
+    const chakra::TimelineRows layout =
+        chakra::timeline_rows(*m, tl_.pinned, [&](uint32_t g) { return tl_.collapsed.count(g) > 0; });
+    for (const chakra::TimelineRow& r : layout.pinned) w.value(chakra::timeline_track_label(*m, m->tracks[r.first_track]));
+    rows = layout.rows.size();
+  }
+  w.end_array();
+  w.key("timeline_rows").value_uint(rows);
+  w.key("timeline_folded").begin_array();
+  for (uint32_t g : tl_.collapsed) w.value_uint(g);
+  w.end_array();
+  w.key("timeline_row0").begin_array();
+  w.value_double(tl_.row0.x);
+  w.value_double(tl_.row0.y);
+  w.end_array();
+  w.key("timeline_window").begin_array();  // the visible time window, and the tracks' scroll
+  w.value_double(tl_.t0);
+  w.value_double(tl_.t1);
+  w.end_array();
+  w.key("timeline_scroll").value_double(tl_.scroll);
+  w.key("timeline_found").value_uint(tl_.found.size());  // slices matching the search
+  w.key("timeline_extent").begin_array();  // the data's first start and last end (the model's)
+  if (m) {
+    w.value_uint(m->begin);
+    w.value_uint(m->end);
+  }
+  w.end_array();
+}
+
+void TimelineView::draw() {
   // Source: recorded times or one of the runs.
   const std::string current =
-      timeline.source == 0 ? "recorded times (trace timestamps)" : "simulation run " + std::to_string(timeline.source);
+      app.shown_run == 0 ? "recorded times (trace timestamps)" : "simulation run " + std::to_string(app.shown_run);
   ImGui::SetNextItemWidth(280);
   if (ImGui::BeginCombo("source", current.c_str())) {
-    if (ImGui::Selectable("recorded times (trace timestamps)", timeline.source == 0)) timeline.source = 0, timeline.t1 = timeline.t0;
-    for (const auto& run : runs) {
+    if (ImGui::Selectable("recorded times (trace timestamps)", app.shown_run == 0)) app.shown_run = 0, tl_.t1 = tl_.t0;
+    for (const auto& run : app.runs.all()) {
       const std::string label = "simulation run " + std::to_string(run->id) + ": " + run->label;
-      if (ImGui::Selectable(label.c_str(), timeline.source == run->id)) timeline.source = run->id, timeline.t1 = timeline.t0;
+      if (ImGui::Selectable(label.c_str(), app.shown_run == run->id)) app.shown_run = run->id, tl_.t1 = tl_.t0;
     }
     ImGui::EndCombo();
   }
-  const chakra::TimelineModel* m = timeline_model();
+  const chakra::TimelineModel* m = model();
   if (!m || m->events == 0) {
-    ImGui::TextDisabled(workspace.ranks().empty() ? "No trace loaded."
-                        : timeline.source == 0 ? "These traces carry no start times; run a simulation to get a timeline."
+    ImGui::TextDisabled(app.workspace.ranks().empty() ? "No trace loaded."
+                        : app.shown_run == 0 ? "These traces carry no start times; run a simulation to get a timeline."
                                                : "This run recorded no spans.");
     return;
   }
-  TimelineFrame frame(*this, *m);
+  TimelineFrame frame(app, tl_, *m);
   frame.toolbar();
   frame.search();
   frame.overview();
   frame.canvas();
   frame.area_stats();
 }
+
+}  // namespace
+
+std::unique_ptr<View> make_timeline_view(AppContext& app) { return std::make_unique<TimelineView>(app); }
 
 }  // namespace chakra_web

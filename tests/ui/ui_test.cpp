@@ -12,13 +12,14 @@
 #include <thread>
 
 #include "app.h"
-#include "app_state.h"
+#include "widgets.h"
 #include "chart.h"
 #include "chakra/app/share_link.h"
 #include "chakra/format/et_io.h"
 #include "chakra/format/et_json.h"
 #include "chakra/sim/simulate.h"
 #include "chakra/support/error.h"
+#include "chakra/support/text.h"
 #include "png.h"
 #include "sim_thread.h"
 #include "test_support.h"
@@ -480,7 +481,7 @@ TEST(AppUi, AnalysisViewGivesHtasFiguresForARealPair) {
 TEST(AppUi, EveryCommandInTheTableIsFoundByItsName) {
   Headless h;
   std::set<std::string> usages;
-  for (const std::string& u : chakra_web::App::command_usages()) EXPECT_TRUE(usages.insert(u).second) << u;
+  for (const std::string& u : h.app->command_usages()) EXPECT_TRUE(usages.insert(u).second) << u;
   EXPECT_GE(usages.size(), 24u);
   EXPECT_TRUE(h.app->command("keys"));
   EXPECT_TRUE(h.app->command("view sweep"));
@@ -490,6 +491,32 @@ TEST(AppUi, EveryCommandInTheTableIsFoundByItsName) {
   EXPECT_FALSE(h.app->command("simulate now"));   // takes none
   EXPECT_FALSE(h.app->command("no such command"));
   EXPECT_TRUE(h.app->command("sweep spec workload: {}"));  // the rest of the line is the argument
+}
+
+// The view registry (web/views.cpp): every view the `view` command lists opens by its name,
+// draws with traces open, is the status's view, and comes back as itself from a share link.
+TEST(AppUi, EveryViewOfTheRegistryOpensDrawsAndComesBackFromALink) {
+  Headless h;
+  h.drop_dir(shared(kTwoRank));
+  h.settle();
+  std::vector<std::string> names;
+  for (const std::string& u : h.app->command_usages())
+    if (u.rfind("view ", 0) == 0)
+      for (std::string_view name : chakra::Split(std::string_view(u).substr(5), '|')) names.emplace_back(name);
+  ASSERT_EQ(names.size(), 7u);
+  EXPECT_EQ(names.front(), "overview");  // the first tab, what a fresh page shows
+  for (const std::string& name : names) {
+    ASSERT_TRUE(h.app->command("view " + name)) << name;
+    h.frame();
+    h.frame();
+    EXPECT_EQ(h.status()["view"], name);
+    const std::string hash = h.app->share_hash();
+    ASSERT_TRUE(h.app->command(name == "overview" ? "view nodes" : "view overview"));
+    h.app->apply_hash(hash);
+    h.frame();
+    EXPECT_EQ(h.status()["view"], name) << "from the link " << hash;
+    EXPECT_EQ(h.status()["error"], "");
+  }
 }
 
 // Scripted commands with numbers take exactly a whole number in range, else fail and change nothing.

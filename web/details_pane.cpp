@@ -4,19 +4,9 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
-#include "app_state.h"
+#include "app_impl.h"
 
 namespace chakra_web {
-
-std::optional<std::pair<double, double>> App::Impl::simulated_span(uint32_t n) {
-  // Through the run's timeline model: O(log spans), where a walk over the spans would cost
-  // every frame the details pane is drawn.
-  const chakra::TimelineModel* m = timeline.source > 0 ? timeline_model() : nullptr;
-  auto at = m ? m->find(rank, n) : std::nullopt;
-  if (!at) return std::nullopt;
-  const chakra::TimelineTrack& tr = m->tracks[at->track];
-  return std::make_pair(static_cast<double>(tr.start[at->index]), static_cast<double>(tr.end[at->index]));
-}
 
 void App::Impl::draw_details() {
   RankCache* c = cache();
@@ -37,7 +27,7 @@ void App::Impl::draw_details() {
   ImGui::Text("duration       %llu us", static_cast<unsigned long long>(t.duration_micros(n)));
   if (auto span = simulated_span(n)) {
     const auto [from, to] = *span;
-    ImGui::TextDisabled("simulated in run %d", timeline.source);
+    ImGui::TextDisabled("simulated in run %d", shown_run);
     ImGui::Text("start          %s", format_duration(from, "ns").c_str());
     ImGui::Text("end            %s", format_duration(to, "ns").c_str());
     ImGui::Text("took           %s", format_duration(to - from, "ns").c_str());
