@@ -13,6 +13,7 @@
 #include <imgui_stdlib.h>
 
 #include "app_context.h"
+#include "timeline_items.h"
 #include "chakra/trace/schema.h"
 
 namespace chakra_web {
@@ -239,11 +240,6 @@ class TimelineFrame {
 
  private:
   using Box = std::pair<ImVec2, ImVec2>;
-  struct Label {
-    ImVec2 p0, p1;
-    uint32_t track, index;
-  };
-
   void fold_every_rank(bool fold) {
     tl_.collapsed.clear();
     if (fold)
@@ -261,9 +257,6 @@ class TimelineFrame {
   // Where a track is drawn: its row below (a folded rank's one row). Pinned tracks are found there
   // too, so arrows and outlines have one place to point at.
   float track_y(uint32_t track) const { return row_y(layout_.row_of_track[track]); }
-  ImU32 colour(uint8_t category, float alpha) const {
-    return m_.categories == chakra::TimelineCategories::SpanKind ? span_kind_colour(category, alpha) : activity_colour(category, alpha);
-  }
 
   // Lays the rows out and opens the child they scroll in; false (the child closed) when too narrow.
   bool begin_canvas() {
@@ -396,31 +389,20 @@ class TimelineFrame {
   // into labels_.
   void draw_row(const chakra::TimelineRow& row, float y, bool show_label) {
     constexpr ImU32 kLabelColour = IM_COL32(200, 200, 210, 255);
-    const chakra::TimelineTrack& first = m_.tracks[row.first_track];
-    if (row.group_start) dl_->AddLine(ImVec2(origin_.x, y), ImVec2(x_left_ + width_, y), IM_COL32(60, 64, 75, 255));
-    if (show_label) {
-      float text_x = origin_.x + 4;
-      if (row.group_start) {
-        ImGui::RenderArrow(dl_, ImVec2(origin_.x + 3, y + 3), kLabelColour, row.collapsed ? ImGuiDir_Right : ImGuiDir_Down, 0.7f);
-        text_x += 12;
+    with_timeline_item(m_, row, [&](const TimelineItem& item) {
+      if (row.group_start) dl_->AddLine(ImVec2(origin_.x, y), ImVec2(x_left_ + width_, y), IM_COL32(60, 64, 75, 255));
+      if (show_label) {
+        float text_x = origin_.x + 4;
+        if (row.group_start) {
+          ImGui::RenderArrow(dl_, ImVec2(origin_.x + 3, y + 3), kLabelColour, row.collapsed ? ImGuiDir_Right : ImGuiDir_Down, 0.7f);
+          text_x += 12;
+        }
+        dl_->PushClipRect(ImVec2(origin_.x, y), ImVec2(x_left_ - 2, y + kRowHeight), true);
+        dl_->AddText(ImVec2(text_x, y + 2), kLabelColour, item.label().c_str());
+        dl_->PopClipRect();
       }
-      const std::string text = row.collapsed ? chakra::timeline_group_label(m_, row.group) + " (" + std::to_string(row.tracks) + " tracks)"
-                                             : chakra::timeline_track_label(m_, first);
-      dl_->PushClipRect(ImVec2(origin_.x, y), ImVec2(x_left_ - 2, y + kRowHeight), true);
-      dl_->AddText(ImVec2(text_x, y + 2), kLabelColour, text.c_str());
-      dl_->PopClipRect();
-    }
-    for (uint32_t k = 0; k < row.tracks; ++k) {
-      const uint32_t t = row.first_track + k;
-      rects_.clear();
-      chakra::visible_rects(m_.tracks[t], tl_.t0, tl_.t1, px_per_unit_, rects_);
-      for (const chakra::TimelineRect& r : rects_) {
-        const float x0 = x_left_ + static_cast<float>(std::max(r.x0, -1.0));
-        const float x1 = std::max(x_left_ + static_cast<float>(std::min(r.x1, static_cast<double>(width_) + 1)), x0 + 1);
-        instances_.push_back({x0, y + 1, x1, y + kRowHeight - 1, colour(r.category, r.count > 1 || row.collapsed ? 0.75f : 1.0f)});
-        if (r.count == 1 && x1 - x0 > 50 && !row.collapsed) labels_.push_back({ImVec2(x0, y + 1), ImVec2(x1, y + kRowHeight - 1), t, r.first});
-      }
-    }
+      item.draw({x_left_, width_, y, kRowHeight, tl_.t0, px_per_unit_}, tl_.t1, instances_, labels_);
+    });
   }
   void flush_rects(ImVec2 clip0, ImVec2 clip1) {
     dl_->PushClipRect(clip0, clip1, true);
@@ -463,7 +445,7 @@ class TimelineFrame {
   void draw_labels() {
     auto draw = [&](size_t from, size_t to) {
       for (size_t k = from; k < to; ++k) {
-        const Label& l = labels_[k];
+        const SliceLabel& l = labels_[k];
         dl_->PushClipRect(l.p0, l.p1, true);
         dl_->AddText(ImVec2(l.p0.x + 3, l.p0.y), IM_COL32(15, 15, 20, 255), event_name(l.track, l.index).c_str());
         dl_->PopClipRect();
@@ -513,12 +495,11 @@ class TimelineFrame {
     const int row = static_cast<int>(std::floor((sy - rows_top_) / kRowHeight));
     return row >= 0 && row < static_cast<int>(layout_.rows.size()) ? &layout_.rows[row] : nullptr;
   }
-  // The event under the mouse in a row (a folded rank: the first of its tracks with one there).
+  // The event under the mouse in a row.
   std::optional<chakra::TimelineModel::Ref> event_under(const chakra::TimelineRow& row, float sx) const {
-    for (uint32_t k = 0; k < row.tracks; ++k)
-      if (auto e = chakra::pick_event(m_.tracks[row.first_track + k], time_at(sx), 3 / px_per_unit_))
-        return chakra::TimelineModel::Ref{row.first_track + k, *e};
-    return std::nullopt;
+    std::optional<chakra::TimelineModel::Ref> found;
+    with_timeline_item(m_, row, [&](const TimelineItem& item) { found = item.event_at(time_at(sx), 3 / px_per_unit_); });
+    return found;
   }
 
   // Area selection (left drag) over the scrolling rows, a click to select an event or fold a rank,
@@ -613,9 +594,8 @@ class TimelineFrame {
   ImDrawList* dl_ = nullptr;
   // What draw_rows found on screen.
   int first_row_ = 0, last_row_ = 0;
-  std::vector<chakra::TimelineRect> rects_;
   std::vector<RectInstance> instances_;
-  std::vector<Label> labels_;
+  std::vector<SliceLabel> labels_;
   size_t row_labels_ = 0;  // labels_ before it are the scrolling rows', after it the pinned band's
 };
 
