@@ -714,7 +714,7 @@ std::vector<RankPair> find_rank_pairs(const std::string& dir, const std::string&
     if (seen.count(*rank))
       throw chakra::Error(dir + ": two pairs for rank " + std::to_string(*rank) + ": " + seen[*rank] + " and " + host);
     seen[*rank] = host;
-    pairs.push_back({host, device, *rank, from});
+    pairs.push_back({host, device, *rank, from, std::nullopt});
   };
   for (auto& [folder, hs] : hosts) {
     std::vector<std::string>& ds = devices[folder];

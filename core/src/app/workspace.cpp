@@ -415,7 +415,16 @@ std::string Workspace::put_file_rank(const std::string& name, uint64_t bytes, do
 
 std::string Workspace::open_stablehlo(const std::string& text, const std::string& name) {
   const auto start = Clock::now();
-  const shlo::Analysis an = shlo::analyze(shlo::parse_program(text, name));
+  shlo::AnalyzeOptions options;
+  options.max_exec_ops = max_stablehlo_ops;
+  shlo::Analysis an;
+  try {
+    an = shlo::analyze(shlo::parse_program(text, name), 0, options);
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    if (what.find("ops after unrolling") == std::string::npos) throw;
+    throw Error(what + " (the page's limit; chakra import stablehlo takes up to 50 million)");
+  }
   if (an.devices > kMaxRanks)
     throw Error(name + ": a program for " + std::to_string(an.devices) + " devices; the page holds up to " +
                 std::to_string(kMaxRanks) + " ranks");

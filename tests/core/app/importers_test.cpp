@@ -126,4 +126,12 @@ TEST(Importers, TheWorkspaceOpensChakraJsonStableHloAndSweepTables) {
   EXPECT_EQ(error(read_file(test_data("hostile/mlir/truncated.mlir")), "bad.mlir").rfind("bad.mlir", 0), 0u);
   EXPECT_EQ(error("{\"globalMetadata\": {}, \"nodes\": [{\"id\": 1, \"type\": \"COMP_NODE\"", "cut.json").rfind("cut.json", 0), 0u);
   EXPECT_EQ(ws.ranks().size(), 4u);  // a bad file changes nothing
+
+  // A program whose unrolled loops execute more ops than the page holds is refused, saying so.
+  ws.max_stablehlo_ops = 2;
+  const std::string too_many = error(program, "big.mlir");
+  EXPECT_EQ(too_many.rfind("big.mlir", 0), 0u) << too_many;
+  EXPECT_NE(too_many.find("more than 2 ops after unrolling"), std::string::npos) << too_many;
+  EXPECT_NE(too_many.find("the page's limit; chakra import stablehlo takes up to 50 million"), std::string::npos) << too_many;
+  EXPECT_EQ(ws.ranks().size(), 4u);
 }

@@ -103,6 +103,9 @@ class Workspace {
   // Validation of a rank added by finish() waits for check_one() (a page validates a large
   // trace over frames of its own, not in the one that decoded its last nodes).
   bool defer_checks = false;
+  // The most ops a StableHLO program opened here may execute once its loops are unrolled (each
+  // is held: a tab's memory, not the CLI's 50 million, sets the limit).
+  uint64_t max_stablehlo_ops = 5'000'000;
   // Validates part of a rank that waits for it (up to `max_nodes` nodes, or one of validation's
   // whole-trace steps: Validator::step); false when none waits.
   bool check_one(uint32_t max_nodes = UINT32_MAX);
