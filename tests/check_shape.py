@@ -14,7 +14,7 @@ import sys
 MAX_FILE_LINES = 800
 MAX_FUNCTION_LINES = 150
 # Headers with nothing to implement: each declares only types, constants and inline functions.
-HEADER_ONLY = {"format/wire.h", "support/error.h", "support/progress.h", "support/swar.h"}
+HEADER_ONLY = {"format/wire.h", "support/error.h", "support/progress.h", "support/swar.h", "support/stopwatch.h"}
 SCOPES = re.compile(r'\b(namespace|class|struct|union|enum)\b[^;{}()]*$|extern\s+""\s*$')
 
 

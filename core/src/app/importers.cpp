@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
+#include <vector>
 
 #include "chakra/format/et_json.h"
 #include "chakra/format/io.h"
 #include "chakra/support/error.h"
+#include "importer_parts.h"
 #include <nlohmann/json.hpp>
 
 namespace chakra {
@@ -55,19 +58,23 @@ std::string looks_like(std::string_view head) {
   return binary(head) ? "binary data of no kind chakrakit reads" : "text of no kind chakrakit reads";
 }
 
+}  // namespace
+
 // ---- the sniffers, one per kind
 
-std::string kineto(std::string_view, std::string_view head) {
+namespace importer_functions {
+
+std::string sniff_kineto(std::string_view, std::string_view head) {
   return json_object(head) && contains(head, "\"traceEvents\"") ? "traceEvents" : "";
 }
 
 // Asked before host ETs, which also hold "nodes".
-std::string chakra_json(std::string_view, std::string_view head) {
+std::string sniff_chakra_json(std::string_view, std::string_view head) {
   if (!looks_like_chakra_json(head)) return "";
   return contains(head, "\"globalMetadata\"") ? "globalMetadata" : "nodes of Chakra node types";
 }
 
-std::string pytorch_host(std::string_view, std::string_view head) {
+std::string sniff_pytorch_host(std::string_view, std::string_view head) {
   if (!json_object(head) || !contains(head, "\"nodes\"")) return "";
   if (contains(head, "\"schema\"")) return "nodes, schema";
   return contains(head, "\"pid\"") ? "nodes, pid" : "";
@@ -75,7 +82,7 @@ std::string pytorch_host(std::string_view, std::string_view head) {
 
 // The keys that make a JSON object an ASTRA-sim system config: scheduling-policy,
 // preferred-dataset-splits and the <collective>-implementation lists.
-std::string system_config(std::string_view, std::string_view head) {
+std::string sniff_system_config(std::string_view, std::string_view head) {
   if (!json_object(head)) return "";
   std::vector<std::string_view> keys;
   for (size_t open = head.find('"'); open != std::string_view::npos;) {
@@ -93,13 +100,13 @@ std::string system_config(std::string_view, std::string_view head) {
   return listed + (keys.size() > 3 ? ", ..." : "");
 }
 
-std::string remote_memory(std::string_view, std::string_view head) {
+std::string sniff_remote_memory(std::string_view, std::string_view head) {
   return json_object(head) && contains(head, "\"memory-type\"") ? "memory-type" : "";
 }
 
 // ASTRA-sim's communicator-group JSON: {"<group id>": [ranks...], ...}. Such files are small, so
 // the whole text is in `head` when it is one.
-std::string comm_groups(std::string_view, std::string_view head) {
+std::string sniff_comm_groups(std::string_view, std::string_view head) {
   if (!json_object(head)) return "";
   const nlohmann::json j = nlohmann::json::parse(head, nullptr, false);
   if (!j.is_object() || j.empty()) return "";
@@ -112,17 +119,17 @@ std::string comm_groups(std::string_view, std::string_view head) {
 }
 
 // A table chakra sweep wrote: JSON lines whose first row starts with its point and sweep columns.
-std::string sweep_table(std::string_view, std::string_view head) {
+std::string sniff_sweep_table(std::string_view, std::string_view head) {
   if (!json_object(head)) return "";
   const std::string_view first_line = head.substr(0, head.find('\n'));
   return contains(first_line, "\"point\"") && contains(first_line, "\"sweep\"") ? "rows of point, sweep" : "";
 }
 
-std::string network_yaml(std::string_view, std::string_view head) {
+std::string sniff_network_yaml(std::string_view, std::string_view head) {
   return !json_object(head) && contains(head, "topology") && contains(head, "npus_count") ? "topology, npus_count" : "";
 }
 
-std::string stablehlo(std::string_view name, std::string_view head) {
+std::string sniff_stablehlo(std::string_view name, std::string_view head) {
   if (json_object(head) || binary(head)) return "";
   if (ends_with(lower(name), ".mlir")) return "a name ending in .mlir";
   return contains(head, "stablehlo.") && (contains(head, "func.func") || contains(head, "module @")) ? "stablehlo ops" : "";
@@ -130,7 +137,7 @@ std::string stablehlo(std::string_view name, std::string_view head) {
 
 // Text workloads start with a parallelism type word, e.g. "DATA", "HYBRID_TRANSFORMER",
 // "MICRO", followed by more tokens or a newline and a layer count.
-std::string text_workload(std::string_view, std::string_view head) {
+std::string sniff_text_workload(std::string_view, std::string_view head) {
   size_t i = 0;
   while (i < head.size() && (std::isupper(static_cast<unsigned char>(head[i])) || head[i] == '_')) ++i;
   if (i < 4 || i >= head.size() || !(head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r'))
@@ -142,7 +149,7 @@ std::string text_workload(std::string_view, std::string_view head) {
   return j < head.size() && std::isdigit(static_cast<unsigned char>(head[j])) ? "a parallelism word, then a layer count" : "";
 }
 
-std::string chakra_et(std::string_view name, std::string_view head) {
+std::string sniff_chakra_et(std::string_view name, std::string_view head) {
   if (json_object(head)) return "";  // JSON of no kind above, whatever its name
   const std::string l = lower(name);
   for (std::string_view suffix : {".et", ".et.gz", ".eg", ".eg.gz", ".chakra", ".chakra.gz"})
@@ -160,30 +167,34 @@ std::string chakra_et(std::string_view name, std::string_view head) {
   return "";
 }
 
+}  // namespace importer_functions
+
+namespace {
+
+using namespace importer_functions;
+
+// In InputKind order (importers.def's).
 const FileImporter kImporters[] = {
-    // First: its first line is its own (point, sweep), and its columns name other kinds' keys
-    // ("system.all-gather-implementation", a workload's file names).
-    {InputKind::SweepTable, "sweep table", "a table chakra sweep wrote (JSON lines)", sweep_table},
-    {InputKind::KinetoTrace, "Kineto trace", "a Kineto (PyTorch profiler) trace", kineto},
-    {InputKind::ChakraJson, "Chakra JSON", "a Chakra JSON trace (as chakra jsonize writes)", chakra_json},
-    {InputKind::PytorchHostEt, "PyTorch host ET", "a PyTorch host execution trace", pytorch_host},
-    {InputKind::SystemJson, "ASTRA-sim system config", "an ASTRA-sim system config (JSON)", system_config},
-    {InputKind::RemoteMemoryJson, "ASTRA-sim remote-memory config", "an ASTRA-sim remote-memory config (JSON)", remote_memory},
-    {InputKind::CommGroupJson, "communicator groups JSON", "a communicator-group file (JSON)", comm_groups},
-    {InputKind::NetworkYaml, "ASTRA-sim network config", "an ASTRA-sim network config (YAML)", network_yaml},
-    {InputKind::StableHlo, "StableHLO program", "a StableHLO program (.mlir)", stablehlo},
-    {InputKind::TextWorkload, "ASTRA-sim text workload", "an ASTRA-sim text workload", text_workload},
-    {InputKind::ChakraEt, "Chakra ET", "a Chakra trace (.et)", chakra_et},
+#define CHAKRA_IMPORTER(kind, function, sniff_order, name, what) \
+  {InputKind::kind, name, what, sniff_order, sniff_##function, open_##function},
+#include "chakra/app/importers.def"
+#undef CHAKRA_IMPORTER
 };
+
+// The same in the order they are asked.
+const std::vector<FileImporter> kBySniffOrder = [] {
+  std::vector<FileImporter> v(std::begin(kImporters), std::end(kImporters));
+  std::stable_sort(v.begin(), v.end(), [](const FileImporter& a, const FileImporter& b) { return a.sniff_order < b.sniff_order; });
+  return v;
+}();
 
 }  // namespace
 
-std::span<const FileImporter> importers() { return kImporters; }
+std::span<const FileImporter> importers() { return kBySniffOrder; }
 
 const FileImporter& importer(InputKind kind) {
-  for (const FileImporter& i : kImporters)
-    if (i.kind == kind) return i;
-  throw Error("no importer of this kind");  // InputKind::Unknown
+  if (kind == InputKind::Unknown) throw Error("no importer of this kind");
+  return kImporters[static_cast<size_t>(kind)];
 }
 
 const char* input_kind_name(InputKind kind) {
@@ -216,7 +227,7 @@ std::string input_head(std::span<const uint8_t> bytes, const std::string& name) 
 
 namespace {
 SniffedInput sniff_head(std::string_view name, std::string_view head) {
-  for (const FileImporter& i : kImporters)
+  for (const FileImporter& i : kBySniffOrder)
     if (std::string evidence = i.sniff(name, head); !evidence.empty()) return {i.kind, std::move(evidence)};
   return {};
 }

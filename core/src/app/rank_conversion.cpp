@@ -9,6 +9,7 @@
 #include "chakra/pytorch/pytorch_convert.h"
 #include "chakra/pytorch/trace_link.h"
 #include "chakra/support/error.h"
+#include "chakra/support/stopwatch.h"
 
 namespace chakra {
 
@@ -94,7 +95,7 @@ ConvertedRank convert_rank(const RankConversion& job) {
     out.message = "rank " + r + ": " + (job.kineto.empty() ? "converted host ET " : "linked and converted ") + out.source;
   }
   out.et = encode_et(trace);
-  out.convert_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  out.convert_ms = ms_since(start);
   return out;
 }
 

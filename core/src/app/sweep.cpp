@@ -17,6 +17,7 @@
 #include "chakra/sim/simulate.h"
 #include "chakra/stablehlo/stablehlo.h"
 #include "chakra/support/error.h"
+#include "chakra/support/stopwatch.h"
 #include "chakra/support/text.h"
 #include "chakra/synth/synth.h"
 #include "chakra/trace/schema.h"
@@ -633,7 +634,7 @@ Row Runner::run(const Point& point) const {
     o.compare_stall_modes = false;  // the table has no column for the other mode's figures
     const auto t0 = std::chrono::steady_clock::now();
     const sim::SimResult r = sim::simulate(in, o);
-    finish(row, r, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    finish(row, r, ms_since(t0));
   } catch (const std::exception& e) {  // chakra::Error, and anything else a point may raise
     fail(row, e.what());
   }

@@ -11,6 +11,7 @@
 #include "chakra/pytorch/trace_link.h"
 #include "chakra/stablehlo/stablehlo.h"
 #include "chakra/support/error.h"
+#include "chakra/support/stopwatch.h"
 #include "chakra/support/text.h"
 #include <nlohmann/json.hpp>
 
@@ -19,14 +20,12 @@ namespace chakra {
 namespace {
 
 constexpr uint32_t kMaxRanks = 4096;                           // of a run made here (synthetic, StableHLO)
-constexpr uint64_t kMaxSweepTableBytes = uint64_t{64} << 20;  // rows are held as JSON values
 
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 }  // namespace
 
-Workspace::Loading::~Loading() = default;
+WorkspaceFile::~WorkspaceFile() = default;
 
 std::string Workspace::put_converted(Loading& l) {
   ConvertedRank& c = *l.converted_;
@@ -52,7 +51,7 @@ namespace {
 constexpr uint64_t kHeldBytes = uint64_t{16} << 20;
 }  // namespace
 
-void Workspace::Loading::add_bytes(std::span<const uint8_t> piece) {
+void WorkspaceFile::add_bytes(std::span<const uint8_t> piece) {
   pieces_->add(piece);  // throws past the file's size
   if (head_.size() < kFingerprintEnd)
     head_.insert(head_.end(), piece.begin(), piece.begin() + std::min(piece.size(), kFingerprintEnd - head_.size()));
@@ -73,7 +72,7 @@ void Workspace::Loading::add_bytes(std::span<const uint8_t> piece) {
   }
 }
 
-void Workspace::Loading::learn_kind() {
+void WorkspaceFile::learn_kind() {
   // The first 64 KiB are in: what kind of file this is, and whether it can be decoded as it comes.
   const InputDescription d = describe_input(name_, head_);
   kind_ = d.kind;
@@ -83,33 +82,33 @@ void Workspace::Loading::learn_kind() {
   streaming_ = kind_ == InputKind::ChakraEt && !is_gzip(head_);
 }
 
-uint64_t Workspace::Loading::bytes_wanted() const {
+uint64_t WorkspaceFile::bytes_wanted() const {
   const uint64_t rest = total_ - pieces_->received();
   if (!streaming_ || done_) return rest;
   if (waiting_for_bytes()) return rest;  // decoding waits for the rest of a record: more, whatever is held
   return std::min(rest, pieces_->held() < kHeldBytes ? kHeldBytes - pieces_->held() : 0);
 }
 
-bool Workspace::Loading::complete() const { return pieces_->complete(); }
+bool WorkspaceFile::complete() const { return pieces_->complete(); }
 
-bool Workspace::Loading::waiting_for_bytes() const {
+bool WorkspaceFile::waiting_for_bytes() const {
   if (done_ || complete()) return false;
   if (!kind_known_ || !streaming_) return true;
   return reader_ ? !first_node_pending_ && reader_->offset() >= framed_ : framed_ == 0;
 }
 
-const char* Workspace::Loading::phase() const {
+const char* WorkspaceFile::phase() const {
   if (kind_ != InputKind::ChakraEt) return kind_known_ && complete() ? "opening" : "reading";
   if (streaming_ && !complete()) return "reading and decoding";
   return complete() ? "decoding" : "reading";
 }
 
-uint64_t Workspace::Loading::fingerprint() const {
+uint64_t WorkspaceFile::fingerprint() const {
   if (!complete()) throw Error(name_ + ": the file has not arrived whole");
   return file_fingerprint(total_, head_, tail_);
 }
 
-void Workspace::Loading::frame_records() {
+void WorkspaceFile::frame_records() {
   if (pieces_->complete()) {
     framed_ = total_;  // the reader sees the true end (and reports a cut-off record)
   } else {
@@ -134,7 +133,7 @@ void Workspace::Loading::frame_records() {
   pieces_->set_readable(framed_);
 }
 
-bool Workspace::Loading::step(uint32_t max_nodes) {
+bool WorkspaceFile::step(uint32_t max_nodes) {
   if (done_) return true;
   if (!kind_known_) return false;  // its first bytes are still arriving
   auto start = Clock::now();
@@ -164,7 +163,7 @@ bool Workspace::Loading::step(uint32_t max_nodes) {
   return done_;
 }
 
-double Workspace::Loading::fraction() const {
+double WorkspaceFile::fraction() const {
   if (done_) return 1;
   if (total_ == 0) return 0;
   if (!reader_) return static_cast<double>(pieces_->received()) / static_cast<double>(total_);
@@ -172,7 +171,7 @@ double Workspace::Loading::fraction() const {
   return static_cast<double>(reader_->offset()) / static_cast<double>(total_);
 }
 
-uint64_t Workspace::Loading::nodes() const { return trace_.size(); }
+uint64_t WorkspaceFile::nodes() const { return trace_.size(); }
 
 std::unique_ptr<Workspace::Loading> Workspace::begin_pieces(const std::string& name, uint64_t total_bytes) {
   auto loading = std::unique_ptr<Loading>(new Loading());
@@ -323,81 +322,45 @@ void Workspace::set_text_npus(uint32_t npus) {
 std::string Workspace::finish(Loading& l) {
   if (!l.complete()) throw Error(l.name_ + ": the file has not arrived whole");
   if (!l.done_) while (!l.step(1u << 20)) {}
+  if (l.kind_ == InputKind::Unknown) throw Error(l.name_ + ": not a file chakrakit opens");
+  return importer(l.kind_).open(*this, l);
+}
+
+std::string WorkspaceFile::text() const { return read_all(*memory_input(bytes_, name_)); }
+
+std::string Workspace::put_pytorch_file(const WorkspaceFile& l) {
   const std::string& name = l.name_;
-  auto whole_text = [&]() { return read_all(*memory_input(l.bytes_, name)); };
-  switch (l.kind_) {
-    case InputKind::ChakraEt:
-      if (l.converted_) return put_converted(l);
-      return put_file_rank(name, l.total_, l.elapsed_ms_, std::move(l.trace_));
-    case InputKind::ChakraJson: {
-      const auto start = Clock::now();
-      Trace trace = read_json_trace(whole_text(), name);
-      return put_file_rank(name, l.total_, ms_since(start), std::move(trace));
-    }
-    case InputKind::StableHlo: return open_stablehlo(whole_text(), name);
-    case InputKind::SweepTable: {
-      if (l.total_ > kMaxSweepTableBytes)
-        throw Error(name + ": a sweep table of " + format_bytes(l.total_) + "; tables up to " +
-                    format_bytes(kMaxSweepTableBytes) + " are opened here");
-      sweep::ReadRows rows = sweep::read_rows(whole_text(), name);
-      if (rows.rows.empty()) throw Error(name + ": a sweep table with no rows");
-      const std::string message = name + ": a sweep table of " + std::to_string(rows.rows.size()) + " rows" +
-                                  (rows.truncated ? " (its last line was cut short)" : "");
-      sweep_table = SweepTableFile{name, std::move(rows)};
-      return message;
-    }
-    case InputKind::PytorchHostEt:
-    case InputKind::KinetoTrace: {
-      bool host = l.kind_ == InputKind::PytorchHostEt;
-      // A Kineto trace's own distributedInfo first, then the file name.
-      std::optional<uint32_t> stated = host ? rank_from_file_name(name) : kineto_file_rank(input_head(l.bytes_, name), name);
-      // A file without a rank pairs with an unpaired other half, else takes a new rank.
-      auto it = std::find_if(pytorch_.begin(), pytorch_.end(), [&](const auto& p) {
-        if (stated) return p.first == *stated;
-        return host ? p.second.host.empty() : p.second.kineto.empty();
-      });
-      uint32_t r = it != pytorch_.end() ? it->first : stated.value_or(next_free_rank());
-      if (it == pytorch_.end()) {
-        pytorch_.push_back({r, {}});
-        it = pytorch_.end() - 1;
-      }
-      PytorchPair& p = it->second;
-      PytorchPair::Half& old = host ? p.old_host : p.old_kineto;
-      std::string& bytes = host ? p.host : p.kineto;
-      std::string& file_name = host ? p.host_name : p.kineto_name;
-      if (!old.replaced) old = {true, std::move(bytes), std::move(file_name)};
-      bytes.assign(l.bytes_.begin(), l.bytes_.end());  // as given: the conversion inflates gzip
-      file_name = name;
-      p.generation = next_generation_++;
-      return {};  // its conversion's result says what came of it
-    }
-    case InputKind::TextWorkload: {
-      TextWorkload w = parse_text_workload(whole_text(), name);
-      if (text_) std::erase_if(ranks_, [&](const auto& t) { return t->source == text_name_; });
-      text_ = std::move(w);
-      text_name_ = name;
-      instantiate_text();
-      return name + ": " + text_->type + " workload, " + std::to_string(text_->layers.size()) + " layers, " +
-             std::to_string(text_npus_) + " NPUs";
-    }
-    case InputKind::NetworkYaml: {
-      network = sim::parse_network(whole_text(), name);
-      network_source = name;
-      return name + ": network of " + std::to_string(network->total_npus()) + " NPUs";
-    }
-    case InputKind::SystemJson:
-      system = sim::parse_system(whole_text(), name);
-      system_source = name;
-      return name + ": system config";
-    case InputKind::RemoteMemoryJson:
-      memory = sim::parse_remote_memory(whole_text(), name);
-      return name + ": remote-memory config";
-    case InputKind::CommGroupJson:
-      groups = sim::parse_comm_groups(whole_text(), name);
-      return name + ": " + std::to_string(groups.size()) + " communicator groups";
-    case InputKind::Unknown: break;
+  bool host = l.kind_ == InputKind::PytorchHostEt;
+  // A Kineto trace's own distributedInfo first, then the file name.
+  std::optional<uint32_t> stated = host ? rank_from_file_name(name) : kineto_file_rank(input_head(l.bytes_, name), name);
+  // A file without a rank pairs with an unpaired other half, else takes a new rank.
+  auto it = std::find_if(pytorch_.begin(), pytorch_.end(), [&](const auto& p) {
+    if (stated) return p.first == *stated;
+    return host ? p.second.host.empty() : p.second.kineto.empty();
+  });
+  uint32_t r = it != pytorch_.end() ? it->first : stated.value_or(next_free_rank());
+  if (it == pytorch_.end()) {
+    pytorch_.push_back({r, {}});
+    it = pytorch_.end() - 1;
   }
-  throw Error(name + ": not a file chakrakit opens");
+  PytorchPair& p = it->second;
+  PytorchPair::Half& old = host ? p.old_host : p.old_kineto;
+  std::string& bytes = host ? p.host : p.kineto;
+  std::string& file_name = host ? p.host_name : p.kineto_name;
+  if (!old.replaced) old = {true, std::move(bytes), std::move(file_name)};
+  bytes.assign(l.bytes_.begin(), l.bytes_.end());  // as given: the conversion inflates gzip
+  file_name = name;
+  p.generation = next_generation_++;
+  return {};  // its conversion's result says what came of it
+}
+
+std::string Workspace::put_text_workload(const std::string& name, TextWorkload w) {
+  if (text_) std::erase_if(ranks_, [&](const auto& t) { return t->source == text_name_; });
+  text_ = std::move(w);
+  text_name_ = name;
+  instantiate_text();
+  return name + ": " + text_->type + " workload, " + std::to_string(text_->layers.size()) + " layers, " +
+         std::to_string(text_npus_) + " NPUs";
 }
 
 std::string Workspace::put_file_rank(const std::string& name, uint64_t bytes, double load_ms, Trace trace) {
@@ -413,7 +376,7 @@ std::string Workspace::put_file_rank(const std::string& name, uint64_t bytes, do
   return "rank " + std::to_string(r) + ": " + name + " (" + std::to_string(nodes) + " nodes)";
 }
 
-std::string Workspace::open_stablehlo(const std::string& text, const std::string& name) {
+std::string Workspace::put_stablehlo(const std::string& text, const std::string& name) {
   const auto start = Clock::now();
   shlo::AnalyzeOptions options;
   options.max_exec_ops = max_stablehlo_ops;

@@ -55,8 +55,15 @@ TEST(Importers, EveryKindHasOneNamedImporterThatKnowsItsSample) {
   const auto files = samples();
   std::set<InputKind> kinds;
   std::set<std::string> names;
-  for (const FileImporter& i : importers()) {
+  std::set<int> orders;
+  int last_order = 0;
+  for (const FileImporter& i : importers()) {  // importers.def's lines, in the order they are asked
     EXPECT_TRUE(kinds.insert(i.kind).second) << i.name << ": two importers of one kind";
+    EXPECT_TRUE(orders.insert(i.sniff_order).second) << i.name << ": two importers asked at " << i.sniff_order;
+    EXPECT_GT(i.sniff_order, last_order) << i.name;
+    last_order = i.sniff_order;
+    EXPECT_EQ(importer(i.kind).name, i.name);
+    EXPECT_NE(i.open, nullptr) << i.name;
     EXPECT_TRUE(names.insert(i.name).second) << i.name << ": two importers of one name";
     EXPECT_NE(std::string(i.what), "") << i.name;
     ASSERT_TRUE(files.count(i.kind)) << i.name << ": no sample file in this test";

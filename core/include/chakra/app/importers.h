@@ -1,8 +1,8 @@
-// Every kind of file chakrakit opens, in one table: how a file is recognised from its name and
-// first bytes, what the kind is called, and the evidence it was known by. The CLI's commands, the
-// workspace (and through it the page) all ask this table; none decides a file's kind on its own.
-// A new kind: its InputKind value, its row in importers.cpp, and its case in Workspace::finish
-// (-Wswitch names the missing case). core/docs/architecture.md has the recipe.
+// Every kind of file chakrakit opens, in one table (importers.def): how a file is recognised from
+// its name and first bytes, the evidence it was known by, what the kind is called, and how a file
+// of it is opened into a workspace. The CLI's commands, the workspace (and through it the page)
+// all ask this table; none decides a file's kind on its own. A new kind: its sniff and open
+// functions, and its line in importers.def; core/docs/architecture.md has the recipe.
 #pragma once
 
 #include <cstdint>
@@ -12,19 +12,30 @@
 
 namespace chakra {
 
-enum class InputKind { ChakraEt, ChakraJson, PytorchHostEt, KinetoTrace, TextWorkload, NetworkYaml, SystemJson,
-                       CommGroupJson, RemoteMemoryJson, StableHlo, SweepTable, Unknown };
+enum class InputKind {
+#define CHAKRA_IMPORTER(kind, function, sniff_order, name, what) kind,
+#include "chakra/app/importers.def"
+#undef CHAKRA_IMPORTER
+  Unknown
+};
+
+class Workspace;
+class WorkspaceFile;
 
 struct FileImporter {
   InputKind kind;
   const char* name;  // "Kineto trace"
   const char* what;  // "a Kineto (PyTorch profiler) trace", for messages
+  int sniff_order;   // asked in this order
   // The evidence that a file is of this kind ("traceEvents"; "the name ends in .et"), "" when it
   // is not. `head`: the first 64 KiB of the content, inflated when gzip.
   std::string (*sniff)(std::string_view file_name, std::string_view head);
+  // Puts a file of this kind that arrived whole into the workspace; returns a line saying what it
+  // became. Throws chakra::Error naming the file for malformed content, the workspace unchanged.
+  std::string (*open)(Workspace& workspace, WorkspaceFile& file);
 };
 
-// The importers in the order they are asked (the first whose sniff answers wins).
+// The importers in the order they are asked (sniff_order: the first whose sniff answers wins).
 std::span<const FileImporter> importers();
 const FileImporter& importer(InputKind kind);
 const char* input_kind_name(InputKind kind);

@@ -40,63 +40,72 @@ struct RankTrace {
   std::vector<std::string> warnings;  // what they left out or guessed: shown as warnings, never "ok"
 };
 
+// Opening one file in steps, so a page can draw between them. Its bytes may arrive in pieces
+// (a page reading a large file in slices): a Chakra .et is then decoded as its records
+// arrive and only the undecoded pieces are held, so the file is never in memory whole;
+// other kinds (and gzip) are gathered whole first. For .et files each step decodes at most
+// `max_nodes` nodes; other kinds are handled in one step.
+class WorkspaceFile {
+ public:
+  ~WorkspaceFile();
+  // The next bytes of the file. Throws chakra::Error naming the file when they run past its
+  // size or, once its first 64 KiB are in, when it is of no kind the workspace takes.
+  void add_bytes(std::span<const uint8_t> piece);
+  // How many more bytes it takes now: all the rest while gathering a file whole, else up to
+  // a bound on what is held undecoded (0: step() first).
+  uint64_t bytes_wanted() const;
+  bool complete() const;  // every byte arrived
+  // Nothing to do until more bytes arrive.
+  bool waiting_for_bytes() const;
+  // What it is doing, for a status line: "reading" (bytes arriving to be read whole),
+  // "decoding" (a .et), "reading and decoding" (a .et as it arrives), "opening" (the rest
+  // happens in Workspace::finish: linking, converting, parsing).
+  const char* phase() const;
+  // Does some work; true when finished (then call Workspace::finish); false also while it
+  // waits for bytes.
+  bool step(uint32_t max_nodes);
+  // 0..1, or -1 when unknown (gzip input).
+  double fraction() const;
+  uint64_t nodes() const;
+  const std::string& name() const { return name_; }
+  uint64_t size() const { return total_; }  // the file's bytes
+  InputKind kind() const { return kind_; }
+  // file_fingerprint() of the whole file, once complete().
+  uint64_t fingerprint() const;
+
+  // For importers' open (importers.h), once the file arrived whole:
+  std::string text() const;                          // its content, inflated when gzip
+  std::span<const uint8_t> bytes() const { return bytes_; }  // as given
+  double decode_ms() const { return elapsed_ms_; }   // a .et's decoding as it arrived
+  Trace take_trace() { return std::move(trace_); }   // the .et decoded
+  bool is_conversion() const { return converted_ != nullptr; }  // a rank conversion's result
+
+ private:
+  friend class Workspace;
+  void learn_kind();     // from the first 64 KiB; throws for a file of no kind it takes
+  void frame_records();  // how far whole .et records have arrived: the reader may go there
+  std::string name_;
+  std::unique_ptr<ConvertedRank> converted_;  // a rank conversion's result (its .et in bytes_)
+  uint64_t total_ = 0;
+  bool kind_known_ = false;
+  InputKind kind_ = InputKind::Unknown;
+  bool streaming_ = false;  // a plain .et decoded as it arrives
+  std::unique_ptr<PieceSource> arriving_;  // the pieces; moved into reader_ when streaming
+  PieceSource* pieces_ = nullptr;          // arriving_, or the one reader_ owns
+  uint64_t framed_ = 0;                    // stream offset where the arrived whole records end
+  bool first_node_pending_ = false;        // record 0 was a Node, held by the reader
+  std::vector<uint8_t> head_, tail_;       // first and last 64 KiB, for the fingerprint
+  std::vector<uint8_t> bytes_;             // the whole file, for the kinds read whole
+  std::unique_ptr<EtReader> reader_;
+  Trace trace_;
+  NodeDraft draft_;
+  bool done_ = false;
+  double elapsed_ms_ = 0;
+};
+
 class Workspace {
  public:
-  // Opening one file in steps, so a page can draw between them. Its bytes may arrive in pieces
-  // (a page reading a large file in slices): a Chakra .et is then decoded as its records
-  // arrive and only the undecoded pieces are held, so the file is never in memory whole;
-  // other kinds (and gzip) are gathered whole first. For .et files each step decodes at most
-  // `max_nodes` nodes; other kinds are handled in one step.
-  class Loading {
-   public:
-    ~Loading();
-    // The next bytes of the file. Throws chakra::Error naming the file when they run past its
-    // size or, once its first 64 KiB are in, when it is of no kind the workspace takes.
-    void add_bytes(std::span<const uint8_t> piece);
-    // How many more bytes it takes now: all the rest while gathering a file whole, else up to
-    // a bound on what is held undecoded (0: step() first).
-    uint64_t bytes_wanted() const;
-    bool complete() const;  // every byte arrived
-    // Nothing to do until more bytes arrive.
-    bool waiting_for_bytes() const;
-    // What it is doing, for a status line: "reading" (bytes arriving to be read whole),
-    // "decoding" (a .et), "reading and decoding" (a .et as it arrives), "opening" (the rest
-    // happens in Workspace::finish: linking, converting, parsing).
-    const char* phase() const;
-    // Does some work; true when finished (then call Workspace::finish); false also while it
-    // waits for bytes.
-    bool step(uint32_t max_nodes);
-    // 0..1, or -1 when unknown (gzip input).
-    double fraction() const;
-    uint64_t nodes() const;
-    const std::string& name() const { return name_; }
-    uint64_t size() const { return total_; }  // the file's bytes
-    InputKind kind() const { return kind_; }
-    // file_fingerprint() of the whole file, once complete().
-    uint64_t fingerprint() const;
-
-   private:
-    friend class Workspace;
-    void learn_kind();     // from the first 64 KiB; throws for a file of no kind it takes
-    void frame_records();  // how far whole .et records have arrived: the reader may go there
-    std::string name_;
-    std::unique_ptr<ConvertedRank> converted_;  // a rank conversion's result (its .et in bytes_)
-    uint64_t total_ = 0;
-    bool kind_known_ = false;
-    InputKind kind_ = InputKind::Unknown;
-    bool streaming_ = false;  // a plain .et decoded as it arrives
-    std::unique_ptr<PieceSource> arriving_;  // the pieces; moved into reader_ when streaming
-    PieceSource* pieces_ = nullptr;          // arriving_, or the one reader_ owns
-    uint64_t framed_ = 0;                    // stream offset where the arrived whole records end
-    bool first_node_pending_ = false;        // record 0 was a Node, held by the reader
-    std::vector<uint8_t> head_, tail_;       // first and last 64 KiB, for the fingerprint
-    std::vector<uint8_t> bytes_;             // the whole file, for the kinds read whole
-    std::unique_ptr<EtReader> reader_;
-    Trace trace_;
-    NodeDraft draft_;
-    bool done_ = false;
-    double elapsed_ms_ = 0;
-  };
+  using Loading = WorkspaceFile;  // a file being opened
 
   // Starts opening a file of `total_bytes` whose bytes come through Loading::add_bytes.
   std::unique_ptr<Loading> begin_pieces(const std::string& name, uint64_t total_bytes);
@@ -171,11 +180,20 @@ class Workspace {
   sim::SimResult simulate(const sim::NetworkConfig& network, const sim::SystemConfig& system,
                           const sim::SimOptions& options = {}) const;
 
- private:
-  void put_rank(std::unique_ptr<RankTrace> rank);
+  // What importers' open functions (importers.def) put in; each returns a line saying what it
+  // became and throws chakra::Error naming the file, the workspace then unchanged.
   // A trace of one rank read from a file: its rank from the name, else the next free one.
   std::string put_file_rank(const std::string& name, uint64_t bytes, double load_ms, Trace trace);
-  std::string open_stablehlo(const std::string& text, const std::string& name);
+  std::string put_converted(WorkspaceFile& converted);  // a .et from begin_converted()
+  // A StableHLO program's devices as the ranks (up to max_stablehlo_ops executed ops).
+  std::string put_stablehlo(const std::string& text, const std::string& name);
+  // A PyTorch host ET or Kineto trace: recorded for its rank's conversion (take_conversions).
+  std::string put_pytorch_file(const WorkspaceFile& file);
+  // A text workload, instantiated for text_npus() NPUs in place of the last one's ranks.
+  std::string put_text_workload(const std::string& name, TextWorkload workload);
+
+ private:
+  void put_rank(std::unique_ptr<RankTrace> rank);
   // Replaces the ranks (and their groups) with a whole run's traces, as a synthetic step or a
   // StableHLO program gives them; notes go to every rank.
   void replace_ranks(std::vector<std::unique_ptr<RankTrace>> ranks, sim::CommGroups new_groups);
@@ -197,7 +215,6 @@ class Workspace {
   };
   PytorchPair* pair_of(uint32_t rank);
   RankConversion take_conversion(uint32_t rank, PytorchPair& pair);
-  std::string put_converted(Loading& converted);  // finish() of begin_converted()'s Loading
   uint64_t next_generation_ = 1;  // never reset: results of jobs from before clear() stay stale
   std::vector<std::pair<uint32_t, PytorchPair>> pytorch_;
   std::optional<TextWorkload> text_;
