@@ -139,7 +139,7 @@ std::vector<double> hespas_profiled_compute(const std::string& readme, const cha
 
 double max_of(const std::vector<double>& v) { return v.empty() ? std::nan("") : *std::max_element(v.begin(), v.end()); }
 
-std::string model_line(const chakra::shlo::EfficiencyModel& m) {
+std::string model_line(const chakra::stablehlo::EfficiencyModel& m) {
   char buf[160];
   std::snprintf(buf, sizeof buf, "GEMM %.3f of peak, bandwidth %.3f of HBM, %.2f us per kernel", m.gemm, m.bandwidth, m.kernel_overhead_s * 1e6);
   return buf;
@@ -150,7 +150,7 @@ std::string model_line(const chakra::shlo::EfficiencyModel& m) {
 double trend_over_workloads(const std::vector<double>& predicted, const std::vector<double>& measured, size_t systems) {
   std::vector<double> per_workload;
   for (size_t w = 0; w + systems <= predicted.size(); w += systems)
-    per_workload.push_back(chakra::shlo::median_trend_error({predicted.begin() + w, predicted.begin() + w + systems},
+    per_workload.push_back(chakra::stablehlo::median_trend_error({predicted.begin() + w, predicted.begin() + w + systems},
                                                             {measured.begin() + w, measured.begin() + w + systems}));
   return median(per_workload);
 }
@@ -158,9 +158,9 @@ double trend_over_workloads(const std::vector<double>& predicted, const std::vec
 // How low the trend error can go at all on the Llama-3 measurements, i.e. why its 5% target is
 // not met by constants taken from public sources (core/docs/stablehlo.md). `cases` in workload x
 // system order, `predicted` and `measured` their shipped predictions and measured steps.
-void trend_bounds(const std::vector<chakra::shlo::CalibrationCase>& cases, const std::vector<double>& predicted,
+void trend_bounds(const std::vector<chakra::stablehlo::CalibrationCase>& cases, const std::vector<double>& predicted,
                   const std::vector<double>& measured, const char* const* devices, size_t systems, size_t reference) {
-  namespace shlo = chakra::shlo;
+  namespace stablehlo = chakra::stablehlo;
   std::printf("bounds on the trend error with these measurements:\n");
 
   // A perfect predictor scored against figures rounded to 10 ms: true times drawn uniformly within
@@ -204,17 +204,17 @@ void trend_bounds(const std::vector<chakra::shlo::CalibrationCase>& cases, const
   // die as the H100, B200 SXM 77.6%) scaling each GPU's peaks, the shared constants recalibrated.
   const std::map<std::string, double> mamf = {{"a100", 0.869}, {"h100", 0.803}, {"h200", 0.803}, {"b200", 0.776}};
   if (std::all_of(devices, devices + systems, [&](const char* d) { return mamf.count(d) > 0; })) {
-    std::vector<shlo::CalibrationCase> scaled_cases = cases;
+    std::vector<stablehlo::CalibrationCase> scaled_cases = cases;
     for (size_t c = 0; c < cases.size(); ++c) {
-      shlo::DeviceSpec& d = scaled_cases[c].device;
+      stablehlo::DeviceSpec& d = scaled_cases[c].device;
       const double efficiency = mamf.at(devices[c % systems]);
       for (auto& [dtype, flops] : d.peak_flops) flops *= efficiency;
       d.fallback_flops *= efficiency;
     }
-    const shlo::EfficiencyModel m = shlo::calibrate(scaled_cases);
+    const stablehlo::EfficiencyModel m = stablehlo::calibrate(scaled_cases);
     std::vector<double> steps, errors;
-    for (const shlo::CalibrationCase& c : scaled_cases) {
-      steps.push_back(shlo::modelled_step(c, m));
+    for (const stablehlo::CalibrationCase& c : scaled_cases) {
+      steps.push_back(stablehlo::modelled_step(c, m));
       errors.push_back(std::fabs(steps.back() / c.measured_s - 1));
     }
     std::printf("  peaks scaled by the public MAMF efficiencies, shared constants recalibrated (%s): median %.1f%%, trend error %.1f%%\n",
@@ -225,11 +225,11 @@ void trend_bounds(const std::vector<chakra::shlo::CalibrationCase>& cases, const
   // 24 figures), to be set against the public figures (core/docs/stablehlo.md does).
   std::vector<double> own(cases.size()), own_errors;
   for (size_t k = 0; k < systems; ++k) {
-    std::vector<shlo::CalibrationCase> mine;
+    std::vector<stablehlo::CalibrationCase> mine;
     for (size_t c = k; c < cases.size(); c += systems) mine.push_back(cases[c]);
-    const shlo::EfficiencyModel m = shlo::calibrate(mine);
+    const stablehlo::EfficiencyModel m = stablehlo::calibrate(mine);
     for (size_t c = k; c < cases.size(); c += systems) {
-      own[c] = shlo::modelled_step(cases[c], m);
+      own[c] = stablehlo::modelled_step(cases[c], m);
       own_errors.push_back(std::fabs(own[c] / cases[c].measured_s - 1));
     }
     std::printf("  %-5s constants fitted on its own cases: %s\n", devices[k], model_line(m).c_str());
@@ -244,7 +244,7 @@ void trend_bounds(const std::vector<chakra::shlo::CalibrationCase>& cases, const
 // for hespas' published XLA-profiled compute, a leave-one-GPU-out calibration of the shared
 // constants (fitted on three GPUs' 18 cases, the error on the fourth's 6) and trend_bounds.
 bool stablehlo_prediction(int repeat) {
-  namespace shlo = chakra::shlo;
+  namespace stablehlo = chakra::stablehlo;
   const std::string dir = std::string(CHAKRA_SHARED_DIR) + "/reference/stablehlo/";
   const std::string nets = std::string(CHAKRA_SOURCE_DIR) + "/assets/stablehlo/networks/";
   const nlohmann::json anchors = nlohmann::json::parse(chakra::read_file(dir + "hardware_and_step_time_anchors.json"));
@@ -266,23 +266,23 @@ bool stablehlo_prediction(int repeat) {
   for (const char* s : sizes) workloads.push_back({std::string("llama3-") + s, std::string("llama3/llama3-") + s + ".spmd.mlir"});
   const std::vector<double> hespas = hespas_profiled_compute(dir + "llama3/README.md", sizes, kSystems);
 
-  std::vector<std::unique_ptr<shlo::Analysis>> analyses;
-  std::vector<shlo::CalibrationCase> cases;  // Llama cases, with their prediction's exposed communication
+  std::vector<std::unique_ptr<stablehlo::Analysis>> analyses;
+  std::vector<stablehlo::CalibrationCase> cases;  // Llama cases, with their prediction's exposed communication
   // Per Llama case, in the order of `cases`: our step, the measured one, hespas' compute.
   std::vector<double> errors, hespas_errors, llama_steps, llama_measured, hespas_steps;
-  std::printf("\n== StableHLO step-time prediction (model: %s)\n", model_line(shlo::shipped_model()).c_str());
+  std::printf("\n== StableHLO step-time prediction (model: %s)\n", model_line(stablehlo::shipped_model()).c_str());
   std::printf("%-12s %-5s %10s %10s %10s %10s %7s %12s %7s\n", "workload", "GPU", "compute ms", "exposed ms", "step ms",
               "measured", "error", "hespas XLA", "error");
   for (const Workload& w : workloads) {
     const std::string text = chakra::read_file(dir + w.file);
-    auto a = std::make_unique<shlo::Analysis>();
-    const double parse_s = best_cpu_seconds(repeat, [&] { *a = shlo::analyze(shlo::parse_program(text, w.file)); });
+    auto a = std::make_unique<stablehlo::Analysis>();
+    const double parse_s = best_cpu_seconds(repeat, [&] { *a = stablehlo::analyze(stablehlo::parse_program(text, w.file)); });
     for (size_t k = 0; k < kSystems; ++k) {
       const System& s = systems[k];
-      const shlo::DeviceSpec d = shlo::device_preset(s.device);
-      const chakra::sim::NetworkConfig net = chakra::sim::load_network(nets + s.network);
-      shlo::Prediction p;
-      const double predict_s = best_cpu_seconds(repeat, [&] { p = shlo::predict(*a, d, net, shlo::default_system(net, d)); });
+      const stablehlo::DeviceSpec d = stablehlo::device_preset(s.device);
+      const chakra::astra::NetworkConfig net = chakra::astra::load_network(nets + s.network);
+      stablehlo::Prediction p;
+      const double predict_s = best_cpu_seconds(repeat, [&] { p = stablehlo::predict(*a, d, net, stablehlo::default_system(net, d)); });
       const nlohmann::json& table = measured_table.at(s.anchor);
       std::printf("%-12s %-5s %10.2f %10.2f %10.2f", w.name.c_str(), s.device, p.compute_s * 1e3, p.exposed_comm_s * 1e3, p.step_s * 1e3);
       if (table.contains(w.name)) {
@@ -315,17 +315,17 @@ bool stablehlo_prediction(int repeat) {
               anchors["tutorial_llama3_100m_4xA100"]["xla_profiled_plus_astrasim_ms"].get<double>());
 
   // Leave one GPU out: the shared constants fitted on the other three, errors on the fourth.
-  const shlo::EfficiencyModel all = shlo::calibrate(cases);
+  const stablehlo::EfficiencyModel all = stablehlo::calibrate(cases);
   std::printf("calibrated on all 24 cases: %s\n", model_line(all).c_str());
   std::vector<double> loo_errors, loo_step(cases.size());
   for (size_t k = 0; k < kSystems; ++k) {
-    std::vector<shlo::CalibrationCase> train;
+    std::vector<stablehlo::CalibrationCase> train;
     for (size_t c = 0; c < cases.size(); ++c)
       if (c % kSystems != k) train.push_back(cases[c]);
-    const shlo::EfficiencyModel m = shlo::calibrate(train);
+    const stablehlo::EfficiencyModel m = stablehlo::calibrate(train);
     std::vector<double> held;
     for (size_t c = k; c < cases.size(); c += kSystems) {
-      loo_step[c] = shlo::modelled_step(cases[c], m);
+      loo_step[c] = stablehlo::modelled_step(cases[c], m);
       held.push_back(std::fabs(loo_step[c] / cases[c].measured_s - 1));
       loo_errors.push_back(held.back());
     }

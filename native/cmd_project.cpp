@@ -18,7 +18,7 @@
 namespace {
 
 // --groups FILE: {"dp": [ids...]}, the data-parallel groups, each one of `groups`.
-std::vector<int> data_parallel_ids(const std::string& path, const chakra::sim::CommGroups& groups) {
+std::vector<int> data_parallel_ids(const std::string& path, const chakra::astra::CommGroups& groups) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(chakra::read_file(path, {}));
@@ -61,7 +61,7 @@ void refuse_invalid(const chakra::Trace& trace, const std::string& path) {
 // re-staged over more pipeline stages (or each block re-sharded over more tensor ranks).
 int reshape_synthetic(const cli::Args& a, const std::string& prefix, uint32_t from, uint32_t to, const std::string& degree) {
   const std::string generator =
-      chakra::project::synth_command(chakra::read_et(prefix + ".0.et", cli::read_options(a, nullptr)));
+      chakra::synth::synth_command(chakra::read_et(prefix + ".0.et", cli::read_options(a, nullptr)));
   const std::string synth = "chakra synth ";
   if (generator.empty())
     throw chakra::Error(prefix + ".0.et: " + degree + " re-" + (degree == "--pp" ? "stages layers" : "shards blocks") +
@@ -113,16 +113,16 @@ int run(const cli::Args& a) {
     traces[r] = chakra::read_et(chakra::memory_input({reinterpret_cast<const uint8_t*>(bytes[r].data()), bytes[r].size()}, path, read.input), read);
     refuse_invalid(traces[r], path);
   }, "reading");
-  chakra::sim::CommGroups groups;
+  chakra::astra::CommGroups groups;
   std::string groups_source = a.has("--comm-group") ? a.get("--comm-group") : prefix + ".comm_group.json";
-  if (std::filesystem::exists(groups_source)) groups = chakra::sim::load_comm_groups(groups_source);
+  if (std::filesystem::exists(groups_source)) groups = chakra::astra::load_comm_groups(groups_source);
   else if (a.has("--comm-group")) throw chakra::Error(groups_source + ": no such file");
-  else groups = chakra::project::metadata_groups(traces[0]), groups_source = groups.empty() ? "" : prefix + ".0.et's METADATA nodes";
+  else groups = chakra::synth::metadata_groups(traces[0]), groups_source = groups.empty() ? "" : prefix + ".0.et's METADATA nodes";
   std::vector<const chakra::Trace*> ranks;
   for (const auto& t : traces) ranks.push_back(&t);
   std::optional<std::vector<int>> given;
   if (a.has("--groups")) given = data_parallel_ids(a.get("--groups"), groups);
-  const chakra::project::Plan plan = chakra::project::plan_data_parallel(ranks, groups, to, given);
+  const chakra::synth::Plan plan = chakra::synth::plan_data_parallel(ranks, groups, to, given);
   traces.clear();
   std::cerr << "chakra project: " << from << " -> " << to << " ranks, " << plan.factor() << " data-parallel replica"
             << (plan.factor() == 1 ? "" : "s") << (groups_source.empty() ? "" : " (groups from " + groups_source + ")") << "\n"
@@ -130,12 +130,12 @@ int run(const cli::Args& a) {
   if (a.has("--explain")) return cli::kOk;
   const std::string out = a.get("--output");
   std::map<std::string, std::vector<int64_t>> projected;
-  for (const auto& [id, members] : chakra::project::projected_groups(plan, groups))
+  for (const auto& [id, members] : chakra::synth::projected_groups(plan, groups))
     projected[std::to_string(id)] = std::vector<int64_t>(members.begin(), members.end());
   cli::write_rank_traces(out, to, [&](size_t r, chakra::Trace& trace) {
     const std::string& b = bytes[r % from];
     trace = chakra::read_et(chakra::memory_input({reinterpret_cast<const uint8_t*>(b.data()), b.size()}, prefix, read.input), read);
-    chakra::project::project_rank(trace, plan, static_cast<uint32_t>(r));
+    chakra::synth::project_rank(trace, plan, static_cast<uint32_t>(r));
   }, projected.empty() ? "" : out + ".comm_group.json", projected);
   std::cerr << "  -> " << out << ".{0.." << to - 1 << "}.et" << (projected.empty() ? "" : ", " + out + ".comm_group.json") << "\n";
   return cli::kOk;

@@ -21,6 +21,8 @@
 
 namespace {
 
+using namespace chakra;
+using namespace chakra::astra;
 using namespace chakra::sim;
 
 struct Request {

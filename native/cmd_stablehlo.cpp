@@ -14,7 +14,7 @@
 #include "cli.h"
 #include "commands.h"
 
-using namespace chakra::shlo;
+using namespace chakra::stablehlo;
 
 namespace {
 
@@ -119,8 +119,8 @@ int run_predict(const cli::Args& a) {
   if (!a.has("--network")) a.fail("--network NET.yml is required");
   const DeviceSpec d = device(a);
   const Analysis an = load(a);
-  const chakra::sim::NetworkConfig net = chakra::sim::load_network(a.get("--network"));
-  const chakra::sim::SystemConfig system = a.has("--system") ? chakra::sim::load_system(a.get("--system")) : default_system(net, d);
+  const chakra::astra::NetworkConfig net = chakra::astra::load_network(a.get("--network"));
+  const chakra::astra::SystemConfig system = a.has("--system") ? chakra::astra::load_system(a.get("--system")) : default_system(net, d);
   const Prediction p = predict(an, d, net, system);
   if (a.has("--json")) {
     const std::string text = prediction_json(an, d, p);

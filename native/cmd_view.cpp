@@ -168,7 +168,7 @@ int run_view(const cli::Args& args) {
     for (size_t i = 0; i < site.preload.size(); ++i)
       w.value("preload/" + std::to_string(i) + "/" + site.preload[i].filename().string());
     w.end_array();
-    if (args.has("--simulate")) w.key("simulate").value(chakra::sim::cluster_preset(args.get("--simulate")).name);
+    if (args.has("--simulate")) w.key("simulate").value(chakra::cluster_preset(args.get("--simulate")).name);
     w.end_object();
     w.flush();
     site.manifest = sink.out + "\n";

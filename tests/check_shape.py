@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Holds the code to the shape core/docs/architecture.md promises (python3 check_shape.py ROOT):
 no source file in core/, native/ or web/ over 800 lines, no function in native/ or web/ over
-150 lines, and every public header of the core named after its sources (chakra/<layer>/X.h is
-implemented by src/<layer>/X.cpp or X_*.cpp) unless it is header-only; and the page's views kept
+150 lines, every public header of the core named after its sources (chakra/<layer>/X.h is
+implemented by src/<layer>/X.cpp or X_*.cpp) unless it is header-only and declaring its folder's
+namespace (chakra, chakra::<layer>, or one named after the file, as chakra::sweep); and the page's views kept
 apart (web/app_context.h): each web/view_<name>.cpp defines its View class inside an anonymous
 namespace and make_<name>_view, views.cpp lists exactly those files, and no other file of web/
 includes a view's file or names its class (a view reaches another only by commands). Prints each
@@ -148,6 +149,10 @@ def main(root):
     for header in sorted((root / "core/include/chakra").glob("*/*.h")):
         rel = header.relative_to(root / "core/include/chakra").as_posix()
         layer, stem = rel.split("/")[0], header.stem
+        # Namespaces after folders: chakra, chakra::<layer>, or one named after the file itself.
+        for ns in re.findall(r"^namespace (chakra[\w:]*) \{", header.read_text(encoding="utf-8"), re.M):
+            if ns not in ("chakra", f"chakra::{layer}", f"chakra::{stem}"):
+                problems.append(f"core/include/chakra/{rel}: declares namespace {ns} (its folder's is chakra::{layer})")
         sources = list((root / "core/src" / layer).glob(f"{stem}.cpp")) + list((root / "core/src" / layer).glob(f"{stem}_*.cpp"))
         if not sources and rel not in HEADER_ONLY:
             problems.append(f"core/include/chakra/{rel}: no core/src/{layer}/{stem}.cpp or {stem}_*.cpp implements it")

@@ -347,7 +347,7 @@ bool AppContext::generate_synthetic() {
     files_fingerprint = 0;
     ranks_changed();
     rank = 0;
-    chakra::sim::SystemConfig& system = runs.settings.system;
+    chakra::astra::SystemConfig& system = runs.settings.system;
     system.roofline = true;  // synthetic traces carry FLOPs and bytes, not durations
     if (system.peak_perf <= 0) system.peak_perf = 989;
     if (system.local_mem_bw <= 0) system.local_mem_bw = 3350;

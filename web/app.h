@@ -51,14 +51,14 @@ class Platform {
   // Starts `job` away from the UI thread (the browser encodes it for a Web Worker, a native host
   // runs it on a thread). The host then reports to App::simulation_progress and, once, to
   // simulation_finished or simulation_failed, from the UI thread. At most one runs at a time.
-  virtual void start_simulation(chakra::sim::SimJob job) {}
+  virtual void start_simulation(chakra::SimJob job) {}
   // Stops the running simulation; nothing more is reported for it.
   virtual void cancel_simulation() {}
   // Whether the host simulates a sweep's points away from the UI thread (start_sweep_point:
   // several at once, each reported once to App::sweep_point_finished or sweep_point_failed, from
   // the UI thread); otherwise the app runs them in place, a few per frame.
   virtual bool runs_sweep_points() const { return false; }
-  virtual void start_sweep_point(uint64_t point, uint64_t generation, chakra::sim::SimJob job) {}
+  virtual void start_sweep_point(uint64_t point, uint64_t generation, chakra::SimJob job) {}
   // Drops the points started and not reported; nothing more is reported for them.
   virtual void cancel_sweep() {}
   // Whether the host links and converts PyTorch ranks away from the UI thread

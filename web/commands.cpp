@@ -74,7 +74,7 @@ void App::add_commands() {
   for (const auto& v : s.views) view_names += (view_names.empty() ? "" : "|") + std::string(v->name());
   out.push_back({"view " + view_names, [this](std::string_view w) { return set_view(w); }});
   out.push_back({"preset NAME", [&s](std::string_view w) {  // a cluster of assets/simulation/presets.json
-    for (const chakra::sim::ClusterPreset& p : chakra::sim::cluster_presets())
+    for (const chakra::ClusterPreset& p : chakra::cluster_presets())
       if (p.name == w) return s.runs.use_preset(p.name), true;
     return false;
   }});

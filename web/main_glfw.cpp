@@ -56,7 +56,7 @@ class DesktopPlatform : public chakra_web::Platform {
   }
   bool draw_rects(const std::vector<chakra_web::RectInstance>& r) override { return gpu_rects && rects.queue(r); }
   bool runs_simulations() const override { return true; }
-  void start_simulation(chakra::sim::SimJob job) override { runner.start(std::move(job)); }
+  void start_simulation(chakra::SimJob job) override { runner.start(std::move(job)); }
   void cancel_simulation() override { runner.cancel(); }
   chakra::ConvertedRank convert_here(const chakra::RankConversion& job) override { return chakra::convert_rank(job); }
   bool show_timings() const override { return !stable; }

@@ -74,16 +74,16 @@ class BrowserPlatform : public chakra_web::Platform {
   // In a Web Worker (sim_client.js), which gets the job as bytes; its reports come back through
   // app_sim_* below.
   bool runs_simulations() const override { return EM_ASM_INT({ return typeof Worker !== 'undefined'; }) != 0; }
-  void start_simulation(chakra::sim::SimJob job) override {
-    std::string bytes = chakra::sim::encode_job(job);
+  void start_simulation(chakra::SimJob job) override {
+    std::string bytes = chakra::encode_job(job);
     EM_ASM({ Module.chakrakitSimulation.start(HEAPU8.subarray($0, $0 + $1)); }, bytes.data(), bytes.size());
   }
   void cancel_simulation() override { EM_ASM({ Module.chakrakitSimulation.cancel(); }); }
   // Sweep points in a pool of Web Workers (sim_client.js); reports come back through app_sweep_*.
   bool runs_sweep_points() const override { return runs_simulations(); }
-  void start_sweep_point(uint64_t point, uint64_t generation, chakra::sim::SimJob job) override {
+  void start_sweep_point(uint64_t point, uint64_t generation, chakra::SimJob job) override {
     job.options.record_spans = false;
-    std::string bytes = chakra::sim::encode_job(job);
+    std::string bytes = chakra::encode_job(job);
     EM_ASM({ Module.chakrakitSweep.start(HEAPU8.subarray($0, $0 + $1), $2, $3); }, bytes.data(), bytes.size(),
            static_cast<double>(point), static_cast<double>(generation));
   }
@@ -298,7 +298,7 @@ EMSCRIPTEN_KEEPALIVE void app_sim_finished(const char* data, int size) {
   wake();
   chakra::sim::SimResult result;
   try {
-    result = chakra::sim::decode_result(std::string_view(data, static_cast<size_t>(size)));
+    result = chakra::decode_result(std::string_view(data, static_cast<size_t>(size)));
   } catch (const std::exception& e) {
     g_app->simulation_failed(e.what());
     return;
@@ -309,7 +309,7 @@ EMSCRIPTEN_KEEPALIVE void app_sweep_finished(const char* data, int size, double 
   wake();
   chakra::sim::SimResult result;
   try {
-    result = chakra::sim::decode_result(std::string_view(data, static_cast<size_t>(size)));
+    result = chakra::decode_result(std::string_view(data, static_cast<size_t>(size)));
   } catch (const std::exception& e) {
     g_app->sweep_point_failed(static_cast<uint64_t>(point), static_cast<uint64_t>(generation), e.what());
     return;

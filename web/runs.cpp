@@ -13,6 +13,7 @@
 
 namespace chakra_web {
 
+namespace astra = chakra::astra;
 namespace sim = chakra::sim;
 
 namespace {
@@ -27,7 +28,7 @@ std::string join(const std::vector<std::string>& parts) {
 std::string run_label(const SimSettings& settings) {
   std::string dims;
   for (size_t d = 0; d < settings.network.npus.size(); ++d)
-    dims += (d ? " x " : "") + std::to_string(settings.network.npus[d]) + " " + sim::topology_name(settings.network.topology[d]) +
+    dims += (d ? " x " : "") + std::to_string(settings.network.npus[d]) + " " + astra::topology_name(settings.network.topology[d]) +
             " " + chakra::format_number(settings.network.bandwidth[d]) + " GB/s";
   return settings.preset + ": " + dims + (settings.congestion_aware ? ", congestion-aware" : "") +
          (settings.stalls_wait ? ", host stalls as waits" : "") +
@@ -42,7 +43,7 @@ Runs::Runs(Platform& platform, chakra::Workspace& workspace, std::function<void(
 }
 
 void Runs::use_preset(const std::string& name) {
-  const sim::ClusterPreset& p = sim::cluster_preset(name);
+  const chakra::ClusterPreset& p = chakra::cluster_preset(name);
   settings.preset = name;
   settings.network = p.network;
   settings.system = p.system;
@@ -62,8 +63,8 @@ bool Runs::set_slowdown(const std::string& spec) {
 }
 
 void Runs::fit_to_ranks() {
-  settings.network = sim::fit_network(settings.network, workspace_.ranks().size());
-  sim::fit_system(settings.system, settings.network.topology.size());
+  settings.network = chakra::fit_network(settings.network, workspace_.ranks().size());
+  chakra::fit_system(settings.system, settings.network.topology.size());
 }
 
 bool Runs::start(const SimSettings& settings) {
@@ -77,7 +78,7 @@ bool Runs::start(const SimSettings& settings) {
     if (!settings.faster_name.empty()) options.speedups.push_back({settings.faster_name, settings.faster_by});
     options.slowdown = sim::parse_slowdowns(settings.slowdown, "slowdowns");
     options.stalls = settings.stalls_wait ? sim::StallMode::Wait : sim::StallMode::Keep;
-    sim::SimJob job = workspace_.simulation_job(settings.network, settings.system, options);  // checks the ranks
+    chakra::SimJob job = workspace_.simulation_job(settings.network, settings.system, options);  // checks the ranks
     auto run = std::make_unique<SimRun>();
     run->id = next_id_++;
     run->settings = settings;
@@ -90,7 +91,7 @@ bool Runs::start(const SimSettings& settings) {
       platform_.start_simulation(std::move(job));
       return true;
     }
-    run->result = sim::run_job(job);
+    run->result = chakra::run_job(job);
     finish(std::move(run));
     return true;
   } catch (const std::exception& e) {
@@ -197,10 +198,10 @@ std::function<void()> Runs::read_state(const chakra::ShareState& s, int shown_ru
 }
 
 void Runs::settings_state(const SimSettings& sim, const std::string& prefix, chakra::ShareState& s) {
-  const sim::NetworkConfig& net = sim.network;
+  const astra::NetworkConfig& net = sim.network;
   std::vector<std::string> topo, npus, bw, lat;
   for (size_t d = 0; d < net.topology.size(); ++d) {
-    topo.push_back(sim::topology_name(net.topology[d]));
+    topo.push_back(astra::topology_name(net.topology[d]));
     npus.push_back(std::to_string(net.npus[d]));
     bw.push_back(chakra::format_number(net.bandwidth[d]));
     lat.push_back(chakra::format_number(net.latency[d]));
@@ -210,14 +211,14 @@ void Runs::settings_state(const SimSettings& sim, const std::string& prefix, cha
   s[prefix + "npus"] = join(npus);
   s[prefix + "bw"] = join(bw);
   s[prefix + "lat"] = join(lat);
-  for (int c = 0; c < sim::kCollectiveTypes; ++c) {
+  for (int c = 0; c < astra::kCollectiveTypes; ++c) {
     std::vector<std::string> names;
-    for (const auto& a : sim.system.algorithms[c]) names.push_back(sim::algorithm_name(a));
+    for (const auto& a : sim.system.algorithms[c]) names.push_back(astra::algorithm_name(a));
     if (!names.empty()) s[prefix + kCollectiveKeys[c]] = join(names);
   }
   s[prefix + "splits"] = std::to_string(sim.system.preferred_dataset_splits);
   s[prefix + "chunks"] = std::to_string(sim.system.active_chunks_per_dimension);
-  s[prefix + "sched"] = sim.system.scheduling == sim::SchedulingPolicy::FIFO ? "FIFO" : "LIFO";
+  s[prefix + "sched"] = sim.system.scheduling == astra::SchedulingPolicy::FIFO ? "FIFO" : "LIFO";
   s[prefix + "delay"] = chakra::format_number(sim.system.endpoint_delay);
   if (sim.system.peak_perf > 0) s[prefix + "peak"] = chakra::format_number(sim.system.peak_perf);
   if (sim.system.local_mem_bw > 0) s[prefix + "mem"] = chakra::format_number(sim.system.local_mem_bw);
@@ -241,10 +242,10 @@ SimSettings Runs::settings_from_state(const chakra::ShareState& s, const std::st
   };
   std::string yaml = "topology: " + list("topo") + "\nnpus_count: " + list("npus") + "\nbandwidth: " +
                      list("bw") + "\nlatency: " + list("lat") + "\n";
-  sim::NetworkConfig net = sim::parse_network(yaml, "share link");
+  astra::NetworkConfig net = astra::parse_network(yaml, "share link");
   std::string json = "{";
   auto add = [&](const std::string& key, const std::string& value) { json += (json.size() > 1 ? "," : "") + ("\"" + key + "\":" + value); };
-  for (int c = 0; c < sim::kCollectiveTypes; ++c) {
+  for (int c = 0; c < astra::kCollectiveTypes; ++c) {
     auto it = s.find(prefix + kCollectiveKeys[c]);
     if (it == s.end()) continue;
     std::string names;
@@ -254,7 +255,7 @@ SimSettings Runs::settings_from_state(const chakra::ShareState& s, const std::st
         if (!std::isalnum(static_cast<unsigned char>(ch))) throw chakra::Error("share link: bad algorithm name '" + n + "'");
       names += (names.empty() ? "\"" : ",\"") + n + "\"";
     }
-    add(std::string(sim::collective_name(static_cast<sim::Collective>(c))) + "-implementation", "[" + names + "]");
+    add(std::string(astra::collective_name(static_cast<astra::Collective>(c))) + "-implementation", "[" + names + "]");
   }
   add("preferred-dataset-splits", std::to_string(chakra::share_int(s, prefix + "splits", 1, 1 << 16, 4)));
   add("active-chunks-per-dimension", std::to_string(chakra::share_int(s, prefix + "chunks", 1, 1 << 16, 1)));
@@ -264,7 +265,7 @@ SimSettings Runs::settings_from_state(const chakra::ShareState& s, const std::st
   if (s.count(prefix + "mem")) add("local-mem-bw", chakra::format_number(chakra::share_number(s, prefix + "mem", 1e-9, 1e9, 0)));
   if (chakra::share_int(s, prefix + "roofline", 0, 1, 0)) add("roofline-enabled", "1");
   json += "}";
-  sim::SystemConfig sys = sim::parse_system(json, "share link");
+  astra::SystemConfig sys = astra::parse_system(json, "share link");
   bool aware = chakra::share_choice(s, prefix + "backend", {"aware", "unaware"}, "unaware") == "aware";
   SimSettings out;
   out.network = std::move(net);
@@ -285,8 +286,8 @@ SimSettings Runs::settings_from_state(const chakra::ShareState& s, const std::st
 
 
 void Runs::write_status(chakra::JsonWriter& w) const {
-  w.key("network").value(sim::format_network(settings.network));
-  w.key("system").value(sim::format_system(settings.system));
+  w.key("network").value(astra::format_network(settings.network));
+  w.key("system").value(astra::format_system(settings.system));
   w.key("backend").value(settings.congestion_aware ? "aware" : "unaware");
   w.key("simulating");
   if (running_) w.value_double(running_fraction_);

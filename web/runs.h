@@ -19,8 +19,8 @@ namespace chakra_web {
 
 struct SimSettings {
   std::string preset = "h100-hgx-8";
-  chakra::sim::NetworkConfig network;
-  chakra::sim::SystemConfig system;
+  chakra::astra::NetworkConfig network;
+  chakra::astra::SystemConfig system;
   bool congestion_aware = false;
   // What-if: nodes whose name contains `faster_name` run `faster_by` times faster (none when
   // the name is empty).

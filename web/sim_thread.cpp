@@ -9,7 +9,7 @@ namespace chakra_web {
 
 SimThread::~SimThread() { cancel(); }
 
-void SimThread::start(chakra::sim::SimJob job) {
+void SimThread::start(chakra::SimJob job) {
   cancel();
   stop_ = false;
   finished_ = false;
@@ -28,7 +28,7 @@ void SimThread::start(chakra::sim::SimJob job) {
     chakra::sim::SimResult result;
     std::string error;
     try {
-      result = chakra::sim::run_job(job, &relay);
+      result = chakra::run_job(job, &relay);
     } catch (const std::exception& e) {
       error = e.what();
     }

@@ -18,7 +18,7 @@ class SimThread {
  public:
   ~SimThread();
   // Starts `job`, first stopping a run still going (whose outcome is then never reported).
-  void start(chakra::sim::SimJob job);
+  void start(chakra::SimJob job);
   // Asks the run to stop and waits for it; nothing is reported for it afterwards.
   void cancel();
   // Reports progress and, once finished, the result or error to `app`.

@@ -44,7 +44,7 @@ extern "C" EMSCRIPTEN_KEEPALIVE void sim_worker_run(const char* job, size_t size
   Relay relay;
   try {
     namespace sim = chakra::sim;
-    std::string result = sim::encode_result(sim::run_job(sim::decode_job(std::string_view(job, size)), &relay));
+    std::string result = chakra::encode_result(chakra::run_job(chakra::decode_job(std::string_view(job, size)), &relay));
     post_result(result.data(), result.size());
   } catch (const std::exception& e) {
     post_error(e.what());
@@ -60,9 +60,9 @@ extern "C" EMSCRIPTEN_KEEPALIVE void sweep_worker_run(const char* job, size_t si
   try {
     namespace sim = chakra::sim;
     const double start = emscripten_get_now();
-    const sim::SimResult r = sim::run_job(sim::decode_job(std::string_view(job, size)));
+    const sim::SimResult r = chakra::run_job(chakra::decode_job(std::string_view(job, size)));
     const double ms = emscripten_get_now() - start;
-    std::string result = sim::encode_result(r);
+    std::string result = chakra::encode_result(r);
     post_swept(result.data(), result.size(), ms);
   } catch (const std::exception& e) {
     post_error(e.what());

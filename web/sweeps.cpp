@@ -89,7 +89,7 @@ void Sweeps::work(double budget_ms) {
     if (platform_.runs_sweep_points()) {
       if (in_flight_ >= kAhead) break;
       sweep::Row row;
-      std::optional<chakra::sim::SimJob> job = runner_->job(p, row);
+      std::optional<chakra::SimJob> job = runner_->job(p, row);
       ++next_;
       if (!job) {
         point_done(std::move(row));

@@ -21,16 +21,17 @@
 
 namespace chakra_web {
 
+namespace astra = chakra::astra;
 namespace sim = chakra::sim;
 
 namespace {
 const char* kTopologies[] = {"Ring", "FullyConnected", "Switch"};
 
-// The collective algorithms' config spellings, in sim::Algorithm order (the menu's index is the kind).
+// The collective algorithms' config spellings, in astra::Algorithm order (the menu's index is the kind).
 const std::vector<const char*>& algorithm_spellings() {
   static const std::vector<const char*> names = [] {
     std::vector<const char*> v;
-    for (const sim::AlgorithmInfo& a : sim::collective_algorithms()) v.push_back(a.spelling);
+    for (const astra::AlgorithmInfo& a : astra::collective_algorithms()) v.push_back(a.spelling);
     return v;
   }();
   return names;
@@ -193,8 +194,8 @@ void SimulationView::draw() {
   }
   ImGui::SameLine();
   if (ImGui::Button("Export configs")) {
-    app.platform.download("network.yml", sim::format_network(app.runs.settings.network));
-    app.platform.download("system.json", sim::format_system(app.runs.settings.system));
+    app.platform.download("network.yml", astra::format_network(app.runs.settings.network));
+    app.platform.download("system.json", astra::format_system(app.runs.settings.system));
   }
   if (!app.runs.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s", app.runs.error.c_str());
   draw_run_results();
@@ -204,11 +205,11 @@ void SimulationView::draw() {
 void SimulationView::draw_network_settings() {
   ImGui::SetNextItemWidth(260);
   if (ImGui::BeginCombo("preset", app.runs.settings.preset.c_str())) {
-    for (const sim::ClusterPreset& p : sim::cluster_presets())
+    for (const chakra::ClusterPreset& p : chakra::cluster_presets())
       if (ImGui::Selectable((p.name + " - " + p.title).c_str(), p.name == app.runs.settings.preset)) app.runs.use_preset(p.name);
     ImGui::EndCombo();
   }
-  for (const sim::ClusterPreset& p : sim::cluster_presets())
+  for (const chakra::ClusterPreset& p : chakra::cluster_presets())
     if (p.name == app.runs.settings.preset && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p.source.c_str());
   ImGui::SameLine();
   uint64_t ranks = app.workspace.ranks().size();
@@ -225,7 +226,7 @@ void SimulationView::draw_network_settings() {
     ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "network: %llu NPUs, loaded: %llu ranks",
                        static_cast<unsigned long long>(app.runs.settings.network.total_npus()), static_cast<unsigned long long>(ranks));
   }
-  sim::NetworkConfig& net = app.runs.settings.network;
+  astra::NetworkConfig& net = app.runs.settings.network;
   if (ImGui::BeginTable("dims", 6, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
     for (const char* h : {"dim", "topology", "NPUs", "bandwidth (GB/s)", "latency (ns)", ""}) ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
@@ -237,7 +238,7 @@ void SimulationView::draw_network_settings() {
       ImGui::TableNextColumn();
       int topo = static_cast<int>(net.topology[d]);
       ImGui::SetNextItemWidth(140);
-      if (ImGui::Combo("##topo", &topo, kTopologies, 3)) net.topology[d] = static_cast<sim::TopologyKind>(topo);
+      if (ImGui::Combo("##topo", &topo, kTopologies, 3)) net.topology[d] = static_cast<astra::TopologyKind>(topo);
       ImGui::TableNextColumn();
       int npus = static_cast<int>(net.npus[d]);
       ImGui::SetNextItemWidth(100);
@@ -256,7 +257,7 @@ void SimulationView::draw_network_settings() {
         net.npus.erase(net.npus.begin() + static_cast<long>(d));
         net.bandwidth.erase(net.bandwidth.begin() + static_cast<long>(d));
         net.latency.erase(net.latency.begin() + static_cast<long>(d));
-        sim::fit_system(app.runs.settings.system, net.topology.size());
+        chakra::fit_system(app.runs.settings.system, net.topology.size());
         ImGui::PopID();
         break;
       }
@@ -265,26 +266,26 @@ void SimulationView::draw_network_settings() {
     ImGui::EndTable();
   }
   if (net.topology.size() < 4 && ImGui::SmallButton("add dimension")) {
-    net.topology.push_back(sim::TopologyKind::Switch);
+    net.topology.push_back(astra::TopologyKind::Switch);
     net.npus.push_back(2);
     net.bandwidth.push_back(net.bandwidth.empty() ? 50 : net.bandwidth.back());
     net.latency.push_back(net.latency.empty() ? 500 : net.latency.back());
-    sim::fit_system(app.runs.settings.system, net.topology.size());
+    chakra::fit_system(app.runs.settings.system, net.topology.size());
   }
 }
 
 // The system layer's settings and the compute model.
 void SimulationView::draw_system_settings() {
-  sim::SystemConfig& sys = app.runs.settings.system;
+  astra::SystemConfig& sys = app.runs.settings.system;
   ImGui::Separator();
   ImGui::TextUnformatted("System");
-  for (int c = 0; c < sim::kCollectiveTypes; ++c) {
+  for (int c = 0; c < astra::kCollectiveTypes; ++c) {
     if (sys.algorithms[c].empty()) continue;
     int a = static_cast<int>(sys.algorithms[c][0].kind);
     ImGui::SetNextItemWidth(170);
-    if (ImGui::Combo(sim::collective_name(static_cast<sim::Collective>(c)), &a, algorithm_spellings().data(),
+    if (ImGui::Combo(astra::collective_name(static_cast<astra::Collective>(c)), &a, algorithm_spellings().data(),
                      static_cast<int>(algorithm_spellings().size())))
-      for (auto& choice : sys.algorithms[c]) choice = {static_cast<sim::Algorithm>(a), false, -1};
+      for (auto& choice : sys.algorithms[c]) choice = {static_cast<astra::Algorithm>(a), false, -1};
     if (c % 2 == 0) ImGui::SameLine(360);
   }
   int splits = static_cast<int>(sys.preferred_dataset_splits);
@@ -297,7 +298,7 @@ void SimulationView::draw_system_settings() {
   int sched = static_cast<int>(sys.scheduling);
   const char* kSched[] = {"LIFO", "FIFO"};
   ImGui::SetNextItemWidth(120);
-  if (ImGui::Combo("scheduling", &sched, kSched, 2)) sys.scheduling = static_cast<sim::SchedulingPolicy>(sched);
+  if (ImGui::Combo("scheduling", &sched, kSched, 2)) sys.scheduling = static_cast<astra::SchedulingPolicy>(sched);
   ImGui::SameLine(360);
   ImGui::SetNextItemWidth(120);
   ImGui::InputDouble("endpoint delay (ns)", &sys.endpoint_delay, 0, 0, "%.6g");

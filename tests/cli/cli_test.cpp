@@ -728,8 +728,9 @@ TEST(CliLink, HostStallsAreFoundListedAndReplayedEitherWay) {
     const nlohmann::json j = nlohmann::json::parse(read_raw(dir + "/sim.json"));
     EXPECT_EQ(j["stall_mode"], mode);
     EXPECT_EQ(j["npus"][1]["stalls_ns"]["gpu_wait"], 19950000);
-    if (mode == std::string("keep"))  // 99% of the step is that stall: the verdict says what it may be
+    if (mode == std::string("keep")) {  // 99% of the step is that stall: the verdict says what it may be
       EXPECT_TRUE(contains(r.out, "19.950 ms of it are host stalls replayed as CPU time")) << r.out;
+    }
   }
   r = run({"simulate", "--workload", dir + "/et/run", "--preset", "v100-dgx1-8", "--npus", "2", "--stalls", "sometimes"});
   EXPECT_EQ(r.exit_code, 2);
@@ -1248,10 +1249,10 @@ TEST(CliStableHlo, PredictPrintsTheBreakdownAndJsonEqualToTheLibrary) {
   r = run({"predict", program, "--device", "a100", "--network", net, "--json", "-"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
-  const chakra::shlo::Analysis a = chakra::shlo::analyze(chakra::shlo::load_program(program));
-  const chakra::shlo::DeviceSpec d = chakra::shlo::device_preset("a100");
-  const chakra::sim::NetworkConfig n = chakra::sim::load_network(net);
-  const chakra::shlo::Prediction p = chakra::shlo::predict(a, d, n, chakra::shlo::default_system(n, d));
+  const chakra::stablehlo::Analysis a = chakra::stablehlo::analyze(chakra::stablehlo::load_program(program));
+  const chakra::stablehlo::DeviceSpec d = chakra::stablehlo::device_preset("a100");
+  const chakra::astra::NetworkConfig n = chakra::astra::load_network(net);
+  const chakra::stablehlo::Prediction p = chakra::stablehlo::predict(a, d, n, chakra::stablehlo::default_system(n, d));
   EXPECT_EQ(j["step_s"].get<double>(), p.step_s);
   EXPECT_EQ(j["compute_s"].get<double>(), p.compute_s);
   EXPECT_EQ(j["collectives"]["all_reduce"]["count"], 375);
@@ -1268,9 +1269,9 @@ TEST(CliStableHlo, PredictPrintsTheBreakdownAndJsonEqualToTheLibrary) {
   r = run({"predict", program, "--device", "a100", "--network", net, "--roofline", "--json", "-"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json roof = nlohmann::json::parse(r.out);
-  chakra::shlo::DeviceSpec peak = d;
-  peak.model = chakra::shlo::EfficiencyModel::roofline();
-  EXPECT_EQ(roof["compute_s"].get<double>(), chakra::shlo::predict(a, peak, n, chakra::shlo::default_system(n, peak)).compute_s);
+  chakra::stablehlo::DeviceSpec peak = d;
+  peak.model = chakra::stablehlo::EfficiencyModel::roofline();
+  EXPECT_EQ(roof["compute_s"].get<double>(), chakra::stablehlo::predict(a, peak, n, chakra::stablehlo::default_system(n, peak)).compute_s);
   EXPECT_EQ(roof["model"]["kernel_overhead_s"].get<double>(), 0);
   EXPECT_LT(roof["compute_s"].get<double>(), j["compute_s"].get<double>());
   // --list-devices needs no program; without it and without a program, a usage error.

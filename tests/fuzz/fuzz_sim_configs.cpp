@@ -11,17 +11,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz_support::expect_clean([&] {
     switch (data[0] % 5) {
       case 0: {
-        sim::NetworkConfig net = sim::parse_network(body, "fuzz.yml");
-        sim::parse_network(sim::format_network(net), "fuzz.yml (written back)");
+        astra::NetworkConfig net = astra::parse_network(body, "fuzz.yml");
+        astra::parse_network(astra::format_network(net), "fuzz.yml (written back)");
         break;
       }
       case 1: {
-        sim::SystemConfig sys = sim::parse_system(body, "fuzz.json");
-        sim::parse_system(sim::format_system(sys), "fuzz.json (written back)");
+        astra::SystemConfig sys = astra::parse_system(body, "fuzz.json");
+        astra::parse_system(astra::format_system(sys), "fuzz.json (written back)");
         break;
       }
-      case 2: sim::parse_comm_groups(body, "fuzz_groups.json"); break;
-      case 3: sim::parse_remote_memory(body, "fuzz_memory.json"); break;
+      case 2: astra::parse_comm_groups(body, "fuzz_groups.json"); break;
+      case 3: astra::parse_remote_memory(body, "fuzz_memory.json"); break;
       case 4: {
         const sim::Slowdowns s = sim::parse_slowdowns(body, "fuzz slowdowns");
         sim::parse_slowdowns(sim::format_slowdowns(s), "fuzz slowdowns (written back)");

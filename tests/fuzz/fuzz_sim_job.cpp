@@ -4,7 +4,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view bytes = fuzz_support::text(data, size);
-  fuzz_support::expect_clean([&] { chakra::sim::decode_job(bytes); });
-  fuzz_support::expect_clean([&] { chakra::sim::decode_result(bytes); });
+  fuzz_support::expect_clean([&] { chakra::decode_job(bytes); });
+  fuzz_support::expect_clean([&] { chakra::decode_result(bytes); });
   return 0;
 }

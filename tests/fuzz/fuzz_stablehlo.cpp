@@ -4,6 +4,6 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz_support::expect_clean(
-      [&] { chakra::shlo::parse_program(std::string(fuzz_support::text(data, size)), "fuzz.mlir"); });
+      [&] { chakra::stablehlo::parse_program(std::string(fuzz_support::text(data, size)), "fuzz.mlir"); });
   return 0;
 }

@@ -50,7 +50,7 @@ class TestPlatform : public chakra_web::Platform {
  public:
   explicit TestPlatform(bool threaded) : threaded_(threaded) {}
   bool runs_simulations() const override { return threaded_; }
-  void start_simulation(chakra::sim::SimJob job) override { runner.start(std::move(job)); }
+  void start_simulation(chakra::SimJob job) override { runner.start(std::move(job)); }
   void cancel_simulation() override { runner.cancel(); }
   chakra_web::SimThread runner;
   // As the browser: conversions wait in `held` until the test hands their outcome back.
@@ -124,8 +124,8 @@ void load_allreduce(Headless& h) {
 std::vector<uint64_t> reference_finish() {
   chakra::sim::SimInputs in;
   in.workload = shared(kAllReduce) + "/AllReduce_1MB";
-  in.network = chakra::sim::load_network(shared(kRing8));
-  in.system = chakra::sim::load_system(shared(kRingSys));
+  in.network = chakra::astra::load_network(shared(kRing8));
+  in.system = chakra::astra::load_system(shared(kRingSys));
   std::vector<uint64_t> out;
   for (const auto& n : chakra::sim::simulate(in).npus) out.push_back(n.finish);
   return out;
@@ -208,8 +208,8 @@ TEST(AppUi, SlowdownsRunAsTheSimulatorAndTravelInTheLink) {
   const std::string spec = "npu=3:compute=2; npu=all:comm=1.5; dim=0:bandwidth=0.5";
   chakra::sim::SimInputs in;
   in.workload = shared(kAllReduce) + "/AllReduce_1MB";
-  in.network = chakra::sim::load_network(shared(kRing8));
-  in.system = chakra::sim::load_system(shared(kRingSys));
+  in.network = chakra::astra::load_network(shared(kRing8));
+  in.system = chakra::astra::load_system(shared(kRingSys));
   chakra::sim::SimOptions o;
   o.slowdown = chakra::sim::parse_slowdowns(spec, "test");
   std::vector<uint64_t> expected;
@@ -251,8 +251,8 @@ TEST(AppUi, AnonymizedExportIsAZipOfRanksThatSimulateTheSame) {
   ASSERT_EQ(std::system(("cd '" + dir + "' && python3 -m zipfile -e a.zip out >/dev/null").c_str()), 0);
   chakra::sim::SimInputs in;
   in.workload = dir + "/out/rank";
-  in.network = chakra::sim::load_network(shared(kRing8));
-  in.system = chakra::sim::load_system(shared(kRingSys));
+  in.network = chakra::astra::load_network(shared(kRing8));
+  in.system = chakra::astra::load_system(shared(kRingSys));
   std::vector<uint64_t> finish;
   for (const auto& n : chakra::sim::simulate(in).npus) finish.push_back(n.finish);
   EXPECT_EQ(finish, reference_finish());
@@ -323,7 +323,7 @@ TEST(AppUi, DroppedConfigsAreAdoptedOnceAndLaterFilesKeepEdits) {
   h.drop(shared(kRing8));
   h.drop(shared(kRingSys));
   h.settle();
-  EXPECT_EQ(h.status()["network"], chakra::sim::format_network(chakra::sim::load_network(shared(kRing8))));
+  EXPECT_EQ(h.status()["network"], chakra::astra::format_network(chakra::astra::load_network(shared(kRing8))));
   // Edit the bandwidth (as the Simulation view's field does, through the link state), then drop traces.
   std::string hash = h.status()["state"];  // the link's readable form, which links may also use
   size_t at = hash.find("sim.bw=50");

@@ -288,7 +288,7 @@ std::string sim_summary_text(const SimResult& r) {
   out += measured_vs_simulated_text(r);
   static const char* names[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "broadcast"};
   bool header = false;
-  for (int t = 0; t <= kCollectiveTypes; ++t) {
+  for (int t = 0; t <= astra::kCollectiveTypes; ++t) {
     const CollectiveTotals& c = r.collectives[t];
     if (!c.count) continue;
     if (!header) appendf(out, "  %-16s %10s %16s %16s\n", "collective", "count", "bytes", "mean time");
@@ -422,7 +422,7 @@ void write_sim_json(const SimResult& r, JsonWriter& w) {
   }
   w.end_array();
   w.key("collectives").begin_object();
-  for (int t = 0; t <= kCollectiveTypes; ++t) {
+  for (int t = 0; t <= astra::kCollectiveTypes; ++t) {
     w.key(collective_totals_name(t)).begin_object();
     w.key("count").value_uint(r.collectives[t].count);
     w.key("bytes").value_uint(r.collectives[t].bytes);

@@ -76,7 +76,7 @@ class Reader {
 };
 
 // Communicator groups: their count, then each one's id and members.
-inline void write_groups(Writer& w, const sim::CommGroups& groups) {
+inline void write_groups(Writer& w, const astra::CommGroups& groups) {
   w.u64(groups.size());
   for (const auto& [id, members] : groups) {
     w.raw<int64_t>(id);
@@ -84,8 +84,8 @@ inline void write_groups(Writer& w, const sim::CommGroups& groups) {
     for (uint32_t m : members) w.raw(m);
   }
 }
-inline sim::CommGroups read_groups(Reader& r) {
-  sim::CommGroups groups;
+inline astra::CommGroups read_groups(Reader& r) {
+  astra::CommGroups groups;
   for (uint64_t g = r.count(16); g > 0; --g) {
     std::vector<uint32_t>& members = groups[static_cast<int>(r.raw<int64_t>())];
     members.resize(r.count(4));

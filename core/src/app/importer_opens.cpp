@@ -34,24 +34,24 @@ std::string open_text_workload(Workspace& w, WorkspaceFile& file) {
 }
 
 std::string open_network_yaml(Workspace& w, WorkspaceFile& file) {
-  w.network = sim::parse_network(file.text(), file.name());
+  w.network = astra::parse_network(file.text(), file.name());
   w.network_source = file.name();
   return file.name() + ": network of " + std::to_string(w.network->total_npus()) + " NPUs";
 }
 
 std::string open_system_config(Workspace& w, WorkspaceFile& file) {
-  w.system = sim::parse_system(file.text(), file.name());
+  w.system = astra::parse_system(file.text(), file.name());
   w.system_source = file.name();
   return file.name() + ": system config";
 }
 
 std::string open_comm_groups(Workspace& w, WorkspaceFile& file) {
-  w.groups = sim::parse_comm_groups(file.text(), file.name());
+  w.groups = astra::parse_comm_groups(file.text(), file.name());
   return file.name() + ": " + std::to_string(w.groups.size()) + " communicator groups";
 }
 
 std::string open_remote_memory(Workspace& w, WorkspaceFile& file) {
-  w.memory = sim::parse_remote_memory(file.text(), file.name());
+  w.memory = astra::parse_remote_memory(file.text(), file.name());
   return file.name() + ": remote-memory config";
 }
 

@@ -6,7 +6,11 @@
 #include "byte_codec.h"
 #include "chakra/support/error.h"
 
-namespace chakra::sim {
+namespace chakra {
+
+// The job's parts are the simulator's and ASTRA-sim's config types, named as they name them.
+using namespace sim;
+using namespace astra;
 
 namespace {
 
@@ -267,4 +271,4 @@ SimResult run_job(const SimJob& job, Progress* progress) {
   return simulate(in, options);
 }
 
-}  // namespace chakra::sim
+}  // namespace chakra

@@ -6,7 +6,9 @@
 #include "chakra/app/share_link.h"
 #include "chakra/support/error.h"
 
-namespace chakra::sim {
+namespace chakra {
+
+using namespace astra;  // presets are ASTRA-sim configs
 
 extern const char* const kClusterPresetsJson;
 
@@ -91,4 +93,4 @@ void fit_system(SystemConfig& sys, size_t dims) {
   }
 }
 
-}  // namespace chakra::sim
+}  // namespace chakra

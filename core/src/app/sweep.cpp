@@ -154,7 +154,7 @@ synth::SynthOptions synth_options(const Json& s) {
 struct Runner::Built {
   std::vector<std::string> encoded;  // empty: read `prefix`.<npu>.et
   std::string prefix;
-  sim::CommGroups groups;
+  astra::CommGroups groups;
   std::string groups_source;
   uint64_t npus = 0;  // 0: as many as the network has
   std::optional<uint64_t> peak_memory;  // bytes on the fullest rank, where the workload says
@@ -181,7 +181,7 @@ std::shared_ptr<const Runner::Built> build_workload(const Json& w, const std::st
       b->prefix = resolve(base_dir, text_of(v["prefix"], "workload.traces.prefix"));
       if (v.contains("comm_group")) {
         b->groups_source = resolve(base_dir, text_of(v["comm_group"], "workload.traces.comm_group"));
-        b->groups = sim::load_comm_groups(b->groups_source);
+        b->groups = astra::load_comm_groups(b->groups_source);
       }
     } else {
       throw Error("workload.traces: a prefix (PREFIX.<npu>.et) or folder, or {prefix: ..., comm_group: FILE}");
@@ -194,7 +194,7 @@ std::shared_ptr<const Runner::Built> build_workload(const Json& w, const std::st
       b->npus = f.npus;
       if (b->groups_source.empty() && !f.comm_group.empty()) {
         b->groups_source = f.comm_group;
-        b->groups = sim::load_comm_groups(f.comm_group);
+        b->groups = astra::load_comm_groups(f.comm_group);
       }
     }
   } else if (kind == "collective") {
@@ -236,7 +236,7 @@ std::shared_ptr<const Runner::Built> build_workload(const Json& w, const std::st
     // A per-device (SPMD-partitioned) program, as chakra import stablehlo turns it into traces.
     if (v.is_string()) return build_workload(Json{{"stablehlo", Json{{"program", v}}}}, base_dir);
     if (!v.is_object() || !v.contains("program")) throw Error("workload.stablehlo: {program: FILE.mlir, device: h100, module: 0, trip_count: 1}");
-    shlo::AnalyzeOptions ao;
+    stablehlo::AnalyzeOptions ao;
     std::string device = "h100";
     uint64_t module = 0;
     for (const auto& [key, x] : v.items()) {
@@ -248,19 +248,19 @@ std::shared_ptr<const Runner::Built> build_workload(const Json& w, const std::st
       else if (key == "fusion") ao.fuse_elementwise = x.is_boolean() ? x.get<bool>() : throw Error(what + ": true or false");
       else throw Error(what + ": unknown field (program, device, module, trip_count, fusion)");
     }
-    const shlo::Program program = shlo::load_program(resolve(base_dir, text_of(v["program"], "workload.stablehlo.program")));
+    const stablehlo::Program program = stablehlo::load_program(resolve(base_dir, text_of(v["program"], "workload.stablehlo.program")));
     if (module >= program.modules())
       throw Error("workload.stablehlo.module: " + std::to_string(module) + ", but " + program.file() + " has " + std::to_string(program.modules()) + " module(s)");
-    const shlo::Analysis analysis = shlo::analyze(program, module, ao);
-    const shlo::DeviceSpec spec = shlo::device_preset(device);
+    const stablehlo::Analysis analysis = stablehlo::analyze(program, module, ao);
+    const stablehlo::DeviceSpec spec = stablehlo::device_preset(device);
     b->npus = analysis.devices;
     Trace t;
     for (uint32_t d = 0; d < analysis.devices; ++d) {
       t = Trace();
-      shlo::device_trace(analysis, spec, d, t);
+      stablehlo::device_trace(analysis, spec, d, t);
       b->encoded.push_back(encode_et(t));
     }
-    for (const auto& [id, members] : shlo::comm_groups(analysis)) b->groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
+    for (const auto& [id, members] : stablehlo::comm_groups(analysis)) b->groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
   } else {
     throw Error("workload: unknown kind '" + kind + "' (traces, collective, synth, stablehlo)");
   }
@@ -270,15 +270,15 @@ std::shared_ptr<const Runner::Built> build_workload(const Json& w, const std::st
 // The network of a point: a preset (fitted to the workload's NPUs unless `npus` is given), a
 // file, or given inline; then its fields set from the spec (a number for every dimension, or a
 // list with one per dimension), read back through parse_network like any network file.
-sim::NetworkConfig build_network(const Json& n, const std::string& base_dir, uint64_t workload_npus) {
+astra::NetworkConfig build_network(const Json& n, const std::string& base_dir, uint64_t workload_npus) {
   if (!n.is_object()) throw Error("network: {preset: NAME} or {file: NET.yml} or {topology: [...], npus: [...], bandwidth: [...], latency: [...]}");
-  sim::NetworkConfig net;
+  astra::NetworkConfig net;
   const bool sets_npus = n.contains("npus");
   if (n.contains("preset")) {
-    net = sim::cluster_preset(text_of(n["preset"], "network.preset")).network;
-    if (workload_npus && !sets_npus) net = sim::fit_network(net, workload_npus);
+    net = chakra::cluster_preset(text_of(n["preset"], "network.preset")).network;
+    if (workload_npus && !sets_npus) net = chakra::fit_network(net, workload_npus);
   } else if (n.contains("file")) {
-    net = sim::load_network(resolve(base_dir, text_of(n["file"], "network.file")));
+    net = astra::load_network(resolve(base_dir, text_of(n["file"], "network.file")));
   }
   for (const auto& [key, v] : n.items())
     if (key != "preset" && key != "file" && key != "topology" && key != "npus" && key != "bandwidth" && key != "latency")
@@ -309,16 +309,16 @@ sim::NetworkConfig build_network(const Json& n, const std::string& base_dir, uin
     }() + "]";
   };
   const std::string yaml =
-      "topology: " + field("topology", [&](size_t d) { return std::string(sim::topology_name(net.topology[d])); }) +
+      "topology: " + field("topology", [&](size_t d) { return std::string(astra::topology_name(net.topology[d])); }) +
       "\nnpus_count: " + field("npus", [&](size_t d) { return std::to_string(net.npus[d]); }) +
       "\nbandwidth: " + field("bandwidth", [&](size_t d) { return format_number(net.bandwidth[d]); }) +
       "\nlatency: " + field("latency", [&](size_t d) { return format_number(net.latency[d]); }) + "\n";
-  return sim::parse_network(yaml, "network");
+  return astra::parse_network(yaml, "network");
 }
 
 // The system of a point: a preset's, a file, or the network preset's; then every other key set
 // as in ASTRA-sim's system JSON and read back through parse_system.
-sim::SystemConfig build_system(const Json& s, const Json& network, const std::string& base_dir, size_t dims) {
+astra::SystemConfig build_system(const Json& s, const Json& network, const std::string& base_dir, size_t dims) {
   if (!s.is_null() && !s.is_object()) throw Error("system: {preset: NAME} or {file: SYS.json}, plus system JSON keys");
   nlohmann::json json;
   std::string preset;
@@ -333,13 +333,13 @@ sim::SystemConfig build_system(const Json& s, const Json& network, const std::st
     if (s.is_object() && s.contains("preset")) preset = text_of(s["preset"], "system.preset");
     else if (network.is_object() && network.contains("preset")) preset = text_of(network["preset"], "network.preset");
     else throw Error("system: give a preset or a file (or a network preset, whose system is used)");
-    json = nlohmann::json::parse(sim::format_system(sim::cluster_preset(preset).system));
+    json = nlohmann::json::parse(astra::format_system(chakra::cluster_preset(preset).system));
   }
   if (s.is_object())
     for (const auto& [key, v] : s.items())
       if (key != "file" && key != "preset") json[key] = nlohmann::json::parse(v.dump());
-  sim::SystemConfig sys = sim::parse_system(json.dump(), "system");
-  sim::fit_system(sys, dims);
+  astra::SystemConfig sys = astra::parse_system(json.dump(), "system");
+  chakra::fit_system(sys, dims);
   return sys;
 }
 
@@ -532,7 +532,7 @@ std::vector<std::string> table_columns(const Spec& spec, bool timing) {
   for (const char* f : {"npus", "step_ns", "compute_ns", "exposed_communication_ns", "non_compute_ns", "peak_mem_bytes", "messages",
                         "events"})
     c.push_back(f);
-  for (int t = 0; t <= sim::kCollectiveTypes; ++t)
+  for (int t = 0; t <= astra::kCollectiveTypes; ++t)
     for (const char* f : {"_count", "_bytes", "_time_ns"}) c.push_back(std::string(sim::collective_totals_name(t)) + f);
   if (timing) c.push_back("sim_ms");
   c.push_back("error");
@@ -615,7 +615,7 @@ void Runner::finish(Row& row, const sim::SimResult& r, double ms) const {
   row["non_compute_ns"] = static_cast<uint64_t>(std::llround(non_compute / n));
   row["messages"] = r.messages;
   row["events"] = r.events;
-  for (int t = 0; t <= sim::kCollectiveTypes; ++t) {
+  for (int t = 0; t <= astra::kCollectiveTypes; ++t) {
     const std::string c = sim::collective_totals_name(t);
     row[c + "_count"] = r.collectives[t].count;
     row[c + "_bytes"] = r.collectives[t].bytes;
@@ -641,11 +641,11 @@ Row Runner::run(const Point& point) const {
   return row;
 }
 
-std::optional<sim::SimJob> Runner::job(const Point& point, Row& row) const {
+std::optional<chakra::SimJob> Runner::job(const Point& point, Row& row) const {
   row = row_of(point);
   try {
     sim::SimInputs in;
-    sim::SimJob job;
+    chakra::SimJob job;
     std::shared_ptr<const Built> built;
     build(point, row, in, job.options, built);
     job.options.compare_stall_modes = false;  // the table has no column for the other mode's figures

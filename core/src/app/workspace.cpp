@@ -378,11 +378,11 @@ std::string Workspace::put_file_rank(const std::string& name, uint64_t bytes, do
 
 std::string Workspace::put_stablehlo(const std::string& text, const std::string& name) {
   const auto start = Clock::now();
-  shlo::AnalyzeOptions options;
+  stablehlo::AnalyzeOptions options;
   options.max_exec_ops = max_stablehlo_ops;
-  shlo::Analysis an;
+  stablehlo::Analysis an;
   try {
-    an = shlo::analyze(shlo::parse_program(text, name), 0, options);
+    an = stablehlo::analyze(stablehlo::parse_program(text, name), 0, options);
   } catch (const Error& e) {
     const std::string what = e.what();
     if (what.find("ops after unrolling") == std::string::npos) throw;
@@ -392,7 +392,7 @@ std::string Workspace::put_stablehlo(const std::string& text, const std::string&
     throw Error(name + ": a program for " + std::to_string(an.devices) + " devices; the page holds up to " +
                 std::to_string(kMaxRanks) + " ranks");
   // The CLI's default device: said on every rank, as the durations depend on it.
-  const shlo::DeviceSpec device = shlo::device_preset("h100");
+  const stablehlo::DeviceSpec device = stablehlo::device_preset("h100");
   const std::string note = "per-device trace of a StableHLO program, compute modelled on " + device.name +
                            " (chakra import stablehlo --device for another)";
   std::vector<std::unique_ptr<RankTrace>> ranks;
@@ -401,12 +401,12 @@ std::string Workspace::put_stablehlo(const std::string& text, const std::string&
     t->rank = d;
     t->source = name;
     t->bytes = text.size();
-    shlo::device_trace(an, device, d, t->trace);
+    stablehlo::device_trace(an, device, d, t->trace);
     t->notes.push_back(note);
     ranks.push_back(std::move(t));
   }
-  sim::CommGroups new_groups;
-  for (const auto& [id, members] : shlo::comm_groups(an))
+  astra::CommGroups new_groups;
+  for (const auto& [id, members] : stablehlo::comm_groups(an))
     new_groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
   const double ms = ms_since(start) / std::max<uint32_t>(1, an.devices);
   for (auto& t : ranks) t->load_ms = ms;
@@ -415,7 +415,7 @@ std::string Workspace::put_stablehlo(const std::string& text, const std::string&
          std::to_string(an.collectives.size()) + " collectives; compute modelled on " + device.name;
 }
 
-void Workspace::replace_ranks(std::vector<std::unique_ptr<RankTrace>> ranks, sim::CommGroups new_groups) {
+void Workspace::replace_ranks(std::vector<std::unique_ptr<RankTrace>> ranks, astra::CommGroups new_groups) {
   ranks_.clear();  // the traces are replaced; dropped configs stay
   pytorch_.clear();
   text_.reset();
@@ -436,7 +436,7 @@ std::string Workspace::add_synthetic(const synth::SynthOptions& options) {
     synth::rank_trace(*w, r, t->trace);
     ranks.push_back(std::move(t));
   }
-  sim::CommGroups new_groups;
+  astra::CommGroups new_groups;
   for (const auto& [id, members] : synth::comm_groups(*w)) {
     std::vector<uint32_t> m(members.begin(), members.end());
     new_groups[std::stoi(id)] = m;
@@ -462,7 +462,7 @@ std::string Workspace::add(std::span<const uint8_t> bytes, const std::string& na
   return message;
 }
 
-sim::SimJob Workspace::simulation_job(const sim::NetworkConfig& net, const sim::SystemConfig& sys,
+chakra::SimJob Workspace::simulation_job(const astra::NetworkConfig& net, const astra::SystemConfig& sys,
                                       const sim::SimOptions& options) const {
   uint64_t npus = net.total_npus();
   if (ranks_.size() != npus || (npus && ranks_.back()->rank != npus - 1))
@@ -470,7 +470,7 @@ sim::SimJob Workspace::simulation_job(const sim::NetworkConfig& net, const sim::
                 " ranks are loaded" + (ranks_.empty() ? "" : " (ranks " + std::to_string(ranks_.front()->rank) + " to " +
                                                                   std::to_string(ranks_.back()->rank) + ")") +
                 "; the simulator needs one trace per NPU, ranks 0 to " + std::to_string(npus - 1));
-  sim::SimJob job;
+  chakra::SimJob job;
   job.traces.reserve(npus);
   job.options = options;
   job.options.progress = nullptr;
@@ -481,14 +481,14 @@ sim::SimJob Workspace::simulation_job(const sim::NetworkConfig& net, const sim::
   }
   job.network = net;
   job.system = sys;
-  job.memory = memory.value_or(sim::RemoteMemoryConfig{});
+  job.memory = memory.value_or(astra::RemoteMemoryConfig{});
   job.groups = groups;
   return job;
 }
 
-sim::SimResult Workspace::simulate(const sim::NetworkConfig& net, const sim::SystemConfig& sys,
+sim::SimResult Workspace::simulate(const astra::NetworkConfig& net, const astra::SystemConfig& sys,
                                    const sim::SimOptions& options) const {
-  return sim::run_job(simulation_job(net, sys, options), options.progress);
+  return chakra::run_job(simulation_job(net, sys, options), options.progress);
 }
 
 std::string anonymized_archive(const Workspace& workspace, const AnonymizeOptions& options, AnonymizeReport& report) {

@@ -12,7 +12,7 @@
 #include "chakra/support/error.h"
 #include "chakra/support/text.h"
 
-namespace chakra::sim {
+namespace chakra::astra {
 namespace {
 
 using nlohmann::json;
@@ -321,9 +321,9 @@ CommGroups load_comm_groups(const std::string& path) {
   return parse_comm_groups(read_file(path), path);
 }
 
-}  // namespace chakra::sim
+}  // namespace chakra::astra
 
-namespace chakra::sim {
+namespace chakra::astra {
 
 const char* topology_name(TopologyKind t) {
   switch (t) {
@@ -394,4 +394,4 @@ std::string format_system(const SystemConfig& sys) {
   return j.dump(4) + "\n";
 }
 
-}  // namespace chakra::sim
+}  // namespace chakra::astra

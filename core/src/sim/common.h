@@ -11,6 +11,7 @@
 #include "chakra/astra/feeder.h"
 #include "chakra/sim/simulate.h"
 #include "chakra/support/error.h"
+#include "sim/astra_names.h"
 #include "sim/network/symmetry.h"
 
 namespace chakra::sim {

@@ -22,7 +22,7 @@
 #include "stablehlo_ir.h"
 #include "stablehlo_parts.h"
 
-namespace chakra::shlo {
+namespace chakra::stablehlo {
 
 std::string_view short_name(std::string_view name) {
   const size_t dot = name.rfind('.');
@@ -796,4 +796,4 @@ Analysis analyze(const Program& p, size_t module, const AnalyzeOptions& options)
   return a;
 }
 
-}  // namespace chakra::shlo
+}  // namespace chakra::stablehlo

@@ -17,7 +17,7 @@
 #include "stablehlo_ir.h"
 #include "stablehlo_parts.h"
 
-namespace chakra::shlo {
+namespace chakra::stablehlo {
 
 extern const char* const kDevicesJson;  // stablehlo_devices.cpp, from assets/stablehlo/devices.json
 
@@ -127,4 +127,4 @@ OpCost under_model(const PeakCost& p, const EfficiencyModel& m) {
 
 OpCost op_cost(const Analysis& a, const ExecOp& op, const DeviceSpec& d) { return under_model(peak_cost(a, op, d), d.model); }
 
-}  // namespace chakra::shlo
+}  // namespace chakra::stablehlo

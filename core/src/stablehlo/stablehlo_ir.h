@@ -14,7 +14,7 @@
 
 #include "chakra/stablehlo/stablehlo.h"
 
-namespace chakra::shlo::ir {
+namespace chakra::stablehlo::ir {
 
 enum class Tok : uint8_t {
   End,
@@ -105,4 +105,4 @@ std::vector<int64_t> int_list(const File& f, uint32_t at);
 // literal (`dense<...> : tensor<2x4xi64>`); empty when there is none or `at` is 0.
 std::vector<int64_t> literal_shape(const File& f, const Op& op, uint32_t at);
 
-}  // namespace chakra::shlo::ir
+}  // namespace chakra::stablehlo::ir

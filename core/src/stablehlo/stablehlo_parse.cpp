@@ -8,7 +8,7 @@
 #include "chakra/support/text.h"
 #include "stablehlo_ir.h"
 
-namespace chakra::shlo::ir {
+namespace chakra::stablehlo::ir {
 namespace {
 
 constexpr size_t kMaxNesting = 200;  // regions within regions; deeper input is hostile
@@ -682,4 +682,4 @@ std::unique_ptr<File> parse(std::string text, const std::string& name) {
   return f;
 }
 
-}  // namespace chakra::shlo::ir
+}  // namespace chakra::stablehlo::ir

@@ -5,7 +5,7 @@
 
 #include "chakra/stablehlo/stablehlo.h"
 
-namespace chakra::shlo {
+namespace chakra::stablehlo {
 
 // The last part of a dotted name ("stablehlo.add" -> "add").
 std::string_view short_name(std::string_view name);
@@ -21,4 +21,4 @@ PeakCost peak_cost(const Analysis& a, const ExecOp& op, const DeviceSpec& d);
 // The one place the efficiency model acts (op_cost and calibrate's loss).
 OpCost under_model(const PeakCost& p, const EfficiencyModel& m);
 
-}  // namespace chakra::shlo
+}  // namespace chakra::stablehlo

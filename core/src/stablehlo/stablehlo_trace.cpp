@@ -17,7 +17,7 @@
 #include "stablehlo_ir.h"
 #include "stablehlo_parts.h"
 
-namespace chakra::shlo {
+namespace chakra::stablehlo {
 
 // ---- traces -----------------------------------------------------------------------------------
 
@@ -191,4 +191,4 @@ void device_trace(const Analysis& a, const DeviceSpec& d, uint32_t device, Trace
   close_region();
 }
 
-}  // namespace chakra::shlo
+}  // namespace chakra::stablehlo

@@ -13,7 +13,7 @@
 #include "chakra/support/text.h"
 #include "chakra/trace/schema.h"
 
-namespace chakra::project {
+namespace chakra::synth {
 namespace {
 
 // A numeric pg_name's group id; nullopt for none, "" or "0" (the whole world) and non-numbers.
@@ -474,4 +474,4 @@ Groups projected_groups(const Plan& plan, const Groups& groups) {
   return out;
 }
 
-}  // namespace chakra::project
+}  // namespace chakra::synth

@@ -8,6 +8,7 @@
 
 namespace {
 
+using namespace chakra::astra;
 using namespace chakra::sim;
 
 class StringSink : public chakra::ByteSink {

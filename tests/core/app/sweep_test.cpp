@@ -178,11 +178,11 @@ TEST(Sweep, PointsGiveTheSimulatorsFiguresAndFailuresAreRows) {
   sim::SimInputs in;
   in.workload = "direct";
   in.encoded_traces = &traces;
-  in.network = sim::parse_network("topology: [Ring]\nnpus_count: [8]\nbandwidth: [25]\nlatency: [500]\n", "n");
-  nlohmann::json sys = nlohmann::json::parse(sim::format_system(sim::cluster_preset("astra-sim-ring-8").system));
+  in.network = astra::parse_network("topology: [Ring]\nnpus_count: [8]\nbandwidth: [25]\nlatency: [500]\n", "n");
+  nlohmann::json sys = nlohmann::json::parse(astra::format_system(chakra::cluster_preset("astra-sim-ring-8").system));
   sys["preferred-dataset-splits"] = 1;
   sys["active-chunks-per-dimension"] = 1;
-  in.system = sim::parse_system(sys.dump(), "s");
+  in.system = astra::parse_system(sys.dump(), "s");
   const sim::SimResult r = sim::simulate(in);
   EXPECT_EQ(row["step_ns"], r.end());
   EXPECT_EQ(row["all_reduce_count"], 8);
@@ -191,9 +191,9 @@ TEST(Sweep, PointsGiveTheSimulatorsFiguresAndFailuresAreRows) {
   EXPECT_EQ(row.size(), table_columns(spec, false).size());
   // In two steps, as the web page runs points in its workers: the same row.
   Row two;
-  const std::optional<sim::SimJob> job = runner.job(e.points[0], two);
+  const std::optional<chakra::SimJob> job = runner.job(e.points[0], two);
   ASSERT_TRUE(job);
-  runner.finish(two, sim::run_job(*job), 0);
+  runner.finish(two, chakra::run_job(*job), 0);
   EXPECT_EQ(two, row);
   // A bad value: its row has the error and no figures.
   Point bad = e.points[0];
@@ -244,20 +244,20 @@ TEST(Sweep, SynthAndStableHloWorkloads) {
     EXPECT_EQ(row["npus"], 4);
     EXPECT_TRUE(row["peak_mem_bytes"].is_null());
     // The same as simulating the imported traces directly.
-    const shlo::Analysis a = shlo::analyze(shlo::load_program(program));
+    const stablehlo::Analysis a = stablehlo::analyze(stablehlo::load_program(program));
     std::vector<std::string> traces;
     for (uint32_t d = 0; d < 4; ++d) {
       Trace t;
-      shlo::device_trace(a, shlo::device_preset(p.values[0].second.get<std::string>()), d, t);
+      stablehlo::device_trace(a, stablehlo::device_preset(p.values[0].second.get<std::string>()), d, t);
       traces.push_back(encode_et(t));
     }
     sim::SimInputs in;
     in.workload = "direct";
     in.encoded_traces = &traces;
-    for (const auto& [id, members] : shlo::comm_groups(a)) in.groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
-    in.network = sim::parse_network("topology: [Ring]\nnpus_count: [4]\nbandwidth: [50]\nlatency: [500]\n", "n");
+    for (const auto& [id, members] : stablehlo::comm_groups(a)) in.groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
+    in.network = astra::parse_network("topology: [Ring]\nnpus_count: [4]\nbandwidth: [50]\nlatency: [500]\n", "n");
     Row again;
-    sim::SimJob job = *shlo_runner.job(p, again);
+    chakra::SimJob job = *shlo_runner.job(p, again);
     in.system = job.system;
     EXPECT_EQ(row["step_ns"], sim::simulate(in).end());
     EXPECT_GT(row["all_reduce_count"].get<uint64_t>() + row["reduce_scatter_count"].get<uint64_t>() + row["all_gather_count"].get<uint64_t>(), 0u);

@@ -167,8 +167,8 @@ TEST(ShareLink, IndexRangesAndTuples) {
 TEST(SimConfigWriters, EveryReferenceConfigReadsBackEqual) {
   int networks = 0, systems = 0;
   for (const std::string& path : testing_support::find_files(shared("reference/astra-sim/inputs/net"), {".yml"})) {
-    sim::NetworkConfig a = sim::load_network(path);
-    sim::NetworkConfig b = sim::parse_network(sim::format_network(a), "written");
+    astra::NetworkConfig a = astra::load_network(path);
+    astra::NetworkConfig b = astra::parse_network(astra::format_network(a), "written");
     EXPECT_EQ(a.topology, b.topology) << path;
     EXPECT_EQ(a.npus, b.npus) << path;
     EXPECT_EQ(a.bandwidth, b.bandwidth) << path;
@@ -176,21 +176,21 @@ TEST(SimConfigWriters, EveryReferenceConfigReadsBackEqual) {
     ++networks;
   }
   for (const std::string& path : testing_support::find_files(shared("reference/astra-sim/inputs/sys"), {".json"})) {
-    sim::SystemConfig a;
+    astra::SystemConfig a;
     try {
-      a = sim::load_system(path);
+      a = astra::load_system(path);
     } catch (const Error&) {
       continue;  // configs this simulator rejects are covered by the simulator tests
     }
-    std::string text = sim::format_system(a);
-    sim::SystemConfig b = sim::parse_system(text, "written");
-    EXPECT_EQ(text, sim::format_system(b)) << path;
+    std::string text = astra::format_system(a);
+    astra::SystemConfig b = astra::parse_system(text, "written");
+    EXPECT_EQ(text, astra::format_system(b)) << path;
     EXPECT_EQ(a.preferred_dataset_splits, b.preferred_dataset_splits);
     EXPECT_EQ(a.endpoint_delay, b.endpoint_delay);
-    for (int t = 0; t < sim::kCollectiveTypes; ++t) {
+    for (int t = 0; t < astra::kCollectiveTypes; ++t) {
       ASSERT_EQ(a.algorithms[t].size(), b.algorithms[t].size()) << path;
       for (size_t d = 0; d < a.algorithms[t].size(); ++d) {
-        EXPECT_EQ(sim::algorithm_name(a.algorithms[t][d]), sim::algorithm_name(b.algorithms[t][d]));
+        EXPECT_EQ(astra::algorithm_name(a.algorithms[t][d]), astra::algorithm_name(b.algorithms[t][d]));
         EXPECT_EQ(a.algorithms[t][d].kind, b.algorithms[t][d].kind);
         EXPECT_EQ(a.algorithms[t][d].flat, b.algorithms[t][d].flat);
         EXPECT_EQ(a.algorithms[t][d].window, b.algorithms[t][d].window);
@@ -200,9 +200,9 @@ TEST(SimConfigWriters, EveryReferenceConfigReadsBackEqual) {
   }
   EXPECT_GE(networks, 8);
   EXPECT_GE(systems, 8);
-  sim::AlgorithmChoice flat{sim::Algorithm::HalvingDoubling, true, -1};
-  EXPECT_EQ(sim::algorithm_name(flat), "oneHalvingDoubling");
-  EXPECT_EQ(sim::algorithm_name({sim::Algorithm::Direct, false, 4}), "direct4");
+  astra::AlgorithmChoice flat{astra::Algorithm::HalvingDoubling, true, -1};
+  EXPECT_EQ(astra::algorithm_name(flat), "oneHalvingDoubling");
+  EXPECT_EQ(astra::algorithm_name({astra::Algorithm::Direct, false, 4}), "direct4");
 }
 
 namespace {
@@ -590,8 +590,8 @@ TEST(Workspace, LoadsRanksInStepsAndSimulatesLikeTheFileBasedRun) {
   }
   ASSERT_EQ(ws.ranks().size(), 8u);
   EXPECT_EQ(ws.ranks()[3]->rank, 3u);
-  sim::NetworkConfig net = sim::load_network(shared("reference/astra-sim/inputs/net/ring_8.yml"));
-  sim::SystemConfig sys = sim::load_system(shared("reference/astra-sim/inputs/sys/ring_s4_c1.json"));
+  astra::NetworkConfig net = astra::load_network(shared("reference/astra-sim/inputs/net/ring_8.yml"));
+  astra::SystemConfig sys = astra::load_system(shared("reference/astra-sim/inputs/sys/ring_s4_c1.json"));
   sim::SimResult in_memory = ws.simulate(net, sys);
   sim::SimInputs files;
   files.workload = dir + "/AllReduce_1MB";
@@ -602,7 +602,7 @@ TEST(Workspace, LoadsRanksInStepsAndSimulatesLikeTheFileBasedRun) {
   for (size_t i = 0; i < 8; ++i) EXPECT_EQ(in_memory.npus[i].finish, from_files.npus[i].finish);
   EXPECT_GT(in_memory.end(), 0u);
   // A network of another size is refused with the reason.
-  sim::NetworkConfig big = sim::load_network(shared("reference/astra-sim/inputs/net/ring_16.yml"));
+  astra::NetworkConfig big = astra::load_network(shared("reference/astra-sim/inputs/net/ring_16.yml"));
   try {
     ws.simulate(big, sys);
     FAIL();
@@ -908,33 +908,33 @@ TEST(Workspace, TextWorkloadsConfigsAndBadFiles) {
 }
 
 TEST(ClusterPresets, ParseAndFitToTheRankCount) {
-  const auto& presets = sim::cluster_presets();
+  const auto& presets = chakra::cluster_presets();
   ASSERT_GE(presets.size(), 4u);
   for (const auto& p : presets) {
     EXPECT_FALSE(p.source.empty()) << p.name;
     EXPECT_EQ(p.system.algorithms[0].size(), p.network.topology.size()) << p.name;
   }
   // The ASTRA-sim example preset is exactly the reference files.
-  const sim::ClusterPreset& ring = sim::cluster_preset("astra-sim-ring-8");
-  EXPECT_EQ(sim::format_network(ring.network),
-            sim::format_network(sim::load_network(shared("reference/astra-sim/inputs/net/ring_8.yml"))));
-  EXPECT_EQ(sim::format_system(ring.system),
-            sim::format_system(sim::load_system(shared("reference/astra-sim/inputs/sys/ring_s4_c1.json"))));
-  EXPECT_THROW(sim::cluster_preset("nope"), Error);
-  const sim::NetworkConfig& ib = sim::cluster_preset("h100-ib-2x8").network;
-  EXPECT_EQ(sim::fit_network(ib, 32).npus, (std::vector<uint32_t>{8, 4}));
-  EXPECT_EQ(sim::fit_network(ib, 32).bandwidth, (std::vector<double>{450, 50}));
-  EXPECT_EQ(sim::fit_network(ib, 2).npus, (std::vector<uint32_t>{2}));
-  EXPECT_EQ(sim::fit_network(ib, 2).bandwidth, (std::vector<double>{450}));
-  EXPECT_EQ(sim::fit_network(ib, 12).npus, (std::vector<uint32_t>{12}));
-  const sim::NetworkConfig& tpu = sim::cluster_preset("tpu-v4-4x4x4").network;
-  EXPECT_EQ(sim::fit_network(tpu, 128).npus, (std::vector<uint32_t>{4, 4, 8}));
-  EXPECT_EQ(sim::fit_network(tpu, 8).npus, (std::vector<uint32_t>{4, 2}));
-  EXPECT_THROW(sim::fit_network(tpu, 1), Error);
-  sim::SystemConfig sys = sim::cluster_preset("tpu-v4-4x4x4").system;
-  sim::fit_system(sys, 2);
+  const chakra::ClusterPreset& ring = chakra::cluster_preset("astra-sim-ring-8");
+  EXPECT_EQ(astra::format_network(ring.network),
+            astra::format_network(astra::load_network(shared("reference/astra-sim/inputs/net/ring_8.yml"))));
+  EXPECT_EQ(astra::format_system(ring.system),
+            astra::format_system(astra::load_system(shared("reference/astra-sim/inputs/sys/ring_s4_c1.json"))));
+  EXPECT_THROW(chakra::cluster_preset("nope"), Error);
+  const astra::NetworkConfig& ib = chakra::cluster_preset("h100-ib-2x8").network;
+  EXPECT_EQ(chakra::fit_network(ib, 32).npus, (std::vector<uint32_t>{8, 4}));
+  EXPECT_EQ(chakra::fit_network(ib, 32).bandwidth, (std::vector<double>{450, 50}));
+  EXPECT_EQ(chakra::fit_network(ib, 2).npus, (std::vector<uint32_t>{2}));
+  EXPECT_EQ(chakra::fit_network(ib, 2).bandwidth, (std::vector<double>{450}));
+  EXPECT_EQ(chakra::fit_network(ib, 12).npus, (std::vector<uint32_t>{12}));
+  const astra::NetworkConfig& tpu = chakra::cluster_preset("tpu-v4-4x4x4").network;
+  EXPECT_EQ(chakra::fit_network(tpu, 128).npus, (std::vector<uint32_t>{4, 4, 8}));
+  EXPECT_EQ(chakra::fit_network(tpu, 8).npus, (std::vector<uint32_t>{4, 2}));
+  EXPECT_THROW(chakra::fit_network(tpu, 1), Error);
+  astra::SystemConfig sys = chakra::cluster_preset("tpu-v4-4x4x4").system;
+  chakra::fit_system(sys, 2);
   EXPECT_EQ(sys.algorithms[0].size(), 2u);
-  sim::fit_system(sys, 4);
+  chakra::fit_system(sys, 4);
   EXPECT_EQ(sys.algorithms[3].size(), 4u);
 }
 
@@ -954,10 +954,10 @@ TEST(Workspace, SyntheticWorkloadsSimulateOnAPreset) {
   EXPECT_EQ(ws.add_synthetic(o), "synthetic workload: 4 ranks, 1 pipeline stages");
   ASSERT_EQ(ws.ranks().size(), 4u);
   EXPECT_FALSE(ws.groups.empty());
-  sim::ClusterPreset p = sim::cluster_preset("h100-hgx-8");
-  sim::SystemConfig sys = p.system;
+  chakra::ClusterPreset p = chakra::cluster_preset("h100-hgx-8");
+  astra::SystemConfig sys = p.system;
   sys.roofline = true;
-  sim::SimResult r = ws.simulate(sim::fit_network(p.network, 4), sys);
+  sim::SimResult r = ws.simulate(chakra::fit_network(p.network, 4), sys);
   EXPECT_FALSE(r.deadlock);
   EXPECT_GT(r.end(), 0u);
   EXPECT_GT(r.collectives[0].count, 0u);
@@ -971,12 +971,12 @@ TEST(Workspace, SyntheticWorkloadsSimulateOnAPreset) {
 TEST(Workspace, AnalysesOfASimulatedRunMatchTheSimulatorsBreakdown) {
   Workspace ws;
   ws.add_synthetic(small_llama());
-  sim::ClusterPreset p = sim::cluster_preset("h100-hgx-8");
-  sim::SystemConfig sys = p.system;
+  chakra::ClusterPreset p = chakra::cluster_preset("h100-hgx-8");
+  astra::SystemConfig sys = p.system;
   sys.roofline = true;
   sim::SimOptions options;
   options.record_spans = true;
-  sim::SimResult r = ws.simulate(sim::fit_network(p.network, 4), sys, options);
+  sim::SimResult r = ws.simulate(chakra::fit_network(p.network, 4), sys, options);
   ASSERT_EQ(r.npus.size(), 4u);
   uint64_t overlapped = 0;
   for (uint32_t npu = 0; npu < 4; ++npu) {
@@ -1000,13 +1000,13 @@ TEST(Workspace, CriticalPathOfASimulatedRunIsItsStep) {
     synth::SynthOptions o = small_llama();
     o.par.pp = pp;
     ws.add_synthetic(o);
-    sim::ClusterPreset p = sim::cluster_preset("h100-hgx-8");
-    sim::SystemConfig sys = p.system;
+    chakra::ClusterPreset p = chakra::cluster_preset("h100-hgx-8");
+    astra::SystemConfig sys = p.system;
     sys.roofline = true;
     sim::SimOptions options;
     options.record_spans = true;
     const uint32_t npus = static_cast<uint32_t>(ws.ranks().size());
-    sim::SimResult r = ws.simulate(sim::fit_network(p.network, npus), sys, options);
+    sim::SimResult r = ws.simulate(chakra::fit_network(p.network, npus), sys, options);
     ASSERT_FALSE(r.deadlock);
     std::vector<RankTimes> times;
     for (uint32_t npu = 0; npu < npus; ++npu) times.push_back(simulated_times(ws.rank(npu)->trace, r.spans, npu));
@@ -1031,10 +1031,10 @@ TEST(Workspace, CriticalPathOfASimulatedRunIsItsStep) {
 TEST(Workspace, CollectiveBucketsOfASimulatedRun) {
   Workspace ws;
   ws.add_synthetic(small_llama());
-  sim::ClusterPreset p = sim::cluster_preset("h100-hgx-8");
+  chakra::ClusterPreset p = chakra::cluster_preset("h100-hgx-8");
   sim::SimOptions options;
   options.record_spans = true;
-  sim::SimResult r = ws.simulate(sim::fit_network(p.network, 4), p.system, options);
+  sim::SimResult r = ws.simulate(chakra::fit_network(p.network, 4), p.system, options);
   std::vector<const Trace*> traces;
   std::vector<std::vector<uint64_t>> micros;
   for (uint32_t npu = 0; npu < 4; ++npu) {
@@ -1137,8 +1137,8 @@ namespace {
 // A synthetic workload with communicator groups, on a preset fitted to its ranks.
 struct SyntheticRun {
   Workspace ws;
-  sim::NetworkConfig net;
-  sim::SystemConfig sys;
+  astra::NetworkConfig net;
+  astra::SystemConfig sys;
   explicit SyntheticRun(uint64_t layers, uint64_t dp) {
     synth::SynthOptions o;
     synth::apply_preset("llama2-7b", o);
@@ -1146,8 +1146,8 @@ struct SyntheticRun {
     o.par.dp = dp;
     o.par.tp = 2;
     ws.add_synthetic(o);
-    sim::ClusterPreset p = sim::cluster_preset("h100-hgx-8");
-    net = sim::fit_network(p.network, ws.ranks().size());
+    chakra::ClusterPreset p = chakra::cluster_preset("h100-hgx-8");
+    net = chakra::fit_network(p.network, ws.ranks().size());
     sys = p.system;
     sys.roofline = true;
   }
@@ -1170,7 +1170,7 @@ void expect_same(const sim::SimResult& a, const sim::SimResult& b) {
     EXPECT_TRUE(x.comm_type == y.comm_type && x.count == y.count && x.measured_median == y.measured_median &&
                 x.simulated_median == y.simulated_median);
   }
-  for (int c = 0; c <= sim::kCollectiveTypes; ++c) {
+  for (int c = 0; c <= astra::kCollectiveTypes; ++c) {
     EXPECT_EQ(a.collectives[c].count, b.collectives[c].count);
     EXPECT_EQ(a.collectives[c].bytes, b.collectives[c].bytes);
     EXPECT_EQ(a.collectives[c].time, b.collectives[c].time);
@@ -1196,13 +1196,13 @@ TEST(SimJob, TravelsAsBytesAndRunsToTheSameResult) {
   options.backend = sim::Backend::CongestionAware;
   options.slowdown = sim::parse_slowdowns("npu=1:compute=1.5:comm=2:delay=3us; dim=all:bandwidth=0.5", "s");
   options.every_npu = true;
-  sim::SimJob job = run.ws.simulation_job(run.net, run.sys, options);
+  chakra::SimJob job = run.ws.simulation_job(run.net, run.sys, options);
   uint64_t nodes = 0;
   for (const auto& r : run.ws.ranks()) nodes += r->trace.size();
   EXPECT_EQ(job.options.expected_nodes, nodes);
-  std::string bytes = sim::encode_job(job);
-  sim::SimJob back = sim::decode_job(bytes);
-  EXPECT_EQ(sim::encode_job(back), bytes);  // nothing lost
+  std::string bytes = chakra::encode_job(job);
+  chakra::SimJob back = chakra::decode_job(bytes);
+  EXPECT_EQ(chakra::encode_job(back), bytes);  // nothing lost
   EXPECT_EQ(back.traces, job.traces);
   EXPECT_EQ(back.groups, run.ws.groups);
   EXPECT_EQ(back.options.backend, sim::Backend::CongestionAware);
@@ -1215,7 +1215,7 @@ TEST(SimJob, TravelsAsBytesAndRunsToTheSameResult) {
   sim::SimResult here = run.ws.simulate(run.net, run.sys, options);
   ASSERT_GT(here.spans.size(), 100u);
   EXPECT_GT(here.collectives[0].count, 0u);
-  sim::SimResult there = sim::decode_result(sim::encode_result(sim::run_job(back)));
+  sim::SimResult there = chakra::decode_result(chakra::encode_result(chakra::run_job(back)));
   expect_same(here, there);
 }
 
@@ -1229,7 +1229,7 @@ TEST(SimJob, ResultKeepsMeasuredFigures) {
   r.measured_collectives.push_back(sim::CollectiveFit{6, 40, 357000, 422157});
   r.closed_form_contended = true;
   r.simulated_npus = 1;  // NPU 0 ran for both
-  sim::SimResult back = sim::decode_result(sim::encode_result(r));
+  sim::SimResult back = chakra::decode_result(chakra::encode_result(r));
   expect_same(r, back);
   EXPECT_TRUE(back.closed_form_contended);
   EXPECT_EQ(back.simulated_npus, 1u);
@@ -1242,27 +1242,27 @@ TEST(SimJob, DamagedBytesAreErrorsNeverCrashes) {
   SyntheticRun run(1, 2);
   sim::SimOptions options;
   options.record_spans = true;
-  std::string job = sim::encode_job(run.ws.simulation_job(run.net, run.sys, options));
-  std::string result = sim::encode_result(run.ws.simulate(run.net, run.sys, options));
+  std::string job = chakra::encode_job(run.ws.simulation_job(run.net, run.sys, options));
+  std::string result = chakra::encode_result(run.ws.simulate(run.net, run.sys, options));
   // Every truncation is refused.
   for (size_t cut = 0; cut < job.size(); cut += 1 + cut / 64)
-    EXPECT_THROW(sim::decode_job(std::string_view(job).substr(0, cut)), Error) << cut;
+    EXPECT_THROW(chakra::decode_job(std::string_view(job).substr(0, cut)), Error) << cut;
   for (size_t cut = 0; cut < result.size(); cut += 1 + cut / 64)
-    EXPECT_THROW(sim::decode_result(std::string_view(result).substr(0, cut)), Error) << cut;
-  EXPECT_THROW(sim::decode_result(job), Error);  // the other kind
-  EXPECT_THROW(sim::decode_job(job + "x"), Error);
+    EXPECT_THROW(chakra::decode_result(std::string_view(result).substr(0, cut)), Error) << cut;
+  EXPECT_THROW(chakra::decode_result(job), Error);  // the other kind
+  EXPECT_THROW(chakra::decode_job(job + "x"), Error);
   // Random corruption decodes or throws chakra::Error (a trace's own damage shows when it runs).
   std::mt19937 rng(7);
   for (int i = 0; i < 300; ++i) {
     std::string bad = result;
     for (int k = 0; k < 4; ++k) bad[rng() % bad.size()] = static_cast<char>(rng());
     try {
-      sim::decode_result(bad);
+      chakra::decode_result(bad);
     } catch (const Error&) {
     }
   }
   try {
-    sim::decode_result(std::string_view(result).substr(0, 12));
+    chakra::decode_result(std::string_view(result).substr(0, 12));
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "simulation result: truncated");
@@ -1280,9 +1280,9 @@ TEST(SimJob, ProgressCountsNodesAndCanStopTheRun) {
       return calls.size() < stop_at;
     }
   } seen;
-  sim::SimJob job = run.ws.simulation_job(run.net, run.sys);
+  chakra::SimJob job = run.ws.simulation_job(run.net, run.sys);
   job.options.every_npu = true;  // its DP replicas would run as one, in too few events to report
-  sim::SimResult r = sim::run_job(job, &seen);
+  sim::SimResult r = chakra::run_job(job, &seen);
   ASSERT_GE(seen.calls.size(), 2u);
   for (size_t i = 0; i < seen.calls.size(); ++i) {
     EXPECT_EQ(seen.calls[i].second, job.options.expected_nodes);
@@ -1296,6 +1296,6 @@ TEST(SimJob, ProgressCountsNodesAndCanStopTheRun) {
   EXPECT_EQ(ran, job.options.expected_nodes);
   Recorder stopper;
   stopper.stop_at = 1;
-  EXPECT_THROW(sim::run_job(job, &stopper), Cancelled);
+  EXPECT_THROW(chakra::run_job(job, &stopper), Cancelled);
   EXPECT_EQ(stopper.calls.size(), 1u);
 }

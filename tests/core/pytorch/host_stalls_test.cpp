@@ -223,10 +223,10 @@ TEST(HostStalls, LinkConvertAndSimulateEitherWay) {
   for (int r = 0; r < 2; ++r) chakra::write_et(t, dir + "/run." + std::to_string(r) + ".et");
   chakra::sim::SimInputs in;
   in.workload = dir + "/run";
-  const chakra::sim::ClusterPreset& preset = chakra::sim::cluster_preset("v100-dgx1-8");
-  in.network = chakra::sim::fit_network(preset.network, 2);
+  const chakra::ClusterPreset& preset = chakra::cluster_preset("v100-dgx1-8");
+  in.network = chakra::fit_network(preset.network, 2);
   in.system = preset.system;
-  chakra::sim::fit_system(in.system, in.network.topology.size());
+  chakra::fit_system(in.system, in.network.topology.size());
   auto step = [&](chakra::sim::StallMode mode, double gemm_speedup) {
     chakra::sim::SimOptions opt;
     opt.stalls = mode;

@@ -23,6 +23,7 @@
 namespace {
 
 using namespace chakra;
+using namespace chakra::astra;
 using namespace chakra::sim;
 
 // Records (time, handler arg) of every delivery.

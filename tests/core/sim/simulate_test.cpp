@@ -21,6 +21,7 @@
 #include "test_support.h"
 
 using namespace chakra;
+using namespace chakra::astra;
 using namespace chakra::sim;
 using namespace testing_support;
 

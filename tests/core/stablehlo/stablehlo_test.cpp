@@ -19,7 +19,7 @@
 #include "test_support.h"
 
 using namespace chakra;
-using namespace chakra::shlo;
+using namespace chakra::stablehlo;
 
 namespace {
 
@@ -28,8 +28,8 @@ std::string sample(const std::string& name) { return testing_support::shared("re
 Analysis run(const std::string& text, AnalyzeOptions o = {}) { return analyze(parse_program(text, "test.mlir"), 0, o); }
 
 // A network whose NPU count matches `devices`.
-sim::NetworkConfig switch_of(uint32_t devices) {
-  return sim::parse_network("topology: [ Switch ]\nnpus_count: [ " + std::to_string(devices) +
+astra::NetworkConfig switch_of(uint32_t devices) {
+  return astra::parse_network("topology: [ Switch ]\nnpus_count: [ " + std::to_string(devices) +
                                 " ]\nbandwidth: [ 100 ]\nlatency: [ 1000 ]\n",
                             "net.yml");
 }
@@ -286,7 +286,7 @@ TEST(StableHlo, LlamaPredictionsAreWithinTheTargetOfTheMeasuredSteps) {
     EXPECT_TRUE(v.ok() && v.warnings == 0) << size << ": " << (v.findings.empty() ? "" : v.findings[0].message);
     for (const auto& [dev, anchor] : systems) {
       const DeviceSpec d = device_preset(dev);
-      const sim::NetworkConfig net = sim::load_network(testing_support::test_data("../../assets/stablehlo/networks/" + std::string(dev) + "_4gpu.yml"));
+      const astra::NetworkConfig net = astra::load_network(testing_support::test_data("../../assets/stablehlo/networks/" + std::string(dev) + "_4gpu.yml"));
       const Prediction p = predict(a, d, net, default_system(net, d));
       const double m = measured.at(anchor).at(std::string("llama3-") + size).get<double>();
       errors.push_back(std::fabs(p.step_s / m - 1));
@@ -464,7 +464,7 @@ TEST(StableHlo, EverySampleImportsValidatesAndSimulates) {
 TEST(StableHlo, PredictionAddsComputeAndExposedCommunication) {
   const Analysis a = analyze(load_program(sample("hespas__resnet_50_train_step_4_devices_1024_batch.mlir")));
   const DeviceSpec d = device_preset("a100");
-  const sim::NetworkConfig net = sim::parse_network("topology: [ FullyConnected ]\nnpus_count: [ 4 ]\nbandwidth: [ 100 ]\nlatency: [ 1000 ]\n", "net.yml");
+  const astra::NetworkConfig net = astra::parse_network("topology: [ FullyConnected ]\nnpus_count: [ 4 ]\nbandwidth: [ 100 ]\nlatency: [ 1000 ]\n", "net.yml");
   const Prediction p = predict(a, d, net, default_system(net, d));
   double sum = 0;
   for (const ExecOp& e : a.ops) sum += op_seconds(a, e, d);

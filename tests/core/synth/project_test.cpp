@@ -23,7 +23,7 @@ namespace {
 
 struct Ranks {
   std::vector<std::string> encoded;
-  sim::CommGroups groups;
+  astra::CommGroups groups;
 };
 
 // Llama-2-7B (2 layers) under data (and tensor, pipeline) parallelism, `batch` sequences per step.
@@ -99,7 +99,7 @@ std::string error_of(const std::function<void()>& f) {
   return "";
 }
 
-project::Plan plan_of(const Ranks& in, uint32_t to, const std::optional<std::vector<int>>& dp = std::nullopt,
+synth::Plan plan_of(const Ranks& in, uint32_t to, const std::optional<std::vector<int>>& dp = std::nullopt,
                       bool without_metadata = false) {
   std::vector<Trace> traces;
   for (const std::string& b : in.encoded) {
@@ -108,10 +108,10 @@ project::Plan plan_of(const Ranks& in, uint32_t to, const std::optional<std::vec
   }
   std::vector<const Trace*> ptrs;
   for (const Trace& t : traces) ptrs.push_back(&t);
-  return project::plan_data_parallel(ptrs, in.groups, to, dp);
+  return synth::plan_data_parallel(ptrs, in.groups, to, dp);
 }
 
-std::set<int> data_parallel_ids(const project::Plan& plan) {
+std::set<int> data_parallel_ids(const synth::Plan& plan) {
   std::set<int> ids;
   for (const auto& [id, dp] : plan.data_parallel)
     if (dp) ids.insert(id);
@@ -147,7 +147,7 @@ std::string rank_with(const std::vector<Collective>& issued) {
 }
 
 struct Projected {
-  project::Plan plan;
+  synth::Plan plan;
   Ranks ranks;
 };
 
@@ -156,25 +156,25 @@ Projected projected(const Ranks& in, uint32_t to, const std::optional<std::vecto
   for (const std::string& b : in.encoded) traces.push_back(decoded(b));
   std::vector<const Trace*> ptrs;
   for (const Trace& t : traces) ptrs.push_back(&t);
-  Projected p{project::plan_data_parallel(ptrs, in.groups, to, dp), {}};
+  Projected p{synth::plan_data_parallel(ptrs, in.groups, to, dp), {}};
   for (uint32_t r = 0; r < to; ++r) {
     Trace t = decoded(in.encoded[r % in.encoded.size()]);
-    project::project_rank(t, p.plan, r);
+    synth::project_rank(t, p.plan, r);
     p.ranks.encoded.push_back(encode_et(t));
   }
-  p.ranks.groups = project::projected_groups(p.plan, in.groups);
+  p.ranks.groups = synth::projected_groups(p.plan, in.groups);
   return p;
 }
 
 // The step on an H100 cluster of 8-GPU nodes over InfiniBand, compute from the roofline.
 sim::Tick step(const Ranks& r) {
-  const sim::ClusterPreset& preset = sim::cluster_preset("h100-ib-2x8");
+  const chakra::ClusterPreset& preset = chakra::cluster_preset("h100-ib-2x8");
   sim::SimInputs in;
   in.workload = "projected";
   in.encoded_traces = &r.encoded;
-  in.network = sim::fit_network(preset.network, r.encoded.size());
+  in.network = chakra::fit_network(preset.network, r.encoded.size());
   in.system = preset.system;
-  sim::fit_system(in.system, in.network.topology.size());
+  chakra::fit_system(in.system, in.network.topology.size());
   in.system.roofline = true;
   in.system.peak_perf = 989;
   in.system.local_mem_bw = 3350;
@@ -257,11 +257,11 @@ TEST(Project, IdentityPeersAndErrors) {
     }
     return std::string();
   };
-  EXPECT_NE(error([&] { project::plan_data_parallel(ptrs, in.groups, 6); }).find("must be a multiple of the 4 ranks"), std::string::npos);
-  sim::CommGroups beyond = in.groups;
+  EXPECT_NE(error([&] { synth::plan_data_parallel(ptrs, in.groups, 6); }).find("must be a multiple of the 4 ranks"), std::string::npos);
+  astra::CommGroups beyond = in.groups;
   beyond[99] = {0, 7};
-  EXPECT_NE(error([&] { project::plan_data_parallel(ptrs, beyond, 8); }).find("group 99 names rank 7"), std::string::npos);
-  EXPECT_NE(error([&] { project::plan_data_parallel(ptrs, in.groups, 8, std::vector<int>{42}); }).find("group 42 is not among"), std::string::npos);
+  EXPECT_NE(error([&] { synth::plan_data_parallel(ptrs, beyond, 8); }).find("group 99 names rank 7"), std::string::npos);
+  EXPECT_NE(error([&] { synth::plan_data_parallel(ptrs, in.groups, 8, std::vector<int>{42}); }).find("group 42 is not among"), std::string::npos);
 }
 
 // A converted PyTorch trace lists its process groups in a METADATA node: read as groups, and
@@ -291,11 +291,11 @@ TEST(Project, MetadataProcessGroupsAreRewritten) {
   };
   Ranks in;
   in.encoded = {rank(0), rank(1)};
-  in.groups = project::metadata_groups(decoded(in.encoded[0]));
+  in.groups = synth::metadata_groups(decoded(in.encoded[0]));
   ASSERT_EQ(in.groups.at(1), (std::vector<uint32_t>{0, 1}));
   const Projected p = projected(in, 4);
   const Trace r3 = decoded(p.ranks.encoded[3]);
-  const sim::CommGroups seen = project::metadata_groups(r3);
+  const astra::CommGroups seen = synth::metadata_groups(r3);
   EXPECT_EQ(seen.at(1), (std::vector<uint32_t>{0, 1, 2, 3}));
   EXPECT_EQ(seen.at(2 + 2), (std::vector<uint32_t>{3}));  // rank 1's single-rank group, in replica 1
 }
@@ -314,7 +314,7 @@ TEST(Project, SynthCommandSaysWhichGroupsAreDataParallel) {
       EXPECT_NE(e.find("--groups"), std::string::npos) << e;
       continue;
     }
-    const project::Plan plan = plan_of(s.ranks, 2 * n);
+    const synth::Plan plan = plan_of(s.ranks, 2 * n);
     EXPECT_EQ(data_parallel_ids(plan), s.dp_ids);
     EXPECT_NE(plan.explanation.find("from the command in the traces' metadata"), std::string::npos) << plan.explanation;
   }
@@ -334,7 +334,7 @@ TEST(Project, WithoutTheCommandCountsDecideOnlyAgainstAnotherFamily) {
       EXPECT_NE(e.find("Name them: --groups FILE"), std::string::npos) << e;
       continue;
     }
-    const project::Plan plan = plan_of(s.ranks, 2 * n, std::nullopt, true);
+    const synth::Plan plan = plan_of(s.ranks, 2 * n, std::nullopt, true);
     EXPECT_EQ(data_parallel_ids(plan), s.dp_ids);
     EXPECT_NE(plan.explanation.find("from how often they synchronise"), std::string::npos) << plan.explanation;
     EXPECT_NE(plan.explanation.find("x as often: not data-parallel"), std::string::npos) << plan.explanation;
@@ -357,7 +357,7 @@ TEST(Project, TensorShapesTellGradientBucketsFromActivations) {
   Ranks in;  // TP groups 1 [0, 1], 2 [2, 3]; DP groups 3 [0, 2], 4 [1, 3]
   in.groups = {{1, {0, 1}}, {2, {2, 3}}, {3, {0, 2}}, {4, {1, 3}}};
   in.encoded = {rank_with(step(1, 3)), rank_with(step(1, 4)), rank_with(step(2, 3)), rank_with(step(2, 4))};
-  const project::Plan plan = plan_of(in, 8);
+  const synth::Plan plan = plan_of(in, 8);
   EXPECT_EQ(data_parallel_ids(plan), (std::set<int>{3, 4}));
   EXPECT_NE(plan.explanation.find("from the tensors they carry"), std::string::npos) << plan.explanation;
   EXPECT_NE(plan.explanation.find("groups 3, 4 (2 ranks, spacing 2): 2 all-reduces per rank; 25.0 MiB each, "
@@ -421,7 +421,7 @@ TEST(Project, GivenGroupsAreCheckedAndTakenExactly) {
   EXPECT_NE(error_of([&] { plan_of(in, 8, std::vector<int>{}); }).find("an empty list"), std::string::npos);
   EXPECT_NE(error_of([&] { plan_of(in, 8, std::vector<int>{1, 42}); }).find("group 42 is not among"),
             std::string::npos);
-  const project::Plan one = plan_of(in, 8, std::vector<int>{1});
+  const synth::Plan one = plan_of(in, 8, std::vector<int>{1});
   EXPECT_EQ(data_parallel_ids(one), (std::set<int>{1}));
   EXPECT_NE(one.explanation.find("data-parallel groups as given:\n"), std::string::npos) << one.explanation;
   EXPECT_NE(one.explanation.find("groups 1 (2 ranks, spacing 1): 4 all-reduces per rank"), std::string::npos)

@@ -391,7 +391,7 @@ TEST(SynthSchedule, OneFOneBAndGPipeOrderMicroBatchesPerStage) {
 
 TEST(SynthSimulate, EveryLayoutValidatesAndSimulatesWithoutDeadlock) {
   const std::string dir = testing_support::temp_dir();
-  sim::SystemConfig system = sim::parse_system(
+  astra::SystemConfig system = astra::parse_system(
       R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
           "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"], "all-gather-implementation": ["ring"],
           "reduce-scatter-implementation": ["ring"], "all-to-all-implementation": ["direct"],
@@ -429,11 +429,11 @@ TEST(SynthSimulate, EveryLayoutValidatesAndSimulatesWithoutDeadlock) {
     }
     sim::SimInputs in;
     in.workload = prefix;
-    in.network = sim::parse_network("topology: [ Switch ]\nnpus_count: [ " + std::to_string(num_ranks(*w)) +
+    in.network = astra::parse_network("topology: [ Switch ]\nnpus_count: [ " + std::to_string(num_ranks(*w)) +
                                         " ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
                                     "net.yml");
     in.system = system;
-    in.groups = sim::parse_comm_groups(comm_group_json(comm_groups(*w)), "groups.json");
+    in.groups = astra::parse_comm_groups(comm_group_json(comm_groups(*w)), "groups.json");
     sim::SimResult r = sim::simulate(in);
     EXPECT_FALSE(r.deadlock);
     for (const sim::NpuResult& npu : r.npus) {
@@ -457,8 +457,8 @@ TEST(SynthSimulate, OneFOneBIsNoSlowerThanGPipe) {
     for (uint32_t r = 0; r < num_ranks(*w); ++r) write_et(trace_of(*w, r), dir + "/w." + std::to_string(r) + ".et");
     sim::SimInputs in;
     in.workload = dir + "/w";
-    in.network = sim::parse_network("topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n", "net.yml");
-    in.system = sim::parse_system(R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "preferred-dataset-splits": 1,
+    in.network = astra::parse_network("topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n", "net.yml");
+    in.system = astra::parse_system(R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "preferred-dataset-splits": 1,
         "all-reduce-implementation": ["ring"], "all-gather-implementation": ["ring"], "reduce-scatter-implementation": ["ring"],
         "all-to-all-implementation": ["ring"], "collective-optimization": "baseline", "local-mem-bw": 3350,
         "roofline-enabled": 1, "peak-perf": 989})", "system.json");

@@ -177,20 +177,20 @@ TEST(Anonymize, SharedWorkloadsSimulateTheSame) {
     } catch (const Error&) {
       continue;
     }
-    const sim::ClusterPreset& preset = sim::cluster_preset("h100-hgx-8");
-    sim::CommGroups groups;  // the folder's process groups, where it has a file ASTRA-sim reads
+    const chakra::ClusterPreset& preset = chakra::cluster_preset("h100-hgx-8");
+    astra::CommGroups groups;  // the folder's process groups, where it has a file ASTRA-sim reads
     const std::string dir = fs::path(prefix).parent_path().string();
     try {
-      if (fs::exists(dir + "/comm_group.json")) groups = sim::load_comm_groups(dir + "/comm_group.json");
+      if (fs::exists(dir + "/comm_group.json")) groups = astra::load_comm_groups(dir + "/comm_group.json");
     } catch (const Error&) {
     }
     auto run = [&](const std::vector<std::string>& traces) -> std::vector<uint64_t> {
       sim::SimInputs in;
       in.workload = prefix;
       in.encoded_traces = &traces;
-      in.network = sim::fit_network(preset.network, traces.size());
+      in.network = chakra::fit_network(preset.network, traces.size());
       in.system = preset.system;
-      sim::fit_system(in.system, in.network.topology.size());
+      chakra::fit_system(in.system, in.network.topology.size());
       in.groups = groups;
       try {
         const sim::SimResult r = sim::simulate(in);

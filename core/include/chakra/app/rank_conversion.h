@@ -31,7 +31,7 @@ struct ConvertedRank {
   std::string et;  // the rank's trace, encoded as a Chakra .et
   std::vector<std::string> notes;     // what linking/conversion did
   std::vector<std::string> warnings;  // what they left out or guessed
-  sim::CommGroups groups;  // communicator groups the host ET names (the first of an id wins)
+  astra::CommGroups groups;  // communicator groups the host ET names (the first of an id wins)
   std::string message;  // one line for a log
 };
 

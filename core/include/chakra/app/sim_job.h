@@ -11,24 +11,24 @@
 
 #include "chakra/sim/simulate.h"
 
-namespace chakra::sim {
+namespace chakra {
 
 struct SimJob {
   std::vector<std::string> traces;  // encoded .et bytes, one per NPU in NPU order
-  NetworkConfig network;
-  SystemConfig system;
-  RemoteMemoryConfig memory;
-  CommGroups groups;
-  SimOptions options;  // `progress` is not carried; run_job takes its own
+  astra::NetworkConfig network;
+  astra::SystemConfig system;
+  astra::RemoteMemoryConfig memory;
+  astra::CommGroups groups;
+  sim::SimOptions options;  // `progress` is not carried; run_job takes its own
 };
 
 std::string encode_job(const SimJob& job);
 SimJob decode_job(std::string_view bytes);  // throws chakra::Error ("simulation job: ...")
 
-std::string encode_result(const SimResult& result);
-SimResult decode_result(std::string_view bytes);  // throws chakra::Error ("simulation result: ...")
+std::string encode_result(const sim::SimResult& result);
+sim::SimResult decode_result(std::string_view bytes);  // throws chakra::Error ("simulation result: ...")
 
 // Runs the job; `progress` (may be null) replaces options.progress.
-SimResult run_job(const SimJob& job, Progress* progress = nullptr);
+sim::SimResult run_job(const SimJob& job, Progress* progress = nullptr);
 
-}  // namespace chakra::sim
+}  // namespace chakra

@@ -10,12 +10,12 @@
 
 #include "chakra/sim/simulate.h"
 
-namespace chakra::sim {
+namespace chakra {
 
 struct ClusterPreset {
   std::string name, title, source;
-  NetworkConfig network;
-  SystemConfig system;
+  astra::NetworkConfig network;
+  astra::SystemConfig system;
 };
 
 // In file order; parsed once.
@@ -26,10 +26,10 @@ const ClusterPreset& cluster_preset(std::string_view name);
 // `net` resized to `npus` NPUs: leading dimensions keep their sizes while they divide what is
 // left, the last dimension takes the rest (a single dimension of `npus` when nothing fits).
 // Throws chakra::Error for fewer than 2 NPUs (the analytical network needs 2 per dimension).
-NetworkConfig fit_network(const NetworkConfig& net, uint64_t npus);
+astra::NetworkConfig fit_network(const astra::NetworkConfig& net, uint64_t npus);
 
 // Per-dimension algorithm lists made as long as the network has dimensions (the last entry is
 // repeated, extra ones dropped), so a system config follows a network edit.
-void fit_system(SystemConfig& sys, size_t dims);
+void fit_system(astra::SystemConfig& sys, size_t dims);
 
-}  // namespace chakra::sim
+}  // namespace chakra

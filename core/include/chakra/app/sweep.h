@@ -95,7 +95,7 @@ class Runner {
   // The same in two steps, for hosts that simulate elsewhere (the web page's workers): the
   // point's simulation job, or nullopt with the error in `row` (which then is final); then its
   // result (or `error`, a failed run) into the row, `ms` the simulator's wall time.
-  std::optional<sim::SimJob> job(const Point& point, Row& row) const;
+  std::optional<chakra::SimJob> job(const Point& point, Row& row) const;
   // The point's row before it ran: its axis values, the figures empty.
   Row row_of(const Point& point) const;
   void finish(Row& row, const sim::SimResult& result, double ms) const;

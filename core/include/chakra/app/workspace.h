@@ -155,10 +155,10 @@ class Workspace {
   void clear();
 
   // Settings read from dropped config files (the last one of each kind wins).
-  std::optional<sim::NetworkConfig> network;
-  std::optional<sim::SystemConfig> system;
-  std::optional<sim::RemoteMemoryConfig> memory;
-  sim::CommGroups groups;
+  std::optional<astra::NetworkConfig> network;
+  std::optional<astra::SystemConfig> system;
+  std::optional<astra::RemoteMemoryConfig> memory;
+  astra::CommGroups groups;
   std::string network_source, system_source;
   // The last table chakra sweep wrote that was opened (RESULTS.jsonl), for a sweep view to take.
   struct SweepTableFile {
@@ -174,10 +174,10 @@ class Workspace {
   // A simulation of ranks 0..N-1 (N = the network's NPUs) with these settings, ready to run here
   // or elsewhere (options.expected_nodes is filled in). Throws chakra::Error when the loaded
   // ranks are not exactly 0..N-1.
-  sim::SimJob simulation_job(const sim::NetworkConfig& network, const sim::SystemConfig& system,
+  chakra::SimJob simulation_job(const astra::NetworkConfig& network, const astra::SystemConfig& system,
                              const sim::SimOptions& options = {}) const;
   // Runs simulation_job() here.
-  sim::SimResult simulate(const sim::NetworkConfig& network, const sim::SystemConfig& system,
+  sim::SimResult simulate(const astra::NetworkConfig& network, const astra::SystemConfig& system,
                           const sim::SimOptions& options = {}) const;
 
   // What importers' open functions (importers.def) put in; each returns a line saying what it
@@ -196,7 +196,7 @@ class Workspace {
   void put_rank(std::unique_ptr<RankTrace> rank);
   // Replaces the ranks (and their groups) with a whole run's traces, as a synthetic step or a
   // StableHLO program gives them; notes go to every rank.
-  void replace_ranks(std::vector<std::unique_ptr<RankTrace>> ranks, sim::CommGroups new_groups);
+  void replace_ranks(std::vector<std::unique_ptr<RankTrace>> ranks, astra::CommGroups new_groups);
   uint32_t next_free_rank() const;
   void instantiate_text();
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace chakra::sim {
+namespace chakra::astra {
 
 // ---- Network (ASTRA-sim analytical YAML) -------------------------------------------------
 
@@ -108,4 +108,4 @@ using CommGroups = std::map<int, std::vector<uint32_t>>;
 CommGroups parse_comm_groups(std::string_view json, const std::string& name);
 CommGroups load_comm_groups(const std::string& path);
 
-}  // namespace chakra::sim
+}  // namespace chakra::astra

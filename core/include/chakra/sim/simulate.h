@@ -62,10 +62,10 @@ struct SimInputs {
   // When set, NPU i's trace is (*encoded_traces)[i] (the bytes of an .et file) and `workload`
   // only names them in messages; one entry per NPU.
   const std::vector<std::string>* encoded_traces = nullptr;
-  NetworkConfig network;
-  SystemConfig system;
-  RemoteMemoryConfig memory;
-  CommGroups groups;
+  astra::NetworkConfig network;
+  astra::SystemConfig system;
+  astra::RemoteMemoryConfig memory;
+  astra::CommGroups groups;
   // How each trace is read (limits for untrusted inputs: node count, record and input size,
   // gzip ratio); its progress field is not used.
   ReadOptions read;
@@ -247,7 +247,7 @@ struct LinkLoad {
 struct SimResult {
 
   std::vector<NpuResult> npus;
-  CollectiveTotals collectives[kCollectiveTypes + 1];  // by Collective, then broadcast
+  CollectiveTotals collectives[astra::kCollectiveTypes + 1];  // by Collective, then broadcast
   std::vector<CollectiveFit> measured_collectives;    // by comm_type; empty without measured times
   StartError start_error;                             // nodes 0 without measured times
   uint64_t messages = 0;  // network messages delivered

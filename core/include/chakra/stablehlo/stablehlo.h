@@ -23,7 +23,7 @@ namespace chakra {
 class Trace;
 }
 
-namespace chakra::shlo {
+namespace chakra::stablehlo {
 
 // A value's type. Tensors have dims (a dynamic `?` dim counts as 1 and sets `dynamic`); tuples
 // sum their members; tokens and unknown types have no bytes.
@@ -238,11 +238,11 @@ struct Prediction {
 // The system config used when none is given: hespas' ASTRA-sim settings (LIFO, localBWAware,
 // one chunk, endpoint delay 1), direct collectives on fully connected dimensions and ring
 // otherwise, local memory bandwidth = the device's HBM.
-sim::SystemConfig default_system(const sim::NetworkConfig& net, const DeviceSpec& d);
+astra::SystemConfig default_system(const astra::NetworkConfig& net, const DeviceSpec& d);
 
 // Imports every device and simulates them on `net` (whose NPU count must equal the devices).
-Prediction predict(const Analysis& a, const DeviceSpec& d, const sim::NetworkConfig& net,
-                   const sim::SystemConfig& system);
+Prediction predict(const Analysis& a, const DeviceSpec& d, const astra::NetworkConfig& net,
+                   const astra::SystemConfig& system);
 
 // ---- calibration of the shared constants ----------------------------------------------------
 
@@ -267,4 +267,4 @@ EfficiencyModel calibrate(const std::vector<CalibrationCase>& cases, EfficiencyM
 // |(pred_A / pred_B) / (measured_A / measured_B) - 1|; returns the median (NaN without pairs).
 double median_trend_error(const std::vector<double>& predicted, const std::vector<double>& measured);
 
-}  // namespace chakra::shlo
+}  // namespace chakra::stablehlo

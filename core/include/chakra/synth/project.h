@@ -20,9 +20,9 @@
 
 #include "chakra/trace/trace.h"
 
-namespace chakra::project {
+namespace chakra::synth {
 
-// Process groups: id → member ranks (the type of sim::CommGroups, which this layer cannot name).
+// Process groups: id → member ranks (the type of astra::CommGroups, which this layer cannot name).
 using Groups = std::map<int, std::vector<uint32_t>>;
 
 // Groups congruent to each other (same size, same spacing of members): a family, such as the
@@ -91,4 +91,4 @@ Groups metadata_groups(const Trace& trace);
 // The projected groups (ids as group_in_replica gives them).
 Groups projected_groups(const Plan& plan, const Groups& groups);
 
-}  // namespace chakra::project
+}  // namespace chakra::synth

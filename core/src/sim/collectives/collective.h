@@ -17,6 +17,7 @@
 
 #include "chakra/astra/config.h"
 #include "chakra/astra/feeder.h"
+#include "sim/astra_names.h"
 #include "sim/common.h"
 #include "sim/engine/event_queue.h"
 #include "sim/engine/flows.h"

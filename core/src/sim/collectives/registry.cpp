@@ -1,4 +1,4 @@
-// The algorithm objects behind sim::Algorithm, from chakra/astra/collective_algorithms.def:
+// The algorithm objects behind astra::Algorithm, from chakra/astra/collective_algorithms.def:
 // each algorithm's file defines make_<Name>_algorithm(npus, dims).
 #include "sim/collectives/collective.h"
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "chakra/astra/config.h"
+#include "sim/astra_names.h"
 #include "sim/common.h"
 #include "sim/engine/event_queue.h"
 #include "sim/engine/flat_index.h"

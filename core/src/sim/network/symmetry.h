@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "chakra/astra/config.h"
+#include "sim/astra_names.h"
 
 namespace chakra::sim {
 

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/astra_names.h"
 #include "sim/collectives/collective.h"
 #include "sim/engine/event_queue.h"
 #include "sim/engine/time_buckets.h"

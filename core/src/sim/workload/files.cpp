@@ -6,6 +6,7 @@
 #include "chakra/astra/config.h"
 #include "chakra/sim/simulate.h"
 #include "chakra/support/error.h"
+#include "sim/astra_names.h"
 
 namespace chakra::sim {
 

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/astra_names.h"
 #include "sim/system/system.h"
 
 namespace chakra::sim {
