@@ -1,5 +1,5 @@
 // The importers' functions, declared from importers.def: sniff_<function> (importers.cpp) and
-// open_<function> (importer_opens.cpp). Private to core/src/app.
+// open_<function> (import_opens.cpp). Private to core/src/app.
 #pragma once
 
 #include <string>

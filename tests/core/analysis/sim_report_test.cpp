@@ -21,8 +21,19 @@ class StringSink : public chakra::ByteSink {
 SimResult three_npus() {
   SimResult r;
   r.npus.resize(3);
-  r.npus[0] = {true, 2500, 500, 2000, 700, 0, 0, 200, 5, {}};
-  r.npus[1] = {true, 1500, 100, 1400, 300, 0, 0, 100, 4, {}};
+  auto finished = [](Tick finish, Tick astra_exposed_comm, Tick compute, Tick comm, Tick overlap, uint64_t nodes) {
+    NpuResult n;
+    n.finished = true;
+    n.finish = finish;
+    n.astra_exposed_comm = astra_exposed_comm;
+    n.compute = compute;
+    n.comm = comm;
+    n.overlap = overlap;
+    n.nodes = nodes;
+    return n;
+  };
+  r.npus[0] = finished(2500, 500, 2000, 700, 200, 5);
+  r.npus[1] = finished(1500, 100, 1400, 300, 100, 4);
   r.npus[2].stuck = {"node 7 (recv) waits for a message"};
   r.collectives[int(Collective::AllReduce)] = {2, 2048, 1200};
   r.messages = 12;

@@ -470,20 +470,26 @@ TEST(AnonymizeJson, KinetoTracesKeepTheirStructure) {
     for (size_t i = 0; i < in.size(); ++i) {
       const auto& e = in[i];
       const auto& x = out[i];
-      if (e.contains("ph")) EXPECT_EQ(x["ph"], e["ph"]) << i;
+      if (e.contains("ph")) {
+        EXPECT_EQ(x["ph"], e["ph"]) << i;
+      }
       for (const char* key : {"ts", "dur", "pid", "tid", "id"})
-        if (e.contains(key) && e[key].is_number()) EXPECT_EQ(x[key], e[key]) << i << " " << key;
+        if (e.contains(key) && e[key].is_number()) {
+          EXPECT_EQ(x[key], e[key]) << i << " " << key;
+        }
       if (e.contains("cat") && e["cat"].is_string() && e["cat"] != "") {
         const std::string cat = e["cat"];
         if (cat == "cpu_op" || cat == "kernel" || cat == "cuda_runtime" || cat == "gpu_memcpy" || cat == "ac2g" ||
-            cat == "user_annotation" || cat == "gpu_memset" || cat == "cuda_sync" || cat == "python_function")
+            cat == "user_annotation" || cat == "gpu_memset" || cat == "cuda_sync" || cat == "python_function") {
           EXPECT_EQ(x["cat"], e["cat"]) << i;
+        }
       }
       if (!e.contains("name") || !e["name"].is_string()) continue;
       const std::string name = e["name"], token = x["name"];
       EXPECT_EQ(classify_gpu_op(token), classify_gpu_op(name)) << name;
-      if (classify_gpu_op(name) == GpuKind::Communication)  // the converter's collective types
+      if (classify_gpu_op(name) == GpuKind::Communication) {  // the converter's collective types
         EXPECT_EQ(collective_of(token, true), collective_of(name, true)) << name;
+      }
       EXPECT_EQ(token.starts_with("ProfilerStep#"), name.starts_with("ProfilerStep#")) << name;
       ++events;
     }
