@@ -65,6 +65,7 @@ class AnalysisView final : public View {
   void draw_breakdown(const std::vector<const chakra::GpuAnalysis*>& per, const std::vector<std::string>& labels,
                       const chakra::Stragglers* stragglers, const char* unit, SimRun* run);
   void draw_critical_path(int source, const std::vector<std::string>& labels, const char* unit);
+  void draw_kernel_names(const chakra::GpuAnalysis& g, const std::string& label, const char* unit);
   void draw_host_stalls(const std::vector<std::string>& labels);
   void draw_comparison(int source, const std::vector<std::string>& labels);
   void draw_collectives(SimRun* run);
@@ -132,12 +133,6 @@ const CriticalPathData& AnalysisView::critical_path_of(int source) {
 }
 
 namespace {
-
-std::string gbps(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f GB/s", v);
-  return text;
-}
 
 std::string source_name(int source, const std::string& label) {
   return source > 0 ? "simulation run " + std::to_string(source) + (label.empty() ? "" : ": " + label) : "measured times (the traces)";
@@ -312,13 +307,18 @@ void AnalysisView::draw_breakdown(const std::vector<const chakra::GpuAnalysis*>&
   }
   ImGui::EndChild();
 
-  // The selected rank's kernels by time; a click finds them on the timeline of the same source.
+  // The selected rank's kernels by time.
   const auto& ranks = app.workspace.ranks();
   const size_t i = run ? std::min<size_t>(app.rank, per.size() - 1)
                        : static_cast<size_t>(std::find_if(ranks.begin(), ranks.end(), [&](const auto& r) { return r->rank == app.rank; }) - ranks.begin());
   if (i >= per.size()) return;
-  const chakra::GpuAnalysis& g = *per[i];
-  ImGui::Text("%s %s: %zu names by time (click one to find it on the timeline)", run ? "NPU" : "Rank", labels[i].c_str(), g.names.size());
+  draw_kernel_names(*per[i], (run ? "NPU " : "Rank ") + labels[i], unit);
+}
+// One rank's (or NPU's) kernels by total time; a click finds them on the timeline of the same source.
+void AnalysisView::draw_kernel_names(const chakra::GpuAnalysis& g, const std::string& label, const char* unit) {
+  auto us = [&](uint64_t v) { return format_duration(static_cast<double>(v), unit); };
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
+  ImGui::Text("%s: %zu names by time (click one to find it on the timeline)", label.c_str(), g.names.size());
   if (ImGui::BeginTable("names", 8, flags | ImGuiTableFlags_ScrollX, ImVec2(0, ImGui::GetContentRegionAvail().y))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     for (const char* h : {"total", "count", "mean", "min", "max", "stddev", "kind", "name"}) ImGui::TableSetupColumn(h);
@@ -352,6 +352,7 @@ void AnalysisView::draw_breakdown(const std::vector<const chakra::GpuAnalysis*>&
     ImGui::EndTable();
   }
 }
+
 
 // ---- host stalls ------------------------------------------------------------------------------
 
@@ -541,48 +542,8 @@ void AnalysisView::draw_collectives(SimRun* run) {
       for (uint32_t npu = 0; npu < traces.size(); ++npu) micros.push_back(chakra::simulated_micros(*traces[npu], run->result.spans, npu));
     cached = chakra::collective_buckets(traces, micros);
   }
-  const std::vector<chakra::CollectiveBucket>& buckets = *cached;
-  if (buckets.empty()) {
-    ImGui::TextWrapped("No collective with a size and a duration: collectives need comm_type and comm_size (a Kineto trace alone has "
-                       "no sizes; open it with its host ET) and a %s.", run ? "span in the run" : "recorded duration");
-    return;
-  }
-  const uint32_t n = static_cast<uint32_t>(traces.size());
-  ImGui::TextWrapped("Collectives of all %s by type and size (from comm_size): bandwidths as nccl-tests reports them, from %s "
-                     "(algorithm bandwidth = bytes / time; bus bandwidth scales it by what each of the %u ranks moves).",
-                     run ? "NPUs" : "ranks", run ? "the simulated durations" : "the measured kernel durations, which include waiting for the last rank", n);
-  auto label = [](const chakra::CollectiveBucket& b) {
-    return std::string(chakra::comm_type_name(b.comm_type)) + " " + chakra::format_bytes(uint64_t{1} << b.size_log2) + "+";
-  };
-  ColumnChart chart;
-  chart.title = "Bus bandwidth by collective and size";
-  chart.category_name = "collective, size from";
-  chart.series = {{"bus bandwidth", activity_colour(static_cast<int>(chakra::TimelineActivity::Communication))}};
-  chart.format = [](double v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.3g GB/s", v);
-    return std::string(text);
-  };
-  for (const auto& b : buckets) {
-    chart.categories.push_back(label(b));
-    chart.values.push_back(b.bus_gbps(n));
-  }
-  draw_column_chart("collectives", chart, 130, app.platform, app.take_save_request(chart.title));
-  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
-  if (ImGui::BeginTable("collective_table", 7, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) {
-    ImGui::TableSetupScrollFreeze(0, 1);
-    for (const char* h : {"collective", "size from", "count", "bytes", "time", "algorithm bandwidth", "bus bandwidth"}) ImGui::TableSetupColumn(h);
-    ImGui::TableHeadersRow();
-    for (const auto& b : buckets) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(std::string(chakra::comm_type_name(b.comm_type)).c_str());
-      NumberFont numbers(app.platform);
-      text_cells({chakra::format_bytes(uint64_t{1} << b.size_log2), std::to_string(b.count), chakra::format_bytes(b.bytes),
-                  format_duration(static_cast<double>(b.micros), "us"), gbps(b.algorithm_gbps()), gbps(b.bus_gbps(n))});
-    }
-    ImGui::EndTable();
-  }
+  const std::string title = "Bus bandwidth by collective and size";
+  draw_collective_buckets(*cached, static_cast<uint32_t>(traces.size()), run != nullptr, title, app.platform, app.take_save_request(title));
 }
 
 // ---- two sources compared ----------------------------------------------------------------------

@@ -68,6 +68,7 @@ class SweepView final : public View {
   void cleared() override { plot_ = Plot(); }  // the editor keeps what was typed
 
  private:
+  void draw_editor();  // the spec's editor and its buttons
   std::string spec_text_;  // the editor's
   // The plot: x and split axes (indices into the sweep's axes; split -1: none), the metric
   // column, for the sweep `serial`.
@@ -85,12 +86,9 @@ class SweepView final : public View {
   } drawn_;
 };
 
-void SweepView::draw() {
+// The spec's editor and its buttons.
+void SweepView::draw_editor() {
   Sweeps& w = app.sweeps;
-  if (spec_text_.empty()) spec_text_ = kExampleSpec;
-  if (plot_.serial != w.serial)  // a new sweep or table: its first axes
-    plot_ = {w.serial, 0, w.axes.size() > 1 ? 1 : -1, 0, plot_.heat_map};
-  // The editor and its buttons, on the left; the plot and the table on the right.
   const float editor_w = std::min(440.0f, ImGui::GetContentRegionAvail().x * 0.38f);
   ImGui::BeginChild("sweep_spec", ImVec2(editor_w, 0));
   ImGui::TextUnformatted("Spec (YAML, as chakra sweep reads it)");
@@ -113,6 +111,14 @@ void SweepView::draw() {
   ImGui::TextWrapped("Points run in the page's workers. Larger sweeps: chakra sweep (--shard, --slurm); drop its RESULTS.jsonl here.");
   ImGui::PopStyleColor();
   ImGui::EndChild();
+}
+
+void SweepView::draw() {
+  Sweeps& w = app.sweeps;
+  if (spec_text_.empty()) spec_text_ = kExampleSpec;
+  if (plot_.serial != w.serial)  // a new sweep or table: its first axes
+    plot_ = {w.serial, 0, w.axes.size() > 1 ? 1 : -1, 0, plot_.heat_map};
+  draw_editor();  // on the left; the plot and the table on the right
   ImGui::SameLine();
   ImGui::BeginChild("sweep_results", ImVec2(0, 0));
   if (w.rows.empty()) {
