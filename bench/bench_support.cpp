@@ -76,7 +76,8 @@ bool write_all_bytes(int fd, const void* data, size_t n) {
 
 void send_string(int fd, const std::string& s) {
   const uint32_t n = static_cast<uint32_t>(s.size());
-  if (!write_all_bytes(fd, &n, sizeof n) || !write_all_bytes(fd, s.data(), n)) throw chakra::Error("spawner: pipe closed");
+  if (!write_all_bytes(fd, &n, sizeof n) || !write_all_bytes(fd, s.data(), n))
+    throw chakra::Error("spawner: pipe closed");
 }
 
 bool receive_string(int fd, std::string& s) {
@@ -268,11 +269,14 @@ uint64_t write_replicated_link_inputs(const std::string& host_in, const std::str
       for (size_t i = 0; i < kineto_events; ++i) {
         nlohmann::ordered_json e = events[i];
         if (!e.contains("ts") || !e.contains("args")) continue;
-        if (e["ts"].is_number_float()) e["ts"] = e["ts"].get<double>() + static_cast<double>(c * t_span);
-        else e["ts"] = e["ts"].get<int64_t>() + c * t_span;
+        if (e["ts"].is_number_float())
+          e["ts"] = e["ts"].get<double>() + static_cast<double>(c * t_span);
+        else
+          e["ts"] = e["ts"].get<int64_t>() + c * t_span;
         auto& a = e["args"];
         if (a.contains("External id")) a["External id"] = a["External id"].get<int64_t>() + c * ext_span;
-        if (a.contains("Record function id")) a["Record function id"] = a["Record function id"].get<int64_t>() + c * rf_span;
+        if (a.contains("Record function id"))
+          a["Record function id"] = a["Record function id"].get<int64_t>() + c * rf_span;
         if (a.contains("correlation")) a["correlation"] = a["correlation"].get<int64_t>() + c * corr_span;
         events.push_back(std::move(e));
       }

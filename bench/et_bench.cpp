@@ -105,8 +105,14 @@ void timeline_frames() {
   size_t out_rects = rects.size();
   double zoom_ms = per_frame_ms([&](int) { frame(whole / 2, whole / 2 + whole / 64); }, 20);
   size_t zoom_rects = rects.size();
-  double pan_ms = per_frame_ms([&](int f) { double a = whole * f / 240.0; frame(a, a + whole / 8); }, 120);
-  std::printf("\n== web timeline model, %llu events on %u tracks, 2000 px wide\n", static_cast<unsigned long long>(m.events), tracks);
+  double pan_ms = per_frame_ms(
+      [&](int f) {
+        double a = whole * f / 240.0;
+        frame(a, a + whole / 8);
+      },
+      120);
+  std::printf("\n== web timeline model, %llu events on %u tracks, 2000 px wide\n",
+              static_cast<unsigned long long>(m.events), tracks);
   std::printf("build (lanes + index)   %.0f ms once\n", build_ms);
   std::printf("frame, zoomed out       %.2f ms, %zu rects (%.1f per track-pixel column)\n", out_ms, out_rects,
               static_cast<double>(out_rects) / (tracks * 2000.0));
@@ -141,7 +147,8 @@ double max_of(const std::vector<double>& v) { return v.empty() ? std::nan("") : 
 
 std::string model_line(const chakra::stablehlo::EfficiencyModel& m) {
   char buf[160];
-  std::snprintf(buf, sizeof buf, "GEMM %.3f of peak, bandwidth %.3f of HBM, %.2f us per kernel", m.gemm, m.bandwidth, m.kernel_overhead_s * 1e6);
+  std::snprintf(buf, sizeof buf, "GEMM %.3f of peak, bandwidth %.3f of HBM, %.2f us per kernel", m.gemm, m.bandwidth,
+                m.kernel_overhead_s * 1e6);
   return buf;
 }
 
@@ -150,8 +157,9 @@ std::string model_line(const chakra::stablehlo::EfficiencyModel& m) {
 double trend_over_workloads(const std::vector<double>& predicted, const std::vector<double>& measured, size_t systems) {
   std::vector<double> per_workload;
   for (size_t w = 0; w + systems <= predicted.size(); w += systems)
-    per_workload.push_back(chakra::stablehlo::median_trend_error({predicted.begin() + w, predicted.begin() + w + systems},
-                                                            {measured.begin() + w, measured.begin() + w + systems}));
+    per_workload.push_back(
+        chakra::stablehlo::median_trend_error({predicted.begin() + w, predicted.begin() + w + systems},
+                                              {measured.begin() + w, measured.begin() + w + systems}));
   return median(per_workload);
 }
 
@@ -168,12 +176,14 @@ void trend_bounds(const std::vector<chakra::stablehlo::CalibrationCase>& cases, 
   std::mt19937_64 rng(20261127);
   std::vector<double> floors, truth(measured.size());
   for (int draw = 0; draw < 2000; ++draw) {
-    for (size_t i = 0; i < measured.size(); ++i) truth[i] = measured[i] + (static_cast<double>(rng() >> 11) * 0x1.0p-53 - 0.5) * 0.01;
+    for (size_t i = 0; i < measured.size(); ++i)
+      truth[i] = measured[i] + (static_cast<double>(rng() >> 11) * 0x1.0p-53 - 0.5) * 0.01;
     floors.push_back(trend_over_workloads(truth, measured, systems));
   }
   std::sort(floors.begin(), floors.end());
-  std::printf("  exact step times, scored against the 10 ms rounding: median %.1f%% (10th-90th percentile %.1f-%.1f%%)\n",
-              floors[floors.size() / 2] * 100, floors[floors.size() / 10] * 100, floors[floors.size() * 9 / 10] * 100);
+  std::printf(
+      "  exact step times, scored against the 10 ms rounding: median %.1f%% (10th-90th percentile %.1f-%.1f%%)\n",
+      floors[floors.size() / 2] * 100, floors[floors.size() / 10] * 100, floors[floors.size() * 9 / 10] * 100);
 
   // One free factor per GPU (the reference GPU's fixed: the metric ignores a common factor),
   // fitted to the measurements on a 0.01 grid: the most that one per-generation efficiency could
@@ -192,8 +202,10 @@ void trend_bounds(const std::vector<chakra::stablehlo::CalibrationCase>& cases, 
     if (e < best) best = e, best_factor = factor;
     more = false;
     for (size_t j = 0; j < at.size() && !more; ++j)
-      if (++at[j] < grid_points) more = true;
-      else at[j] = 0;
+      if (++at[j] < grid_points)
+        more = true;
+      else
+        at[j] = 0;
   }
   std::printf("  one factor per GPU fitted to the measurements:");
   for (size_t k = 0; k < systems; ++k) std::printf(" %s x%.2f", devices[k], best_factor[k]);
@@ -217,8 +229,10 @@ void trend_bounds(const std::vector<chakra::stablehlo::CalibrationCase>& cases, 
       steps.push_back(stablehlo::modelled_step(c, m));
       errors.push_back(std::fabs(steps.back() / c.measured_s - 1));
     }
-    std::printf("  peaks scaled by the public MAMF efficiencies, shared constants recalibrated (%s): median %.1f%%, trend error %.1f%%\n",
-                model_line(m).c_str(), median(errors) * 100, trend_over_workloads(steps, measured, systems) * 100);
+    std::printf(
+        "  peaks scaled by the public MAMF efficiencies, shared constants recalibrated (%s): median %.1f%%, trend "
+        "error %.1f%%\n",
+        model_line(m).c_str(), median(errors) * 100, trend_over_workloads(steps, measured, systems) * 100);
   }
 
   // Every constant per GPU, each GPU's three fitted on its own six measurements (12 constants for
@@ -234,7 +248,8 @@ void trend_bounds(const std::vector<chakra::stablehlo::CalibrationCase>& cases, 
     }
     std::printf("  %-5s constants fitted on its own cases: %s\n", devices[k], model_line(m).c_str());
   }
-  std::printf("  -> median %.1f%%, trend error %.1f%%\n", median(own_errors) * 100, trend_over_workloads(own, measured, systems) * 100);
+  std::printf("  -> median %.1f%%, trend error %.1f%%\n", median(own_errors) * 100,
+              trend_over_workloads(own, measured, systems) * 100);
 }
 
 // StableHLO prediction against the measured step times of
@@ -254,8 +269,10 @@ bool stablehlo_prediction(int repeat) {
     const char* device;
     const char* network;
   };
-  const System systems[] = {{"A100_40GB_4GPU", "a100", "a100_4gpu.yml"}, {"H100_80GB_4GPU", "h100", "h100_4gpu.yml"},
-                            {"H200_141GB_4GPU", "h200", "h200_4gpu.yml"}, {"B200_180GB_4GPU", "b200", "b200_4gpu.yml"}};
+  const System systems[] = {{"A100_40GB_4GPU", "a100", "a100_4gpu.yml"},
+                            {"H100_80GB_4GPU", "h100", "h100_4gpu.yml"},
+                            {"H200_141GB_4GPU", "h200", "h200_4gpu.yml"},
+                            {"B200_180GB_4GPU", "b200", "b200_4gpu.yml"}};
   constexpr size_t kSystems = std::size(systems);
   struct Workload {
     std::string name;  // key in the measured tables
@@ -263,7 +280,8 @@ bool stablehlo_prediction(int repeat) {
   };
   std::vector<Workload> workloads = {{"resnet50", "hespas__resnet_50_train_step_4_devices_1024_batch.mlir"}};
   const char* sizes[] = {"100m", "200m", "500m", "1b", "2b", "3b"};
-  for (const char* s : sizes) workloads.push_back({std::string("llama3-") + s, std::string("llama3/llama3-") + s + ".spmd.mlir"});
+  for (const char* s : sizes)
+    workloads.push_back({std::string("llama3-") + s, std::string("llama3/llama3-") + s + ".spmd.mlir"});
   const std::vector<double> hespas = hespas_profiled_compute(dir + "llama3/README.md", sizes, kSystems);
 
   std::vector<std::unique_ptr<stablehlo::Analysis>> analyses;
@@ -276,19 +294,23 @@ bool stablehlo_prediction(int repeat) {
   for (const Workload& w : workloads) {
     const std::string text = chakra::read_file(dir + w.file);
     auto a = std::make_unique<stablehlo::Analysis>();
-    const double parse_s = best_cpu_seconds(repeat, [&] { *a = stablehlo::analyze(stablehlo::parse_program(text, w.file)); });
+    const double parse_s =
+        best_cpu_seconds(repeat, [&] { *a = stablehlo::analyze(stablehlo::parse_program(text, w.file)); });
     for (size_t k = 0; k < kSystems; ++k) {
       const System& s = systems[k];
       const stablehlo::DeviceSpec d = stablehlo::device_preset(s.device);
       const chakra::astra::NetworkConfig net = chakra::astra::load_network(nets + s.network);
       stablehlo::Prediction p;
-      const double predict_s = best_cpu_seconds(repeat, [&] { p = stablehlo::predict(*a, d, net, stablehlo::default_system(net, d)); });
+      const double predict_s =
+          best_cpu_seconds(repeat, [&] { p = stablehlo::predict(*a, d, net, stablehlo::default_system(net, d)); });
       const nlohmann::json& table = measured_table.at(s.anchor);
-      std::printf("%-12s %-5s %10.2f %10.2f %10.2f", w.name.c_str(), s.device, p.compute_s * 1e3, p.exposed_comm_s * 1e3, p.step_s * 1e3);
+      std::printf("%-12s %-5s %10.2f %10.2f %10.2f", w.name.c_str(), s.device, p.compute_s * 1e3,
+                  p.exposed_comm_s * 1e3, p.step_s * 1e3);
       if (table.contains(w.name)) {
         const double m = table[w.name].get<double>();
         std::printf(" %10.0f %+6.0f%%", m * 1e3, (p.step_s / m - 1) * 100);
-        const size_t size = static_cast<size_t>(std::find(std::begin(sizes), std::end(sizes), w.name.substr(7)) - std::begin(sizes));
+        const size_t size =
+            static_cast<size_t>(std::find(std::begin(sizes), std::end(sizes), w.name.substr(7)) - std::begin(sizes));
         if (w.name.rfind("llama3-", 0) == 0) {
           errors.push_back(std::fabs(p.step_s / m - 1));
           cases.push_back({a.get(), d, m, p.exposed_comm_s});
@@ -306,13 +328,17 @@ bool stablehlo_prediction(int repeat) {
     }
     analyses.push_back(std::move(a));
   }
-  std::printf("Llama-3, 24 cases: median |predicted/measured - 1| %.1f%%, max %.1f%%; trend error %.1f%% "
-              "(hespas' XLA-profiled compute: %.1f%%, max %.1f%%; trend %.1f%%)\n",
-              median(errors) * 100, max_of(errors) * 100, trend_over_workloads(llama_steps, llama_measured, kSystems) * 100,
-              median(hespas_errors) * 100, max_of(hespas_errors) * 100, trend_over_workloads(hespas_steps, llama_measured, kSystems) * 100);
-  std::printf("hespas on 100m, 4x A100 (measured 73-87 ms, 90 ms in the table): roofline + ASTRA-sim %.2f ms, XLA-profiled + ASTRA-sim %.2f ms\n",
-              anchors["tutorial_llama3_100m_4xA100"]["roofline_plus_astrasim_ms"].get<double>(),
-              anchors["tutorial_llama3_100m_4xA100"]["xla_profiled_plus_astrasim_ms"].get<double>());
+  std::printf(
+      "Llama-3, 24 cases: median |predicted/measured - 1| %.1f%%, max %.1f%%; trend error %.1f%% "
+      "(hespas' XLA-profiled compute: %.1f%%, max %.1f%%; trend %.1f%%)\n",
+      median(errors) * 100, max_of(errors) * 100, trend_over_workloads(llama_steps, llama_measured, kSystems) * 100,
+      median(hespas_errors) * 100, max_of(hespas_errors) * 100,
+      trend_over_workloads(hespas_steps, llama_measured, kSystems) * 100);
+  std::printf(
+      "hespas on 100m, 4x A100 (measured 73-87 ms, 90 ms in the table): roofline + ASTRA-sim %.2f ms, XLA-profiled + "
+      "ASTRA-sim %.2f ms\n",
+      anchors["tutorial_llama3_100m_4xA100"]["roofline_plus_astrasim_ms"].get<double>(),
+      anchors["tutorial_llama3_100m_4xA100"]["xla_profiled_plus_astrasim_ms"].get<double>());
 
   // Leave one GPU out: the shared constants fitted on the other three, errors on the fourth.
   const stablehlo::EfficiencyModel all = stablehlo::calibrate(cases);
@@ -329,8 +355,8 @@ bool stablehlo_prediction(int repeat) {
       held.push_back(std::fabs(loo_step[c] / cases[c].measured_s - 1));
       loo_errors.push_back(held.back());
     }
-    std::printf("  held out %-5s fitted on the others: %s -> its 6 cases: median %.1f%%, max %.1f%%\n", systems[k].device,
-                model_line(m).c_str(), median(held) * 100, max_of(held) * 100);
+    std::printf("  held out %-5s fitted on the others: %s -> its 6 cases: median %.1f%%, max %.1f%%\n",
+                systems[k].device, model_line(m).c_str(), median(held) * 100, max_of(held) * 100);
   }
   std::printf("leave-one-GPU-out, 24 cases: median %.1f%%, max %.1f%%, trend error %.1f%%\n", median(loo_errors) * 100,
               max_of(loo_errors) * 100, trend_over_workloads(loo_step, llama_measured, kSystems) * 100);
@@ -350,12 +376,15 @@ bool sweep_speed(const std::string& chakra, const std::string& work, uint64_t po
   const std::string spec = work + "/sweep.yaml";
   {
     chakra::OutputFile f(spec);
-    f.write("workload:\n  collective: {type: all_reduce, size: 1MiB, npus: 64}\n"
-            "network: {topology: [Ring], npus: [64], bandwidth: [50], latency: [500]}\n"
-            "system: {preset: astra-sim-ring-8}\naxes:\n"
-            "  workload.collective.size: [64KiB, 128KiB, 256KiB, 512KiB, 1MiB, 2MiB, 4MiB, 8MiB, 16MiB, 32MiB]\n"
-            "  network.bandwidth: [" + bw + "]\n"
-            "  system.all-reduce-implementation: [[ring], [direct], [halvingDoubling], [doubleBinaryTree]]\n");
+    f.write(
+        "workload:\n  collective: {type: all_reduce, size: 1MiB, npus: 64}\n"
+        "network: {topology: [Ring], npus: [64], bandwidth: [50], latency: [500]}\n"
+        "system: {preset: astra-sim-ring-8}\naxes:\n"
+        "  workload.collective.size: [64KiB, 128KiB, 256KiB, 512KiB, 1MiB, 2MiB, 4MiB, 8MiB, 16MiB, 32MiB]\n"
+        "  network.bandwidth: [" +
+        bw +
+        "]\n"
+        "  system.all-reduce-implementation: [[ring], [direct], [halvingDoubling], [doubleBinaryTree]]\n");
     f.commit();
   }
   const uint64_t n = sizes * algorithms * bandwidths;
@@ -368,12 +397,16 @@ bool sweep_speed(const std::string& chakra, const std::string& work, uint64_t po
     failed += !r["error"].get<std::string>().empty();
   }
   const double overhead_ms = (one.wall_s * 1000 - sim_ms) / static_cast<double>(n);
-  std::printf("%-15s %llu points (64-NPU all-reduce: sizes x bandwidths x algorithms): %.2f s wall on %u cores, %.2f s CPU, peak RSS %s;"
-              " on one core %.2f s, of it the simulations %.2f s: %.3f ms per point added by the sweep; %llu failed, exit %d/%d\n",
-              "sweep", static_cast<unsigned long long>(n), all.wall_s, std::max(1u, std::thread::hardware_concurrency()), all.cpu_s,
-              chakra::format_bytes(all.max_rss_bytes).c_str(), one.wall_s, sim_ms / 1000, overhead_ms,
-              static_cast<unsigned long long>(failed), all.exit_code, one.exit_code);
-  for (const char* f : {"/sweep.yaml", "/sweep_all.csv", "/sweep_all.jsonl", "/sweep_one.csv", "/sweep_one.jsonl"}) std::filesystem::remove(work + f);
+  std::printf(
+      "%-15s %llu points (64-NPU all-reduce: sizes x bandwidths x algorithms): %.2f s wall on %u cores, %.2f s CPU, "
+      "peak RSS %s;"
+      " on one core %.2f s, of it the simulations %.2f s: %.3f ms per point added by the sweep; %llu failed, exit "
+      "%d/%d\n",
+      "sweep", static_cast<unsigned long long>(n), all.wall_s, std::max(1u, std::thread::hardware_concurrency()),
+      all.cpu_s, chakra::format_bytes(all.max_rss_bytes).c_str(), one.wall_s, sim_ms / 1000, overhead_ms,
+      static_cast<unsigned long long>(failed), all.exit_code, one.exit_code);
+  for (const char* f : {"/sweep.yaml", "/sweep_all.csv", "/sweep_all.jsonl", "/sweep_one.csv", "/sweep_one.jsonl"})
+    std::filesystem::remove(work + f);
   return all.exit_code == 0 && one.exit_code == 0 && failed == 0;
 }
 
@@ -382,13 +415,17 @@ bool sweep_speed(const std::string& chakra, const std::string& work, uint64_t po
 bool project_speed(const std::string& chakra, const std::string& work, uint64_t ranks) {
   const std::string dir = work + "/project";
   std::filesystem::remove_all(dir);
-  const ChildRun synth = run_child({chakra, "synth", "--preset", "llama2-7b", "--layers", "4", "--dp", "8", "--batch", "32", "-o", dir + "/dp8"});
-  const ChildRun projected = run_child({chakra, "project", dir + "/dp8", "--to", std::to_string(ranks), "-o", dir + "/big/x"});
+  const ChildRun synth = run_child(
+      {chakra, "synth", "--preset", "llama2-7b", "--layers", "4", "--dp", "8", "--batch", "32", "-o", dir + "/dp8"});
+  const ChildRun projected =
+      run_child({chakra, "project", dir + "/dp8", "--to", std::to_string(ranks), "-o", dir + "/big/x"});
   uint64_t bytes = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir + "/big")) bytes += e.file_size();
-  std::printf("%-15s 8 -> %llu ranks (Llama-2-7B, 4 layers, data parallel): %.2f s wall, %.2f s CPU, peak RSS %s, %s written; exit %d\n",
-              "project", static_cast<unsigned long long>(ranks), projected.wall_s, projected.cpu_s,
-              chakra::format_bytes(projected.max_rss_bytes).c_str(), chakra::format_bytes(bytes).c_str(), projected.exit_code);
+  std::printf(
+      "%-15s 8 -> %llu ranks (Llama-2-7B, 4 layers, data parallel): %.2f s wall, %.2f s CPU, peak RSS %s, %s written; "
+      "exit %d\n",
+      "project", static_cast<unsigned long long>(ranks), projected.wall_s, projected.cpu_s,
+      chakra::format_bytes(projected.max_rss_bytes).c_str(), chakra::format_bytes(bytes).c_str(), projected.exit_code);
   std::filesystem::remove_all(dir);
   return synth.exit_code == 0 && projected.exit_code == 0;
 }
@@ -428,13 +465,15 @@ int run_bench(const cli::Args& args) {
 
   // chakra convert pytorch on the linked ResNet rank (x1) and its replica (x copies).
   const std::string linked = args.get("--linked");
-  const std::string linked_x1 = work + "/linked_x1.json", linked_xn = work + "/linked_x" + std::to_string(copies) + ".json";
+  const std::string linked_x1 = work + "/linked_x1.json",
+                    linked_xn = work + "/linked_x" + std::to_string(copies) + ".json";
   write_replicated_linked_json(linked, 1, linked_x1);
   if (copies > 1) write_replicated_linked_json(linked, copies, linked_xn);
   const uint64_t linked_x1_bytes = std::filesystem::file_size(linked_x1);
   const uint64_t linked_xn_bytes = std::filesystem::file_size(copies > 1 ? linked_xn : linked_x1);
   // The graph picture of the first 5,000 nodes of one rank (Graphviz never finishes at 262).
-  ChildRun svg_5k = best_run({chakra, "visualize", args.get("--input"), "-o", work + "/graph_5k.svg", "--range", "0:4999"});
+  ChildRun svg_5k =
+      best_run({chakra, "visualize", args.get("--input"), "-o", work + "/graph_5k.svg", "--range", "0:4999"});
   // chakra simulate: a 1 MiB ring all-reduce on a 1-D ring of --sim-npus NPUs (the issue's
   // scale target), and STAGE's 8-NPU LLM trace from the ASTRA-sim reference cases.
   const std::string astra = std::string(CHAKRA_SHARED_DIR) + "/reference/astra-sim/inputs";
@@ -447,12 +486,14 @@ int run_bench(const cli::Args& args) {
               " ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
     net.commit();
   }
-  ChildRun sim_gen = run_child({chakra, "generate", "collective", "--npus", std::to_string(sim_npus), "-o", sim_dir + "/ar"});
-  ChildRun sim_ar = best_run({chakra, "simulate", "--workload", sim_dir + "/ar", "--system", astra + "/sys/ring_s4_c1.json",
-                              "--network", sim_dir + "/ring.yml", "--no-summary"});
+  ChildRun sim_gen =
+      run_child({chakra, "generate", "collective", "--npus", std::to_string(sim_npus), "-o", sim_dir + "/ar"});
+  ChildRun sim_ar = best_run({chakra, "simulate", "--workload", sim_dir + "/ar", "--system",
+                              astra + "/sys/ring_s4_c1.json", "--network", sim_dir + "/ring.yml", "--no-summary"});
   // The same with every NPU simulated (the traces are alike: by default NPU 0 runs for all).
-  ChildRun sim_ar_each = best_run({chakra, "simulate", "--workload", sim_dir + "/ar", "--system", astra + "/sys/ring_s4_c1.json",
-                                   "--network", sim_dir + "/ring.yml", "--no-summary", "--every-npu"});
+  ChildRun sim_ar_each =
+      best_run({chakra, "simulate", "--workload", sim_dir + "/ar", "--system", astra + "/sys/ring_s4_c1.json",
+                "--network", sim_dir + "/ring.yml", "--no-summary", "--every-npu"});
   // Trace-driven at cluster scale: ASTRA-sim 1.0's data-parallel ResNet-50 converted for
   // --resnet-npus NPUs on [Switch 8, Ring N/8], 50 GB/s and 500 ns per dimension, ring2_s4_c1;
   // with every NPU simulated too up to 8192 NPUs (above, minutes and gigabytes: core/docs/performance.md).
@@ -466,11 +507,15 @@ int run_bench(const cli::Args& args) {
               " ]\nbandwidth: [ 50, 50 ]\nlatency: [ 500, 500 ]\n");
     net.commit();
   }
-  ChildRun resnet_convert = run_child({chakra, "convert", "text", std::string(CHAKRA_SHARED_DIR) +
-                                       "/data/text_workloads/astra-sim-1.0__Resnet50_DataParallel.txt", "--num-npus",
-                                       std::to_string(resnet_npus), "--output", resnet_dir + "/r"});
-  const std::vector<std::string> resnet_sim = {chakra, "simulate", "--workload", resnet_dir + "/r", "--system",
-                                               astra + "/sys/ring2_s4_c1.json", "--network", resnet_dir + "/net.yml", "--no-summary"};
+  ChildRun resnet_convert =
+      run_child({chakra, "convert", "text",
+                 std::string(CHAKRA_SHARED_DIR) + "/data/text_workloads/astra-sim-1.0__Resnet50_DataParallel.txt",
+                 "--num-npus", std::to_string(resnet_npus), "--output", resnet_dir + "/r"});
+  const std::vector<std::string> resnet_sim = {chakra,        "simulate",
+                                               "--workload",  resnet_dir + "/r",
+                                               "--system",    astra + "/sys/ring2_s4_c1.json",
+                                               "--network",   resnet_dir + "/net.yml",
+                                               "--no-summary"};
   ChildRun sim_resnet = best_run(resnet_sim);
   ChildRun sim_resnet_each;
   if (resnet_npus <= 8192) {
@@ -482,12 +527,13 @@ int run_bench(const cli::Args& args) {
   // figure: 8,331,352 ns on every NPU, astra-sim-analytical-model.md c.5).
   {
     chakra::OutputFile net(sim_dir + "/switch.yml");
-    net.write("topology: [ Switch ]\nnpus_count: [ " + std::to_string(sim_npus) + " ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
+    net.write("topology: [ Switch ]\nnpus_count: [ " + std::to_string(sim_npus) +
+              " ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
     net.commit();
   }
-  ChildRun sim_ar_aware = best_run({chakra, "simulate", "--workload", sim_dir + "/ar", "--system", astra + "/sys/ring_s4_c1.json",
-                                    "--network", sim_dir + "/switch.yml", "--backend", "aware", "--json", sim_dir + "/aware.json",
-                                    "--no-summary"});
+  ChildRun sim_ar_aware = best_run({chakra, "simulate", "--workload", sim_dir + "/ar", "--system",
+                                    astra + "/sys/ring_s4_c1.json", "--network", sim_dir + "/switch.yml", "--backend",
+                                    "aware", "--json", sim_dir + "/aware.json", "--no-summary"});
   const std::string aware_finishes = [&] {
     std::set<uint64_t> finishes;
     const nlohmann::json result = nlohmann::json::parse(chakra::read_file(sim_dir + "/aware.json"));
@@ -500,8 +546,9 @@ int run_bench(const cli::Args& args) {
   // 64-NPU switch, both backends, with its recorded CPU time in cases.jsonl.
   ChildRun sim_direct[2];
   for (int aware = 0; aware < 2; ++aware)
-    sim_direct[aware] = best_run({chakra, "simulate", "--workload", astra + "/wl/A2A1MB_64/x", "--system", astra + "/sys/direct_s4_c1.json",
-                                  "--network", astra + "/net/switch_64.yml", "--backend", aware ? "aware" : "unaware", "--no-summary"});
+    sim_direct[aware] = best_run({chakra, "simulate", "--workload", astra + "/wl/A2A1MB_64/x", "--system",
+                                  astra + "/sys/direct_s4_c1.json", "--network", astra + "/net/switch_64.yml",
+                                  "--backend", aware ? "aware" : "unaware", "--no-summary"});
   // The same algorithm on a 256-NPU switch, 1 MiB all-reduce and all-to-all (issue 31's scale;
   // ASTRA-sim has no recorded figure there): alike NPUs run as one where every peer's message
   // takes the same time (congestion-unaware), and each phase is solved for one member whose
@@ -516,26 +563,30 @@ int run_bench(const cli::Args& args) {
   const char* const kDirectTypes[2] = {"all_reduce", "all_to_all"};
   ChildRun sim_direct256[2][3];  // [type][unaware, aware, unaware --every-npu]
   for (int t = 0; t < 2; ++t) {
-    run_child({chakra, "generate", "collective", "--type", kDirectTypes[t], "--npus", "256", "-o", direct_dir + "/" + kDirectTypes[t]});
+    run_child({chakra, "generate", "collective", "--type", kDirectTypes[t], "--npus", "256", "-o",
+               direct_dir + "/" + kDirectTypes[t]});
     for (int mode = 0; mode < 3; ++mode) {
-      std::vector<std::string> argv{chakra, "simulate", "--workload", direct_dir + "/" + kDirectTypes[t], "--system",
-                                    astra + "/sys/direct_s4_c1.json", "--network", direct_dir + "/switch.yml", "--backend",
-                                    mode == 1 ? "aware" : "unaware", "--no-summary"};
+      std::vector<std::string> argv{chakra,        "simulate",
+                                    "--workload",  direct_dir + "/" + kDirectTypes[t],
+                                    "--system",    astra + "/sys/direct_s4_c1.json",
+                                    "--network",   direct_dir + "/switch.yml",
+                                    "--backend",   mode == 1 ? "aware" : "unaware",
+                                    "--no-summary"};
       if (mode == 2) argv.push_back("--every-npu");
       sim_direct256[t][mode] = best_run(argv);
     }
   }
-  ChildRun sim_stage = best_run({chakra, "simulate", "--workload", astra + "/stage/llm_dp2_tp2_pp2/workload", "--system",
-                                 astra + "/sys/h100_roofline.json", "--network", astra + "/net/hgx8.yml", "--comm-group",
-                                 astra + "/stage/llm_dp2_tp2_pp2/workload.json", "--no-summary"});
+  ChildRun sim_stage = best_run({chakra, "simulate", "--workload", astra + "/stage/llm_dp2_tp2_pp2/workload",
+                                 "--system", astra + "/sys/h100_roofline.json", "--network", astra + "/net/hgx8.yml",
+                                 "--comm-group", astra + "/stage/llm_dp2_tp2_pp2/workload.json", "--no-summary"});
   // chakra synth: STAGE's Llama-70B-like defaults at --synth-ranks ranks (tp 8, pp 16, the rest
   // dp; STAGE's 8192-rank figure), and a 512-NPU step (dp16 tp8 pp4) simulated with roofline
   // compute on a two-level [8, 64] switch network.
   const uint64_t synth_ranks = args.get_uint("--synth-ranks", 1u << 24);
   if (synth_ranks % 128) throw chakra::Error("--synth-ranks must be a multiple of 128 (tp 8 × pp 16)");
   const std::string synth_dir = work + "/synth";
-  ChildRun synth = best_run({chakra, "synth", "--preset", "stage-70b", "--dp", std::to_string(synth_ranks / 128), "--tp", "8",
-                             "--pp", "16", "--stage-compat", "-o", synth_dir + "/big/w"});
+  ChildRun synth = best_run({chakra, "synth", "--preset", "stage-70b", "--dp", std::to_string(synth_ranks / 128),
+                             "--tp", "8", "--pp", "16", "--stage-compat", "-o", synth_dir + "/big/w"});
   const uint64_t synth_bytes = [&] {
     uint64_t n = 0;
     for (const auto& f : std::filesystem::directory_iterator(synth_dir + "/big")) n += f.file_size();
@@ -548,12 +599,13 @@ int run_bench(const cli::Args& args) {
     net.write("topology: [ Switch, Switch ]\nnpus_count: [ 8, 64 ]\nbandwidth: [ 400, 50 ]\nlatency: [ 500, 2000 ]\n");
     net.commit();
   }
-  ChildRun sim512 = best_run({chakra, "simulate", "--workload", synth_dir + "/512/w", "--system", astra + "/sys/h100_roofline.json",
-                              "--network", synth_dir + "/512/net.yml", "--comm-group", synth_dir + "/512/w.comm_group.json",
-                              "--no-summary"});
-  ChildRun sim512_aware = best_run({chakra, "simulate", "--workload", synth_dir + "/512/w", "--system", astra + "/sys/h100_roofline.json",
-                                    "--network", synth_dir + "/512/net.yml", "--comm-group", synth_dir + "/512/w.comm_group.json",
-                                    "--backend", "aware", "--no-summary"});
+  ChildRun sim512 = best_run({chakra, "simulate", "--workload", synth_dir + "/512/w", "--system",
+                              astra + "/sys/h100_roofline.json", "--network", synth_dir + "/512/net.yml",
+                              "--comm-group", synth_dir + "/512/w.comm_group.json", "--no-summary"});
+  ChildRun sim512_aware =
+      best_run({chakra, "simulate", "--workload", synth_dir + "/512/w", "--system", astra + "/sys/h100_roofline.json",
+                "--network", synth_dir + "/512/net.yml", "--comm-group", synth_dir + "/512/w.comm_group.json",
+                "--backend", "aware", "--no-summary"});
   // dp4 tp8 pp4 (128 NPUs) on [8, 16] switches, both backends (issue 31's STAGE-style target).
   ChildRun synth128 = run_child({chakra, "synth", "--preset", "stage-70b", "--dp", "4", "--tp", "8", "--pp", "4",
                                  "--stage-compat", "-o", synth_dir + "/128/w"});
@@ -566,37 +618,49 @@ int run_bench(const cli::Args& args) {
   // each pipeline stage (unaware) or of each orbit of the network's symmetries (aware) runs.
   ChildRun sim128[4];
   for (int run = 0; run < 4; ++run) {
-    std::vector<std::string> argv{chakra, "simulate", "--workload", synth_dir + "/128/w", "--system", astra + "/sys/h100_roofline.json",
-                                  "--network", synth_dir + "/128/net.yml", "--comm-group", synth_dir + "/128/w.comm_group.json",
-                                  "--backend", run % 2 ? "aware" : "unaware", "--no-summary"};
+    std::vector<std::string> argv{chakra,         "simulate",
+                                  "--workload",   synth_dir + "/128/w",
+                                  "--system",     astra + "/sys/h100_roofline.json",
+                                  "--network",    synth_dir + "/128/net.yml",
+                                  "--comm-group", synth_dir + "/128/w.comm_group.json",
+                                  "--backend",    run % 2 ? "aware" : "unaware",
+                                  "--no-summary"};
     if (run >= 2) argv.push_back("--every-npu");
     sim128[run] = best_run(argv);
   }
-  ChildRun convert_x1 = best_run({chakra, "convert", "pytorch", linked_x1, "-o", work + "/converted_x1.et", "--reference-bytes"});
-  ChildRun convert_xn = copies > 1 ? best_run({chakra, "convert", "pytorch", linked_xn, "-o", work + "/converted_xn.et", "--reference-bytes"})
-                                   : convert_x1;
+  ChildRun convert_x1 =
+      best_run({chakra, "convert", "pytorch", linked_x1, "-o", work + "/converted_x1.et", "--reference-bytes"});
+  ChildRun convert_xn =
+      copies > 1
+          ? best_run({chakra, "convert", "pytorch", linked_xn, "-o", work + "/converted_xn.et", "--reference-bytes"})
+          : convert_x1;
 
   // chakra link on the ResNet rank-1 pair (x1) and its replica.
   const std::string host_x1 = work + "/host_x1.json", kineto_x1 = work + "/kineto_x1.json";
   const std::string host_xn = work + "/host_xn.json", kineto_xn = work + "/kineto_xn.json";
-  const uint64_t events_x1 = write_replicated_link_inputs(args.get("--link-host"), args.get("--link-kineto"), 1, host_x1, kineto_x1);
-  const uint64_t events_xn = copies > 1 ? write_replicated_link_inputs(args.get("--link-host"), args.get("--link-kineto"), copies,
-                                                                       host_xn, kineto_xn)
-                                        : events_x1;
+  const uint64_t events_x1 =
+      write_replicated_link_inputs(args.get("--link-host"), args.get("--link-kineto"), 1, host_x1, kineto_x1);
+  const uint64_t events_xn =
+      copies > 1
+          ? write_replicated_link_inputs(args.get("--link-host"), args.get("--link-kineto"), copies, host_xn, kineto_xn)
+          : events_x1;
   const uint64_t link_x1_bytes = std::filesystem::file_size(host_x1) + std::filesystem::file_size(kineto_x1);
-  const uint64_t link_xn_bytes = copies > 1 ? std::filesystem::file_size(host_xn) + std::filesystem::file_size(kineto_xn) : link_x1_bytes;
-  ChildRun link_x1 = best_run({chakra, "link", "--host", host_x1, "--device", kineto_x1, "-o", work + "/linked_out_x1.json"});
-  ChildRun link_xn = copies > 1 ? best_run({chakra, "link", "--host", host_xn, "--device", kineto_xn, "-o", work + "/linked_out_xn.json"})
-                                : link_x1;
+  const uint64_t link_xn_bytes =
+      copies > 1 ? std::filesystem::file_size(host_xn) + std::filesystem::file_size(kineto_xn) : link_x1_bytes;
+  ChildRun link_x1 =
+      best_run({chakra, "link", "--host", host_x1, "--device", kineto_x1, "-o", work + "/linked_out_x1.json"});
+  ChildRun link_xn =
+      copies > 1
+          ? best_run({chakra, "link", "--host", host_xn, "--device", kineto_xn, "-o", work + "/linked_out_xn.json"})
+          : link_x1;
 
   const std::string bytes = chakra::read_file(trace_path);
   const double mb = static_cast<double>(bytes.size()) / 1e6;
 
   uint32_t nodes = 0;
   const std::span<const uint8_t> view(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  const double decode_s = best_cpu_seconds(repeat, [&] {
-    nodes = chakra::read_et(chakra::memory_input(view, trace_path)).size();
-  });
+  const double decode_s =
+      best_cpu_seconds(repeat, [&] { nodes = chakra::read_et(chakra::memory_input(view, trace_path)).size(); });
   CountingSink json_sink;
   const double jsonize_s = best_cpu_seconds(repeat, [&] {
     json_sink.bytes = 0;
@@ -623,8 +687,10 @@ int run_bench(const cli::Args& args) {
     std::printf("%-15s %.3f s CPU, %.0f MB/s of JSON, peak RSS %s", label, r.cpu_s, json_bytes / 1e6 / r.cpu_s,
                 chakra::format_bytes(r.max_rss_bytes).c_str());
     if (ref_cpu > 0)
-      std::printf("; reference (recorded elsewhere; --side-by-side measures it here) %.2f s CPU, %.0f MB → %.0fx, %.2fx its memory", ref_cpu, ref_rss_kb / 1024,
-                  ref_cpu / r.cpu_s, static_cast<double>(r.max_rss_bytes) / (ref_rss_kb * 1024));
+      std::printf(
+          "; reference (recorded elsewhere; --side-by-side measures it here) %.2f s CPU, %.0f MB → %.0fx, %.2fx its "
+          "memory",
+          ref_cpu, ref_rss_kb / 1024, ref_cpu / r.cpu_s, static_cast<double>(r.max_rss_bytes) / (ref_rss_kb * 1024));
     std::printf(", exit %d\n", r.exit_code);
   };
   std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (SVG of 5,000 nodes, layered layout), exit %d\n",
@@ -640,28 +706,40 @@ int run_bench(const cli::Args& args) {
     std::printf("; ASTRA-sim %.1f s, %.0f MB → %.1fx faster, %.2fx its memory", astra_ar_cpu, astra_ar_mb,
                 astra_ar_cpu / sim_ar.cpu_s, static_cast<double>(sim_ar.max_rss_bytes) / (astra_ar_mb * 1e6));
   std::printf(", exit %d\n", sim_ar.exit_code);
-  std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (the same, --every-npu: each NPU simulated; %.1fx the time), exit %d\n",
-              "simulate AR each", sim_ar_each.cpu_s, sim_ar_each.wall_s, chakra::format_bytes(sim_ar_each.max_rss_bytes).c_str(),
-              sim_ar_each.cpu_s / std::max(sim_ar.cpu_s, 1e-3), sim_ar_each.exit_code);
-  std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (ASTRA-sim 1.0's ResNet-50 data-parallel, %llu NPUs, [Switch 8, Ring %llu],"
-              " ring2_s4_c1; converted in %.2f s CPU)",
-              "simulate ResNet", sim_resnet.cpu_s, sim_resnet.wall_s, chakra::format_bytes(sim_resnet.max_rss_bytes).c_str(),
-              static_cast<unsigned long long>(resnet_npus), static_cast<unsigned long long>(resnet_npus / 8), resnet_convert.cpu_s);
+  std::printf(
+      "%-15s %.3f s CPU, %.3f s wall, peak RSS %s (the same, --every-npu: each NPU simulated; %.1fx the time), exit "
+      "%d\n",
+      "simulate AR each", sim_ar_each.cpu_s, sim_ar_each.wall_s,
+      chakra::format_bytes(sim_ar_each.max_rss_bytes).c_str(), sim_ar_each.cpu_s / std::max(sim_ar.cpu_s, 1e-3),
+      sim_ar_each.exit_code);
+  std::printf(
+      "%-15s %.3f s CPU, %.3f s wall, peak RSS %s (ASTRA-sim 1.0's ResNet-50 data-parallel, %llu NPUs, [Switch 8, Ring "
+      "%llu],"
+      " ring2_s4_c1; converted in %.2f s CPU)",
+      "simulate ResNet", sim_resnet.cpu_s, sim_resnet.wall_s, chakra::format_bytes(sim_resnet.max_rss_bytes).c_str(),
+      static_cast<unsigned long long>(resnet_npus), static_cast<unsigned long long>(resnet_npus / 8),
+      resnet_convert.cpu_s);
   if (resnet_npus <= 8192)
     std::printf("; --every-npu %.3f s CPU, peak RSS %s (%.1fx the time)", sim_resnet_each.cpu_s,
-                chakra::format_bytes(sim_resnet_each.max_rss_bytes).c_str(), sim_resnet_each.cpu_s / std::max(sim_resnet.cpu_s, 1e-3));
+                chakra::format_bytes(sim_resnet_each.max_rss_bytes).c_str(),
+                sim_resnet_each.cpu_s / std::max(sim_resnet.cpu_s, 1e-3));
   std::printf(", exit %d\n", std::max(sim_resnet.exit_code, resnet_convert.exit_code));
-  std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (1 MiB ring all-reduce, %llu NPUs, switch, congestion-aware; NPUs finish at %s ns)",
-              "simulate AR CA", sim_ar_aware.cpu_s, sim_ar_aware.wall_s, chakra::format_bytes(sim_ar_aware.max_rss_bytes).c_str(),
-              static_cast<unsigned long long>(sim_npus), aware_finishes.c_str());
+  std::printf(
+      "%-15s %.3f s CPU, %.3f s wall, peak RSS %s (1 MiB ring all-reduce, %llu NPUs, switch, congestion-aware; NPUs "
+      "finish at %s ns)",
+      "simulate AR CA", sim_ar_aware.cpu_s, sim_ar_aware.wall_s,
+      chakra::format_bytes(sim_ar_aware.max_rss_bytes).c_str(), static_cast<unsigned long long>(sim_npus),
+      aware_finishes.c_str());
   if (sim_npus == 1024) std::printf("; ASTRA-sim 14.5 s, 8331352 ns → %.0fx faster", 14.5 / sim_ar_aware.cpu_s);
   std::printf(", exit %d\n", sim_ar_aware.exit_code);
   for (int aware = 0; aware < 2; ++aware) {
     const double astra_cpu = aware ? 0.11 : 0.10;  // a2a_A2A1MB_64_switch_direct_{aware,unaware}
-    std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (1 MiB direct all-to-all, 64-NPU switch, congestion-%s);"
-                " ASTRA-sim %.2f s → %.1fx faster, exit %d\n", aware ? "simulate A2A CA" : "simulate A2A", sim_direct[aware].cpu_s,
-                sim_direct[aware].wall_s, chakra::format_bytes(sim_direct[aware].max_rss_bytes).c_str(), aware ? "aware" : "unaware",
-                astra_cpu, astra_cpu / std::max(sim_direct[aware].cpu_s, 1e-3), sim_direct[aware].exit_code);
+    std::printf(
+        "%-15s %.3f s CPU, %.3f s wall, peak RSS %s (1 MiB direct all-to-all, 64-NPU switch, congestion-%s);"
+        " ASTRA-sim %.2f s → %.1fx faster, exit %d\n",
+        aware ? "simulate A2A CA" : "simulate A2A", sim_direct[aware].cpu_s, sim_direct[aware].wall_s,
+        chakra::format_bytes(sim_direct[aware].max_rss_bytes).c_str(), aware ? "aware" : "unaware", astra_cpu,
+        astra_cpu / std::max(sim_direct[aware].cpu_s, 1e-3), sim_direct[aware].exit_code);
   }
   // ASTRA-sim has no recorded figure at 256 NPUs. Its cost grows with the messages it simulates
   // (astra-sim-analytical-model.md c.6), so its recorded 64-NPU all-to-all (0.11 s aware, 0.10 s
@@ -670,20 +748,23 @@ int run_bench(const cli::Args& args) {
   for (int t = 0; t < 2; ++t) {
     const double messages = 256.0 * 255 * 4 * (t ? 1 : 2), per_64 = 64.0 * 63 * 4;
     const double est_unaware = 0.10 * messages / per_64, est_aware = 0.11 * messages / per_64;
-    std::printf("%-15s %.3f s CPU unaware (--every-npu %.3f s), %.3f s aware, peak RSS %s / %s / %s (1 MiB direct %s, "
-                "256-NPU switch, 50 GB/s, 500 ns, %.0f messages); ASTRA-sim estimated from its 64-NPU all-to-all per message "
-                "%.2f / %.2f s → %.0fx / %.0fx faster, exit %d %d %d\n",
-                t ? "simulate A2A256" : "simulate AR256", sim_direct256[t][0].cpu_s, sim_direct256[t][2].cpu_s,
-                sim_direct256[t][1].cpu_s, chakra::format_bytes(sim_direct256[t][0].max_rss_bytes).c_str(),
-                chakra::format_bytes(sim_direct256[t][2].max_rss_bytes).c_str(),
-                chakra::format_bytes(sim_direct256[t][1].max_rss_bytes).c_str(), kDirectTypes[t], messages, est_unaware,
-                est_aware, est_unaware / std::max(sim_direct256[t][0].cpu_s, 1e-3),
-                est_aware / std::max(sim_direct256[t][1].cpu_s, 1e-3), sim_direct256[t][0].exit_code,
-                sim_direct256[t][2].exit_code, sim_direct256[t][1].exit_code);
+    std::printf(
+        "%-15s %.3f s CPU unaware (--every-npu %.3f s), %.3f s aware, peak RSS %s / %s / %s (1 MiB direct %s, "
+        "256-NPU switch, 50 GB/s, 500 ns, %.0f messages); ASTRA-sim estimated from its 64-NPU all-to-all per message "
+        "%.2f / %.2f s → %.0fx / %.0fx faster, exit %d %d %d\n",
+        t ? "simulate A2A256" : "simulate AR256", sim_direct256[t][0].cpu_s, sim_direct256[t][2].cpu_s,
+        sim_direct256[t][1].cpu_s, chakra::format_bytes(sim_direct256[t][0].max_rss_bytes).c_str(),
+        chakra::format_bytes(sim_direct256[t][2].max_rss_bytes).c_str(),
+        chakra::format_bytes(sim_direct256[t][1].max_rss_bytes).c_str(), kDirectTypes[t], messages, est_unaware,
+        est_aware, est_unaware / std::max(sim_direct256[t][0].cpu_s, 1e-3),
+        est_aware / std::max(sim_direct256[t][1].cpu_s, 1e-3), sim_direct256[t][0].exit_code,
+        sim_direct256[t][2].exit_code, sim_direct256[t][1].exit_code);
   }
-  std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (STAGE llm dp2 tp2 pp2, 8 NPUs, roofline); ASTRA-sim 0.14 s,"
-              " exit %d\n", "simulate stage", sim_stage.cpu_s, sim_stage.wall_s,
-              chakra::format_bytes(sim_stage.max_rss_bytes).c_str(), sim_stage.exit_code);
+  std::printf(
+      "%-15s %.3f s CPU, %.3f s wall, peak RSS %s (STAGE llm dp2 tp2 pp2, 8 NPUs, roofline); ASTRA-sim 0.14 s,"
+      " exit %d\n",
+      "simulate stage", sim_stage.cpu_s, sim_stage.wall_s, chakra::format_bytes(sim_stage.max_rss_bytes).c_str(),
+      sim_stage.exit_code);
   // STAGE's figures (reference/stage/README.md) and ASTRA-sim's for STAGE's 512-NPU trace (issue 6).
   std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s, %s written (%llu ranks of STAGE's 70B defaults, tp8 pp16)",
               "synth", synth.cpu_s, synth.wall_s, chakra::format_bytes(synth.max_rss_bytes).c_str(),
@@ -692,28 +773,35 @@ int run_bench(const cli::Args& args) {
     std::printf("; STAGE 385.7 s CPU, 152 MB → %.0fx faster, %.2fx its memory", 385.7 / synth.cpu_s,
                 static_cast<double>(synth.max_rss_bytes) / 152e6);
   std::printf(", exit %d\n", synth.exit_code);
-  std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (synth dp16 tp8 pp4 = 512 NPUs, roofline, [8, 64] switches);"
-              " ASTRA-sim on STAGE's version 145 s, 1.8 GB → %.0fx faster, exit %d\n", "simulate 512", sim512.cpu_s,
-              sim512.wall_s, chakra::format_bytes(sim512.max_rss_bytes).c_str(), 145 / sim512.cpu_s, sim512.exit_code);
+  std::printf(
+      "%-15s %.3f s CPU, %.3f s wall, peak RSS %s (synth dp16 tp8 pp4 = 512 NPUs, roofline, [8, 64] switches);"
+      " ASTRA-sim on STAGE's version 145 s, 1.8 GB → %.0fx faster, exit %d\n",
+      "simulate 512", sim512.cpu_s, sim512.wall_s, chakra::format_bytes(sim512.max_rss_bytes).c_str(),
+      145 / sim512.cpu_s, sim512.exit_code);
   std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (the same, congestion-aware), exit %d\n", "simulate 512 CA",
-              sim512_aware.cpu_s, sim512_aware.wall_s, chakra::format_bytes(sim512_aware.max_rss_bytes).c_str(), sim512_aware.exit_code);
+              sim512_aware.cpu_s, sim512_aware.wall_s, chakra::format_bytes(sim512_aware.max_rss_bytes).c_str(),
+              sim512_aware.exit_code);
   for (int aware = 0; aware < 2; ++aware)
-    std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (synth dp4 tp8 pp4 = 128 NPUs, roofline, [8, 16] switches, %s), exit %d\n",
-                aware ? "simulate 128 CA" : "simulate 128", sim128[aware].cpu_s, sim128[aware].wall_s,
-                chakra::format_bytes(sim128[aware].max_rss_bytes).c_str(), aware ? "congestion-aware" : "congestion-unaware",
-                sim128[aware].exit_code);
+    std::printf(
+        "%-15s %.3f s CPU, %.3f s wall, peak RSS %s (synth dp4 tp8 pp4 = 128 NPUs, roofline, [8, 16] switches, %s), "
+        "exit %d\n",
+        aware ? "simulate 128 CA" : "simulate 128", sim128[aware].cpu_s, sim128[aware].wall_s,
+        chakra::format_bytes(sim128[aware].max_rss_bytes).c_str(), aware ? "congestion-aware" : "congestion-unaware",
+        sim128[aware].exit_code);
   for (int aware = 0; aware < 2; ++aware)
-    std::printf("%-15s %.3f s CPU, %.3f s wall, peak RSS %s (the same, %s, --every-npu: each NPU simulated;"
-                " the %s run %.1fx faster), exit %d\n",
-                aware ? "sim 128 CA each" : "simulate 128 each", sim128[2 + aware].cpu_s, sim128[2 + aware].wall_s,
-                chakra::format_bytes(sim128[2 + aware].max_rss_bytes).c_str(), aware ? "congestion-aware" : "congestion-unaware",
-                aware ? "orbits" : "classes", sim128[2 + aware].cpu_s / sim128[aware].cpu_s, sim128[2 + aware].exit_code);
+    std::printf(
+        "%-15s %.3f s CPU, %.3f s wall, peak RSS %s (the same, %s, --every-npu: each NPU simulated;"
+        " the %s run %.1fx faster), exit %d\n",
+        aware ? "sim 128 CA each" : "simulate 128 each", sim128[2 + aware].cpu_s, sim128[2 + aware].wall_s,
+        chakra::format_bytes(sim128[2 + aware].max_rss_bytes).c_str(),
+        aware ? "congestion-aware" : "congestion-unaware", aware ? "orbits" : "classes",
+        sim128[2 + aware].cpu_s / sim128[aware].cpu_s, sim128[2 + aware].exit_code);
   tool_line("convert x1", convert_x1, linked_x1_bytes, reference_cpu_seconds("convert_resnet_2gpu_rank1_linked"),
-               reference_rss_kb("convert_resnet_2gpu_rank1_linked"));
+            reference_rss_kb("convert_resnet_2gpu_rank1_linked"));
   if (copies > 1) {
     std::string label = "convert_resnet_x" + std::to_string(copies) + "_linked";
     tool_line(("convert x" + std::to_string(copies)).c_str(), convert_xn, linked_xn_bytes, reference_cpu_seconds(label),
-                 reference_rss_kb(label));
+              reference_rss_kb(label));
   }
   tool_line("link x1", link_x1, link_x1_bytes, reference_cpu_seconds("link_resnet_2gpu_rank1"),
             reference_rss_kb("link_resnet_2gpu_rank1"));
@@ -721,32 +809,35 @@ int run_bench(const cli::Args& args) {
     std::string label = "link_resnet_x" + std::to_string(copies) + "_scaling";
     tool_line(("link x" + std::to_string(copies)).c_str(), link_xn, link_xn_bytes, reference_cpu_seconds(label),
               reference_rss_kb(label));
-    std::printf("%-15s %llu Kineto events x1, %llu x%d; the copies hang under one process root, as the reference links"
-                " them (its recorded x16 figure is from an input with a root per copy, where it linked copy 0 alone)\n",
-                "link inputs", static_cast<unsigned long long>(events_x1), static_cast<unsigned long long>(events_xn), copies);
+    std::printf(
+        "%-15s %llu Kineto events x1, %llu x%d; the copies hang under one process root, as the reference links"
+        " them (its recorded x16 figure is from an input with a root per copy, where it linked copy 0 alone)\n",
+        "link inputs", static_cast<unsigned long long>(events_x1), static_cast<unsigned long long>(events_xn), copies);
   }
   if (reference_s > 0 && copies == 16)
-    std::printf("vs reference    chakra_jsonizer on resnet_x16, recorded elsewhere (--side-by-side measures it here): %.2f s"
-                " CPU → %.0fx (%.0fx in memory)\n", reference_s, reference_s / cli_jsonize.cpu_s, reference_s / jsonize_s);
+    std::printf(
+        "vs reference    chakra_jsonizer on resnet_x16, recorded elsewhere (--side-by-side measures it here): %.2f s"
+        " CPU → %.0fx (%.0fx in memory)\n",
+        reference_s, reference_s / cli_jsonize.cpu_s, reference_s / jsonize_s);
   std::filesystem::remove(json_path);
   // validate exits 1 when it finds errors (the converted ResNet trace has some); 2+ is a failure.
-  const bool ok = cli_jsonize.exit_code == 0 && cli_info.exit_code == 0 && cli_validate.exit_code <= 1 &&
-                  convert_x1.exit_code == 0 && convert_xn.exit_code == 0 && link_x1.exit_code == 0 &&
-                  link_xn.exit_code == 0 && svg_5k.exit_code == 0 && sim_gen.exit_code == 0 &&
-                  sim_ar.exit_code == 0 && sim_stage.exit_code == 0 && synth.exit_code == 0 &&
-                  synth512.exit_code == 0 && sim512.exit_code == 0 && sim512_aware.exit_code == 0 && sim_ar_aware.exit_code == 0 &&
-                  synth128.exit_code == 0 && sim128[0].exit_code == 0 && sim128[1].exit_code == 0 &&
-                  sim128[2].exit_code == 0 && sim128[3].exit_code == 0 &&
-                  sim_direct[0].exit_code == 0 && sim_direct[1].exit_code == 0 && sim_direct256[0][0].exit_code == 0 &&
-                  sim_direct256[0][1].exit_code == 0 && sim_direct256[0][2].exit_code == 0 && sim_direct256[1][0].exit_code == 0 &&
-                  sim_direct256[1][1].exit_code == 0 && sim_direct256[1][2].exit_code == 0 && sim_ar_each.exit_code == 0 &&
-                  resnet_convert.exit_code == 0 && sim_resnet.exit_code == 0 &&
-                  (resnet_npus > 8192 || sim_resnet_each.exit_code == 0);
+  const bool ok =
+      cli_jsonize.exit_code == 0 && cli_info.exit_code == 0 && cli_validate.exit_code <= 1 &&
+      convert_x1.exit_code == 0 && convert_xn.exit_code == 0 && link_x1.exit_code == 0 && link_xn.exit_code == 0 &&
+      svg_5k.exit_code == 0 && sim_gen.exit_code == 0 && sim_ar.exit_code == 0 && sim_stage.exit_code == 0 &&
+      synth.exit_code == 0 && synth512.exit_code == 0 && sim512.exit_code == 0 && sim512_aware.exit_code == 0 &&
+      sim_ar_aware.exit_code == 0 && synth128.exit_code == 0 && sim128[0].exit_code == 0 && sim128[1].exit_code == 0 &&
+      sim128[2].exit_code == 0 && sim128[3].exit_code == 0 && sim_direct[0].exit_code == 0 &&
+      sim_direct[1].exit_code == 0 && sim_direct256[0][0].exit_code == 0 && sim_direct256[0][1].exit_code == 0 &&
+      sim_direct256[0][2].exit_code == 0 && sim_direct256[1][0].exit_code == 0 && sim_direct256[1][1].exit_code == 0 &&
+      sim_direct256[1][2].exit_code == 0 && sim_ar_each.exit_code == 0 && resnet_convert.exit_code == 0 &&
+      sim_resnet.exit_code == 0 && (resnet_npus > 8192 || sim_resnet_each.exit_code == 0);
   std::filesystem::remove_all(sim_dir);
   std::filesystem::remove_all(synth_dir);
   std::filesystem::remove_all(resnet_dir);
-  for (const std::string& f : {linked_x1, linked_xn, work + "/converted_x1.et", work + "/converted_xn.et", host_x1,
-                               kineto_x1, host_xn, kineto_xn, work + "/linked_out_x1.json", work + "/linked_out_xn.json", work + "/graph_5k.svg"})
+  for (const std::string& f :
+       {linked_x1, linked_xn, work + "/converted_x1.et", work + "/converted_xn.et", host_x1, kineto_x1, host_xn,
+        kineto_xn, work + "/linked_out_x1.json", work + "/linked_out_xn.json", work + "/graph_5k.svg"})
     std::filesystem::remove(f);
   timeline_frames();
   const bool predicted = stablehlo_prediction(repeat);
@@ -760,28 +851,34 @@ int run_bench(const cli::Args& args) {
 int main(int argc, char** argv) {
   bench::start_spawner();
   const std::string self_dir = std::filesystem::path(argv[0]).parent_path().string();
-  cli::Args args("chakra_bench", "Speed and peak memory of chakra (decode, jsonize, validate, info, visualize, simulate, synth, convert, link) on replicated real traces.");
+  cli::Args args("chakra_bench",
+                 "Speed and peak memory of chakra (decode, jsonize, validate, info, visualize, simulate, synth, "
+                 "convert, link) on replicated real traces.");
   args.option("--input", "ET", "trace to replicate",
               std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz")
       .option("--linked", "JSON", "linked PyTorch trace to replicate for the converter benchmark",
               std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/outputs/trace_link/resnet_2gpu_rank1.linked.json.gz")
       .option("--link-host", "JSON", "host ET of the linker benchmark",
               std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/inputs/link/resnet_2gpu_rank1_host_et.json.gz")
-      .option("--link-kineto", "JSON", "Kineto trace of the linker benchmark",
-              std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/inputs/link/resnet_2gpu_rank1_kineto.synthetic.json.gz")
+      .option(
+          "--link-kineto", "JSON", "Kineto trace of the linker benchmark",
+          std::string(CHAKRA_SHARED_DIR) + "/reference/chakra/inputs/link/resnet_2gpu_rank1_kineto.synthetic.json.gz")
       .option("--copies", "N", "copies of the input in the benchmark trace", "16")
       .option("--repeat", "N", "in-process runs; the best is reported", "3")
       .option("--sim-npus", "N", "NPUs of the simulated all-reduce (ASTRA-sim's figures: 1024, 4096)", "1024")
       .option("--resnet-npus", "N", "NPUs of the trace-driven ResNet-50 simulation (a multiple of 8)", "65536")
-      .option("--synth-ranks", "N", "ranks of the synthesized 70B model, a multiple of 128 (STAGE's figure: 8192)", "8192")
+      .option("--synth-ranks", "N", "ranks of the synthesized 70B model, a multiple of 128 (STAGE's figure: 8192)",
+              "8192")
       .option("--sweep-points", "N", "points of the sweep benchmark (a multiple of 40)", "1000")
       .option("--project-ranks", "N", "ranks the projection benchmark projects 8 to (a multiple of 8)", "1024")
       .option("--work", "DIR", "where the benchmark trace is written", "build/bench")
-      .flag("--side-by-side", "run the reference Python tools (../shared/reference/chakra/runnable) and our drop-ins "
-                              "on the same inputs, alternating, and print the comparison (this mode only)")
+      .flag("--side-by-side",
+            "run the reference Python tools (../shared/reference/chakra/runnable) and our drop-ins "
+            "on the same inputs, alternating, and print the comparison (this mode only)")
       .flag("--stablehlo", "only the StableHLO prediction table and its leave-one-GPU-out calibration")
       .option("--runs", "N", "--side-by-side: runs of each tool per row", "3")
-      .option("--chakra", "BIN", "the chakra binary to time", (self_dir.empty() ? "." : self_dir) + "/../native/chakra");
+      .option("--chakra", "BIN", "the chakra binary to time",
+              (self_dir.empty() ? "." : self_dir) + "/../native/chakra");
   args.parse(argc - 1, argv + 1);
   return cli::run_guarded("chakra_bench", run_bench, args);
 }

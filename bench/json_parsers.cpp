@@ -79,9 +79,10 @@ void row(const char* parser, double seconds, size_t bytes, size_t values) {
 
 void compare_json_parsers(const std::string& path, int runs) {
   const std::string doc = chakra::read_file(path);
-  std::printf("\n== JSON parsing in memory, %s (%.1f MB), best of %d: every value visited, strings decoded\n\n"
-              "| parser | time | speed | values |\n|---|---|---|---|\n",
-              path.c_str(), double(doc.size()) / 1e6, runs);
+  std::printf(
+      "\n== JSON parsing in memory, %s (%.1f MB), best of %d: every value visited, strings decoded\n\n"
+      "| parser | time | speed | values |\n|---|---|---|---|\n",
+      path.c_str(), double(doc.size()) / 1e6, runs);
   size_t values = 0;
   const double pull = best_seconds(runs, values, [&] {
     auto src = chakra::memory_input({reinterpret_cast<const uint8_t*>(doc.data()), doc.size()}, path);
@@ -98,7 +99,8 @@ void compare_json_parsers(const std::string& path, int runs) {
     auto document = on_demand.iterate(padded);
     return walk(document.get_value().value());
   });
-  const std::string version = std::to_string(simdjson::SIMDJSON_VERSION_MAJOR) + "." + std::to_string(simdjson::SIMDJSON_VERSION_MINOR) + "." +
+  const std::string version = std::to_string(simdjson::SIMDJSON_VERSION_MAJOR) + "." +
+                              std::to_string(simdjson::SIMDJSON_VERSION_MINOR) + "." +
                               std::to_string(simdjson::SIMDJSON_VERSION_REVISION);
   row(("simdjson " + version + " On-Demand").c_str(), od, doc.size(), values);
   simdjson::dom::parser dom;

@@ -99,26 +99,43 @@ bool side_by_side(const SideBySideOptions& options) {
   // The jsonizer and visualizer against their drop-ins (same flags); the converter against
   // `chakra convert pytorch --reference-bytes` (its drop-in writes our corrected traces).
   std::vector<Row> rows = {
-      {"jsonize " + x + " .et → reference JSON", "jsonizer", {"--input_filename", et, "--output_filename", "{out}"},
-       "chakra_jsonizer", {"--input_filename", et, "--output_filename", "{out}"}, ".json"},
-      {"convert pytorch, linked ResNet rank", "converter", {"PyTorch", "--input", linked_x1, "--output", "{out}"},
-       "chakra", {"convert", "pytorch", linked_x1, "-o", "{out}", "--reference-bytes"}, ".et"},
+      {"jsonize " + x + " .et → reference JSON",
+       "jsonizer",
+       {"--input_filename", et, "--output_filename", "{out}"},
+       "chakra_jsonizer",
+       {"--input_filename", et, "--output_filename", "{out}"},
+       ".json"},
+      {"convert pytorch, linked ResNet rank",
+       "converter",
+       {"PyTorch", "--input", linked_x1, "--output", "{out}"},
+       "chakra",
+       {"convert", "pytorch", linked_x1, "-o", "{out}", "--reference-bytes"},
+       ".et"},
   };
   if (o.copies > 1)
-    rows.push_back({"convert pytorch, its " + x + " copy", "converter", {"PyTorch", "--input", linked_xn, "--output", "{out}"},
-                    "chakra", {"convert", "pytorch", linked_xn, "-o", "{out}", "--reference-bytes"}, ".et"});
-  rows.push_back({"visualize chakra.0 (3,664 nodes) → GraphML", "visualizer",
-                  {"--input_filename", small_et, "--output_filename", "{out}"}, "chakra_visualizer",
-                  {"--input_filename", small_et, "--output_filename", "{out}"}, ".graphml"});
+    rows.push_back({"convert pytorch, its " + x + " copy",
+                    "converter",
+                    {"PyTorch", "--input", linked_xn, "--output", "{out}"},
+                    "chakra",
+                    {"convert", "pytorch", linked_xn, "-o", "{out}", "--reference-bytes"},
+                    ".et"});
+  rows.push_back({"visualize chakra.0 (3,664 nodes) → GraphML",
+                  "visualizer",
+                  {"--input_filename", small_et, "--output_filename", "{out}"},
+                  "chakra_visualizer",
+                  {"--input_filename", small_et, "--output_filename", "{out}"},
+                  ".graphml"});
 
   char date[32];
   std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-  std::printf("\n== side by side, %s, %s: mlcommons/chakra 1.0.0 (Python 3, unmodified) against chakra's drop-ins,\n"
-              "   %d run%s each, alternating; CPU = user + system seconds of the process (kernel figures)\n\n",
-              date, cpu_model().c_str(), o.runs, o.runs == 1 ? "" : "s");
-  std::printf("| run | reference CPU min / median | chakra CPU min / median | median of per-run ratios | "
-              "reference peak RSS | chakra peak RSS | output |\n|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "\n== side by side, %s, %s: mlcommons/chakra 1.0.0 (Python 3, unmodified) against chakra's drop-ins,\n"
+      "   %d run%s each, alternating; CPU = user + system seconds of the process (kernel figures)\n\n",
+      date, cpu_model().c_str(), o.runs, o.runs == 1 ? "" : "s");
+  std::printf(
+      "| run | reference CPU min / median | chakra CPU min / median | median of per-run ratios | "
+      "reference peak RSS | chakra peak RSS | output |\n|---|---|---|---|---|---|---|\n");
   bool ok = true;
   // This machine's speed against the one the reference timings were recorded on, for the linker
   // rows: the reference converter's median here over its recorded time on the same input.
@@ -126,7 +143,8 @@ bool side_by_side(const SideBySideOptions& options) {
   for (const Row& row : rows) {
     Side ref, ours;
     std::vector<double> ratios;
-    const std::string ref_out = o.work + "/sbs_reference" + row.output_ext, our_out = o.work + "/sbs_chakra" + row.output_ext;
+    const std::string ref_out = o.work + "/sbs_reference" + row.output_ext,
+                      our_out = o.work + "/sbs_chakra" + row.output_ext;
     std::vector<std::string> ref_argv = {run_reference, row.tool};
     for (const std::string& a : with_output(row.reference_args, ref_out)) ref_argv.push_back(a);
     std::vector<std::string> our_argv = {bin_dir + "/" + row.program};
@@ -141,8 +159,10 @@ bool side_by_side(const SideBySideOptions& options) {
       sync();
       // alternate which goes first, so neither always runs on a warmer cache
       ChildRun a, b;
-      if (i % 2 == 0) a = run_child(ref_argv, o.work), b = run_child(our_argv, o.work);
-      else b = run_child(our_argv, o.work), a = run_child(ref_argv, o.work);
+      if (i % 2 == 0)
+        a = run_child(ref_argv, o.work), b = run_child(our_argv, o.work);
+      else
+        b = run_child(our_argv, o.work), a = run_child(ref_argv, o.work);
       record(ref, a);
       record(ours, b);
       ratios.push_back(a.cpu_s / b.cpu_s);
@@ -153,7 +173,10 @@ bool side_by_side(const SideBySideOptions& options) {
                 seconds(*std::min_element(ours.cpu.begin(), ours.cpu.end())).c_str(), seconds(median(ours.cpu)).c_str(),
                 median(ratios), chakra::format_bytes(ref.peak_rss).c_str(), chakra::format_bytes(ours.peak_rss).c_str(),
                 double(ours.peak_rss) / double(std::max<uint64_t>(ref.peak_rss, 1)),
-                ref.failed ? "reference failed" : ours.failed ? "chakra failed" : identical ? "byte-identical" : "DIFFERENT");
+                ref.failed    ? "reference failed"
+                : ours.failed ? "chakra failed"
+                : identical   ? "byte-identical"
+                              : "DIFFERENT");
     ok = ok && identical;
     if (&row == &rows[1] && !ref.failed && reference_cpu_seconds("convert_resnet_2gpu_rank1_linked") > 0)
       reference_slowdown = median(ref.cpu) / reference_cpu_seconds("convert_resnet_2gpu_rank1_linked");
@@ -170,9 +193,11 @@ bool side_by_side(const SideBySideOptions& options) {
     int copies;
   };
   std::vector<LinkRow> links = {{"link ResNet rank-1 pair", "link_resnet_2gpu_rank1", 1}};
-  if (o.copies > 1) links.push_back({"link its " + x + " copy (one process root)", "link_resnet_x16_scaling", o.copies});
+  if (o.copies > 1)
+    links.push_back({"link its " + x + " copy (one process root)", "link_resnet_x16_scaling", o.copies});
   for (const LinkRow& l : links) {
-    const std::string host = o.work + "/sbs_host.json", kineto = o.work + "/sbs_kineto.json", out = o.work + "/sbs_linked.json";
+    const std::string host = o.work + "/sbs_host.json", kineto = o.work + "/sbs_kineto.json",
+                      out = o.work + "/sbs_linked.json";
     const uint64_t events = write_replicated_link_inputs(host_in, kineto_in, l.copies, host, kineto);
     Side ours;
     for (int i = 0; i < o.runs; ++i) {
@@ -183,8 +208,9 @@ bool side_by_side(const SideBySideOptions& options) {
     const double ref_cpu = reference_cpu_seconds(l.recorded), ref_rss = reference_rss_kb(l.recorded) * 1024;
     std::string note = "recorded reference figure (timings.tsv)";
     if (l.copies == 16)
-      note = "recorded figure of the reference on the older 16× input, where it linked copy 0 alone (each copy had its "
-             "own root): less work than this input, so the ratio understates";
+      note =
+          "recorded figure of the reference on the older 16× input, where it linked copy 0 alone (each copy had its "
+          "own root): less work than this input, so the ratio understates";
     else if (l.copies > 1)
       note = "no recorded reference figure for this size";
     // The recorded figure is from another machine: the ratio is also given with it scaled by how
@@ -199,9 +225,9 @@ bool side_by_side(const SideBySideOptions& options) {
     std::printf("| %s (%llu Kineto events) | %s s recorded | %s / %s s | %s | %s recorded | %s (%.2f×) | %s |\n",
                 l.label.c_str(), static_cast<unsigned long long>(events), ref_cpu > 0 ? seconds(ref_cpu).c_str() : "—",
                 seconds(*std::min_element(ours.cpu.begin(), ours.cpu.end())).c_str(), seconds(median(ours.cpu)).c_str(),
-                ratio.c_str(),
-                ref_rss > 0 ? chakra::format_bytes(uint64_t(ref_rss)).c_str() : "—", chakra::format_bytes(ours.peak_rss).c_str(),
-                ref_rss > 0 ? double(ours.peak_rss) / ref_rss : 0.0, note.c_str());
+                ratio.c_str(), ref_rss > 0 ? chakra::format_bytes(uint64_t(ref_rss)).c_str() : "—",
+                chakra::format_bytes(ours.peak_rss).c_str(), ref_rss > 0 ? double(ours.peak_rss) / ref_rss : 0.0,
+                note.c_str());
     ok = ok && !ours.failed;
     for (const std::string& f : {host, kineto, out}) fs::remove(f);
   }

@@ -31,8 +31,7 @@
 
 namespace cli {
 
-Args::Args(std::string prog, std::string description)
-    : prog_(std::move(prog)), description_(std::move(description)) {}
+Args::Args(std::string prog, std::string description) : prog_(std::move(prog)), description_(std::move(description)) {}
 
 Args& Args::flag(const std::string& name, const std::string& help) {
   specs_.push_back({name, "", help, "", false, false, false, false});
@@ -193,7 +192,10 @@ std::string Args::help() const {
   std::string h = usage() + "\n" + description_ + "\n";
   auto row = [&](const std::string& left, const std::string& text) {
     std::string line = "  " + left;
-    if (line.size() < 24) line.resize(24, ' '); else line += "\n" + std::string(24, ' ');
+    if (line.size() < 24)
+      line.resize(24, ' ');
+    else
+      line += "\n" + std::string(24, ' ');
     h += line + text + "\n";
   };
   bool any_positional = false;
@@ -260,7 +262,8 @@ bool TerminalProgress::report(std::string_view stage, uint64_t done, uint64_t to
   std::string line = "\r" + std::string(stage);
   if (total) {
     char pct[16];
-    std::snprintf(pct, sizeof pct, " %3d%%", static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total)));
+    std::snprintf(pct, sizeof pct, " %3d%%",
+                  static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total)));
     line += pct;
   } else {
     line += " " + std::to_string(done);
@@ -277,11 +280,11 @@ void TerminalProgress::clear() {
 }
 
 void add_read_options(Args& args) {
-  args.option("--metadata", "MODE",
-              "whether record 0 is a GlobalMetadata: auto (detect), present, absent", "auto");
+  args.option("--metadata", "MODE", "whether record 0 is a GlobalMetadata: auto (detect), present, absent", "auto");
   // Limits for untrusted inputs; the defaults let every real trace through.
   args.option("--max-nodes", "N", "refuse a trace with more than N nodes (0: no limit)", "0");
-  args.option("--max-record-bytes", "N", "refuse a record (node) longer than N bytes", std::to_string(uint64_t{1} << 30));
+  args.option("--max-record-bytes", "N", "refuse a record (node) longer than N bytes",
+              std::to_string(uint64_t{1} << 30));
   args.option("--max-input-bytes", "N", "refuse an input larger than N bytes once decompressed (0: no limit)", "0");
   args.option("--max-gzip-ratio", "R",
               "refuse gzip input that inflates more than R times (beyond its first 4 MiB): a zip bomb", "1000");
@@ -290,10 +293,14 @@ void add_read_options(Args& args) {
 chakra::ReadOptions read_options(const Args& args, chakra::Progress* progress) {
   chakra::ReadOptions o;
   const std::string& mode = args.get("--metadata");
-  if (mode == "auto") o.metadata = chakra::MetadataMode::Auto;
-  else if (mode == "present") o.metadata = chakra::MetadataMode::Present;
-  else if (mode == "absent") o.metadata = chakra::MetadataMode::Absent;
-  else args.fail("--metadata must be auto, present or absent, not '" + mode + "'");
+  if (mode == "auto")
+    o.metadata = chakra::MetadataMode::Auto;
+  else if (mode == "present")
+    o.metadata = chakra::MetadataMode::Present;
+  else if (mode == "absent")
+    o.metadata = chakra::MetadataMode::Absent;
+  else
+    args.fail("--metadata must be auto, present or absent, not '" + mode + "'");
   o.max_nodes = args.get_uint("--max-nodes");
   o.max_record_bytes = args.get_uint("--max-record-bytes");
   if (o.max_record_bytes == 0) args.fail("--max-record-bytes must be at least 1");
@@ -352,8 +359,9 @@ void check_output_path(const std::string& path, const std::string& option, bool 
     folder = up;
   }
   if (!fs::is_directory(folder, ec))
-    throw chakra::Error(option + " " + path + ": " + (fs::exists(folder, ec) ? folder.string() + " is not a folder"
-                                                                             : "no folder " + folder.string()));
+    throw chakra::Error(
+        option + " " + path + ": " +
+        (fs::exists(folder, ec) ? folder.string() + " is not a folder" : "no folder " + folder.string()));
   if (::access(folder.c_str(), W_OK) != 0)
     throw chakra::Error(option + " " + path + ": cannot write in " + folder.string() + ": " + std::strerror(errno));
 }
@@ -363,13 +371,16 @@ void write_rank_traces(const std::string& prefix, size_t count,
                        const std::map<std::string, std::vector<int64_t>>& groups) {
   create_output_folder(prefix);
   std::vector<std::unique_ptr<chakra::OutputFile>> files(count);
-  run_jobs(count, [&](size_t i) {
-    thread_local chakra::Trace trace;
-    build(i, trace);
-    files[i] = std::make_unique<chakra::OutputFile>(prefix + "." + std::to_string(i) + ".et");
-    chakra::write_et(trace, *files[i]);
-    files[i]->finish();
-  }, "writing traces");
+  run_jobs(
+      count,
+      [&](size_t i) {
+        thread_local chakra::Trace trace;
+        build(i, trace);
+        files[i] = std::make_unique<chakra::OutputFile>(prefix + "." + std::to_string(i) + ".et");
+        chakra::write_et(trace, *files[i]);
+        files[i]->finish();
+      },
+      "writing traces");
   std::optional<chakra::OutputFile> groups_file;
   if (!groups_path.empty()) groups_file.emplace(groups_path), groups_file->write(chakra::comm_group_json(groups));
   for (auto& f : files) f->commit();
@@ -450,10 +461,12 @@ std::vector<std::string> files_under(const std::vector<std::string>& paths) {
   return out;
 }
 
-std::vector<std::string> trace_files(const std::vector<std::string>& paths, const std::optional<chakra::sweep::Shard>& shard,
-                                     bool json_too) {
+std::vector<std::string> trace_files(const std::vector<std::string>& paths,
+                                     const std::optional<chakra::sweep::Shard>& shard, bool json_too) {
   namespace fs = std::filesystem;
-  auto ends_with = [](const std::string& s, std::string_view tail) { return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0; };
+  auto ends_with = [](const std::string& s, std::string_view tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  };
   std::vector<std::string> out;
   for (const std::string& p : paths) {
     std::error_code ec;
@@ -464,13 +477,16 @@ std::vector<std::string> trace_files(const std::vector<std::string>& paths, cons
     std::vector<std::pair<uint64_t, std::string>> inside;  // (rank, or past every rank; path)
     for (const auto& e : fs::directory_iterator(p, fs::directory_options::skip_permission_denied, ec)) {
       const std::string name = e.path().filename().string();
-      const bool json = json_too && (ends_with(name, ".json") || ends_with(name, ".json.gz")) && name.find("comm_group") == std::string::npos;
-      if (!e.is_regular_file() || name[0] == '.' || !(ends_with(name, ".et") || ends_with(name, ".et.gz") || json)) continue;
+      const bool json = json_too && (ends_with(name, ".json") || ends_with(name, ".json.gz")) &&
+                        name.find("comm_group") == std::string::npos;
+      if (!e.is_regular_file() || name[0] == '.' || !(ends_with(name, ".et") || ends_with(name, ".et.gz") || json))
+        continue;
       const std::optional<uint32_t> rank = chakra::rank_from_file_name(name);
       inside.emplace_back(rank ? *rank : uint64_t{1} << 32, e.path().string());
     }
     if (ec) throw chakra::Error(p + ": cannot list the folder: " + ec.message());
-    if (inside.empty()) throw chakra::Error(p + ": no .et traces in the folder" + (json_too ? " (nor .json ones)" : ""));
+    if (inside.empty())
+      throw chakra::Error(p + ": no .et traces in the folder" + (json_too ? " (nor .json ones)" : ""));
     std::sort(inside.begin(), inside.end());
     for (auto& [rank, path] : inside) out.push_back(std::move(path));
   }
@@ -500,7 +516,8 @@ JoinedShards join_shard_outputs(const std::vector<std::string>& parts, std::stri
     const std::string text = chakra::read_file(part, {});
     if (text.empty()) continue;  // a shard with no ranks prints nothing in text mode
     const bool is_json = text[0] == '[';
-    if (json && *json != is_json) throw chakra::Error(part + ": JSON and text parts cannot be joined (run every shard with the same options)");
+    if (json && *json != is_json)
+      throw chakra::Error(part + ": JSON and text parts cannot be joined (run every shard with the same options)");
     json = is_json;
     if (text.back() != '\n') throw chakra::Error(part + ": its output is cut short (no final newline)");
     // Lines; a record starts at "  {" (JSON) or at a line that does not start with a space.
@@ -512,33 +529,40 @@ JoinedShards join_shard_outputs(const std::vector<std::string>& parts, std::stri
     }
     if (is_json) {
       if (lines.front() == "[]" && lines.size() == 1) continue;
-      if (lines.front() != "[" || lines.back() != "]") throw chakra::Error(part + ": not the JSON array the command prints with --json");
+      if (lines.front() != "[" || lines.back() != "]")
+        throw chakra::Error(part + ": not the JSON array the command prints with --json");
       lines = std::vector<std::string_view>(lines.begin() + 1, lines.end() - 1);
     }
-    auto starts_record = [&](std::string_view line) { return is_json ? line == "  {" : !line.empty() && line[0] != ' '; };
+    auto starts_record = [&](std::string_view line) {
+      return is_json ? line == "  {" : !line.empty() && line[0] != ' ';
+    };
     for (size_t i = 0; i < lines.size();) {
       if (lines[i].empty() && !is_json) {
         ++i;
         continue;
       }
-      if (!starts_record(lines[i])) throw chakra::Error(part + ": line " + std::to_string(i + 1 + is_json) + " is not where a record starts");
+      if (!starts_record(lines[i]))
+        throw chakra::Error(part + ": line " + std::to_string(i + 1 + is_json) + " is not where a record starts");
       std::string record(lines[i]);
       size_t j = i + 1;
-      for (; j < lines.size() && !starts_record(lines[j]) && !(lines[j].empty() && !is_json); ++j) record += "\n" + std::string(lines[j]);
+      for (; j < lines.size() && !starts_record(lines[j]) && !(lines[j].empty() && !is_json); ++j)
+        record += "\n" + std::string(lines[j]);
       std::string file;
       if (is_json) {
         if (record.size() >= 2 && record.compare(record.size() - 2, 2, "},") == 0) record.pop_back();
         try {
           file = nlohmann::json::parse(record).at("file").get<std::string>();
         } catch (const std::exception&) {
-          throw chakra::Error(part + ": a record at line " + std::to_string(i + 2) + " is not an object with a \"file\"");
+          throw chakra::Error(part + ": a record at line " + std::to_string(i + 2) +
+                              " is not an object with a \"file\"");
         }
       } else {
         file = path_of_first_line(lines[i]);
       }
       const std::optional<uint32_t> rank = chakra::rank_from_file_name(std::filesystem::path(file).filename().string());
       if (!rank) throw chakra::Error(part + ": " + file + " holds no rank in its name, so it was not sharded");
-      if (seen.count(*rank)) throw chakra::Error(part + ": rank " + std::to_string(*rank) + " is also in " + seen[*rank]);
+      if (seen.count(*rank))
+        throw chakra::Error(part + ": rank " + std::to_string(*rank) + " is also in " + seen[*rank]);
       seen[*rank] = part;
       records.push_back({*rank, std::move(record)});
       i = j;
@@ -551,7 +575,8 @@ JoinedShards join_shard_outputs(const std::vector<std::string>& parts, std::stri
     for (size_t i = 0; i < records.size(); ++i) out.output += records[i].text + (i + 1 < records.size() ? ",\n" : "\n");
     if (!records.empty()) out.output += "]\n";
   } else {
-    for (size_t i = 0; i < records.size(); ++i) out.output += (i ? std::string(text_separator) : std::string()) + records[i].text + "\n";
+    for (size_t i = 0; i < records.size(); ++i)
+      out.output += (i ? std::string(text_separator) : std::string()) + records[i].text + "\n";
   }
   for (const Record& r : records) out.any_failed |= failed(r.text, json.value_or(false));
   return out;
@@ -560,7 +585,8 @@ JoinedShards join_shard_outputs(const std::vector<std::string>& parts, std::stri
 WhatIf parse_what_if(const Args& args, const std::string& spec) {
   const size_t eq = spec.rfind('=');
   WhatIf w;
-  if (eq == std::string::npos || eq == 0) args.fail("--what-if must be NAME=K (ops whose name contains NAME, K times faster)");
+  if (eq == std::string::npos || eq == 0)
+    args.fail("--what-if must be NAME=K (ops whose name contains NAME, K times faster)");
   w.name_part = spec.substr(0, eq);
   const std::string k = spec.substr(eq + 1);
   char* end = nullptr;
@@ -623,17 +649,19 @@ std::string run_command(const std::vector<std::string>& argv) {
   return text;
 }
 
-
 void add_slurm_options(Args& args, const std::string& units) {
-  args.flag("--slurm", "submit to Slurm instead: an array job (one shard per task), then a gather job (--dependency=afterok)");
-  args.option("--array-size", "K", "with --slurm: array tasks, one shard each (default: the " + units + ", at most 16)");
+  args.flag("--slurm",
+            "submit to Slurm instead: an array job (one shard per task), then a gather job (--dependency=afterok)");
+  args.option("--array-size", "K",
+              "with --slurm: array tasks, one shard each (default: the " + units + ", at most 16)");
   args.option("--partition", "P", "with --slurm: the partition");
   args.option("--time", "T", "with --slurm: the time limit of each task");
   args.flag("--dry-run", "with --slurm: print the scripts and the sbatch commands, submit nothing");
 }
 
 uint32_t slurm_tasks(const Args& args, uint64_t units) {
-  const uint64_t tasks = args.has("--array-size") ? args.get_uint("--array-size", 100000) : std::clamp<uint64_t>(units, 1, 16);
+  const uint64_t tasks =
+      args.has("--array-size") ? args.get_uint("--array-size", 100000) : std::clamp<uint64_t>(units, 1, 16);
   if (tasks == 0) args.fail("--array-size must be at least 1");
   return static_cast<uint32_t>(tasks);
 }
@@ -642,17 +670,24 @@ int submit_slurm(const Args& args, const SlurmJobs& jobs) {
   std::string header = "#!/bin/bash\n";
   if (args.has("--partition")) header += "#SBATCH --partition=" + args.get("--partition") + "\n";
   if (args.has("--time")) header += "#SBATCH --time=" + args.get("--time") + "\n";
-  const std::string array = header + "#SBATCH --job-name=" + jobs.name + "\n#SBATCH --array=0-" + std::to_string(jobs.tasks - 1) +
-                            "\n#SBATCH --output=" + jobs.dir + "/shard-%a.log\n"
-                            "# One shard per array task (--shard TASK/" + std::to_string(jobs.tasks) + ").\n"
-                            "exec " + jobs.array_command + "\n";
-  const std::string gather = header + "#SBATCH --job-name=" + jobs.name + "-gather\n#SBATCH --output=" + jobs.dir + "/gather.log\n"
+  const std::string array = header + "#SBATCH --job-name=" + jobs.name + "\n#SBATCH --array=0-" +
+                            std::to_string(jobs.tasks - 1) + "\n#SBATCH --output=" + jobs.dir +
+                            "/shard-%a.log\n"
+                            "# One shard per array task (--shard TASK/" +
+                            std::to_string(jobs.tasks) +
+                            ").\n"
+                            "exec " +
+                            jobs.array_command + "\n";
+  const std::string gather = header + "#SBATCH --job-name=" + jobs.name + "-gather\n#SBATCH --output=" + jobs.dir +
+                             "/gather.log\n"
                              "# Joins the shards' outputs (runs after every array task succeeded).\n"
-                             "exec " + jobs.gather_command + "\n";
+                             "exec " +
+                             jobs.gather_command + "\n";
   if (args.has("--dry-run")) {
-    std::cout << "# " << jobs.dir << "/array.sh\n" << array << "\n# " << jobs.dir << "/gather.sh\n" << gather
-              << "\n# submitted as: sbatch --parsable " << jobs.dir << "/array.sh; sbatch --parsable --dependency=afterok:ARRAY_ID "
-              << jobs.dir << "/gather.sh\n";
+    std::cout << "# " << jobs.dir << "/array.sh\n"
+              << array << "\n# " << jobs.dir << "/gather.sh\n"
+              << gather << "\n# submitted as: sbatch --parsable " << jobs.dir
+              << "/array.sh; sbatch --parsable --dependency=afterok:ARRAY_ID " << jobs.dir << "/gather.sh\n";
     return kOk;
   }
   std::filesystem::create_directories(jobs.dir);
@@ -663,7 +698,8 @@ int submit_slurm(const Args& args, const SlurmJobs& jobs) {
   }
   const std::string array_id = run_command({"sbatch", "--parsable", jobs.dir + "/array.sh"});
   const std::string array_job = array_id.substr(0, array_id.find(';'));
-  const std::string gather_id = run_command({"sbatch", "--parsable", "--dependency=afterok:" + array_job, jobs.dir + "/gather.sh"});
+  const std::string gather_id =
+      run_command({"sbatch", "--parsable", "--dependency=afterok:" + array_job, jobs.dir + "/gather.sh"});
   std::cout << "submitted: array job " << array_job << " (" << jobs.tasks << " shards), gather job "
             << gather_id.substr(0, gather_id.find(';')) << "\n"
             << jobs.result << "; scripts and logs in " << jobs.dir << "/\n";
@@ -677,15 +713,14 @@ RunFile sniff_run_file(const std::string& path, std::optional<uint32_t>* stated_
     if (stated_rank) *stated_rank = chakra::kineto_rank(head);
     return RunFile::Kineto;
   }
-  if (head.find("\"schema\"") != std::string::npos || head.find("\"nodes\"") != std::string::npos)
-    return RunFile::Host;
+  if (head.find("\"schema\"") != std::string::npos || head.find("\"nodes\"") != std::string::npos) return RunFile::Host;
   return RunFile::Other;
 }
 
 std::vector<RankPair> find_rank_pairs(const std::string& dir, const std::string& output_stem) {
   namespace fs = std::filesystem;
   std::map<std::string, std::vector<std::string>> hosts, devices;  // folder → files
-  std::map<std::string, uint32_t> stated;  // Kineto trace → the rank it states
+  std::map<std::string, uint32_t> stated;                          // Kineto trace → the rank it states
   const fs::path stem = output_stem.empty() ? fs::path() : fs::absolute(output_stem).lexically_normal();
   auto is_output = [&](const fs::path& p) {
     if (stem.empty() || p.parent_path() != stem.parent_path()) return false;
@@ -735,16 +770,17 @@ std::vector<RankPair> find_rank_pairs(const std::string& dir, const std::string&
       if (!r) r = chakra::rank_from_file_name(d);
       if (r) {
         if (device_by_rank.count(*r))
-          throw chakra::Error(folder + ": two Kineto traces for rank " + std::to_string(*r) + ": " + device_by_rank[*r] +
-                              " and " + d);
+          throw chakra::Error(folder + ": two Kineto traces for rank " + std::to_string(*r) + ": " +
+                              device_by_rank[*r] + " and " + d);
         device_by_rank[*r] = d;
       }
     }
     for (const std::string& h : hs) {
       std::optional<int64_t> r = chakra::rank_from_file_name(h);
       if (!r || !device_by_rank.count(*r))
-        throw chakra::Error(h + ": no Kineto trace with the same rank number next to it (put each rank's pair in "
-                                "its own folder, e.g. rank3/)");
+        throw chakra::Error(h +
+                            ": no Kineto trace with the same rank number next to it (put each rank's pair in "
+                            "its own folder, e.g. rank3/)");
       add(h, device_by_rank[*r], r, "the host ET's file name, matched to the Kineto trace's rank");
     }
   }

@@ -23,8 +23,8 @@ namespace cli {
 // Exit codes of every command.
 enum Exit : int {
   kOk = 0,
-  kFailed = 1,       // the input is bad, or validation found errors
-  kUsage = 2,        // wrong command line (as Python's argparse, which the reference tools use)
+  kFailed = 1,  // the input is bad, or validation found errors
+  kUsage = 2,   // wrong command line (as Python's argparse, which the reference tools use)
   kInterrupted = 130,
 };
 
@@ -37,8 +37,7 @@ class Args {
   Args& flag(const std::string& name, const std::string& help);
   Args& option(const std::string& name, const std::string& metavar, const std::string& help,
                const std::string& default_value = "", bool required = false);
-  Args& positional(const std::string& name, const std::string& help, bool required = true,
-                   bool repeated = false);
+  Args& positional(const std::string& name, const std::string& help, bool required = true, bool repeated = false);
   // A short spelling of an option declared before, e.g. alias("-o", "--output").
   Args& alias(const std::string& short_name, const std::string& name);
   Args& epilog(const std::string& text);
@@ -152,7 +151,7 @@ RunFile sniff_run_file(const std::string& path, std::optional<uint32_t>* stated_
 struct RankPair {
   std::string host, device;
   int64_t rank = 0;
-  const char* rank_from = "";  // the evidence: "the Kineto trace's distributedInfo", "the folder's name", ...
+  const char* rank_from = "";           // the evidence: "the Kineto trace's distributedInfo", "the folder's name", ...
   std::optional<uint32_t> folder_rank;  // the number in a rank folder's name, checked when linking
 };
 std::vector<RankPair> find_rank_pairs(const std::string& dir, const std::string& output_stem);
@@ -180,8 +179,8 @@ std::optional<chakra::sweep::Shard> shard_option(const Args& args);
 // chakra::rank_from_file_name; then name). With `shard`, only the ranks r mod K == i, and a
 // file whose name holds no rank is a chakra::Error.
 // `json_too`: a folder's .json and .json.gz traces as well (process-group files aside).
-std::vector<std::string> trace_files(const std::vector<std::string>& paths, const std::optional<chakra::sweep::Shard>& shard,
-                                     bool json_too = false);
+std::vector<std::string> trace_files(const std::vector<std::string>& paths,
+                                     const std::optional<chakra::sweep::Shard>& shard, bool json_too = false);
 
 // `chakra info merge` / `chakra validate merge`: the outputs of a command's shards (run with
 // --shard i/K, the same options, stdout saved to PART files) joined into what one unsharded run

@@ -65,7 +65,8 @@ std::optional<Loaded> load_trace(const std::string& path, size_t position, chakr
 
 // Every trace under `paths`, by rank. Host ETs and configs in a folder are skipped with a note;
 // named on the command line they are errors. Two traces of one rank are an error.
-std::vector<std::pair<std::string, Loaded>> load_all(const std::vector<std::string>& paths, std::vector<std::string>& notes) {
+std::vector<std::pair<std::string, Loaded>> load_all(const std::vector<std::string>& paths,
+                                                     std::vector<std::string>& notes) {
   std::vector<std::pair<std::string, Loaded>> out;
   std::map<uint32_t, std::string> owner;
   const std::vector<std::string> files = cli::files_under(paths);
@@ -76,9 +77,10 @@ std::vector<std::pair<std::string, Loaded>> load_all(const std::vector<std::stri
     if (!l) {
       const std::string what = chakra::input_kind_name(kind);
       if (!from_folder)
-        throw chakra::Error(path + ": " + chakra::with_article(what) +
-                            ", not a trace this command reads (Kineto traces, Chakra .et and JSON traces" +
-                            (kind == chakra::InputKind::PytorchHostEt ? "; a host ET's GPU work is in its Kineto trace)" : ")"));
+        throw chakra::Error(
+            path + ": " + chakra::with_article(what) +
+            ", not a trace this command reads (Kineto traces, Chakra .et and JSON traces" +
+            (kind == chakra::InputKind::PytorchHostEt ? "; a host ET's GPU work is in its Kineto trace)" : ")"));
       notes.push_back(path + ": skipped (" + chakra::with_article(what) + ")");
       continue;
     }
@@ -122,7 +124,8 @@ std::vector<Rank> load(const std::vector<std::string>& paths, std::vector<std::s
 
 std::string pct(uint64_t part, uint64_t whole) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.2f%%", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+  std::snprintf(text, sizeof text, "%.2f%%",
+                whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
   return text;
 }
 
@@ -153,11 +156,12 @@ chakra::Stragglers stragglers_of(const std::vector<Rank>& ranks) {
 
 void print_stragglers(const std::vector<Rank>& ranks, const chakra::Stragglers& s, size_t top) {
   if (ranks.size() < 2 || s.instances.empty()) return;
-  std::cout << "\nstragglers: " << s.instances.size() << " collective instances (the k-th kernel of a name on every rank);"
-            << " arrival = kernel start, as recorded\n  rank  arrived last   made others wait (Σ skew)   waited for others\n";
+  std::cout
+      << "\nstragglers: " << s.instances.size() << " collective instances (the k-th kernel of a name on every rank);"
+      << " arrival = kernel start, as recorded\n  rank  arrived last   made others wait (Σ skew)   waited for others\n";
   for (const auto& r : s.ranks)
-    std::cout << pad(std::to_string(ranks[r.rank].rank), 6) << pad(std::to_string(r.last), 14) << pad(us(r.caused) + " µs", 28)
-              << pad(us(r.waited) + " µs", 20) << "\n";
+    std::cout << pad(std::to_string(ranks[r.rank].rank), 6) << pad(std::to_string(r.last), 14)
+              << pad(us(r.caused) + " µs", 28) << pad(us(r.waited) + " µs", 20) << "\n";
   std::cout << "  largest skews:\n";
   for (size_t i = 0; i < s.instances.size() && i < top; ++i) {
     const auto& in = s.instances[i];
@@ -169,14 +173,15 @@ void print_stragglers(const std::vector<Rank>& ranks, const chakra::Stragglers& 
 }
 
 void print_text(const std::vector<Rank>& ranks, size_t top) {
-  std::cout << "temporal breakdown (µs; over each rank's GPU span, as HTA)\n"
-            << "  rank        span        idle            compute          non-compute      overlap of comm  exposed comm\n";
+  std::cout
+      << "temporal breakdown (µs; over each rank's GPU span, as HTA)\n"
+      << "  rank        span        idle            compute          non-compute      overlap of comm  exposed comm\n";
   for (const Rank& r : ranks) {
     const chakra::GpuAnalysis& a = r.analysis;
-    std::cout << pad(std::to_string(r.rank), 6) << pad(us(a.span), 12) << pad(us(a.idle), 12) << pad(pct(a.idle, a.span), 8)
-              << pad(us(a.compute), 10) << pad(pct(a.compute, a.span), 8) << pad(us(a.non_compute), 10)
-              << pad(pct(a.non_compute, a.span), 8) << pad(pct(a.comm_overlapped, a.communication), 12)
-              << pad(us(a.exposed_communication()), 14) << "\n";
+    std::cout << pad(std::to_string(r.rank), 6) << pad(us(a.span), 12) << pad(us(a.idle), 12)
+              << pad(pct(a.idle, a.span), 8) << pad(us(a.compute), 10) << pad(pct(a.compute, a.span), 8)
+              << pad(us(a.non_compute), 10) << pad(pct(a.non_compute, a.span), 8)
+              << pad(pct(a.comm_overlapped, a.communication), 12) << pad(us(a.exposed_communication()), 14) << "\n";
   }
   std::vector<const chakra::Trace*> traces;
   std::vector<std::vector<chakra::HostStallEntry>> stalls;
@@ -185,39 +190,45 @@ void print_text(const std::vector<Rank>& ranks, size_t top) {
   std::cout << chakra::host_stalls_text(traces, stalls, ids, top);
   uint64_t by_kinds[1 << chakra::kGpuKinds] = {}, all = 0;
   for (const Rank& r : ranks)
-    for (unsigned set = 1; set < (1u << chakra::kGpuKinds); ++set) by_kinds[set] += r.analysis.by_kinds[set], all += r.analysis.by_kinds[set];
+    for (unsigned set = 1; set < (1u << chakra::kGpuKinds); ++set)
+      by_kinds[set] += r.analysis.by_kinds[set], all += r.analysis.by_kinds[set];
   std::cout << "\ntime by kernel kind, all ranks (µs)\n";
   std::vector<unsigned> sets;
   for (unsigned set = 1; set < (1u << chakra::kGpuKinds); ++set)
     if (by_kinds[set]) sets.push_back(set);
   std::sort(sets.begin(), sets.end(), [&](unsigned a, unsigned b) { return by_kinds[a] > by_kinds[b]; });
   for (unsigned set : sets)
-    std::cout << "  " << chakra::gpu_kinds_label(set) << ": " << us(by_kinds[set]) << " (" << pct(by_kinds[set], all) << ")\n";
+    std::cout << "  " << chakra::gpu_kinds_label(set) << ": " << us(by_kinds[set]) << " (" << pct(by_kinds[set], all)
+              << ")\n";
   for (const Rank& r : ranks) {
-    std::cout << "\nrank " << r.rank << ": top " << std::min(top, r.analysis.names.size()) << " of " << r.analysis.names.size()
-              << " GPU op names by time (µs)  [" << r.path << "]\n"
+    std::cout << "\nrank " << r.rank << ": top " << std::min(top, r.analysis.names.size()) << " of "
+              << r.analysis.names.size() << " GPU op names by time (µs)  [" << r.path << "]\n"
               << "        sum   count     mean      min      max   stddev  kind           name\n";
     for (size_t i = 0; i < r.analysis.names.size() && i < top; ++i) {
       const auto& n = r.analysis.names[i];
       char line[160];
-      std::snprintf(line, sizeof line, "  %9s %7llu %8.1f %8s %8s %8.1f  %-14s ", us(n.sum).c_str(), static_cast<unsigned long long>(n.count),
-                    n.mean, us(n.min).c_str(), us(n.max).c_str(), n.stddev, chakra::gpu_kind_name(n.kind));
+      std::snprintf(line, sizeof line, "  %9s %7llu %8.1f %8s %8s %8.1f  %-14s ", us(n.sum).c_str(),
+                    static_cast<unsigned long long>(n.count), n.mean, us(n.min).c_str(), us(n.max).c_str(), n.stddev,
+                    chakra::gpu_kind_name(n.kind));
       std::cout << line << shortened(n.name, 120) << "\n";
     }
     const chakra::LaunchSummary l = chakra::summarize_launches(r.analysis);
     if (l.launches)
-      std::cout << "  launches: " << l.launches << ", delay from the call's end median " << l.median << " µs, p90 " << l.p90
-                << ", max " << l.max << "; " << l.short_kernels << " kernels shorter than their launch call (≤ 50 µs), "
-                << l.delayed << " delayed over 100 µs\n";
+      std::cout << "  launches: " << l.launches << ", delay from the call's end median " << l.median << " µs, p90 "
+                << l.p90 << ", max " << l.max << "; " << l.short_kernels
+                << " kernels shorter than their launch call (≤ 50 µs), " << l.delayed << " delayed over 100 µs\n";
     if (!r.analysis.unknown_kernels.empty()) {
       std::cout << "  " << r.analysis.unknown_kernels.size() << " kernel names no pattern knows, counted as computation"
                 << " (core/docs/analyses.md):";
-      for (size_t i = 0; i < r.analysis.unknown_kernels.size() && i < top; ++i) std::cout << (i ? ", " : " ") << shortened(r.analysis.unknown_kernels[i], 60);
+      for (size_t i = 0; i < r.analysis.unknown_kernels.size() && i < top; ++i)
+        std::cout << (i ? ", " : " ") << shortened(r.analysis.unknown_kernels[i], 60);
       std::cout << (r.analysis.unknown_kernels.size() > top ? ", ..." : "") << "\n";
     }
-    std::cout << "  idle per stream (µs): host wait / kernel wait (gaps < " << chakra::GpuAnalysis::kKernelWaitMicros << " µs) / other\n";
+    std::cout << "  idle per stream (µs): host wait / kernel wait (gaps < " << chakra::GpuAnalysis::kKernelWaitMicros
+              << " µs) / other\n";
     for (const auto& s : r.analysis.idle_by_stream)
-      std::cout << "    stream " << s.stream << ": " << us(s.host_wait) << " / " << us(s.kernel_wait) << " / " << us(s.other) << "\n";
+      std::cout << "    stream " << s.stream << ": " << us(s.host_wait) << " / " << us(s.kernel_wait) << " / "
+                << us(s.other) << "\n";
   }
 }
 
@@ -253,9 +264,12 @@ int run(const cli::Args& args) {
       for (const auto& s : p.path.steps) {
         const bool node = s.node != UINT32_MAX;
         std::cout << p.ids[s.rank] << "," << (node ? std::to_string(p.times[s.rank].trace->id(s.node)) : "") << ","
-                  << (node ? chakra::csv_field(p.times[s.rank].trace->name(s.node)) : "") << "," << chakra::path_kind_name(s.kind) << ","
-                  << via[static_cast<int>(s.via)] << "," << s.start << "," << s.duration << ","
-                  << chakra::format_number(p.path.step() ? static_cast<double>(s.duration) / static_cast<double>(p.path.step()) : 0.0) << "\n";
+                  << (node ? chakra::csv_field(p.times[s.rank].trace->name(s.node)) : "") << ","
+                  << chakra::path_kind_name(s.kind) << "," << via[static_cast<int>(s.via)] << "," << s.start << ","
+                  << s.duration << ","
+                  << chakra::format_number(
+                         p.path.step() ? static_cast<double>(s.duration) / static_cast<double>(p.path.step()) : 0.0)
+                  << "\n";
       }
       return cli::kOk;
     }
@@ -266,9 +280,15 @@ int run(const cli::Args& args) {
       chakra::write_critical_path_json(p.path, p.times, p.ids, w);
       w.end_object();
       if (what_if) {
-        w.key("what_if").begin_object().key("name_contains").value(what_if->name_part).key("speedup").value_double(what_if->speedup);
+        w.key("what_if")
+            .begin_object()
+            .key("name_contains")
+            .value(what_if->name_part)
+            .key("speedup")
+            .value_double(what_if->speedup);
         w.key("step").value_uint(p.path.step());
-        w.key("estimated_step").value_uint(chakra::path_step_if_faster(p.path, p.times, what_if->name_part, what_if->speedup));
+        w.key("estimated_step")
+            .value_uint(chakra::path_step_if_faster(p.path, p.times, what_if->name_part, what_if->speedup));
         w.end_object();
       }
       w.end_object().raw("\n");
@@ -279,10 +299,12 @@ int run(const cli::Args& args) {
       std::cout << chakra::critical_path_text(p.path, p.times, p.ids, top, "µs");
       if (what_if) {
         const uint64_t step = chakra::path_step_if_faster(p.path, p.times, what_if->name_part, what_if->speedup);
-        std::cout << "\nwhat if ops named *" << what_if->name_part << "* ran " << chakra::format_number(what_if->speedup)
-                  << "x faster: step " << us(p.path.step()) << " -> " << us(step) << " µs ("
-                  << pct(p.path.step() - step, p.path.step()) << " shorter), along this path only: other paths may"
-                  << " become critical, so at most that; simulate the trace for the exact answer (chakra simulate --what-if)\n";
+        std::cout << "\nwhat if ops named *" << what_if->name_part << "* ran "
+                  << chakra::format_number(what_if->speedup) << "x faster: step " << us(p.path.step()) << " -> "
+                  << us(step) << " µs (" << pct(p.path.step() - step, p.path.step())
+                  << " shorter), along this path only: other paths may"
+                  << " become critical, so at most that; simulate the trace for the exact answer (chakra simulate "
+                     "--what-if)\n";
       }
     }
     return cli::kOk;
@@ -298,14 +320,17 @@ int run(const cli::Args& args) {
     print_stragglers(ranks, stragglers_of(ranks), std::min<size_t>(top, 5));
     const auto collectives = collectives_of(ranks);
     if (!collectives.empty()) {
-      std::cout << "\ncollectives, all ranks (sizes from comm_size; bandwidths as nccl-tests, n = " << ranks.size() << ")\n"
+      std::cout << "\ncollectives, all ranks (sizes from comm_size; bandwidths as nccl-tests, n = " << ranks.size()
+                << ")\n"
                 << "  type             size from    count        bytes     time      algbw       busbw\n";
       for (const auto& b : collectives) {
         char line[160];
         std::snprintf(line, sizeof line, "  %-16s %9s %8llu %12s %8s %7.2f GB/s %7.2f GB/s\n",
-                      std::string(chakra::comm_type_name(b.comm_type)).c_str(), chakra::format_bytes(uint64_t{1} << b.size_log2).c_str(),
-                      static_cast<unsigned long long>(b.count), chakra::format_bytes(b.bytes).c_str(), (us(b.micros) + " µs").c_str(),
-                      b.algorithm_gbps(), b.bus_gbps(static_cast<uint32_t>(ranks.size())));
+                      std::string(chakra::comm_type_name(b.comm_type)).c_str(),
+                      chakra::format_bytes(uint64_t{1} << b.size_log2).c_str(),
+                      static_cast<unsigned long long>(b.count), chakra::format_bytes(b.bytes).c_str(),
+                      (us(b.micros) + " µs").c_str(), b.algorithm_gbps(),
+                      b.bus_gbps(static_cast<uint32_t>(ranks.size())));
         std::cout << line;
       }
     }
@@ -345,13 +370,19 @@ void print_diff(uint32_t rank, const std::string& a, const std::string& b, const
     ++shown;
     char row[160];
     std::snprintf(row, sizeof row, "  %11llu %9llu %11s %11s %11s %8s  ", static_cast<unsigned long long>(n.count_a),
-                  static_cast<unsigned long long>(n.count_b), us(n.total_a).c_str(), us(n.total_b).c_str(), signed_us(n.delta()).c_str(),
-                  n.added() ? "new" : n.removed() ? "gone" : (std::string(n.delta() > 0 ? "+" : "") + chakra::format_number(std::round(n.delta_percent() * 10) / 10) + "%").c_str());
+                  static_cast<unsigned long long>(n.count_b), us(n.total_a).c_str(), us(n.total_b).c_str(),
+                  signed_us(n.delta()).c_str(),
+                  n.added()     ? "new"
+                  : n.removed() ? "gone"
+                                : (std::string(n.delta() > 0 ? "+" : "") +
+                                   chakra::format_number(std::round(n.delta_percent() * 10) / 10) + "%")
+                                      .c_str());
     std::cout << row << shortened(n.name, 100) << "\n";
   }
 }
 
-void write_diff(chakra::JsonWriter& w, uint32_t rank, const std::string& a, const std::string& b, const chakra::TraceDiff& d) {
+void write_diff(chakra::JsonWriter& w, uint32_t rank, const std::string& a, const std::string& b,
+                const chakra::TraceDiff& d) {
   w.begin_object();
   w.key("rank").value_uint(rank);
   w.key("a").value(a);
@@ -372,10 +403,13 @@ int run_diff(const cli::Args& args) {
   } else {
     for (size_t i = 0; i < a.size(); ++i) {
       auto it = b_of.find(a[i].second.rank);
-      if (it == b_of.end()) notes.push_back("rank " + std::to_string(a[i].second.rank) + " only in A (" + a[i].first + ")");
-      else pairs.push_back({i, it->second}), b_of.erase(it);
+      if (it == b_of.end())
+        notes.push_back("rank " + std::to_string(a[i].second.rank) + " only in A (" + a[i].first + ")");
+      else
+        pairs.push_back({i, it->second}), b_of.erase(it);
     }
-    for (const auto& [rank, i] : b_of) notes.push_back("rank " + std::to_string(rank) + " only in B (" + b[i].first + ")");
+    for (const auto& [rank, i] : b_of)
+      notes.push_back("rank " + std::to_string(rank) + " only in B (" + b[i].first + ")");
     if (pairs.empty()) throw chakra::Error("A and B have no rank in common");
   }
   const size_t top = args.has("--top") ? args.get_uint("--top", 1000000) : 20;
@@ -389,9 +423,14 @@ int run_diff(const cli::Args& args) {
     const chakra::TraceDiff d = chakra::diff_traces(a[i].second.trace, b[j].second.trace);
     if (csv) {
       for (const auto& n : d.names)
-        std::cout << a[i].second.rank << "," << chakra::csv_field(n.name) << "," << n.count_a << "," << n.count_b << "," << n.total_a << ","
-                  << n.total_b << "," << n.delta() << "," << chakra::format_number(n.delta_percent()) << ","
-                  << (n.same() ? "same" : n.added() ? "new" : n.removed() ? "gone" : "changed") << "\n";
+        std::cout << a[i].second.rank << "," << chakra::csv_field(n.name) << "," << n.count_a << "," << n.count_b << ","
+                  << n.total_a << "," << n.total_b << "," << n.delta() << ","
+                  << chakra::format_number(n.delta_percent()) << ","
+                  << (n.same()      ? "same"
+                      : n.added()   ? "new"
+                      : n.removed() ? "gone"
+                                    : "changed")
+                  << "\n";
     } else if (json) {
       write_diff(w, a[i].second.rank, a[i].first, b[j].first, d);
     } else {
@@ -424,8 +463,10 @@ int cmd_analyze(int argc, char** argv) {
   args.flag("--json", "print the results as JSON");
   args.flag("--csv", "print the temporal breakdown per rank as CSV (with --critical-path: its steps)");
   args.option("--top", "N", "names listed per rank (default 10; with --critical-path, steps listed: 20)");
-  args.flag("--critical-path", "the critical path across the ranks instead: what the step's end waited for, rank by rank");
-  args.option("--what-if", "NAME=K", "with the critical path: the step if ops whose name contains NAME ran K times faster");
+  args.flag("--critical-path",
+            "the critical path across the ranks instead: what the step's end waited for, rank by rank");
+  args.option("--what-if", "NAME=K",
+              "with the critical path: the step if ops whose name contains NAME ran K times faster");
   args.positional("PATH", "Kineto trace, .et trace, or a folder of them", true, true);
   args.parse(argc, argv);
   return cli::run_guarded("chakra analyze", run, args);
@@ -446,5 +487,7 @@ int cmd_diff(int argc, char** argv) {
   return cli::run_guarded("chakra diff", run_diff, args);
 }
 
-CHAKRA_COMMAND(90, "analyze", cmd_analyze, "HTA's analyses of measured GPU work: temporal breakdown, overlap, kernels, idle time");
-CHAKRA_COMMAND(120, "diff", cmd_diff, "two traces op by op: count and time per name in each, the difference, new and gone names");
+CHAKRA_COMMAND(90, "analyze", cmd_analyze,
+               "HTA's analyses of measured GPU work: temporal breakdown, overlap, kernels, idle time");
+CHAKRA_COMMAND(120, "diff", cmd_diff,
+               "two traces op by op: count and time per name in each, the difference, new and gone names");

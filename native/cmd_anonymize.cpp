@@ -97,8 +97,9 @@ std::vector<Copy> run_folder_copies(const std::string& dir, RunFolder& run) {
   };
   const fs::path from = resolved(dir), to = resolved(run.out);
   if (std::mismatch(from.begin(), from.end(), to.begin(), to.end()).first == from.end())
-    throw chakra::Error(run.out + ": inside the run folder " + dir + " (its copies would be read as ranks of the run); "
-                                  "write the copy elsewhere");
+    throw chakra::Error(run.out + ": inside the run folder " + dir +
+                        " (its copies would be read as ranks of the run); "
+                        "write the copy elsewhere");
   run.pairs = cli::find_rank_pairs(dir, "");
   const fs::path top = fs::path(dir).lexically_normal();
   bool per_rank_folders = false;
@@ -141,9 +142,12 @@ void print_run(const RunFolder& run, const std::vector<Copy>& copies) {
 int run(const cli::Args& a) {
   chakra::AnonymizeOptions options;
   if (a.has("--key") && a.has("--key-file")) a.fail("give --key or --key-file, not both");
-  if (a.has("--key")) options.key = a.get("--key");
-  else if (a.has("--key-file")) options.key = chakra::read_file(a.get("--key-file"), {});
-  else options.key = chakra::random_anonymize_key();
+  if (a.has("--key"))
+    options.key = a.get("--key");
+  else if (a.has("--key-file"))
+    options.key = chakra::read_file(a.get("--key-file"), {});
+  else
+    options.key = chakra::random_anonymize_key();
   if (options.key.empty()) a.fail("the key is empty");
   if (a.has("--keep-names")) {
     std::shared_ptr<const std::regex> keep;
@@ -208,10 +212,13 @@ int run(const cli::Args& a) {
 
   std::vector<std::unique_ptr<chakra::OutputFile>> files(copies.size());
   std::vector<chakra::AnonymizeReport> reports(copies.size());
-  cli::run_jobs(copies.size(), [&](size_t i) {
-    files[i] = std::make_unique<chakra::OutputFile>(copies[i].out);
-    anonymize_file(anonymizer, a, copies[i].in, copies[i].format, *files[i], reports[i]);
-  }, "anonymizing");
+  cli::run_jobs(
+      copies.size(),
+      [&](size_t i) {
+        files[i] = std::make_unique<chakra::OutputFile>(copies[i].out);
+        anonymize_file(anonymizer, a, copies[i].in, copies[i].format, *files[i], reports[i]);
+      },
+      "anonymizing");
   if (cli::interrupted()) throw chakra::Cancelled();
   // Process groups are numbers only: copied as they are.
   std::optional<chakra::OutputFile> groups;
@@ -225,11 +232,12 @@ int run(const cli::Args& a) {
     if (!run_folder.pairs.empty()) j["ranks"] = run_folder.pairs.size(), j["not_copied"] = run_folder.left_out;
     j["nodes"] = total.nodes;
     j["events"] = total.events;
-    j["replaced"] = {{"names", total.names}, {"io_strings", total.io_literals},
-                     {"metadata_strings", total.metadata_strings}};
+    j["replaced"] = {
+        {"names", total.names}, {"io_strings", total.io_literals}, {"metadata_strings", total.metadata_strings}};
     for (const auto& [name, n] : total.attributes)
       if (n) j["replaced"]["attributes"][name] = n;
-    j["kept"] = {{"names_by_keep_names", total.names_kept}, {"names_tools_read", total.names_vocabulary},
+    j["kept"] = {{"names_by_keep_names", total.names_kept},
+                 {"names_tools_read", total.names_vocabulary},
                  {"shapes_bucketed", total.shapes_bucketed}};
     j["dropped"] = {{"attribute_docs", total.docs_dropped}, {"unknown_fields", total.unknown_fields_dropped}};
     j["key"] = a.has("--key") || a.has("--key-file") ? "given" : "random, not written anywhere";
@@ -258,16 +266,17 @@ int run(const cli::Args& a) {
 }  // namespace
 
 int cmd_anonymize(int argc, char** argv) {
-  cli::Args args("chakra anonymize",
-                 "Copies of traces to share without sharing what the model is: node and event names, op schemas,\n"
-                 "string attributes and args, strings in inputs/outputs and metadata become keyed tokens (the same\n"
-                 "string gives the same token on every rank and in every file under one key); ids, types,\n"
-                 "dependencies, times, sizes, communication, numeric process groups and the names the tools read\n"
-                 "(NCCL kernels, memory copies, CUDA/HIP calls, ProfilerStep#N) are kept, so linking, conversion,\n"
-                 "analyses and simulations give the same numbers.\n"
-                 "IN: .et traces, folders of ranks, Chakra JSON, PyTorch host / linked JSON or Kineto traces, or a\n"
-                 "PyTorch run folder (each rank's host ET + Kineto trace, as chakra link DIR takes): its copy is a\n"
-                 "folder OUT of the same layout, OUT/rank<r>/{host_et,kineto}.<r>.json or OUT/{host_et,kineto}.<r>.json.");
+  cli::Args args(
+      "chakra anonymize",
+      "Copies of traces to share without sharing what the model is: node and event names, op schemas,\n"
+      "string attributes and args, strings in inputs/outputs and metadata become keyed tokens (the same\n"
+      "string gives the same token on every rank and in every file under one key); ids, types,\n"
+      "dependencies, times, sizes, communication, numeric process groups and the names the tools read\n"
+      "(NCCL kernels, memory copies, CUDA/HIP calls, ProfilerStep#N) are kept, so linking, conversion,\n"
+      "analyses and simulations give the same numbers.\n"
+      "IN: .et traces, folders of ranks, Chakra JSON, PyTorch host / linked JSON or Kineto traces, or a\n"
+      "PyTorch run folder (each rank's host ET + Kineto trace, as chakra link DIR takes): its copy is a\n"
+      "folder OUT of the same layout, OUT/rank<r>/{host_et,kineto}.<r>.json or OUT/{host_et,kineto}.<r>.json.");
   args.option("--output", "OUT", "the copy (one input file), OUT.<rank>.et (several, a folder), OUT/ (a run folder)",
               "", true);
   args.alias("-o", "--output");
@@ -283,4 +292,5 @@ int cmd_anonymize(int argc, char** argv) {
   return cli::run_guarded("chakra anonymize", run, args);
 }
 
-CHAKRA_COMMAND(100, "anonymize", cmd_anonymize, "copies of traces with names, schemas and strings replaced by keyed tokens, to share");
+CHAKRA_COMMAND(100, "anonymize", cmd_anonymize,
+               "copies of traces with names, schemas and strings replaced by keyed tokens, to share");

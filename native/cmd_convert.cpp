@@ -34,8 +34,10 @@ class Log {
   void info(const std::string& m) { line("INFO", m, false); }
   // Debug lines (--simulate) go to the log file, or to stdout when there is none.
   void debug(const std::string& m) {
-    if (file_) file_ << "DEBUG " << m << "\n";
-    else std::cout << m << "\n";
+    if (file_)
+      file_ << "DEBUG " << m << "\n";
+    else
+      std::cout << m << "\n";
   }
 
  private:
@@ -66,8 +68,8 @@ int convert_text(const std::string& input, const std::string& prefix, uint32_t n
   }
   outputs.commit();
   progress.clear();
-  g_log->info("Conversion successful. Output files are available at " + prefix + ".{0.." +
-              std::to_string(npus - 1) + "}.et");
+  g_log->info("Conversion successful. Output files are available at " + prefix + ".{0.." + std::to_string(npus - 1) +
+              "}.et");
   return cli::kOk;
 }
 
@@ -160,8 +162,8 @@ int convert_on_slurm(const cli::Args& a, const std::string& input, const std::st
   std::string flags;
   for (const char* f : {"--reference-bytes", "--reference-graph", "--break-cycles"})
     if (a.has(f)) flags += std::string(" ") + f;
-  jobs.array_command = chakra + " convert pytorch " + cli::shell_quote(fs::absolute(input).string()) + " -o " + cli::shell_quote(prefix) +
-                       " --shard $SLURM_ARRAY_TASK_ID/" + std::to_string(jobs.tasks) + flags;
+  jobs.array_command = chakra + " convert pytorch " + cli::shell_quote(fs::absolute(input).string()) + " -o " +
+                       cli::shell_quote(prefix) + " --shard $SLURM_ARRAY_TASK_ID/" + std::to_string(jobs.tasks) + flags;
   jobs.gather_command = chakra + " convert merge-groups " + cli::shell_quote(prefix);
   jobs.result = "the traces will be " + prefix + ".{rank}.et (" + std::to_string(ranks) + " ranks)";
   cli::create_output_folder(output);
@@ -185,14 +187,19 @@ int run_merge_groups(const cli::Args& a) {
     const size_t of = name.rfind("-of-");
     if (name.rfind(stem, 0) == 0 && of != std::string::npos && chakra::ends_with(name, ".json")) {
       const std::string k = name.substr(of + 4, name.size() - of - 4 - 5);
-      if (!k.empty() && k.size() < 7 && k.find_first_not_of("0123456789") == std::string::npos) count = static_cast<uint32_t>(std::stoul(k));
+      if (!k.empty() && k.size() < 7 && k.find_first_not_of("0123456789") == std::string::npos)
+        count = static_cast<uint32_t>(std::stoul(k));
     }
   }
-  if (count == 0) throw chakra::Error(prefix + ": no " + stem + "I-of-K.json parts (chakra convert pytorch DIR -o PREFIX --shard i/K writes them)");
+  if (count == 0)
+    throw chakra::Error(prefix + ": no " + stem +
+                        "I-of-K.json parts (chakra convert pytorch DIR -o PREFIX --shard i/K writes them)");
   std::map<std::string, std::vector<int64_t>> groups;
   for (uint32_t i = 0; i < count; ++i) {
     const std::string part = groups_part_path(prefix, {i, count});
-    if (!fs::exists(part)) throw chakra::Error(part + ": missing (shard " + std::to_string(i) + "/" + std::to_string(count) + " has not run)");
+    if (!fs::exists(part))
+      throw chakra::Error(part + ": missing (shard " + std::to_string(i) + "/" + std::to_string(count) +
+                          " has not run)");
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(chakra::read_file(part, {}));
@@ -203,7 +210,8 @@ int run_merge_groups(const cli::Args& a) {
     for (const auto& [name, ranks] : j.items()) {
       std::vector<int64_t> r;
       for (const auto& x : ranks) {
-        if (!x.is_number_integer()) throw chakra::Error(part + ": group " + name + " has a rank that is not an integer");
+        if (!x.is_number_integer())
+          throw chakra::Error(part + ": group " + name + " has a rank that is not an integer");
         r.push_back(x.get<int64_t>());
       }
       auto [it, fresh] = groups.emplace(name, r);
@@ -241,7 +249,8 @@ int run_pytorch(const cli::Args& a) {
   const std::string output = a.get("--output");
   chakra::PytorchConvertOptions options = pytorch_options(a);
   if (!std::filesystem::is_directory(input)) {
-    if (a.has("--shard") || a.has("--slurm")) a.fail("--shard and --slurm share a folder of ranks; a single trace is not one");
+    if (a.has("--shard") || a.has("--slurm"))
+      a.fail("--shard and --slurm share a folder of ranks; a single trace is not one");
     return convert_one(input, output, options, a);
   }
   if (a.has("--simulate")) a.fail("--simulate takes a single trace, not a folder");
@@ -254,7 +263,8 @@ int run_pytorch(const cli::Args& a) {
     if (!entry.is_regular_file() || !(chakra::ends_with(p, ".json") || chakra::ends_with(p, ".json.gz"))) continue;
     std::optional<int64_t> rank = chakra::rank_from_file_name(p);
     if (!rank) throw chakra::Error(p + ": cannot tell the rank from the file name (expected a number in it)");
-    if (seen.count(*rank)) throw chakra::Error(input + ": two files for rank " + std::to_string(*rank) + ": " + seen[*rank] + " and " + p);
+    if (seen.count(*rank))
+      throw chakra::Error(input + ": two files for rank " + std::to_string(*rank) + ": " + seen[*rank] + " and " + p);
     seen[*rank] = p;
     jobs.push_back({p, output + "." + std::to_string(*rank) + ".et", rank});
   }
@@ -262,7 +272,8 @@ int run_pytorch(const cli::Args& a) {
   const size_t all_ranks = jobs.size();
   const auto shard = cli::shard_option(a);
   if (shard) {
-    if (a.has("--comm-groups")) a.fail("--comm-groups with --shard: each shard writes its part, merged by chakra convert merge-groups");
+    if (a.has("--comm-groups"))
+      a.fail("--comm-groups with --shard: each shard writes its part, merged by chakra convert merge-groups");
     std::erase_if(jobs, [&](const PytorchJob& j) { return !shard->has(static_cast<uint64_t>(*j.rank)); });
   }
   // Ranks in order: where ranks disagree on a group, the first rank's is kept, sharded or not.
@@ -298,7 +309,8 @@ int run_pytorch(const cli::Args& a) {
     // The shard's part of the process groups, even when empty, so that the merge sees it ran.
     const std::string part = groups_part_path(output, *shard);
     write_comm_groups(groups, part);
-    std::cerr << "process groups of these ranks: " << part << " (chakra convert merge-groups " << output << " joins the parts)\n";
+    std::cerr << "process groups of these ranks: " << part << " (chakra convert merge-groups " << output
+              << " joins the parts)\n";
     return cli::kOk;
   }
   std::string groups_path = a.has("--comm-groups") ? a.get("--comm-groups") : output + ".comm_group.json";
@@ -314,12 +326,22 @@ int run_pytorch(const cli::Args& a) {
 }
 
 void add_pytorch_options(cli::Args& args) {
-  args.flag("--reference-bytes", "reproduce the reference's output exactly, defects included (dangling ctrl_deps on pruned nodes, SEND/RECV without comm_src/comm_dst/comm_tag)");
-  args.flag("--reference-graph", "for linked traces: the reference's dependencies and durations (defects fixed) instead of the replay model (GPU ops in stream order, CPU ops at their own time, a lane per thread and stream in chakra simulate; core/docs/pytorch-replay.md)");
-  args.flag("--simulate", "after writing, run the reference's toy scheduler (1 µs ticks, a CPU and one GPU op per stream) and log when each node is issued and completes");
+  args.flag("--reference-bytes",
+            "reproduce the reference's output exactly, defects included (dangling ctrl_deps on pruned nodes, SEND/RECV "
+            "without comm_src/comm_dst/comm_tag)");
+  args.flag("--reference-graph",
+            "for linked traces: the reference's dependencies and durations (defects fixed) instead of the replay model "
+            "(GPU ops in stream order, CPU ops at their own time, a lane per thread and stream in chakra simulate; "
+            "core/docs/pytorch-replay.md)");
+  args.flag("--simulate",
+            "after writing, run the reference's toy scheduler (1 µs ticks, a CPU and one GPU op per stream) and log "
+            "when each node is issued and completes");
   args.flag("--break-cycles", "drop the closing edge of dependency cycles instead of failing");
-  args.option("--rank", "R", "this trace's global rank (comm_src of SEND, comm_dst of RECV nodes); a folder takes ranks from file names");
-  args.option("--comm-groups", "FILE", "write the process groups as ASTRA-sim comm-group JSON (folder input: default PREFIX.comm_group.json)");
+  args.option(
+      "--rank", "R",
+      "this trace's global rank (comm_src of SEND, comm_dst of RECV nodes); a folder takes ranks from file names");
+  args.option("--comm-groups", "FILE",
+              "write the process groups as ASTRA-sim comm-group JSON (folder input: default PREFIX.comm_group.json)");
 }
 
 const char* kPytorchHelp =

@@ -43,7 +43,10 @@ int run_collective(const cli::Args& a) {
   std::string type = a.get("--type");
   for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   std::optional<int32_t> t = chakra::parse_comm_type(type);
-  if (!t) a.fail("--type: unknown collective '" + a.get("--type") + "' (all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, gather, scatter, barrier, reduce_scatter_block)");
+  if (!t)
+    a.fail("--type: unknown collective '" + a.get("--type") +
+           "' (all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, gather, scatter, barrier, "
+           "reduce_scatter_block)");
   o.type = static_cast<chakra::CommType>(*t);
   std::optional<uint64_t> size = chakra::parse_size(a.get("--size"));
   if (!size) a.fail("--size: '" + a.get("--size") + "' is not a size (e.g. 1048576, 64KiB, 1MiB, 2GB)");
@@ -71,7 +74,9 @@ int collective_command(int argc, char** argv) {
                  "One collective (or a chain of them) per NPU: PREFIX.{npu}.et, the microbenchmark\n"
                  "workloads ASTRA-sim ships (examples/workload/microbenchmarks), byte for byte.\n"
                  "Sizes take binary units: 1MiB = 1MB = 1048576 bytes.");
-  args.option("--type", "TYPE", "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, gather, scatter, barrier", "all_reduce");
+  args.option("--type", "TYPE",
+              "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, gather, scatter, barrier",
+              "all_reduce");
   args.option("--size", "SIZE", "comm_size in bytes (units B, KiB, MiB, GiB)", "1MiB");
   args.option("--npus", "N", "number of NPUs (files)", "", true);
   args.option("--count", "K", "collectives per NPU, each after the previous", "1");
@@ -125,5 +130,6 @@ int cmd_reference_generator(int argc, char** argv) {
   return cli::run_guarded("chakra_generator", run_reference_generator, args);
 }
 
-CHAKRA_COMMAND(190, "generate", cmd_generate, "synthetic traces: the reference microbenchmarks, or one collective per NPU");
+CHAKRA_COMMAND(190, "generate", cmd_generate,
+               "synthetic traces: the reference microbenchmarks, or one collective per NPU");
 CHAKRA_ALIAS("chakra_generator", cmd_reference_generator);

@@ -48,7 +48,9 @@ void print_text(const Loaded& l, const chakra::TraceSummary& s) {
     std::cout << row("schema") << "pre-0.0.4 Chakra execution graph (.eg): its field numbers differ from today's\n"
               << row("") << "schema, so the types and fields below are misread; regenerate the trace\n";
   std::cout << row("nodes") << s.nodes;
-  if (s.nodes) std::cout << "  (ids " << s.min_id << ".." << s.max_id << (s.ids_ascending ? ", ascending" : ", not in ascending order") << ")";
+  if (s.nodes)
+    std::cout << "  (ids " << s.min_id << ".." << s.max_id
+              << (s.ids_ascending ? ", ascending" : ", not in ascending order") << ")";
   std::cout << "\n";
 
   bool first = true;
@@ -81,18 +83,19 @@ void print_text(const Loaded& l, const chakra::TraceSummary& s) {
   if (s.recvs.count) comm_row("point-to-point", first_p2p, "recv", s.recvs);
   bool first_pg = true;
   for (const auto& [group, count] : s.process_groups) {
-    std::cout << (first_pg ? row("process groups") : row("")) << pad(group.empty() ? "(default)" : "\"" + group + "\"", 16)
-              << count << " communication nodes\n";
+    std::cout << (first_pg ? row("process groups") : row(""))
+              << pad(group.empty() ? "(default)" : "\"" + group + "\"", 16) << count << " communication nodes\n";
     first_pg = false;
   }
-  std::cout << row("dependencies") << s.data_deps << " data, " << s.ctrl_deps << " ctrl; "
-            << s.nodes_without_data_deps << " node" << (s.nodes_without_data_deps == 1 ? "" : "s")
-            << " without data deps\n";
+  std::cout << row("dependencies") << s.data_deps << " data, " << s.ctrl_deps << " ctrl; " << s.nodes_without_data_deps
+            << " node" << (s.nodes_without_data_deps == 1 ? "" : "s") << " without data deps\n";
   std::cout << row("duration") << s.total_duration_micros << " us in total (sum of duration_micros)\n";
   first = true;
   for (const auto& a : s.attrs) {
     std::cout << (first ? row("attributes") : row("")) << pad(a.name, 16)
-              << pad(a.kind == chakra::AttrKind::None ? std::string("(no value)") : std::string(chakra::attr_kind_proto_name(a.kind)), 14)
+              << pad(a.kind == chakra::AttrKind::None ? std::string("(no value)")
+                                                      : std::string(chakra::attr_kind_proto_name(a.kind)),
+                     14)
               << a.nodes << " nodes\n";
     first = false;
   }
@@ -161,7 +164,8 @@ int cmd_info(int argc, char** argv) {
   args.flag("--json", "print one JSON object per file instead of text");
   cli::add_shard_option(args);
   cli::add_read_options(args);
-  args.positional("FILE", ".et trace (plain or gzip), or a folder of them (its .et and .et.gz files in rank order)", true, true);
+  args.positional("FILE", ".et trace (plain or gzip), or a folder of them (its .et and .et.gz files in rank order)",
+                  true, true);
   args.parse(argc, argv);
   return cli::run_guarded("chakra info", run, args);
 }

@@ -28,8 +28,7 @@ void jsonize(const std::string& in, const std::string& out, chakra::JsonOptions 
   progress.clear();
   if (stats.unknown_fields)
     std::cerr << prog << ": warning: the trace has fields outside the Chakra schema; JSON cannot carry them\n";
-  if (!stats.has_metadata)
-    std::cerr << prog << ": note: the trace has no GlobalMetadata record; none is written\n";
+  if (!stats.has_metadata) std::cerr << prog << ": note: the trace has no GlobalMetadata record; none is written\n";
 }
 
 int run_jsonize(const cli::Args& args) {
@@ -99,6 +98,7 @@ int cmd_reference_jsonizer(int argc, char** argv) {
   return cli::run_guarded("chakra_jsonizer", run_reference_jsonizer, args);
 }
 
-CHAKRA_COMMAND(30, "jsonize", cmd_jsonize, "write a trace as JSON (document, JSON Lines, or the reference jsonizer's bytes)", Streams::Yes);
+CHAKRA_COMMAND(30, "jsonize", cmd_jsonize,
+               "write a trace as JSON (document, JSON Lines, or the reference jsonizer's bytes)", Streams::Yes);
 CHAKRA_COMMAND(40, "dejsonize", cmd_dejsonize, "build a .et trace from JSON (edit traces as text)");
 CHAKRA_ALIAS("chakra_jsonizer", cmd_reference_jsonizer, Streams::Yes);

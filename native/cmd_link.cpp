@@ -30,20 +30,21 @@ std::string summary(const chakra::LinkReport& r, const std::string& output) {
   if (r.sync_calls) {
     s += "; " + std::to_string(r.sync_edges - r.sync_thread_waits) + " sync dependencies from " +
          std::to_string(r.sync_waits) + " of " + std::to_string(r.sync_calls) + " synchronisation calls";
-    if (r.sync_thread_waits)
-      s += ", " + std::to_string(r.sync_thread_waits) + " from waits for another thread's work";
+    if (r.sync_thread_waits) s += ", " + std::to_string(r.sync_thread_waits) + " from waits for another thread's work";
   }
   uint64_t stalls = 0;
   std::string classes;
   for (int c = 0; c < chakra::kStallClassCount; ++c) {
     if (!r.stalls[c]) continue;
     stalls += r.stalls[c];
-    classes += (classes.empty() ? "" : ", ") + std::string(chakra::stall_class_name(static_cast<chakra::StallClass>(c))) +
-               " " + std::to_string(r.stalls[c]);
+    classes += (classes.empty() ? "" : ", ") +
+               std::string(chakra::stall_class_name(static_cast<chakra::StallClass>(c))) + " " +
+               std::to_string(r.stalls[c]);
   }
   if (stalls)
-    s += "; " + std::to_string(stalls) + " host stalls, " + chakra::format_number(r.stall_micros / 1000) + " ms of own time (" +
-         classes + "; " + std::to_string(r.stall_waits) + " can replay as waits for the GPU: chakra simulate --stalls wait)";
+    s += "; " + std::to_string(stalls) + " host stalls, " + chakra::format_number(r.stall_micros / 1000) +
+         " ms of own time (" + classes + "; " + std::to_string(r.stall_waits) +
+         " can replay as waits for the GPU: chakra simulate --stalls wait)";
   return s;
 }
 
@@ -170,7 +171,8 @@ int cmd_link(int argc, char** argv) {
   cli::add_shard_option(args);
   args.option("--host", "HOST", "host execution trace JSON (plain or gzip)");
   args.option("--device", "KINETO", "Kineto trace JSON (plain or gzip)");
-  args.option("--output", "OUT", "linked JSON (.gz: compressed); for a folder, the prefix of OUT.{rank}.json", "", true);
+  args.option("--output", "OUT", "linked JSON (.gz: compressed); for a folder, the prefix of OUT.{rank}.json", "",
+              true);
   args.alias("-o", "--output");
   args.option("--rank", "R", "the rank of this pair, checked with the ranks the traces state");
   add_common(args);
@@ -185,12 +187,16 @@ int run_reference_link(const cli::Args& a) {
   std::string level = a.get("--log-level");
   std::transform(level.begin(), level.end(), level.begin(), ::toupper);
   Verbosity v;
-  if (level == "DEBUG" || level == "INFO" || level == "NOTSET") v = Verbosity::All;
-  else if (level == "WARNING" || level == "WARN") v = Verbosity::Warnings;
-  else if (level == "ERROR" || level == "CRITICAL" || level == "FATAL") v = Verbosity::Quiet;
-  else a.fail("--log-level: unknown level '" + a.get("--log-level") + "'");
-  int rc = link_single(a, a.get("--chakra-host-trace"), a.get("--chakra-device-trace"), a.get("--output-file"), v,
-                       false);
+  if (level == "DEBUG" || level == "INFO" || level == "NOTSET")
+    v = Verbosity::All;
+  else if (level == "WARNING" || level == "WARN")
+    v = Verbosity::Warnings;
+  else if (level == "ERROR" || level == "CRITICAL" || level == "FATAL")
+    v = Verbosity::Quiet;
+  else
+    a.fail("--log-level: unknown level '" + a.get("--log-level") + "'");
+  int rc =
+      link_single(a, a.get("--chakra-host-trace"), a.get("--chakra-device-trace"), a.get("--output-file"), v, false);
   if (v == Verbosity::All)
     std::cerr << "Linking process successful. Output file is available at " << a.get("--output-file") << ".\n";
   return rc;

@@ -52,22 +52,26 @@ void refuse_invalid(const chakra::Trace& trace, const std::string& path) {
   for (const chakra::Finding& f : report.findings)
     if (f.severity == chakra::Severity::Error && found.size() < 600) found += "\n  " + f.code + ": " + f.message;
   throw chakra::Error(path + ": fails validation (" + std::to_string(report.errors) + " error" +
-                      (report.errors == 1 ? "" : "s") + "), so it is not projected:" + found +
-                      "\n(chakra validate " + path + " lists every finding)");
+                      (report.errors == 1 ? "" : "s") + "), so it is not projected:" + found + "\n(chakra validate " +
+                      path + " lists every finding)");
 }
 
 // --pp / --tp: only where the layers are known, in traces chakra synth made (their metadata
 // names the command): made again with the degree grown M/N times, so the same layers are
 // re-staged over more pipeline stages (or each block re-sharded over more tensor ranks).
-int reshape_synthetic(const cli::Args& a, const std::string& prefix, uint32_t from, uint32_t to, const std::string& degree) {
+int reshape_synthetic(const cli::Args& a, const std::string& prefix, uint32_t from, uint32_t to,
+                      const std::string& degree) {
   const std::string generator =
       chakra::synth::synth_command(chakra::read_et(prefix + ".0.et", cli::read_options(a, nullptr)));
   const std::string synth = "chakra synth ";
   if (generator.empty())
-    throw chakra::Error(prefix + ".0.et: " + degree + " re-" + (degree == "--pp" ? "stages layers" : "shards blocks") +
-                        ", which only traces chakra synth made name (their metadata holds the command); this one names no "
-                        "generator. Project it by data parallelism (--dp)");
-  if (to % from) throw chakra::Error("project: --to " + std::to_string(to) + " must be a multiple of the " + std::to_string(from) + " ranks traced");
+    throw chakra::Error(
+        prefix + ".0.et: " + degree + " re-" + (degree == "--pp" ? "stages layers" : "shards blocks") +
+        ", which only traces chakra synth made name (their metadata holds the command); this one names no "
+        "generator. Project it by data parallelism (--dp)");
+  if (to % from)
+    throw chakra::Error("project: --to " + std::to_string(to) + " must be a multiple of the " + std::to_string(from) +
+                        " ranks traced");
   std::vector<std::string> words;
   for (size_t at = synth.size(); at < generator.size();) {
     const size_t end = std::min(generator.find(' ', at), generator.size());
@@ -75,7 +79,8 @@ int reshape_synthetic(const cli::Args& a, const std::string& prefix, uint32_t fr
     at = end + 1;
   }
   auto it = std::find(words.begin(), words.end(), degree);
-  if (it == words.end() || it + 1 == words.end()) throw chakra::Error(prefix + ".0.et: its generator command has no " + degree);
+  if (it == words.end() || it + 1 == words.end())
+    throw chakra::Error(prefix + ".0.et: its generator command has no " + degree);
   const uint64_t grown = std::stoull(*(it + 1)) * (to / from);
   std::cerr << "chakra project: " << from << " -> " << to << " ranks: " << degree << " " << *(it + 1) << " -> " << grown
             << ", synthesized again (" << generator.substr(0, 60) << "...)\n";
@@ -107,17 +112,27 @@ int run(const cli::Args& a) {
   std::vector<std::string> bytes(from);
   std::vector<chakra::Trace> traces(from);
   const chakra::ReadOptions read = cli::read_options(a, nullptr);
-  cli::run_jobs(from, [&](size_t r) {
-    const std::string path = prefix + "." + std::to_string(r) + ".et";
-    bytes[r] = chakra::read_file(path, read.input);
-    traces[r] = chakra::read_et(chakra::memory_input({reinterpret_cast<const uint8_t*>(bytes[r].data()), bytes[r].size()}, path, read.input), read);
-    refuse_invalid(traces[r], path);
-  }, "reading");
+  cli::run_jobs(
+      from,
+      [&](size_t r) {
+        const std::string path = prefix + "." + std::to_string(r) + ".et";
+        bytes[r] = chakra::read_file(path, read.input);
+        traces[r] =
+            chakra::read_et(chakra::memory_input({reinterpret_cast<const uint8_t*>(bytes[r].data()), bytes[r].size()},
+                                                 path, read.input),
+                            read);
+        refuse_invalid(traces[r], path);
+      },
+      "reading");
   chakra::astra::CommGroups groups;
   std::string groups_source = a.has("--comm-group") ? a.get("--comm-group") : prefix + ".comm_group.json";
-  if (std::filesystem::exists(groups_source)) groups = chakra::astra::load_comm_groups(groups_source);
-  else if (a.has("--comm-group")) throw chakra::Error(groups_source + ": no such file");
-  else groups = chakra::synth::metadata_groups(traces[0]), groups_source = groups.empty() ? "" : prefix + ".0.et's METADATA nodes";
+  if (std::filesystem::exists(groups_source))
+    groups = chakra::astra::load_comm_groups(groups_source);
+  else if (a.has("--comm-group"))
+    throw chakra::Error(groups_source + ": no such file");
+  else
+    groups = chakra::synth::metadata_groups(traces[0]),
+    groups_source = groups.empty() ? "" : prefix + ".0.et's METADATA nodes";
   std::vector<const chakra::Trace*> ranks;
   for (const auto& t : traces) ranks.push_back(&t);
   std::optional<std::vector<int>> given;
@@ -125,19 +140,25 @@ int run(const cli::Args& a) {
   const chakra::synth::Plan plan = chakra::synth::plan_data_parallel(ranks, groups, to, given);
   traces.clear();
   std::cerr << "chakra project: " << from << " -> " << to << " ranks, " << plan.factor() << " data-parallel replica"
-            << (plan.factor() == 1 ? "" : "s") << (groups_source.empty() ? "" : " (groups from " + groups_source + ")") << "\n"
+            << (plan.factor() == 1 ? "" : "s") << (groups_source.empty() ? "" : " (groups from " + groups_source + ")")
+            << "\n"
             << plan.explanation;
   if (a.has("--explain")) return cli::kOk;
   const std::string out = a.get("--output");
   std::map<std::string, std::vector<int64_t>> projected;
   for (const auto& [id, members] : chakra::synth::projected_groups(plan, groups))
     projected[std::to_string(id)] = std::vector<int64_t>(members.begin(), members.end());
-  cli::write_rank_traces(out, to, [&](size_t r, chakra::Trace& trace) {
-    const std::string& b = bytes[r % from];
-    trace = chakra::read_et(chakra::memory_input({reinterpret_cast<const uint8_t*>(b.data()), b.size()}, prefix, read.input), read);
-    chakra::synth::project_rank(trace, plan, static_cast<uint32_t>(r));
-  }, projected.empty() ? "" : out + ".comm_group.json", projected);
-  std::cerr << "  -> " << out << ".{0.." << to - 1 << "}.et" << (projected.empty() ? "" : ", " + out + ".comm_group.json") << "\n";
+  cli::write_rank_traces(
+      out, to,
+      [&](size_t r, chakra::Trace& trace) {
+        const std::string& b = bytes[r % from];
+        trace = chakra::read_et(
+            chakra::memory_input({reinterpret_cast<const uint8_t*>(b.data()), b.size()}, prefix, read.input), read);
+        chakra::synth::project_rank(trace, plan, static_cast<uint32_t>(r));
+      },
+      projected.empty() ? "" : out + ".comm_group.json", projected);
+  std::cerr << "  -> " << out << ".{0.." << to - 1 << "}.et"
+            << (projected.empty() ? "" : ", " + out + ".comm_group.json") << "\n";
   return cli::kOk;
 }
 
@@ -161,7 +182,8 @@ int cmd_project(int argc, char** argv) {
   args.flag("--pp", "grow pipeline parallelism: re-stage the layers over more stages (traces chakra synth made)");
   args.option("--output", "OUT_PREFIX", "write OUT_PREFIX.<rank>.et and OUT_PREFIX.comm_group.json");
   args.alias("-o", "--output");
-  args.option("--comm-group", "FILE", "the traced ranks' groups (default: IN_PREFIX.comm_group.json, else the traces' METADATA)");
+  args.option("--comm-group", "FILE",
+              "the traced ranks' groups (default: IN_PREFIX.comm_group.json, else the traces' METADATA)");
   args.option("--groups", "FILE", "{\"dp\": [ids]}: the data-parallel groups, instead of inferring them");
   args.flag("--explain", "say what would be projected and write nothing");
   cli::add_read_options(args);
@@ -170,4 +192,5 @@ int cmd_project(int argc, char** argv) {
   return cli::run_guarded("chakra project", run, args);
 }
 
-CHAKRA_COMMAND(110, "project", cmd_project, "a workload traced on N ranks as it would run on M (data parallelism), to simulate");
+CHAKRA_COMMAND(110, "project", cmd_project,
+               "a workload traced on N ranks as it would run on M (data parallelism), to simulate");

@@ -54,7 +54,8 @@ std::vector<chakra::Trace> npu_traces(const Request& q, size_t npus) {
 void print_critical_path(const Request& q, const SimResult& r, const std::vector<chakra::Trace>& traces) {
   std::vector<chakra::RankTimes> times;
   std::vector<uint32_t> ids;
-  for (uint32_t i = 0; i < traces.size(); ++i) times.push_back(chakra::simulated_times(traces[i], r.spans, i)), ids.push_back(i);
+  for (uint32_t i = 0; i < traces.size(); ++i)
+    times.push_back(chakra::simulated_times(traces[i], r.spans, i)), ids.push_back(i);
   const chakra::CrossRankPath path = chakra::critical_path_across_ranks(times);
   std::cout << "\n" << chakra::critical_path_text(path, times, ids, q.critical_path_steps, "ns");
 }
@@ -71,10 +72,12 @@ void write_simulated_traces(const Request& q, const SimResult& r, std::vector<ch
     origin = start && origin != 0 ? std::min(origin, *start) : 0;
   }
   if (origin == 0 || origin == UINT64_MAX) origin = 1;  // 0 would mean "no time recorded"
-  cli::write_rank_traces(q.times_out, traces.size(), [&](size_t i, chakra::Trace& t) {
-    t = std::move(traces[i]);
-    chakra::set_simulated_times(t, r.spans, static_cast<uint32_t>(i), origin);
-  }, "", {});
+  cli::write_rank_traces(q.times_out, traces.size(),
+                         [&](size_t i, chakra::Trace& t) {
+                           t = std::move(traces[i]);
+                           chakra::set_simulated_times(t, r.spans, static_cast<uint32_t>(i), origin);
+                         },
+                         "", {});
 }
 
 int run(const Request& q) {
@@ -95,7 +98,8 @@ int run(const Request& q) {
   if (q.summary) text += chakra::sim_summary_text(r);
   std::fwrite(text.data(), 1, text.size(), stdout);
   const bool path = q.critical_path_steps > 0 && !r.deadlock;
-  std::vector<chakra::Trace> traces = path || !q.times_out.empty() ? npu_traces(q, r.npus.size()) : std::vector<chakra::Trace>{};
+  std::vector<chakra::Trace> traces =
+      path || !q.times_out.empty() ? npu_traces(q, r.npus.size()) : std::vector<chakra::Trace>{};
   if (path) print_critical_path(q, r, traces);
   if (!q.times_out.empty()) write_simulated_traces(q, r, traces);
   if (q.what_if && !r.deadlock) {
@@ -108,9 +112,9 @@ int run(const Request& q) {
     const double before = static_cast<double>(r.end()), after = static_cast<double>(w.end());
     char change[32];
     std::snprintf(change, sizeof change, "%+.2f%%", before > 0 ? 100.0 * (after - before) / before : 0.0);
-    std::cout << "\nwhat if nodes named *" << q.what_if->name_part << "* ran " << chakra::format_number(q.what_if->speedup)
-              << "x faster (simulated again): step " << r.end() << " -> " << w.end() << " ns (" << change << ")"
-              << (w.deadlock ? "; that run deadlocked" : "") << "\n";
+    std::cout << "\nwhat if nodes named *" << q.what_if->name_part << "* ran "
+              << chakra::format_number(q.what_if->speedup) << "x faster (simulated again): step " << r.end() << " -> "
+              << w.end() << " ns (" << change << ")" << (w.deadlock ? "; that run deadlocked" : "") << "\n";
   }
   if (!q.json_out.empty()) {
     chakra::OutputFile out(q.json_out);
@@ -145,7 +149,8 @@ std::string preset_names() {
 std::string backend_spellings(const char* separator, const char* last) {
   std::string out;
   auto all = network_backends();
-  for (size_t i = 0; i < all.size(); ++i) out += (i == 0 ? "" : i + 1 == all.size() ? last : separator) + std::string(all[i].spelling);
+  for (size_t i = 0; i < all.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == all.size() ? last : separator) + std::string(all[i].spelling);
   return out;
 }
 
@@ -168,15 +173,17 @@ void expect_kind(const std::string& path, const std::string& option, chakra::Inp
                      (evidence.empty() ? "" : " (it has " + evidence + ")") + ", given as " + option +
                      ", which takes " + chakra::with_article(chakra::input_kind_name(wanted));
   static const std::pair<chakra::InputKind, const char*> kOptionOf[] = {
-      {chakra::InputKind::SystemJson, "--system"}, {chakra::InputKind::NetworkYaml, "--network"},
-      {chakra::InputKind::RemoteMemoryJson, "--remote-memory"}, {chakra::InputKind::CommGroupJson, "--comm-group"}};
+      {chakra::InputKind::SystemJson, "--system"},
+      {chakra::InputKind::NetworkYaml, "--network"},
+      {chakra::InputKind::RemoteMemoryJson, "--remote-memory"},
+      {chakra::InputKind::CommGroupJson, "--comm-group"}};
   for (const auto& [k, other] : kOptionOf)
     if (k == kind) what += std::string("; give it as ") + other;
   throw chakra::Error(what);
 }
 
-void load_common(Request& q, const std::string& workload, const std::string& system,
-                 const std::string& network, const std::string& memory, const std::string& groups) {
+void load_common(Request& q, const std::string& workload, const std::string& system, const std::string& network,
+                 const std::string& memory, const std::string& groups) {
   q.in.workload = workload;
   std::string groups_file = groups;
   std::error_code ec;
@@ -208,7 +215,6 @@ void load_common(Request& q, const std::string& workload, const std::string& sys
   }
 }
 
-
 int run_simulate(const cli::Args& a) {
   Request q;
   if (a.has("--preset")) {
@@ -231,8 +237,10 @@ int run_simulate(const cli::Args& a) {
   q.opt.rendezvous = a.has("--rendezvous");
   q.opt.every_npu = a.has("--every-npu");
   const std::string& stalls = a.get("--stalls");
-  if (stalls == "wait") q.opt.stalls = StallMode::Wait;
-  else if (stalls != "keep") a.fail("--stalls must be keep or wait");
+  if (stalls == "wait")
+    q.opt.stalls = StallMode::Wait;
+  else if (stalls != "keep")
+    a.fail("--stalls must be keep or wait");
   q.in.read = cli::read_options(a, nullptr);
   q.json_out = a.get("--json");
   q.timeline_out = a.get("--timeline");
@@ -246,7 +254,7 @@ int run_simulate(const cli::Args& a) {
     const std::string& spec = a.get("--slowdown");
     std::error_code ec;
     q.opt.slowdown = std::filesystem::is_regular_file(spec, ec) ? parse_slowdowns(chakra::read_file(spec, {}), spec)
-                                                                 : parse_slowdowns(spec, "--slowdown");
+                                                                : parse_slowdowns(spec, "--slowdown");
   }
   return run(q);
 }
@@ -260,17 +268,18 @@ Backend g_alias_backend;
 
 int run_reference(const cli::Args& a) {
   Request q;
-  load_common(q, a.get("--workload-configuration"), a.get("--system-configuration"),
-              a.get("--network-configuration"), a.get("--remote-memory-configuration"),
-              a.get("--comm-group-configuration"));
+  load_common(q, a.get("--workload-configuration"), a.get("--system-configuration"), a.get("--network-configuration"),
+              a.get("--remote-memory-configuration"), a.get("--comm-group-configuration"));
   q.opt.backend = g_alias_backend;
   q.opt.queues_per_dim = static_cast<uint32_t>(a.get_uint("--num-queues-per-dim", 1024));
   q.opt.injection_scale = a.get_positive_double("--injection-scale");
   a.get_positive_double("--compute-scale");  // accepted and unused, as in the reference
   a.get_positive_double("--comm-scale");
   const std::string& rdv = a.get("--rendezvous-protocol");
-  if (rdv == "true" || rdv == "1") q.opt.rendezvous = true;
-  else if (rdv != "false" && rdv != "0") a.fail("--rendezvous-protocol must be true or false");
+  if (rdv == "true" || rdv == "1")
+    q.opt.rendezvous = true;
+  else if (rdv != "false" && rdv != "0")
+    a.fail("--rendezvous-protocol must be true or false");
   q.summary = false;
   return run(q);
 }
@@ -309,7 +318,8 @@ int cmd_simulate(int argc, char** argv) {
               "per-NPU traces PREFIX.<npu>.et (or .et.gz), or a folder of them (with its comm_group.json)", "", true);
   args.option("--system", "FILE", "ASTRA-sim system JSON (or --preset)", "");
   args.option("--network", "FILE", "ASTRA-sim analytical network YAML (or --preset)", "");
-  args.option("--preset", "NAME", "a cluster of assets/simulation/presets.json instead of --system and --network: " + preset_names(), "");
+  args.option("--preset", "NAME",
+              "a cluster of assets/simulation/presets.json instead of --system and --network: " + preset_names(), "");
   args.option("--npus", "N", "with --preset: fit its network to N NPUs (default: the preset's count)", "");
   args.option("--remote-memory", "FILE", "remote-memory JSON (default: no memory expansion)", "");
   args.option("--comm-group", "FILE", "communicator groups JSON", "");
@@ -319,18 +329,26 @@ int cmd_simulate(int argc, char** argv) {
   args.option("--stalls", "keep|wait",
               "host stalls of replayed PyTorch traces (chakra link --sync-deps finds them): replayed as the CPU time\n"
               "they were measured as (keep), or as waits for the GPU work they ended just after (wait); the\n"
-              "summary gives the other's figures too (core/docs/pytorch-replay.md)", "keep");
-  args.flag("--every-npu", "simulate each NPU even when they fall into classes of alike ones, or congestion-aware into orbits of the network's symmetries (by default one NPU of each then runs for it; same results)");
+              "summary gives the other's figures too (core/docs/pytorch-replay.md)",
+              "keep");
+  args.flag("--every-npu",
+            "simulate each NPU even when they fall into classes of alike ones, or congestion-aware into orbits of the "
+            "network's symmetries (by default one NPU of each then runs for it; same results)");
   args.option("--json", "OUT", "write per-NPU results and totals as JSON", "");
   args.option("--timeline", "OUT", "write a Chrome/Perfetto trace of every node on every NPU", "");
   args.flag("--no-summary", "print only ASTRA-sim's per-NPU lines");
-  args.option("--times-out", "PREFIX", "write each NPU's trace with its simulated times as PREFIX.<npu>.et (for chakra diff and analyze)", "");
+  args.option("--times-out", "PREFIX",
+              "write each NPU's trace with its simulated times as PREFIX.<npu>.et (for chakra diff and analyze)", "");
   args.flag("--critical-path", "print the run's critical path across NPUs (core/docs/analyses.md)");
   args.option("--top", "N", "with --critical-path: steps listed (default 20)", "");
-  args.option("--what-if", "NAME=K", "simulate again with nodes whose name contains NAME K times faster (durations; sizes of collectives and messages) and print the new step", "");
+  args.option("--what-if", "NAME=K",
+              "simulate again with nodes whose name contains NAME K times faster (durations; sizes of collectives and "
+              "messages) and print the new step",
+              "");
   args.option("--slowdown", "SPEC|FILE",
               "slower NPUs and links: entries like npu=3:compute=1.5, npu=0-7:comm=2, npu=5:delay=20us,\n"
-              "dim=1:bandwidth=0.5, separated by ';' (or one per line in a FILE; core/docs/simulator.md)", "");
+              "dim=1:bandwidth=0.5, separated by ';' (or one per line in a FILE; core/docs/simulator.md)",
+              "");
   cli::add_read_options(args);
   args.parse(argc, argv);
   return cli::run_guarded("chakra simulate", run_simulate, args);
@@ -343,6 +361,7 @@ int cmd_reference_aware(int argc, char** argv) {
   return reference(argc, argv, Backend::CongestionAware, "AstraSim_Analytical_Congestion_Aware");
 }
 
-CHAKRA_COMMAND(130, "simulate", cmd_simulate, "replay per-NPU traces on ASTRA-sim's analytical network model (same numbers)");
+CHAKRA_COMMAND(130, "simulate", cmd_simulate,
+               "replay per-NPU traces on ASTRA-sim's analytical network model (same numbers)");
 CHAKRA_ALIAS("AstraSim_Analytical_Congestion_Unaware", cmd_reference_unaware);
 CHAKRA_ALIAS("AstraSim_Analytical_Congestion_Aware", cmd_reference_aware);

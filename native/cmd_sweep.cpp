@@ -41,13 +41,15 @@ int slurm(const cli::Args& a, const std::string& spec_path, const std::string& o
   jobs.name = "chakra-sweep";
   jobs.dir = results + ".slurm";
   jobs.tasks = cli::slurm_tasks(a, points);
-  jobs.array_command = chakra + " sweep " + spec + " -o " + cli::shell_quote(jobs.dir) + "/shard-$SLURM_ARRAY_TASK_ID --shard $SLURM_ARRAY_TASK_ID/" +
-                       std::to_string(jobs.tasks) + " --jobs ${SLURM_CPUS_PER_TASK:-1}" + (a.has("--no-timing") ? " --no-timing" : "") +
-                       " --quiet";
+  jobs.array_command = chakra + " sweep " + spec + " -o " + cli::shell_quote(jobs.dir) +
+                       "/shard-$SLURM_ARRAY_TASK_ID --shard $SLURM_ARRAY_TASK_ID/" + std::to_string(jobs.tasks) +
+                       " --jobs ${SLURM_CPUS_PER_TASK:-1}" + (a.has("--no-timing") ? " --no-timing" : "") + " --quiet";
   std::string parts;
-  for (uint32_t t = 0; t < jobs.tasks; ++t) parts += " " + cli::shell_quote(jobs.dir + "/shard-" + std::to_string(t) + ".jsonl");
+  for (uint32_t t = 0; t < jobs.tasks; ++t)
+    parts += " " + cli::shell_quote(jobs.dir + "/shard-" + std::to_string(t) + ".jsonl");
   jobs.gather_command = chakra + " sweep merge " + spec + " -o " + cli::shell_quote(results) + parts;
-  jobs.result = "the table will be " + results + ".csv and " + results + ".jsonl (" + std::to_string(points) + " points)";
+  jobs.result =
+      "the table will be " + results + ".csv and " + results + ".jsonl (" + std::to_string(points) + " points)";
   return cli::submit_slurm(a, jobs);
 }
 
@@ -88,8 +90,8 @@ int run_sweep(const cli::Args& a) {
     const ReadRows previous = read_rows(chakra::read_file(jsonl_path, {}), jsonl_path);
     for (const Row& r : previous.rows) {
       if (r["sweep"] != spec.fingerprint)
-        throw chakra::Error(jsonl_path + ": rows of another spec (sweep " + r["sweep"].get<std::string>() + ", this one " +
-                            spec.fingerprint + "); give another -o");
+        throw chakra::Error(jsonl_path + ": rows of another spec (sweep " + r["sweep"].get<std::string>() +
+                            ", this one " + spec.fingerprint + "); give another -o");
       const uint64_t p = r["point"].get<uint64_t>();
       if (p < done.size() && shard.has(p) && !done[p]) done[p] = true, rows.push_back(r);
     }
@@ -127,9 +129,10 @@ int run_sweep(const cli::Args& a) {
       if (cli::interrupted()) stop = true;
     }
   };
-  const size_t jobs = std::max<size_t>(1, std::min<size_t>(a.has("--jobs") ? a.get_uint("--jobs", 4096)
-                                                                           : std::max(1u, std::thread::hardware_concurrency()),
-                                                           std::max<size_t>(1, todo.size())));
+  const size_t jobs = std::max<size_t>(
+      1,
+      std::min<size_t>(a.has("--jobs") ? a.get_uint("--jobs", 4096) : std::max(1u, std::thread::hardware_concurrency()),
+                       std::max<size_t>(1, todo.size())));
   std::vector<std::thread> pool;
   for (size_t k = 1; k < jobs; ++k) pool.emplace_back(worker);
   worker();
@@ -150,7 +153,8 @@ int run_sweep(const cli::Args& a) {
               << "table: " << out << ".csv, " << out << ".jsonl\n";
   }
   if (stop || cli::interrupted()) {
-    std::cerr << "interrupted: " << rows.size() << " of " << mine.size() << " points in the table; run again with --resume to finish\n";
+    std::cerr << "interrupted: " << rows.size() << " of " << mine.size()
+              << " points in the table; run again with --resume to finish\n";
     return cli::kInterrupted;
   }
   return cli::kOk;
@@ -162,25 +166,30 @@ int run_merge(const cli::Args& a) {
   std::vector<std::pair<std::string, ReadRows>> parts;
   for (const std::string& path : a.values("PART")) {
     ReadRows r = read_rows(chakra::read_file(path, {}), path);
-    if (r.truncated) throw chakra::Error(path + ": its last line is cut short (a shard killed while writing); run it again with --resume");
+    if (r.truncated)
+      throw chakra::Error(path +
+                          ": its last line is cut short (a shard killed while writing); run it again with --resume");
     parts.emplace_back(path, std::move(r));
   }
   const std::vector<Row> rows = merge_rows(parts);
   for (const Row& r : rows)
     if (r["sweep"] != spec.fingerprint)
-      throw chakra::Error("the parts are rows of sweep " + r["sweep"].get<std::string>() + ", the spec is sweep " + spec.fingerprint);
+      throw chakra::Error("the parts are rows of sweep " + r["sweep"].get<std::string>() + ", the spec is sweep " +
+                          spec.fingerprint);
   const std::vector<uint64_t> missing = missing_points(rows, e.points.size());
   if (!missing.empty() && !a.has("--partial")) {
     std::string list;
     for (size_t i = 0; i < missing.size() && i < 10; ++i) list += (i ? ", " : "") + std::to_string(missing[i]);
-    throw chakra::Error(std::to_string(missing.size()) + " of " + std::to_string(e.points.size()) + " points are in no part (" + list +
-                        (missing.size() > 10 ? ", ..." : "") + "); --partial writes the table without them");
+    throw chakra::Error(std::to_string(missing.size()) + " of " + std::to_string(e.points.size()) +
+                        " points are in no part (" + list + (missing.size() > 10 ? ", ..." : "") +
+                        "); --partial writes the table without them");
   }
   // The columns: sim_ms only when the parts were timed.
   const bool timing = !rows.empty() && rows.front().contains("sim_ms");
   cli::create_output_folder(a.get("--output"));
   write_tables(a.get("--output"), table_columns(spec, timing), rows);
-  std::cerr << rows.size() << " rows from " << parts.size() << " parts -> " << a.get("--output") << ".csv, " << a.get("--output") << ".jsonl\n";
+  std::cerr << rows.size() << " rows from " << parts.size() << " parts -> " << a.get("--output") << ".csv, "
+            << a.get("--output") << ".jsonl\n";
   return cli::kOk;
 }
 
@@ -188,9 +197,10 @@ int run_merge(const cli::Args& a) {
 
 int cmd_sweep(int argc, char** argv) {
   if (argc > 0 && std::string(argv[0]) == "merge") {
-    cli::Args args("chakra sweep merge",
-                   "Join the tables of a sweep's shards (RESULTS.jsonl of each) into the sweep's table, the same bytes\n"
-                   "as one unsharded run writes (without --no-timing, the sim_ms column differs from run to run).");
+    cli::Args args(
+        "chakra sweep merge",
+        "Join the tables of a sweep's shards (RESULTS.jsonl of each) into the sweep's table, the same bytes\n"
+        "as one unsharded run writes (without --no-timing, the sim_ms column differs from run to run).");
     args.option("--output", "RESULTS", "write RESULTS.csv and RESULTS.jsonl", "", true);
     args.alias("-o", "--output");
     args.flag("--partial", "write the table even when some points are in no part");
@@ -209,7 +219,8 @@ int cmd_sweep(int argc, char** argv) {
   args.option("--output", "RESULTS", "write RESULTS.csv and RESULTS.jsonl (required but with --list)");
   args.alias("-o", "--output");
   args.option("--jobs", "N", "points simulated at once (default: every core)");
-  args.option("--shard", "i/K", "run only the points whose number is i mod K (0 <= i < K); merge the shards' tables after");
+  args.option("--shard", "i/K",
+              "run only the points whose number is i mod K (0 <= i < K); merge the shards' tables after");
   args.flag("--resume", "keep the rows of this spec already in RESULTS.jsonl and run the rest");
   args.flag("--no-timing", "leave out the sim_ms column (the table is then the same bytes on every run)");
   args.flag("--list", "print the points (this shard's) as JSON lines and run nothing");
@@ -220,4 +231,5 @@ int cmd_sweep(int argc, char** argv) {
   return cli::run_guarded("chakra sweep", run_sweep, args);
 }
 
-CHAKRA_COMMAND(140, "sweep", cmd_sweep, "simulate every point of a design-space sweep (here, as shards, or on Slurm) into one table");
+CHAKRA_COMMAND(140, "sweep", cmd_sweep,
+               "simulate every point of a design-space sweep (here, as shards, or on Slurm) into one table");

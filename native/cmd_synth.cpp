@@ -23,10 +23,13 @@ T choice(const cli::Args& a, const std::string& option, std::initializer_list<st
 
 SynthOptions options_from(const cli::Args& a) {
   SynthOptions o;
-  if (a.has("--preset")) apply_preset(a.get("--preset"), o);
-  else if (!a.has("--model")) a.fail("give --model or --preset");
+  if (a.has("--preset"))
+    apply_preset(a.get("--preset"), o);
+  else if (!a.has("--model"))
+    a.fail("give --model or --preset");
   if (a.has("--model"))
-    o.model = choice<ModelKind>(a, "--model", {{"gpt", ModelKind::Gpt}, {"llama", ModelKind::Llama}, {"moe", ModelKind::Moe}});
+    o.model = choice<ModelKind>(a, "--model",
+                                {{"gpt", ModelKind::Gpt}, {"llama", ModelKind::Llama}, {"moe", ModelKind::Moe}});
   auto set = [&](const char* option, uint64_t& field) {
     if (a.has(option)) field = a.get_uint(option);
   };
@@ -51,7 +54,8 @@ SynthOptions options_from(const cli::Args& a) {
   p.fsdp = a.has("--fsdp");
   p.sequence_parallel = !a.has("--no-sequence-parallel");
   o.recompute = a.has("--recompute");
-  o.schedule = choice<Schedule>(a, "--schedule", {{"1f1b", Schedule::OneFOneB}, {"gpipe", Schedule::GPipe}, {"none", Schedule::None}});
+  o.schedule = choice<Schedule>(a, "--schedule",
+                                {{"1f1b", Schedule::OneFOneB}, {"gpipe", Schedule::GPipe}, {"none", Schedule::None}});
   o.attention = choice<Attention>(a, "--attention", {{"fused", Attention::Fused}, {"full", Attention::Full}});
   o.stage_units = a.has("--stage-units");
   o.dtype_bytes = static_cast<uint32_t>(a.get_uint("--dtype-bytes", 64));
@@ -78,18 +82,20 @@ int run_synth(const cli::Args& a) {
   std::shared_ptr<const Workload> w = synthesize(o);
   const uint32_t ranks = num_ranks(*w);
   const std::string groups_path = a.has("--comm-groups") ? a.get("--comm-groups") : prefix + ".comm_group.json";
-  cli::write_rank_traces(prefix, ranks, [&](size_t r, chakra::Trace& trace) { rank_trace(*w, static_cast<uint32_t>(r), trace); },
-                         groups_path, comm_groups(*w));
+  cli::write_rank_traces(
+      prefix, ranks, [&](size_t r, chakra::Trace& trace) { rank_trace(*w, static_cast<uint32_t>(r), trace); },
+      groups_path, comm_groups(*w));
   std::cerr << "chakra synth: " << ranks << " ranks (" << num_stages(*w) << " pipeline stage"
             << (num_stages(*w) > 1 ? "s" : "") << ", ";
   for (uint32_t s = 0; s < num_stages(*w); ++s) std::cerr << (s ? "/" : "") << stage_nodes(*w, s);
-  std::cerr << " nodes per rank) -> " << prefix << ".{0.." << ranks - 1 << "}.et, comm groups -> " << groups_path << "\n";
+  std::cerr << " nodes per rank) -> " << prefix << ".{0.." << ranks - 1 << "}.et, comm groups -> " << groups_path
+            << "\n";
   for (uint32_t s = 0; s < num_stages(*w); ++s) {
     const MemoryEstimate m = memory_estimate(*w, s);
-    std::cerr << "  memory per rank" << (num_stages(*w) > 1 ? " of stage " + std::to_string(s) : std::string()) << " (estimate): "
-              << chakra::format_bytes(m.total()) << " = weights " << chakra::format_bytes(m.weights) << " + gradients "
-              << chakra::format_bytes(m.gradients) << " + optimizer " << chakra::format_bytes(m.optimizer) << " + activations "
-              << chakra::format_bytes(m.activations) << "\n";
+    std::cerr << "  memory per rank" << (num_stages(*w) > 1 ? " of stage " + std::to_string(s) : std::string())
+              << " (estimate): " << chakra::format_bytes(m.total()) << " = weights " << chakra::format_bytes(m.weights)
+              << " + gradients " << chakra::format_bytes(m.gradients) << " + optimizer "
+              << chakra::format_bytes(m.optimizer) << " + activations " << chakra::format_bytes(m.activations) << "\n";
   }
   return cli::kOk;
 }
@@ -131,7 +137,8 @@ int cmd_synth(int argc, char** argv) {
   args.flag("--stage-units", "STAGE's units: num_ops in multiply-adds, sizes in elements");
   args.flag("--grad-sync-per-micro-batch", "synchronise block gradients after every micro-batch, as STAGE does");
   args.flag("--stage-expert-tokens", "give each MoE expert 1/ep of its tokens, as STAGE does");
-  args.flag("--stage-compat", "STAGE's output: --stage-units --grad-sync-per-micro-batch --stage-expert-tokens --schedule none");
+  args.flag("--stage-compat",
+            "STAGE's output: --stage-units --grad-sync-per-micro-batch --stage-expert-tokens --schedule none");
   args.option("--output", "PREFIX", "write PREFIX.{rank}.et");
   args.alias("-o", "--output");
   args.option("--comm-groups", "FILE", "comm-group JSON (default PREFIX.comm_group.json)");
@@ -139,4 +146,5 @@ int cmd_synth(int argc, char** argv) {
   return cli::run_guarded("chakra synth", run_synth, args);
 }
 
-CHAKRA_COMMAND(150, "synth", cmd_synth, "synthetic per-rank traces of LLM training (GPT/Llama/MoE x DP/TP/PP/SP/EP/FSDP)");
+CHAKRA_COMMAND(150, "synth", cmd_synth,
+               "synthetic per-rank traces of LLM training (GPT/Llama/MoE x DP/TP/PP/SP/EP/FSDP)");

@@ -85,5 +85,6 @@ int cmd_reference_timeline(int argc, char** argv) {
   return cli::run_guarded("chakra_timeline_visualizer", run_reference, args);
 }
 
-CHAKRA_COMMAND(80, "timeline", cmd_timeline, "ASTRA-sim issue/callback log -> Chrome trace JSON (Perfetto, chrome://tracing)");
+CHAKRA_COMMAND(80, "timeline", cmd_timeline,
+               "ASTRA-sim issue/callback log -> Chrome trace JSON (Perfetto, chrome://tracing)");
 CHAKRA_ALIAS("chakra_timeline_visualizer", cmd_reference_timeline);

@@ -112,7 +112,8 @@ int cmd_validate(int argc, char** argv) {
   args.option("--max-per-code", "N", "list at most N findings of each kind", "20");
   cli::add_shard_option(args);
   cli::add_read_options(args);
-  args.positional("FILE", ".et trace (plain or gzip), or a folder of them (its .et and .et.gz files in rank order)", true, true);
+  args.positional("FILE", ".et trace (plain or gzip), or a folder of them (its .et and .et.gz files in rank order)",
+                  true, true);
   args.parse(argc, argv);
   return cli::run_guarded("chakra validate", run, args);
 }

@@ -124,8 +124,10 @@ void serve_one(int fd, const Site& site) {
     auto it = std::next(rel.begin());
     if (it != rel.end()) {
       const std::string index = it->string();
-      const size_t i = index.find_first_not_of("0123456789") == std::string::npos && index.size() < 9 ? std::stoul(index) : SIZE_MAX;
-      if (i < site.preload.size() && std::next(it) != rel.end() && *std::next(it) == site.preload[i].filename()) file = site.preload[i];
+      const size_t i =
+          index.find_first_not_of("0123456789") == std::string::npos && index.size() < 9 ? std::stoul(index) : SIZE_MAX;
+      if (i < site.preload.size() && std::next(it) != rel.end() && *std::next(it) == site.preload[i].filename())
+        file = site.preload[i];
     }
   } else {
     file = site.web / rel;
@@ -188,8 +190,8 @@ int run_view(const cli::Args& args) {
   }
   socklen_t len = sizeof addr;
   getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
-  const std::string url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/" +
-                          (site.preload.empty() ? "" : "?preload");
+  const std::string url =
+      "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/" + (site.preload.empty() ? "" : "?preload");
   std::cout << "chakra view: " << url << " (" << site.preload.size() << " files to preload; Ctrl-C stops)" << std::endl;
   if (!args.has("--no-browser") && !open_browser(url))
     std::cerr << "chakra view: no browser opened (no display, or xdg-open failed): open " << url << " yourself\n";
@@ -219,7 +221,8 @@ int cmd_view(int argc, char** argv) {
   args.option("--port", "N", "port to listen on (0: a free one)", "0");
   args.option("--web", "DIR", "the built page (default: $CHAKRA_WEB_DIR, or found beside this binary)");
   args.flag("--no-browser", "only print the address");
-  args.option("--simulate", "PRESET", "once the traces are open, simulate them on this cluster (chakra simulate --preset)");
+  args.option("--simulate", "PRESET",
+              "once the traces are open, simulate them on this cluster (chakra simulate --preset)");
   args.parse(argc, argv);
   return cli::run_guarded("chakra view", run_view, args);
 }

@@ -34,10 +34,14 @@ int visualize(const Request& r) {
   progress.clear();
   std::vector<uint32_t> nodes = chakra::select_nodes(t, r.filter);
   chakra::OutputFile out(r.output);
-  if (ends_with(r.output, ".dot") || ends_with(r.output, ".gv")) chakra::write_dot(t, nodes, out);
-  else if (ends_with(r.output, ".graphml")) chakra::write_graphml(t, nodes, r.reference_bytes, out);
-  else if (ends_with(r.output, ".svg")) chakra::write_svg(t, nodes, r.svg, out);
-  else throw chakra::Error(r.output + ": unknown output kind; the name must end in .dot, .graphml or .svg");
+  if (ends_with(r.output, ".dot") || ends_with(r.output, ".gv"))
+    chakra::write_dot(t, nodes, out);
+  else if (ends_with(r.output, ".graphml"))
+    chakra::write_graphml(t, nodes, r.reference_bytes, out);
+  else if (ends_with(r.output, ".svg"))
+    chakra::write_svg(t, nodes, r.svg, out);
+  else
+    throw chakra::Error(r.output + ": unknown output kind; the name must end in .dot, .graphml or .svg");
   out.commit();
   return cli::kOk;
 }
@@ -84,8 +88,9 @@ int run_reference_visualizer(const cli::Args& a) {
   r.output = a.get("--output_filename");
   r.reference_bytes = true;
   if (ends_with(r.output, ".pdf"))
-    throw chakra::Error(r.output + ": PDF output needs Graphviz's layout, which does not finish on real traces; "
-                                   "write .svg (our own layout) or .dot");
+    throw chakra::Error(r.output +
+                        ": PDF output needs Graphviz's layout, which does not finish on real traces; "
+                        "write .svg (our own layout) or .dot");
   return visualize(r);
 }
 

@@ -8,7 +8,7 @@
 enum class Streams { No, Yes };  // Yes: holds one record at a time, so no huge-page heap (main.cpp)
 
 struct CommandEntry {
-  int order;          // place in `chakra --help` (commands); aliases keep their registration order
+  int order;  // place in `chakra --help` (commands); aliases keep their registration order
   const char* name;
   int (*run)(int argc, char** argv);
   const char* summary;  // nullptr for an alias (a reference tool's name)

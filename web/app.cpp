@@ -103,7 +103,8 @@ void App::Impl::start_conversions() {
                  f->kind() == chakra::InputKind::Unknown);  // Unknown: its first bytes are still coming
   };
   if (files_expected > 0 || (loading_id != 0 && pytorch_coming(loading.get())) ||
-      std::any_of(queue.begin(), queue.end(), [&](const Pending& p) { return p.id != 0 && pytorch_coming(p.file.get()); }))
+      std::any_of(queue.begin(), queue.end(),
+                  [&](const Pending& p) { return p.id != 0 && pytorch_coming(p.file.get()); }))
     return;
   for (chakra::RankConversion& job : workspace.take_conversions()) {
     if (!platform.runs_conversions()) {  // here and now
@@ -116,15 +117,20 @@ void App::Impl::start_conversions() {
     }
     const bool host = !job.host.empty(), kineto = !job.kineto.empty();
     converting.push_back({job.rank, job.generation,
-                          host && kineto ? job.host_name + " + " + job.kineto_name : host ? job.host_name : job.kineto_name,
-                          host && kineto ? "linking and converting" : host ? "converting" : "reading its activity"});
+                          host && kineto ? job.host_name + " + " + job.kineto_name
+                          : host         ? job.host_name
+                                         : job.kineto_name,
+                          host && kineto ? "linking and converting"
+                          : host         ? "converting"
+                                         : "reading its activity"});
     platform.start_conversion(std::move(job));
   }
 }
 
 void App::conversion_finished(chakra::ConvertedRank result) {
   Impl& s = *impl_;
-  std::erase_if(s.converting, [&](const Impl::Converting& c) { return c.rank == result.rank && c.generation == result.generation; });
+  std::erase_if(s.converting,
+                [&](const Impl::Converting& c) { return c.rank == result.rank && c.generation == result.generation; });
   s.open_converted(std::move(result));
 }
 
@@ -159,8 +165,7 @@ void App::work(double budget_ms) {
   auto left = [&] { return budget_ms - std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
   // Ranks are validated at the start of a frame, not in the one that decoded their last nodes,
   // and a part at a time (a 268k-node trace takes ~150 ms in wasm: over several frames).
-  while (left() > 0 && s.workspace.check_one(32768)) {
-  }
+  while (left() > 0 && s.workspace.check_one(32768)) {}
   s.sweeps.work(left());
   while (left() > 0) {
     try {
@@ -198,7 +203,8 @@ void App::work(double budget_ms) {
   }
   // A link's runs: its traces are here now, so run the link's settings once each.
   std::deque<SimSettings>& link_runs = s.runs.link_runs;
-  if (!link_runs.empty() && !busy() && !s.workspace.ranks().empty() && s.files.size() >= s.link_files && !s.runs.running()) {
+  if (!link_runs.empty() && !busy() && !s.workspace.ranks().empty() && s.files.size() >= s.link_files &&
+      !s.runs.running()) {
     const SimSettings settings = std::move(link_runs.front());
     link_runs.pop_front();
     if (!s.runs.start(settings)) link_runs.clear();  // the error says why; the rest would fail alike
@@ -269,7 +275,9 @@ void App::clear() {
   s.ranks_changed();
 }
 
-void App::simulation_progress(uint64_t nodes_done, uint64_t nodes_total) { impl_->runs.progress(nodes_done, nodes_total); }
+void App::simulation_progress(uint64_t nodes_done, uint64_t nodes_total) {
+  impl_->runs.progress(nodes_done, nodes_total);
+}
 void App::simulation_finished(chakra::sim::SimResult result) { impl_->runs.finished(std::move(result)); }
 void App::simulation_failed(const std::string& message) { impl_->runs.failed(message); }
 void App::sweep_point_finished(uint64_t point, uint64_t generation, const chakra::sim::SimResult& result, double ms) {
@@ -287,7 +295,8 @@ void App::select_node(uint32_t rank, uint32_t node) {
 // ---- AppContext --------------------------------------------------------------------------------
 
 AppContext::AppContext(Platform& p)
-    : platform(p), runs(p, workspace, [this](const std::string& line) { note(line); }),
+    : platform(p),
+      runs(p, workspace, [this](const std::string& line) { note(line); }),
       sweeps(p, [this](const std::string& line) { note(line); }) {}
 AppContext::~AppContext() = default;
 
@@ -416,11 +425,12 @@ void App::Impl::draw_keys() {
       {"", "?", "show or hide this list"},
   };
   const ImGuiViewport* vp = ImGui::GetMainViewport();
-  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x / 2, vp->WorkPos.y + vp->WorkSize.y / 2), ImGuiCond_Always,
-                          ImVec2(0.5f, 0.5f));
+  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x / 2, vp->WorkPos.y + vp->WorkSize.y / 2),
+                          ImGuiCond_Always, ImVec2(0.5f, 0.5f));
   ImGui::SetNextWindowBgAlpha(1.0f);
-  if (ImGui::Begin("Keys and mouse", &show_keys,
-                   ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings)) {
+  if (ImGui::Begin(
+          "Keys and mouse", &show_keys,
+          ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings)) {
     if (ImGui::BeginTable("keys", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
       for (const auto& row : kKeys) {
         ImGui::TableNextRow();
@@ -515,8 +525,8 @@ void App::Impl::draw_views() {
 
 void draw_run_progress(const Runs& runs, float width) {
   char overlay[64];
-  std::snprintf(overlay, sizeof overlay, "run %d: %.0f%% of nodes, %.1f s", runs.running()->id, runs.running_fraction() * 100,
-                runs.running_seconds());
+  std::snprintf(overlay, sizeof overlay, "run %d: %.0f%% of nodes, %.1f s", runs.running()->id,
+                runs.running_fraction() * 100, runs.running_seconds());
   ImGui::ProgressBar(static_cast<float>(runs.running_fraction()), ImVec2(width, 0), overlay);
 }
 
@@ -525,8 +535,8 @@ void App::Impl::draw_sidebar() {
     double f = loading ? loading->fraction() : 0;
     std::string label = loading ? loading->name() + " - " + std::to_string(loading->nodes()) + " nodes" : "queued";
     ImGui::TextUnformatted("Opening");
-    ImGui::ProgressBar(f < 0 ? static_cast<float>(std::fmod(ImGui::GetTime(), 1.0)) : static_cast<float>(f), ImVec2(-1, 0),
-                       label.c_str());
+    ImGui::ProgressBar(f < 0 ? static_cast<float>(std::fmod(ImGui::GetTime(), 1.0)) : static_cast<float>(f),
+                       ImVec2(-1, 0), label.c_str());
     if (!queue.empty()) ImGui::TextDisabled("%zu more file(s) queued", queue.size());
   }
   if (runs.running()) {
@@ -536,8 +546,9 @@ void App::Impl::draw_sidebar() {
   }
   ImGui::TextUnformatted("Ranks");
   if (workspace.ranks().empty()) {
-    ImGui::TextWrapped("Drop files anywhere on the page: Chakra .et or JSON, PyTorch host ET + Kineto, StableHLO "
-                       ".mlir, ASTRA-sim workloads and configs, sweep tables.");
+    ImGui::TextWrapped(
+        "Drop files anywhere on the page: Chakra .et or JSON, PyTorch host ET + Kineto, StableHLO "
+        ".mlir, ASTRA-sim workloads and configs, sweep tables.");
     ImGui::Spacing();
     draw_synthetic();
   }

@@ -108,8 +108,8 @@ struct AppContext {
   void note(const std::string& line);
   void fail(const std::string& what);
 
-  bool show_keys = false;      // the key and mouse list ("?")
-  std::string chart_to_save;   // "save chart TITLE": the chart with that title saves its picture
+  bool show_keys = false;     // the key and mouse list ("?")
+  std::string chart_to_save;  // "save chart TITLE": the chart with that title saves its picture
   bool take_save_request(const std::string& title) {
     if (chart_to_save != title) return false;
     chart_to_save.clear();
@@ -124,10 +124,10 @@ struct AppContext {
   bool generate_synthetic();  // the ranks of `synth`
 
   std::vector<std::unique_ptr<View>> views;  // in tab order
-  std::vector<Command> commands;  // the app's, then each view's
+  std::vector<Command> commands;             // the app's, then each view's
   bool command(std::string_view text);
-  size_t view = 0;           // the view shown (index into `views`)
-  bool view_changed = true;  // select its tab in the next frame
+  size_t view = 0;                        // the view shown (index into `views`)
+  bool view_changed = true;               // select its tab in the next frame
   bool show_view(std::string_view name);  // false when there is no such view
 
  private:

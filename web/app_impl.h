@@ -32,12 +32,12 @@ struct App::Impl : AppContext {
   struct Converting {
     uint32_t rank = 0;
     uint64_t generation = 0;
-    std::string files;  // what is converted
+    std::string files;       // what is converted
     const char* phase = "";  // for the status: "linking and converting" ...
   };
   std::vector<Converting> converting;
   void start_conversions();  // the workspace's jobs, once no PyTorch file of theirs is still coming
-  void open_converted(chakra::ConvertedRank result);  // queued first, opened like a file
+  void open_converted(chakra::ConvertedRank result);          // queued first, opened like a file
   chakra::Workspace::Loading* file_by_id(uint32_t id) const;  // queued or being opened; null if gone
   void drop_file(uint32_t id);
   void file_opened(chakra::InputKind kind);  // what follows a file's opening
@@ -53,7 +53,7 @@ struct App::Impl : AppContext {
   // are open (the page hands them over one by one).
   size_t link_files = 0;
   std::string last_hash;
-  std::string pending_hash;  // applied once the files it names are open
+  std::string pending_hash;                                         // applied once the files it names are open
   std::optional<std::pair<uint32_t, uint64_t>> deferred_selection;  // (rank, node id) from a link, before its files
   chakra::ShareState state() const;
   void apply(const chakra::ShareState& s);

@@ -47,7 +47,8 @@ int draw_column_chart(const char* id, const ColumnChart& chart, float height, Pl
     legend_item(s.colour, s.name);
   }
   ImGui::SameLine(0, 14);
-  save = chart_buttons(chart.title, [&] { return chart.csv(); }, platform, save);
+  save = chart_buttons(
+      chart.title, [&] { return chart.csv(); }, platform, save);
 
   const size_t n = chart.categories.size(), k = chart.series.size();
   // The range: stacked sums above zero, and below it for a single signed series.
@@ -126,7 +127,8 @@ int draw_column_chart(const char* id, const ColumnChart& chart, float height, Pl
       ImGui::EndTooltip();
     }
   }
-  if (save) platform.request_image({chart.title, top.x, top.y, origin.x + std::max(width, 100.0f), y1 + label_height + 2});
+  if (save)
+    platform.request_image({chart.title, top.x, top.y, origin.x + std::max(width, 100.0f), y1 + label_height + 2});
   ImGui::PopID();
   return hovered_column;
 }
@@ -137,7 +139,8 @@ std::string GridChart::csv() const {
   out += "\n";
   for (size_t x = 0; x < x_labels.size(); ++x) {
     out += x_labels[x];
-    for (size_t s = 0; s < split_labels.size(); ++s) out += "," + (std::isnan(value(s, x)) ? std::string() : chakra::format_number(value(s, x)));
+    for (size_t s = 0; s < split_labels.size(); ++s)
+      out += "," + (std::isnan(value(s, x)) ? std::string() : chakra::format_number(value(s, x)));
     out += "\n";
   }
   return out;
@@ -149,12 +152,14 @@ namespace {
 bool grid_header(const GridChart& chart, Platform& platform, bool save) {
   ImGui::TextUnformatted(chart.title.c_str());
   ImGui::SameLine(0, 14);
-  return chart_buttons(chart.title, [&] { return chart.csv(); }, platform, save);
+  return chart_buttons(
+      chart.title, [&] { return chart.csv(); }, platform, save);
 }
 
 ImU32 series_colour(size_t i) {
-  static const ImU32 palette[] = {IM_COL32(110, 170, 255, 255), IM_COL32(240, 150, 60, 255), IM_COL32(120, 210, 120, 255),
-                                  IM_COL32(230, 100, 160, 255), IM_COL32(180, 140, 250, 255), IM_COL32(90, 210, 210, 255),
+  static const ImU32 palette[] = {IM_COL32(110, 170, 255, 255), IM_COL32(240, 150, 60, 255),
+                                  IM_COL32(120, 210, 120, 255), IM_COL32(230, 100, 160, 255),
+                                  IM_COL32(180, 140, 250, 255), IM_COL32(90, 210, 210, 255),
                                   IM_COL32(230, 210, 90, 255),  IM_COL32(200, 200, 200, 255)};
   return palette[i % std::size(palette)];
 }
@@ -196,13 +201,16 @@ void draw_line_chart(const char* id, const GridChart& chart, float height, Platf
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float x0 = origin.x + axis_width + 8, x1 = origin.x + width - 16, y0 = origin.y + 4, y1 = origin.y + height - 2;
   auto y_of = [&](double v) { return y1 - static_cast<float>((v - lo) / (hi - lo)) * (y1 - y0); };
-  auto x_of = [&](size_t i) { return nx > 1 ? x0 + (x1 - x0) * static_cast<float>(i) / static_cast<float>(nx - 1) : (x0 + x1) / 2; };
+  auto x_of = [&](size_t i) {
+    return nx > 1 ? x0 + (x1 - x0) * static_cast<float>(i) / static_cast<float>(nx - 1) : (x0 + x1) / 2;
+  };
   const ImU32 grid = IM_COL32(70, 74, 86, 255), text = IM_COL32(190, 192, 200, 255);
   for (double t : ticks) {
     const float y = y_of(t);
     dl->AddLine(ImVec2(x0, y), ImVec2(x1, y), grid);
     const std::string label = chart.format(t);
-    dl->AddText(ImVec2(x0 - ImGui::CalcTextSize(label.c_str()).x - 14, y - ImGui::GetTextLineHeight() / 2), text, label.c_str());
+    dl->AddText(ImVec2(x0 - ImGui::CalcTextSize(label.c_str()).x - 14, y - ImGui::GetTextLineHeight() / 2), text,
+                label.c_str());
   }
   // x labels, every k-th so that they do not overlap
   float widest = 0;
@@ -231,13 +239,18 @@ void draw_line_chart(const char* id, const GridChart& chart, float height, Platf
   }
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   if (hovered && nx > 0) {
-    const size_t i = nx > 1 ? static_cast<size_t>(std::clamp(std::lround((mouse.x - x0) / spacing), 0L, static_cast<long>(nx) - 1)) : 0;
+    const size_t i =
+        nx > 1 ? static_cast<size_t>(std::clamp(std::lround((mouse.x - x0) / spacing), 0L, static_cast<long>(nx) - 1))
+               : 0;
     dl->AddLine(ImVec2(x_of(i), y0), ImVec2(x_of(i), y1), IM_COL32(255, 255, 255, 120));
     ImGui::BeginTooltip();
     ImGui::Text("%s %s", chart.x_name.c_str(), chart.x_labels[i].c_str());
     for (size_t s = 0; s < ns; ++s) {
       const double v = chart.value(s, i);
-      legend_item(series_colour(s), (ns > 1 ? chart.split_name + " " + chart.split_labels[s] + ": " : "") + (std::isnan(v) ? "-" : chart.format(v)), 9);
+      legend_item(series_colour(s),
+                  (ns > 1 ? chart.split_name + " " + chart.split_labels[s] + ": " : "") +
+                      (std::isnan(v) ? "-" : chart.format(v)),
+                  9);
     }
     ImGui::EndTooltip();
   }
@@ -269,7 +282,9 @@ void draw_heat_map(const char* id, const GridChart& chart, Platform& platform, b
   const float x0 = origin.x + label_w, y0 = origin.y;
   for (size_t i = 0; i < nx; ++i) {
     const std::string& l = chart.x_labels[i];
-    if (ImGui::CalcTextSize(l.c_str()).x < cell_w - 2) dl->AddText(ImVec2(x0 + cell_w * static_cast<float>(i) + 2, y0 + cell_h * static_cast<float>(ns) + 2), text, l.c_str());
+    if (ImGui::CalcTextSize(l.c_str()).x < cell_w - 2)
+      dl->AddText(ImVec2(x0 + cell_w * static_cast<float>(i) + 2, y0 + cell_h * static_cast<float>(ns) + 2), text,
+                  l.c_str());
   }
   for (size_t s = 0; s < ns; ++s) {
     const float y = y0 + cell_h * static_cast<float>(s);
@@ -283,19 +298,23 @@ void draw_heat_map(const char* id, const GridChart& chart, Platform& platform, b
       }
       // Dark blue (lowest) to bright yellow (highest).
       const float f = hi > lo ? static_cast<float>((v - lo) / (hi - lo)) : 0.5f;
-      const ImU32 c = IM_COL32(static_cast<int>(40 + 215 * f), static_cast<int>(60 + 170 * f), static_cast<int>(140 - 90 * f), 255);
+      const ImU32 c =
+          IM_COL32(static_cast<int>(40 + 215 * f), static_cast<int>(60 + 170 * f), static_cast<int>(140 - 90 * f), 255);
       dl->AddRectFilled(ImVec2(x + 1, y + 1), ImVec2(x + cell_w - 1, y + cell_h - 1), c);
       const std::string label = chart.format(v);
       if (ImGui::CalcTextSize(label.c_str()).x < cell_w - 6)
-        dl->AddText(ImVec2(x + 4, y + 4), f > 0.55f ? IM_COL32(20, 20, 20, 255) : IM_COL32(235, 235, 235, 255), label.c_str());
+        dl->AddText(ImVec2(x + 4, y + 4), f > 0.55f ? IM_COL32(20, 20, 20, 255) : IM_COL32(235, 235, 235, 255),
+                    label.c_str());
     }
   }
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   if (hovered && mouse.x >= x0 && cell_w > 0) {
-    const size_t i = std::min(nx - 1, static_cast<size_t>((mouse.x - x0) / cell_w)), s = static_cast<size_t>((mouse.y - y0) / cell_h);
+    const size_t i = std::min(nx - 1, static_cast<size_t>((mouse.x - x0) / cell_w)),
+                 s = static_cast<size_t>((mouse.y - y0) / cell_h);
     if (i < nx && s < ns) {
       ImGui::BeginTooltip();
-      ImGui::Text("%s %s, %s %s", chart.x_name.c_str(), chart.x_labels[i].c_str(), chart.split_name.c_str(), chart.split_labels[s].c_str());
+      ImGui::Text("%s %s, %s %s", chart.x_name.c_str(), chart.x_labels[i].c_str(), chart.split_name.c_str(),
+                  chart.split_labels[s].c_str());
       ImGui::Text("%s", std::isnan(chart.value(s, i)) ? "-" : chart.format(chart.value(s, i)).c_str());
       ImGui::EndTooltip();
     }

@@ -24,9 +24,9 @@ struct ColumnChart {
   std::string category_name;  // what a column is ("NPU", "size from")
   std::vector<std::string> categories;
   std::vector<ChartSeries> series;
-  std::vector<double> values;  // categories × series, row by row
+  std::vector<double> values;                 // categories × series, row by row
   std::function<std::string(double)> format;  // the axis's and the tooltip's values
-  double min_tick_step = 0;  // 1 for counts: no ticks between whole numbers
+  double min_tick_step = 0;                   // 1 for counts: no ticks between whole numbers
 
   double value(size_t category, size_t s) const { return values[category * series.size() + s]; }
   // A header row (category_name, then the series' names), then a row per category, values as

@@ -64,20 +64,21 @@ void App::add_commands() {
   out.push_back({"slowdown SPEC", [&s](std::string_view w) { return s.runs.set_slowdown(std::string(w)); }});
   out.push_back({"save chart TITLE", [&s](std::string_view w) { return s.chart_to_save = std::string(w), true; }});
   out.push_back({"select POSITION", [&s](std::string_view w) {  // a node of the current rank, by position
-    const chakra::RankTrace* r = s.current_rank();
-    const std::optional<uint32_t> position = r && r->trace.size() ? command_number(w, 0, r->trace.size() - 1) : std::nullopt;
-    if (!position) return false;
-    s.selected = *position;
-    return true;
-  }});
+                   const chakra::RankTrace* r = s.current_rank();
+                   const std::optional<uint32_t> position =
+                       r && r->trace.size() ? command_number(w, 0, r->trace.size() - 1) : std::nullopt;
+                   if (!position) return false;
+                   s.selected = *position;
+                   return true;
+                 }});
   std::string view_names;
   for (const auto& v : s.views) view_names += (view_names.empty() ? "" : "|") + std::string(v->name());
   out.push_back({"view " + view_names, [this](std::string_view w) { return set_view(w); }});
   out.push_back({"preset NAME", [&s](std::string_view w) {  // a cluster of assets/simulation/presets.json
-    for (const chakra::ClusterPreset& p : chakra::cluster_presets())
-      if (p.name == w) return s.runs.use_preset(p.name), true;
-    return false;
-  }});
+                   for (const chakra::ClusterPreset& p : chakra::cluster_presets())
+                     if (p.name == w) return s.runs.use_preset(p.name), true;
+                   return false;
+                 }});
 }
 
 namespace {
@@ -88,7 +89,8 @@ std::string_view command_name(std::string_view usage) {
   for (size_t at = 0; at <= usage.size();) {
     const size_t space = std::min(usage.find(' ', at), usage.size());
     const std::string_view word = usage.substr(at, space - at);
-    if (word.empty() || std::isupper(static_cast<unsigned char>(word[0])) || word.find('|') != std::string_view::npos) break;
+    if (word.empty() || std::isupper(static_cast<unsigned char>(word[0])) || word.find('|') != std::string_view::npos)
+      break;
     end = space;
     at = space + 1;
   }
@@ -105,8 +107,9 @@ bool AppContext::command(std::string_view c) {
   std::string_view argument;
   for (const Command& cmd : commands) {
     const std::string_view name = command_name(cmd.usage);
-    const bool fits = takes_argument(cmd.usage) ? c.size() > name.size() + 1 && c.compare(0, name.size(), name) == 0 && c[name.size()] == ' '
-                                                : c == name;
+    const bool fits = takes_argument(cmd.usage)
+                          ? c.size() > name.size() + 1 && c.compare(0, name.size(), name) == 0 && c[name.size()] == ' '
+                          : c == name;
     if (fits && (!best || name.size() > command_name(best->usage).size())) {
       best = &cmd;
       argument = takes_argument(cmd.usage) ? c.substr(name.size() + 1) : std::string_view();

@@ -77,8 +77,8 @@ void App::Impl::draw_details() {
   };
   // Measured PyTorch traces: a kernel's host op, a host op's kernels, as a profiler names them.
   if (auto peers = chakra::launch_peers(t, c->deps, c->dependants, n); !peers.empty())
-    links(t.find_attr(n, "is_cpu_op")->as_bool().value_or(false) ? "kernels it launched" : "host op (launched it)", peers,
-          false);
+    links(t.find_attr(n, "is_cpu_op")->as_bool().value_or(false) ? "kernels it launched" : "host op (launched it)",
+          peers, false);
   links("data deps", t.data_deps(n), true);
   links("ctrl deps", t.ctrl_deps(n), true);
   links("dependants", c->dependants.deps(n), false);

@@ -167,13 +167,16 @@ int main(int argc, char** argv) {
   int status = 0;
   while (!glfwWindowShouldClose(window)) {
     bool working = app.busy() || g_platform.runner.running();
-    if (working || !screenshot.empty()) glfwPollEvents();
-    else glfwWaitEventsTimeout(0.25);
+    if (working || !screenshot.empty())
+      glfwPollEvents();
+    else
+      glfwWaitEventsTimeout(0.25);
     app.work(screenshot.empty() ? 12.0 : 1000.0);
     g_platform.runner.poll(app);
     // Commands run in order, each once the files and the previous simulation are done.
     if (!app.busy() && !g_platform.runner.running() && next_command < commands.size()) {
-      if (!app.command(commands[next_command])) std::fprintf(stderr, "chakra-view: '%s' failed\n", commands[next_command].c_str());
+      if (!app.command(commands[next_command]))
+        std::fprintf(stderr, "chakra-view: '%s' failed\n", commands[next_command].c_str());
       ++next_command;
     }
     ImGui_ImplOpenGL3_NewFrame();

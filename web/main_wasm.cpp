@@ -20,6 +20,9 @@
 #include "rect_renderer.h"
 #include "render_frame.h"
 
+// The EM_ASM blocks below hold JavaScript, which clang-format would break.
+// clang-format off
+
 namespace {
 
 class BrowserPlatform : public chakra_web::Platform {

@@ -16,9 +16,7 @@ void put_u32(std::string& out, uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
 }
 
-uint32_t get_u32(const uint8_t* p) {
-  return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3];
-}
+uint32_t get_u32(const uint8_t* p) { return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3]; }
 
 void put_chunk(std::string& out, const char type[4], std::string_view data) {
   put_u32(out, static_cast<uint32_t>(data.size()));
@@ -100,8 +98,9 @@ Image decode_png(std::string_view bytes, const std::string& name) {
   image.rgba.resize(row * image.height);
   for (uint32_t y = 0; y < image.height; ++y) {
     const char* line = raw.data() + y * (row + 1);
-    if (line[0] != 0) throw fail("row " + std::to_string(y) + " uses PNG filter " + std::to_string(int(line[0])) +
-                                 "; only unfiltered rows (as chakra-view writes them) are read");
+    if (line[0] != 0)
+      throw fail("row " + std::to_string(y) + " uses PNG filter " + std::to_string(int(line[0])) +
+                 "; only unfiltered rows (as chakra-view writes them) are read");
     std::memcpy(image.rgba.data() + y * row, line + 1, row);
   }
   return image;

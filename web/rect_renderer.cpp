@@ -60,7 +60,8 @@ bool RectRenderer::init(const char* version_line) {
   glVertexAttribPointer(0, 4, GL_FLOAT, GL_FALSE, sizeof(RectInstance), reinterpret_cast<void*>(0));
   glVertexAttribDivisor(0, 1);
   glEnableVertexAttribArray(1);
-  glVertexAttribPointer(1, 4, GL_UNSIGNED_BYTE, GL_TRUE, sizeof(RectInstance), reinterpret_cast<void*>(offsetof(RectInstance, colour)));
+  glVertexAttribPointer(1, 4, GL_UNSIGNED_BYTE, GL_TRUE, sizeof(RectInstance),
+                        reinterpret_cast<void*>(offsetof(RectInstance, colour)));
   glVertexAttribDivisor(1, 1);
   glBindVertexArray(0);
   glBindBuffer(GL_ARRAY_BUFFER, 0);
@@ -95,12 +96,14 @@ void RectRenderer::draw(const std::vector<RectInstance>& rects, const ImDrawCmd*
   float x1 = (clip.z - dd->DisplayPos.x) * scale.x, y1 = (clip.w - dd->DisplayPos.y) * scale.y;
   if (x1 <= x0 || y1 <= y0) return;
   glEnable(GL_SCISSOR_TEST);
-  glScissor(static_cast<int>(x0), fb_height - static_cast<int>(y1), static_cast<int>(x1 - x0), static_cast<int>(y1 - y0));
+  glScissor(static_cast<int>(x0), fb_height - static_cast<int>(y1), static_cast<int>(x1 - x0),
+            static_cast<int>(y1 - y0));
   glUseProgram(program_);
   glUniform4f(view_location_, dd->DisplayPos.x, dd->DisplayPos.y, 2.0f / dd->DisplaySize.x, -2.0f / dd->DisplaySize.y);
   glBindVertexArray(vao_);
   glBindBuffer(GL_ARRAY_BUFFER, buffer_);
-  glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(rects.size() * sizeof(RectInstance)), rects.data(), GL_STREAM_DRAW);
+  glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(rects.size() * sizeof(RectInstance)), rects.data(),
+               GL_STREAM_DRAW);
   glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, static_cast<GLsizei>(rects.size()));
   glBindVertexArray(0);
 }

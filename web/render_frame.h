@@ -62,8 +62,9 @@ inline std::optional<std::pair<std::string, std::string>> requested_png(Platform
   if (q.name.empty()) return std::nullopt;
   const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
   const int x0 = static_cast<int>(q.x0 * scale.x), y0 = static_cast<int>(q.y0 * scale.y);
-  const Image image = read_framebuffer(x0, y0, static_cast<int>(q.x1 * scale.x) - x0, static_cast<int>(q.y1 * scale.y) - y0,
-                                       static_cast<int>(framebuffer.x), static_cast<int>(framebuffer.y));
+  const Image image =
+      read_framebuffer(x0, y0, static_cast<int>(q.x1 * scale.x) - x0, static_cast<int>(q.y1 * scale.y) - y0,
+                       static_cast<int>(framebuffer.x), static_cast<int>(framebuffer.y));
   return std::make_pair(q.name + ".png", encode_png(image));
 }
 

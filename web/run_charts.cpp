@@ -26,7 +26,8 @@ void draw_network_load(const SimRun& run, const Platform& platform) {
   if (r.dimensions.empty()) return;
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
   if (ImGui::BeginTable("dimensions", 5, flags)) {
-    for (const char* h : {"dimension", "messages", "bytes", "busy (bytes / bandwidth)", "busy per NPU"}) ImGui::TableSetupColumn(h);
+    for (const char* h : {"dimension", "messages", "bytes", "busy (bytes / bandwidth)", "busy per NPU"})
+      ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     for (size_t dim = 0; dim < r.dimensions.size(); ++dim) {
       const sim::DimensionLoad& l = r.dimensions[dim];
@@ -55,27 +56,35 @@ void draw_network_load(const SimRun& run, const Platform& platform) {
         const sim::LinkLoad& l = r.links[static_cast<size_t>(k)];
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
-        ImGui::Text("%s -> %s (dim %u)", chakra::device_name(r, l.from).c_str(), chakra::device_name(r, l.to).c_str(), l.dim);
+        ImGui::Text("%s -> %s (dim %u)", chakra::device_name(r, l.from).c_str(), chakra::device_name(r, l.to).c_str(),
+                    l.dim);
         NumberFont numbers(platform);
-        text_cells({std::to_string(l.messages), chakra::format_bytes(l.bytes), format_duration(static_cast<double>(l.busy), "ns"),
-                    share_text(l.busy, r.end()), format_duration(static_cast<double>(l.queued), "ns")});
+        text_cells({std::to_string(l.messages), chakra::format_bytes(l.bytes),
+                    format_duration(static_cast<double>(l.busy), "ns"), share_text(l.busy, r.end()),
+                    format_duration(static_cast<double>(l.queued), "ns")});
       }
     ImGui::EndTable();
   }
 }
 
-void draw_collective_buckets(const std::vector<chakra::CollectiveBucket>& buckets, uint32_t n, bool simulated, const std::string& title,
-                             Platform& platform, bool save) {
+void draw_collective_buckets(const std::vector<chakra::CollectiveBucket>& buckets, uint32_t n, bool simulated,
+                             const std::string& title, Platform& platform, bool save) {
   if (buckets.empty()) {
-    ImGui::TextWrapped("No collective with a size and a duration: collectives need comm_type and comm_size (a Kineto trace alone has "
-                       "no sizes; open it with its host ET) and a %s.", simulated ? "span in the run" : "recorded duration");
+    ImGui::TextWrapped(
+        "No collective with a size and a duration: collectives need comm_type and comm_size (a Kineto trace alone has "
+        "no sizes; open it with its host ET) and a %s.",
+        simulated ? "span in the run" : "recorded duration");
     return;
   }
-  ImGui::TextWrapped("Collectives of all %s by type and size (from comm_size): bandwidths as nccl-tests reports them, from %s "
-                     "(algorithm bandwidth = bytes / time; bus bandwidth scales it by what each of the %u ranks moves).",
-                     simulated ? "NPUs" : "ranks", simulated ? "the simulated durations" : "the measured kernel durations, which include waiting for the last rank", n);
+  ImGui::TextWrapped(
+      "Collectives of all %s by type and size (from comm_size): bandwidths as nccl-tests reports them, from %s "
+      "(algorithm bandwidth = bytes / time; bus bandwidth scales it by what each of the %u ranks moves).",
+      simulated ? "NPUs" : "ranks",
+      simulated ? "the simulated durations" : "the measured kernel durations, which include waiting for the last rank",
+      n);
   auto label = [](const chakra::CollectiveBucket& b) {
-    return std::string(chakra::comm_type_name(b.comm_type)) + " " + chakra::format_bytes(uint64_t{1} << b.size_log2) + "+";
+    return std::string(chakra::comm_type_name(b.comm_type)) + " " + chakra::format_bytes(uint64_t{1} << b.size_log2) +
+           "+";
   };
   ColumnChart chart;
   chart.title = title;
@@ -91,18 +100,21 @@ void draw_collective_buckets(const std::vector<chakra::CollectiveBucket>& bucket
     chart.values.push_back(b.bus_gbps(n));
   }
   draw_column_chart("collectives", chart, 130, platform, save);
-  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
   if (ImGui::BeginTable("collective_table", 7, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) {
     ImGui::TableSetupScrollFreeze(0, 1);
-    for (const char* h : {"collective", "size from", "count", "bytes", "time", "algorithm bandwidth", "bus bandwidth"}) ImGui::TableSetupColumn(h);
+    for (const char* h : {"collective", "size from", "count", "bytes", "time", "algorithm bandwidth", "bus bandwidth"})
+      ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     for (const auto& b : buckets) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(std::string(chakra::comm_type_name(b.comm_type)).c_str());
       NumberFont numbers(platform);
-      text_cells({chakra::format_bytes(uint64_t{1} << b.size_log2), std::to_string(b.count), chakra::format_bytes(b.bytes),
-                  format_duration(static_cast<double>(b.micros), "us"), gbps(b.algorithm_gbps()), gbps(b.bus_gbps(n))});
+      text_cells({chakra::format_bytes(uint64_t{1} << b.size_log2), std::to_string(b.count),
+                  chakra::format_bytes(b.bytes), format_duration(static_cast<double>(b.micros), "us"),
+                  gbps(b.algorithm_gbps()), gbps(b.bus_gbps(n))});
     }
     ImGui::EndTable();
   }

@@ -28,12 +28,18 @@ std::string join(const std::vector<std::string>& parts) {
 std::string run_label(const SimSettings& settings) {
   std::string dims;
   for (size_t d = 0; d < settings.network.npus.size(); ++d)
-    dims += (d ? " x " : "") + std::to_string(settings.network.npus[d]) + " " + astra::topology_name(settings.network.topology[d]) +
-            " " + chakra::format_number(settings.network.bandwidth[d]) + " GB/s";
+    dims += (d ? " x " : "") + std::to_string(settings.network.npus[d]) + " " +
+            astra::topology_name(settings.network.topology[d]) + " " +
+            chakra::format_number(settings.network.bandwidth[d]) + " GB/s";
   return settings.preset + ": " + dims + (settings.congestion_aware ? ", congestion-aware" : "") +
          (settings.stalls_wait ? ", host stalls as waits" : "") +
-         (settings.faster_name.empty() ? "" : ", *" + settings.faster_name + "* " + chakra::format_number(settings.faster_by) + "x faster") +
-         (settings.slowdown.empty() ? "" : ", slowdowns " + (settings.slowdown.size() > 40 ? settings.slowdown.substr(0, 37) + "..." : settings.slowdown));
+         (settings.faster_name.empty()
+              ? ""
+              : ", *" + settings.faster_name + "* " + chakra::format_number(settings.faster_by) + "x faster") +
+         (settings.slowdown.empty()
+              ? ""
+              : ", slowdowns " +
+                    (settings.slowdown.size() > 40 ? settings.slowdown.substr(0, 37) + "..." : settings.slowdown));
 }
 }  // namespace
 
@@ -173,7 +179,8 @@ void Runs::write_state(chakra::ShareState& s) const {
   constexpr size_t kLinkRuns = 12;
   if (!runs_.empty() && runs_.size() <= kLinkRuns) {
     s["runs"] = std::to_string(runs_.size());
-    for (size_t k = 0; k < runs_.size(); ++k) settings_state(runs_[k]->settings, "run" + std::to_string(k + 1) + ".", s);
+    for (size_t k = 0; k < runs_.size(); ++k)
+      settings_state(runs_[k]->settings, "run" + std::to_string(k + 1) + ".", s);
   }
 }
 
@@ -190,8 +197,10 @@ std::function<void()> Runs::read_state(const chakra::ShareState& s, int shown_ru
     // not in links). Links written before runs were listed name only the settings of the run shown.
     link_runs.clear();
     if (runs_.empty() && !running_) {
-      if (!listed.empty()) link_runs = std::move(listed);
-      else if (shown_run > 0) link_runs.push_back(settings);
+      if (!listed.empty())
+        link_runs = std::move(listed);
+      else if (shown_run > 0)
+        link_runs.push_back(settings);
       if (!link_runs.empty()) next_id_ = 1;  // the link's runs are numbered 1..n
     }
   };
@@ -240,11 +249,13 @@ SimSettings Runs::settings_from_state(const chakra::ShareState& s, const std::st
     if (it == s.end()) throw chakra::Error("share link: '" + key + "' is missing");
     return "[" + it->second + "]";
   };
-  std::string yaml = "topology: " + list("topo") + "\nnpus_count: " + list("npus") + "\nbandwidth: " +
-                     list("bw") + "\nlatency: " + list("lat") + "\n";
+  std::string yaml = "topology: " + list("topo") + "\nnpus_count: " + list("npus") + "\nbandwidth: " + list("bw") +
+                     "\nlatency: " + list("lat") + "\n";
   astra::NetworkConfig net = astra::parse_network(yaml, "share link");
   std::string json = "{";
-  auto add = [&](const std::string& key, const std::string& value) { json += (json.size() > 1 ? "," : "") + ("\"" + key + "\":" + value); };
+  auto add = [&](const std::string& key, const std::string& value) {
+    json += (json.size() > 1 ? "," : "") + ("\"" + key + "\":" + value);
+  };
   for (int c = 0; c < astra::kCollectiveTypes; ++c) {
     auto it = s.find(prefix + kCollectiveKeys[c]);
     if (it == s.end()) continue;
@@ -252,7 +263,8 @@ SimSettings Runs::settings_from_state(const chakra::ShareState& s, const std::st
     for (std::string_view piece : chakra::Split(it->second, ',')) {
       const std::string n(piece);
       for (char ch : n)
-        if (!std::isalnum(static_cast<unsigned char>(ch))) throw chakra::Error("share link: bad algorithm name '" + n + "'");
+        if (!std::isalnum(static_cast<unsigned char>(ch)))
+          throw chakra::Error("share link: bad algorithm name '" + n + "'");
       names += (names.empty() ? "\"" : ",\"") + n + "\"";
     }
     add(std::string(astra::collective_name(static_cast<astra::Collective>(c))) + "-implementation", "[" + names + "]");
@@ -261,8 +273,10 @@ SimSettings Runs::settings_from_state(const chakra::ShareState& s, const std::st
   add("active-chunks-per-dimension", std::to_string(chakra::share_int(s, prefix + "chunks", 1, 1 << 16, 1)));
   add("scheduling-policy", "\"" + chakra::share_choice(s, prefix + "sched", {"LIFO", "FIFO"}, "LIFO") + "\"");
   add("endpoint-delay", std::to_string(chakra::share_int(s, prefix + "delay", 0, 1000000000, 10)));
-  if (s.count(prefix + "peak")) add("peak-perf", chakra::format_number(chakra::share_number(s, prefix + "peak", 1e-9, 1e9, 0)));
-  if (s.count(prefix + "mem")) add("local-mem-bw", chakra::format_number(chakra::share_number(s, prefix + "mem", 1e-9, 1e9, 0)));
+  if (s.count(prefix + "peak"))
+    add("peak-perf", chakra::format_number(chakra::share_number(s, prefix + "peak", 1e-9, 1e9, 0)));
+  if (s.count(prefix + "mem"))
+    add("local-mem-bw", chakra::format_number(chakra::share_number(s, prefix + "mem", 1e-9, 1e9, 0)));
   if (chakra::share_int(s, prefix + "roofline", 0, 1, 0)) add("roofline-enabled", "1");
   json += "}";
   astra::SystemConfig sys = astra::parse_system(json, "share link");
@@ -284,14 +298,15 @@ SimSettings Runs::settings_from_state(const chakra::ShareState& s, const std::st
   return out;
 }
 
-
 void Runs::write_status(chakra::JsonWriter& w) const {
   w.key("network").value(astra::format_network(settings.network));
   w.key("system").value(astra::format_system(settings.system));
   w.key("backend").value(settings.congestion_aware ? "aware" : "unaware");
   w.key("simulating");
-  if (running_) w.value_double(running_fraction_);
-  else w.value_null();
+  if (running_)
+    w.value_double(running_fraction_);
+  else
+    w.value_null();
   w.key("sim_error").value(error);
   w.key("runs").begin_array();
   for (const auto& run : runs_) {

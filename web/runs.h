@@ -58,8 +58,8 @@ class Runs {
   // `note` takes the lines the page's messages show ("run 2 started", "error: ...").
   Runs(Platform& platform, chakra::Workspace& workspace, std::function<void(const std::string&)> note);
 
-  SimSettings settings;  // what the next run uses (the Simulation view edits it)
-  std::string error;     // of the last run started, or of the settings
+  SimSettings settings;        // what the next run uses (the Simulation view edits it)
+  std::string error;           // of the last run started, or of the settings
   std::string slowdown_error;  // of the last slowdown spec typed or commanded
 
   void use_preset(const std::string& name);

@@ -91,7 +91,8 @@ void App::Impl::apply(const ShareState& s) {
     if (workspace.ranks().empty())
       note("this link was made with " + n + " files (fingerprint " + fp + "): drop the same files to see it");
     else if (fp != fingerprint_text(files_fingerprint) || n != std::to_string(files.size()))
-      note("the files open here are not the link's (" + n + " files, fingerprint " + fp + "): what it shows may differ");
+      note("the files open here are not the link's (" + n + " files, fingerprint " + fp +
+           "): what it shows may differ");
   }
   link_files = static_cast<size_t>(files_n);
 }

@@ -62,8 +62,10 @@ void SimThread::poll(App& app) {
     result_ = {};
     error.swap(error_);
   }
-  if (error.empty()) app.simulation_finished(std::move(result));
-  else app.simulation_failed(error);
+  if (error.empty())
+    app.simulation_finished(std::move(result));
+  else
+    app.simulation_failed(error);
 }
 
 }  // namespace chakra_web

@@ -11,6 +11,9 @@
 #include "chakra/app/sim_job.h"
 #include "chakra/support/progress.h"
 
+// The EM_ASM blocks below hold JavaScript, which clang-format would break.
+// clang-format off
+
 EM_JS(void, post_progress, (double done, double total), { postMessage({progress: [done, total]}); });
 EM_JS(void, post_result, (const char* data, size_t size), {
   const bytes = HEAPU8.slice(data, data + size);

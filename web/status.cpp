@@ -19,14 +19,20 @@ void write_progress(const App::Impl& s, bool busy, chakra::JsonWriter& w) {
   w.key("error").value(s.error);
   w.key("busy").value(busy);
   // The file being opened, else the next one queued: its name, size, phase and how far it got.
-  const chakra::Workspace::Loading* file = s.loading ? s.loading.get() : s.queue.empty() ? nullptr : s.queue.front().file.get();
+  const chakra::Workspace::Loading* file = s.loading         ? s.loading.get()
+                                           : s.queue.empty() ? nullptr
+                                                             : s.queue.front().file.get();
   const chakra::RankTrace* unchecked = nullptr;  // opened, its validation next
   for (const auto& r : s.workspace.ranks())
     if (!r->checked && !unchecked) unchecked = r.get();
   // Linking and converting in the background has no byte count: -1, as for gzip.
   const App::Impl::Converting* converting = file || unchecked || s.converting.empty() ? nullptr : &s.converting.front();
   w.key("loading").value_double(file ? file->fraction() : converting ? -1.0 : 1.0);
-  w.key("loading_file").value(file ? file->name() : unchecked ? unchecked->source : converting ? converting->files : std::string());
+  w.key("loading_file")
+      .value(file         ? file->name()
+             : unchecked  ? unchecked->source
+             : converting ? converting->files
+                          : std::string());
   w.key("loading_bytes").value_uint(file ? file->size() : unchecked ? unchecked->bytes : 0);
   w.key("loading_phase").value(file ? file->phase() : unchecked ? "validating" : converting ? converting->phase : "");
   w.key("queued_files").value_uint(s.queue.size() - (file && !s.loading ? 1 : 0));  // waiting behind it
@@ -34,7 +40,8 @@ void write_progress(const App::Impl& s, bool busy, chakra::JsonWriter& w) {
 // The selected node, and the share link.
 void write_selection_status(App::Impl& s, chakra::JsonWriter& w) {
   w.key("rank").value_uint(s.rank);
-  w.key("selected").value_int(s.selected && s.current_rank() ? static_cast<int64_t>(s.current_rank()->trace.id(*s.selected)) : -1);
+  w.key("selected")
+      .value_int(s.selected && s.current_rank() ? static_cast<int64_t>(s.current_rank()->trace.id(*s.selected)) : -1);
   w.key("selected_simulated").begin_array();  // [start, end] ns in the shown run, as the details show
   if (s.selected && s.views[s.view]->name() == "timeline")
     if (auto span = s.simulated_span(*s.selected)) {
@@ -42,7 +49,7 @@ void write_selection_status(App::Impl& s, chakra::JsonWriter& w) {
       w.value_double(span->second);
     }
   w.end_array();
-  w.key("hash").value(chakra::encode_share_link(s.state()));  // what the address bar shows
+  w.key("hash").value(chakra::encode_share_link(s.state()));    // what the address bar shows
   w.key("state").value(chakra::encode_share_state(s.state()));  // the same, readable
 }
 

@@ -17,7 +17,8 @@ constexpr size_t kAhead = 16;
 bool failed_row(const sweep::Row& r) { return r.contains("error") && r["error"].is_string() && r["error"] != ""; }
 }  // namespace
 
-Sweeps::Sweeps(Platform& platform, std::function<void(const std::string&)> note) : platform_(platform), note_(std::move(note)) {}
+Sweeps::Sweeps(Platform& platform, std::function<void(const std::string&)> note)
+    : platform_(platform), note_(std::move(note)) {}
 
 bool Sweeps::start(const std::string& spec_text) {
   cancel();
@@ -26,7 +27,8 @@ bool Sweeps::start(const std::string& spec_text) {
     auto spec = std::make_unique<sweep::Spec>(sweep::parse_spec(spec_text, "sweep spec", ""));
     sweep::Expansion e = sweep::expand(*spec, 100000);
     if (e.points.size() > 20000)
-      throw chakra::Error("sweep spec: " + std::to_string(e.points.size()) + " points; the page runs at most 20000 (chakra sweep runs any number)");
+      throw chakra::Error("sweep spec: " + std::to_string(e.points.size()) +
+                          " points; the page runs at most 20000 (chakra sweep runs any number)");
     runner_ = std::make_unique<sweep::Runner>(*spec, false);
     spec_ = std::move(spec);
     points = std::move(e.points);
@@ -83,7 +85,9 @@ bool Sweeps::work_waiting() const {
 void Sweeps::work(double budget_ms) {
   if (!running) return;
   const auto start = std::chrono::steady_clock::now();
-  auto left = [&] { return budget_ms - std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(); };
+  auto left = [&] {
+    return budget_ms - std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
   while (next_ < points.size() && left() > 0) {
     const sweep::Point& p = points[next_];
     if (platform_.runs_sweep_points()) {
@@ -111,7 +115,8 @@ void Sweeps::point_done(sweep::Row row) {
   if (rows.size() == points.size()) {
     running = false;
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    note_("sweep: " + std::to_string(rows.size()) + " points done" + (failed ? ", " + std::to_string(failed) + " failed" : ""));
+    note_("sweep: " + std::to_string(rows.size()) + " points done" +
+          (failed ? ", " + std::to_string(failed) + " failed" : ""));
   }
 }
 
@@ -163,8 +168,10 @@ void Sweeps::write_status(chakra::JsonWriter& w) const {
   w.key("steps").begin_array();
   for (const size_t i : sweep::point_order(rows)) {
     const sweep::Row& r = rows[i];
-    if (r.contains("step_ns") && r["step_ns"].is_number_unsigned()) w.value_uint(r["step_ns"].get<uint64_t>());
-    else w.value_null();
+    if (r.contains("step_ns") && r["step_ns"].is_number_unsigned())
+      w.value_uint(r["step_ns"].get<uint64_t>());
+    else
+      w.value_null();
   }
   w.end_array();
   w.end_object();

@@ -33,7 +33,8 @@ class TimelineItem {
   virtual ~TimelineItem() = default;
   virtual std::string label() const = 0;  // its name in the label column
   // Its slices on screen as rectangles, and the ones wide enough for a name.
-  virtual void draw(const RowPlace& at, double t1, std::vector<RectInstance>& rects, std::vector<SliceLabel>& labels) const = 0;
+  virtual void draw(const RowPlace& at, double t1, std::vector<RectInstance>& rects,
+                    std::vector<SliceLabel>& labels) const = 0;
   // The event under time `t` (within `slack`), if there is one.
   virtual std::optional<chakra::TimelineModel::Ref> event_at(double t, double slack) const = 0;
 
@@ -52,7 +53,8 @@ class TrackItem final : public TimelineItem {
  public:
   using TimelineItem::TimelineItem;
   std::string label() const override;
-  void draw(const RowPlace& at, double t1, std::vector<RectInstance>& rects, std::vector<SliceLabel>& labels) const override;
+  void draw(const RowPlace& at, double t1, std::vector<RectInstance>& rects,
+            std::vector<SliceLabel>& labels) const override;
   std::optional<chakra::TimelineModel::Ref> event_at(double t, double slack) const override;
 };
 
@@ -61,15 +63,18 @@ class FoldedRankItem final : public TimelineItem {
  public:
   using TimelineItem::TimelineItem;
   std::string label() const override;
-  void draw(const RowPlace& at, double t1, std::vector<RectInstance>& rects, std::vector<SliceLabel>& labels) const override;
+  void draw(const RowPlace& at, double t1, std::vector<RectInstance>& rects,
+            std::vector<SliceLabel>& labels) const override;
   std::optional<chakra::TimelineModel::Ref> event_at(double t, double slack) const override;
 };
 
 // Calls `use` with the item of `row`'s kind.
 template <typename Use>
 void with_timeline_item(const chakra::TimelineModel& model, const chakra::TimelineRow& row, Use use) {
-  if (row.collapsed) use(static_cast<const TimelineItem&>(FoldedRankItem(model, row)));
-  else use(static_cast<const TimelineItem&>(TrackItem(model, row)));
+  if (row.collapsed)
+    use(static_cast<const TimelineItem&>(FoldedRankItem(model, row)));
+  else
+    use(static_cast<const TimelineItem&>(TrackItem(model, row)));
 }
 
 }  // namespace chakra_web

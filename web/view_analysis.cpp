@@ -108,7 +108,8 @@ std::vector<const chakra::GpuAnalysis*> AnalysisView::analyses_of(int source, co
     SimRun* run = app.runs.by_id(source);
     if (!run) return per;
     if (run->analysis.empty())
-      for (uint32_t npu = 0; npu < run->result.npus.size(); ++npu) run->analysis.push_back(chakra::analyze_spans(run->result.spans, npu));
+      for (uint32_t npu = 0; npu < run->result.npus.size(); ++npu)
+        run->analysis.push_back(chakra::analyze_spans(run->result.spans, npu));
     for (const auto& g : run->analysis) per.push_back(&g);
     *unit = "ns";
   } else if (source == 0) {
@@ -135,7 +136,8 @@ const CriticalPathData& AnalysisView::critical_path_of(int source) {
 namespace {
 
 std::string source_name(int source, const std::string& label) {
-  return source > 0 ? "simulation run " + std::to_string(source) + (label.empty() ? "" : ": " + label) : "measured times (the traces)";
+  return source > 0 ? "simulation run " + std::to_string(source) + (label.empty() ? "" : ": " + label)
+                    : "measured times (the traces)";
 }
 
 }  // namespace
@@ -204,8 +206,9 @@ void AnalysisView::draw_downloads() {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("The breakdown per rank (chakra analyze --csv)");
 }
 
-void AnalysisView::draw_breakdown(const std::vector<const chakra::GpuAnalysis*>& per, const std::vector<std::string>& labels,
-                                        const chakra::Stragglers* stragglers, const char* unit, SimRun* run) {
+void AnalysisView::draw_breakdown(const std::vector<const chakra::GpuAnalysis*>& per,
+                                  const std::vector<std::string>& labels, const chakra::Stragglers* stragglers,
+                                  const char* unit, SimRun* run) {
   if (std::all_of(per.begin(), per.end(), [](const chakra::GpuAnalysis* g) { return g->ops == 0; })) {
     ImGui::TextWrapped(run ? "This run recorded no compute or communication spans."
                            : "No measured GPU work in these traces. The analyses read GPU ops with start times: open "
@@ -221,23 +224,26 @@ void AnalysisView::draw_breakdown(const std::vector<const chakra::GpuAnalysis*>&
   ColumnChart chart;
   chart.title = run ? "GPU time per NPU" : "GPU time per rank";
   chart.category_name = run ? "NPU" : "rank";
-  chart.series = {{"compute", activity_colour(static_cast<int>(chakra::TimelineActivity::Kernel))},
-                  {"communication and memory only", activity_colour(static_cast<int>(chakra::TimelineActivity::Communication))},
-                  {"idle", IM_COL32(90, 94, 104, 255)}};
+  chart.series = {
+      {"compute", activity_colour(static_cast<int>(chakra::TimelineActivity::Kernel))},
+      {"communication and memory only", activity_colour(static_cast<int>(chakra::TimelineActivity::Communication))},
+      {"idle", IM_COL32(90, 94, 104, 255)}};
   chart.format = [unit](double v) { return format_duration(v, unit); };
   for (size_t i = 0; i < per.size(); ++i) {
     chart.categories.push_back(labels[i]);
-    chart.values.insert(chart.values.end(), {static_cast<double>(per[i]->compute), static_cast<double>(per[i]->non_compute),
-                                             static_cast<double>(per[i]->idle)});
+    chart.values.insert(chart.values.end(),
+                        {static_cast<double>(per[i]->compute), static_cast<double>(per[i]->non_compute),
+                         static_cast<double>(per[i]->idle)});
   }
   draw_column_chart("temporal", chart, 140, app.platform);
 
-  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
   const float table_h = std::min(ImGui::GetTextLineHeightWithSpacing() * static_cast<float>(per.size() + 2), 180.0f);
   if (ImGui::BeginTable("breakdown", 9, flags, ImVec2(0, table_h))) {
     ImGui::TableSetupScrollFreeze(1, 1);
-    for (const char* h : {run ? "NPU" : "rank", "GPU span", "idle", "compute", "non-compute", "comm overlapped", "exposed comm",
-                          "launch delay (median)", "GPU ops"})
+    for (const char* h : {run ? "NPU" : "rank", "GPU span", "idle", "compute", "non-compute", "comm overlapped",
+                          "exposed comm", "launch delay (median)", "GPU ops"})
       ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     for (size_t i = 0; i < per.size(); ++i) {
@@ -245,9 +251,13 @@ void AnalysisView::draw_breakdown(const std::vector<const chakra::GpuAnalysis*>&
       const chakra::GpuAnalysis& g = *per[i];
       const chakra::LaunchSummary launches = chakra::summarize_launches(g);
       ImGui::TableNextRow();
-      const std::string cells[] = {labels[i], us(g.span), us(g.idle) + " " + share(g.idle, g.span),
-                                   us(g.compute) + " " + share(g.compute, g.span), us(g.non_compute) + " " + share(g.non_compute, g.span),
-                                   share(g.comm_overlapped, g.communication), us(g.exposed_communication()),
+      const std::string cells[] = {labels[i],
+                                   us(g.span),
+                                   us(g.idle) + " " + share(g.idle, g.span),
+                                   us(g.compute) + " " + share(g.compute, g.span),
+                                   us(g.non_compute) + " " + share(g.non_compute, g.span),
+                                   share(g.comm_overlapped, g.communication),
+                                   us(g.exposed_communication()),
                                    launches.launches ? us(launches.median) : "-",
                                    std::to_string(g.ops)};
       for (const std::string& c : cells) {
@@ -261,7 +271,8 @@ void AnalysisView::draw_breakdown(const std::vector<const chakra::GpuAnalysis*>&
   // Time by kernel kind over all ranks, and the stragglers, side by side.
   uint64_t by_kinds[1 << chakra::kGpuKinds] = {}, all = 0;
   for (const chakra::GpuAnalysis* g : per)
-    for (unsigned set = 1; set < (1u << chakra::kGpuKinds); ++set) by_kinds[set] += g->by_kinds[set], all += g->by_kinds[set];
+    for (unsigned set = 1; set < (1u << chakra::kGpuKinds); ++set)
+      by_kinds[set] += g->by_kinds[set], all += g->by_kinds[set];
   const float half = ImGui::GetContentRegionAvail().x / 2 - 8;
   ImGui::BeginChild("kinds", ImVec2(half, 150));
   ImGui::TextUnformatted(run ? "Time by kind, all NPUs" : "Time by kernel kind, all ranks");
@@ -284,7 +295,8 @@ void AnalysisView::draw_breakdown(const std::vector<const chakra::GpuAnalysis*>&
   ImGui::SameLine();
   ImGui::BeginChild("stragglers", ImVec2(0, 150));
   if (!stragglers || per.size() < 2 || stragglers->instances.empty()) {
-    ImGui::TextDisabled(run ? "Stragglers: from measured times only." : "Stragglers: open two or more ranks with collectives.");
+    ImGui::TextDisabled(run ? "Stragglers: from measured times only."
+                            : "Stragglers: open two or more ranks with collectives.");
   } else {
     ImGui::Text("Stragglers: %zu collective instances (arrival = kernel start)", stragglers->instances.size());
     if (ImGui::BeginTable("straggler_table", 4, flags)) {
@@ -310,14 +322,17 @@ void AnalysisView::draw_breakdown(const std::vector<const chakra::GpuAnalysis*>&
   // The selected rank's kernels by time.
   const auto& ranks = app.workspace.ranks();
   const size_t i = run ? std::min<size_t>(app.rank, per.size() - 1)
-                       : static_cast<size_t>(std::find_if(ranks.begin(), ranks.end(), [&](const auto& r) { return r->rank == app.rank; }) - ranks.begin());
+                       : static_cast<size_t>(std::find_if(ranks.begin(), ranks.end(),
+                                                          [&](const auto& r) { return r->rank == app.rank; }) -
+                                             ranks.begin());
   if (i >= per.size()) return;
   draw_kernel_names(*per[i], (run ? "NPU " : "Rank ") + labels[i], unit);
 }
 // One rank's (or NPU's) kernels by total time; a click finds them on the timeline of the same source.
 void AnalysisView::draw_kernel_names(const chakra::GpuAnalysis& g, const std::string& label, const char* unit) {
   auto us = [&](uint64_t v) { return format_duration(static_cast<double>(v), unit); };
-  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
   ImGui::Text("%s: %zu names by time (click one to find it on the timeline)", label.c_str(), g.names.size());
   if (ImGui::BeginTable("names", 8, flags | ImGuiTableFlags_ScrollX, ImVec2(0, ImGui::GetContentRegionAvail().y))) {
     ImGui::TableSetupScrollFreeze(0, 1);
@@ -353,7 +368,6 @@ void AnalysisView::draw_kernel_names(const chakra::GpuAnalysis& g, const std::st
   }
 }
 
-
 // ---- host stalls ------------------------------------------------------------------------------
 
 // Shown above the breakdown, so that the stalls are seen before any "CPU-bound" reading of it.
@@ -364,12 +378,15 @@ void AnalysisView::draw_host_stalls(const std::vector<std::string>& labels) {
   for (const auto& stalls : per)
     for (const chakra::HostStallEntry& e : stalls) ++count, total += e.micros;
   if (count == 0) return;
-  const std::string header = std::to_string(count) + " host stalls, " + format_duration(static_cast<double>(total), "us") +
+  const std::string header = std::to_string(count) + " host stalls, " +
+                             format_duration(static_cast<double>(total), "us") +
                              " of host time: host ops far longer than their kind takes (waits, or CPU work)###stalls";
   if (!ImGui::CollapsingHeader(header.c_str())) return;
-  ImGui::TextWrapped("Each is classed by what the trace shows (core/docs/pytorch-replay.md); a simulation replays them as CPU "
-                     "time unless its stall mode is 'wait'. Hover a row for the evidence.");
-  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
+  ImGui::TextWrapped(
+      "Each is classed by what the trace shows (core/docs/pytorch-replay.md); a simulation replays them as CPU "
+      "time unless its stall mode is 'wait'. Hover a row for the evidence.");
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
   const float height = std::min(ImGui::GetTextLineHeightWithSpacing() * static_cast<float>(count + 2), 200.0f);
   if (!ImGui::BeginTable("host_stalls", 5, flags, ImVec2(0, height))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
@@ -380,8 +397,8 @@ void AnalysisView::draw_host_stalls(const std::vector<std::string>& labels) {
     for (const chakra::HostStallEntry& e : per[r]) {
       const chakra::Trace& t = app.workspace.ranks()[r]->trace;
       ImGui::TableNextRow();
-      text_cells({labels[r], format_duration(static_cast<double>(e.micros), "us"), std::string(chakra::stall_class_name(e.cls)),
-                  std::to_string(t.start_time_micros(e.node))});
+      text_cells({labels[r], format_duration(static_cast<double>(e.micros), "us"),
+                  std::string(chakra::stall_class_name(e.cls)), std::to_string(t.start_time_micros(e.node))});
       ImGui::TableNextColumn();
       const std::string name(t.name(e.node));
       if (selectable_row(name.empty() ? "(unnamed)" : name, 100000 + row++)) {
@@ -400,25 +417,28 @@ void AnalysisView::draw_critical_path(int source, const std::vector<std::string>
   const CriticalPathData& d = critical_path_of(source);
   const chakra::CrossRankPath& p = d.path;
   if (p.steps.empty()) {
-    ImGui::TextWrapped(source > 0 ? "This run recorded no spans." : "No node of these traces has a recorded time: the critical path "
-                                                                    "needs measured start times, or a simulation run as the source.");
+    ImGui::TextWrapped(source > 0 ? "This run recorded no spans."
+                                  : "No node of these traces has a recorded time: the critical path "
+                                    "needs measured start times, or a simulation run as the source.");
     return;
   }
   auto t = [&](uint64_t v) { return format_duration(static_cast<double>(v), unit); };
   ImGui::Text("Step %s (first start to last end over all ranks): %zu steps on the critical path%s", t(p.step()).c_str(),
               p.steps.size(), p.complete ? "" : " (the walk stopped early: inconsistent times)");
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("What the step's end waited for, back to its start: a dependency, the previous op of its stream or thread, "
-                     "a collective's last rank, the GPU work a host call waited for. Click a step to find it on the timeline.");
+  ImGui::TextWrapped(
+      "What the step's end waited for, back to its start: a dependency, the previous op of its stream or thread, "
+      "a collective's last rank, the GPU work a host call waited for. Click a step to find it on the timeline.");
   ImGui::PopStyleColor();
 
   // Time on the path per rank, by kind.
-  static const chakra::PathKind kinds[] = {chakra::PathKind::Compute, chakra::PathKind::Communication, chakra::PathKind::Memory,
-                                           chakra::PathKind::Cpu, chakra::PathKind::Waiting};
+  static const chakra::PathKind kinds[] = {chakra::PathKind::Compute, chakra::PathKind::Communication,
+                                           chakra::PathKind::Memory, chakra::PathKind::Cpu, chakra::PathKind::Waiting};
   auto colour = [](chakra::PathKind k) {
     switch (k) {
       case chakra::PathKind::Compute: return activity_colour(static_cast<int>(chakra::TimelineActivity::Kernel));
-      case chakra::PathKind::Communication: return activity_colour(static_cast<int>(chakra::TimelineActivity::Communication));
+      case chakra::PathKind::Communication:
+        return activity_colour(static_cast<int>(chakra::TimelineActivity::Communication));
       case chakra::PathKind::Memory: return activity_colour(static_cast<int>(chakra::TimelineActivity::Copy));
       case chakra::PathKind::Cpu: return activity_colour(static_cast<int>(chakra::TimelineActivity::CpuOp));
       case chakra::PathKind::Waiting: break;
@@ -432,7 +452,8 @@ void AnalysisView::draw_critical_path(int source, const std::vector<std::string>
   chart.format = [unit](double v) { return format_duration(v, unit); };
   std::vector<double> per_rank(labels.size() * std::size(kinds), 0.0);
   for (const auto& s : p.steps)
-    if (s.rank < labels.size()) per_rank[s.rank * std::size(kinds) + static_cast<size_t>(s.kind)] += static_cast<double>(s.duration);
+    if (s.rank < labels.size())
+      per_rank[s.rank * std::size(kinds) + static_cast<size_t>(s.kind)] += static_cast<double>(s.duration);
   chart.categories = labels;
   chart.values = per_rank;
   draw_column_chart("critical_path", chart, 110, app.platform, app.take_save_request(chart.title));
@@ -453,7 +474,8 @@ void AnalysisView::draw_critical_path(int source, const std::vector<std::string>
   if (name_part[0]) {
     const uint64_t step = chakra::path_step_if_faster(p, d.times, name_part, speedup);
     ImGui::SameLine();
-    ImGui::Text("step %s -> %s (%s shorter) along this path", t(p.step()).c_str(), t(step).c_str(), share_text(p.step() - step, p.step()).c_str());
+    ImGui::Text("step %s -> %s (%s shorter) along this path", t(p.step()).c_str(), t(step).c_str(),
+                share_text(p.step() - step, p.step()).c_str());
     if (SimRun* run = source > 0 ? app.runs.by_id(source) : nullptr) {
       ImGui::SameLine();
       if (ImGui::Button("Simulate it")) {
@@ -478,7 +500,8 @@ void AnalysisView::draw_critical_path(int source, const std::vector<std::string>
     order.resize(p.steps.size());
     for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
     if (!time_order)
-      std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return p.steps[x].duration > p.steps[y].duration; });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](uint32_t x, uint32_t y) { return p.steps[x].duration > p.steps[y].duration; });
     path_order_for_ = &p;
     path_time_order_ = time_order;
   }
@@ -486,7 +509,8 @@ void AnalysisView::draw_critical_path(int source, const std::vector<std::string>
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX;
   if (ImGui::BeginTable("path_steps", 7, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) {
     ImGui::TableSetupScrollFreeze(0, 1);
-    for (const char* h : {source > 0 ? "NPU" : "rank", "start", "duration", "share", "kind", "reached by", "name"}) ImGui::TableSetupColumn(h);
+    for (const char* h : {source > 0 ? "NPU" : "rank", "start", "duration", "share", "kind", "reached by", "name"})
+      ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     ImGuiListClipper clipper;
     clipper.Begin(static_cast<int>(p.steps.size()));
@@ -539,11 +563,13 @@ void AnalysisView::draw_collectives(SimRun* run) {
   if (!cached) {  // made once per source: a run's takes a pass over its spans per NPU
     std::vector<std::vector<uint64_t>> micros;
     if (run)
-      for (uint32_t npu = 0; npu < traces.size(); ++npu) micros.push_back(chakra::simulated_micros(*traces[npu], run->result.spans, npu));
+      for (uint32_t npu = 0; npu < traces.size(); ++npu)
+        micros.push_back(chakra::simulated_micros(*traces[npu], run->result.spans, npu));
     cached = chakra::collective_buckets(traces, micros);
   }
   const std::string title = "Bus bandwidth by collective and size";
-  draw_collective_buckets(*cached, static_cast<uint32_t>(traces.size()), run != nullptr, title, app.platform, app.take_save_request(title));
+  draw_collective_buckets(*cached, static_cast<uint32_t>(traces.size()), run != nullptr, title, app.platform,
+                          app.take_save_request(title));
 }
 
 // ---- two sources compared ----------------------------------------------------------------------
@@ -567,25 +593,29 @@ void AnalysisView::draw_comparison(int source, const std::vector<std::string>& l
   const char* unit_a = "us";
   const char* unit_b = "us";
   const std::vector<const chakra::GpuAnalysis*> a = analyses_of(source, &unit_a);
-  const std::vector<const chakra::GpuAnalysis*> b = compare_ >= 0 && compare_ != source
-                                                        ? analyses_of(compare_, &unit_b)
-                                                        : std::vector<const chakra::GpuAnalysis*>{};
+  const std::vector<const chakra::GpuAnalysis*> b =
+      compare_ >= 0 && compare_ != source ? analyses_of(compare_, &unit_b) : std::vector<const chakra::GpuAnalysis*>{};
   if (b.empty()) {
-    ImGui::TextWrapped("Pick a second source: the measured times or a simulation run (run one in the Simulation view). "
-                       "Comparing a run with the measured times shows what the model changed, kernel by kernel.");
+    ImGui::TextWrapped(
+        "Pick a second source: the measured times or a simulation run (run one in the Simulation view). "
+        "Comparing a run with the measured times shows what the model changed, kernel by kernel.");
     return;
   }
   // A common unit: ns when either side is a run.
   const bool ns = std::string(unit_a) == "ns" || std::string(unit_b) == "ns";
-  const uint64_t scale_a = ns && std::string(unit_a) == "us" ? 1000 : 1, scale_b = ns && std::string(unit_b) == "us" ? 1000 : 1;
+  const uint64_t scale_a = ns && std::string(unit_a) == "us" ? 1000 : 1,
+                 scale_b = ns && std::string(unit_b) == "us" ? 1000 : 1;
   const char* unit = ns ? "ns" : "us";
   const size_t n = std::min(a.size(), b.size());
   if (comparison_.a != source || comparison_.b != compare_ || comparison_.diffs.size() != n) {
     comparison_ = {source, compare_, {}};
-    for (size_t i = 0; i < n; ++i) comparison_.diffs.push_back(chakra::diff_gpu_analyses(*a[i], scale_a, *b[i], scale_b));
+    for (size_t i = 0; i < n; ++i)
+      comparison_.diffs.push_back(chakra::diff_gpu_analyses(*a[i], scale_a, *b[i], scale_b));
   }
   const auto& diffs = comparison_.diffs;
-  auto t = [&](int64_t v) { return (v > 0 ? "+" : v < 0 ? "-" : "") + format_duration(static_cast<double>(v < 0 ? -v : v), unit); };
+  auto t = [&](int64_t v) {
+    return (v > 0 ? "+" : v < 0 ? "-" : "") + format_duration(static_cast<double>(v < 0 ? -v : v), unit);
+  };
   ColumnChart chart;
   chart.title = "GPU span change per rank (B - A)";
   chart.category_name = "rank";
@@ -597,19 +627,22 @@ void AnalysisView::draw_comparison(int source, const std::vector<std::string>& l
   }
   draw_column_chart("compare", chart, 90, app.platform, app.take_save_request(chart.title));
   const size_t i = std::min<size_t>(std::find_if(app.workspace.ranks().begin(), app.workspace.ranks().end(),
-                                                 [&](const auto& r) { return r->rank == app.rank; }) - app.workspace.ranks().begin(),
+                                                 [&](const auto& r) { return r->rank == app.rank; }) -
+                                        app.workspace.ranks().begin(),
                                     n - 1);
   const chakra::TraceDiff& d = diffs[i];
   auto delta = [&](uint64_t x, uint64_t y) { return t(static_cast<int64_t>(y) - static_cast<int64_t>(x)); };
   ImGui::Text("Rank %s: GPU span %s -> %s (%s); idle %s; compute %s; non-compute %s. %zu of %zu kernel names differ.",
-              labels[i].c_str(), format_duration(double(d.step_a), unit).c_str(), format_duration(double(d.step_b), unit).c_str(),
-              delta(d.step_a, d.step_b).c_str(), delta(d.gpu_a.idle, d.gpu_b.idle).c_str(), delta(d.gpu_a.compute, d.gpu_b.compute).c_str(),
+              labels[i].c_str(), format_duration(double(d.step_a), unit).c_str(),
+              format_duration(double(d.step_b), unit).c_str(), delta(d.step_a, d.step_b).c_str(),
+              delta(d.gpu_a.idle, d.gpu_b.idle).c_str(), delta(d.gpu_a.compute, d.gpu_b.compute).c_str(),
               delta(d.gpu_a.non_compute, d.gpu_b.non_compute).c_str(), d.changed(), d.names.size());
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX;
   if (ImGui::BeginTable("compare_names", 7, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) {
     ImGui::TableSetupScrollFreeze(0, 1);
-    for (const char* h : {"count A", "count B", "total A", "total B", "change", "change %", "name"}) ImGui::TableSetupColumn(h);
+    for (const char* h : {"count A", "count B", "total A", "total B", "change", "change %", "name"})
+      ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     ImGuiListClipper clipper;
     clipper.Begin(static_cast<int>(d.names.size()));
@@ -629,9 +662,12 @@ void AnalysisView::draw_comparison(int source, const std::vector<std::string>& l
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(t(e.delta()).c_str());
         ImGui::TableNextColumn();
-        if (e.added()) ImGui::TextUnformatted("new");
-        else if (e.removed()) ImGui::TextUnformatted("gone");
-        else ImGui::Text("%+.1f%%", e.delta_percent());
+        if (e.added())
+          ImGui::TextUnformatted("new");
+        else if (e.removed())
+          ImGui::TextUnformatted("gone");
+        else
+          ImGui::Text("%+.1f%%", e.delta_percent());
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(e.name.c_str());
       }
@@ -641,27 +677,30 @@ void AnalysisView::draw_comparison(int source, const std::vector<std::string>& l
 
 void AnalysisView::add_commands(std::vector<Command>& out) {
   out.push_back({"analysis tab breakdown|path|collectives|compare", [this](std::string_view w) {
-    using Tab = AnalysisTab;
-    if (w != "breakdown" && w != "path" && w != "collectives" && w != "compare") return false;
-    tab_ = w == "breakdown" ? Tab::Breakdown : w == "path" ? Tab::CriticalPath : w == "collectives" ? Tab::Collectives : Tab::Compare;
-    tab_requested_ = true;
-    app.show_view(name());
-    return true;
-  }});
+                   using Tab = AnalysisTab;
+                   if (w != "breakdown" && w != "path" && w != "collectives" && w != "compare") return false;
+                   tab_ = w == "breakdown"     ? Tab::Breakdown
+                          : w == "path"        ? Tab::CriticalPath
+                          : w == "collectives" ? Tab::Collectives
+                                               : Tab::Compare;
+                   tab_requested_ = true;
+                   app.show_view(name());
+                   return true;
+                 }});
   out.push_back({"analysis RUN", [this](std::string_view w) {  // the Analysis view of run RUN (0: the measured times)
-    const std::optional<int> n = command_run_id(w);
-    if (!n || (*n != 0 && !app.runs.by_id(*n))) return false;
-    source_ = *n;
-    app.show_view(name());
-    return true;
-  }});
+                   const std::optional<int> n = command_run_id(w);
+                   if (!n || (*n != 0 && !app.runs.by_id(*n))) return false;
+                   source_ = *n;
+                   app.show_view(name());
+                   return true;
+                 }});
   out.push_back({"compare RUN", [this](std::string_view w) {  // the second source: a run, 0 the measured times, "none"
-    if (w == "none") return compare_ = -1, true;
-    const std::optional<int> n = command_run_id(w);
-    if (!n || (*n != 0 && !app.runs.by_id(*n))) return false;
-    compare_ = *n;
-    return true;
-  }});
+                   if (w == "none") return compare_ = -1, true;
+                   const std::optional<int> n = command_run_id(w);
+                   if (!n || (*n != 0 && !app.runs.by_id(*n))) return false;
+                   compare_ = *n;
+                   return true;
+                 }});
   out.push_back({"export analysis json|csv", [this](std::string_view w) { return export_analysis(w); }});
 }
 
@@ -677,9 +716,12 @@ bool AnalysisView::export_analysis(std::string_view format) {
     const chakra::RankTrace& r = *app.workspace.ranks()[i];
     ranks.push_back({r.rank, r.source, &r.trace, &a.ranks[i], &a.stalls[i]});
   }
-  if (format == "json") app.platform.download("analysis.json", chakra::analysis_json(ranks, {}));
-  else app.platform.download("breakdown.csv", chakra::breakdown_csv(ranks));
-  app.note(std::string("exported ") + (format == "json" ? "analysis.json (as chakra analyze --json)" : "breakdown.csv (as chakra analyze --csv)"));
+  if (format == "json")
+    app.platform.download("analysis.json", chakra::analysis_json(ranks, {}));
+  else
+    app.platform.download("breakdown.csv", chakra::breakdown_csv(ranks));
+  app.note(std::string("exported ") +
+           (format == "json" ? "analysis.json (as chakra analyze --json)" : "breakdown.csv (as chakra analyze --csv)"));
   return true;
 }
 

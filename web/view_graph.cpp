@@ -39,7 +39,8 @@ class GraphView final : public View {
   }
   std::function<void()> read_state(const chakra::ShareState& s) override {
     const int collapse = static_cast<int>(chakra::share_int(s, "g.collapse", 0, 1000000, 8));
-    const bool ctrl = s.count("g.ctrl") && s.at("g.ctrl") == "1", critical = s.count("g.critical") && s.at("g.critical") == "1";
+    const bool ctrl = s.count("g.ctrl") && s.at("g.ctrl") == "1",
+               critical = s.count("g.critical") && s.at("g.critical") == "1";
     return [=, this] {
       collapse_chains_ = collapse;
       ctrl_edges_ = ctrl;
@@ -64,9 +65,9 @@ class GraphView final : public View {
   bool show_critical_ = false;
   float zoom_ = 1, x_ = 0, y_ = 0;
   bool fit_ = true;
-  std::optional<uint32_t> shown_;  // the selection last brought into view
+  std::optional<uint32_t> shown_;       // the selection last brought into view
   std::map<uint32_t, GraphData> data_;  // per rank
-  std::vector<uint8_t> highlight_;  // per node of the rank: 1 ancestor, 2 descendant
+  std::vector<uint8_t> highlight_;      // per node of the rank: 1 ancestor, 2 descendant
   std::optional<uint32_t> highlight_for_;
   const chakra::RankTrace* highlight_rank_ = nullptr;
 };
@@ -197,7 +198,8 @@ void GraphView::draw_canvas(GraphData& c) {
     x_ = (x_ + m.x) * zoom_ / old - m.x;  // keep the point under the cursor
     y_ = (y_ + m.y) * zoom_ / old - m.y;
   }
-  if (ImGui::IsItemActive() && (ImGui::IsMouseDragging(ImGuiMouseButton_Left) || ImGui::IsMouseDragging(ImGuiMouseButton_Right))) {
+  if (ImGui::IsItemActive() &&
+      (ImGui::IsMouseDragging(ImGuiMouseButton_Left) || ImGui::IsMouseDragging(ImGuiMouseButton_Right))) {
     x_ -= io.MouseDelta.x;
     y_ -= io.MouseDelta.y;
   }
@@ -219,8 +221,7 @@ void GraphView::draw_canvas(GraphData& c) {
   auto box_highlight = [&](uint32_t b) -> uint8_t { return highlight_.empty() ? 0 : highlight_[L.boxes[b].first]; };
   // What the window shows, from the layout's index: the cost follows the boxes on screen.
   std::vector<uint32_t> boxes_shown;
-  c.layout_index.boxes_in(L, x_ / zoom_, (x_ + size.x) / zoom_, y_ / zoom_,
-                           (y_ + size.y) / zoom_, boxes_shown);
+  c.layout_index.boxes_in(L, x_ / zoom_, (x_ + size.x) / zoom_, y_ / zoom_, (y_ + size.y) / zoom_, boxes_shown);
   // Edges with an end on screen: only when they can be seen (zoomed in, or touching the
   // selection), and bounded. Each is drawn from its `from` box, or from its `to` box when `from`
   // is off screen.
@@ -236,11 +237,11 @@ void GraphView::draw_canvas(GraphData& c) {
                      (app.selected && (L.box_of[*app.selected] == e.from || L.box_of[*app.selected] == e.to));
       const bool path_edge = !on_path.empty() && on_path[e.from] && on_path[e.to];
       if (zoom_ < 0.15f && !related && !path_edge) continue;
-      ImU32 colour = related     ? IM_COL32(240, 220, 120, 220)
-                     : path_edge ? IM_COL32(255, 80, 80, 230)
+      ImU32 colour = related            ? IM_COL32(240, 220, 120, 220)
+                     : path_edge        ? IM_COL32(255, 80, 80, 230)
                      : !on_path.empty() ? IM_COL32(150, 160, 180, 40)  // the path shown: the rest recedes
-                     : e.ctrl    ? IM_COL32(120, 120, 140, 90)
-                                 : IM_COL32(150, 160, 180, 140);
+                     : e.ctrl           ? IM_COL32(120, 120, 140, 90)
+                                        : IM_COL32(150, 160, 180, 140);
       dl->AddLine(to_screen(a.x + a.w, a.y + a.h / 2), to_screen(b.x, b.y + b.h / 2), colour);
       ++drawn;
     }
@@ -282,7 +283,8 @@ void GraphView::draw_critical_path_list(const chakra::Trace& t, const chakra::Cr
   std::stable_sort(order.begin(), order.end(),
                    [&](uint32_t a, uint32_t b) { return t.duration_micros(a) > t.duration_micros(b); });
   const double total = std::max<double>(1.0, static_cast<double>(path.duration_micros));
-  if (!ImGui::BeginTable("critical", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchProp))
+  if (!ImGui::BeginTable("critical", 3,
+                         ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchProp))
     return;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("node", ImGuiTableColumnFlags_WidthStretch);

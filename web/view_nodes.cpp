@@ -77,7 +77,8 @@ void NodesView::draw() {
       }
     };
     if (column == 1)
-      std::stable_sort(rows_.nodes.begin(), rows_.nodes.end(), [&](uint32_t a, uint32_t b) { return t.name(a) < t.name(b); });
+      std::stable_sort(rows_.nodes.begin(), rows_.nodes.end(),
+                       [&](uint32_t a, uint32_t b) { return t.name(a) < t.name(b); });
     else
       std::stable_sort(rows_.nodes.begin(), rows_.nodes.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
     if (!ascending) std::reverse(rows_.nodes.begin(), rows_.nodes.end());
@@ -117,9 +118,9 @@ void NodesView::draw() {
   if (app.selected && *app.selected < t.size() && io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed('C', false)) {
     const uint32_t n = *app.selected;
     const std::string row = std::to_string(t.id(n)) + "\t" + std::string(t.name(n)) + "\t" +
-                            std::string(chakra::node_type_name(t.type(n))) + "\t" + std::to_string(t.start_time_micros(n)) +
-                            "\t" + std::to_string(t.duration_micros(n)) + "\t" +
-                            std::to_string(t.data_deps(n).size() + t.ctrl_deps(n).size());
+                            std::string(chakra::node_type_name(t.type(n))) + "\t" +
+                            std::to_string(t.start_time_micros(n)) + "\t" + std::to_string(t.duration_micros(n)) +
+                            "\t" + std::to_string(t.data_deps(n).size() + t.ctrl_deps(n).size());
     ImGui::SetClipboardText(row.c_str());
   }
 }

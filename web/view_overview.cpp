@@ -83,29 +83,38 @@ void OverviewView::draw() {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(chakra::format_bytes(bytes).c_str());
         ImGui::TableNextColumn();
-        ImGui::Text("%llu", static_cast<unsigned long long>(m.by_type[static_cast<int>(chakra::NodeType::Comp)].duration_micros));
+        ImGui::Text("%llu", static_cast<unsigned long long>(
+                                m.by_type[static_cast<int>(chakra::NodeType::Comp)].duration_micros));
       }
       ImGui::TableNextColumn();
       const uint64_t warnings = r->report.warnings + r->warnings.size();  // validation's and loading's
-      if (!r->checked) ImGui::TextDisabled("checking");
-      else if (r->report.errors) ImGui::TextColored(kErrorColour, "%llu errors", static_cast<unsigned long long>(r->report.errors));
-      else if (warnings) ImGui::TextColored(kWarningColour, "%llu warnings", static_cast<unsigned long long>(warnings));
-      else ImGui::TextColored(ImVec4(0.4f, 1, 0.5f, 1), "ok");
+      if (!r->checked)
+        ImGui::TextDisabled("checking");
+      else if (r->report.errors)
+        ImGui::TextColored(kErrorColour, "%llu errors", static_cast<unsigned long long>(r->report.errors));
+      else if (warnings)
+        ImGui::TextColored(kWarningColour, "%llu warnings", static_cast<unsigned long long>(warnings));
+      else
+        ImGui::TextColored(ImVec4(0.4f, 1, 0.5f, 1), "ok");
     }
     ImGui::EndTable();
   }
   // Sharing: every rank with names and strings replaced by keyed tokens (chakra anonymize).
   if (ImGui::Button("Export anonymized copy")) export_anonymized(key_);
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::CalcTextSize("key (empty: random, kept nowhere)").x + 2 * ImGui::GetStyle().FramePadding.x);
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("key (empty: random, kept nowhere)").x +
+                          2 * ImGui::GetStyle().FramePadding.x);
   ImGui::InputTextWithHint("##anonymize_key", "key (empty: random, kept nowhere)", &key_, ImGuiInputTextFlags_Password);
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("The same key gives the same tokens on every rank and in every export, so two exports can be\n"
-                      "compared; names, op schemas, strings and paths are replaced, times, sizes and groups kept.");
+    ImGui::SetTooltip(
+        "The same key gives the same tokens on every rank and in every export, so two exports can be\n"
+        "compared; names, op schemas, strings and paths are replaced, times, sizes and groups kept.");
   const chakra::RankTrace* r = app.current_rank();
   if (!r) return;
-  if (app.platform.show_timings()) ImGui::Text("rank %u: %s, decoded in %.1f ms", r->rank, r->source.c_str(), r->load_ms);
-  else ImGui::Text("rank %u: %s", r->rank, r->source.c_str());
+  if (app.platform.show_timings())
+    ImGui::Text("rank %u: %s, decoded in %.1f ms", r->rank, r->source.c_str(), r->load_ms);
+  else
+    ImGui::Text("rank %u: %s", r->rank, r->source.c_str());
   for (const auto& [type, c] : r->summary.collectives) {
     std::string name(chakra::comm_type_name(type));
     ImGui::BulletText("%s: %llu, %s", name.empty() ? "(unknown comm_type)" : name.c_str(),
@@ -119,7 +128,8 @@ void OverviewView::draw() {
     ColumnChart chart;
     chart.title = "Communication sizes, rank " + std::to_string(r->rank);
     chart.category_name = "size from";
-    chart.series = {{"collectives, sends and receives", span_kind_colour(static_cast<int>(chakra::sim::SpanKind::Collective))}};
+    chart.series = {
+        {"collectives, sends and receives", span_kind_colour(static_cast<int>(chakra::sim::SpanKind::Collective))}};
     chart.format = [](double v) { return chakra::format_number(std::round(v)); };
     chart.min_tick_step = 1;
     for (auto k = first; k != last; ++k) {
@@ -138,8 +148,7 @@ void OverviewView::draw() {
     ImGui::PopStyleColor();
   }
   for (const chakra::Finding& f : r->report.findings) {
-    ImGui::TextColored(f.severity == chakra::Severity::Error ? kErrorColour : kWarningColour, "%s",
-                       f.code.c_str());
+    ImGui::TextColored(f.severity == chakra::Severity::Error ? kErrorColour : kWarningColour, "%s", f.code.c_str());
     ImGui::SameLine();
     ImGui::TextWrapped("%s", f.message.c_str());
   }
@@ -156,9 +165,10 @@ bool OverviewView::export_anonymized(const std::string& key) {
   try {
     chakra::AnonymizeReport report;
     app.platform.download("anonymized.zip", chakra::anonymized_archive(app.workspace, options, report));
-    app.note("exported anonymized.zip: " + std::to_string(app.workspace.ranks().size()) + " ranks, " + std::to_string(report.names) +
-         " names and " + std::to_string(report.io_literals + report.metadata_strings) + " other strings replaced" +
-         (key.empty() ? " (random key)" : ""));
+    app.note("exported anonymized.zip: " + std::to_string(app.workspace.ranks().size()) + " ranks, " +
+             std::to_string(report.names) + " names and " +
+             std::to_string(report.io_literals + report.metadata_strings) + " other strings replaced" +
+             (key.empty() ? " (random key)" : ""));
     return true;
   } catch (const chakra::Error& e) {
     app.note(std::string("error: ") + e.what());

@@ -57,14 +57,17 @@ class SimulationView final : public View {
 void SimulationView::draw_slowdowns() {
   const uint32_t npus = static_cast<uint32_t>(app.runs.settings.network.total_npus());
   if (!app.runs.settings.slowdown.empty()) ImGui::SetNextItemOpen(true, ImGuiCond_Once);  // a link or command set some
-  const bool open = ImGui::CollapsingHeader(app.runs.settings.slowdown.empty() ? "Slowdowns (stragglers, slower links)###slowdowns"
-                                                                  : "Slowdowns: on###slowdowns");
+  const bool open =
+      ImGui::CollapsingHeader(app.runs.settings.slowdown.empty() ? "Slowdowns (stragglers, slower links)###slowdowns"
+                                                                 : "Slowdowns: on###slowdowns");
   if (!open) return;
   ImGui::TextDisabled("npu=3:compute=1.5; npu=0-7:comm=2; npu=5:delay=20us; dim=1:bandwidth=0.5");
   std::string text = app.runs.settings.slowdown;
   ImGui::SetNextItemWidth(-1);
-  if (ImGui::InputTextWithHint("##slowdown", "none: every NPU and link at full speed", &text)) app.runs.set_slowdown(text);
-  if (!app.runs.slowdown_error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s", app.runs.slowdown_error.c_str());
+  if (ImGui::InputTextWithHint("##slowdown", "none: every NPU and link at full speed", &text))
+    app.runs.set_slowdown(text);
+  if (!app.runs.slowdown_error.empty())
+    ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s", app.runs.slowdown_error.c_str());
   sim::Slowdowns s;
   try {
     s = sim::parse_slowdowns(app.runs.settings.slowdown, "slowdowns");
@@ -73,7 +76,8 @@ void SimulationView::draw_slowdowns() {
   }
   bool changed = false;
   const float em = ImGui::GetFontSize();
-  if (ImGui::BeginTable("npu_slowdowns", 4, ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV,
+  if (ImGui::BeginTable("npu_slowdowns", 4,
+                        ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV,
                         ImVec2(std::min(ImGui::GetContentRegionAvail().x, 36 * em),
                                std::min(8.0f, static_cast<float>(npus) + 1.5f) * ImGui::GetFrameHeightWithSpacing()))) {
     ImGui::TableSetupScrollFreeze(0, 1);
@@ -92,7 +96,8 @@ void SimulationView::draw_slowdowns() {
         auto factor = [&](const char* id, std::vector<double>& list, double rest, double value) {
           ImGui::TableNextColumn();
           ImGui::SetNextItemWidth(-1);
-          if (ImGui::InputDouble(id, &value, 0, 0, "%.4g", ImGuiInputTextFlags_EnterReturnsTrue) && value > 0 && value <= 1e6) {
+          if (ImGui::InputDouble(id, &value, 0, 0, "%.4g", ImGuiInputTextFlags_EnterReturnsTrue) && value > 0 &&
+              value <= 1e6) {
             if (list.size() <= u) list.resize(u + 1, rest);
             list[u] = value;
             changed = true;
@@ -103,7 +108,8 @@ void SimulationView::draw_slowdowns() {
         ImGui::TableNextColumn();
         double us = static_cast<double>(s.delay_of(u)) / 1000;
         ImGui::SetNextItemWidth(-1);
-        if (ImGui::InputDouble("##delay", &us, 0, 0, "%.6g", ImGuiInputTextFlags_EnterReturnsTrue) && us >= 0 && us < 1e12) {
+        if (ImGui::InputDouble("##delay", &us, 0, 0, "%.6g", ImGuiInputTextFlags_EnterReturnsTrue) && us >= 0 &&
+            us < 1e12) {
           if (s.delay.size() <= u) s.delay.resize(u + 1, s.delay_rest);
           s.delay[u] = static_cast<uint64_t>(std::llround(us * 1000));
           changed = true;
@@ -115,7 +121,9 @@ void SimulationView::draw_slowdowns() {
   for (uint32_t d = 0; d < app.runs.settings.network.npus.size(); ++d) {
     double k = s.bandwidth_of(d);
     ImGui::SetNextItemWidth(120);
-    if (ImGui::InputDouble(("bandwidth x, dim " + std::to_string(d)).c_str(), &k, 0, 0, "%.4g", ImGuiInputTextFlags_EnterReturnsTrue) && k > 0 && k <= 1e6) {
+    if (ImGui::InputDouble(("bandwidth x, dim " + std::to_string(d)).c_str(), &k, 0, 0, "%.4g",
+                           ImGuiInputTextFlags_EnterReturnsTrue) &&
+        k > 0 && k <= 1e6) {
       if (s.bandwidth.size() <= d) s.bandwidth.resize(d + 1, s.bandwidth_rest);
       s.bandwidth[d] = k;
       changed = true;
@@ -141,7 +149,8 @@ void SimulationView::draw_run_charts(const SimRun& a, const SimRun* b) {
   for (size_t i = 0; i < npus.size(); ++i) {
     const chakra::NpuTimeSplit t = chakra::time_split(npus[i]);
     split.categories.push_back(std::to_string(i));
-    for (sim::Tick v : {t.compute_only, t.overlapped, t.comm_only, t.idle}) split.values.push_back(static_cast<double>(v));
+    for (sim::Tick v : {t.compute_only, t.overlapped, t.comm_only, t.idle})
+      split.values.push_back(static_cast<double>(v));
   }
   draw_column_chart("split", split, 130, app.platform, app.take_save_request(split.title));
   if (b && b->result.npus.size() == npus.size()) {
@@ -176,7 +185,8 @@ void SimulationView::draw_run_charts(const SimRun& a, const SimRun* b) {
     const double width = static_cast<double>(last - first) / kBuckets;
     for (int k = 0; k < kBuckets; ++k) spread.categories.push_back(ns(static_cast<double>(first) + k * width));
     for (const sim::NpuResult& n : npus)
-      if (n.finished) spread.values[std::min(kBuckets - 1, static_cast<int>(static_cast<double>(n.finish - first) / width))] += 1;
+      if (n.finished)
+        spread.values[std::min(kBuckets - 1, static_cast<int>(static_cast<double>(n.finish - first) / width))] += 1;
     draw_column_chart("spread", spread, 80, app.platform, app.take_save_request(spread.title));
   }
 }
@@ -206,7 +216,8 @@ void SimulationView::draw_network_settings() {
   ImGui::SetNextItemWidth(260);
   if (ImGui::BeginCombo("preset", app.runs.settings.preset.c_str())) {
     for (const chakra::ClusterPreset& p : chakra::cluster_presets())
-      if (ImGui::Selectable((p.name + " - " + p.title).c_str(), p.name == app.runs.settings.preset)) app.runs.use_preset(p.name);
+      if (ImGui::Selectable((p.name + " - " + p.title).c_str(), p.name == app.runs.settings.preset))
+        app.runs.use_preset(p.name);
     ImGui::EndCombo();
   }
   for (const chakra::ClusterPreset& p : chakra::cluster_presets())
@@ -224,11 +235,13 @@ void SimulationView::draw_network_settings() {
     }
     ImGui::SameLine();
     ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "network: %llu NPUs, loaded: %llu ranks",
-                       static_cast<unsigned long long>(app.runs.settings.network.total_npus()), static_cast<unsigned long long>(ranks));
+                       static_cast<unsigned long long>(app.runs.settings.network.total_npus()),
+                       static_cast<unsigned long long>(ranks));
   }
   astra::NetworkConfig& net = app.runs.settings.network;
   if (ImGui::BeginTable("dims", 6, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
-    for (const char* h : {"dim", "topology", "NPUs", "bandwidth (GB/s)", "latency (ns)", ""}) ImGui::TableSetupColumn(h);
+    for (const char* h : {"dim", "topology", "NPUs", "bandwidth (GB/s)", "latency (ns)", ""})
+      ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     for (size_t d = 0; d < net.topology.size(); ++d) {
       ImGui::PushID(static_cast<int>(d));
@@ -290,11 +303,13 @@ void SimulationView::draw_system_settings() {
   }
   int splits = static_cast<int>(sys.preferred_dataset_splits);
   ImGui::SetNextItemWidth(120);
-  if (ImGui::InputInt("chunks per collective", &splits)) sys.preferred_dataset_splits = static_cast<uint32_t>(std::clamp(splits, 1, 1 << 16));
+  if (ImGui::InputInt("chunks per collective", &splits))
+    sys.preferred_dataset_splits = static_cast<uint32_t>(std::clamp(splits, 1, 1 << 16));
   ImGui::SameLine(360);
   int active = static_cast<int>(sys.active_chunks_per_dimension);
   ImGui::SetNextItemWidth(120);
-  if (ImGui::InputInt("active chunks per dim", &active)) sys.active_chunks_per_dimension = static_cast<uint32_t>(std::clamp(active, 1, 1 << 16));
+  if (ImGui::InputInt("active chunks per dim", &active))
+    sys.active_chunks_per_dimension = static_cast<uint32_t>(std::clamp(active, 1, 1 << 16));
   int sched = static_cast<int>(sys.scheduling);
   const char* kSched[] = {"LIFO", "FIFO"};
   ImGui::SetNextItemWidth(120);
@@ -307,8 +322,9 @@ void SimulationView::draw_system_settings() {
   ImGui::SameLine(360);
   ImGui::Checkbox("host stalls as waits", &app.runs.settings.stalls_wait);
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Replayed PyTorch traces: host ops far longer than their kind takes that ended just after GPU work\n"
-                      "wait for that work instead of spending their measured time (chakra simulate --stalls wait)");
+    ImGui::SetTooltip(
+        "Replayed PyTorch traces: host ops far longer than their kind takes that ended just after GPU work\n"
+        "wait for that work instead of spending their measured time (chakra simulate --stalls wait)");
   ImGui::TextUnformatted("Compute");
   ImGui::SetNextItemWidth(120);
   ImGui::InputDouble("peak TFLOP/s", &sys.peak_perf, 0, 0, "%.6g");
@@ -356,28 +372,32 @@ void SimulationView::draw_run_results() {
   };
   summary(a);
   if (b) summary(b);
-  if (b) ImGui::Text("run %d / run %d end time: %.4f", b->id, a->id,
-                     a->result.end() ? static_cast<double>(b->result.end()) / static_cast<double>(a->result.end()) : 0.0);
+  if (b)
+    ImGui::Text("run %d / run %d end time: %.4f", b->id, a->id,
+                a->result.end() ? static_cast<double>(b->result.end()) / static_cast<double>(a->result.end()) : 0.0);
   // Host stalls: which replay ran and what the other gives (as chakra simulate's summary).
   uint64_t stalled = 0;
   for (const sim::NpuResult& n : a->result.npus)
     for (uint64_t t : n.stalls) stalled += t;
   if (stalled) {
     const bool wait = a->result.stall_mode == sim::StallMode::Wait;
-    ImGui::TextWrapped("Host stalls (%s over all NPUs) replayed %s.%s", format_duration(static_cast<double>(stalled), "ns").c_str(),
-                       wait ? "as waits for the GPU work they ended after" : "as the CPU time they were measured as",
-                       a->result.other_stall_mode.ran
-                           ? (" The other way the end would be " + format_duration(double(a->result.other_stall_mode.end), "ns") + ".").c_str()
-                           : " No stall ended just after GPU work: the other way replays them the same.");
+    ImGui::TextWrapped(
+        "Host stalls (%s over all NPUs) replayed %s.%s", format_duration(static_cast<double>(stalled), "ns").c_str(),
+        wait ? "as waits for the GPU work they ended after" : "as the CPU time they were measured as",
+        a->result.other_stall_mode.ran
+            ? (" The other way the end would be " + format_duration(double(a->result.other_stall_mode.end), "ns") + ".")
+                  .c_str()
+            : " No stall ended just after GPU work: the other way replays them the same.");
   }
   if (ImGui::CollapsingHeader("Charts", ImGuiTreeNodeFlags_DefaultOpen)) draw_run_charts(*a, b);
   if (const sim::StartError& e = a->result.start_error; e.nodes > 0)  // as chakra simulate's summary
-    ImGui::Text("node starts vs measured (%llu nodes): median |error| %s, p90 %s", static_cast<unsigned long long>(e.nodes),
-                format_duration(static_cast<double>(e.median), "ns").c_str(),
+    ImGui::Text("node starts vs measured (%llu nodes): median |error| %s, p90 %s",
+                static_cast<unsigned long long>(e.nodes), format_duration(static_cast<double>(e.median), "ns").c_str(),
                 format_duration(static_cast<double>(e.p90), "ns").c_str());
   if (!a->result.measured_collectives.empty() &&
       ImGui::BeginTable("collective fit", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
-    for (const char* h : {"collective", "count", "median measured", "median simulated", "error"}) ImGui::TableSetupColumn(h);
+    for (const char* h : {"collective", "count", "median measured", "median simulated", "error"})
+      ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     for (const sim::CollectiveFit& c : a->result.measured_collectives) {
       ImGui::TableNextRow();
@@ -416,7 +436,8 @@ void SimulationView::draw_npu_table(const SimRun& a, const SimRun* b) {
     ImGui::TableSetupScrollFreeze(0, 1);
     for (const char* h : {"NPU", "finish", "compute", "comm", "exposed comm", "nodes"}) ImGui::TableSetupColumn(h);
     if (measured)
-      for (const char* h : {"measured step", "simulated step", "error", "measured exposed comm"}) ImGui::TableSetupColumn(h);
+      for (const char* h : {"measured step", "simulated step", "error", "measured exposed comm"})
+        ImGui::TableSetupColumn(h);
     if (b) {
       ImGui::TableSetupColumn(("finish, run " + std::to_string(b->id)).c_str());
       ImGui::TableSetupColumn(("exposed comm, run " + std::to_string(b->id)).c_str());
@@ -435,13 +456,17 @@ void SimulationView::draw_npu_table(const SimRun& a, const SimRun* b) {
         ImGui::TableNextColumn();
         ImGui::Text("%llu", static_cast<unsigned long long>(n.nodes));
         if (measured) {
-          if (n.measured_step) duration_cell(n.measured_step);
-          else ImGui::TableNextColumn();
+          if (n.measured_step)
+            duration_cell(n.measured_step);
+          else
+            ImGui::TableNextColumn();
           duration_cell(n.step());
           ImGui::TableNextColumn();
           if (n.measured_step) ImGui::Text("%+.1f%%", chakra::percent_off(n.step(), n.measured_step));
-          if (n.measured_step) duration_cell(n.measured_exposed_comm);
-          else ImGui::TableNextColumn();
+          if (n.measured_step)
+            duration_cell(n.measured_exposed_comm);
+          else
+            ImGui::TableNextColumn();
         }
         if (b) {
           const bool has = static_cast<size_t>(i) < b->result.npus.size();
@@ -453,7 +478,8 @@ void SimulationView::draw_npu_table(const SimRun& a, const SimRun* b) {
             ImGui::TableNextColumn();
           }
           ImGui::TableNextColumn();
-          if (has && n.finish) ImGui::Text("%.4f", static_cast<double>(b->result.npus[i].finish) / static_cast<double>(n.finish));
+          if (has && n.finish)
+            ImGui::Text("%.4f", static_cast<double>(b->result.npus[i].finish) / static_cast<double>(n.finish));
         }
       }
     ImGui::EndTable();

@@ -40,8 +40,8 @@ axes:
 
 // The figures a plot can show, in the table's units.
 // Indexes are share-link values: new metrics go last.
-const char* const kMetrics[] = {"step_ns", "exposed_communication_ns", "compute_ns", "peak_mem_bytes", "messages", "events",
-                                "non_compute_ns"};
+const char* const kMetrics[] = {
+    "step_ns", "exposed_communication_ns", "compute_ns", "peak_mem_bytes", "messages", "events", "non_compute_ns"};
 
 class SweepView final : public View {
  public:
@@ -62,13 +62,14 @@ class SweepView final : public View {
   void add_commands(std::vector<Command>& out) override {
     out.push_back({"sweep run", [this](std::string_view) { return app.sweeps.start(spec_text_); }});
     out.push_back({"sweep cancel", [this](std::string_view) { return app.sweeps.cancel(), true; }});
-    out.push_back({"sweep example", [this](std::string_view) { return spec_text_ = kExampleSpec, app.show_view(name()), true; }});
+    out.push_back(
+        {"sweep example", [this](std::string_view) { return spec_text_ = kExampleSpec, app.show_view(name()), true; }});
     out.push_back({"sweep spec YAML", [this](std::string_view w) { return spec_text_ = std::string(w), true; }});
   }
   void cleared() override { plot_ = Plot(); }  // the editor keeps what was typed
 
  private:
-  void draw_editor();  // the spec's editor and its buttons
+  void draw_editor();      // the spec's editor and its buttons
   std::string spec_text_;  // the editor's
   // The plot: x and split axes (indices into the sweep's axes; split -1: none), the metric
   // column, for the sweep `serial`.
@@ -97,8 +98,9 @@ void SweepView::draw_editor() {
   if (w.running) {
     if (ImGui::Button("Cancel")) w.cancel();
     ImGui::SameLine();
-    ImGui::ProgressBar(w.points.empty() ? 0.0f : static_cast<float>(w.rows.size()) / static_cast<float>(w.points.size()), ImVec2(-1, 0),
-                       (std::to_string(w.rows.size()) + " / " + std::to_string(w.points.size()) + " points").c_str());
+    ImGui::ProgressBar(
+        w.points.empty() ? 0.0f : static_cast<float>(w.rows.size()) / static_cast<float>(w.points.size()),
+        ImVec2(-1, 0), (std::to_string(w.rows.size()) + " / " + std::to_string(w.points.size()) + " points").c_str());
   } else {
     if (ImGui::Button("Run sweep")) w.start(spec_text_);
     ImGui::SameLine();
@@ -108,7 +110,8 @@ void SweepView::draw_editor() {
   }
   if (!w.error.empty()) ImGui::TextColored(kErrorColour, "%s", w.error.c_str());
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("Points run in the page's workers. Larger sweeps: chakra sweep (--shard, --slurm); drop its RESULTS.jsonl here.");
+  ImGui::TextWrapped(
+      "Points run in the page's workers. Larger sweeps: chakra sweep (--shard, --slurm); drop its RESULTS.jsonl here.");
   ImGui::PopStyleColor();
   ImGui::EndChild();
 }
@@ -122,7 +125,8 @@ void SweepView::draw() {
   ImGui::SameLine();
   ImGui::BeginChild("sweep_results", ImVec2(0, 0));
   if (w.rows.empty()) {
-    ImGui::TextWrapped(w.running ? "Running..." : "Run the spec on the left, or drop a table chakra sweep wrote (RESULTS.jsonl).");
+    ImGui::TextWrapped(w.running ? "Running..."
+                                 : "Run the spec on the left, or drop a table chakra sweep wrote (RESULTS.jsonl).");
     ImGui::EndChild();
     return;
   }
@@ -174,7 +178,12 @@ void SweepView::draw() {
   const std::string split = plot_.split < 0 ? "" : w.axes[static_cast<size_t>(plot_.split)];
   Drawn& d = drawn_;
   if (d.version != w.version || d.x != plot_.x || d.split != plot_.split || d.metric != plot_.metric) {
-    d = {w.version, plot_.x, plot_.split, plot_.metric, sweep::grid_of(w.rows, w.axes[static_cast<size_t>(plot_.x)], split, metric), sweep::point_order(w.rows)};
+    d = {w.version,
+         plot_.x,
+         plot_.split,
+         plot_.metric,
+         sweep::grid_of(w.rows, w.axes[static_cast<size_t>(plot_.x)], split, metric),
+         sweep::point_order(w.rows)};
   }
   const sweep::Grid& g = d.grid;
   GridChart chart;
@@ -187,10 +196,14 @@ void SweepView::draw() {
   const bool ns = metric.size() > 3 && metric.compare(metric.size() - 3, 3, "_ns") == 0;
   const bool bytes = metric.size() > 6 && metric.compare(metric.size() - 6, 6, "_bytes") == 0;
   chart.format = [ns, bytes](double v) {
-    return ns ? format_duration(v, "ns") : bytes ? chakra::format_bytes(static_cast<uint64_t>(std::max(0.0, v))) : chakra::format_number(std::round(v));
+    return ns      ? format_duration(v, "ns")
+           : bytes ? chakra::format_bytes(static_cast<uint64_t>(std::max(0.0, v)))
+                   : chakra::format_number(std::round(v));
   };
-  if (plot_.heat_map && plot_.split >= 0) draw_heat_map("sweep_heat", chart, app.platform, app.take_save_request(chart.title));
-  else draw_line_chart("sweep_lines", chart, 180, app.platform, app.take_save_request(chart.title));
+  if (plot_.heat_map && plot_.split >= 0)
+    draw_heat_map("sweep_heat", chart, app.platform, app.take_save_request(chart.title));
+  else
+    draw_line_chart("sweep_lines", chart, 180, app.platform, app.take_save_request(chart.title));
   // The table, in point order.
   std::vector<std::string> columns = {"point"};
   for (const std::string& a : w.axes) columns.push_back(a);
@@ -202,7 +215,8 @@ void SweepView::draw() {
   }
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX;
-  if (ImGui::BeginTable("sweep_rows", static_cast<int>(columns.size()), flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) {
+  if (ImGui::BeginTable("sweep_rows", static_cast<int>(columns.size()), flags,
+                        ImVec2(0, ImGui::GetContentRegionAvail().y))) {
     ImGui::TableSetupScrollFreeze(1, 1);
     for (const std::string& c : columns) ImGui::TableSetupColumn(c.c_str());
     ImGui::TableHeadersRow();

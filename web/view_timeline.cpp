@@ -27,7 +27,6 @@ constexpr float kAxisHeight = 22;
 // ASCII capitals for letters.
 bool key_down(char upper) { return ImGui::IsKeyDown(upper); }
 
-
 // What the Timeline view keeps between frames.
 struct TimelineState {
   double t0 = 0, t1 = 0;  // visible window; t1 <= t0 means "fit"
@@ -43,9 +42,9 @@ struct TimelineState {
     bool operator==(const FoundIn&) const = default;
   } found_in;
   int found_at = -1;
-  int scroll_to_track = -1;  // a track to bring into view in the next frame
-  ImVec2 row0;                // where row 0's label begins on screen (the last frame's)
-  int menu_track = -1;        // the track whose label was right-clicked
+  int scroll_to_track = -1;     // a track to bring into view in the next frame
+  ImVec2 row0;                  // where row 0's label begins on screen (the last frame's)
+  int menu_track = -1;          // the track whose label was right-clicked
   bool menu_group_row = false;  // ... on a folded rank's row
   bool focus_search = false;
   // The overview strip's density, for `density_of` (model, events).
@@ -64,7 +63,8 @@ struct TimelineState {
 // frame is in TimelineState.
 class TimelineFrame {
  public:
-  TimelineFrame(AppContext& app, TimelineState& tl, const chakra::TimelineModel& m) : app_(app), tl_(tl), m_(m), io_(ImGui::GetIO()) {}
+  TimelineFrame(AppContext& app, TimelineState& tl, const chakra::TimelineModel& m)
+      : app_(app), tl_(tl), m_(m), io_(ImGui::GetIO()) {}
 
   // Fit, fold, the hint and the colours' legend.
   void toolbar() {
@@ -77,15 +77,17 @@ class TimelineFrame {
     ImGui::SameLine();
     if (ImGui::Button(tl_.collapsed.empty() ? "Fold ranks" : "Unfold ranks")) fold_every_rank(tl_.collapsed.empty());
     ImGui::SameLine();
-    ImGui::TextDisabled("%llu events on %zu tracks; Ctrl+wheel zoom, right-click a track's name to pin it, ? for all keys",
-                        static_cast<unsigned long long>(m_.events), m_.tracks.size());
+    ImGui::TextDisabled(
+        "%llu events on %zu tracks; Ctrl+wheel zoom, right-click a track's name to pin it, ? for all keys",
+        static_cast<unsigned long long>(m_.events), m_.tracks.size());
     // The legend, on a line of its own (the hint above fills the first).
     static constexpr const char* kSpanKinds[] = {"compute", "CPU", "collective", "send", "receive", "memory", "other"};
     const bool activities = m_.categories == chakra::TimelineCategories::ActivityKind;
     const int kinds = activities ? static_cast<int>(chakra::TimelineActivity::Other) + 1 : 7;
     for (int k = 0; k < kinds; ++k) {
       if (k) ImGui::SameLine();
-      const char* name = activities ? chakra::timeline_activity_name(static_cast<chakra::TimelineActivity>(k)) : kSpanKinds[k];
+      const char* name =
+          activities ? chakra::timeline_activity_name(static_cast<chakra::TimelineActivity>(k)) : kSpanKinds[k];
       legend_item(activities ? activity_colour(k) : span_kind_colour(k), name);
     }
   }
@@ -104,7 +106,8 @@ class TimelineFrame {
     }
     ImGui::SetNextItemWidth(220);
     // Enter ends the edit (ImGui), so the box takes the focus back for the next Enter.
-    const bool entered = ImGui::InputTextWithHint("##find", "find slices (Ctrl+F)", &tl_.query, ImGuiInputTextFlags_EnterReturnsTrue);
+    const bool entered =
+        ImGui::InputTextWithHint("##find", "find slices (Ctrl+F)", &tl_.query, ImGuiInputTextFlags_EnterReturnsTrue);
     if (TimelineState::FoundIn now{&m_, m_.events, tl_.query}; !(tl_.found_in == now)) {
       tl_.found = chakra::find_events(m_, tl_.query, event_name_view);
       tl_.found_in = std::move(now);
@@ -133,8 +136,9 @@ class TimelineFrame {
       const chakra::TimelineTrack& tr = m_.tracks[ref.track];
       app_.rank = tr.group;
       app_.selected = tr.item[ref.index];
-      std::tie(tl_.t0, tl_.t1) = chakra::focus_window(static_cast<double>(tr.start[ref.index]), static_cast<double>(tr.end[ref.index]),
-                                                      static_cast<double>(m_.end - m_.begin));
+      std::tie(tl_.t0, tl_.t1) =
+          chakra::focus_window(static_cast<double>(tr.start[ref.index]), static_cast<double>(tr.end[ref.index]),
+                               static_cast<double>(m_.end - m_.begin));
       tl_.scroll_to_track = static_cast<int>(ref.track);
       tl_.collapsed.erase(tr.group);  // the found slice's rank unfolds
     }
@@ -161,16 +165,20 @@ class TimelineFrame {
     for (size_t b = 0; b < kBins && peak > 0; ++b) {
       const float h = static_cast<float>(tl_.density[b] / peak) * (strip_h - 2);
       if (h > 0.3f)
-        dl->AddRectFilled(ImVec2(left + bin_w * b, at.y + strip_h - 1 - h), ImVec2(left + bin_w * (b + 1), at.y + strip_h - 1),
-                          IM_COL32(120, 150, 200, 200));
+        dl->AddRectFilled(ImVec2(left + bin_w * b, at.y + strip_h - 1 - h),
+                          ImVec2(left + bin_w * (b + 1), at.y + strip_h - 1), IM_COL32(120, 150, 200, 200));
     }
     const double whole = std::max(1.0, static_cast<double>(m_.end - m_.begin));
-    auto strip_x = [&](double t) { return left + static_cast<float>((t - static_cast<double>(m_.begin)) / whole) * strip_w; };
-    const float w0 = std::clamp(strip_x(tl_.t0), left, left + strip_w), w1 = std::clamp(strip_x(tl_.t1), left, left + strip_w);
+    auto strip_x = [&](double t) {
+      return left + static_cast<float>((t - static_cast<double>(m_.begin)) / whole) * strip_w;
+    };
+    const float w0 = std::clamp(strip_x(tl_.t0), left, left + strip_w),
+                w1 = std::clamp(strip_x(tl_.t1), left, left + strip_w);
     dl->AddRectFilled(ImVec2(w0, at.y), ImVec2(std::max(w1, w0 + 2), at.y + strip_h), IM_COL32(255, 255, 255, 40));
     dl->AddRect(ImVec2(w0, at.y), ImVec2(std::max(w1, w0 + 2), at.y + strip_h), IM_COL32(255, 255, 255, 180));
     if (strip_held && strip_w > 0) {  // centre the window where the strip is held
-      const double t = static_cast<double>(m_.begin) + (io_.MousePos.x - left) / strip_w * whole, half = (tl_.t1 - tl_.t0) / 2;
+      const double t = static_cast<double>(m_.begin) + (io_.MousePos.x - left) / strip_w * whole,
+                   half = (tl_.t1 - tl_.t0) / 2;
       tl_.t0 = t - half;
       tl_.t1 = t + half;
     }
@@ -182,7 +190,8 @@ class TimelineFrame {
     navigate();
     keys();
     // The window stays on the data (a small margin each side), finite and at least 1e-3 wide.
-    std::tie(tl_.t0, tl_.t1) = chakra::clamp_window(tl_.t0, tl_.t1, static_cast<double>(m_.begin), static_cast<double>(m_.end));
+    std::tie(tl_.t0, tl_.t1) =
+        chakra::clamp_window(tl_.t0, tl_.t1, static_cast<double>(m_.begin), static_cast<double>(m_.end));
     span_ = tl_.t1 - tl_.t0;
     px_per_unit_ = width_ / span_;
     dl_ = ImGui::GetWindowDrawList();
@@ -203,11 +212,12 @@ class TimelineFrame {
   // Below the tracks, while an area is selected: what ran in it, by name.
   void area_stats() {
     if (stats_height_ <= 0) return;
-    const std::vector<uint32_t> tracks =
-        layout_.tracks_of_rows(static_cast<size_t>(std::max(0, tl_.sel_row0)), static_cast<size_t>(std::max(0, tl_.sel_row1)));
+    const std::vector<uint32_t> tracks = layout_.tracks_of_rows(static_cast<size_t>(std::max(0, tl_.sel_row0)),
+                                                                static_cast<size_t>(std::max(0, tl_.sel_row1)));
     chakra::AreaStats st = chakra::area_stats(m_, tracks, tl_.sel_t0, tl_.sel_t1);
-    ImGui::Text("Selection: %s on %zu tracks, %llu events, busy %s", format_duration(tl_.sel_t1 - tl_.sel_t0, m_.unit).c_str(),
-                tracks.size(), static_cast<unsigned long long>(st.events), format_duration(st.busy, m_.unit).c_str());
+    ImGui::Text("Selection: %s on %zu tracks, %llu events, busy %s",
+                format_duration(tl_.sel_t1 - tl_.sel_t0, m_.unit).c_str(), tracks.size(),
+                static_cast<unsigned long long>(st.events), format_duration(st.busy, m_.unit).c_str());
     std::map<std::string, std::pair<uint64_t, double>> by_name;
     for (const auto& ref : st.refs) {
       const auto& tr = m_.tracks[ref.track];
@@ -218,7 +228,8 @@ class TimelineFrame {
       e.second += overlap;
     }
     std::vector<std::pair<std::string, std::pair<uint64_t, double>>> sorted(by_name.begin(), by_name.end());
-    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+    std::sort(sorted.begin(), sorted.end(),
+              [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
     if (ImGui::BeginTable("area", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg)) {
       ImGui::TableSetupScrollFreeze(0, 1);
       ImGui::TableSetupColumn("name");
@@ -361,8 +372,9 @@ class TimelineFrame {
     if (!io_.KeyCtrl && ImGui::IsKeyPressed('F', false)) {
       if (at) {
         const chakra::TimelineTrack& tr = m_.tracks[at->track];
-        std::tie(tl_.t0, tl_.t1) = chakra::focus_window(static_cast<double>(tr.start[at->index]), static_cast<double>(tr.end[at->index]),
-                                                        static_cast<double>(m_.end - m_.begin));
+        std::tie(tl_.t0, tl_.t1) =
+            chakra::focus_window(static_cast<double>(tr.start[at->index]), static_cast<double>(tr.end[at->index]),
+                                 static_cast<double>(m_.end - m_.begin));
         const float y = track_y(at->track) - origin_.y;  // in the scrolled content
         if (y < scroll_ + header_h_ || y + kRowHeight > scroll_ + view_h_)
           ImGui::SetScrollY(std::max(0.0f, y - header_h_ - (view_h_ - header_h_) / 2));
@@ -374,11 +386,13 @@ class TimelineFrame {
   }
 
   void draw_axis() {
-    dl_->AddRectFilled(ImVec2(origin_.x, axis_y_), ImVec2(x_left_ + width_, axis_y_ + kAxisHeight), IM_COL32(34, 37, 45, 255));
+    dl_->AddRectFilled(ImVec2(origin_.x, axis_y_), ImVec2(x_left_ + width_, axis_y_ + kAxisHeight),
+                       IM_COL32(34, 37, 45, 255));
     const double step = chakra::round_step(span_ / std::max(1.0, width_ / 110.0));  // a tick per ~110 px
     for (double tick : chakra::axis_ticks(static_cast<double>(m_.begin), tl_.t0, tl_.t1, step)) {
       const float x = x_left_ + static_cast<float>((tick - tl_.t0) * px_per_unit_);
-      dl_->AddLine(ImVec2(x, axis_y_ + kAxisHeight - 6), ImVec2(x, axis_y_ + kAxisHeight), IM_COL32(180, 180, 190, 255));
+      dl_->AddLine(ImVec2(x, axis_y_ + kAxisHeight - 6), ImVec2(x, axis_y_ + kAxisHeight),
+                   IM_COL32(180, 180, 190, 255));
       const std::string label = format_duration(tick - static_cast<double>(m_.begin) + 0.0, m_.unit);
       dl_->AddText(ImVec2(x + 3, axis_y_ + 3), IM_COL32(200, 200, 210, 255), label.c_str());
     }
@@ -394,7 +408,8 @@ class TimelineFrame {
       if (show_label) {
         float text_x = origin_.x + 4;
         if (row.group_start) {
-          ImGui::RenderArrow(dl_, ImVec2(origin_.x + 3, y + 3), kLabelColour, row.collapsed ? ImGuiDir_Right : ImGuiDir_Down, 0.7f);
+          ImGui::RenderArrow(dl_, ImVec2(origin_.x + 3, y + 3), kLabelColour,
+                             row.collapsed ? ImGuiDir_Right : ImGuiDir_Down, 0.7f);
           text_x += 12;
         }
         dl_->PushClipRect(ImVec2(origin_.x, y), ImVec2(x_left_ - 2, y + kRowHeight), true);
@@ -414,16 +429,20 @@ class TimelineFrame {
   // The scrolling rows on screen, then the pinned band over them (they pass under it).
   void draw_rows() {
     first_row_ = std::max(0, static_cast<int>(scroll_ / kRowHeight));
-    last_row_ = std::min(static_cast<int>(layout_.rows.size()), static_cast<int>((scroll_ + view_h_ - header_h_) / kRowHeight) + 1);
+    last_row_ = std::min(static_cast<int>(layout_.rows.size()),
+                         static_cast<int>((scroll_ + view_h_ - header_h_) / kRowHeight) + 1);
     const std::vector<chakra::TimelineRow>& rows = layout_.rows;
     for (int row = first_row_; row < last_row_; ++row)
-      draw_row(rows[row], row_y(row), rows[row].group_start || row == first_row_ || m_.tracks[rows[row].first_track].lane == 0);
+      draw_row(rows[row], row_y(row),
+               rows[row].group_start || row == first_row_ || m_.tracks[rows[row].first_track].lane == 0);
     row_labels_ = labels_.size();  // the pinned band's come after
     flush_rects(ImVec2(x_left_, band_bottom_), ImVec2(x_left_ + width_, axis_y_ + view_h_));
     if (layout_.pinned.empty()) return;
     dl_->AddRectFilled(ImVec2(origin_.x, band_top_), ImVec2(x_left_ + width_, band_bottom_), IM_COL32(26, 28, 34, 255));
-    for (size_t k = 0; k < layout_.pinned.size(); ++k) draw_row(layout_.pinned[k], band_top_ + kRowHeight * static_cast<float>(k), true);
-    dl_->AddLine(ImVec2(origin_.x, band_bottom_ - 1), ImVec2(x_left_ + width_, band_bottom_ - 1), IM_COL32(120, 170, 255, 160), 2);
+    for (size_t k = 0; k < layout_.pinned.size(); ++k)
+      draw_row(layout_.pinned[k], band_top_ + kRowHeight * static_cast<float>(k), true);
+    dl_->AddLine(ImVec2(origin_.x, band_bottom_ - 1), ImVec2(x_left_ + width_, band_bottom_ - 1),
+                 IM_COL32(120, 170, 255, 160), 2);
     flush_rects(ImVec2(x_left_, band_top_), ImVec2(x_left_ + width_, band_bottom_));
   }
 
@@ -498,7 +517,8 @@ class TimelineFrame {
   // The event under the mouse in a row.
   std::optional<chakra::TimelineModel::Ref> event_under(const chakra::TimelineRow& row, float sx) const {
     std::optional<chakra::TimelineModel::Ref> found;
-    with_timeline_item(m_, row, [&](const TimelineItem& item) { found = item.event_at(time_at(sx), 3 / px_per_unit_); });
+    with_timeline_item(m_, row,
+                       [&](const TimelineItem& item) { found = item.event_at(time_at(sx), 3 / px_per_unit_); });
     return found;
   }
 
@@ -506,9 +526,11 @@ class TimelineFrame {
   // a right click on a label for the track's menu.
   void take_clicks() {
     auto row_at = [&](float sy) {
-      return std::clamp(static_cast<int>(std::floor((sy - rows_top_) / kRowHeight)), 0, static_cast<int>(layout_.rows.size()) - 1);
+      return std::clamp(static_cast<int>(std::floor((sy - rows_top_) / kRowHeight)), 0,
+                        static_cast<int>(layout_.rows.size()) - 1);
     };
-    if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 4) && io_.MouseClickedPos[0].x >= x_left_) {
+    if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 4) &&
+        io_.MouseClickedPos[0].x >= x_left_) {
       const ImVec2 start = io_.MouseClickedPos[0];
       tl_.sel_t0 = time_at(std::min(start.x, io_.MousePos.x));
       tl_.sel_t1 = time_at(std::max(start.x, io_.MousePos.x));
@@ -528,7 +550,8 @@ class TimelineFrame {
           }
       }
     }
-    if (hovered_ && ImGui::IsMouseReleased(ImGuiMouseButton_Right) && io_.MouseDragMaxDistanceSqr[1] < 16 && io_.MousePos.x < x_left_)
+    if (hovered_ && ImGui::IsMouseReleased(ImGuiMouseButton_Right) && io_.MouseDragMaxDistanceSqr[1] < 16 &&
+        io_.MousePos.x < x_left_)
       if (const chakra::TimelineRow* row = row_under(io_.MousePos.y)) {
         tl_.menu_track = static_cast<int>(row->first_track);
         tl_.menu_group_row = row->collapsed;
@@ -544,14 +567,18 @@ class TimelineFrame {
       const chakra::TimelineTrackKey key{tr.group, tr.lane_class, tr.lane};
       auto pin = std::find(tl_.pinned.begin(), tl_.pinned.end(), key);
       if (!tl_.menu_group_row && ImGui::MenuItem(pin == tl_.pinned.end() ? "Pin to top" : "Unpin")) {
-        if (pin == tl_.pinned.end()) tl_.pinned.push_back(key);
-        else tl_.pinned.erase(pin);
+        if (pin == tl_.pinned.end())
+          tl_.pinned.push_back(key);
+        else
+          tl_.pinned.erase(pin);
       }
       const std::string group = chakra::timeline_group_label(m_, tr.group);
       const bool folded = tl_.collapsed.count(tr.group) > 0;
       if (ImGui::MenuItem(((folded ? "Unfold " : "Fold ") + group).c_str())) {
-        if (folded) tl_.collapsed.erase(tr.group);
-        else tl_.collapsed.insert(tr.group);
+        if (folded)
+          tl_.collapsed.erase(tr.group);
+        else
+          tl_.collapsed.insert(tr.group);
       }
       if (ImGui::MenuItem("Fold every rank")) fold_every_rank(true);
       if (ImGui::MenuItem("Unfold every rank")) fold_every_rank(false);
@@ -640,19 +667,19 @@ bool TimelineView::open_run(int run_id) {
 
 void TimelineView::add_commands(std::vector<Command>& out) {
   out.push_back({"timeline RUN", [this](std::string_view w) {  // a run's timeline; 0: the recorded times
-    const std::optional<int> n = command_run_id(w);
-    return n && open_run(*n);
-  }});
+                   const std::optional<int> n = command_run_id(w);
+                   return n && open_run(*n);
+                 }});
   // RUN's timeline with the slices named like NAME found (the Analysis view's tables link here).
   out.push_back({"find RUN NAME", [this](std::string_view w) {
-    const size_t space = w.find(' ');
-    const std::optional<int> n = command_run_id(w.substr(0, space));
-    if (!n || space == std::string_view::npos || (*n != 0 && !app.runs.by_id(*n))) return false;
-    app.shown_run = *n;
-    tl_.query = std::string(w.substr(space + 1));
-    app.show_view(name());
-    return true;
-  }});
+                   const size_t space = w.find(' ');
+                   const std::optional<int> n = command_run_id(w.substr(0, space));
+                   if (!n || space == std::string_view::npos || (*n != 0 && !app.runs.by_id(*n))) return false;
+                   app.shown_run = *n;
+                   tl_.query = std::string(w.substr(space + 1));
+                   app.show_view(name());
+                   return true;
+                 }});
 }
 
 void TimelineView::write_state(chakra::ShareState& s) const {
@@ -667,16 +694,19 @@ void TimelineView::write_state(chakra::ShareState& s) const {
   if (!tl_.pinned.empty()) {
     std::string pins;
     for (const chakra::TimelineTrackKey& k : tl_.pinned)
-      pins += (pins.empty() ? "" : ",") + std::to_string(k.group) + "." + std::to_string(k.lane_class) + "." + std::to_string(k.lane);
+      pins += (pins.empty() ? "" : ",") + std::to_string(k.group) + "." + std::to_string(k.lane_class) + "." +
+              std::to_string(k.lane);
     s["t.pin"] = pins;
   }
 }
 
 std::function<void()> TimelineView::read_state(const chakra::ShareState& s) {
-  const double t0 = chakra::share_number(s, "t.0", -1e300, 1e300, 0), t1 = chakra::share_number(s, "t.1", -1e300, 1e300, 0);
+  const double t0 = chakra::share_number(s, "t.0", -1e300, 1e300, 0),
+               t1 = chakra::share_number(s, "t.1", -1e300, 1e300, 0);
   const std::vector<uint32_t> folded = chakra::share_index_ranges(s, "t.fold", UINT32_MAX - 1, 1 << 16);
   std::vector<chakra::TimelineTrackKey> pinned;
-  for (const std::vector<uint32_t>& k : chakra::share_tuples(s, "t.pin", 3, UINT32_MAX - 1, 256)) pinned.push_back({k[0], k[1], k[2]});
+  for (const std::vector<uint32_t>& k : chakra::share_tuples(s, "t.pin", 3, UINT32_MAX - 1, 256))
+    pinned.push_back({k[0], k[1], k[2]});
   return [this, t0, t1, folded, pinned = std::move(pinned)]() mutable {
     tl_.t0 = t0;
     tl_.t1 = t1;
@@ -702,7 +732,8 @@ void TimelineView::write_status(chakra::JsonWriter& w, bool shown) {
   if (m) {
     const chakra::TimelineRows layout =
         chakra::timeline_rows(*m, tl_.pinned, [&](uint32_t g) { return tl_.collapsed.count(g) > 0; });
-    for (const chakra::TimelineRow& r : layout.pinned) w.value(chakra::timeline_track_label(*m, m->tracks[r.first_track]));
+    for (const chakra::TimelineRow& r : layout.pinned)
+      w.value(chakra::timeline_track_label(*m, m->tracks[r.first_track]));
     rows = layout.rows.size();
   }
   w.end_array();
@@ -720,7 +751,7 @@ void TimelineView::write_status(chakra::JsonWriter& w, bool shown) {
   w.end_array();
   w.key("timeline_scroll").value_double(tl_.scroll);
   w.key("timeline_found").value_uint(tl_.found.size());  // slices matching the search
-  w.key("timeline_extent").begin_array();  // the data's first start and last end (the model's)
+  w.key("timeline_extent").begin_array();                // the data's first start and last end (the model's)
   if (m) {
     w.value_uint(m->begin);
     w.value_uint(m->end);
@@ -745,7 +776,7 @@ void TimelineView::draw() {
   if (!m || m->events == 0) {
     ImGui::TextDisabled(app.workspace.ranks().empty() ? "No trace loaded."
                         : app.shown_run == 0 ? "These traces carry no start times; run a simulation to get a timeline."
-                                               : "This run recorded no spans.");
+                                             : "This run recorded no spans.");
     return;
   }
   TimelineFrame frame(app, tl_, *m);

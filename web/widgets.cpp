@@ -43,7 +43,8 @@ ImU32 activity_colour(int kind, float alpha) {
 
 void legend_item(ImU32 colour, const std::string& label, float swatch) {
   ImGui::PushID(label.c_str());
-  ImGui::ColorButton("##swatch", ImGui::ColorConvertU32ToFloat4(colour), ImGuiColorEditFlags_NoTooltip, ImVec2(swatch, swatch));
+  ImGui::ColorButton("##swatch", ImGui::ColorConvertU32ToFloat4(colour), ImGuiColorEditFlags_NoTooltip,
+                     ImVec2(swatch, swatch));
   ImGui::PopID();
   ImGui::SameLine(0, 4);
   ImGui::TextUnformatted(label.c_str());
@@ -54,13 +55,16 @@ std::string format_duration(double v, const std::string& unit) {
   if (std::fabs(ns) < 0.5) ns = 0;
   char buf[48];
   const double size = std::fabs(ns);  // the unit by magnitude: times left of the start are negative
-  if (size < 1e3) std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  else if (size < 1e6) std::snprintf(buf, sizeof buf, "%.3g \u00b5s", ns / 1e3);
-  else if (size < 1e9) std::snprintf(buf, sizeof buf, "%.4g ms", ns / 1e6);
-  else std::snprintf(buf, sizeof buf, "%.4g s", ns / 1e9);
+  if (size < 1e3)
+    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  else if (size < 1e6)
+    std::snprintf(buf, sizeof buf, "%.3g \u00b5s", ns / 1e3);
+  else if (size < 1e9)
+    std::snprintf(buf, sizeof buf, "%.4g ms", ns / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g s", ns / 1e9);
   return buf;
 }
-
 
 bool selectable_row(const std::string& text, int id, bool selected) {
   const float x = ImGui::GetCursorPosX();
@@ -75,7 +79,8 @@ bool selectable_row(const std::string& text, int id, bool selected) {
 
 std::string share_text(uint64_t part, uint64_t whole) {
   char text[16];
-  std::snprintf(text, sizeof text, "%.1f%%", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+  std::snprintf(text, sizeof text, "%.1f%%",
+                whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
   return text;
 }
 

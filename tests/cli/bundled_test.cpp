@@ -32,11 +32,12 @@ TEST(Bundled, RealRunLinksConvertsSimulatesAndAnalyzes) {
   Result r = run({"link", dlrm(), "-o", dir + "/linked/run.json", "--sync-deps"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "linked 8 ranks")) << r.err;
-  EXPECT_TRUE(contains(r.err, "pairing: rank 7 by the host ET's file name, the Kineto trace's distributedInfo")) << r.err;
+  EXPECT_TRUE(contains(r.err, "pairing: rank 7 by the host ET's file name, the Kineto trace's distributedInfo"))
+      << r.err;
   r = run({"convert", "pytorch", dir + "/linked", "-o", dir + "/et/run"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run({"simulate", "--workload", dir + "/et/run", "--preset", "v100-dgx1-8", "--json", dir + "/sim.json", "--times-out",
-           dir + "/sim/run", "--timeline", dir + "/timeline.json"});
+  r = run({"simulate", "--workload", dir + "/et/run", "--preset", "v100-dgx1-8", "--json", dir + "/sim.json",
+           "--times-out", dir + "/sim/run", "--timeline", dir + "/timeline.json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "measured vs simulated in ProfilerStep#10")) << r.out;
   const nlohmann::json sim = json_of(dir + "/sim.json");
@@ -57,7 +58,8 @@ TEST(Bundled, RealRunLinksConvertsSimulatesAndAnalyzes) {
   for (size_t k : {0, 2, 4, 5, 6, 7})  // ranks 1 and 3 have 64 GPU ops no launch call names: not linked
     for (const char* key : {"span", "idle", "compute", "non_compute"})
       EXPECT_NEAR(converted["ranks"][k][key].get<double>(), measured["ranks"][k][key].get<double>(),
-                  0.01 * measured["ranks"][k]["span"].get<double>()) << k << " " << key;
+                  0.01 * measured["ranks"][k]["span"].get<double>())
+          << k << " " << key;
   // Chakra JSON of a converted rank is read as its .et (the importer table knows it by its content).
   r = run({"jsonize", dir + "/et/run.2.et", dir + "/run.2.json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -66,7 +68,8 @@ TEST(Bundled, RealRunLinksConvertsSimulatesAndAnalyzes) {
   const nlohmann::json from_json = nlohmann::json::parse(r.out);
   ASSERT_EQ(from_json["ranks"].size(), 1u);
   EXPECT_EQ(from_json["ranks"][0]["rank"], 2);
-  for (const char* key : {"span", "idle", "compute", "non_compute"}) EXPECT_EQ(from_json["ranks"][0][key], converted["ranks"][2][key]) << key;
+  for (const char* key : {"span", "idle", "compute", "non_compute"})
+    EXPECT_EQ(from_json["ranks"][0][key], converted["ranks"][2][key]) << key;
   r = run({"analyze", "--critical-path", dir + "/et"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "critical path across 8 ranks")) << r.out;
@@ -138,15 +141,15 @@ TEST(Bundled, AstraSimWorkloadsLogsAndMicrobenchmarks) {
           alias("AstraSim_Analytical_Congestion_Unaware"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "sys[7] finished")) << r.out;
-  r = run({"simulate", "--workload", dir + "/mlp", "--system", fixture("ring_s4_c1.json"), "--network", fixture("ring_8.yml"),
-           "--backend", "aware"});
+  r = run({"simulate", "--workload", dir + "/mlp", "--system", fixture("ring_s4_c1.json"), "--network",
+           fixture("ring_8.yml"), "--backend", "aware"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run({"timeline", fixture("astra_sim_trace_MLP_ModelParallel_2npus.log"), "-o", dir + "/tl.json", "--num-npus", "2",
-           "--npu-frequency", "1000"});
+  r = run({"timeline", fixture("astra_sim_trace_MLP_ModelParallel_2npus.log"), "-o", dir + "/tl.json", "--num-npus",
+           "2", "--npu-frequency", "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_GT(json_of(dir + "/tl.json")["traceEvents"].size(), 10u);
-  r = run({"--input_filename", fixture("astra_sim_trace_MLP_ModelParallel_2npus.log"), "--output_filename", dir + "/tl2.json",
-           "--num_npus", "2", "--npu_frequency", "1000"},
+  r = run({"--input_filename", fixture("astra_sim_trace_MLP_ModelParallel_2npus.log"), "--output_filename",
+           dir + "/tl2.json", "--num_npus", "2", "--npu_frequency", "1000"},
           alias("chakra_timeline_visualizer"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   r = run({"generate", "--num-npus", "2", "-o", dir + "/gen"});
@@ -156,7 +159,8 @@ TEST(Bundled, AstraSimWorkloadsLogsAndMicrobenchmarks) {
   EXPECT_EQ(generated, 14u * 2);
   r = run({"generate", "collective", "--type", "all_reduce", "--size", "1MiB", "--npus", "8", "-o", dir + "/ar/ar"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run({"simulate", "--workload", dir + "/ar/ar", "--system", fixture("ring_s4_c1.json"), "--network", fixture("ring_8.yml")});
+  r = run({"simulate", "--workload", dir + "/ar/ar", "--system", fixture("ring_s4_c1.json"), "--network",
+           fixture("ring_8.yml")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "all-reduce")) << r.out;
 }
@@ -166,7 +170,8 @@ TEST(Bundled, SynthesizedAndStableHloWorkloads) {
   const std::string dir = temp_dir();
   Result r = run({"synth", "--preset", "llama3-8b", "--dp", "2", "--tp", "2", "--pp", "2", "-o", dir + "/s/llama"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run({"simulate", "--workload", dir + "/s/llama", "--comm-group", dir + "/s/llama.comm_group.json", "--preset", "h100-hgx-8"});
+  r = run({"simulate", "--workload", dir + "/s/llama", "--comm-group", dir + "/s/llama.comm_group.json", "--preset",
+           "h100-hgx-8"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "sys[7] finished")) << r.out;
   const std::string mlir = fixture("hespas__test_split_replica_groups.mlir");
@@ -178,7 +183,8 @@ TEST(Bundled, SynthesizedAndStableHloWorkloads) {
   r = run({"predict", mlir, "--device", "h100", "--network", fixture("ring_8.yml")});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "the network has 8 NPUs but")) << r.err;
-  testing_support::write_raw(dir + "/ring_4.yml", "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
+  testing_support::write_raw(dir + "/ring_4.yml",
+                             "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
   r = run({"predict", mlir, "--device", "h100", "--network", dir + "/ring_4.yml", "--json", dir + "/p.json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(json_of(dir + "/p.json")["classes"]["collective"]["ops"], 2);  // its two all-reduces

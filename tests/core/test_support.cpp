@@ -110,14 +110,15 @@ StalledRank stalled_rank(bool allocator, int rank) {
     const char* name;
     double ts, dur;
   };
-  const std::vector<Op> ops = {{3, "aten::mm", 100, 20},       {4, "aten::empty", 200, 3},  {5, "aten::empty", 210, 3},
-                               {6, "aten::empty", 220, 3},     {7, "aten::empty", 230, 3},  {8, "aten::empty", 240, 3},
+  const std::vector<Op> ops = {{3, "aten::mm", 100, 20},       {4, "aten::empty", 200, 3},   {5, "aten::empty", 210, 3},
+                               {6, "aten::empty", 220, 3},     {7, "aten::empty", 230, 3},   {8, "aten::empty", 240, 3},
                                {9, "aten::empty", 300, 19950}, {10, "aten::relu", 20300, 10}};
   auto host_node = [](int id, const std::string& name, int parent, int rf) {
     return "{\"id\": " + std::to_string(id) + ", \"name\": \"" + name + "\", \"ctrl_deps\": " + std::to_string(parent) +
-           ", \"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, \"outputs\": {\"values\": [], \"shapes\": [], "
-           "\"types\": []}, \"attrs\": [{\"name\": \"rf_id\", \"type\": \"uint64\", \"value\": " + std::to_string(rf) +
-           "}, {\"name\": \"tid\", \"type\": \"uint64\", \"value\": 1}]}";
+           ", \"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, \"outputs\": {\"values\": [], \"shapes\": "
+           "[], "
+           "\"types\": []}, \"attrs\": [{\"name\": \"rf_id\", \"type\": \"uint64\", \"value\": " +
+           std::to_string(rf) + "}, {\"name\": \"tid\", \"type\": \"uint64\", \"value\": 1}]}";
   };
   StalledRank r;
   r.host = "{\"schema\": \"1.1.0-chakra.0.0.4\", \"pid\": 7, \"time\": \"2026-11-28\", \"start_ts\": 1, \"nodes\": [" +
@@ -128,18 +129,20 @@ StalledRank stalled_rank(bool allocator, int rank) {
   auto event = [](const char* cat, const std::string& name, double ts, double dur, int tid, const std::string& args) {
     char times[64];
     std::snprintf(times, sizeof times, "\"ts\": %.1f, \"dur\": %.1f", ts, dur);
-    return std::string("{\"ph\": \"X\", \"cat\": \"") + cat + "\", \"name\": \"" + name + "\", \"pid\": 7, \"tid\": " +
-           std::to_string(tid) + ", " + times + ", \"args\": {" + args + "}}";
+    return std::string("{\"ph\": \"X\", \"cat\": \"") + cat + "\", \"name\": \"" + name +
+           "\", \"pid\": 7, \"tid\": " + std::to_string(tid) + ", " + times + ", \"args\": {" + args + "}}";
   };
   r.kineto = "{\"schemaVersion\": 1, \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": " + std::to_string(rank) +
              ", \"world_size\": 2}, \"traceEvents\": [" +
              event("user_annotation", "ProfilerStep#1", 50, 20300, 1, "\"External id\": 100");
   for (const Op& op : ops)
     r.kineto += ", " + event("cpu_op", op.name, op.ts, op.dur, 1,
-                             "\"External id\": " + std::to_string(op.id) + ", \"Record function id\": " + std::to_string(op.id));
+                             "\"External id\": " + std::to_string(op.id) +
+                                 ", \"Record function id\": " + std::to_string(op.id));
   auto launch = [&](double ts, int external, int correlation, const char* kernel, double start, double dur) {
     r.kineto += ", " + event("cuda_runtime", "cudaLaunchKernel", ts, 4, 1,
-                             "\"External id\": " + std::to_string(external) + ", \"correlation\": " + std::to_string(correlation));
+                             "\"External id\": " + std::to_string(external) +
+                                 ", \"correlation\": " + std::to_string(correlation));
     r.kineto += ", " + event("kernel", kernel, start, dur, 7,
                              "\"External id\": " + std::to_string(external) + ", \"correlation\": " +
                                  std::to_string(correlation) + ", \"stream\": 7, \"device\": 0");

@@ -27,7 +27,7 @@ std::vector<std::string> find_files(const std::string& dir, const std::vector<st
 // Every Chakra trace in the shared corpus: *.et, *.et.gz, *.eg under data/ and reference/.
 std::vector<std::string> all_shared_traces();
 
-std::string read_raw(const std::string& path);          // bytes as stored
+std::string read_raw(const std::string& path);           // bytes as stored
 std::string read_decompressed(const std::string& path);  // gunzipped if gzip
 void write_raw(const std::string& path, const std::string& bytes);
 // The fields of the first line of a CSV file (no quoting) that starts with `first_field` and a

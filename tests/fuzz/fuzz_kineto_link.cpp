@@ -26,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     chakra::StringSink out;
     chakra::link_traces(
         chakra::memory_input({reinterpret_cast<const uint8_t*>(host.data()), host.size()}, "fuzz_host.json"),
-        chakra::memory_input({reinterpret_cast<const uint8_t*>(device.data()), device.size()}, "fuzz_kineto.json"), out);
+        chakra::memory_input({reinterpret_cast<const uint8_t*>(device.data()), device.size()}, "fuzz_kineto.json"),
+        out);
   });
   return 0;
 }

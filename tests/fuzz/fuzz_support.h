@@ -13,17 +13,14 @@
 namespace fuzz_support {
 
 inline std::span<const uint8_t> bytes(const uint8_t* data, size_t size) { return {data, size}; }
-inline std::string_view text(const uint8_t* data, size_t size) {
-  return {reinterpret_cast<const char*>(data), size};
-}
+inline std::string_view text(const uint8_t* data, size_t size) { return {reinterpret_cast<const char*>(data), size}; }
 
 // Runs `f`; chakra::Error (including Cancelled) is the expected way to refuse an input.
 template <class F>
 void expect_clean(F&& f) {
   try {
     f();
-  } catch (const chakra::Error&) {
-  }
+  } catch (const chakra::Error&) {}
 }
 
 }  // namespace fuzz_support

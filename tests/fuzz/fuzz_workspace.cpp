@@ -7,8 +7,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  static const char* kNames[] = {"trace.0.et", "trace.1.et.gz", "rank0_et.json", "rank0_kineto.json",
-                                 "workload.txt", "network.yml", "system.json", "comm_group.json"};
+  static const char* kNames[] = {"trace.0.et",   "trace.1.et.gz", "rank0_et.json", "rank0_kineto.json",
+                                 "workload.txt", "network.yml",   "system.json",   "comm_group.json"};
   std::string name = kNames[data[0] % 8];
   fuzz_support::expect_clean([&] {
     chakra::Workspace ws;
@@ -25,8 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         loading->step(4);
       }
     }
-    while (!loading->step(64)) {
-    }
+    while (!loading->step(64)) {}
     ws.finish(*loading);
     for (const chakra::RankConversion& job : ws.take_conversions()) {  // a PyTorch file: as the page's worker does
       try {

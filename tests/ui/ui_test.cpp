@@ -39,7 +39,6 @@ std::vector<uint64_t> finish_of(const nlohmann::json& run) {
   return out;
 }
 
-
 const std::string kTwoRank = "data/chakra_et/ericding_pytorch_converted_2rank";
 const std::string kAllReduce = "data/chakra_et/astra-sim_AllReduce_1MB_8npus_2024-11";
 const std::string kRing8 = "reference/astra-sim/inputs/net/ring_8.yml";
@@ -181,7 +180,8 @@ TEST(AppUi, LinksWithManyRunsStillOpen) {
   load_allreduce(h);
   for (int k = 1; k <= 24; ++k) {  // 24 runs' keys would be over the 256 a link may have
     ASSERT_TRUE(h.app->command("simulate"));
-    const chakra::ShareState state = chakra::decode_share_state(h.status()["hash"].get<std::string>());  // throws when over
+    const chakra::ShareState state =
+        chakra::decode_share_state(h.status()["hash"].get<std::string>());  // throws when over
     EXPECT_EQ(state.count("runs"), k <= 12 ? 1u : 0u) << k;
     if (k <= 12) {
       EXPECT_EQ(state.at("runs"), std::to_string(k));
@@ -332,11 +332,13 @@ TEST(AppUi, DroppedConfigsAreAdoptedOnceAndLaterFilesKeepEdits) {
   h.app->apply_hash(hash);
   h.drop_dir(shared(kAllReduce));
   h.settle();
-  EXPECT_NE(h.status()["network"].get<std::string>().find("bandwidth: [ 75 ]"), std::string::npos) << h.status()["network"];
+  EXPECT_NE(h.status()["network"].get<std::string>().find("bandwidth: [ 75 ]"), std::string::npos)
+      << h.status()["network"];
   // A newly dropped network replaces the settings again.
   h.drop(shared(kRing8));
   h.settle();
-  EXPECT_NE(h.status()["network"].get<std::string>().find("bandwidth: [ 50 ]"), std::string::npos) << h.status()["network"];
+  EXPECT_NE(h.status()["network"].get<std::string>().find("bandwidth: [ 50 ]"), std::string::npos)
+      << h.status()["network"];
 }
 
 TEST(AppUi, ShareLinkRestoresViewAndSelectionInAFreshApp) {
@@ -381,8 +383,8 @@ TEST(AppUi, CompactLinkNamesNoFileAndRerunsItsRun) {
     ASSERT_TRUE(a.app->command("simulate"));
     a.settle();
     ASSERT_TRUE(a.app->command("timeline 1"));  // the first run's timeline, not the last's
-    a.frame();  // switches the tab
-    a.frame();  // draws the timeline, fitted
+    a.frame();                                  // switches the tab
+    a.frame();                                  // draws the timeline, fitted
     hash = a.status()["hash"];
     finish = finish_of(a.status()["runs"][0])[0];
     finish2 = finish_of(a.status()["runs"][1])[0];
@@ -392,7 +394,7 @@ TEST(AppUi, CompactLinkNamesNoFileAndRerunsItsRun) {
   const chakra::ShareState state = chakra::decode_share_state(hash);
   EXPECT_EQ(state.at("files.n"), "64");
   for (const auto& [key, value] : state) EXPECT_EQ(value.find("resnet50"), std::string::npos) << key << "=" << value;
-  {  // Reopened before its files are dropped: says what it needs; then runs the link's settings.
+  {              // Reopened before its files are dropped: says what it needs; then runs the link's settings.
     Headless b;  // one ImGui context at a time
     b.app->apply_hash(hash);
     b.frame();
@@ -432,7 +434,8 @@ TEST(AppUi, AnalysisViewGivesHtasFiguresForARealPair) {
     json s = h.status();
     ASSERT_EQ(s["analysis"].size(), 1u) << s.dump();
     const json& a = s["analysis"][0];
-    const std::vector<double> hta = testing_support::csv_numbers(shared("reference/hta/dlrm_8rank_v100/temporal_breakdown.csv"), "0");
+    const std::vector<double> hta =
+        testing_support::csv_numbers(shared("reference/hta/dlrm_8rank_v100/temporal_breakdown.csv"), "0");
     ASSERT_GE(hta.size(), 5u);
     EXPECT_EQ(a["idle"].get<double>(), hta[1]);
     EXPECT_EQ(a["compute"].get<double>(), hta[2]);
@@ -446,13 +449,16 @@ TEST(AppUi, AnalysisViewGivesHtasFiguresForARealPair) {
     const json exported = json::parse(h.platform.downloads.back().second);
     EXPECT_EQ(exported["unit"], "us");
     ASSERT_EQ(exported["ranks"].size(), 1u);
-    for (const char* key : {"span", "idle", "compute", "non_compute"}) EXPECT_EQ(exported["ranks"][0][key], a[key]) << key;
-    for (const char* key : {"names", "launches", "host_stalls", "idle_by_stream"}) EXPECT_TRUE(exported["ranks"][0].contains(key)) << key;
+    for (const char* key : {"span", "idle", "compute", "non_compute"})
+      EXPECT_EQ(exported["ranks"][0][key], a[key]) << key;
+    for (const char* key : {"names", "launches", "host_stalls", "idle_by_stream"})
+      EXPECT_TRUE(exported["ranks"][0].contains(key)) << key;
     EXPECT_TRUE(exported.contains("collectives") && exported.contains("stragglers"));
     ASSERT_TRUE(h.app->command("export analysis csv"));
     EXPECT_EQ(h.platform.downloads.back().first, "breakdown.csv");
     EXPECT_EQ(h.platform.downloads.back().second.rfind("rank,span_us,idle_us,compute_us,", 0), 0u);
-    EXPECT_NE(h.platform.downloads.back().second.find("\n0," + a["span"].dump() + "," + a["idle"].dump() + ","), std::string::npos);
+    EXPECT_NE(h.platform.downloads.back().second.find("\n0," + a["span"].dump() + "," + a["idle"].dump() + ","),
+              std::string::npos);
     EXPECT_FALSE(h.app->command("export analysis xml"));
   }
   // Traces without measured GPU work say so instead of showing zeros (one ImGui context at a time);
@@ -486,9 +492,9 @@ TEST(AppUi, EveryCommandInTheTableIsFoundByItsName) {
   EXPECT_TRUE(h.app->command("keys"));
   EXPECT_TRUE(h.app->command("view sweep"));
   EXPECT_EQ(h.status()["view"], "sweep");
-  EXPECT_FALSE(h.app->command("view"));           // its argument is missing
+  EXPECT_FALSE(h.app->command("view"));  // its argument is missing
   EXPECT_FALSE(h.app->command("view nowhere"));
-  EXPECT_FALSE(h.app->command("simulate now"));   // takes none
+  EXPECT_FALSE(h.app->command("simulate now"));  // takes none
   EXPECT_FALSE(h.app->command("no such command"));
   EXPECT_TRUE(h.app->command("sweep spec workload: {}"));  // the rest of the line is the argument
 }
@@ -527,8 +533,9 @@ TEST(AppUi, CommandNumbersAreCheckedWhole) {
   h.settle();
   EXPECT_TRUE(h.app->command("select 40"));
   const auto selected = h.status()["selected"];
-  for (const char* bad : {"select 1634", "select -1", "select 4x", "select ", "synthesize nope 2 2 1 1",
-                          "synthesize llama3-8b 2 2 0 8", "synthesize llama3-8b 2 2 4097 8", "synthesize llama3-8b 2 2 4"})
+  for (const char* bad :
+       {"select 1634", "select -1", "select 4x", "select ", "synthesize nope 2 2 1 1", "synthesize llama3-8b 2 2 0 8",
+        "synthesize llama3-8b 2 2 4097 8", "synthesize llama3-8b 2 2 4"})
     EXPECT_FALSE(h.app->command(bad)) << bad;
   EXPECT_EQ(h.status()["selected"], selected);
   EXPECT_EQ(h.status()["ranks"].size(), 2u);  // no synthetic workload replaced the traces
@@ -590,8 +597,12 @@ TEST(AppUi, FilesInSlicesOpenAsWholeFilesDoAndSayWhatTheyAreDoing) {
   h.app->abandon_file(gone, "NotFoundError");
   h.settle();
   const json s = h.status();
-  EXPECT_NE(s["log"].dump().find("photo.png: not a trace this page reads: it looks like a PNG image"), std::string::npos) << s["log"];
-  EXPECT_NE(s["error"].get<std::string>().find("gone.et: could not be read to its end (NotFoundError)"), std::string::npos) << s["error"];
+  EXPECT_NE(s["log"].dump().find("photo.png: not a trace this page reads: it looks like a PNG image"),
+            std::string::npos)
+      << s["log"];
+  EXPECT_NE(s["error"].get<std::string>().find("gone.et: could not be read to its end (NotFoundError)"),
+            std::string::npos)
+      << s["error"];
   EXPECT_EQ(s["ranks"], direct_ranks) << "nothing of either was kept";
 }
 
@@ -719,8 +730,9 @@ TEST(AppUi, ChakraJsonStableHloAndSweepTablesOpenLikeTheCliReadsThem) {
   EXPECT_NE(s["log"].dump().find("StableHLO program on 4 devices"), std::string::npos) << s["log"];
   EXPECT_NE(s["log"].dump().find("compute modelled on"), std::string::npos) << s["log"];
 
-  const std::string table = "{\"point\":0,\"sweep\":\"4f2a\",\"npus\":8,\"step_ns\":1200,\"error\":\"\"}\n"
-                            "{\"point\":1,\"sweep\":\"4f2a\",\"npus\":8,\"step_ns\":900,\"error\":\"\"}\n";
+  const std::string table =
+      "{\"point\":0,\"sweep\":\"4f2a\",\"npus\":8,\"step_ns\":1200,\"error\":\"\"}\n"
+      "{\"point\":1,\"sweep\":\"4f2a\",\"npus\":8,\"step_ns\":900,\"error\":\"\"}\n";
   const uint32_t id = h.app->begin_file("RESULTS.jsonl", table.size());
   for (size_t at = 0; at < table.size(); at += 16)
     ASSERT_TRUE(h.app->file_piece(id, as_bytes(table).subspan(at, std::min<size_t>(16, table.size() - at))));
@@ -788,10 +800,12 @@ TEST(AppGolden, NativeViewsLookAsRecorded) {
       {"nodes", with({two + "/chakra_trace.0.et"}, {"--hash", "v=nodes&r=0&n=12&q=detach"})},
       {"graph", with({two + "/chakra_trace.0.et"}, {"--hash", "v=graph&r=0&n=12&g.critical=1"})},
       {"simulation", with(allreduce, {"--do", "simulate", "--do", "view simulation"})},
-      {"timeline", {"--hash", "synth=llama2-7b&synth.layers=2&synth.dp=2&synth.tp=2", "--do", "fit", "--do", "simulate",
-                    "--do", "timeline 1"}},
-      {"analysis", {"--do", "view analysis", shared("data/pairs/dlrm_8rank_v100/rank0/dlrm_eg_0.json"),
-                    shared("data/pairs/dlrm_8rank_v100/rank0/worker0_step_12.1694128201545.pt.trace.json")}},
+      {"timeline",
+       {"--hash", "synth=llama2-7b&synth.layers=2&synth.dp=2&synth.tp=2", "--do", "fit", "--do", "simulate", "--do",
+        "timeline 1"}},
+      {"analysis",
+       {"--do", "view analysis", shared("data/pairs/dlrm_8rank_v100/rank0/dlrm_eg_0.json"),
+        shared("data/pairs/dlrm_8rank_v100/rank0/worker0_step_12.1694128201545.pt.trace.json")}},
       {"sweep", {"--do", "sweep example", "--do", "sweep run", "--frames", "12"}},
   };
   bool update = std::getenv("CHAKRA_UPDATE_GOLDEN") != nullptr;
@@ -801,11 +815,13 @@ TEST(AppGolden, NativeViewsLookAsRecorded) {
     // In sanitizer builds, leaks are not checked in chakra-view: Mesa's driver, loaded and
     // unloaded at run time, leaves allocations no stack can be given for. The app's own code is
     // leak-checked by the headless tests above, in this process.
-    std::string cmd = "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 xvfb-run -a -s '-screen 0 1400x900x24' '" CHAKRA_VIEW
-                      "' --size 1280x800 --screenshot '" + png +
-                      "' --status '" + out + "/" + shot.name + ".json'";
+    std::string cmd =
+        "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 xvfb-run -a -s '-screen 0 1400x900x24' "
+        "'" CHAKRA_VIEW "' --size 1280x800 --screenshot '" +
+        png + "' --status '" + out + "/" + shot.name + ".json'";
     for (const std::string& a : shot.args) cmd += " '" + a + "'";
-    ASSERT_EQ(std::system((cmd + " 2>" + out + "/stderr.txt").c_str()), 0) << cmd << "\n" << read_raw(out + "/stderr.txt");
+    ASSERT_EQ(std::system((cmd + " 2>" + out + "/stderr.txt").c_str()), 0) << cmd << "\n"
+                                                                           << read_raw(out + "/stderr.txt");
     json status = json::parse(read_raw(out + "/" + shot.name + ".json"));
     EXPECT_EQ(status["error"], "") << shot.name;
     if (std::string_view(shot.name) == "sweep") {  // the example's 60 points, run in place by the native host
@@ -829,7 +845,8 @@ TEST(AppGolden, NativeViewsLookAsRecorded) {
     EXPECT_LE(fraction, 0.002) << shot.name << ": " << fraction * 100 << "% of pixels differ; see " << png << " and "
                                << diff_path;
   }
-  ASSERT_FALSE(update) << "golden images rewritten in " CHAKRA_GOLDEN_DIR "; look at them, then run again without "
+  ASSERT_FALSE(update) << "golden images rewritten in " CHAKRA_GOLDEN_DIR
+                          "; look at them, then run again without "
                           "CHAKRA_UPDATE_GOLDEN";
 }
 

@@ -81,7 +81,8 @@ bool waits_for_gpu(std::string_view name) {
 
 PathKind kind_of(const Trace& t, uint32_t n, StrId is_cpu_op) {
   const auto type = static_cast<NodeType>(t.type(n));
-  if (type == NodeType::CommColl || type == NodeType::CommSend || type == NodeType::CommRecv) return PathKind::Communication;
+  if (type == NodeType::CommColl || type == NodeType::CommSend || type == NodeType::CommRecv)
+    return PathKind::Communication;
   if (type == NodeType::MemLoad || type == NodeType::MemStore) return PathKind::Memory;
   if (is_cpu_op != StringPool::kEmpty)
     if (auto a = t.find_attr(n, is_cpu_op); a && a->as_bool().value_or(false)) return PathKind::Cpu;
@@ -142,15 +143,15 @@ CrossRankPath critical_path_across_ranks(std::span<const RankTimes> ranks) {
     const IdIndex ids(t);
     x.deps = DepGraph::build(t, ids, DepKind::Both);
     const StrId is_cpu_op = find_name(t, "is_cpu_op"), stream = find_name(t, "stream"), tid = find_name(t, "tid"),
-                pg_name = find_name(t, "pg_name"), comm_src = find_name(t, "comm_src"), comm_dst = find_name(t, "comm_dst"),
-                comm_tag = find_name(t, "comm_tag");
+                pg_name = find_name(t, "pg_name"), comm_src = find_name(t, "comm_src"),
+                comm_dst = find_name(t, "comm_dst"), comm_tag = find_name(t, "comm_tag");
     x.kind.resize(t.size());
     x.host_sync.assign(t.size(), false);
     x.lane_of.assign(t.size(), UINT32_MAX);
     x.instance_key.assign(t.size(), UINT32_MAX);
     x.instance_index.assign(t.size(), 0);
     std::map<std::pair<int, int64_t>, uint32_t> lane_ids;  // (class, value) → lane
-    std::vector<uint32_t> comm;                             // timed communication nodes
+    std::vector<uint32_t> comm;                            // timed communication nodes
     for (uint32_t n = 0; n < t.size(); ++n) {
       total_nodes += 1;
       x.kind[n] = kind_of(t, n, is_cpu_op);
@@ -159,10 +160,14 @@ CrossRankPath critical_path_across_ranks(std::span<const RankTimes> ranks) {
       const auto type = static_cast<NodeType>(t.type(n));
       // Lanes: a stream or a thread when the trace names them, else the simulator's resources.
       std::optional<std::pair<int, int64_t>> lane;
-      if (auto s = int_attr(t, n, stream); s && x.kind[n] != PathKind::Cpu) lane = {{1, *s}};
-      else if (x.kind[n] == PathKind::Cpu) lane = {{0, int_attr(t, n, tid).value_or(-1)}};
-      else if (type == NodeType::Comp) lane = {{2, 0}};
-      else if (type == NodeType::CommColl || type == NodeType::CommSend) lane = {{3, 0}};
+      if (auto s = int_attr(t, n, stream); s && x.kind[n] != PathKind::Cpu)
+        lane = {{1, *s}};
+      else if (x.kind[n] == PathKind::Cpu)
+        lane = {{0, int_attr(t, n, tid).value_or(-1)}};
+      else if (type == NodeType::Comp)
+        lane = {{2, 0}};
+      else if (type == NodeType::CommColl || type == NodeType::CommSend)
+        lane = {{3, 0}};
       if (lane) {
         auto [it, fresh] = lane_ids.emplace(*lane, static_cast<uint32_t>(x.lanes.size()));
         if (fresh) x.lanes.emplace_back();
@@ -179,7 +184,9 @@ CrossRankPath critical_path_across_ranks(std::span<const RankTimes> ranks) {
       auto& v = lane.by_start;
       // Outer ops first among equal starts, so that the op after an enclosing one starts inside it.
       std::sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) {
-        return tm.start[a] != tm.start[b] ? tm.start[a] < tm.start[b] : tm.end[a] != tm.end[b] ? tm.end[a] > tm.end[b] : a < b;
+        return tm.start[a] != tm.start[b] ? tm.start[a] < tm.start[b]
+               : tm.end[a] != tm.end[b]   ? tm.end[a] > tm.end[b]
+                                          : a < b;
       });
       for (size_t i = 0; i + 1 < v.size(); ++i) x.encloses[v[i]] = tm.start[v[i + 1]] < tm.end[v[i]];
       // Parents: the ops still open when each one starts, innermost on top.
@@ -204,8 +211,10 @@ CrossRankPath critical_path_across_ranks(std::span<const RankTimes> ranks) {
         const int64_t peer = int_attr(t, n, send ? comm_dst : comm_src).value_or(-1);
         const int64_t self = int_attr(t, n, send ? comm_src : comm_dst).value_or(r);
         const int64_t tag = int_attr(t, n, comm_tag).value_or(0);
-        key = "p2p " + std::to_string(send ? self : peer) + ">" + std::to_string(send ? peer : self) + " #" + std::to_string(tag);
-      } else if (auto pg = pg_name == StringPool::kEmpty ? std::nullopt : t.find_attr(n, pg_name); pg && type == NodeType::CommColl) {
+        key = "p2p " + std::to_string(send ? self : peer) + ">" + std::to_string(send ? peer : self) + " #" +
+              std::to_string(tag);
+      } else if (auto pg = pg_name == StringPool::kEmpty ? std::nullopt : t.find_attr(n, pg_name);
+                 pg && type == NodeType::CommColl) {
         key = "pg " + std::string(pg->as_string().value_or(""));
       } else if (type == NodeType::CommColl) {
         key = "pg ";
@@ -241,7 +250,8 @@ CrossRankPath critical_path_across_ranks(std::span<const RankTimes> ranks) {
       if (ranks[r].start[n] == kUntimed) continue;
       path.begin = std::min(path.begin, ranks[r].start[n]);
       if (last == UINT32_MAX || ranks[r].end[n] > path.end) path.end = ranks[r].end[n], last_rank = r, last = n;
-      if (!idx[r].encloses[n] && (cur == UINT32_MAX || ranks[r].end[n] > ranks[cur_rank].end[cur])) cur_rank = r, cur = n;
+      if (!idx[r].encloses[n] && (cur == UINT32_MAX || ranks[r].end[n] > ranks[cur_rank].end[cur]))
+        cur_rank = r, cur = n;
     }
   if (last == UINT32_MAX) {
     path.begin = 0;
@@ -364,7 +374,8 @@ const char* via_name(CrossRankPath::Via v) {
 
 std::string share_of(uint64_t part, uint64_t whole) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+  std::snprintf(text, sizeof text, "%.1f%%",
+                whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
   return text;
 }
 
@@ -375,24 +386,26 @@ std::string critical_path_text(const CrossRankPath& path, std::span<const RankTi
   const std::string u(unit);
   std::string out = "critical path across " + std::to_string(ranks.size()) + (ranks.size() == 1 ? " rank" : " ranks") +
                     ": step " + format_number(double(path.step())) + " " + u + " (first start to last end), " +
-                    std::to_string(path.steps.size()) + " steps" + (path.complete ? "" : " (walk stopped early: inconsistent times)") +
-                    "\n  by kind:";
+                    std::to_string(path.steps.size()) + " steps" +
+                    (path.complete ? "" : " (walk stopped early: inconsistent times)") + "\n  by kind:";
   for (int k = 0; k < kPathKinds; ++k)
     if (path.by_kind[k])
-      out += std::string(" ") + path_kind_name(static_cast<PathKind>(k)) + " " + format_number(double(path.by_kind[k])) + " " + u +
-             " (" + share_of(path.by_kind[k], path.step()) + ")";
+      out += std::string(" ") + path_kind_name(static_cast<PathKind>(k)) + " " +
+             format_number(double(path.by_kind[k])) + " " + u + " (" + share_of(path.by_kind[k], path.step()) + ")";
   // Host stalls on the path: CPU time only if they were not waits (core/docs/pytorch-replay.md).
   uint64_t stalled = 0, stalled_steps = 0;
   for (const auto& s : path.steps)
     if (s.node != UINT32_MAX && stall_class_of(*ranks[s.rank].trace, s.node)) stalled += s.duration, ++stalled_steps;
   if (stalled)
-    out += "\n  host stalls on the path: " + format_number(double(stalled)) + " " + u + " (" + share_of(stalled, path.step()) + ") in " +
-           std::to_string(stalled_steps) + " steps, marked below: they may be waits (for the GPU, the allocator, another "
+    out += "\n  host stalls on the path: " + format_number(double(stalled)) + " " + u + " (" +
+           share_of(stalled, path.step()) + ") in " + std::to_string(stalled_steps) +
+           " steps, marked below: they may be waits (for the GPU, the allocator, another "
            "thread), not CPU work";
   // The longest steps, shown in time order.
   std::vector<size_t> order(path.steps.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return path.steps[a].duration > path.steps[b].duration; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return path.steps[a].duration > path.steps[b].duration; });
   order.resize(std::min(order.size(), top));
   std::sort(order.begin(), order.end());
   out += "\n  the " + std::to_string(order.size()) + " longest steps, in time order (" + u + "):\n" +
@@ -402,11 +415,13 @@ std::string critical_path_text(const CrossRankPath& path, std::span<const RankTi
     std::string name = s.node == UINT32_MAX ? "(waiting)" : std::string(ranks[s.rank].trace->name(s.node));
     if (name.size() > 100) name = name.substr(0, 97) + "...";
     char row[160];
-    std::snprintf(row, sizeof row, "    %4u %12s %12s %7s  %-14s %-11s ", rank_ids[s.rank], format_number(double(s.start - path.begin)).c_str(),
-                  format_number(double(s.duration)).c_str(), share_of(s.duration, path.step()).c_str(), path_kind_name(s.kind), via_name(s.via));
+    std::snprintf(row, sizeof row, "    %4u %12s %12s %7s  %-14s %-11s ", rank_ids[s.rank],
+                  format_number(double(s.start - path.begin)).c_str(), format_number(double(s.duration)).c_str(),
+                  share_of(s.duration, path.step()).c_str(), path_kind_name(s.kind), via_name(s.via));
     out += row + name;
     if (s.node != UINT32_MAX)
-      if (const auto stall = stall_class_of(*ranks[s.rank].trace, s.node)) out += "  [host stall: " + std::string(stall_class_name(*stall)) + "]";
+      if (const auto stall = stall_class_of(*ranks[s.rank].trace, s.node))
+        out += "  [host stall: " + std::string(stall_class_name(*stall)) + "]";
     out += "\n";
   }
   return out;

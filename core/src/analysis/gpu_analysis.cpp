@@ -16,7 +16,8 @@ namespace chakra {
 std::string gpu_kinds_label(unsigned set) {
   std::string label;
   for (int k = 0; k < kGpuKinds; ++k)
-    if (set & (1u << k)) label += (label.empty() ? "" : " overlapping ") + std::string(gpu_kind_name(static_cast<GpuKind>(k)));
+    if (set & (1u << k))
+      label += (label.empty() ? "" : " overlapping ") + std::string(gpu_kind_name(static_cast<GpuKind>(k)));
   return label;
 }
 
@@ -101,7 +102,8 @@ GpuAnalysis analyze_ops(const std::vector<GpuOp>& ops, const std::function<std::
       if (running[k] > 0) set |= 1u << k;
     a.by_kinds[set] += edges[i].time - now;
   }
-  constexpr unsigned kComp = 1u << static_cast<int>(GpuKind::Computation), kComm = 1u << static_cast<int>(GpuKind::Communication);
+  constexpr unsigned kComp = 1u << static_cast<int>(GpuKind::Computation),
+                     kComm = 1u << static_cast<int>(GpuKind::Communication);
   uint64_t busy = 0;
   for (unsigned set = 1; set < (1u << kGpuKinds); ++set) {
     busy += a.by_kinds[set];
@@ -146,7 +148,8 @@ GpuAnalysis analyze_ops(const std::vector<GpuOp>& ops, const std::function<std::
     if (op.launch_node != UINT32_MAX) {
       const int64_t since_call = static_cast<int64_t>(op.start) - static_cast<int64_t>(op.launch_start);
       const int64_t delay = since_call - static_cast<int64_t>(op.launch_duration);
-      a.launches.push_back({op.node, op.launch_duration, op.end - op.start, since_call, delay > 0 ? static_cast<uint64_t>(delay) : 0});
+      a.launches.push_back(
+          {op.node, op.launch_duration, op.end - op.start, since_call, delay > 0 ? static_cast<uint64_t>(delay) : 0});
     }
 
   // Idle gaps per stream, in order of each stream's first op.
@@ -214,8 +217,10 @@ double CollectiveBucket::bus_gbps(uint32_t ranks) const {
   if (ranks < 2) return algbw;
   switch (static_cast<CommType>(comm_type)) {
     case CommType::AllReduce: return algbw * 2 * (n - 1) / n;
-    case CommType::AllGather: case CommType::ReduceScatter: case CommType::ReduceScatterBlock: case CommType::AllToAll:
-      return algbw * (n - 1) / n;
+    case CommType::AllGather:
+    case CommType::ReduceScatter:
+    case CommType::ReduceScatterBlock:
+    case CommType::AllToAll: return algbw * (n - 1) / n;
     default: return algbw;
   }
 }
@@ -246,10 +251,12 @@ std::vector<CollectiveBucket> collective_buckets(const Trace& t, std::span<const
   return out;
 }
 
-std::vector<CollectiveBucket> collective_buckets(std::span<const Trace* const> ranks, std::span<const std::vector<uint64_t>> micros) {
+std::vector<CollectiveBucket> collective_buckets(std::span<const Trace* const> ranks,
+                                                 std::span<const std::vector<uint64_t>> micros) {
   std::map<std::pair<int32_t, uint32_t>, CollectiveBucket> all;
   for (size_t r = 0; r < ranks.size(); ++r)
-    for (const CollectiveBucket& b : collective_buckets(*ranks[r], micros.empty() ? std::span<const uint64_t>{} : micros[r])) {
+    for (const CollectiveBucket& b :
+         collective_buckets(*ranks[r], micros.empty() ? std::span<const uint64_t>{} : micros[r])) {
       CollectiveBucket& sum = all[{b.comm_type, b.size_log2}];
       sum.comm_type = b.comm_type;
       sum.size_log2 = b.size_log2;
@@ -279,7 +286,9 @@ GpuAnalysis analyze_spans(std::span<const sim::Span> spans, uint32_t npu) {
     GpuOp op;
     switch (s.kind) {
       case sim::SpanKind::Compute: op.kind = GpuKind::Computation; break;
-      case sim::SpanKind::Collective: case sim::SpanKind::Send: case sim::SpanKind::Recv: op.kind = GpuKind::Communication; break;
+      case sim::SpanKind::Collective:
+      case sim::SpanKind::Send:
+      case sim::SpanKind::Recv: op.kind = GpuKind::Communication; break;
       case sim::SpanKind::Memory: op.kind = GpuKind::Memory; break;
       default: continue;  // CPU work is not GPU time
     }

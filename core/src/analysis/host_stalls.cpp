@@ -30,7 +30,8 @@ std::vector<HostStallEntry> host_stalls_of(const Trace& trace) {
       if (auto t = trace.find_attr(n, evidence)) e.evidence = t->as_string().value_or("");
     out.push_back(e);
   }
-  std::stable_sort(out.begin(), out.end(), [](const HostStallEntry& a, const HostStallEntry& b) { return a.micros > b.micros; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const HostStallEntry& a, const HostStallEntry& b) { return a.micros > b.micros; });
   return out;
 }
 
@@ -43,7 +44,8 @@ std::string host_stalls_text(std::span<const Trace* const> traces, std::span<con
                              std::span<const uint32_t> rank_ids, size_t top) {
   if (std::all_of(stalls.begin(), stalls.end(), [](const auto& s) { return s.empty(); })) return "";
   std::string out =
-      "\nhost stalls: host ops one stretch of whose own time is far longer than their kind takes, with what the trace shows "
+      "\nhost stalls: host ops one stretch of whose own time is far longer than their kind takes, with what the trace "
+      "shows "
       "(classes and evidence: core/docs/pytorch-replay.md); a replay charges them as CPU time unless told otherwise "
       "(chakra simulate --stalls wait)\n";
   for (size_t r = 0; r < stalls.size(); ++r) {
@@ -56,7 +58,8 @@ std::string host_stalls_text(std::span<const Trace* const> traces, std::span<con
     bool first = true;
     for (int c = 0; c < kStallClassCount; ++c)
       if (by_class[c]) {
-        out += (first ? "" : ", ") + std::string(stall_class_name(StallClass(c))) + " " + format_number(static_cast<double>(by_class[c])) + " µs";
+        out += (first ? "" : ", ") + std::string(stall_class_name(StallClass(c))) + " " +
+               format_number(static_cast<double>(by_class[c])) + " µs";
         first = false;
       }
     out += ")\n";
@@ -64,7 +67,8 @@ std::string host_stalls_text(std::span<const Trace* const> traces, std::span<con
       const HostStallEntry& e = stalls[r][i];
       const Trace& t = *traces[r];
       char head[96];
-      std::snprintf(head, sizeof head, "    %10s µs  %-13s node %llu at %s: ", format_number(static_cast<double>(e.micros)).c_str(),
+      std::snprintf(head, sizeof head,
+                    "    %10s µs  %-13s node %llu at %s: ", format_number(static_cast<double>(e.micros)).c_str(),
                     std::string(stall_class_name(e.cls)).c_str(), static_cast<unsigned long long>(t.id(e.node)),
                     std::to_string(t.start_time_micros(e.node)).c_str());
       std::string name(t.name(e.node));
@@ -83,7 +87,8 @@ void write_host_stalls_json(const Trace& trace, const std::vector<HostStallEntry
   w.key("host_stalls").begin_object();
   w.key("total_us").value_uint(total);
   w.key("by_class").begin_object();
-  for (int c = 0; c < kStallClassCount; ++c) w.key(std::string(stall_class_name(StallClass(c)))).value_uint(by_class[c]);
+  for (int c = 0; c < kStallClassCount; ++c)
+    w.key(std::string(stall_class_name(StallClass(c)))).value_uint(by_class[c]);
   w.end_object();
   w.key("stalls").begin_array();
   for (const HostStallEntry& e : stalls) {

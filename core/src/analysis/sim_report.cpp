@@ -16,10 +16,14 @@ namespace {
 
 std::string ns_text(Tick t) {
   char buf[64];
-  if (t >= 1000000000) std::snprintf(buf, sizeof buf, "%.3f s", double(t) / 1e9);
-  else if (t >= 1000000) std::snprintf(buf, sizeof buf, "%.3f ms", double(t) / 1e6);
-  else if (t >= 1000) std::snprintf(buf, sizeof buf, "%.3f us", double(t) / 1e3);
-  else std::snprintf(buf, sizeof buf, "%llu ns", static_cast<unsigned long long>(t));
+  if (t >= 1000000000)
+    std::snprintf(buf, sizeof buf, "%.3f s", double(t) / 1e9);
+  else if (t >= 1000000)
+    std::snprintf(buf, sizeof buf, "%.3f ms", double(t) / 1e6);
+  else if (t >= 1000)
+    std::snprintf(buf, sizeof buf, "%.3f us", double(t) / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%llu ns", static_cast<unsigned long long>(t));
   return buf;
 }
 
@@ -36,7 +40,8 @@ std::string astra_finish_lines(const SimResult& r) {
   std::vector<uint32_t> order;
   for (uint32_t i = 0; i < r.npus.size(); ++i)
     if (r.npus[i].finished) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return r.npus[a].finish < r.npus[b].finish; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return r.npus[a].finish < r.npus[b].finish; });
   std::string out;
   for (uint32_t i : order)
     out += "sys[" + std::to_string(i) + "] finished, " + std::to_string(r.npus[i].finish) +
@@ -97,22 +102,29 @@ std::string stalls_text(const SimResult& r) {
   if (std::all_of(total.begin(), total.end(), [](Tick t) { return t == 0; })) return "";
   std::string out;
   const StallMode other = r.stall_mode == StallMode::Keep ? StallMode::Wait : StallMode::Keep;
-  appendf(out, "  host stalls (host ops far longer than their kind takes; core/docs/pytorch-replay.md) replayed %s (--stalls %s)\n",
-          r.stall_mode == StallMode::Keep ? "as the CPU time they were measured as" : "as waits for the GPU work they ended after",
+  appendf(out,
+          "  host stalls (host ops far longer than their kind takes; core/docs/pytorch-replay.md) replayed %s "
+          "(--stalls %s)\n",
+          r.stall_mode == StallMode::Keep ? "as the CPU time they were measured as"
+                                          : "as waits for the GPU work they ended after",
           std::string(stall_mode_name(r.stall_mode)).c_str());
   if (r.other_stall_mode.ran) {
     const Steps s = steps_of(r);
     Tick shortest = UINT64_MAX, longest = 0;
     for (uint32_t i = 0; i < r.npus.size() && i < r.other_stall_mode.steps.size(); ++i)
-      if (r.npus[i].finished) shortest = std::min(shortest, r.other_stall_mode.steps[i]), longest = std::max(longest, r.other_stall_mode.steps[i]);
+      if (r.npus[i].finished)
+        shortest = std::min(shortest, r.other_stall_mode.steps[i]),
+        longest = std::max(longest, r.other_stall_mode.steps[i]);
     appendf(out, "  with --stalls %s instead: makespan %s (%s), step per NPU %s ... %s (%s on the longest)%s\n",
             std::string(stall_mode_name(other)).c_str(), ns_text(r.other_stall_mode.end).c_str(),
-            percent_text(percent_off(r.other_stall_mode.end, r.end())).c_str(), ns_text(shortest == UINT64_MAX ? 0 : shortest).c_str(),
-            ns_text(longest).c_str(),
-            percent_text(s.finished ? percent_off(r.other_stall_mode.steps[s.longest], r.npus[s.longest].step()) : 0).c_str(),
+            percent_text(percent_off(r.other_stall_mode.end, r.end())).c_str(),
+            ns_text(shortest == UINT64_MAX ? 0 : shortest).c_str(), ns_text(longest).c_str(),
+            percent_text(s.finished ? percent_off(r.other_stall_mode.steps[s.longest], r.npus[s.longest].step()) : 0)
+                .c_str(),
             r.other_stall_mode.deadlock ? "; that run deadlocked" : "");
   } else {
-    appendf(out, "  (no stall ended just after GPU work: --stalls %s replays them the same)\n", std::string(stall_mode_name(other)).c_str());
+    appendf(out, "  (no stall ended just after GPU work: --stalls %s replays them the same)\n",
+            std::string(stall_mode_name(other)).c_str());
   }
   std::string header;
   appendf(header, "  %-8s %-14s", "NPU", "stalls");
@@ -142,8 +154,10 @@ std::string stalls_text(const SimResult& r) {
 std::string measured_vs_simulated_text(const SimResult& r) {
   std::string out;
   if (!r.times_origin.empty()) {
-    appendf(out, "  (no measured-vs-simulated figures: these traces' times are %s, not measured on the NPUs they describe)\n",
-            r.times_origin.c_str());
+    appendf(
+        out,
+        "  (no measured-vs-simulated figures: these traces' times are %s, not measured on the NPUs they describe)\n",
+        r.times_origin.c_str());
     return out;
   }
   std::vector<uint32_t> measured;
@@ -161,35 +175,42 @@ std::string measured_vs_simulated_text(const SimResult& r) {
       if (e > std::abs(percent_off(figures[worst].second, figures[worst].first))) worst = k;
     }
     appendf(out, "  measured vs simulated %s: mean |error| %.1f%%, worst NPU %u %s\n", title.c_str(),
-            sum / double(figures.size()), measured[worst], percent_text(percent_off(figures[worst].second, figures[worst].first)).c_str());
+            sum / double(figures.size()), measured[worst],
+            percent_text(percent_off(figures[worst].second, figures[worst].first)).c_str());
     if (measured.size() > 64) return;
     std::string head;
     for (const std::string& h : extra_header) head += h;
     appendf(out, "  %-8s %14s %14s %9s%s\n", "NPU", "measured", "simulated", "error", head.c_str());
     for (size_t k = 0; k < figures.size(); ++k)
-      appendf(out, "  %-8u %14s %14s %9s%s\n", measured[k], ns_text(figures[k].first).c_str(), ns_text(figures[k].second).c_str(),
-              percent_text(percent_off(figures[k].second, figures[k].first)).c_str(), extra.empty() ? "" : extra[k].c_str());
+      appendf(out, "  %-8u %14s %14s %9s%s\n", measured[k], ns_text(figures[k].first).c_str(),
+              ns_text(figures[k].second).c_str(),
+              percent_text(percent_off(figures[k].second, figures[k].first)).c_str(),
+              extra.empty() ? "" : extra[k].c_str());
   };
   if (!measured.empty()) {
     std::vector<std::pair<Tick, Tick>> figures;
     std::vector<std::string> extra;
     bool exposed = false;  // columns only when some collective was measured
-    for (uint32_t i : measured) exposed = exposed || r.npus[i].measured_exposed_comm > 0 || r.npus[i].measured_exposed_transfer > 0;
+    for (uint32_t i : measured)
+      exposed = exposed || r.npus[i].measured_exposed_comm > 0 || r.npus[i].measured_exposed_transfer > 0;
     for (uint32_t i : measured) {
       const NpuResult& n = r.npus[i];
       figures.emplace_back(n.measured_step, n.step());
       std::string column;
       if (exposed)
-        appendf(column, "  %12s %12s  %12s %12s", ns_text(n.measured_exposed_comm).c_str(), ns_text(n.exposed_comm()).c_str(),
-                ns_text(n.measured_exposed_transfer).c_str(), ns_text(n.exposed_transfer).c_str());
+        appendf(column, "  %12s %12s  %12s %12s", ns_text(n.measured_exposed_comm).c_str(),
+                ns_text(n.exposed_comm()).c_str(), ns_text(n.measured_exposed_transfer).c_str(),
+                ns_text(n.exposed_transfer).c_str());
       extra.push_back(column);
     }
     std::vector<std::string> header;
     if (exposed) header.push_back("  exposed comm (measured  simulated)*  exposed transfer (measured  simulated)**");
-    table("over the whole trace, from each NPU's first measured start to its last measured end", figures, header, extra);
+    table("over the whole trace, from each NPU's first measured start to its last measured end", figures, header,
+          extra);
     if (exposed)
-      out += "  * communication running while no compute runs     ** from each collective's last arrival to its end, "
-             "less compute\n";
+      out +=
+          "  * communication running while no compute runs     ** from each collective's last arrival to its end, "
+          "less compute\n";
   }
   // The profiler's steps: the figure people quote.
   std::vector<std::string> step_names;
@@ -226,7 +247,8 @@ std::string measured_vs_simulated_text(const SimResult& r) {
       const std::string_view name = comm_type_name(c.comm_type);
       appendf(out, "  %-16s %10llu %17s %17s %9s\n", std::string(name.empty() ? "?" : name).c_str(),
               static_cast<unsigned long long>(c.count), ns_text(c.measured_median).c_str(),
-              ns_text(c.simulated_median).c_str(), percent_text(percent_off(c.simulated_median, c.measured_median)).c_str());
+              ns_text(c.simulated_median).c_str(),
+              percent_text(percent_off(c.simulated_median, c.measured_median)).c_str());
     }
   }
   return out;
@@ -240,26 +262,34 @@ std::string sim_summary_text(const SimResult& r) {
     const NpuResult& n = r.npus[i];
     if (!n.finished) continue;
     if (n.finish >= r.npus[last].finish) last = i;
-    compute += n.compute, comm += n.comm, overlap += n.overlap, exposed += n.exposed_comm(), astra_exposed += n.astra_exposed_comm;
+    compute += n.compute, comm += n.comm, overlap += n.overlap, exposed += n.exposed_comm(),
+        astra_exposed += n.astra_exposed_comm;
   }
   std::string out;
   appendf(out, "\nsummary: %u NPUs, %u finished, %llu messages, %llu events\n", static_cast<unsigned>(r.npus.size()),
           steps.finished, static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.events));
   if (r.simulated_npus == 1 && r.npus.size() > 1)
-    appendf(out, "  (every NPU's trace is alike up to node ids, groups and peers, and nothing tells them apart: NPU 0 ran for all %zu; --every-npu runs each)\n",
+    appendf(out,
+            "  (every NPU's trace is alike up to node ids, groups and peers, and nothing tells them apart: NPU 0 ran "
+            "for all %zu; --every-npu runs each)\n",
             r.npus.size());
   else if (r.simulated_npus > 1 && r.simulated_npus < r.npus.size())
-    appendf(out, "  (the NPUs fall into %llu classes, alike up to node ids, groups and peers, that nothing else tells apart: one NPU of each ran for all %zu; --every-npu runs each)\n",
+    appendf(out,
+            "  (the NPUs fall into %llu classes, alike up to node ids, groups and peers, that nothing else tells "
+            "apart: one NPU of each ran for all %zu; --every-npu runs each)\n",
             static_cast<unsigned long long>(r.simulated_npus), r.npus.size());
   if (r.closed_form_contended)
-    out += "  (a ring phase solved in closed form shared links with other traffic: the run was redone with every message simulated)\n";
+    out +=
+        "  (a ring phase solved in closed form shared links with other traffic: the run was redone with every message "
+        "simulated)\n";
   if (steps.finished) {
     double k = 1.0 / steps.finished;
     const NpuResult &longest = r.npus[steps.longest], &shortest = r.npus[steps.shortest];
     appendf(out, "  makespan              %14s  (the first NPU's start to the last NPU's finish; last: NPU %u)\n",
             ns_text(r.end()).c_str(), last);
     if (steps.finished == 1)
-      appendf(out, "  step                  %14s  (NPU %u's finish less its start)\n", ns_text(longest.step()).c_str(), steps.longest);
+      appendf(out, "  step                  %14s  (NPU %u's finish less its start)\n", ns_text(longest.step()).c_str(),
+              steps.longest);
     else
       appendf(out, "  step per NPU          %14s  (each NPU's finish less its start: NPU %u %s ... NPU %u %s)\n",
               ns_text(Tick(steps.mean)).c_str(), steps.shortest, ns_text(shortest.step()).c_str(), steps.longest,
@@ -267,8 +297,10 @@ std::string sim_summary_text(const SimResult& r) {
     appendf(out, "  mean compute busy     %14s\n", ns_text(Tick(compute * k)).c_str());
     appendf(out, "  mean comm busy        %14s\n", ns_text(Tick(comm * k)).c_str());
     appendf(out, "  mean overlap          %14s\n", ns_text(Tick(overlap * k)).c_str());
-    appendf(out, "  mean exposed comm     %14s  (communication running while no compute runs)\n", ns_text(Tick(exposed * k)).c_str());
-    appendf(out, "  mean non-compute      %14s  (step less compute time: ASTRA-sim's \"exposed communication\" above)\n",
+    appendf(out, "  mean exposed comm     %14s  (communication running while no compute runs)\n",
+            ns_text(Tick(exposed * k)).c_str());
+    appendf(out,
+            "  mean non-compute      %14s  (step less compute time: ASTRA-sim's \"exposed communication\" above)\n",
             ns_text(Tick(astra_exposed * k)).c_str());
     // CPU ops replay their recorded durations: when they fill the longest step, no network
     // makes it shorter. Unless some of that CPU time is host stalls, which may be waits.
@@ -278,10 +310,12 @@ std::string sim_summary_text(const SimResult& r) {
       for (Tick t : longest.stalls) stalled += t;
       std::string qualifier = "no network makes it shorter";
       if (stalled && r.stall_mode == StallMode::Keep)
-        qualifier = ns_text(stalled) + " of it are host stalls replayed as CPU time (see below): if they are waits, this is "
+        qualifier = ns_text(stalled) +
+                    " of it are host stalls replayed as CPU time (see below): if they are waits, this is "
                     "not what bounds it";
-      appendf(out, "  bound by CPU ops      %14s  (NPU %u's CPU ops are busy %.0f%% of its step: %s)\n", ns_text(longest.cpu).c_str(),
-              steps.longest, 100.0 * double(longest.cpu) / double(step), qualifier.c_str());
+      appendf(out, "  bound by CPU ops      %14s  (NPU %u's CPU ops are busy %.0f%% of its step: %s)\n",
+              ns_text(longest.cpu).c_str(), steps.longest, 100.0 * double(longest.cpu) / double(step),
+              qualifier.c_str());
     }
   }
   out += stalls_text(r);
@@ -305,8 +339,10 @@ void set_simulated_times(Trace& trace, std::span<const Span> spans, uint32_t npu
   const RankTimes times = simulated_times(trace, spans, npu);
   auto micros = [](Tick ns) { return (ns + 500) / 1000; };
   for (uint32_t n = 0; n < trace.size(); ++n) {
-    if (times.start[n] == RankTimes::kUntimed) trace.set_times(n, 0, 0);
-    else trace.set_times(n, origin_micros + micros(times.start[n]), micros(times.end[n]) - micros(times.start[n]));
+    if (times.start[n] == RankTimes::kUntimed)
+      trace.set_times(n, 0, 0);
+    else
+      trace.set_times(n, origin_micros + micros(times.start[n]), micros(times.end[n]) - micros(times.start[n]));
   }
 }
 
@@ -323,14 +359,16 @@ std::string network_load_text(const SimResult& r, size_t top_links) {
             static_cast<unsigned long long>(l.bytes), ns_text(l.busy).c_str(), 100.0 * dimension_utilisation(r, d));
   }
   if (!r.links.empty()) {
-    appendf(out, "  busiest links (of %zu used)    %10s %16s %16s  %6s %16s\n", r.links.size(), "messages", "bytes", "busy", "busy", "queued");
+    appendf(out, "  busiest links (of %zu used)    %10s %16s %16s  %6s %16s\n", r.links.size(), "messages", "bytes",
+            "busy", "busy", "queued");
     for (size_t i = 0; i < r.links.size() && i < top_links; ++i) {
       const LinkLoad& l = r.links[i];
       char name[64];
-      std::snprintf(name, sizeof name, "%s -> %s (dim %u)", device_name(r, l.from).c_str(), device_name(r, l.to).c_str(), l.dim);
+      std::snprintf(name, sizeof name, "%s -> %s (dim %u)", device_name(r, l.from).c_str(),
+                    device_name(r, l.to).c_str(), l.dim);
       appendf(out, "  %-29s %10llu %16llu %16s  %5.1f%% %16s\n", name, static_cast<unsigned long long>(l.messages),
-              static_cast<unsigned long long>(l.bytes), ns_text(l.busy).c_str(), end ? 100.0 * double(l.busy) / double(end) : 0.0,
-              ns_text(l.queued).c_str());
+              static_cast<unsigned long long>(l.bytes), ns_text(l.busy).c_str(),
+              end ? 100.0 * double(l.busy) / double(end) : 0.0, ns_text(l.queued).c_str());
     }
   }
   return out;
@@ -364,7 +402,8 @@ void write_sim_json(const SimResult& r, JsonWriter& w) {
   w.key("stall_mode").value(std::string(stall_mode_name(r.stall_mode)));
   if (r.other_stall_mode.ran) {
     w.key("other_stall_mode").begin_object();
-    w.key("stall_mode").value(std::string(stall_mode_name(r.stall_mode == StallMode::Keep ? StallMode::Wait : StallMode::Keep)));
+    w.key("stall_mode")
+        .value(std::string(stall_mode_name(r.stall_mode == StallMode::Keep ? StallMode::Wait : StallMode::Keep)));
     w.key("deadlock").value(r.other_stall_mode.deadlock);
     w.key("makespan_ns").value_uint(r.other_stall_mode.end);
     w.key("step_ns").begin_array();
@@ -409,7 +448,8 @@ void write_sim_json(const SimResult& r, JsonWriter& w) {
     }
     if (std::any_of(n.stalls.begin(), n.stalls.end(), [](Tick t) { return t > 0; })) {
       w.key("stalls_ns").begin_object();
-      for (int c = 0; c < kStallClassCount; ++c) w.key(std::string(stall_class_name(StallClass(c)))).value_uint(n.stalls[c]);
+      for (int c = 0; c < kStallClassCount; ++c)
+        w.key(std::string(stall_class_name(StallClass(c)))).value_uint(n.stalls[c]);
       w.end_object();
       w.key("stall_waits").value_uint(n.stall_waits);
     }

@@ -86,9 +86,8 @@ TraceSummary summarize(const Trace& t) {
     for (int k = 0; k <= kMaxAttrKind; ++k)
       if (slot_counts[slot][k])
         s.attrs.push_back({std::string(t.str(slot_names[slot])), static_cast<AttrKind>(k), slot_counts[slot][k]});
-  std::sort(s.attrs.begin(), s.attrs.end(), [](const auto& a, const auto& b) {
-    return a.name != b.name ? a.name < b.name : a.kind < b.kind;
-  });
+  std::sort(s.attrs.begin(), s.attrs.end(),
+            [](const auto& a, const auto& b) { return a.name != b.name ? a.name < b.name : a.kind < b.kind; });
   return s;
 }
 

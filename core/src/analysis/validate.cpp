@@ -30,8 +30,7 @@ bool looks_like_legacy_schema(const Trace& t) {
     auto* p = reinterpret_cast<const uint8_t*>(raw.data());
     try {
       if ((wire::read_varint(p, p + raw.size()) >> 3) > 10) ++legacy_nodes;
-    } catch (const wire::DecodeError&) {
-    }
+    } catch (const wire::DecodeError&) {}
   }
   return t.size() > 0 && legacy_nodes * 2 > t.size();
 }
@@ -55,14 +54,21 @@ class Validator::Checker {
   // `max_nodes` at a time, then cycles, then timing. True once all are done.
   bool step(uint32_t max_nodes) {
     switch (phase_) {
-      case Phase::Start: start(); phase_ = Phase::Nodes; return false;
+      case Phase::Start:
+        start();
+        phase_ = Phase::Nodes;
+        return false;
       case Phase::Nodes: {
-        const uint32_t end = static_cast<uint32_t>(std::min<uint64_t>(t_.size(), uint64_t{next_} + std::max(max_nodes, 1u)));
+        const uint32_t end =
+            static_cast<uint32_t>(std::min<uint64_t>(t_.size(), uint64_t{next_} + std::max(max_nodes, 1u)));
         for (; next_ < end; ++next_) check_node(next_);
         if (next_ == t_.size()) phase_ = Phase::Cycles;
         return false;
       }
-      case Phase::Cycles: check_cycles(*index_); phase_ = Phase::Timing; return false;
+      case Phase::Cycles:
+        check_cycles(*index_);
+        phase_ = Phase::Timing;
+        return false;
       case Phase::Timing:
         if (!legacy_) check_timing();
         index_.reset();
@@ -78,8 +84,9 @@ class Validator::Checker {
   void start() {
     if (!t_.has_metadata())
       add(Severity::Warning, "no-metadata", -1, [] {
-        return std::string("no GlobalMetadata record (an older ASTRA-sim trace): the Chakra Python tools "
-                           "and ASTRA-sim's feeder read the first node as metadata and lose it");
+        return std::string(
+            "no GlobalMetadata record (an older ASTRA-sim trace): the Chakra Python tools "
+            "and ASTRA-sim's feeder read the first node as metadata and lose it");
       });
     if (t_.empty()) add(Severity::Warning, "no-nodes", -1, [] { return std::string("the trace has no nodes"); });
 
@@ -94,9 +101,10 @@ class Validator::Checker {
     legacy_ = looks_like_legacy_schema(t_);
     if (legacy_)
       add(Severity::Error, "legacy-schema", -1, [] {
-        return std::string("most nodes carry fields numbered above 10, which the Chakra schema does not define: "
-                           "this looks like a pre-0.0.4 Chakra (execution graph) trace, whose node types and "
-                           "fields are numbered differently; it cannot be interpreted as a current trace");
+        return std::string(
+            "most nodes carry fields numbered above 10, which the Chakra schema does not define: "
+            "this looks like a pre-0.0.4 Chakra (execution graph) trace, whose node types and "
+            "fields are numbered differently; it cannot be interpreted as a current trace");
       });
   }
 
@@ -130,7 +138,8 @@ class Validator::Checker {
     }
     if (compute)
       add(Severity::Warning, "no-durations", -1, [&] {
-        return "all " + std::to_string(compute) + " compute nodes last 0 µs and none has num_ops for a roofline "
+        return "all " + std::to_string(compute) +
+               " compute nodes last 0 µs and none has num_ops for a roofline "
                "estimate: a simulation times communication only (a PyTorch host ET converted without its Kineto "
                "trace? link them first: chakra link --sync-deps)";
       });
@@ -139,13 +148,11 @@ class Validator::Checker {
   void check_type(uint32_t n) {
     const int32_t type = t_.type(n);
     if (type < 0 || type >= kNodeTypeCount)
-      add(Severity::Error, "unknown-node-type", n, [&] {
-        return who(n) + " has type " + std::to_string(type) + ", which is not a Chakra node type";
-      });
+      add(Severity::Error, "unknown-node-type", n,
+          [&] { return who(n) + " has type " + std::to_string(type) + ", which is not a Chakra node type"; });
     else if (type == static_cast<int32_t>(NodeType::Invalid))
-      add(Severity::Warning, "invalid-node", n, [&] {
-        return who(n) + " is an INVALID_NODE; simulators skip it and may never release its dependents";
-      });
+      add(Severity::Warning, "invalid-node", n,
+          [&] { return who(n) + " is an INVALID_NODE; simulators skip it and may never release its dependents"; });
   }
 
   void check_deps(uint32_t n, const IdIndex& index) {
@@ -184,8 +191,7 @@ class Validator::Checker {
       for (uint32_t b = t_.attr_begin(n); b < a; ++b)
         if (t_.node_attrs().name(b) == t_.node_attrs().name(a)) {
           add(Severity::Warning, "duplicate-attr", n, [&] {
-            return who(n) + " has attribute \"" + std::string(attr.name()) +
-                   "\" more than once; readers use the first";
+            return who(n) + " has attribute \"" + std::string(attr.name()) + "\" more than once; readers use the first";
           });
           break;
         }
@@ -205,14 +211,12 @@ class Validator::Checker {
     }
     if (comm) check_comm(n, type);
     if (type == static_cast<int32_t>(NodeType::Comp) && has_attr(n, num_ops_) && !has_attr(n, tensor_size_))
-      add(Severity::Warning, "roofline-attrs", n, [&] {
-        return who(n) + " has num_ops but no tensor_size; roofline compute models need both";
-      });
+      add(Severity::Warning, "roofline-attrs", n,
+          [&] { return who(n) + " has num_ops but no tensor_size; roofline compute models need both"; });
     if ((type == static_cast<int32_t>(NodeType::MemLoad) || type == static_cast<int32_t>(NodeType::MemStore)) &&
         !has_attr(n, tensor_size_))
-      add(Severity::Error, "missing-mem-attr", n, [&] {
-        return who(n) + " is a memory node without \"tensor_size\" (ASTRA-sim requires it)";
-      });
+      add(Severity::Error, "missing-mem-attr", n,
+          [&] { return who(n) + " is a memory node without \"tensor_size\" (ASTRA-sim requires it)"; });
   }
 
   void require(uint32_t n, std::string_view attr, Severity s, std::string_view why) {
@@ -231,9 +235,8 @@ class Validator::Checker {
       if (auto ct = t_.find_attr(n, "comm_type"); ct && ct->as_int64()) {
         const int64_t v = *ct->as_int64();
         if (comm_type_name(v).empty())
-          add(Severity::Error, "bad-comm-type", n, [&] {
-            return who(n) + " has comm_type " + std::to_string(v) + ", which is not a collective type";
-          });
+          add(Severity::Error, "bad-comm-type", n,
+              [&] { return who(n) + " has comm_type " + std::to_string(v) + ", which is not a collective type"; });
         else if (v != static_cast<int64_t>(CommType::AllReduce) && v != static_cast<int64_t>(CommType::AllToAll) &&
                  v != static_cast<int64_t>(CommType::AllGather) && v != static_cast<int64_t>(CommType::ReduceScatter) &&
                  v != static_cast<int64_t>(CommType::Broadcast))
@@ -251,18 +254,18 @@ class Validator::Checker {
       require(n, "comm_tag", Severity::Error, kRequired);
       require(n, "comm_dst", Severity::Warning, "(ASTRA-sim assumes the receiving rank)");
     }
-    if (auto size = t_.find_attr(n, "comm_size"); size && is_integer(size->kind()) && !is_unsigned(size->kind()) &&
-                                                   static_cast<int64_t>(size->bits()) < 0)
+    if (auto size = t_.find_attr(n, "comm_size");
+        size && is_integer(size->kind()) && !is_unsigned(size->kind()) && static_cast<int64_t>(size->bits()) < 0)
       add(Severity::Error, "bad-comm-size", n, [&] {
         return who(n) + " has a negative comm_size (" + std::to_string(static_cast<int64_t>(size->bits())) + ")";
       });
     if (auto cpu = t_.find_attr(n, "is_cpu_op"); cpu && cpu->as_bool().value_or(false))
-      add(Severity::Error, "comm-on-cpu", n, [&] {
-        return who(n) + " is a communication node marked is_cpu_op=true (ASTRA-sim aborts)";
-      });
+      add(Severity::Error, "comm-on-cpu", n,
+          [&] { return who(n) + " is a communication node marked is_cpu_op=true (ASTRA-sim aborts)"; });
     if (auto pg = t_.find_attr(n, "pg_name"); pg && pg->as_string()) {
       std::string_view name = *pg->as_string();
-      bool numeric = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+      bool numeric =
+          !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
       if (!name.empty() && !numeric)
         add(Severity::Warning, "pg-name", n, [&] {
           return who(n) + " has pg_name \"" + std::string(name) +
@@ -317,8 +320,7 @@ class Validator::Checker {
           append_uint(fields, key >> 3);
           wire::skip_value(static_cast<uint32_t>(key & 7), static_cast<uint32_t>(key >> 3), p, end);
         }
-      } catch (const wire::DecodeError&) {
-      }
+      } catch (const wire::DecodeError&) {}
       return who(n) + " has fields the Chakra schema does not define (numbers " + fields +
              "); a pre-0.0.4 Chakra/EG trace uses other field and node-type numbers";
     });
@@ -361,7 +363,6 @@ class Validator::Checker {
   StrId num_ops_ = kAbsent, tensor_size_ = kAbsent;
 };
 
-
 Validator::Validator(const Trace& trace, const ValidateOptions& options)
     : checker_(std::make_unique<Checker>(trace, options)) {}
 Validator::~Validator() = default;
@@ -370,8 +371,7 @@ ValidationReport Validator::take_report() { return std::move(checker_->report())
 
 ValidationReport validate(const Trace& trace, const ValidateOptions& options) {
   Validator v(trace, options);
-  while (!v.step(UINT32_MAX)) {
-  }
+  while (!v.step(UINT32_MAX)) {}
   return v.take_report();
 }
 
@@ -415,7 +415,8 @@ std::string attr_value_text(const Trace& trace, const AttrView& attr, size_t max
   if (!is_list(kind)) return scalar(kind, attr.bits());
   std::span<const uint64_t> list = attr.list();
   std::string out = "[";
-  for (size_t i = 0; i < list.size() && i < max_elements; ++i) out += (i ? ", " : "") + scalar(element_kind(kind), list[i]);
+  for (size_t i = 0; i < list.size() && i < max_elements; ++i)
+    out += (i ? ", " : "") + scalar(element_kind(kind), list[i]);
   if (list.size() > max_elements) out += ", … (" + std::to_string(list.size()) + " in all)";
   return out + "]";
 }

@@ -60,8 +60,8 @@ std::string open_stablehlo(Workspace& w, WorkspaceFile& file) { return w.put_sta
 std::string open_sweep_table(Workspace& w, WorkspaceFile& file) {
   const std::string& name = file.name();
   if (file.size() > kMaxSweepTableBytes)
-    throw Error(name + ": a sweep table of " + format_bytes(file.size()) + "; tables up to " + format_bytes(kMaxSweepTableBytes) +
-                " are opened here");
+    throw Error(name + ": a sweep table of " + format_bytes(file.size()) + "; tables up to " +
+                format_bytes(kMaxSweepTableBytes) + " are opened here");
   sweep::ReadRows rows = sweep::read_rows(file.text(), name);
   if (rows.rows.empty()) throw Error(name + ": a sweep table with no rows");
   const std::string message = name + ": a sweep table of " + std::to_string(rows.rows.size()) + " rows" +

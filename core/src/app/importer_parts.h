@@ -9,7 +9,7 @@
 
 namespace chakra::importer_functions {
 
-#define CHAKRA_IMPORTER(kind, function, sniff_order, name, what)                  \
+#define CHAKRA_IMPORTER(kind, function, sniff_order, name, what)                   \
   std::string sniff_##function(std::string_view file_name, std::string_view head); \
   std::string open_##function(Workspace& workspace, WorkspaceFile& file);
 #include "chakra/app/importers.def"

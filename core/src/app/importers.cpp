@@ -30,11 +30,20 @@ std::string lower(std::string_view s) {
 
 // A well-known format other than ours, from its magic bytes ("a PNG image"), or null.
 const char* other_format(std::string_view head) {
-  static const std::pair<std::string_view, const char*> kMagic[] = {
-      {"\x89PNG", "a PNG image"}, {"\xFF\xD8\xFF", "a JPEG image"}, {"GIF8", "a GIF image"},
-      {"%PDF", "a PDF document"}, {"PK\x03\x04", "a ZIP archive"}, {"\x7F" "ELF", "an executable (ELF)"},
-      {"BZh", "bzip2-compressed data"}, {"\xFD" "7zXZ", "xz-compressed data"}, {"\x28\xB5\x2F\xFD", "zstd-compressed data"},
-      {"SQLite format 3", "an SQLite database"}};
+  static const std::pair<std::string_view, const char*> kMagic[] = {{"\x89PNG", "a PNG image"},
+                                                                    {"\xFF\xD8\xFF", "a JPEG image"},
+                                                                    {"GIF8", "a GIF image"},
+                                                                    {"%PDF", "a PDF document"},
+                                                                    {"PK\x03\x04", "a ZIP archive"},
+                                                                    {"\x7F"
+                                                                     "ELF",
+                                                                     "an executable (ELF)"},
+                                                                    {"BZh", "bzip2-compressed data"},
+                                                                    {"\xFD"
+                                                                     "7zXZ",
+                                                                     "xz-compressed data"},
+                                                                    {"\x28\xB5\x2F\xFD", "zstd-compressed data"},
+                                                                    {"SQLite format 3", "an SQLite database"}};
   for (const auto& [magic, what] : kMagic)
     if (head.substr(0, magic.size()) == magic) return what;
   if (head.size() > 262 && head.substr(257, 5) == "ustar") return "a tar archive";
@@ -132,7 +141,8 @@ std::string sniff_network_yaml(std::string_view, std::string_view head) {
 std::string sniff_stablehlo(std::string_view name, std::string_view head) {
   if (json_object(head) || binary(head)) return "";
   if (ends_with(lower(name), ".mlir")) return "a name ending in .mlir";
-  return contains(head, "stablehlo.") && (contains(head, "func.func") || contains(head, "module @")) ? "stablehlo ops" : "";
+  return contains(head, "stablehlo.") && (contains(head, "func.func") || contains(head, "module @")) ? "stablehlo ops"
+                                                                                                     : "";
 }
 
 // Text workloads start with a parallelism type word, e.g. "DATA", "HYBRID_TRANSFORMER",
@@ -146,7 +156,8 @@ std::string sniff_text_workload(std::string_view, std::string_view head) {
   if (eol == std::string_view::npos) return "";
   size_t j = eol + 1;
   while (j < head.size() && (head[j] == ' ' || head[j] == '\t')) ++j;
-  return j < head.size() && std::isdigit(static_cast<unsigned char>(head[j])) ? "a parallelism word, then a layer count" : "";
+  return j < head.size() && std::isdigit(static_cast<unsigned char>(head[j])) ? "a parallelism word, then a layer count"
+                                                                              : "";
 }
 
 std::string sniff_chakra_et(std::string_view name, std::string_view head) {
@@ -184,7 +195,8 @@ const FileImporter kImporters[] = {
 // The same in the order they are asked.
 const std::vector<FileImporter> kBySniffOrder = [] {
   std::vector<FileImporter> v(std::begin(kImporters), std::end(kImporters));
-  std::stable_sort(v.begin(), v.end(), [](const FileImporter& a, const FileImporter& b) { return a.sniff_order < b.sniff_order; });
+  std::stable_sort(v.begin(), v.end(),
+                   [](const FileImporter& a, const FileImporter& b) { return a.sniff_order < b.sniff_order; });
   return v;
 }();
 
@@ -209,7 +221,8 @@ std::string importer_names() {
 }
 
 std::string input_head(std::span<const uint8_t> bytes, const std::string& name) {
-  if (!is_gzip(bytes)) return std::string(reinterpret_cast<const char*>(bytes.data()), std::min<size_t>(bytes.size(), 65536));
+  if (!is_gzip(bytes))
+    return std::string(reinterpret_cast<const char*>(bytes.data()), std::min<size_t>(bytes.size(), 65536));
   std::string out(65536, '\0');
   size_t got = 0;
   try {
@@ -219,8 +232,7 @@ std::string input_head(std::span<const uint8_t> bytes, const std::string& name) 
       if (n == 0) break;
       got += n;
     }
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   out.resize(got);
   return out;
 }
@@ -237,7 +249,9 @@ SniffedInput sniff_input(std::string_view name, std::span<const uint8_t> bytes) 
   return sniff_head(name, input_head(bytes, std::string(name)));
 }
 
-InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> bytes) { return sniff_input(name, bytes).kind; }
+InputKind detect_input_kind(std::string_view name, std::span<const uint8_t> bytes) {
+  return sniff_input(name, bytes).kind;
+}
 
 InputDescription describe_input(std::string_view name, std::span<const uint8_t> bytes) {
   InputDescription d;

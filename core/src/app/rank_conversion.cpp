@@ -46,7 +46,8 @@ ConvertedRank convert_rank(const RankConversion& job) {
     // Until its host ET comes, a Kineto trace shows what it measured (a timeline, no replay).
     out.source = job.kineto_name;
     trace = kineto_activity(input(job.kineto, job.kineto_name));
-    out.notes.push_back("Kineto trace alone: its measured timeline; drop rank " + r + "'s host ET to link them for a replay");
+    out.notes.push_back("Kineto trace alone: its measured timeline; drop rank " + r +
+                        "'s host ET to link them for a replay");
     out.message = "rank " + r + ": Kineto trace " + job.kineto_name + ", " + std::to_string(trace.size()) +
                   " measured ops (its host ET links them for a replay)";
   } else {
@@ -77,7 +78,8 @@ ConvertedRank convert_rank(const RankConversion& job) {
     }
     PytorchConvertOptions options;
     options.rank = job.rank;
-    PytorchConvertResult result = convert_pytorch(linked.empty() ? input(job.host, job.host_name) : input(linked, out.source), options);
+    PytorchConvertResult result =
+        convert_pytorch(linked.empty() ? input(job.host, job.host_name) : input(linked, out.source), options);
     for (std::string& w : result.warnings) out.warnings.push_back(std::move(w));
     for (const auto& [pg, members] : result.process_groups) {
       int id = 0;
@@ -92,7 +94,8 @@ ConvertedRank convert_rank(const RankConversion& job) {
       out.groups.try_emplace(id, std::move(ranks));
     }
     trace = std::move(result.trace);
-    out.message = "rank " + r + ": " + (job.kineto.empty() ? "converted host ET " : "linked and converted ") + out.source;
+    out.message =
+        "rank " + r + ": " + (job.kineto.empty() ? "converted host ET " : "linked and converted ") + out.source;
   }
   out.et = encode_et(trace);
   out.convert_ms = ms_since(start);

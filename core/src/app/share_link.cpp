@@ -18,8 +18,8 @@ namespace {
 [[noreturn]] void fail(const std::string& what) { throw Error("share link: " + what); }
 
 bool unreserved(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '_' || c == '.' || c == '~';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+         c == '.' || c == '~';
 }
 
 bool key_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'; }
@@ -92,7 +92,9 @@ std::string encode_share_link(const ShareState& state) {
 
 uint64_t file_fingerprint(uint64_t size, std::span<const uint8_t> head, std::span<const uint8_t> tail) {
   uint64_t h = kFnv1aBasis;
-  auto mix = [&](std::span<const uint8_t> part) { h = fnv1a({reinterpret_cast<const char*>(part.data()), part.size()}, h); };
+  auto mix = [&](std::span<const uint8_t> part) {
+    h = fnv1a({reinterpret_cast<const char*>(part.data()), part.size()}, h);
+  };
   mix(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(&size), sizeof size));
   mix(head.first(static_cast<size_t>(std::min<uint64_t>({head.size(), size, kFingerprintEnd}))));
   if (size > kFingerprintEnd) {
@@ -170,11 +172,12 @@ double share_number(const ShareState& state, const std::string& key, double lo, 
 
 std::string share_choice(const ShareState& state, const std::string& key,
                          std::initializer_list<std::string_view> allowed, std::string fallback) {
-  return share_choice(state, key, std::span<const std::string_view>(allowed.begin(), allowed.size()), std::move(fallback));
+  return share_choice(state, key, std::span<const std::string_view>(allowed.begin(), allowed.size()),
+                      std::move(fallback));
 }
 
-std::string share_choice(const ShareState& state, const std::string& key,
-                         std::span<const std::string_view> allowed, std::string fallback) {
+std::string share_choice(const ShareState& state, const std::string& key, std::span<const std::string_view> allowed,
+                         std::string fallback) {
   auto it = state.find(key);
   if (it == state.end()) return fallback;
   std::string names;
@@ -193,7 +196,8 @@ namespace {
 // A plain decimal number (digits only, no sign, no spaces) of at most max_value.
 uint32_t share_index(std::string_view text, const std::string& key, uint32_t max_value) {
   uint64_t v = 0;
-  if (text.empty() || text.size() > 10) fail("'" + key + "' has a bad number '" + std::string(text.substr(0, 12)) + "'");
+  if (text.empty() || text.size() > 10)
+    fail("'" + key + "' has a bad number '" + std::string(text.substr(0, 12)) + "'");
   for (char c : text) {
     if (c < '0' || c > '9') fail("'" + key + "' has a bad number '" + std::string(text.substr(0, 12)) + "'");
     v = v * 10 + static_cast<uint64_t>(c - '0');

@@ -118,8 +118,9 @@ std::string encode_result(const SimResult& result) {
   w.u64(result.npus.size());
   for (const NpuResult& n : result.npus) {
     w.raw<uint8_t>(n.finished);
-    for (Tick t : {n.finish, n.astra_exposed_comm, n.compute, n.comm, n.cpu, n.memory, n.overlap, n.nodes, n.measured_step,
-                   n.start, n.measured_exposed_comm, n.measured_exposed_transfer, n.exposed_transfer, n.stall_waits})
+    for (Tick t :
+         {n.finish, n.astra_exposed_comm, n.compute, n.comm, n.cpu, n.memory, n.overlap, n.nodes, n.measured_step,
+          n.start, n.measured_exposed_comm, n.measured_exposed_transfer, n.exposed_transfer, n.stall_waits})
       w.u64(t);
     for (Tick t : n.stalls) w.u64(t);
     w.u64(n.stuck.size());
@@ -154,7 +155,8 @@ std::string encode_result(const SimResult& result) {
     for (uint64_t v : {d.messages, d.bytes, d.busy}) w.u64(v);
   w.u64(result.links.size());
   for (const LinkLoad& l : result.links)
-    for (uint64_t v : {uint64_t{l.from}, uint64_t{l.to}, uint64_t{l.dim}, l.messages, l.bytes, l.busy, l.queued}) w.u64(v);
+    for (uint64_t v : {uint64_t{l.from}, uint64_t{l.to}, uint64_t{l.dim}, l.messages, l.bytes, l.busy, l.queued})
+      w.u64(v);
   // Spans repeat a few names many times: a name table, then an index per span.
   std::unordered_map<std::string_view, uint32_t> name_index;
   std::vector<std::string_view> names;
@@ -187,8 +189,8 @@ SimResult decode_result(std::string_view bytes) {
   for (NpuResult& n : result.npus) {
     n.finished = r.raw<uint8_t>() != 0;
     for (Tick* t : {&n.finish, &n.astra_exposed_comm, &n.compute, &n.comm, &n.cpu, &n.memory, &n.overlap, &n.nodes,
-                    &n.measured_step, &n.start, &n.measured_exposed_comm, &n.measured_exposed_transfer, &n.exposed_transfer,
-                    &n.stall_waits})
+                    &n.measured_step, &n.start, &n.measured_exposed_comm, &n.measured_exposed_transfer,
+                    &n.exposed_transfer, &n.stall_waits})
       *t = r.u64();
     for (Tick& t : n.stalls) t = r.u64();
     n.stuck.resize(r.count(8));

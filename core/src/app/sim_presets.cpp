@@ -29,7 +29,8 @@ std::vector<ClusterPreset> parse_presets() {
     for (const char* key : {"topology", "npus_count", "bandwidth", "latency"}) {
       yaml += std::string(key) + ": [";
       for (const auto& v : p.at("network").at(key))
-        yaml += (yaml.back() == '[' ? "" : ", ") + (v.is_string() ? v.get<std::string>() : format_number(v.get<double>()));
+        yaml +=
+            (yaml.back() == '[' ? "" : ", ") + (v.is_string() ? v.get<std::string>() : format_number(v.get<double>()));
       yaml += "]\n";
     }
     std::string where = "presets.json: " + c.name;

@@ -66,7 +66,8 @@ std::vector<Json> values_of(const Json& v) {
 uint64_t as_uint(const Json& v, const std::string& what) {
   if (v.is_number_unsigned()) return v.get<uint64_t>();
   if (v.is_number_integer() && v.get<int64_t>() >= 0) return static_cast<uint64_t>(v.get<int64_t>());
-  if (v.is_number_float() && v.get<double>() >= 0 && std::floor(v.get<double>()) == v.get<double>() && v.get<double>() < 1.8e19)
+  if (v.is_number_float() && v.get<double>() >= 0 && std::floor(v.get<double>()) == v.get<double>() &&
+      v.get<double>() < 1.8e19)
     return static_cast<uint64_t>(v.get<double>());
   throw Error(what + ": " + describe(v) + " is not a whole number >= 0");
 }
@@ -101,48 +102,81 @@ synth::SynthOptions synth_options(const Json& s) {
     auto u = [&] { return as_uint(v, what); };
     synth::ModelShape& m = o.shape;
     synth::Parallelism& p = o.par;
-    if (key == "preset") continue;
+    if (key == "preset")
+      continue;
     else if (key == "model") {
       const std::string t = text_of(v, what);
-      if (t == "gpt") o.model = synth::ModelKind::Gpt;
-      else if (t == "llama") o.model = synth::ModelKind::Llama;
-      else if (t == "moe") o.model = synth::ModelKind::Moe;
-      else throw Error(what + ": '" + t + "' is not gpt, llama or moe");
-    } else if (key == "layers") m.layers = u();
-    else if (key == "hidden") m.hidden = u();
-    else if (key == "ffn") m.ffn = u();
-    else if (key == "heads") m.heads = u();
-    else if (key == "kv_heads") m.kv_heads = u();
-    else if (key == "vocab") m.vocab = u();
-    else if (key == "seq") m.seq = u();
-    else if (key == "batch") m.batch = u();
-    else if (key == "micro_batches") m.micro_batches = u();
-    else if (key == "experts") m.experts = u();
-    else if (key == "top_k") m.top_k = u();
-    else if (key == "dp") p.dp = u();
-    else if (key == "tp") p.tp = u();
-    else if (key == "pp") p.pp = u();
-    else if (key == "sp") p.sp = u();
-    else if (key == "ep") p.ep = u();
-    else if (key == "fsdp") p.fsdp = bool_of(v, what);
-    else if (key == "sequence_parallel") p.sequence_parallel = bool_of(v, what);
-    else if (key == "recompute") o.recompute = bool_of(v, what);
-    else if (key == "dtype_bytes") o.dtype_bytes = static_cast<uint32_t>(std::min<uint64_t>(u(), 64));
+      if (t == "gpt")
+        o.model = synth::ModelKind::Gpt;
+      else if (t == "llama")
+        o.model = synth::ModelKind::Llama;
+      else if (t == "moe")
+        o.model = synth::ModelKind::Moe;
+      else
+        throw Error(what + ": '" + t + "' is not gpt, llama or moe");
+    } else if (key == "layers")
+      m.layers = u();
+    else if (key == "hidden")
+      m.hidden = u();
+    else if (key == "ffn")
+      m.ffn = u();
+    else if (key == "heads")
+      m.heads = u();
+    else if (key == "kv_heads")
+      m.kv_heads = u();
+    else if (key == "vocab")
+      m.vocab = u();
+    else if (key == "seq")
+      m.seq = u();
+    else if (key == "batch")
+      m.batch = u();
+    else if (key == "micro_batches")
+      m.micro_batches = u();
+    else if (key == "experts")
+      m.experts = u();
+    else if (key == "top_k")
+      m.top_k = u();
+    else if (key == "dp")
+      p.dp = u();
+    else if (key == "tp")
+      p.tp = u();
+    else if (key == "pp")
+      p.pp = u();
+    else if (key == "sp")
+      p.sp = u();
+    else if (key == "ep")
+      p.ep = u();
+    else if (key == "fsdp")
+      p.fsdp = bool_of(v, what);
+    else if (key == "sequence_parallel")
+      p.sequence_parallel = bool_of(v, what);
+    else if (key == "recompute")
+      o.recompute = bool_of(v, what);
+    else if (key == "dtype_bytes")
+      o.dtype_bytes = static_cast<uint32_t>(std::min<uint64_t>(u(), 64));
     else if (key == "schedule") {
       const std::string t = text_of(v, what);
-      if (t == "1f1b") o.schedule = synth::Schedule::OneFOneB;
-      else if (t == "gpipe") o.schedule = synth::Schedule::GPipe;
-      else if (t == "none") o.schedule = synth::Schedule::None;
-      else throw Error(what + ": '" + t + "' is not 1f1b, gpipe or none");
+      if (t == "1f1b")
+        o.schedule = synth::Schedule::OneFOneB;
+      else if (t == "gpipe")
+        o.schedule = synth::Schedule::GPipe;
+      else if (t == "none")
+        o.schedule = synth::Schedule::None;
+      else
+        throw Error(what + ": '" + t + "' is not 1f1b, gpipe or none");
     } else if (key == "attention") {
       const std::string t = text_of(v, what);
-      if (t == "fused") o.attention = synth::Attention::Fused;
-      else if (t == "full") o.attention = synth::Attention::Full;
-      else throw Error(what + ": '" + t + "' is not fused or full");
+      if (t == "fused")
+        o.attention = synth::Attention::Fused;
+      else if (t == "full")
+        o.attention = synth::Attention::Full;
+      else
+        throw Error(what + ": '" + t + "' is not fused or full");
     } else {
-      throw Error(what + ": unknown field (model, preset, layers, hidden, ffn, heads, kv_heads, vocab, seq, batch, "
-                         "micro_batches, experts, top_k, dp, tp, pp, sp, ep, fsdp, sequence_parallel, recompute, "
-                         "dtype_bytes, schedule, attention)");
+      throw Error(what +
+                  ": unknown field (model, preset, layers, hidden, ffn, heads, kv_heads, vocab, seq, batch, "
+                  "micro_batches, experts, top_k, dp, tp, pp, sp, ep, fsdp, sequence_parallel, recompute, "
+                  "dtype_bytes, schedule, attention)");
     }
   }
   return o;
@@ -156,7 +190,7 @@ struct Runner::Built {
   std::string prefix;
   astra::CommGroups groups;
   std::string groups_source;
-  uint64_t npus = 0;  // 0: as many as the network has
+  uint64_t npus = 0;                    // 0: as many as the network has
   std::optional<uint64_t> peak_memory;  // bytes on the fullest rank, where the workload says
 };
 
@@ -224,33 +258,43 @@ std::shared_ptr<const Runner::Built> build_workload(const Json& w, const std::st
     if (!v.is_object()) throw Error("workload.synth: {preset: llama2-7b, dp: 8, tp: 8, ...}");
     const std::shared_ptr<const synth::Workload> sw = synth::synthesize(synth_options(v));
     b->npus = synth::num_ranks(*sw);
-    if (b->npus > 65536) throw Error("workload.synth: " + std::to_string(b->npus) + " ranks (a sweep point takes at most 65536)");
+    if (b->npus > 65536)
+      throw Error("workload.synth: " + std::to_string(b->npus) + " ranks (a sweep point takes at most 65536)");
     Trace t;
     for (uint32_t r = 0; r < b->npus; ++r) {
       synth::rank_trace(*sw, r, t);
       b->encoded.push_back(encode_et(t));
     }
-    for (const auto& [id, members] : synth::comm_groups(*sw)) b->groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
+    for (const auto& [id, members] : synth::comm_groups(*sw))
+      b->groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
     b->peak_memory = synth::peak_memory_bytes(*sw);
   } else if (kind == "stablehlo") {
     // A per-device (SPMD-partitioned) program, as chakra import stablehlo turns it into traces.
     if (v.is_string()) return build_workload(Json{{"stablehlo", Json{{"program", v}}}}, base_dir);
-    if (!v.is_object() || !v.contains("program")) throw Error("workload.stablehlo: {program: FILE.mlir, device: h100, module: 0, trip_count: 1}");
+    if (!v.is_object() || !v.contains("program"))
+      throw Error("workload.stablehlo: {program: FILE.mlir, device: h100, module: 0, trip_count: 1}");
     stablehlo::AnalyzeOptions ao;
     std::string device = "h100";
     uint64_t module = 0;
     for (const auto& [key, x] : v.items()) {
       const std::string what = "workload.stablehlo." + key;
       if (key == "program") continue;
-      if (key == "device") device = text_of(x, what);
-      else if (key == "module") module = as_uint(x, what);
-      else if (key == "trip_count") ao.default_trip_count = std::max<uint64_t>(1, as_uint(x, what));
-      else if (key == "fusion") ao.fuse_elementwise = x.is_boolean() ? x.get<bool>() : throw Error(what + ": true or false");
-      else throw Error(what + ": unknown field (program, device, module, trip_count, fusion)");
+      if (key == "device")
+        device = text_of(x, what);
+      else if (key == "module")
+        module = as_uint(x, what);
+      else if (key == "trip_count")
+        ao.default_trip_count = std::max<uint64_t>(1, as_uint(x, what));
+      else if (key == "fusion")
+        ao.fuse_elementwise = x.is_boolean() ? x.get<bool>() : throw Error(what + ": true or false");
+      else
+        throw Error(what + ": unknown field (program, device, module, trip_count, fusion)");
     }
-    const stablehlo::Program program = stablehlo::load_program(resolve(base_dir, text_of(v["program"], "workload.stablehlo.program")));
+    const stablehlo::Program program =
+        stablehlo::load_program(resolve(base_dir, text_of(v["program"], "workload.stablehlo.program")));
     if (module >= program.modules())
-      throw Error("workload.stablehlo.module: " + std::to_string(module) + ", but " + program.file() + " has " + std::to_string(program.modules()) + " module(s)");
+      throw Error("workload.stablehlo.module: " + std::to_string(module) + ", but " + program.file() + " has " +
+                  std::to_string(program.modules()) + " module(s)");
     const stablehlo::Analysis analysis = stablehlo::analyze(program, module, ao);
     const stablehlo::DeviceSpec spec = stablehlo::device_preset(device);
     b->npus = analysis.devices;
@@ -260,7 +304,8 @@ std::shared_ptr<const Runner::Built> build_workload(const Json& w, const std::st
       stablehlo::device_trace(analysis, spec, d, t);
       b->encoded.push_back(encode_et(t));
     }
-    for (const auto& [id, members] : stablehlo::comm_groups(analysis)) b->groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
+    for (const auto& [id, members] : stablehlo::comm_groups(analysis))
+      b->groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
   } else {
     throw Error("workload: unknown kind '" + kind + "' (traces, collective, synth, stablehlo)");
   }
@@ -271,7 +316,10 @@ std::shared_ptr<const Runner::Built> build_workload(const Json& w, const std::st
 // file, or given inline; then its fields set from the spec (a number for every dimension, or a
 // list with one per dimension), read back through parse_network like any network file.
 astra::NetworkConfig build_network(const Json& n, const std::string& base_dir, uint64_t workload_npus) {
-  if (!n.is_object()) throw Error("network: {preset: NAME} or {file: NET.yml} or {topology: [...], npus: [...], bandwidth: [...], latency: [...]}");
+  if (!n.is_object())
+    throw Error(
+        "network: {preset: NAME} or {file: NET.yml} or {topology: [...], npus: [...], bandwidth: [...], latency: "
+        "[...]}");
   astra::NetworkConfig net;
   const bool sets_npus = n.contains("npus");
   if (n.contains("preset")) {
@@ -281,20 +329,23 @@ astra::NetworkConfig build_network(const Json& n, const std::string& base_dir, u
     net = astra::load_network(resolve(base_dir, text_of(n["file"], "network.file")));
   }
   for (const auto& [key, v] : n.items())
-    if (key != "preset" && key != "file" && key != "topology" && key != "npus" && key != "bandwidth" && key != "latency")
+    if (key != "preset" && key != "file" && key != "topology" && key != "npus" && key != "bandwidth" &&
+        key != "latency")
       throw Error("network." + key + ": unknown field (preset, file, topology, npus, bandwidth, latency)");
   // The dimensions: from the base network, or from the longest list given.
   size_t dims = net.topology.size();
   for (const char* key : {"topology", "npus", "bandwidth", "latency"})
     if (n.contains(key) && n[key].is_array()) dims = std::max(dims, n[key].size());
-  if (dims == 0) throw Error("network: no dimensions (give a preset, a file, or topology/npus/bandwidth/latency lists)");
+  if (dims == 0)
+    throw Error("network: no dimensions (give a preset, a file, or topology/npus/bandwidth/latency lists)");
   auto field = [&](const char* key, auto current) {
     std::vector<std::string> out;
     for (size_t d = 0; d < dims; ++d) {
       if (n.contains(key)) {
         const Json& v = n[key];
         if (v.is_array() && v.size() != dims)
-          throw Error(std::string("network.") + key + ": " + std::to_string(v.size()) + " values for " + std::to_string(dims) + " dimensions");
+          throw Error(std::string("network.") + key + ": " + std::to_string(v.size()) + " values for " +
+                      std::to_string(dims) + " dimensions");
         out.push_back(describe(v.is_array() ? v[d] : v));
       } else if (d < net.topology.size()) {
         out.push_back(current(d));
@@ -330,9 +381,12 @@ astra::SystemConfig build_system(const Json& s, const Json& network, const std::
       throw Error(path + ": " + e.what());
     }
   } else {
-    if (s.is_object() && s.contains("preset")) preset = text_of(s["preset"], "system.preset");
-    else if (network.is_object() && network.contains("preset")) preset = text_of(network["preset"], "network.preset");
-    else throw Error("system: give a preset or a file (or a network preset, whose system is used)");
+    if (s.is_object() && s.contains("preset"))
+      preset = text_of(s["preset"], "system.preset");
+    else if (network.is_object() && network.contains("preset"))
+      preset = text_of(network["preset"], "network.preset");
+    else
+      throw Error("system: give a preset or a file (or a network preset, whose system is used)");
     json = nlohmann::json::parse(astra::format_system(chakra::cluster_preset(preset).system));
   }
   if (s.is_object())
@@ -342,7 +396,6 @@ astra::SystemConfig build_system(const Json& s, const Json& network, const std::
   chakra::fit_system(sys, dims);
   return sys;
 }
-
 
 }  // namespace
 
@@ -356,7 +409,8 @@ Spec parse_spec(std::string_view yaml, const std::string& source, const std::str
   spec.base_dir = base_dir;
   for (const auto& [key, v] : doc.items()) {
     if (key == "name" || key == "description") continue;
-    if (key == "workload" || key == "network" || key == "system" || key == "backend" || key == "queues_per_dim" || key == "slowdown") {
+    if (key == "workload" || key == "network" || key == "system" || key == "backend" || key == "queues_per_dim" ||
+        key == "slowdown") {
       spec.base[key] = v;
     } else if (key == "axes") {
       if (!v.is_object()) fail(source, "axes: a mapping of field: [values]");
@@ -373,8 +427,9 @@ Spec parse_spec(std::string_view yaml, const std::string& source, const std::str
         for (const auto& [field, values] : group.items()) {
           axes.push_back({field, values_of(values)});
           if (axes.back().values.size() != axes.front().values.size())
-            fail(source, "zip: " + quoted_excerpt(field) + " has " + std::to_string(axes.back().values.size()) + " values, " +
-                             quoted_excerpt(axes.front().field) + " " + std::to_string(axes.front().values.size()));
+            fail(source, "zip: " + quoted_excerpt(field) + " has " + std::to_string(axes.back().values.size()) +
+                             " values, " + quoted_excerpt(axes.front().field) + " " +
+                             std::to_string(axes.front().values.size()));
           if (axes.back().values.empty()) fail(source, "zip: " + quoted_excerpt(field) + " has no values");
         }
         spec.zips.push_back(std::move(axes));
@@ -384,9 +439,12 @@ Spec parse_spec(std::string_view yaml, const std::string& source, const std::str
     } else if (key == "sample") {
       if (v.is_object()) {
         for (const auto& [k, x] : v.items()) {
-          if (k == "count") spec.sample = as_uint(x, source + ": sample.count");
-          else if (k == "seed") spec.seed = as_uint(x, source + ": sample.seed");
-          else fail(source, "sample." + k + ": unknown field (count, seed)");
+          if (k == "count")
+            spec.sample = as_uint(x, source + ": sample.count");
+          else if (k == "seed")
+            spec.seed = as_uint(x, source + ": sample.seed");
+          else
+            fail(source, "sample." + k + ": unknown field (count, seed)");
         }
         if (!spec.sample) fail(source, "sample: count is missing");
       } else {
@@ -394,7 +452,8 @@ Spec parse_spec(std::string_view yaml, const std::string& source, const std::str
       }
     } else {
       fail(source, "unknown key " + quoted_excerpt(key) +
-                       " (name, description, workload, network, system, backend, queues_per_dim, slowdown, axes, zip, constraints, sample)");
+                       " (name, description, workload, network, system, backend, queues_per_dim, slowdown, axes, zip, "
+                       "constraints, sample)");
     }
   }
   if (!spec.base.contains("workload")) fail(source, "workload is missing");
@@ -402,8 +461,10 @@ Spec parse_spec(std::string_view yaml, const std::string& source, const std::str
   std::set<std::string> fields;
   auto check_field = [&](const std::string& f) {
     const std::string root = f.substr(0, f.find('.'));
-    if (root != "workload" && root != "network" && root != "system" && root != "backend" && root != "queues_per_dim" && root != "slowdown")
-      fail(source, "axis " + quoted_excerpt(f) + ": fields start with workload., network., system., backend, queues_per_dim or slowdown");
+    if (root != "workload" && root != "network" && root != "system" && root != "backend" && root != "queues_per_dim" &&
+        root != "slowdown")
+      fail(source, "axis " + quoted_excerpt(f) +
+                       ": fields start with workload., network., system., backend, queues_per_dim or slowdown");
     if (!fields.insert(f).second) fail(source, "axis " + quoted_excerpt(f) + " given twice");
   };
   for (const Axis& a : spec.axes) check_field(a.field);
@@ -442,7 +503,8 @@ Expansion expand(const Spec& spec, uint64_t max_product) {
   Expansion out;
   out.product = 1;
   for (uint64_t r : radix) {
-    if (out.product > max_product / r) fail(spec.source, "the axes make more than " + std::to_string(max_product) + " points");
+    if (out.product > max_product / r)
+      fail(spec.source, "the axes make more than " + std::to_string(max_product) + " points");
     out.product *= r;
   }
   std::vector<Expr> constraints;
@@ -460,7 +522,8 @@ Expansion expand(const Spec& spec, uint64_t max_product) {
     bool keep = true;
     if (!constraints.empty()) {
       const Json config = point_config(spec, p);
-      const std::function<std::optional<Value>(const std::string&)> lookup = [&](const std::string& name) -> std::optional<Value> {
+      const std::function<std::optional<Value>(const std::string&)> lookup =
+          [&](const std::string& name) -> std::optional<Value> {
         const Json* hit = nullptr;
         for (const auto& [field, value] : p.values)
           if (field == name) hit = &value;
@@ -470,15 +533,18 @@ Expansion expand(const Spec& spec, uint64_t max_product) {
             if (field.size() > name.size() && field.compare(field.size() - name.size(), name.size(), name) == 0 &&
                 field[field.size() - name.size() - 1] == '.')
               hit = &value, ++matches;
-          if (matches > 1) fail(spec.source, "constraint name '" + name + "' matches several axes; write the whole field");
+          if (matches > 1)
+            fail(spec.source, "constraint name '" + name + "' matches several axes; write the whole field");
         }
         if (!hit) hit = find_path(config, name);
         return hit ? value_of(*hit) : std::nullopt;
       };
       for (Expr& e : constraints) keep = keep && e.holds(lookup);
     }
-    if (keep) kept.push_back(std::move(p));
-    else ++out.dropped;
+    if (keep)
+      kept.push_back(std::move(p));
+    else
+      ++out.dropped;
     for (size_t i = radix.size(); i-- > 0;) {  // the last axis varies fastest
       if (++digit[i] < radix[i]) break;
       digit[i] = 0;
@@ -506,8 +572,8 @@ std::optional<Shard> parse_shard(std::string_view text) {
   const size_t slash = text.find('/');
   if (slash == std::string_view::npos) return std::nullopt;
   const std::string i(text.substr(0, slash)), k(text.substr(slash + 1));
-  if (i.empty() || k.empty() || i.size() > 6 || k.size() > 6 || i.find_first_not_of("0123456789") != std::string::npos ||
-      k.find_first_not_of("0123456789") != std::string::npos)
+  if (i.empty() || k.empty() || i.size() > 6 || k.size() > 6 ||
+      i.find_first_not_of("0123456789") != std::string::npos || k.find_first_not_of("0123456789") != std::string::npos)
     return std::nullopt;
   Shard s{static_cast<uint32_t>(std::stoul(i)), static_cast<uint32_t>(std::stoul(k))};
   if (s.count == 0 || s.index >= s.count) return std::nullopt;
@@ -529,8 +595,8 @@ std::vector<std::string> table_columns(const Spec& spec, bool timing) {
   for (const Axis& a : spec.axes) c.push_back(a.field);
   for (const auto& z : spec.zips)
     for (const Axis& a : z) c.push_back(a.field);
-  for (const char* f : {"npus", "step_ns", "compute_ns", "exposed_communication_ns", "non_compute_ns", "peak_mem_bytes", "messages",
-                        "events"})
+  for (const char* f : {"npus", "step_ns", "compute_ns", "exposed_communication_ns", "non_compute_ns", "peak_mem_bytes",
+                        "messages", "events"})
     c.push_back(f);
   for (int t = 0; t <= astra::kCollectiveTypes; ++t)
     for (const char* f : {"_count", "_bytes", "_time_ns"}) c.push_back(std::string(sim::collective_totals_name(t)) + f);
@@ -550,7 +616,8 @@ Row Runner::row_of(const Point& point) const {
   return row;
 }
 
-void Runner::build(const Point& point, Row& row, sim::SimInputs& in, sim::SimOptions& o, std::shared_ptr<const Built>& built) const {
+void Runner::build(const Point& point, Row& row, sim::SimInputs& in, sim::SimOptions& o,
+                   std::shared_ptr<const Built>& built) const {
   const Json config = point_config(spec_, point);
   const std::string workload_key = config["workload"].dump();
   {
@@ -567,7 +634,8 @@ void Runner::build(const Point& point, Row& row, sim::SimInputs& in, sim::SimOpt
   in.system = build_system(config.contains("system") ? config["system"] : Json(), config["network"], spec_.base_dir,
                            in.network.npus.size());
   if (built->npus && in.network.total_npus() != built->npus)
-    throw Error("the network has " + std::to_string(in.network.total_npus()) + " NPUs and the workload " + std::to_string(built->npus));
+    throw Error("the network has " + std::to_string(in.network.total_npus()) + " NPUs and the workload " +
+                std::to_string(built->npus));
   in.workload = built->prefix.empty() ? "point " + std::to_string(point.index) : built->prefix;
   if (!built->encoded.empty()) in.encoded_traces = &built->encoded;
   in.groups = built->groups;
@@ -581,8 +649,10 @@ void Runner::build(const Point& point, Row& row, sim::SimInputs& in, sim::SimOpt
     if (!found) throw Error("backend: '" + b + "' is not unaware or aware");
   }
   if (config.contains("queues_per_dim"))
-    o.queues_per_dim = static_cast<uint32_t>(std::clamp<uint64_t>(as_uint(config["queues_per_dim"], "queues_per_dim"), 1, 1024));
-  if (config.contains("slowdown")) o.slowdown = sim::parse_slowdowns(text_of(config["slowdown"], "slowdown"), "slowdown");
+    o.queues_per_dim =
+        static_cast<uint32_t>(std::clamp<uint64_t>(as_uint(config["queues_per_dim"], "queues_per_dim"), 1, 1024));
+  if (config.contains("slowdown"))
+    o.slowdown = sim::parse_slowdowns(text_of(config["slowdown"], "slowdown"), "slowdown");
 }
 
 void Runner::fail(Row& row, const std::string& error) const {
@@ -650,7 +720,8 @@ std::optional<chakra::SimJob> Runner::job(const Point& point, Row& row) const {
     build(point, row, in, job.options, built);
     job.options.compare_stall_modes = false;  // the table has no column for the other mode's figures
     if (built->encoded.empty())
-      throw Error("workload.traces: traces read from files (" + built->prefix + ".<npu>.et) run in chakra sweep, not here");
+      throw Error("workload.traces: traces read from files (" + built->prefix +
+                  ".<npu>.et) run in chakra sweep, not here");
     job.traces = built->encoded;
     job.network = std::move(in.network);
     job.system = std::move(in.system);

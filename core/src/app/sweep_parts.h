@@ -62,7 +62,8 @@ class Expr {
     skip();
     if (text_.compare(pos_, token.size(), token) != 0) return false;
     const bool word = std::isalpha(static_cast<unsigned char>(token[0]));
-    if (word && pos_ + token.size() < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_ + token.size()])) || text_[pos_ + token.size()] == '_'))
+    if (word && pos_ + token.size() < text_.size() &&
+        (std::isalnum(static_cast<unsigned char>(text_[pos_ + token.size()])) || text_[pos_ + token.size()] == '_'))
       return false;
     pos_ += token.size();
     return true;
@@ -99,16 +100,24 @@ class Expr {
         return num(op == "==" ? same : !same);
       }
       const double x = a.number, y = b.number;
-      return num(op == "==" ? x == y : op == "!=" ? x != y : op == "<=" ? x <= y : op == ">=" ? x >= y : op == "<" ? x < y : x > y);
+      return num(op == "=="   ? x == y
+                 : op == "!=" ? x != y
+                 : op == "<=" ? x <= y
+                 : op == ">=" ? x >= y
+                 : op == "<"  ? x < y
+                              : x > y);
     }
     return a;
   }
   Value sum() {
     Value v = product();
     while (true) {
-      if (eat("+")) v = num(number_of(v) + number_of(product()));
-      else if (eat("-")) v = num(number_of(v) - number_of(product()));
-      else return v;
+      if (eat("+"))
+        v = num(number_of(v) + number_of(product()));
+      else if (eat("-"))
+        v = num(number_of(v) - number_of(product()));
+      else
+        return v;
     }
   }
   Value product() {

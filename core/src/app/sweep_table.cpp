@@ -10,10 +10,13 @@ namespace chakra::sweep {
 namespace {
 
 void sort_rows(std::vector<Row>& rows) {
-  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a["point"].get<uint64_t>() < b["point"].get<uint64_t>(); });
+  std::sort(rows.begin(), rows.end(),
+            [](const Row& a, const Row& b) { return a["point"].get<uint64_t>() < b["point"].get<uint64_t>(); });
 }
 
-std::string csv_value(const Json& v) { return chakra::csv_field(v.is_null() ? "" : v.is_string() ? v.get<std::string>() : v.dump()); }
+std::string csv_value(const Json& v) {
+  return chakra::csv_field(v.is_null() ? "" : v.is_string() ? v.get<std::string>() : v.dump());
+}
 
 }  // namespace
 
@@ -23,7 +26,8 @@ std::string table_csv(const std::vector<std::string>& columns, std::vector<Row> 
   for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + chakra::csv_field(columns[i]);
   out += "\n";
   for (const Row& r : rows) {
-    for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + (r.contains(columns[i]) ? csv_value(r[columns[i]]) : std::string());
+    for (size_t i = 0; i < columns.size(); ++i)
+      out += (i ? "," : "") + (r.contains(columns[i]) ? csv_value(r[columns[i]]) : std::string());
     out += "\n";
   }
   return out;
@@ -59,7 +63,8 @@ ReadRows read_rows(std::string_view jsonl, const std::string& source) {
       }
       fail(source, "line " + std::to_string(line) + ": not a JSON object");
     }
-    if (!r.is_object() || !r.contains("point") || !r["point"].is_number_unsigned() || !r.contains("sweep") || !r["sweep"].is_string())
+    if (!r.is_object() || !r.contains("point") || !r["point"].is_number_unsigned() || !r.contains("sweep") ||
+        !r["sweep"].is_string())
       fail(source, "line " + std::to_string(line) + ": not a row of a sweep table (point and sweep are missing)");
     out.rows.push_back(std::move(r));
   }
@@ -74,9 +79,11 @@ std::vector<Row> merge_rows(const std::vector<std::pair<std::string, ReadRows>>&
     for (const Row& r : part.rows) {
       const std::string s = r["sweep"].get<std::string>();
       if (sweep.empty()) sweep = s, sweep_file = file;
-      if (s != sweep) fail(file, "rows of sweep " + s + ", and " + sweep_file + " has rows of sweep " + sweep + " (another spec)");
+      if (s != sweep)
+        fail(file, "rows of sweep " + s + ", and " + sweep_file + " has rows of sweep " + sweep + " (another spec)");
       const uint64_t p = r["point"].get<uint64_t>();
-      if (auto [it, fresh] = seen.emplace(p, file); !fresh) fail(file, "point " + std::to_string(p) + " is also in " + it->second);
+      if (auto [it, fresh] = seen.emplace(p, file); !fresh)
+        fail(file, "point " + std::to_string(p) + " is also in " + it->second);
       rows.push_back(r);
     }
   sort_rows(rows);
@@ -107,7 +114,8 @@ std::vector<std::string> axis_columns(const Row& row) {
 std::vector<size_t> point_order(const std::vector<Row>& rows) {
   std::vector<size_t> order(rows.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rows[a]["point"].get<uint64_t>() < rows[b]["point"].get<uint64_t>(); });
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return rows[a]["point"].get<uint64_t>() < rows[b]["point"].get<uint64_t>(); });
   return order;
 }
 
@@ -135,7 +143,8 @@ Grid grid_of(const std::vector<Row>& rows, const std::string& x, const std::stri
     s.n += 1;
   }
   g.mean.assign(g.split_values.size() * g.x_values.size(), NAN);
-  for (const auto& [key, s] : sums) g.mean[key.first * g.x_values.size() + key.second] = s.total / static_cast<double>(s.n);
+  for (const auto& [key, s] : sums)
+    g.mean[key.first * g.x_values.size() + key.second] = s.total / static_cast<double>(s.n);
   return g;
 }
 

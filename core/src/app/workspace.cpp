@@ -19,7 +19,7 @@ namespace chakra {
 
 namespace {
 
-constexpr uint32_t kMaxRanks = 4096;                           // of a run made here (synthetic, StableHLO)
+constexpr uint32_t kMaxRanks = 4096;  // of a run made here (synthetic, StableHLO)
 
 using Clock = std::chrono::steady_clock;
 
@@ -58,7 +58,7 @@ void WorkspaceFile::add_bytes(std::span<const uint8_t> piece) {
   tail_.insert(tail_.end(), piece.end() - std::min(piece.size(), kFingerprintEnd), piece.end());
   if (tail_.size() > kFingerprintEnd) tail_.erase(tail_.begin(), tail_.end() - kFingerprintEnd);
   if (!kind_known_ && pieces_->received() >= std::min<uint64_t>(total_, kFingerprintEnd)) learn_kind();
-  if (streaming_) frame_records();  // so bytes_wanted() counts what can be decoded now
+  if (streaming_) frame_records();   // so bytes_wanted() counts what can be decoded now
   if (kind_known_ && !streaming_) {  // read whole: into one buffer as the pieces come
     pieces_->set_readable(pieces_->received());
     bytes_.reserve(static_cast<size_t>(total_));
@@ -77,7 +77,8 @@ void WorkspaceFile::learn_kind() {
   const InputDescription d = describe_input(name_, head_);
   kind_ = d.kind;
   if (kind_ == InputKind::Unknown)
-    throw Error(name_ + ": not a trace this page reads: it looks like " + d.what + " (it reads " + importer_names() + ")");
+    throw Error(name_ + ": not a trace this page reads: it looks like " + d.what + " (it reads " + importer_names() +
+                ")");
   kind_known_ = true;
   streaming_ = kind_ == InputKind::ChakraEt && !is_gzip(head_);
 }
@@ -258,7 +259,8 @@ std::vector<RankConversion> Workspace::take_conversions() {
 }
 
 bool Workspace::conversions_waiting() const {
-  return std::any_of(pytorch_.begin(), pytorch_.end(), [](const auto& p) { return p.second.generation != p.second.taken; });
+  return std::any_of(pytorch_.begin(), pytorch_.end(),
+                     [](const auto& p) { return p.second.generation != p.second.taken; });
 }
 
 std::unique_ptr<Workspace::Loading> Workspace::begin_converted(ConvertedRank result) {
@@ -280,7 +282,8 @@ std::unique_ptr<Workspace::Loading> Workspace::begin_converted(ConvertedRank res
 bool Workspace::conversion_failed(uint32_t r, uint64_t generation) {
   PytorchPair* p = pair_of(r);
   if (!p || p->generation != generation) return false;
-  for (auto [half, bytes, name] : {std::tie(p->old_host, p->host, p->host_name), std::tie(p->old_kineto, p->kineto, p->kineto_name)})
+  for (auto [half, bytes, name] :
+       {std::tie(p->old_host, p->host, p->host_name), std::tie(p->old_kineto, p->kineto, p->kineto_name)})
     if (half.replaced) {
       bytes = std::move(half.bytes);
       name = std::move(half.name);
@@ -321,7 +324,8 @@ void Workspace::set_text_npus(uint32_t npus) {
 
 std::string Workspace::finish(Loading& l) {
   if (!l.complete()) throw Error(l.name_ + ": the file has not arrived whole");
-  if (!l.done_) while (!l.step(1u << 20)) {}
+  if (!l.done_)
+    while (!l.step(1u << 20)) {}
   if (l.kind_ == InputKind::Unknown) throw Error(l.name_ + ": not a file chakrakit opens");
   return importer(l.kind_).open(*this, l);
 }
@@ -332,7 +336,8 @@ std::string Workspace::put_pytorch_file(const WorkspaceFile& l) {
   const std::string& name = l.name_;
   bool host = l.kind_ == InputKind::PytorchHostEt;
   // A Kineto trace's own distributedInfo first, then the file name.
-  std::optional<uint32_t> stated = host ? rank_from_file_name(name) : kineto_file_rank(input_head(l.bytes_, name), name);
+  std::optional<uint32_t> stated =
+      host ? rank_from_file_name(name) : kineto_file_rank(input_head(l.bytes_, name), name);
   // A file without a rank pairs with an unpaired other half, else takes a new rank.
   auto it = std::find_if(pytorch_.begin(), pytorch_.end(), [&](const auto& p) {
     if (stated) return p.first == *stated;
@@ -427,7 +432,9 @@ std::string Workspace::add_synthetic(const synth::SynthOptions& options) {
   auto start = Clock::now();
   std::shared_ptr<const synth::Workload> w = synth::synthesize(options);
   uint32_t n = synth::num_ranks(*w);
-  if (n > kMaxRanks) throw Error("synthetic workload: " + std::to_string(n) + " ranks is more than the page holds (" + std::to_string(kMaxRanks) + ")");
+  if (n > kMaxRanks)
+    throw Error("synthetic workload: " + std::to_string(n) + " ranks is more than the page holds (" +
+                std::to_string(kMaxRanks) + ")");
   std::vector<std::unique_ptr<RankTrace>> ranks;
   for (uint32_t r = 0; r < n; ++r) {
     auto t = std::make_unique<RankTrace>();
@@ -443,7 +450,8 @@ std::string Workspace::add_synthetic(const synth::SynthOptions& options) {
   }
   for (auto& t : ranks) t->load_ms = ms_since(start) / n;
   replace_ranks(std::move(ranks), std::move(new_groups));
-  return "synthetic workload: " + std::to_string(n) + " ranks, " + std::to_string(synth::num_stages(*w)) + " pipeline stages";
+  return "synthetic workload: " + std::to_string(n) + " ranks, " + std::to_string(synth::num_stages(*w)) +
+         " pipeline stages";
 }
 
 std::string Workspace::add(std::span<const uint8_t> bytes, const std::string& name) {
@@ -463,13 +471,15 @@ std::string Workspace::add(std::span<const uint8_t> bytes, const std::string& na
 }
 
 chakra::SimJob Workspace::simulation_job(const astra::NetworkConfig& net, const astra::SystemConfig& sys,
-                                      const sim::SimOptions& options) const {
+                                         const sim::SimOptions& options) const {
   uint64_t npus = net.total_npus();
   if (ranks_.size() != npus || (npus && ranks_.back()->rank != npus - 1))
-    throw Error("the network has " + std::to_string(npus) + " NPUs but " + std::to_string(ranks_.size()) +
-                " ranks are loaded" + (ranks_.empty() ? "" : " (ranks " + std::to_string(ranks_.front()->rank) + " to " +
-                                                                  std::to_string(ranks_.back()->rank) + ")") +
-                "; the simulator needs one trace per NPU, ranks 0 to " + std::to_string(npus - 1));
+    throw Error(
+        "the network has " + std::to_string(npus) + " NPUs but " + std::to_string(ranks_.size()) + " ranks are loaded" +
+        (ranks_.empty()
+             ? ""
+             : " (ranks " + std::to_string(ranks_.front()->rank) + " to " + std::to_string(ranks_.back()->rank) + ")") +
+        "; the simulator needs one trace per NPU, ranks 0 to " + std::to_string(npus - 1));
   chakra::SimJob job;
   job.traces.reserve(npus);
   job.options = options;
@@ -501,7 +511,8 @@ std::string anonymized_archive(const Workspace& workspace, const AnonymizeOption
   }
   if (!workspace.groups.empty()) {
     std::map<std::string, std::vector<int64_t>> groups;
-    for (const auto& [id, members] : workspace.groups) groups[std::to_string(id)] = std::vector<int64_t>(members.begin(), members.end());
+    for (const auto& [id, members] : workspace.groups)
+      groups[std::to_string(id)] = std::vector<int64_t>(members.begin(), members.end());
     files.emplace_back("comm_group.json", comm_group_json(groups));
   }
   return zip_store(files);

@@ -17,9 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void fail(const std::string& name, const std::string& what) {
-  throw Error(name + ": " + what);
-}
+[[noreturn]] void fail(const std::string& name, const std::string& what) { throw Error(name + ": " + what); }
 
 double parse_number(const std::string& text, const std::string& name, const std::string& key) {
   size_t used = 0;
@@ -80,16 +78,20 @@ NetworkConfig parse_network(std::string_view yaml, const std::string& name) {
   size_t dims = lists["topology"].size();
   for (const char* key : {"npus_count", "bandwidth", "latency"})
     if (lists[key].size() != dims)
-      fail(name, quoted_excerpt(key) + " has " + std::to_string(lists[key].size()) +
-                     " entries but 'topology' has " + std::to_string(dims));
+      fail(name, quoted_excerpt(key) + " has " + std::to_string(lists[key].size()) + " entries but 'topology' has " +
+                     std::to_string(dims));
   NetworkConfig net;
   uint64_t total = 1;
   for (size_t d = 0; d < dims; ++d) {
     const std::string& t = lists["topology"][d];
-    if (t == "Ring") net.topology.push_back(TopologyKind::Ring);
-    else if (t == "FullyConnected") net.topology.push_back(TopologyKind::FullyConnected);
-    else if (t == "Switch") net.topology.push_back(TopologyKind::Switch);
-    else fail(name, "topology " + quoted_excerpt(t) + " is not supported (Ring, FullyConnected or Switch)");
+    if (t == "Ring")
+      net.topology.push_back(TopologyKind::Ring);
+    else if (t == "FullyConnected")
+      net.topology.push_back(TopologyKind::FullyConnected);
+    else if (t == "Switch")
+      net.topology.push_back(TopologyKind::Switch);
+    else
+      fail(name, "topology " + quoted_excerpt(t) + " is not supported (Ring, FullyConnected or Switch)");
     double n = parse_number(lists["npus_count"][d], name, "npus_count");
     if (n != std::floor(n) || n < 1 || n > (1u << 24))
       fail(name, "npus_count " + quoted_excerpt(lists["npus_count"][d]) + " must be an integer from 1 to 2^24");
@@ -110,8 +112,7 @@ NetworkConfig load_network(const std::string& path) { return parse_network(read_
 
 namespace {
 
-AlgorithmChoice parse_algorithm(const std::string& s, const std::string& name,
-                                const std::string& key) {
+AlgorithmChoice parse_algorithm(const std::string& s, const std::string& name, const std::string& key) {
   AlgorithmChoice a;
   std::string rest = s;
   if (rest.rfind("one", 0) == 0 && rest.size() > 3) {
@@ -138,15 +139,14 @@ AlgorithmChoice parse_algorithm(const std::string& s, const std::string& name,
   for (int flat = 0; flat < 2; ++flat)
     for (const AlgorithmInfo& info : collective_algorithms())
       if (!flat || info.flat)
-        known += (known.empty() ? "" : ", ") + algorithm_name({info.kind, flat == 1, -1}) +
-                 (info.windowed ? "[N]" : "");
+        known +=
+            (known.empty() ? "" : ", ") + algorithm_name({info.kind, flat == 1, -1}) + (info.windowed ? "[N]" : "");
   fail(name, key + ": unknown collective algorithm " + quoted_excerpt(s) + " (" + known + ")");
 }
 
 }  // namespace
 
-SystemConfig parse_system(std::string_view text, const std::string& name,
-                          const std::string& base_dir) {
+SystemConfig parse_system(std::string_view text, const std::string& name, const std::string& base_dir) {
   json j = parse_json(text, name);
   if (!j.is_object()) fail(name, "the system configuration must be a JSON object");
   SystemConfig c;
@@ -163,23 +163,30 @@ SystemConfig parse_system(std::string_view text, const std::string& name,
   auto count = [&](const std::string& key, double lo, double hi) -> double {
     double v = number(key);
     if (v != std::floor(v) || v < lo || v > hi)
-      fail(name, quoted_excerpt(key) + " must be an integer from " + std::to_string(int64_t(lo)) +
-                     " to " + std::to_string(int64_t(hi)));
+      fail(name, quoted_excerpt(key) + " must be an integer from " + std::to_string(int64_t(lo)) + " to " +
+                     std::to_string(int64_t(hi)));
     return v;
   };
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& key = it.key();
     if (key == "scheduling-policy") {
       std::string v = string(key);
-      if (v == "LIFO") c.scheduling = SchedulingPolicy::LIFO;
-      else if (v == "FIFO") c.scheduling = SchedulingPolicy::FIFO;
-      else if (v == "EXPLICIT") c.scheduling = SchedulingPolicy::Explicit;
-      else fail(name, "scheduling-policy " + quoted_excerpt(v) + " is not LIFO, FIFO or EXPLICIT");
+      if (v == "LIFO")
+        c.scheduling = SchedulingPolicy::LIFO;
+      else if (v == "FIFO")
+        c.scheduling = SchedulingPolicy::FIFO;
+      else if (v == "EXPLICIT")
+        c.scheduling = SchedulingPolicy::Explicit;
+      else
+        fail(name, "scheduling-policy " + quoted_excerpt(v) + " is not LIFO, FIFO or EXPLICIT");
     } else if (key == "collective-optimization") {
       std::string v = string(key);
-      if (v == "baseline") c.optimization = CollectiveOptimization::Baseline;
-      else if (v == "localBWAware") c.optimization = CollectiveOptimization::LocalBWAware;
-      else fail(name, "collective-optimization " + quoted_excerpt(v) + " is not baseline or localBWAware");
+      if (v == "baseline")
+        c.optimization = CollectiveOptimization::Baseline;
+      else if (v == "localBWAware")
+        c.optimization = CollectiveOptimization::LocalBWAware;
+      else
+        fail(name, "collective-optimization " + quoted_excerpt(v) + " is not baseline or localBWAware");
     } else if (key == "endpoint-delay") {
       c.endpoint_delay = count(key, 0, 1e12);
     } else if (key == "active-chunks-per-dimension") {
@@ -197,15 +204,12 @@ SystemConfig parse_system(std::string_view text, const std::string& name,
     } else if (key == "replay-only") {
       c.replay_only = number(key) != 0;
     } else if (key == "model-shared-bus") {
-      if (number(key) != 0)
-        fail(name, "model-shared-bus: 1 (the LogGP memory-bus model) is not supported");
+      if (number(key) != 0) fail(name, "model-shared-bus: 1 (the LogGP memory-bus model) is not supported");
     } else if (key == "per-node-custom-implementation") {
       fail(name, "per-node-custom-implementation is not supported yet");
-    } else if (key == "trace-enabled" || key == "track-local-mem" ||
-               key == "local-mem-trace-filename" || key == "boost-mode" ||
-               key == "intra-dimension-scheduling" || key == "inter-dimension-scheduling" ||
-               key == "L" || key == "o" || key == "g" || key == "G" ||
-               key == "local-reduction-delay") {
+    } else if (key == "trace-enabled" || key == "track-local-mem" || key == "local-mem-trace-filename" ||
+               key == "boost-mode" || key == "intra-dimension-scheduling" || key == "inter-dimension-scheduling" ||
+               key == "L" || key == "o" || key == "g" || key == "G" || key == "local-reduction-delay") {
       c.notes.push_back(quoted_excerpt(key) + " has no effect on the simulated times; ignored");
     } else {
       bool matched = false;
@@ -240,8 +244,7 @@ SystemConfig parse_system(std::string_view text, const std::string& name,
           matched = true;
         }
       }
-      if (!matched)
-        fail(name, "unknown key " + quoted_excerpt(key) + " (ASTRA-sim would silently ignore it)");
+      if (!matched) fail(name, "unknown key " + quoted_excerpt(key) + " (ASTRA-sim would silently ignore it)");
     }
   }
   return c;
@@ -258,11 +261,16 @@ RemoteMemoryConfig parse_remote_memory(std::string_view text, const std::string&
     fail(name, "expected an object with a \"memory-type\" string");
   RemoteMemoryConfig m;
   std::string type = j["memory-type"].get<std::string>();
-  if (type == "NO_MEMORY_EXPANSION") m.type = MemoryType::None;
-  else if (type == "PER_NPU_MEMORY_EXPANSION") m.type = MemoryType::PerNpu;
-  else if (type == "PER_NODE_MEMORY_EXPANSION") m.type = MemoryType::PerNode;
-  else if (type == "MEMORY_POOL") m.type = MemoryType::Pool;
-  else fail(name, "memory-type " + quoted_excerpt(type) + " is not known");
+  if (type == "NO_MEMORY_EXPANSION")
+    m.type = MemoryType::None;
+  else if (type == "PER_NPU_MEMORY_EXPANSION")
+    m.type = MemoryType::PerNpu;
+  else if (type == "PER_NODE_MEMORY_EXPANSION")
+    m.type = MemoryType::PerNode;
+  else if (type == "MEMORY_POOL")
+    m.type = MemoryType::Pool;
+  else
+    fail(name, "memory-type " + quoted_excerpt(type) + " is not known");
   auto number = [&](const char* key, bool required) -> double {
     if (!j.contains(key)) {
       if (required) fail(name, quoted_excerpt(key) + " is required for " + type);
@@ -282,16 +290,13 @@ RemoteMemoryConfig parse_remote_memory(std::string_view text, const std::string&
     m.npus_per_node = static_cast<uint32_t>(n);
   }
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (!std::set<std::string>{"memory-type", "remote-mem-latency", "remote-mem-bw", "num-nodes",
-                               "num-npus-per-node"}
+    if (!std::set<std::string>{"memory-type", "remote-mem-latency", "remote-mem-bw", "num-nodes", "num-npus-per-node"}
              .count(it.key()))
       fail(name, "unknown key " + quoted_excerpt(it.key()));
   return m;
 }
 
-RemoteMemoryConfig load_remote_memory(const std::string& path) {
-  return parse_remote_memory(read_file(path), path);
-}
+RemoteMemoryConfig load_remote_memory(const std::string& path) { return parse_remote_memory(read_file(path), path); }
 
 CommGroups parse_comm_groups(std::string_view text, const std::string& name) {
   json j = parse_json(text, name);
@@ -317,9 +322,7 @@ CommGroups parse_comm_groups(std::string_view text, const std::string& name) {
   return groups;
 }
 
-CommGroups load_comm_groups(const std::string& path) {
-  return parse_comm_groups(read_file(path), path);
-}
+CommGroups load_comm_groups(const std::string& path) { return parse_comm_groups(read_file(path), path); }
 
 }  // namespace chakra::astra
 
@@ -358,7 +361,9 @@ std::span<const AlgorithmInfo> collective_algorithms() {
 std::string algorithm_name(const AlgorithmChoice& a) {
   std::string base = collective_algorithms()[size_t(a.kind)].spelling;
   if (a.window > 0 && collective_algorithms()[size_t(a.kind)].windowed) base += std::to_string(a.window);
-  if (a.flat) base = "one" + std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(base[0])))) + base.substr(1);
+  if (a.flat)
+    base =
+        "one" + std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(base[0])))) + base.substr(1);
   return base;
 }
 

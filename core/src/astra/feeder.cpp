@@ -14,9 +14,9 @@ namespace chakra {
 // ---------------------------------------------------------------- FeederNode
 
 std::string_view node_attr_name(NodeAttr a) {
-  static constexpr std::string_view names[] = {
-      "is_cpu_op", "num_ops", "tensor_size", "tensor_loc", "comm_type", "comm_priority", "comm_size",
-      "comm_src",  "comm_dst", "comm_tag",   "pg_name",    "tid",       "stream",        "involved_dim"};
+  static constexpr std::string_view names[] = {"is_cpu_op",     "num_ops",   "tensor_size", "tensor_loc",  "comm_type",
+                                               "comm_priority", "comm_size", "comm_src",    "comm_dst",    "comm_tag",
+                                               "pg_name",       "tid",       "stream",      "involved_dim"};
   static_assert(std::size(names) == size_t(NodeAttr::count_));
   return names[size_t(a)];
 }
@@ -81,15 +81,27 @@ std::optional<AttrView> FeederNode::attr(NodeAttr a) const {
   return t_->find_attr(n_, id);
 }
 
-std::optional<int64_t> FeederNode::int_attr(std::string_view name) const { return typed<int64_t>(*this, name, t_->find_attr(n_, name)); }
-std::optional<uint64_t> FeederNode::uint_attr(std::string_view name) const { return typed<uint64_t>(*this, name, t_->find_attr(n_, name)); }
-std::optional<double> FeederNode::double_attr(std::string_view name) const { return typed<double>(*this, name, t_->find_attr(n_, name)); }
-std::optional<bool> FeederNode::bool_attr(std::string_view name) const { return typed<bool>(*this, name, t_->find_attr(n_, name)); }
+std::optional<int64_t> FeederNode::int_attr(std::string_view name) const {
+  return typed<int64_t>(*this, name, t_->find_attr(n_, name));
+}
+std::optional<uint64_t> FeederNode::uint_attr(std::string_view name) const {
+  return typed<uint64_t>(*this, name, t_->find_attr(n_, name));
+}
+std::optional<double> FeederNode::double_attr(std::string_view name) const {
+  return typed<double>(*this, name, t_->find_attr(n_, name));
+}
+std::optional<bool> FeederNode::bool_attr(std::string_view name) const {
+  return typed<bool>(*this, name, t_->find_attr(n_, name));
+}
 std::optional<std::string_view> FeederNode::string_attr(std::string_view name) const {
   return typed<std::string_view>(*this, name, t_->find_attr(n_, name));
 }
-std::optional<int64_t> FeederNode::int_attr(NodeAttr a) const { return typed<int64_t>(*this, node_attr_name(a), attr(a)); }
-std::optional<uint64_t> FeederNode::uint_attr(NodeAttr a) const { return typed<uint64_t>(*this, node_attr_name(a), attr(a)); }
+std::optional<int64_t> FeederNode::int_attr(NodeAttr a) const {
+  return typed<int64_t>(*this, node_attr_name(a), attr(a));
+}
+std::optional<uint64_t> FeederNode::uint_attr(NodeAttr a) const {
+  return typed<uint64_t>(*this, node_attr_name(a), attr(a));
+}
 std::optional<bool> FeederNode::bool_attr(NodeAttr a) const { return typed<bool>(*this, node_attr_name(a), attr(a)); }
 std::optional<std::string_view> FeederNode::string_attr(NodeAttr a) const {
   return typed<std::string_view>(*this, node_attr_name(a), attr(a));
@@ -217,8 +229,10 @@ struct Feeder::Impl {
   }
   void append_edge(EdgeList& list, uint64_t dependant) {
     int32_t e = new_edge(dependant);
-    if (list.last == kNoEdge) list.first = e;
-    else edges[list.last].next = e;
+    if (list.last == kNoEdge)
+      list.first = e;
+    else
+      edges[list.last].next = e;
     list.last = e;
   }
   void free_edges(int32_t first) {

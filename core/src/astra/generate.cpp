@@ -87,9 +87,9 @@ void all_types_node(Builder& b) {
 }
 
 constexpr std::pair<const char*, CommType> kReferenceCollectives[] = {
-    {"ALL_REDUCE", CommType::AllReduce},         {"ALL_TO_ALL", CommType::AllToAll},
-    {"ALL_GATHER", CommType::AllGather},         {"REDUCE_SCATTER", CommType::ReduceScatter},
-    {"BROADCAST", CommType::Broadcast},          {"BARRIER", CommType::Barrier},
+    {"ALL_REDUCE", CommType::AllReduce}, {"ALL_TO_ALL", CommType::AllToAll},
+    {"ALL_GATHER", CommType::AllGather}, {"REDUCE_SCATTER", CommType::ReduceScatter},
+    {"BROADCAST", CommType::Broadcast},  {"BARRIER", CommType::Barrier},
 };
 
 }  // namespace
@@ -164,18 +164,25 @@ std::optional<uint64_t> parse_size(std::string_view text) {
   std::string unit(end, text.data() + text.size());
   for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   int shift = 0;
-  if (unit.empty() || unit == "B") shift = 0;
-  else if (unit == "K" || unit == "KB" || unit == "KIB") shift = 10;
-  else if (unit == "M" || unit == "MB" || unit == "MIB") shift = 20;
-  else if (unit == "G" || unit == "GB" || unit == "GIB") shift = 30;
-  else if (unit == "T" || unit == "TB" || unit == "TIB") shift = 40;
-  else return std::nullopt;
+  if (unit.empty() || unit == "B")
+    shift = 0;
+  else if (unit == "K" || unit == "KB" || unit == "KIB")
+    shift = 10;
+  else if (unit == "M" || unit == "MB" || unit == "MIB")
+    shift = 20;
+  else if (unit == "G" || unit == "GB" || unit == "GIB")
+    shift = 30;
+  else if (unit == "T" || unit == "TB" || unit == "TIB")
+    shift = 40;
+  else
+    return std::nullopt;
   if (shift && value > (UINT64_MAX >> shift)) return std::nullopt;
   return value << shift;
 }
 
 Trace collective_trace(const CollectiveOptions& o, uint32_t npu) {
-  if (o.npus == 0 || npu >= o.npus) throw Error("collective_trace: NPU " + std::to_string(npu) + " of " + std::to_string(o.npus));
+  if (o.npus == 0 || npu >= o.npus)
+    throw Error("collective_trace: NPU " + std::to_string(npu) + " of " + std::to_string(o.npus));
   if (o.count == 0) throw Error("the number of collectives must be at least 1");
   std::string type_name(comm_type_name(static_cast<int64_t>(o.type)));
   for (char& c : type_name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -12,16 +12,21 @@ namespace chakra {
 namespace {
 
 constexpr std::string_view kReferenceTypes[] = {
-    "MICRO", "DATA", "MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "HYBRID_DLRM",
-    "HYBRID_DLRM_ENHANCED"};
-constexpr std::string_view kExtendedTypes[] = {
-    "HYBRID_TRANSFORMER", "HYBRID_TRANSFORMER_FWD_IN_BCKWD", "HYBRID_CUSTOMIZED",
-    "DISTRIBUTED_INFERENCE"};
+    "MICRO", "DATA", "MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "HYBRID_DLRM", "HYBRID_DLRM_ENHANCED"};
+constexpr std::string_view kExtendedTypes[] = {"HYBRID_TRANSFORMER", "HYBRID_TRANSFORMER_FWD_IN_BCKWD",
+                                               "HYBRID_CUSTOMIZED", "DISTRIBUTED_INFERENCE"};
 // Per-layer tokens of HYBRID_CUSTOMIZED files (ASTRA-sim 1.0 accepts any parallelism name).
-constexpr std::string_view kLayerParallelisms[] = {
-    "DATA", "MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "HYBRID_TRANSFORMER",
-    "HYBRID_TRANSFORMER_FWD_IN_BCKWD", "HYBRID_DLRM", "HYBRID_DLRM_ENHANCED", "MICRO",
-    "DISTRIBUTED_INFERENCE", "HYBRID_CUSTOMIZED"};
+constexpr std::string_view kLayerParallelisms[] = {"DATA",
+                                                   "MODEL",
+                                                   "HYBRID_DATA_MODEL",
+                                                   "HYBRID_MODEL_DATA",
+                                                   "HYBRID_TRANSFORMER",
+                                                   "HYBRID_TRANSFORMER_FWD_IN_BCKWD",
+                                                   "HYBRID_DLRM",
+                                                   "HYBRID_DLRM_ENHANCED",
+                                                   "MICRO",
+                                                   "DISTRIBUTED_INFERENCE",
+                                                   "HYBRID_CUSTOMIZED"};
 
 template <size_t N>
 bool one_of(std::string_view s, const std::string_view (&set)[N]) {
@@ -105,8 +110,10 @@ TextWorkload parse_text_workload(std::string text, const std::string& source) {
     for (auto t : kReferenceTypes) known += std::string(known.empty() ? "" : ", ") + std::string(t);
     for (auto t : kExtendedTypes) known += ", " + std::string(t);
     if (w.type == "DATA_REORDER")
-      p.fail(1, "parallelism type DATA_REORDER is not supported: no ASTRA-sim release defines "
-                "its training loop (known types: " + known + ")");
+      p.fail(1,
+             "parallelism type DATA_REORDER is not supported: no ASTRA-sim release defines "
+             "its training loop (known types: " +
+                 known + ")");
     p.fail(1, "unknown parallelism type " + quoted_excerpt(w.type) + " (known types: " + known + ")");
   }
   if (w.type == "HYBRID_DLRM" || w.type == "HYBRID_DLRM_ENHANCED") {
@@ -126,8 +133,7 @@ TextWorkload parse_text_workload(std::string text, const std::string& source) {
       } else if (key == "checkpoints:" || key == "checkpoint_initiates:") {
         uint64_t n = p.count(need(1), 1, key.substr(0, key.size() - 1));
         auto& list = key == "checkpoints:" ? w.checkpoints : w.recompute_initiators;
-        for (uint64_t k = 0; k < n; ++k)
-          list.push_back(static_cast<uint32_t>(p.count(need(2 + k), 1, "layer index")));
+        for (uint64_t k = 0; k < n; ++k) list.push_back(static_cast<uint32_t>(p.count(need(2 + k), 1, "layer index")));
         i += 1 + n;
       } else {
         p.fail(1, "unexpected " + quoted_excerpt(key) + " in the header");
@@ -143,9 +149,11 @@ TextWorkload parse_text_workload(std::string text, const std::string& source) {
     std::vector<std::string_view> cols = split_ws(lines[li]);
     if (cols.empty()) continue;  // the reference aborts on blank lines; ASTRA-sim skips them
     if (cols.size() < 12)
-      p.fail(ln, "a layer needs 12 columns (name, reserved, then compute time, comm type and "
-                 "comm size for forward, input gradient and weight gradient, then update "
-                 "time); found " + std::to_string(cols.size()));
+      p.fail(ln,
+             "a layer needs 12 columns (name, reserved, then compute time, comm type and "
+             "comm size for forward, input gradient and weight gradient, then update "
+             "time); found " +
+                 std::to_string(cols.size()));
     TextLayer layer;
     layer.name = std::string(cols[0]);
     layer.line = ln;
@@ -219,8 +227,7 @@ class Builder {
     d_.duration_micros = duration;
     return finish();
   }
-  int64_t coll(const std::string& label, const TextLayer::Phase& ph,
-               std::initializer_list<int64_t> deps) {
+  int64_t coll(const std::string& label, const TextLayer::Phase& ph, std::initializer_list<int64_t> deps) {
     start("COMM_COLL_NODE_" + label + "_" + ph.comm, NodeType::CommColl, deps);
     d_.attrs.add_int64(comm_type_, comm_type_code(ph.comm));
     d_.attrs.add_int64(comm_size_, static_cast<int64_t>(ph.comm_size));
@@ -264,8 +271,7 @@ void data_parallel(Builder& b, const TextWorkload& w, uint32_t passes) {
   std::vector<LayerNodes> s(n);
   for (uint32_t p = 0; p < passes; ++p) {
     for (size_t i = 0; i < n; ++i)
-      s[i].fwd = b.comp(w.layers[i].name, "FWD", w.layers[i].fwd.compute,
-                        {i > 0 ? s[i - 1].fwd : kNone, s[i].wg_comm});
+      s[i].fwd = b.comp(w.layers[i].name, "FWD", w.layers[i].fwd.compute, {i > 0 ? s[i - 1].fwd : kNone, s[i].wg_comm});
     for (size_t k = 0; k < n; ++k) {
       size_t i = n - 1 - k;
       const TextLayer& l = w.layers[i];
@@ -318,9 +324,9 @@ void hybrid_dlrm(Builder& b, const TextWorkload& w, uint32_t passes) {
     for (size_t i = 0; i < n; ++i) {
       const TextLayer& l = w.layers[i];
       int64_t prev_pass = s[i].wg_comm != kNone ? s[i].wg_comm : s[i].wg;
-      s[i].fwd = b.comp(l.name, "FWD", l.fwd.compute,
-                        {prev_pass, i > 0 ? s[i - 1].fwd : kNone,
-                         static_cast<int64_t>(i) == bottom ? s[0].fwd_comm : kNone});
+      s[i].fwd =
+          b.comp(l.name, "FWD", l.fwd.compute,
+                 {prev_pass, i > 0 ? s[i - 1].fwd : kNone, static_cast<int64_t>(i) == bottom ? s[0].fwd_comm : kNone});
       if (l.fwd.comm == "ALLTOALL") s[i].fwd_comm = b.coll(l.name, l.fwd, {s[i].fwd});
     }
     for (size_t k = 0; k < n; ++k) {
@@ -332,8 +338,7 @@ void hybrid_dlrm(Builder& b, const TextWorkload& w, uint32_t passes) {
         s[i].wg = b.comp(l.name, "BWD_WG", l.wg.compute, {s[i + 1].ig, s[i].ig_comm});
       if (l.wg.comm != "NONE") s[i].wg_comm = b.coll(l.name, l.wg, {s[i].wg});
       if (k != n - 1) s[i].ig = b.comp(l.name, "BWD_IG", l.ig.compute, {s[i].wg});
-      if (static_cast<int64_t>(i) == bottom + 1)
-        s[0].ig_comm = b.coll(w.layers[0].name, w.layers[0].ig, {s[i].ig});
+      if (static_cast<int64_t>(i) == bottom + 1) s[0].ig_comm = b.coll(w.layers[0].name, w.layers[0].ig, {s[i].ig});
     }
   }
 }

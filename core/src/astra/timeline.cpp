@@ -93,8 +93,9 @@ std::vector<TimelineSlice> parse_astra_sim_log(std::string_view text, const std:
   }
   // Other lines are skipped, so a wrong file (a trace, a config) would give an empty timeline.
   if (slices.empty() && open.empty() && text.find_first_not_of(" \t\r\n") != std::string_view::npos)
-    throw Error(name + ": no issue or callback lines: not an ASTRA-sim log (the simulator writes them "
-                       "with its issue/callback logging on)");
+    throw Error(name +
+                ": no issue or callback lines: not an ASTRA-sim log (the simulator writes them "
+                "with its issue/callback logging on)");
   return slices;
 }
 
@@ -127,8 +128,8 @@ void write_timeline(const std::vector<TimelineSlice>& slices, const TimelineOpti
   }
   for (const TimelineSlice& s : slices) {
     double dur_us = static_cast<double>(s.callback_cycle - s.issue_cycle) / freq;
-    w.complete(s.npu, s.track, static_cast<double>(s.issue_cycle) / freq, dur_us, s.name,
-               timeline_track_name(s.track), [&](JsonWriter& a) {
+    w.complete(s.npu, s.track, static_cast<double>(s.issue_cycle) / freq, dur_us, s.name, timeline_track_name(s.track),
+               [&](JsonWriter& a) {
                  a.key("node_id").value_uint(s.node_id);
                  a.key("issue_cycle").value_uint(s.issue_cycle);
                  a.key("callback_cycle").value_uint(s.callback_cycle);

@@ -2,8 +2,7 @@
 
 namespace chakra {
 
-ChromeTraceWriter::ChromeTraceWriter(ByteSink& out, const Members& leading)
-    : w_(out, JsonStyle{0, true, ", ", ": "}) {
+ChromeTraceWriter::ChromeTraceWriter(ByteSink& out, const Members& leading) : w_(out, JsonStyle{0, true, ", ", ": "}) {
   w_.begin_object();
   for (const auto& [key, value] : leading) w_.key(key).value_raw(value);
   w_.key("traceEvents").begin_array();
@@ -51,8 +50,8 @@ void ChromeTraceWriter::complete(int64_t pid, int64_t tid, double ts_us, double 
   w_.end_object();
 }
 
-void ChromeTraceWriter::flow(uint64_t id, std::string_view name, int64_t from_pid, int64_t from_tid,
-                             double from_ts_us, int64_t to_pid, int64_t to_tid, double to_ts_us) {
+void ChromeTraceWriter::flow(uint64_t id, std::string_view name, int64_t from_pid, int64_t from_tid, double from_ts_us,
+                             int64_t to_pid, int64_t to_tid, double to_ts_us) {
   // "s" binds to the enclosing slice; "f" with "bp": "e" to the slice that starts there.
   w_.begin_object();
   w_.key("pid").value_int(from_pid).key("tid").value_int(from_tid).key("ts").value_double(from_ts_us);

@@ -16,8 +16,16 @@ using wire::read_varint;
 
 // Field numbers of Node, IOInfo, AttributeProto, GlobalMetadata (core/proto/et_def.proto).
 enum NodeField : uint32_t {
-  kNodeId = 1, kNodeName = 2, kNodeType = 3, kNodeCtrlDeps = 4, kNodeDataDeps = 5,
-  kNodeStart = 6, kNodeDuration = 7, kNodeInputs = 8, kNodeOutputs = 9, kNodeAttr = 10,
+  kNodeId = 1,
+  kNodeName = 2,
+  kNodeType = 3,
+  kNodeCtrlDeps = 4,
+  kNodeDataDeps = 5,
+  kNodeStart = 6,
+  kNodeDuration = 7,
+  kNodeInputs = 8,
+  kNodeOutputs = 9,
+  kNodeAttr = 10,
 };
 enum AttrField : uint32_t { kAttrName = 1, kAttrDoc = 2 };
 enum MetaField : uint32_t { kMetaVersion = 1, kMetaAttr = 2 };
@@ -25,33 +33,29 @@ enum MetaField : uint32_t { kMetaVersion = 1, kMetaAttr = 2 };
 // Decodes one scalar of kind k into its 64-bit storage form (see trace.h).
 uint64_t read_scalar(AttrKind k, const uint8_t*& p, const uint8_t* end, StringPool& pool) {
   switch (k) {
-    case AttrKind::Double: case AttrKind::Fixed64: case AttrKind::Sfixed64:
-      return wire::read_fixed64(p, end);
-    case AttrKind::Float: case AttrKind::Fixed32:
-      return wire::read_fixed32(p, end);
+    case AttrKind::Double:
+    case AttrKind::Fixed64:
+    case AttrKind::Sfixed64: return wire::read_fixed64(p, end);
+    case AttrKind::Float:
+    case AttrKind::Fixed32: return wire::read_fixed32(p, end);
     case AttrKind::Sfixed32:
       return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(wire::read_fixed32(p, end))));
     case AttrKind::Int32:  // protobuf truncates to 32 bits, then sign-extends
       return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(read_varint(p, end))));
-    case AttrKind::Uint32:
-      return static_cast<uint32_t>(read_varint(p, end));
+    case AttrKind::Uint32: return static_cast<uint32_t>(read_varint(p, end));
     case AttrKind::Sint32:
-      return static_cast<uint64_t>(static_cast<int64_t>(
-          wire::unzigzag32(static_cast<uint32_t>(read_varint(p, end)))));
-    case AttrKind::Sint64:
-      return static_cast<uint64_t>(wire::unzigzag64(read_varint(p, end)));
-    case AttrKind::Bool:
-      return read_varint(p, end) != 0 ? 1 : 0;
-    case AttrKind::String: case AttrKind::Bytes:
-      return pool.intern(read_len(p, end));
+      return static_cast<uint64_t>(static_cast<int64_t>(wire::unzigzag32(static_cast<uint32_t>(read_varint(p, end)))));
+    case AttrKind::Sint64: return static_cast<uint64_t>(wire::unzigzag64(read_varint(p, end)));
+    case AttrKind::Bool: return read_varint(p, end) != 0 ? 1 : 0;
+    case AttrKind::String:
+    case AttrKind::Bytes: return pool.intern(read_len(p, end));
     default:  // Int64, Uint64
       return read_varint(p, end);
   }
 }
 
 // Appends the elements of a <T>List message to drafts.elems. Unknown fields inside are counted.
-void parse_list(std::string_view msg, AttrKind list, AttrDrafts& drafts, StringPool& pool,
-                uint64_t& dropped) {
+void parse_list(std::string_view msg, AttrKind list, AttrDrafts& drafts, StringPool& pool, uint64_t& dropped) {
   const AttrKind elem = element_kind(list);
   const wire::WireType elem_wt = wire::scalar_wire_type(elem);
   auto* p = reinterpret_cast<const uint8_t*>(msg.data());
@@ -93,7 +97,8 @@ void parse_attr(std::string_view msg, AttrDrafts& drafts, StringPool& pool, uint
     if (field == 0) throw DecodeError{"field number 0", field_start};
     if (field == kAttrName && wt == wire::kLen) {
       const size_t position = drafts.attrs.size();
-      a.name = hints && position < hints->size() ? pool.intern(read_len(p, end), (*hints)[position]) : pool.intern(read_len(p, end));
+      a.name = hints && position < hints->size() ? pool.intern(read_len(p, end), (*hints)[position])
+                                                 : pool.intern(read_len(p, end));
       continue;
     }
     if (field == kAttrDoc && wt == wire::kLen) {
@@ -167,13 +172,22 @@ void parse_node(const uint8_t* p, const uint8_t* end, NodeDraft& d, StringPool& 
     bool known = true;
     switch (field) {
       case kNodeId:
-        if (wt == wire::kVarint) d.id = read_varint(p, end); else known = false;
+        if (wt == wire::kVarint)
+          d.id = read_varint(p, end);
+        else
+          known = false;
         break;
       case kNodeName:
-        if (wt == wire::kLen) d.name = pool.intern(read_len(p, end)); else known = false;
+        if (wt == wire::kLen)
+          d.name = pool.intern(read_len(p, end));
+        else
+          known = false;
         break;
       case kNodeType:
-        if (wt == wire::kVarint) d.type = static_cast<int32_t>(read_varint(p, end)); else known = false;
+        if (wt == wire::kVarint)
+          d.type = static_cast<int32_t>(read_varint(p, end));
+        else
+          known = false;
         break;
       case kNodeCtrlDeps:
       case kNodeDataDeps:
@@ -184,10 +198,16 @@ void parse_node(const uint8_t* p, const uint8_t* end, NodeDraft& d, StringPool& 
           known = false;
         break;
       case kNodeStart:
-        if (wt == wire::kVarint) d.start_time_micros = read_varint(p, end); else known = false;
+        if (wt == wire::kVarint)
+          d.start_time_micros = read_varint(p, end);
+        else
+          known = false;
         break;
       case kNodeDuration:
-        if (wt == wire::kVarint) d.duration_micros = read_varint(p, end); else known = false;
+        if (wt == wire::kVarint)
+          d.duration_micros = read_varint(p, end);
+        else
+          known = false;
         break;
       case kNodeInputs:
       case kNodeOutputs:
@@ -200,10 +220,12 @@ void parse_node(const uint8_t* p, const uint8_t* end, NodeDraft& d, StringPool& 
         }
         break;
       case kNodeAttr:
-        if (wt == wire::kLen) parse_attr(read_len(p, end), d.attrs, pool, dropped, &hints); else known = false;
+        if (wt == wire::kLen)
+          parse_attr(read_len(p, end), d.attrs, pool, dropped, &hints);
+        else
+          known = false;
         break;
-      default:
-        known = false;
+      default: known = false;
     }
     if (!known) {
       wire::skip_value(wt, field, p, end);
@@ -269,8 +291,8 @@ struct EtReader::Impl {
   std::vector<uint8_t> buf;
   const uint8_t* mapped = nullptr;  // the whole input in place, read without copying, or null
   uint64_t mapped_from = 0;         // the source's position where `mapped` begins
-  size_t lo = 0, hi = 0;      // unread bytes are data()[lo, hi)
-  uint64_t base = 0;          // stream offset of data()[0]
+  size_t lo = 0, hi = 0;            // unread bytes are data()[lo, hi)
+  uint64_t base = 0;                // stream offset of data()[0]
   const uint8_t* data() const { return mapped ? mapped : buf.data(); }
   uint64_t records = 0;
   bool metadata_done = false;
@@ -353,20 +375,19 @@ struct EtReader::Impl {
       throw Error(in->name() + ": more than " + std::to_string(opt.max_nodes) + " nodes (limit)");
     if (opt.progress && base + lo >= next_progress) {
       next_progress = base + lo + (8u << 20);
-      report_progress(opt.progress, "reading " + in->name(), mapped ? mapped_from + lo : in->raw_position(), in->raw_size());
+      report_progress(opt.progress, "reading " + in->name(), mapped ? mapped_from + lo : in->raw_position(),
+                      in->raw_size());
     }
     return true;
   }
 
-  [[noreturn]] void decode_failed(const DecodeError& err, const uint8_t* rec_begin, uint64_t offset,
-                                  const char* what) {
+  [[noreturn]] void decode_failed(const DecodeError& err, const uint8_t* rec_begin, uint64_t offset, const char* what) {
     throw Error(where(offset) + ": malformed " + what + ": " + err.what + " (at byte " +
                 std::to_string(offset + (err.at - rec_begin)) + ")" + hint());
   }
 };
 
-EtReader::EtReader(std::unique_ptr<ByteSource> in, const ReadOptions& options)
-    : impl_(std::make_unique<Impl>()) {
+EtReader::EtReader(std::unique_ptr<ByteSource> in, const ReadOptions& options) : impl_(std::make_unique<Impl>()) {
   impl_->in = std::move(in);
   impl_->opt = options;
   // 128 KiB at most (streaming readers keep a small footprint; larger reads gain nothing);
@@ -510,8 +531,9 @@ std::optional<EncodedScalar> scalar_value(std::string_view attr) {
 
 }  // namespace
 
-bool same_records_but_paired(std::string_view a, std::string_view b, std::span<const std::string_view> paired,
-                             const std::function<bool(std::string_view, const EncodedScalar&, const EncodedScalar&)>& pair) {
+bool same_records_but_paired(
+    std::string_view a, std::string_view b, std::span<const std::string_view> paired,
+    const std::function<bool(std::string_view, const EncodedScalar&, const EncodedScalar&)>& pair) {
   if (is_gzip({bytes_of(a), a.size()}) || is_gzip({bytes_of(b), b.size()})) return false;
   constexpr uint64_t kAttrKey = (uint64_t{kNodeAttr} << 3) | wire::kLen;
   try {

@@ -13,25 +13,18 @@ using wire::varint_size;
 // Encodes one scalar in its wire form (without tag) from the 64-bit storage form.
 void put_scalar(std::string& out, AttrKind k, uint64_t bits, const Trace& t) {
   switch (k) {
-    case AttrKind::Double: case AttrKind::Fixed64: case AttrKind::Sfixed64:
-      wire::put_fixed64(out, bits);
-      return;
-    case AttrKind::Float: case AttrKind::Fixed32: case AttrKind::Sfixed32:
-      wire::put_fixed32(out, static_cast<uint32_t>(bits));
-      return;
-    case AttrKind::Uint32:
-      put_varint(out, static_cast<uint32_t>(bits));
-      return;
-    case AttrKind::Sint32:
-      put_varint(out, wire::zigzag32(static_cast<int32_t>(bits)));
-      return;
-    case AttrKind::Sint64:
-      put_varint(out, wire::zigzag64(static_cast<int64_t>(bits)));
-      return;
-    case AttrKind::Bool:
-      put_varint(out, bits != 0);
-      return;
-    case AttrKind::String: case AttrKind::Bytes: {
+    case AttrKind::Double:
+    case AttrKind::Fixed64:
+    case AttrKind::Sfixed64: wire::put_fixed64(out, bits); return;
+    case AttrKind::Float:
+    case AttrKind::Fixed32:
+    case AttrKind::Sfixed32: wire::put_fixed32(out, static_cast<uint32_t>(bits)); return;
+    case AttrKind::Uint32: put_varint(out, static_cast<uint32_t>(bits)); return;
+    case AttrKind::Sint32: put_varint(out, wire::zigzag32(static_cast<int32_t>(bits))); return;
+    case AttrKind::Sint64: put_varint(out, wire::zigzag64(static_cast<int64_t>(bits))); return;
+    case AttrKind::Bool: put_varint(out, bits != 0); return;
+    case AttrKind::String:
+    case AttrKind::Bytes: {
       std::string_view s = t.str(static_cast<StrId>(bits));
       put_varint(out, s.size());
       out.append(s);
@@ -72,8 +65,8 @@ void put_attr_value(std::string& out, const AttrTable& table, uint32_t a, const 
   put_len(out, field, s.list);
 }
 
-void put_attrs(std::string& out, uint32_t field, const AttrTable& table, uint32_t begin, uint32_t end,
-               const Trace& t, Scratch& s) {
+void put_attrs(std::string& out, uint32_t field, const AttrTable& table, uint32_t begin, uint32_t end, const Trace& t,
+               Scratch& s) {
   for (uint32_t a = begin; a < end; ++a) {
     s.attr.clear();
     if (StrId n = table.name(a)) put_len(s.attr, 1, t.str(n));

@@ -31,8 +31,10 @@ size_t skip_ws(std::string_view s, size_t i) {
 
 size_t scan_string(std::string_view s, size_t i) {  // s[i] == '"'; returns one past the closing quote
   for (++i; i < s.size(); ++i) {
-    if (s[i] == '\\') ++i;
-    else if (s[i] == '"') return i + 1;
+    if (s[i] == '\\')
+      ++i;
+    else if (s[i] == '"')
+      return i + 1;
   }
   throw JsonError{s.size(), "unterminated string"};
 }
@@ -44,8 +46,8 @@ size_t scan_value(std::string_view s, size_t i) {
   if (s[i] == '"') return scan_string(s, i);
   if (s[i] != '{' && s[i] != '[') {
     size_t j = i;
-    while (j < s.size() && s[j] != ',' && s[j] != '}' && s[j] != ']' && s[j] != ' ' && s[j] != '\n' &&
-           s[j] != '\r' && s[j] != '\t')
+    while (j < s.size() && s[j] != ',' && s[j] != '}' && s[j] != ']' && s[j] != ' ' && s[j] != '\n' && s[j] != '\r' &&
+           s[j] != '\t')
       ++j;
     if (j == i) throw JsonError{i, std::string("unexpected '") + s[i] + "'"};
     return j;
@@ -196,13 +198,16 @@ uint64_t attr_scalar(const json& v, AttrKind k, Trace& t, const std::string& wha
   switch (k) {
     case AttrKind::Double: return bits_of_double(get_floating(v, what));
     case AttrKind::Float: return bits_of_float(static_cast<float>(get_floating(v, what)));
-    case AttrKind::Int32: case AttrKind::Sint32: case AttrKind::Sfixed32:
-      return get_integer(v, true, L::min(), L::max(), what);
-    case AttrKind::Uint32: case AttrKind::Fixed32:
-      return get_integer(v, false, 0, std::numeric_limits<uint32_t>::max(), what);
-    case AttrKind::Int64: case AttrKind::Sint64: case AttrKind::Sfixed64:
-      return get_integer(v, true, L64::min(), L64::max(), what);
-    case AttrKind::Uint64: case AttrKind::Fixed64: return get_u64(v, what);
+    case AttrKind::Int32:
+    case AttrKind::Sint32:
+    case AttrKind::Sfixed32: return get_integer(v, true, L::min(), L::max(), what);
+    case AttrKind::Uint32:
+    case AttrKind::Fixed32: return get_integer(v, false, 0, std::numeric_limits<uint32_t>::max(), what);
+    case AttrKind::Int64:
+    case AttrKind::Sint64:
+    case AttrKind::Sfixed64: return get_integer(v, true, L64::min(), L64::max(), what);
+    case AttrKind::Uint64:
+    case AttrKind::Fixed64: return get_u64(v, what);
     case AttrKind::Bool:
       if (!v.is_boolean()) bad(what + " must be true or false", v);
       return v.get<bool>() ? 1 : 0;
@@ -267,10 +272,14 @@ void io_from_json(const json& v, IoStrings& io, Trace& t, const std::string& wha
   for (const auto& [key, s] : v.items()) {
     if (s.is_null()) continue;
     StrId id = t.intern(get_string(s, what + "." + key));
-    if (key == "values") io.values = id;
-    else if (key == "shapes") io.shapes = id;
-    else if (key == "types") io.types = id;
-    else throw std::runtime_error(what + ": unknown key \"" + key + "\"");
+    if (key == "values")
+      io.values = id;
+    else if (key == "shapes")
+      io.shapes = id;
+    else if (key == "types")
+      io.types = id;
+    else
+      throw std::runtime_error(what + ": unknown key \"" + key + "\"");
   }
 }
 
@@ -325,18 +334,31 @@ void metadata_from_json(const json& j, Trace& t) {
   AttrDrafts attrs;
   for (const auto& [key, v] : j.items()) {
     if (v.is_null()) continue;
-    if (key == "version") version = t.intern(get_string(v, "version"));
-    else if (key == "attr") attrs_from_json(v, attrs, t);
-    else throw std::runtime_error("globalMetadata: unknown key \"" + key + "\"");
+    if (key == "version")
+      version = t.intern(get_string(v, "version"));
+    else if (key == "attr")
+      attrs_from_json(v, attrs, t);
+    else
+      throw std::runtime_error("globalMetadata: unknown key \"" + key + "\"");
   }
   t.set_metadata(version, attrs);
 }
 
 // Keys only a Node has (to tell a leading node from a metadata object in reference output).
 bool has_node_keys(const json& j) {
-  static const char* keys[] = {"id", "name", "type", "ctrlDeps", "ctrl_deps", "dataDeps", "data_deps",
-                               "startTimeMicros", "start_time_micros", "durationMicros",
-                               "duration_micros", "inputs", "outputs"};
+  static const char* keys[] = {"id",
+                               "name",
+                               "type",
+                               "ctrlDeps",
+                               "ctrl_deps",
+                               "dataDeps",
+                               "data_deps",
+                               "startTimeMicros",
+                               "start_time_micros",
+                               "durationMicros",
+                               "duration_micros",
+                               "inputs",
+                               "outputs"};
   for (const char* k : keys)
     if (j.contains(k)) return true;
   return false;
@@ -353,7 +375,10 @@ class Importer {
       if (s_[i] != '{') throw JsonError{i, "expected '{' (a JSON trace starts with an object)"};
       bool document = false;
       for_each_member(s_, i, [&](const std::string& key, size_t, size_t) { document |= key == "nodes"; });
-      if (document) read_document(i); else read_sequence(i);
+      if (document)
+        read_document(i);
+      else
+        read_sequence(i);
     } catch (const JsonError& e) {
       throw Error(location(e.pos) + ": " + e.message);
     }
@@ -397,8 +422,8 @@ class Importer {
     while (i < s_.size()) {
       size_t end = scan_value(s_, i);
       json j = parse_piece(s_, i, end);
-      const bool wrapped_metadata = j.is_object() && j.size() == 1 &&
-                                    (j.contains("globalMetadata") || j.contains("global_metadata"));
+      const bool wrapped_metadata =
+          j.is_object() && j.size() == 1 && (j.contains("globalMetadata") || j.contains("global_metadata"));
       if (wrapped_metadata || (first && j.is_object() && !has_node_keys(j))) {
         if (!first) throw JsonError{i, "globalMetadata must come before the nodes"};
         const json& m = wrapped_metadata ? j.begin().value() : j;
@@ -419,7 +444,8 @@ class Importer {
     }
     std::string label = "node " + std::to_string(trace_.size());
     if (parsed->is_object())
-      if (auto it = parsed->find("id"); it != parsed->end() && !it->is_structured()) label += " (id " + it->dump() + ")";
+      if (auto it = parsed->find("id"); it != parsed->end() && !it->is_structured())
+        label += " (id " + it->dump() + ")";
     guarded(b, label, [&] { node_from_json(*parsed, draft_, trace_); });
     trace_.append(draft_);
   }

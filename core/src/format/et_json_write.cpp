@@ -39,7 +39,10 @@ class NodeJson {
     if (t_.type(n) || !f_.reference) {
       w_.key("type");
       std::string_view type = node_type_name(t_.type(n));
-      if (type.empty()) w_.value_int(t_.type(n)); else w_.value(type);
+      if (type.empty())
+        w_.value_int(t_.type(n));
+      else
+        w_.value(type);
     }
     ids("ctrlDeps", t_.ctrl_deps(n));
     ids("dataDeps", t_.data_deps(n));
@@ -62,7 +65,10 @@ class NodeJson {
     if (id >= plain_.size()) plain_.resize(std::max<size_t>(id + 1, plain_.size() * 2), 0);
     const std::string_view s = t_.str(id);
     if (plain_[id] == 0) plain_[id] = json_plain_prefix(s) == s.size() ? 1 : 2;
-    if (plain_[id] == 1) w_.value_plain(s); else w_.value(s);
+    if (plain_[id] == 1)
+      w_.value_plain(s);
+    else
+      w_.value(s);
   }
 
   // Protobuf JSON writes 64-bit integers as strings (digits need no escaping).
@@ -115,14 +121,16 @@ class NodeJson {
     switch (k) {
       case AttrKind::Double: w_.value_double(double_of_bits(bits)); return;
       case AttrKind::Float: w_.value_double(shortest_float32(float_of_bits(bits))); return;
-      case AttrKind::Int32: case AttrKind::Sint32: case AttrKind::Sfixed32:
-        w_.value_int(static_cast<int64_t>(bits));
-        return;
-      case AttrKind::Uint32: case AttrKind::Fixed32: w_.value_uint(bits); return;
-      case AttrKind::Int64: case AttrKind::Sint64: case AttrKind::Sfixed64:
-        i64(static_cast<int64_t>(bits));
-        return;
-      case AttrKind::Uint64: case AttrKind::Fixed64: u64(bits); return;
+      case AttrKind::Int32:
+      case AttrKind::Sint32:
+      case AttrKind::Sfixed32: w_.value_int(static_cast<int64_t>(bits)); return;
+      case AttrKind::Uint32:
+      case AttrKind::Fixed32: w_.value_uint(bits); return;
+      case AttrKind::Int64:
+      case AttrKind::Sint64:
+      case AttrKind::Sfixed64: i64(static_cast<int64_t>(bits)); return;
+      case AttrKind::Uint64:
+      case AttrKind::Fixed64: u64(bits); return;
       case AttrKind::Bool: w_.value(bits != 0); return;
       case AttrKind::String: str(static_cast<StrId>(bits)); return;
       case AttrKind::Bytes:
@@ -248,8 +256,7 @@ void write_json(const Trace& t, ByteSink& out, const JsonOptions& options) {
   doc.end();
 }
 
-JsonizeStats jsonize_et(std::unique_ptr<ByteSource> in, ByteSink& out, const JsonOptions& options,
-                        ReadOptions read) {
+JsonizeStats jsonize_et(std::unique_ptr<ByteSource> in, ByteSink& out, const JsonOptions& options, ReadOptions read) {
   // Node strings go to a pool of their own that starts afresh whenever it passes this size, so
   // memory stays flat however many distinct strings a trace has (below Column's mapped-block
   // size, so it never takes a huge page).

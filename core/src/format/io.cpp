@@ -55,7 +55,8 @@ class FileSource : public ByteSource {
     const uint64_t length = std::min<uint64_t>(n, size_ - at);
     const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     const uint64_t start = at / page * page;
-    void* p = ::mmap(nullptr, at - start + length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, static_cast<off_t>(start));
+    void* p =
+        ::mmap(nullptr, at - start + length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, static_cast<off_t>(start));
     if (p == MAP_FAILED) return false;
     unmap();
     mapped_ = p;
@@ -122,8 +123,7 @@ class FileSource : public ByteSource {
 
 class MemorySource : public ByteSource {
  public:
-  MemorySource(std::span<const uint8_t> bytes, std::string name)
-      : ByteSource(std::move(name)), bytes_(bytes) {}
+  MemorySource(std::span<const uint8_t> bytes, std::string name) : ByteSource(std::move(name)), bytes_(bytes) {}
   size_t read(uint8_t* dst, size_t n) override {
     size_t k = std::min(n, bytes_.size() - pos_);
     if (k) std::memcpy(dst, bytes_.data() + pos_, k);  // an empty span's data() may be null
@@ -177,8 +177,7 @@ class GzipSource : public ByteSource {
       if (rc == Z_STREAM_END) {
         in_member_ = false;
       } else if (rc != Z_OK && !(rc == Z_BUF_ERROR && z_.avail_in == 0)) {
-        throw Error(name() + ": corrupt gzip data near compressed byte " +
-                    std::to_string(compressed_ - z_.avail_in) +
+        throw Error(name() + ": corrupt gzip data near compressed byte " + std::to_string(compressed_ - z_.avail_in) +
                     (z_.msg ? std::string(" (") + z_.msg + ")" : std::string()));
       }
     }
@@ -194,14 +193,13 @@ class GzipSource : public ByteSource {
  private:
   void check_limits() const {
     if (limits_.max_bytes && total_out_ > limits_.max_bytes)
-      throw Error(name() + ": decompressed size exceeds the limit of " +
-                  std::to_string(limits_.max_bytes) + " bytes");
+      throw Error(name() + ": decompressed size exceeds the limit of " + std::to_string(limits_.max_bytes) + " bytes");
     if (total_out_ > limits_.gzip_ratio_floor &&
         static_cast<double>(total_out_) > limits_.max_gzip_ratio * static_cast<double>(consumed()))
       throw Error(name() + ": gzip data expands more than " +
-                  std::to_string(static_cast<long long>(limits_.max_gzip_ratio)) +
-                  "-fold (" + std::to_string(consumed()) + " compressed bytes gave over " +
-                  std::to_string(total_out_) + "); refusing a likely gzip bomb");
+                  std::to_string(static_cast<long long>(limits_.max_gzip_ratio)) + "-fold (" +
+                  std::to_string(consumed()) + " compressed bytes gave over " + std::to_string(total_out_) +
+                  "); refusing a likely gzip bomb");
   }
 
   uint64_t consumed() const { return compressed_ - z_.avail_in; }  // compressed bytes inflated so far
@@ -223,8 +221,7 @@ class LimitedSource : public ByteSource {
   size_t read(uint8_t* dst, size_t n) override {
     size_t got = inner_->read(dst, n);
     total_ += got;
-    if (total_ > max_)
-      throw Error(name() + ": input exceeds the limit of " + std::to_string(max_) + " bytes");
+    if (total_ > max_) throw Error(name() + ": input exceeds the limit of " + std::to_string(max_) + " bytes");
     return got;
   }
   uint64_t raw_position() const override { return inner_->raw_position(); }
@@ -242,8 +239,7 @@ class LimitedSource : public ByteSource {
   uint64_t total_ = 0;
 };
 
-std::unique_ptr<ByteSource> finish_source(std::unique_ptr<ByteSource> src, bool gzip,
-                                          const InputLimits& limits) {
+std::unique_ptr<ByteSource> finish_source(std::unique_ptr<ByteSource> src, bool gzip, const InputLimits& limits) {
   if (gzip) return std::make_unique<GzipSource>(std::move(src), limits);
   if (limits.max_bytes) return std::make_unique<LimitedSource>(std::move(src), limits.max_bytes);
   return src;
@@ -264,7 +260,8 @@ std::unique_ptr<ByteSource> open_input(const std::string& path, const InputLimit
     throw Error(path + ": is a directory, not a file");
   }
   // Files that say they are empty (/proc) are read, never mapped.
-  auto file = std::make_unique<FileSource>(path, fd, S_ISREG(st.st_mode) ? st.st_size : 0, S_ISREG(st.st_mode) && st.st_size > 0);
+  auto file = std::make_unique<FileSource>(path, fd, S_ISREG(st.st_mode) ? st.st_size : 0,
+                                           S_ISREG(st.st_mode) && st.st_size > 0);
   auto head = file->peek(2);
   return finish_source(std::move(file), is_gzip(head), limits);
 }
@@ -312,8 +309,7 @@ size_t PieceSource::read(uint8_t* dst, size_t n) {
 
 bool is_gzip(std::span<const uint8_t> bytes) { return bytes.size() >= 2 && bytes[0] == kGzip0 && bytes[1] == kGzip1; }
 
-std::unique_ptr<ByteSource> memory_input(std::span<const uint8_t> bytes, std::string name,
-                                         const InputLimits& limits) {
+std::unique_ptr<ByteSource> memory_input(std::span<const uint8_t> bytes, std::string name, const InputLimits& limits) {
   return finish_source(std::make_unique<MemorySource>(bytes, std::move(name)), is_gzip(bytes), limits);
 }
 
@@ -413,8 +409,7 @@ OutputFile::OutputFile(std::string path, Compression compression)
     for (int attempt = 0; s.fd < 0; ++attempt) {
       s.tmp_path = path_ + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
       s.fd = ::open(s.tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (s.fd < 0 && (errno != EEXIST || attempt > 100))
-        throw Error(sys_error(path_ + ": cannot create output file"));
+      if (s.fd < 0 && (errno != EEXIST || attempt > 100)) throw Error(sys_error(path_ + ": cannot create output file"));
     }
   }
   s.buf.reserve(1 << 20);
@@ -507,9 +502,12 @@ std::optional<uint32_t> rank_from_file_name(std::string_view name) {
 
 std::string zip_store(const std::vector<std::pair<std::string, std::string>>& files) {
   std::string out, central;
-  auto u16 = [](std::string& s, uint32_t v) { s += static_cast<char>(v & 0xff), s += static_cast<char>((v >> 8) & 0xff); };
+  auto u16 = [](std::string& s, uint32_t v) {
+    s += static_cast<char>(v & 0xff), s += static_cast<char>((v >> 8) & 0xff);
+  };
   auto u32 = [&](std::string& s, uint32_t v) { u16(s, v & 0xffff), u16(s, v >> 16); };
-  if (files.size() > 0xffff) throw Error("zip: " + std::to_string(files.size()) + " files (at most 65535 without ZIP64)");
+  if (files.size() > 0xffff)
+    throw Error("zip: " + std::to_string(files.size()) + " files (at most 65535 without ZIP64)");
   uint64_t total = 0;
   for (const auto& [name, bytes] : files) total += 76 + 2 * name.size() + bytes.size();
   if (total > 0xffffffffu) throw Error("zip: " + std::to_string(total) + " bytes (at most 4 GiB without ZIP64)");
@@ -517,7 +515,8 @@ std::string zip_store(const std::vector<std::pair<std::string, std::string>>& fi
     const std::string& name = file.first;  // not a structured binding: the lambda below uses it
     const std::string& bytes = file.second;
     if (name.empty() || name.size() > 0xffff) throw Error("zip: a file name must have 1 to 65535 bytes");
-    const uint32_t crc = static_cast<uint32_t>(crc32(crc32(0, nullptr, 0), reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
+    const uint32_t crc = static_cast<uint32_t>(
+        crc32(crc32(0, nullptr, 0), reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
     const uint32_t offset = static_cast<uint32_t>(out.size()), size = static_cast<uint32_t>(bytes.size());
     // Version 2.0, flags 0x0800 (UTF-8 names), method 0 (stored), time 00:00 of 1980-01-01.
     auto header = [&](std::string& s, bool in_central) {

@@ -39,7 +39,6 @@ void append_utf8(uint32_t cp, std::string& out) {
   }
 }
 
-
 // A validated JSON number literal as a double.
 double parse_double(std::string_view literal) {
   double v = 0;
@@ -145,8 +144,10 @@ char JsonPull::skip_spaces() {
     while (size_ - pos_ >= 32) {
       const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base_ + pos_));
       const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base_ + pos_ + 16));
-      const __m128i space_lo = _mm_or_si128(_mm_cmpeq_epi8(lo, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(lo, _mm_set1_epi8('\n')));
-      const __m128i space_hi = _mm_or_si128(_mm_cmpeq_epi8(hi, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(hi, _mm_set1_epi8('\n')));
+      const __m128i space_lo =
+          _mm_or_si128(_mm_cmpeq_epi8(lo, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(lo, _mm_set1_epi8('\n')));
+      const __m128i space_hi =
+          _mm_or_si128(_mm_cmpeq_epi8(hi, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(hi, _mm_set1_epi8('\n')));
       const uint32_t space = static_cast<uint32_t>(_mm_movemask_epi8(space_lo)) |
                              (static_cast<uint32_t>(_mm_movemask_epi8(space_hi)) << 16);
       if (space != 0xFFFFFFFFu) {
@@ -224,8 +225,7 @@ void JsonPull::scan_string(std::string& out) {
     }
     if (c != '\\') fail("control character inside a string");
     // Escapes: make sure the whole sequence is in the buffer.
-    while (buf_.size() - pos_ < 12 && fill()) {
-    }
+    while (buf_.size() - pos_ < 12 && fill()) {}
     if (buf_.size() - pos_ < 2) fail("unexpected end of input inside a string (truncated file?)");
     char e = buf_[pos_ + 1];
     pos_ += 2;
@@ -245,10 +245,14 @@ void JsonPull::scan_string(std::string& out) {
           for (size_t k = 0; k < 4; ++k) {
             char h = buf_[at + k];
             v <<= 4;
-            if (h >= '0' && h <= '9') v |= static_cast<uint32_t>(h - '0');
-            else if (h >= 'a' && h <= 'f') v |= static_cast<uint32_t>(h - 'a' + 10);
-            else if (h >= 'A' && h <= 'F') v |= static_cast<uint32_t>(h - 'A' + 10);
-            else fail("bad \\u escape");
+            if (h >= '0' && h <= '9')
+              v |= static_cast<uint32_t>(h - '0');
+            else if (h >= 'a' && h <= 'f')
+              v |= static_cast<uint32_t>(h - 'a' + 10);
+            else if (h >= 'A' && h <= 'F')
+              v |= static_cast<uint32_t>(h - 'A' + 10);
+            else
+              fail("bad \\u escape");
           }
           return v;
         };
@@ -264,8 +268,7 @@ void JsonPull::scan_string(std::string& out) {
         append_utf8(cp, out);
         break;
       }
-      default:
-        fail(std::string("bad escape '\\") + e + "' in string");
+      default: fail(std::string("bad escape '\\") + e + "' in string");
     }
   }
 }
@@ -278,8 +281,7 @@ void JsonPull::read_string(std::string& out) {
 std::string_view JsonPull::read_number_text(bool& is_integer) {
   peek_char();
   // A number is short; make sure it is entirely in the buffer.
-  while (size_ - pos_ < 64 && fill()) {
-  }
+  while (size_ - pos_ < 64 && fill()) {}
   // Locals, not members: the scan then runs in registers (a store through is_integer could
   // alias the members and make the compiler reload them per byte).
   const char* const start = base_ + pos_;
@@ -359,8 +361,7 @@ int64_t JsonPull::read_int64() {
 
 bool JsonPull::read_bool() {
   peek_char();
-  while (buf_.size() - pos_ < 5 && fill()) {
-  }
+  while (buf_.size() - pos_ < 5 && fill()) {}
   std::string_view rest(buf_.data() + pos_, buf_.size() - pos_);
   if (rest.substr(0, 4) == "true") {
     pos_ += 4;
@@ -375,8 +376,7 @@ bool JsonPull::read_bool() {
 
 void JsonPull::read_null() {
   peek_char();
-  while (buf_.size() - pos_ < 4 && fill()) {
-  }
+  while (buf_.size() - pos_ < 4 && fill()) {}
   if (std::string_view(buf_.data() + pos_, std::min<size_t>(4, buf_.size() - pos_)) != "null") fail("expected null");
   pos_ += 4;
 }
@@ -394,7 +394,11 @@ void JsonPull::skip_depth(int depth) {
       while (next_element()) skip_depth(depth + 1);
       break;
     case Kind::String: read_string_view(); break;
-    case Kind::Number: { bool i; read_number_text(i); break; }
+    case Kind::Number: {
+      bool i;
+      read_number_text(i);
+      break;
+    }
     case Kind::Bool: read_bool(); break;
     case Kind::Null: read_null(); break;
     case Kind::End: fail("unexpected end of input (truncated file?)");
@@ -407,13 +411,24 @@ void JsonPull::repr_number(std::string& out) {
   bool is_int;
   std::string_view t = read_number_text(is_int);
   if (is_int) {
-    if (t == "-0") out += '0';
-    else out.append(t);
+    if (t == "-0")
+      out += '0';
+    else
+      out.append(t);
     return;
   }
-  if (t == "NaN") { out += "nan"; return; }
-  if (t == "Infinity") { out += "inf"; return; }
-  if (t == "-Infinity") { out += "-inf"; return; }
+  if (t == "NaN") {
+    out += "nan";
+    return;
+  }
+  if (t == "Infinity") {
+    out += "inf";
+    return;
+  }
+  if (t == "-Infinity") {
+    out += "-inf";
+    return;
+  }
   append_python_float(out, parse_double(t));
 }
 
@@ -452,7 +467,10 @@ void JsonPull::repr_depth(std::string& out, int depth) {
       break;
     case Kind::Number: repr_number(out); break;
     case Kind::Bool: out += read_bool() ? "True" : "False"; break;
-    case Kind::Null: read_null(); out += "None"; break;
+    case Kind::Null:
+      read_null();
+      out += "None";
+      break;
     case Kind::End: fail("unexpected end of input (truncated file?)");
   }
 }

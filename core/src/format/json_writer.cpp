@@ -7,8 +7,12 @@
 namespace chakra {
 
 JsonWriter::JsonWriter(ByteSink& sink, JsonStyle style)
-    : sink_(sink), style_(style), item_sep_(style.item_sep), key_sep_(style.key_sep),
-      buf_(new char[kFlushAt]), capacity_(kFlushAt) {
+    : sink_(sink),
+      style_(style),
+      item_sep_(style.item_sep),
+      key_sep_(style.key_sep),
+      buf_(new char[kFlushAt]),
+      capacity_(kFlushAt) {
   separator_.assign(item_sep_);
   if (style_.indent) separator_ += '\n';
 }
@@ -76,10 +80,22 @@ void JsonWriter::close(char c) {
   ++used_;
 }
 
-JsonWriter& JsonWriter::begin_object() { open('{'); return *this; }
-JsonWriter& JsonWriter::end_object() { close('}'); return *this; }
-JsonWriter& JsonWriter::begin_array() { open('['); return *this; }
-JsonWriter& JsonWriter::end_array() { close(']'); return *this; }
+JsonWriter& JsonWriter::begin_object() {
+  open('{');
+  return *this;
+}
+JsonWriter& JsonWriter::end_object() {
+  close('}');
+  return *this;
+}
+JsonWriter& JsonWriter::begin_array() {
+  open('[');
+  return *this;
+}
+JsonWriter& JsonWriter::end_array() {
+  close(']');
+  return *this;
+}
 
 JsonWriter& JsonWriter::key(std::string_view k) {
   before_value();

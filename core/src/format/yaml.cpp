@@ -17,7 +17,7 @@ using json = nlohmann::ordered_json;
 struct Line {
   size_t number = 0;  // 1-based, for messages
   size_t indent = 0;
-  std::string text;   // without indentation, comment and trailing blanks
+  std::string text;  // without indentation, comment and trailing blanks
 };
 
 class YamlReader {
@@ -76,8 +76,10 @@ class YamlReader {
     for (size_t i = 0; i < s.size(); ++i) {
       const char c = s[i];
       if (quote) {
-        if (c == '\\' && quote == '"') ++i;
-        else if (c == quote) quote = 0;
+        if (c == '\\' && quote == '"')
+          ++i;
+        else if (c == quote)
+          quote = 0;
       } else if (c == '"' || c == '\'') {
         quote = c;
       } else if (c == '#' && (i == 0 || s[i - 1] == ' ' || s[i - 1] == '\t')) {
@@ -98,8 +100,10 @@ class YamlReader {
     for (size_t i = 0; i < t.size(); ++i) {
       const char c = t[i];
       if (quote) {
-        if (c == '\\' && quote == '"') ++i;
-        else if (c == quote) quote = 0;
+        if (c == '\\' && quote == '"')
+          ++i;
+        else if (c == quote)
+          quote = 0;
       } else if (c == '"' || c == '\'') {
         quote = c;
       } else if (c == '[' || c == '{') {
@@ -115,7 +119,8 @@ class YamlReader {
 
   // The value of the lines from `i` at indentation `indent`: a sequence or a mapping.
   json block(size_t& i, size_t indent) {
-    if (++block_depth_ > kMaxDepth) fail(lines_[i], "blocks nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (++block_depth_ > kMaxDepth)
+      fail(lines_[i], "blocks nested deeper than " + std::to_string(kMaxDepth) + " levels");
     json out = block_body(i, indent);
     --block_depth_;
     return out;
@@ -133,8 +138,10 @@ class YamlReader {
       const std::string item = l.text.size() > 1 ? trimmed(l.text.substr(2)) : "";
       if (item.empty()) {
         ++i;
-        if (i < lines_.size() && lines_[i].indent > indent) out.push_back(block(i, lines_[i].indent));
-        else out.push_back(nullptr);
+        if (i < lines_.size() && lines_[i].indent > indent)
+          out.push_back(block(i, lines_[i].indent));
+        else
+          out.push_back(nullptr);
       } else if (item[0] != '[' && item[0] != '{' && mapping_colon(item) != std::string::npos) {
         // "- key: value" opens a mapping whose entries line up with `key`.
         const size_t column = indent + (l.text.size() - item.size());
@@ -204,7 +211,8 @@ class YamlReader {
     }
     if (t[pos] == '[' || t[pos] == '{') {
       // Each level is a call: a cap keeps a hostile line from exhausting the stack.
-      if (++flow_depth_ > kMaxDepth) fail(l, "flow collections nested deeper than " + std::to_string(kMaxDepth) + " levels");
+      if (++flow_depth_ > kMaxDepth)
+        fail(l, "flow collections nested deeper than " + std::to_string(kMaxDepth) + " levels");
       const bool list = t[pos] == '[';
       const char close = list ? ']' : '}';
       json out = list ? json::array() : json::object();
@@ -226,7 +234,8 @@ class YamlReader {
         skip_blanks(t, pos);
         if (pos >= t.size()) fail(l, std::string("'") + close + "' is missing (flow collections stay on one line)");
         if (t[pos] == close) return --flow_depth_, ++pos, out;
-        if (t[pos] != ',') fail(l, std::string("expected ',' or '") + close + "', got " + quoted_excerpt(t.substr(pos)));
+        if (t[pos] != ',')
+          fail(l, std::string("expected ',' or '") + close + "', got " + quoted_excerpt(t.substr(pos)));
         ++pos;
       }
     }
@@ -274,13 +283,15 @@ class YamlReader {
     if (s == "false" || s == "False" || s == "FALSE") return false;
     const char* b = s.c_str();
     char* end = nullptr;
-    const bool digits = s.find_first_not_of("+-0123456789") == std::string::npos && s.find_first_of("0123456789") != std::string::npos;
+    const bool digits =
+        s.find_first_not_of("+-0123456789") == std::string::npos && s.find_first_of("0123456789") != std::string::npos;
     if (digits) {
       errno = 0;
       const long long v = std::strtoll(b, &end, 10);
       if (errno == 0 && end == b + s.size()) return v;
     }
-    if (s.find_first_not_of("+-0123456789.eE") == std::string::npos && s.find_first_of("0123456789") != std::string::npos) {
+    if (s.find_first_not_of("+-0123456789.eE") == std::string::npos &&
+        s.find_first_of("0123456789") != std::string::npos) {
       const double v = std::strtod(b, &end);
       if (end == b + s.size() && std::isfinite(v)) return v;  // 1e999 stays text: JSON has no infinity
     }
@@ -296,6 +307,8 @@ class YamlReader {
 
 }  // namespace
 
-nlohmann::ordered_json parse_yaml(std::string_view text, const std::string& name) { return YamlReader(text, name).document(); }
+nlohmann::ordered_json parse_yaml(std::string_view text, const std::string& name) {
+  return YamlReader(text, name).document();
+}
 
 }  // namespace chakra

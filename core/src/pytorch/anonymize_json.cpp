@@ -19,12 +19,40 @@ using namespace std::string_view_literals;
 // Kineto's event categories (ActivityType names, the flows', and the 1.x vintage's): the linker
 // and the analyses tell ops apart by them.
 bool kineto_category(std::string_view c) {
-  static constexpr std::string_view kKnown[] = {
-      "cpu_op", "user_annotation", "gpu_user_annotation", "gpu_memcpy", "gpu_memset", "kernel", "external_correlation",
-      "cuda_runtime", "cuda_driver", "cuda_sync", "cpu_instant_event", "python_function", "overhead",
-      "cuda_profiler_range", "mtia_runtime", "mtia_ccp_events", "glow_runtime", "hpu_op", "xpu_runtime", "xpu_driver",
-      "collective_comm", "privateuse1_runtime", "privateuse1_driver", "ac2g", "fwdbwd", "async", "async_gpu",
-      "async_cpu_to_gpu", "Trace", "Operator", "Runtime", "Kernel", "Memcpy", "Memset"};
+  static constexpr std::string_view kKnown[] = {"cpu_op",
+                                                "user_annotation",
+                                                "gpu_user_annotation",
+                                                "gpu_memcpy",
+                                                "gpu_memset",
+                                                "kernel",
+                                                "external_correlation",
+                                                "cuda_runtime",
+                                                "cuda_driver",
+                                                "cuda_sync",
+                                                "cpu_instant_event",
+                                                "python_function",
+                                                "overhead",
+                                                "cuda_profiler_range",
+                                                "mtia_runtime",
+                                                "mtia_ccp_events",
+                                                "glow_runtime",
+                                                "hpu_op",
+                                                "xpu_runtime",
+                                                "xpu_driver",
+                                                "collective_comm",
+                                                "privateuse1_runtime",
+                                                "privateuse1_driver",
+                                                "ac2g",
+                                                "fwdbwd",
+                                                "async",
+                                                "async_gpu",
+                                                "async_cpu_to_gpu",
+                                                "Trace",
+                                                "Operator",
+                                                "Runtime",
+                                                "Kernel",
+                                                "Memcpy",
+                                                "Memset"};
   for (std::string_view k : kKnown)
     if (c == k) return true;
   return false;
@@ -80,8 +108,9 @@ class Walker {
     w_.end_object();
     if (!p_.at_end()) p_.fail("unexpected data after the JSON document");
     if (!nodes && !events)
-      throw Error(name + ": neither a PyTorch host execution trace (no \"nodes\" list) nor a Kineto trace (no "
-                         "\"traceEvents\" list)");
+      throw Error(name +
+                  ": neither a PyTorch host execution trace (no \"nodes\" list) nor a Kineto trace (no "
+                  "\"traceEvents\" list)");
     return nodes ? PytorchJsonKind::HostEt : PytorchJsonKind::Kineto;
   }
 
@@ -108,9 +137,7 @@ class Walker {
         while (p_.next_element()) copy(string, shape);
         w_.end_array();
         break;
-      case Kind::String:
-        w_.value(string(p_.read_string_view()));
-        break;
+      case Kind::String: w_.value(string(p_.read_string_view())); break;
       case Kind::Number: {
         bool integer = false;
         const std::string_view text = p_.read_number_text(integer);
@@ -124,15 +151,12 @@ class Walker {
         }
         break;
       }
-      case Kind::Bool:
-        w_.value(p_.read_bool());
-        break;
+      case Kind::Bool: w_.value(p_.read_bool()); break;
       case Kind::Null:
         p_.read_null();
         w_.value_null();
         break;
-      case Kind::End:
-        p_.fail("unexpected end of input (truncated file?)");
+      case Kind::End: p_.fail("unexpected end of input (truncated file?)");
     }
   }
 
@@ -142,8 +166,10 @@ class Walker {
     p_.begin_array();
     w_.begin_array();
     while (p_.next_element()) {
-      if (p_.peek() == Kind::Object) each();
-      else copy([&](std::string_view s) { return a_.text(s, r_.metadata_strings); });
+      if (p_.peek() == Kind::Object)
+        each();
+      else
+        copy([&](std::string_view s) { return a_.text(s, r_.metadata_strings); });
     }
     w_.end_array();
   }
@@ -196,8 +222,10 @@ class Walker {
     w_.begin_object();
     for (std::string_view k; p_.next_key(k);) {
       w_.key(k);
-      if (k == "types"sv) copy(kept);
-      else copy(values, k == "shapes"sv);
+      if (k == "types"sv)
+        copy(kept);
+      else
+        copy(values, k == "shapes"sv);
     }
     w_.end_object();
   }

@@ -48,8 +48,10 @@ std::vector<std::string_view> split_list_repr(std::string_view s) {
   for (size_t i = 1; i + 1 < s.size(); ++i) {
     char c = s[i];
     if (quote) {
-      if (c == '\\') ++i;
-      else if (c == quote) quote = 0;
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
     } else if (c == '\'' || c == '"') {
       quote = c;
     } else if (c == '[' || c == '{' || c == '(') {
@@ -71,12 +73,13 @@ class Parser : public HostEt {
   Parser(JsonPull& json, Trace& strings, Progress* progress, const ByteSource& src)
       : j_(json), t_(strings), progress_(progress), src_(src) {}
 
-
   void document() {
     if (j_.next_is_binary())
-      j_.fail("not a PyTorch execution trace but binary data (convert pytorch reads PyTorch's JSON traces; a Chakra "
-              ".et trace is read by chakra info, validate and jsonize)");
-    if (j_.peek() != JsonPull::Kind::Object) j_.fail("not a PyTorch execution trace: the document is not a JSON object");
+      j_.fail(
+          "not a PyTorch execution trace but binary data (convert pytorch reads PyTorch's JSON traces; a Chakra "
+          ".et trace is read by chakra info, validate and jsonize)");
+    if (j_.peek() != JsonPull::Kind::Object)
+      j_.fail("not a PyTorch execution trace: the document is not a JSON object");
     j_.begin_object();
     std::string key;
     bool saw_nodes = false, saw_trace_events = false;
@@ -84,7 +87,8 @@ class Parser : public HostEt {
       if (key == "nodes"sv) {
         saw_nodes = true;
         node_list();
-      } else if (key == "schema"sv || key == "pid"sv || key == "time"sv || key == "start_ts"sv || key == "finish_ts"sv) {
+      } else if (key == "schema"sv || key == "pid"sv || key == "time"sv || key == "start_ts"sv ||
+                 key == "finish_ts"sv) {
         metadata[key] = scalar();
       } else if (key == "profiler_steps"sv) {
         profiler_step_list();
@@ -113,9 +117,7 @@ class Parser : public HostEt {
         std::string t(j_.read_number_text(is_int));
         return nlohmann::json::parse(t, nullptr, false);
       }
-      default:
-        j_.skip();
-        return nullptr;
+      default: j_.skip(); return nullptr;
     }
   }
 
@@ -158,10 +160,14 @@ class Parser : public HostEt {
       std::string_view key;
       j_.begin_object();
       while (j_.next_key(key)) {
-        if (key == "name"sv && j_.peek() == JsonPull::Kind::String) j_.read_string(step.name);
-        else if (key == "ts"sv) number_or_skip(ts);
-        else if (key == "dur"sv) number_or_skip(dur);
-        else j_.skip();
+        if (key == "name"sv && j_.peek() == JsonPull::Kind::String)
+          j_.read_string(step.name);
+        else if (key == "ts"sv)
+          number_or_skip(ts);
+        else if (key == "dur"sv)
+          number_or_skip(dur);
+        else
+          j_.skip();
       }
       if (step.name.empty() || !(ts >= 0) || !(dur >= 0)) continue;
       step.ts = ts, step.dur = dur;
@@ -189,15 +195,19 @@ class Parser : public HostEt {
   void id_list(std::vector<std::pair<uint32_t, int64_t>>& into) {
     if (!enter_array()) return;
     while (j_.next_element()) {
-      if (j_.peek() == JsonPull::Kind::Number) into.emplace_back(static_cast<uint32_t>(nodes.size() - 1), j_.read_int64());
-      else j_.skip();
+      if (j_.peek() == JsonPull::Kind::Number)
+        into.emplace_back(static_cast<uint32_t>(nodes.size() - 1), j_.read_int64());
+      else
+        j_.skip();
     }
   }
 
   // The number at the cursor into `into`; anything else (null: not measured) is skipped.
   void number_or_skip(double& into) {
-    if (j_.peek() == JsonPull::Kind::Number) into = j_.read_double();
-    else j_.skip();
+    if (j_.peek() == JsonPull::Kind::Number)
+      into = j_.read_double();
+    else
+      j_.skip();
   }
   // Enters the array at the cursor; anything else is skipped, and then false.
   bool enter_array() {
@@ -256,10 +266,14 @@ class Parser : public HostEt {
     j_.begin_object();
     std::string_view key;
     while (j_.next_key(key)) {
-      if (key == "values"sv) list_repr(io.values, &io.value_spans);
-      else if (key == "shapes"sv) list_repr(io.shapes, nullptr);
-      else if (key == "types"sv) types_list(io);
-      else j_.skip();
+      if (key == "values"sv)
+        list_repr(io.values, &io.value_spans);
+      else if (key == "shapes"sv)
+        list_repr(io.shapes, nullptr);
+      else if (key == "types"sv)
+        types_list(io);
+      else
+        j_.skip();
     }
   }
 
@@ -320,11 +334,13 @@ class Parser : public HostEt {
   void finish_io(HostNode& n, Io& in, Io& out) {
     auto intern_or_empty_list = [&](std::string_view s) { return t_.intern(s.empty() ? "[]"sv : s); };
     n.inputs = {intern_or_empty_list(in.values), intern_or_empty_list(in.shapes), intern_or_empty_list(in.types_repr)};
-    n.outputs = {intern_or_empty_list(out.values), intern_or_empty_list(out.shapes), intern_or_empty_list(out.types_repr)};
+    n.outputs = {intern_or_empty_list(out.values), intern_or_empty_list(out.shapes),
+                 intern_or_empty_list(out.types_repr)};
     // Tensor bytes of the inputs (the reference's comm_size).
     for (size_t k = 0; k < in.value_spans.size() && k < in.types.size(); ++k) {
       const std::string& type = in.types[k];
-      std::string_view v(in.values.data() + in.value_spans[k].first, in.value_spans[k].second - in.value_spans[k].first);
+      std::string_view v(in.values.data() + in.value_spans[k].first,
+                         in.value_spans[k].second - in.value_spans[k].first);
       if (k == 1 || k == 2) {
         int64_t x;
         auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
@@ -334,22 +350,51 @@ class Parser : public HostEt {
       if (type.rfind("GenericList[", 0) == 0) {
         for (std::string_view inner : split_list_repr(v)) {
           auto b = tensor_bytes(inner);
-          if (b) n.input_tensor_bytes += *b;
-          else n.malformed_tensor = true;
+          if (b)
+            n.input_tensor_bytes += *b;
+          else
+            n.malformed_tensor = true;
         }
       } else {
         auto b = tensor_bytes(v);
-        if (b) n.input_tensor_bytes += *b;
-        else n.malformed_tensor = true;
+        if (b)
+          n.input_tensor_bytes += *b;
+        else
+          n.malformed_tensor = true;
       }
     }
   }
 
   // The node keys the converter reads; IntAttr + k is kIntAttrs[k] at the top level.
   enum NodeKey : uint8_t {
-    Other, Id, Name, Parent, Inputs, Outputs, InputShapes, OutputShapes, InputTypes, OutputTypes, Attrs,
-    ExclusiveDur, InclusiveDur, BlockedDur, BlockedSpans, Ts, InterThreadDep, SyncDep, Cat, Stream, PgName, OpSchema,
-    StallClassKey, StallDur, StallEvidence, StallSpans, StallDep, IntAttr
+    Other,
+    Id,
+    Name,
+    Parent,
+    Inputs,
+    Outputs,
+    InputShapes,
+    OutputShapes,
+    InputTypes,
+    OutputTypes,
+    Attrs,
+    ExclusiveDur,
+    InclusiveDur,
+    BlockedDur,
+    BlockedSpans,
+    Ts,
+    InterThreadDep,
+    SyncDep,
+    Cat,
+    Stream,
+    PgName,
+    OpSchema,
+    StallClassKey,
+    StallDur,
+    StallEvidence,
+    StallSpans,
+    StallDep,
+    IntAttr
   };
   // A switch on the length, then one comparison: every node has ~10 keys and ~7 attribute
   // objects, and a chain of string compares per key showed in profiles.
@@ -364,14 +409,29 @@ class Parser : public HostEt {
       case 6: k = is("parent") ? Parent : is("inputs") ? Inputs : is("stream") ? Stream : Other; break;
       case 7: k = is("outputs") ? Outputs : is("pg_name") ? PgName : Other; break;
       case 8: k = is("sync_dep") ? SyncDep : Other; break;
-      case 9: k = is("ctrl_deps") ? Parent : is("op_schema") ? OpSchema : is("stall_dur") ? StallDur : is("stall_dep") ? StallDep : Other; break;
+      case 9:
+        k = is("ctrl_deps")   ? Parent
+            : is("op_schema") ? OpSchema
+            : is("stall_dur") ? StallDur
+            : is("stall_dep") ? StallDep
+                              : Other;
+        break;
       case 11:
-        k = is("input_types") ? InputTypes : is("blocked_dur") ? BlockedDur : is("stall_class") ? StallClassKey
-            : is("stall_spans") ? StallSpans : Other;
+        k = is("input_types")   ? InputTypes
+            : is("blocked_dur") ? BlockedDur
+            : is("stall_class") ? StallClassKey
+            : is("stall_spans") ? StallSpans
+                                : Other;
         break;
       case 14: k = is("stall_evidence") ? StallEvidence : Other; break;
       case 12: k = is("input_shapes") ? InputShapes : is("output_types") ? OutputTypes : Other; break;
-      case 13: k = is("output_shapes") ? OutputShapes : is("exclusive_dur") ? ExclusiveDur : is("inclusive_dur") ? InclusiveDur : is("blocked_spans") ? BlockedSpans : Other; break;
+      case 13:
+        k = is("output_shapes")   ? OutputShapes
+            : is("exclusive_dur") ? ExclusiveDur
+            : is("inclusive_dur") ? InclusiveDur
+            : is("blocked_spans") ? BlockedSpans
+                                  : Other;
+        break;
       case 16: k = is("inter_thread_dep") ? InterThreadDep : Other; break;
     }
     if (k == Other)
@@ -407,8 +467,10 @@ class Parser : public HostEt {
         case Inputs:
         case Outputs: {
           Io& io = k == Inputs ? in_ : out_;
-          if (j_.peek() == JsonPull::Kind::Array) list_repr(io.values, &io.value_spans);  // schema 1.0.1: the values list itself
-          else io_object(io);
+          if (j_.peek() == JsonPull::Kind::Array)
+            list_repr(io.values, &io.value_spans);  // schema 1.0.1: the values list itself
+          else
+            io_object(io);
           break;
         }
         case InputShapes:
@@ -424,8 +486,10 @@ class Parser : public HostEt {
         case BlockedDur: number_or_skip(n.blocked_dur); break;
         case Ts: number_or_skip(n.ts); break;
         case InterThreadDep:
-          if (j_.peek() == JsonPull::Kind::Number) n.inter_thread_dep = j_.read_int64();
-          else j_.skip();
+          if (j_.peek() == JsonPull::Kind::Number)
+            n.inter_thread_dep = j_.read_int64();
+          else
+            j_.skip();
           break;
         case SyncDep: id_list(sync_deps); break;
         case BlockedSpans: span_list(blocked_spans, "blocked_spans"); break;
@@ -435,12 +499,16 @@ class Parser : public HostEt {
         case StallClassKey:
           if (j_.peek() != JsonPull::Kind::String) j_.fail("a node's \"stall_class\" is not a string");
           j_.read_string(str_);
-          if (std::optional<StallClass> c = parse_stall_class(str_)) n.stall_class = static_cast<int8_t>(*c);
-          else j_.fail("unknown \"stall_class\" '" + str_ + "'");
+          if (std::optional<StallClass> c = parse_stall_class(str_))
+            n.stall_class = static_cast<int8_t>(*c);
+          else
+            j_.fail("unknown \"stall_class\" '" + str_ + "'");
           break;
         case StallEvidence:
-          if (j_.peek() == JsonPull::Kind::String) n.stall_evidence = t_.intern(j_.read_string_view());
-          else j_.skip();
+          if (j_.peek() == JsonPull::Kind::String)
+            n.stall_evidence = t_.intern(j_.read_string_view());
+          else
+            j_.skip();
           break;
         case Cat:
           if (j_.peek() == JsonPull::Kind::Null) {
@@ -479,8 +547,10 @@ class Parser : public HostEt {
           break;
         case Other: j_.skip(); break;
         default:  // IntAttr + k: schema 1.0.1 keeps them at the top level
-          if (j_.peek() == JsonPull::Kind::Number) set_int_attr(n, k - IntAttr, j_.read_int64());
-          else j_.skip();
+          if (j_.peek() == JsonPull::Kind::Number)
+            set_int_attr(n, k - IntAttr, j_.read_int64());
+          else
+            j_.skip();
       }
     }
     if (!has_id) j_.fail("a node has no \"id\"");

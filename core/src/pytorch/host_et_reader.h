@@ -32,17 +32,17 @@ struct HostNode {
   int64_t parent = 0;
   bool has_parent = false;
   StrId name = StringPool::kEmpty;
-  bool gpu = false;               // has a non-null "cat" (a Kineto GPU event joined by the linker)
+  bool gpu = false;  // has a non-null "cat" (a Kineto GPU event joined by the linker)
   double exclusive_dur = 0;
-  double inclusive_dur = NAN;     // NaN: none (traces linked without times)
-  double blocked_dur = 0;         // of which blocked in CUDA synchronisation (chakra link --sync-deps)
-  double ts = NAN;                // measured start in µs (linked traces); NaN: none
-  int64_t inter_thread_dep = 0;   // 0: none (the reference tests truthiness)
+  double inclusive_dur = NAN;    // NaN: none (traces linked without times)
+  double blocked_dur = 0;        // of which blocked in CUDA synchronisation (chakra link --sync-deps)
+  double ts = NAN;               // measured start in µs (linked traces); NaN: none
+  int64_t inter_thread_dep = 0;  // 0: none (the reference tests truthiness)
   bool stream_null = false;
   int64_t stream = 0;
   StrId pg_name = StringPool::kEmpty;
   int64_t int_attr[kIntAttrCount] = {};
-  uint8_t int_attr_present = 0;   // bit per kIntAttrs entry
+  uint8_t int_attr_present = 0;  // bit per kIntAttrs entry
   bool has_op_schema = false;
   StrId op_schema = StringPool::kEmpty;
   IoStrings inputs, outputs;
@@ -67,7 +67,7 @@ struct BlockedSpan {
 struct HostEt {
   Column<HostNode> nodes;  // huge-page backed: far fewer first-touch page faults than a std::vector
   std::vector<std::pair<uint32_t, int64_t>> sync_deps;  // (node position, node id it waits for)
-  std::vector<BlockedSpan> blocked_spans;  // chakra link --sync-deps: when each node was blocked
+  std::vector<BlockedSpan> blocked_spans;               // chakra link --sync-deps: when each node was blocked
   // chakra link --sync-deps: what the wait replay of host stalls adds, as the two above.
   std::vector<std::pair<uint32_t, int64_t>> stall_deps;
   std::vector<BlockedSpan> stall_spans;

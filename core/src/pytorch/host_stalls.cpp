@@ -5,7 +5,6 @@
 #include <map>
 #include <unordered_map>
 
-
 namespace chakra {
 namespace {
 
@@ -18,19 +17,32 @@ bool starts_with_any(std::string_view name, std::initializer_list<std::string_vi
 // Calls of the caching allocators (PyTorch's, and the driver's virtual memory API its expandable
 // segments use): cudaFree and cudaMalloc synchronise the device before they return.
 bool is_allocator_call(std::string_view name) {
-  return starts_with_any(name, {"cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister", "cudaHostUnregister",
-                                "cuMemAlloc", "cuMemFree", "cuMemCreate", "cuMemMap", "cuMemUnmap", "cuMemRelease",
-                                "cuMemAddress", "cuMemSetAccess", "cuMemHostAlloc", "cuMemHostRegister", "hipMalloc",
-                                "hipFree", "hipHostMalloc", "hipHostFree", "hipExtMallocWithFlags"});
+  return starts_with_any(
+      name, {"cudaMalloc",   "cudaFree",     "cudaHostAlloc",  "cudaHostRegister", "cudaHostUnregister",
+             "cuMemAlloc",   "cuMemFree",    "cuMemCreate",    "cuMemMap",         "cuMemUnmap",
+             "cuMemRelease", "cuMemAddress", "cuMemSetAccess", "cuMemHostAlloc",   "cuMemHostRegister",
+             "hipMalloc",    "hipFree",      "hipHostMalloc",  "hipHostFree",      "hipExtMallocWithFlags"});
 }
 
 // Asynchronous enqueues: they return at once unless the GPU's launch queue is full.
 bool is_async_enqueue(std::string_view name) {
-  static constexpr std::string_view kCalls[] = {
-      "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchCooperativeKernel",
-      "cudaMemcpyAsync", "cudaMemsetAsync", "cudaGraphLaunch", "cuGraphLaunch", "hipLaunchKernel", "hipExtLaunchKernel",
-      "hipModuleLaunchKernel", "hipExtModuleLaunchKernel", "hipMemcpyAsync", "hipMemcpyWithStream", "hipMemsetAsync",
-      "hipGraphLaunch"};
+  static constexpr std::string_view kCalls[] = {"cudaLaunchKernel",
+                                                "cudaLaunchKernelExC",
+                                                "cuLaunchKernel",
+                                                "cuLaunchKernelEx",
+                                                "cudaLaunchCooperativeKernel",
+                                                "cudaMemcpyAsync",
+                                                "cudaMemsetAsync",
+                                                "cudaGraphLaunch",
+                                                "cuGraphLaunch",
+                                                "hipLaunchKernel",
+                                                "hipExtLaunchKernel",
+                                                "hipModuleLaunchKernel",
+                                                "hipExtModuleLaunchKernel",
+                                                "hipMemcpyAsync",
+                                                "hipMemcpyWithStream",
+                                                "hipMemsetAsync",
+                                                "hipGraphLaunch"};
   return std::find(std::begin(kCalls), std::end(kCalls), name) != std::end(kCalls);
 }
 
@@ -44,8 +56,10 @@ class Coverage {
     std::sort(spans.begin(), spans.end());
     for (const Span& s : spans) {
       if (s.second <= s.first) continue;
-      if (!merged_.empty() && s.first <= merged_.back().second) merged_.back().second = std::max(merged_.back().second, s.second);
-      else merged_.push_back(s);
+      if (!merged_.empty() && s.first <= merged_.back().second)
+        merged_.back().second = std::max(merged_.back().second, s.second);
+      else
+        merged_.push_back(s);
     }
     before_.resize(merged_.size() + 1, 0);
     for (size_t i = 0; i < merged_.size(); ++i) before_[i + 1] = before_[i] + merged_[i].second - merged_[i].first;
@@ -72,8 +86,10 @@ double median(std::vector<double> v) {
 
 std::string micros_text(double us) {
   char buf[32];
-  if (us >= 1000) std::snprintf(buf, sizeof buf, "%.2f ms", us / 1000);
-  else std::snprintf(buf, sizeof buf, "%.0f us", us);
+  if (us >= 1000)
+    std::snprintf(buf, sizeof buf, "%.2f ms", us / 1000);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f us", us);
   return buf;
 }
 
@@ -115,7 +131,8 @@ std::vector<Own> own_times(const StallInputs& in, const std::unordered_map<int64
     for (uint32_t op : ops) {
       close_until(in.cpu[op].ts);
       // An op that outlasts the open one (clocks of nested events disagree) is not nested in it.
-      while (!open.empty() && in.cpu[op].end > in.cpu[open.back().first].end) close_until(in.cpu[open.back().first].end);
+      while (!open.empty() && in.cpu[op].end > in.cpu[open.back().first].end)
+        close_until(in.cpu[open.back().first].end);
       if (!open.empty()) {
         add_stretch(open.back().first, open.back().second, in.cpu[op].ts);
         open.back().second = in.cpu[op].end;
@@ -172,7 +189,8 @@ std::vector<HostStall> find_host_stalls(const StallInputs& in) {
   }
   const Coverage gpu_coverage(std::move(gpu_spans));
   std::vector<uint32_t> gpu_by_end = gpu_by_ts;
-  std::sort(gpu_by_end.begin(), gpu_by_end.end(), [&](uint32_t a, uint32_t b) { return in.gpu[a].end < in.gpu[b].end; });
+  std::sort(gpu_by_end.begin(), gpu_by_end.end(),
+            [&](uint32_t a, uint32_t b) { return in.gpu[a].end < in.gpu[b].end; });
   std::vector<double> launches, starts;
   for (const auto& op : in.gpu)
     if (!std::isnan(op.launched)) launches.push_back(op.launched), starts.push_back(op.ts);
@@ -249,8 +267,8 @@ std::vector<HostStall> find_host_stalls(const StallInputs& in) {
         if (covered >= 0.5 * length && covered > best) best = covered, s.gpu = static_cast<int32_t>(*it);
       }
       if (s.gpu >= 0)
-        why += "; a GPU op ran through " + micros_text(best) + " of it and ended " + micros_text(s.end - in.gpu[s.gpu].end) +
-               " before it (other GPU work went on)";
+        why += "; a GPU op ran through " + micros_text(best) + " of it and ended " +
+               micros_text(s.end - in.gpu[s.gpu].end) + " before it (other GPU work went on)";
     }
     why += "; launch queue " + std::to_string(queue_depth(s.begin)) + " deep at its start";
     double other = 0;
@@ -258,15 +276,20 @@ std::vector<HostStall> find_host_stalls(const StallInputs& in) {
     for (const auto& [tid, cover] : activity)
       if (tid != op.tid)
         if (const double c = cover.within(s.begin, s.end); c > other) other = c, other_tid = tid;
-    if (other > 0)
-      why += "; thread " + std::to_string(other_tid) + " ran ops through " + micros_text(other) + " of it";
+    if (other > 0) why += "; thread " + std::to_string(other_tid) + " ran ops through " + micros_text(other) + " of it";
 
-    if (call_explains && is_allocator_call(call->name)) s.cls = StallClass::Allocator;
-    else if (call_explains && is_async_enqueue(call->name)) s.cls = StallClass::LaunchQueue;
-    else if (s.gpu >= 0) s.cls = StallClass::GpuWait;
-    else if (call_explains) s.cls = StallClass::RuntimeCall;
-    else if (other >= 0.5 * length) s.cls = StallClass::OtherThread;
-    else s.cls = StallClass::Unexplained;
+    if (call_explains && is_allocator_call(call->name))
+      s.cls = StallClass::Allocator;
+    else if (call_explains && is_async_enqueue(call->name))
+      s.cls = StallClass::LaunchQueue;
+    else if (s.gpu >= 0)
+      s.cls = StallClass::GpuWait;
+    else if (call_explains)
+      s.cls = StallClass::RuntimeCall;
+    else if (other >= 0.5 * length)
+      s.cls = StallClass::OtherThread;
+    else
+      s.cls = StallClass::Unexplained;
     stalls.push_back(std::move(s));
   }
   return stalls;

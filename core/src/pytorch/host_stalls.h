@@ -40,14 +40,14 @@ struct StallInputs {
 };
 
 struct HostStall {
-  uint32_t op = 0;            // index into StallInputs::cpu
+  uint32_t op = 0;  // index into StallInputs::cpu
   StallClass cls = StallClass::Unexplained;
   double begin = 0, end = 0;  // the stretch of own time
   double micros = 0;          // of it, not blocked
   // The GPU op whose end the stretch ended just after (index into StallInputs::gpu), or -1: the
   // wait replay has the thread wait for it instead of spending the stretch.
   int32_t gpu = -1;
-  std::string evidence;       // what the trace shows, for people
+  std::string evidence;  // what the trace shows, for people
 };
 
 // A stretch is a stall when it is at least this long and kStallFactor times what ops of its

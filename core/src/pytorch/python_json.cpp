@@ -36,7 +36,8 @@ Number parse_number(std::string_view text) {
   // Correctly rounded as strtod, without a copy or the locale: Kineto's microsecond times with
   // three decimals (19 digits) were a quarter of reading a Kineto trace. Out of range: strtod.
   const char* const end = text.data() + text.size();
-  if (const auto r = std::from_chars(text.data(), end, v); r.ec == std::errc() && r.ptr == end) return Number::of_float(v);
+  if (const auto r = std::from_chars(text.data(), end, v); r.ec == std::errc() && r.ptr == end)
+    return Number::of_float(v);
 #endif
   return Number::of_float(std::strtod(std::string(text).c_str(), nullptr));
 }
@@ -144,9 +145,12 @@ uint32_t hex4(std::string_view t, size_t p) {
   for (size_t k = 0; k < 4 && p + k < t.size(); ++k) {
     char h = t[p + k];
     v <<= 4;
-    if (h >= '0' && h <= '9') v |= static_cast<uint32_t>(h - '0');
-    else if (h >= 'a' && h <= 'f') v |= static_cast<uint32_t>(h - 'a' + 10);
-    else if (h >= 'A' && h <= 'F') v |= static_cast<uint32_t>(h - 'A' + 10);
+    if (h >= '0' && h <= '9')
+      v |= static_cast<uint32_t>(h - '0');
+    else if (h >= 'a' && h <= 'f')
+      v |= static_cast<uint32_t>(h - 'a' + 10);
+    else if (h >= 'A' && h <= 'F')
+      v |= static_cast<uint32_t>(h - 'A' + 10);
   }
   return v;
 }
@@ -260,9 +264,12 @@ size_t skip_value(std::string_view t, size_t p) {
     int depth = 0;
     for (; p < t.size(); ++p) {
       char d = t[p];
-      if (d == '"') p = string_end(t, p);
-      else if (d == '{' || d == '[') ++depth;
-      else if ((d == '}' || d == ']') && --depth == 0) return p + 1;
+      if (d == '"')
+        p = string_end(t, p);
+      else if (d == '{' || d == '[')
+        ++depth;
+      else if ((d == '}' || d == ']') && --depth == 0)
+        return p + 1;
     }
     return t.size();
   }

@@ -58,8 +58,8 @@ class DepLists {
   // Groups what add() collected by node, in the order added; a repeated dependency of a node
   // keeps its first place. Call once, before the functions below.
   void group(size_t nodes) {
-    rows_ = group_rows<int64_t>(nodes, found_.size(), [&](size_t i) { return found_[i].first; },
-                                [&](size_t i) { return found_[i].second; });
+    rows_ = group_rows<int64_t>(
+        nodes, found_.size(), [&](size_t i) { return found_[i].first; }, [&](size_t i) { return found_[i].second; });
     found_ = {};
     size_.assign(nodes, 0);
     for (uint32_t k = 0; k < nodes; ++k) {
@@ -89,9 +89,10 @@ int64_t collective_of(std::string_view name, bool beyond_reference) {
     if (c != '_' && c != '-') squashed += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   // The reference's five first: "reduce" must not match "allreduce" before it does.
   static const std::pair<std::string_view, CommType> kKnown[] = {
-      {"allreduce", CommType::AllReduce}, {"alltoall", CommType::AllToAll}, {"allgather", CommType::AllGather},
-      {"reducescatter", CommType::ReduceScatter}, {"broadcast", CommType::Broadcast},
-      {"reduce", CommType::Reduce}, {"gather", CommType::Gather}, {"scatter", CommType::Scatter},
+      {"allreduce", CommType::AllReduce}, {"alltoall", CommType::AllToAll},
+      {"allgather", CommType::AllGather}, {"reducescatter", CommType::ReduceScatter},
+      {"broadcast", CommType::Broadcast}, {"reduce", CommType::Reduce},
+      {"gather", CommType::Gather},       {"scatter", CommType::Scatter},
       {"barrier", CommType::Barrier}};
   constexpr size_t kReferenceTypes = 5;
   const size_t known = beyond_reference ? std::size(kKnown) : kReferenceTypes;
@@ -99,7 +100,6 @@ int64_t collective_of(std::string_view name, bool beyond_reference) {
     if (squashed.find(kKnown[k].first) != std::string::npos) return static_cast<int64_t>(kKnown[k].second);
   return -1;
 }
-
 
 std::vector<std::string> simulate_conversion(const Trace& t, Progress* progress) {
   struct Info {
@@ -133,8 +133,10 @@ std::vector<std::string> simulate_conversion(const Trace& t, Progress* progress)
     }
   }
   auto make_ready = [&](uint32_t n) {
-    if (info[n].gpu) gpu_ready.push_back(n);
-    else cpu_ready.push_back(n);
+    if (info[n].gpu)
+      gpu_ready.push_back(n);
+    else
+      cpu_ready.push_back(n);
   };
   for (uint32_t n = 0; n < t.size(); ++n)
     if (info[n].pending == 0) make_ready(n);
@@ -228,7 +230,8 @@ std::string comm_group_json(const std::map<std::string, std::vector<int64_t>>& g
   std::vector<std::string> names;
   for (const auto& [name, ranks] : groups) names.push_back(name);
   std::stable_sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
-    if (a.size() != b.size() && std::all_of(a.begin(), a.end(), ::isdigit) && std::all_of(b.begin(), b.end(), ::isdigit))
+    if (a.size() != b.size() && std::all_of(a.begin(), a.end(), ::isdigit) &&
+        std::all_of(b.begin(), b.end(), ::isdigit))
       return a.size() < b.size();
     return a < b;
   });
@@ -273,7 +276,8 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
       if (auto it = by_id.find(nodes[i].parent); it != by_id.end()) parent_pos[i] = it->second;
   // children.of(i): positions of the nodes whose parent is node i, in file order.
   const Rows<uint32_t> children = group_rows<uint32_t>(
-      nodes.size(), nodes.size(), [&](size_t i) { return parent_pos[i]; }, [](size_t i) { return static_cast<uint32_t>(i); });
+      nodes.size(), nodes.size(), [&](size_t i) { return parent_pos[i]; },
+      [](size_t i) { return static_cast<uint32_t>(i); });
   // Parent cycles (a node its own ancestor; being one's own parent marks a root) put nodes
   // under no thread: they get no dependencies and are pruned, so say why they are missing.
   {
@@ -301,7 +305,7 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
 
   // ---- conversion order: every non-GPU node in file order, each followed by its GPU children ----
   constexpr uint32_t kNotConverted = UINT32_MAX;
-  std::vector<uint32_t> order;  // host positions in conversion order
+  std::vector<uint32_t> order;                              // host positions in conversion order
   std::vector<uint32_t> slot(nodes.size(), kNotConverted);  // host position → index in `order`
   order.reserve(nodes.size());
   for (uint32_t i = 0; i < nodes.size(); ++i) {
@@ -323,7 +327,7 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
 
   // ---- data dependencies: a pre-order walk of each thread's call tree ----
   DepLists data;
-  std::vector<std::vector<uint32_t>> cpu_chains;  // per thread: its CPU ops (host positions) in replay order
+  std::vector<std::vector<uint32_t>> cpu_chains;      // per thread: its CPU ops (host positions) in replay order
   std::vector<double> launch_cut(nodes.size(), NAN);  // per CPU op: the latest measured start of a GPU op it launched
   {
     std::vector<uint32_t> stack;
@@ -377,7 +381,8 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     std::vector<uint32_t> gpu;  // host positions of converted GPU ops with a stream and a start
     for (uint32_t i = 0; i < nodes.size(); ++i) {
       if (nodes[i].ts >= 0 && nodes[i].ts < first_start && slot[i] != kNotConverted) first_start = nodes[i].ts;
-      if (nodes[i].gpu && !nodes[i].stream_null && !std::isnan(nodes[i].ts) && slot[i] != kNotConverted) gpu.push_back(i);
+      if (nodes[i].gpu && !nodes[i].stream_null && !std::isnan(nodes[i].ts) && slot[i] != kNotConverted)
+        gpu.push_back(i);
     }
     std::stable_sort(gpu.begin(), gpu.end(), [&](uint32_t a, uint32_t b) {
       return nodes[a].stream != nodes[b].stream ? nodes[a].stream < nodes[b].stream : nodes[a].ts < nodes[b].ts;
@@ -492,8 +497,9 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
          " collectives come from their nccl:* host ops, so a simulation models communication only; link it "
          "(chakra link --sync-deps) to replay what ran");
   else if (result.gpu_nodes == 0 && !options.reference_bytes)
-    warn("no GPU ops in this trace (a host ET not linked with its Kineto trace) and no nccl:* collective ops: "
-         "every duration is 0; link it with its Kineto trace (chakra link --sync-deps) to replay what ran");
+    warn(
+        "no GPU ops in this trace (a host ET not linked with its Kineto trace) and no nccl:* collective ops: "
+        "every duration is 0; link it with its Kineto trace (chakra link --sync-deps) to replay what ran");
 
   // Position in `order` of the converted node with this id, or kNotConverted.
   auto slot_of_id = [&](int64_t id) {
@@ -550,7 +556,8 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     for (const std::vector<uint32_t>& cycle : cycles.examples) {
       std::string text;
       for (uint32_t k : cycle)
-        text += "node " + std::to_string(nodes[order[k]].id) + " \"" + std::string(t.str(nodes[order[k]].name)) + "\" -> ";
+        text +=
+            "node " + std::to_string(nodes[order[k]].id) + " \"" + std::string(t.str(nodes[order[k]].name)) + "\" -> ";
       text += "node " + std::to_string(nodes[order[cycle[0]]].id);
       if (!options.break_cycles)
         throw Error(source + ": dependency cycle: " + text + " (use --break-cycles to drop the closing edge)");
@@ -560,8 +567,10 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
       const uint32_t last = cycle.back();
       const int64_t first_id = nodes[order[cycle[0]]].id;
       std::span<const int64_t> d = data.of(last);
-      if (auto it = std::find(d.begin(), d.end(), first_id); it != d.end()) data.drop(last, static_cast<size_t>(it - d.begin()));
-      else ctrl[last] = -1;
+      if (auto it = std::find(d.begin(), d.end(), first_id); it != d.end())
+        data.drop(last, static_cast<size_t>(it - d.begin()));
+      else
+        ctrl[last] = -1;
     }
   }
 
@@ -663,8 +672,10 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     // left to the dependencies to reproduce. The reference keeps both, and zeroes optimizer
     // steps, whose own time (hundreds of µs) is as real as any other op's.
     double own = n.exclusive_dur;
-    if (!replay) own = contains(t.str(n.name), "Optimizer.step") ? 0 : own;
-    else if (!n.gpu) own = std::isnan(replay_cost[order[k]]) ? std::max(0.0, own - n.blocked_dur) : replay_cost[order[k]];
+    if (!replay)
+      own = contains(t.str(n.name), "Optimizer.step") ? 0 : own;
+    else if (!n.gpu)
+      own = std::isnan(replay_cost[order[k]]) ? std::max(0.0, own - n.blocked_dur) : replay_cost[order[k]];
     d.duration_micros = static_cast<uint64_t>(static_cast<int64_t>(own));
     uint64_t wait_duration = d.duration_micros;
     if (replay && !n.gpu && !wait_cost.empty() && !std::isnan(wait_cost[order[k]]))
@@ -687,11 +698,14 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
     d.attrs.add_bool(is_cpu_op, !n.gpu && !host_collective[k]);
     if (!n.stream_null) d.attrs.add_int64(stream, n.stream);
     bool coll = type[k] == static_cast<int32_t>(NodeType::CommColl);
-    bool p2p = type[k] == static_cast<int32_t>(NodeType::CommSend) || type[k] == static_cast<int32_t>(NodeType::CommRecv);
+    bool p2p =
+        type[k] == static_cast<int32_t>(NodeType::CommSend) || type[k] == static_cast<int32_t>(NodeType::CommRecv);
     if (coll) d.attrs.add_int64(comm_type, coll_type[k]);
     if (coll || p2p) {
       if (n.malformed_tensor)
-        warn("node " + std::to_string(n.id) + ": an input typed Tensor is not [id, storage, offset, numel, itemsize, device]; comm_size counts only the well-formed ones");
+        warn("node " + std::to_string(n.id) +
+             ": an input typed Tensor is not [id, storage, offset, numel, itemsize, device]; comm_size counts only the "
+             "well-formed ones");
       d.attrs.add_int64(comm_size, static_cast<int64_t>(n.input_tensor_bytes));
       if (pg[k] != StringPool::kEmpty) d.attrs.add_string(pg_name, pg[k]);
     }
@@ -701,7 +715,8 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
       if (n.stall_evidence != StringPool::kEmpty) d.attrs.add_string(stall_evidence, n.stall_evidence);
     }
     if (wait_duration != d.duration_micros) d.attrs.add_uint64(stall_wait_duration, wait_duration);
-    if (auto w = wait_deps.find(order[k]); w != wait_deps.end()) d.attrs.add_list(stall_wait_deps, AttrKind::Uint64List, w->second);
+    if (auto w = wait_deps.find(order[k]); w != wait_deps.end())
+      d.attrs.add_list(stall_wait_deps, AttrKind::Uint64List, w->second);
     if (p2p && !options.reference_bytes) {
       bool send = type[k] == static_cast<int32_t>(NodeType::CommSend);
       std::optional<int64_t> src = send ? options.rank : peer[k], dst = send ? peer[k] : options.rank;

@@ -76,7 +76,8 @@ std::vector<double> interleaved_cpu_costs(const Column<HostNode>& nodes, const s
       // The stretch runs to the next op's start, across the gap between two top-level ops too
       // (the interpreter's time between calls), except into the first op of work handed over
       // by another thread (autograd's): that gap is the thread waiting for it.
-      const bool handed_over = has_next && next_top != t && nodes[next_top].inter_thread_dep && !nodes[t].inter_thread_dep;
+      const bool handed_over =
+          has_next && next_top != t && nodes[next_top].inter_thread_dep && !nodes[t].inter_thread_dep;
       const double from = nodes[x].ts;
       const double until = has_next && !handed_over ? nodes[next].ts : nodes[t].ts + nodes[t].inclusive_dur;
       // What waits for x's node waits for all of its stretch, but the GPU ops x launched

@@ -38,8 +38,8 @@ std::string_view link_method_name(LinkMethod m) {
 }
 
 bool parse_link_method(std::string_view text, LinkMethod* out) {
-  for (LinkMethod m : {LinkMethod::Auto, LinkMethod::RecordFunctionId, LinkMethod::ExternalId,
-                       LinkMethod::EvIdx, LinkMethod::InOrder})
+  for (LinkMethod m :
+       {LinkMethod::Auto, LinkMethod::RecordFunctionId, LinkMethod::ExternalId, LinkMethod::EvIdx, LinkMethod::InOrder})
     if (link_method_name(m) == text) {
       *out = m;
       return true;
@@ -75,7 +75,8 @@ std::optional<uint32_t> kineto_rank(std::string_view head) {
       v = head.find_first_not_of(" \t\r\n", v + 1);
       size_t digits = v;
       while (digits < head.size() && digits - v < 7 && std::isdigit(static_cast<unsigned char>(head[digits]))) ++digits;
-      if (digits == v || digits - v > 6 || digits >= head.size() || std::isdigit(static_cast<unsigned char>(head[digits])))
+      if (digits == v || digits - v > 6 || digits >= head.size() ||
+          std::isdigit(static_cast<unsigned char>(head[digits])))
         return std::nullopt;
       return static_cast<uint32_t>(std::stoul(std::string(head.substr(v, digits - v))));
     }
@@ -86,19 +87,20 @@ std::optional<uint32_t> kineto_rank(std::string_view head) {
 std::optional<uint32_t> kineto_file_rank(std::string_view head, const std::string& file_name) {
   std::optional<uint32_t> stated = kineto_rank(head), named = rank_from_file_name(file_name);
   if (stated && named && *stated != *named)
-    throw Error(file_name + ": the trace says it is rank " + std::to_string(*stated) + " (distributedInfo) but its name "
-                "says rank " + std::to_string(*named) + "; rename the file or fix the trace");
+    throw Error(file_name + ": the trace says it is rank " + std::to_string(*stated) +
+                " (distributedInfo) but its name "
+                "says rank " +
+                std::to_string(*named) + "; rename the file or fix the trace");
   return stated ? stated : named;
 }
 
 namespace {
 
-
 // ---------------------------------------------------------------- output
 
 struct Member {
-  std::string_view key;  // raw key token, quotes included
-  size_t value = 0;      // offset of the value in the host text
+  std::string_view key;                         // raw key token, quotes included
+  size_t value = 0;                             // offset of the value in the host text
   size_t rendered_begin = 0, rendered_end = 0;  // its rendered text, where object_members rendered it
 };
 
@@ -128,8 +130,10 @@ void object_members(std::string_view t, size_t p, std::vector<Member>& out, pyjs
       value_end = known != walked.end() ? known->second : pyjson::skip_value(t, m.value);
     }
     auto same = std::find_if(out.begin(), out.end(), [&](const Member& x) { return x.key == key; });
-    if (same != out.end()) *same = m;
-    else out.push_back(m);
+    if (same != out.end())
+      *same = m;
+    else
+      out.push_back(m);
     p = pyjson::skip_space(t, value_end);
     if (t[p] != ',') return;
     p = pyjson::skip_space(t, p + 1);
@@ -218,11 +222,11 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
       throw Error(h.name + ": node id " + std::to_string(h.nodes[i].id) + " appears twice");
   report.outside_root = count_outside_root(h.nodes, index_of_id);
   if (report.outside_root.nodes)
-    report.warnings.push_back(h.name + ": " + std::to_string(report.outside_root.nodes) + " of " +
-                              std::to_string(h.nodes.size()) + " nodes are not under node 1, the process root (" +
-                              std::to_string(report.outside_root.missing_parent) +
-                              " name a parent that is not in the trace); the reference links only the tree under "
-                              "node 1 and leaves them out of its output, chakra link and chakra_trace_link link them too");
+    report.warnings.push_back(
+        h.name + ": " + std::to_string(report.outside_root.nodes) + " of " + std::to_string(h.nodes.size()) +
+        " nodes are not under node 1, the process root (" + std::to_string(report.outside_root.missing_parent) +
+        " name a parent that is not in the trace); the reference links only the tree under "
+        "node 1 and leaves them out of its output, chakra link and chakra_trace_link link them too");
 
   compute_exclusive(d, report.warnings);
   compute_inter_thread(d);
@@ -254,7 +258,8 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
     return agreeing > 0 && agreeing * 10 >= std::min<uint64_t>(host_ops, window.size()) * 9;
   };
   if (method == LinkMethod::RecordFunctionId && !d.any_rf)
-    throw Error(d.name + ": --method rf-id needs Kineto CPU ops with a \"Record function id\", and this trace has "
+    throw Error(d.name +
+                ": --method rf-id needs Kineto CPU ops with a \"Record function id\", and this trace has "
                 "none (older PyTorch profilers do not write it); --method auto pairs by External id instead");
   if (method == LinkMethod::Auto || method == LinkMethod::RecordFunctionId) {
     if (d.any_rf || method == LinkMethod::RecordFunctionId) {
@@ -388,8 +393,8 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
     HostStall stall;
     std::pair<double, double> wait_span{0, 0};  // blocked in the wait replay; empty: none
   };
-  std::unordered_map<int64_t, LinkedStall> stalls;                 // by host node id
-  std::unordered_map<int64_t, std::vector<int64_t>> stall_deps;   // waiter id → GPU node ids
+  std::unordered_map<int64_t, LinkedStall> stalls;               // by host node id
+  std::unordered_map<int64_t, std::vector<int64_t>> stall_deps;  // waiter id → GPU node ids
   if (options.sync_deps) {
     std::vector<int64_t> gpu_out(d.ops.size(), -1);  // an op copied under several host ops: its first node
     for (int32_t i : by_id)
@@ -400,7 +405,8 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
     for (int32_t i : by_id)
       if (linked[i].kineto != kNone && linked[i].dep != kNone && linked[linked[i].dep].kineto != kNone)
         thread_deps.emplace_back(linked[i].kineto, linked[linked[i].dep].kineto);
-    add_cross_thread_blocked(d, thread_deps, [&](int32_t host) { return new_id[host]; }, sync);
+    add_cross_thread_blocked(
+        d, thread_deps, [&](int32_t host) { return new_id[host]; }, sync);
     sort_sync_deps(sync);
     report.sync_calls = sync.calls;
     report.sync_waits = sync.resolved;
@@ -560,8 +566,10 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
         gpu_over[0].value = num(++gpu_id);
         auto set = [&](std::string_view key, std::string value) {
           auto it = std::find_if(gpu_over.begin(), gpu_over.end(), [&](const Override& o) { return o.key == key; });
-          if (it != gpu_over.end()) it->value = std::move(value);
-          else gpu_over.push_back({key, std::move(value)});
+          if (it != gpu_over.end())
+            it->value = std::move(value);
+          else
+            gpu_over.push_back({key, std::move(value)});
         };
         set("\"ctrl_deps\"", num(new_id[i]));
         std::string s;
@@ -617,7 +625,8 @@ Trace kineto_activity(std::unique_ptr<ByteSource> device_in, KinetoCategories* c
   std::vector<std::pair<int32_t, int32_t>> thread_deps;
   for (int32_t k : d.cpu)
     if (d.ops[k].other_thread != kNone) thread_deps.emplace_back(k, d.ops[k].other_thread);
-  add_cross_thread_blocked(d, thread_deps, [](int32_t host) { return int64_t{host}; }, sync);
+  add_cross_thread_blocked(
+      d, thread_deps, [](int32_t host) { return int64_t{host}; }, sync);
   std::unordered_map<int32_t, HostStall> stall_of;  // by Kineto op
   for (HostStall& st : find_stalls(d, sync)) stall_of.emplace(d.cpu[st.op], std::move(st));
 
@@ -657,8 +666,10 @@ Trace kineto_activity(std::unique_ptr<ByteSource> device_in, KinetoCategories* c
     node.duration_micros = micros(op.dur);
     const bool cpu = op.kind != OpKind::Gpu && op.kind != OpKind::GpuMemset;
     node.attrs.add_bool(is_cpu_op, cpu);
-    if (cpu) node.attrs.add_int64(tid, op.tid);
-    else node.attrs.add_int64(stream, parse_stream(d, op.stream));
+    if (cpu)
+      node.attrs.add_int64(tid, op.tid);
+    else
+      node.attrs.add_int64(stream, parse_stream(d, op.stream));
     if (auto st = stall_of.find(static_cast<int32_t>(i)); st != stall_of.end()) {
       node.attrs.add_string(stall_class, t.intern(stall_class_name(st->second.cls)));
       node.attrs.add_uint64(stall_micros, static_cast<uint64_t>(std::llround(st->second.micros)));
@@ -670,7 +681,8 @@ Trace kineto_activity(std::unique_ptr<ByteSource> device_in, KinetoCategories* c
     const bool nccl = !cpu && (name.find("ncclKernel") != std::string_view::npos ||
                                name.find("ncclDevKernel") != std::string_view::npos);
     int64_t ct = nccl ? collective_of(name, true) : -1;
-    if (nccl && ct < 0 && name.find("SendRecv") != std::string_view::npos) ct = static_cast<int64_t>(CommType::AllToAll);
+    if (nccl && ct < 0 && name.find("SendRecv") != std::string_view::npos)
+      ct = static_cast<int64_t>(CommType::AllToAll);
     if (ct >= 0) {
       node.type = static_cast<int32_t>(NodeType::CommColl);
       node.attrs.add_int64(comm_type, ct);
@@ -707,8 +719,8 @@ std::optional<std::string> kineto_without_gpu_ops(const KinetoCategories& catego
   if (categories.size() > 8) listed += ", and " + std::to_string(categories.size() - 8) + " more categories";
   // Kineto's activity types of devices other than CUDA and ROCm GPUs, by their categories' prefix.
   static constexpr std::pair<std::string_view, std::string_view> kDevices[] = {
-      {"mtia_", "MTIA"}, {"xpu_", "Intel XPU"}, {"hpu_", "Gaudi (HPU)"}, {"mlu_", "Cambricon MLU"},
-      {"gcu_", "Enflame GCU"}, {"privateuse1_", "PrivateUse1 backend"}};
+      {"mtia_", "MTIA"},         {"xpu_", "Intel XPU"},   {"hpu_", "Gaudi (HPU)"},
+      {"mlu_", "Cambricon MLU"}, {"gcu_", "Enflame GCU"}, {"privateuse1_", "PrivateUse1 backend"}};
   for (const auto& [prefix, device] : kDevices)
     for (const auto& [cat, count] : categories)
       if (cat.rfind(prefix, 0) == 0)
@@ -717,12 +729,13 @@ std::optional<std::string> kineto_without_gpu_ops(const KinetoCategories& catego
                "; the analyses read kernel, gpu_memcpy and gpu_memset events";
   // Host-side categories: the CPU ops, Python calls, annotations and the profiler's own.
   static constexpr std::string_view kHost[] = {"cpu_op", "user_annotation", "python_function", "cpu_instant_event",
-                                               "Trace", "overhead", "Operator"};
+                                               "Trace",  "overhead",        "Operator"};
   const bool host_only = std::all_of(categories.begin(), categories.end(), [](const auto& c) {
     return std::find(std::begin(kHost), std::end(kHost), c.first) != std::end(kHost);
   });
   if (host_only)
-    return "it records only host-side events (" + listed + "): no kernel, gpu_memcpy or gpu_memset event; profile "
+    return "it records only host-side events (" + listed +
+           "): no kernel, gpu_memcpy or gpu_memset event; profile "
            "with GPU activities on (torch.profiler.ProfilerActivity.CUDA)";
   return "its events are " + listed + ": no kernel, gpu_memcpy or gpu_memset event, which the analyses read";
 }

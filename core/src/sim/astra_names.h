@@ -7,6 +7,7 @@
 namespace chakra::sim {
 
 using astra::Algorithm;
+using astra::algorithm_name;
 using astra::AlgorithmChoice;
 using astra::AlgorithmInfo;
 using astra::Collective;
@@ -14,24 +15,23 @@ using astra::collective_algorithms;
 using astra::collective_name;
 using astra::CollectiveOptimization;
 using astra::CommGroups;
-using astra::kCollectiveTypes;
-using astra::MemoryType;
-using astra::NetworkConfig;
-using astra::RemoteMemoryConfig;
-using astra::SchedulingPolicy;
-using astra::SystemConfig;
-using astra::TopologyKind;
-using astra::algorithm_name;
 using astra::format_network;
 using astra::format_system;
+using astra::kCollectiveTypes;
 using astra::load_comm_groups;
 using astra::load_network;
 using astra::load_remote_memory;
 using astra::load_system;
+using astra::MemoryType;
+using astra::NetworkConfig;
 using astra::parse_comm_groups;
 using astra::parse_network;
 using astra::parse_remote_memory;
 using astra::parse_system;
+using astra::RemoteMemoryConfig;
+using astra::SchedulingPolicy;
+using astra::SystemConfig;
 using astra::topology_name;
+using astra::TopologyKind;
 
 }  // namespace chakra::sim

@@ -16,7 +16,8 @@ namespace {
 
 class Simulation {
  public:
-  Simulation(const SimInputs& in, const SimOptions& o, ClosedFormLog* log = nullptr, MirrorMode mirror = MirrorMode::None)
+  Simulation(const SimInputs& in, const SimOptions& o, ClosedFormLog* log = nullptr,
+             MirrorMode mirror = MirrorMode::None)
       : in_(in),
         o_(o),
         queue_(in.workload),
@@ -59,7 +60,7 @@ class Simulation {
   const SimInputs& in_;
   const SimOptions& o_;
   EventQueue queue_;
-  System system_;      // tells workload_ (constructed next) of finished nodes, once running
+  System system_;  // tells workload_ (constructed next) of finished nodes, once running
   Workload workload_;
 };
 
@@ -115,7 +116,8 @@ SimResult run_closed_forms(const SimInputs& in, const SimOptions& options, bool 
 }  // namespace
 
 const char* collective_totals_name(int t) {
-  static const char* const names[kCollectiveTypes + 1] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"};
+  static const char* const names[kCollectiveTypes + 1] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+                                                          "broadcast"};
   return t >= 0 && t <= kCollectiveTypes ? names[t] : "?";
 }
 
@@ -136,7 +138,8 @@ SimResult simulate_once(const SimInputs& inputs, const SimOptions& options) {
   const uint64_t npus = inputs.network.total_npus(), dims = inputs.network.bandwidth.size();
   for (const size_t listed : {slow.compute.size(), slow.comm.size(), slow.delay.size()})
     if (listed > npus)
-      throw Error("the slowdowns name NPU " + std::to_string(listed - 1) + ", and the network has " + std::to_string(npus) + " NPUs");
+      throw Error("the slowdowns name NPU " + std::to_string(listed - 1) + ", and the network has " +
+                  std::to_string(npus) + " NPUs");
   if (slow.bandwidth.size() > dims)
     throw Error("the slowdowns name dimension " + std::to_string(slow.bandwidth.size() - 1) + ", and the network has " +
                 std::to_string(dims) + " dimensions");
@@ -152,8 +155,7 @@ SimResult simulate_once(const SimInputs& inputs, const SimOptions& options) {
     try {
       Simulation simulation(in, options, nullptr, mirror);
       return simulation.run();
-    } catch (const NotMirrored&) {
-    }
+    } catch (const NotMirrored&) {}
   }
   // A direct phase refused in closed form had its members wait: the run is redone with direct
   // phases simulated message by message (outside mirrored runs), every other closed form kept.

@@ -30,7 +30,8 @@ std::optional<uint64_t> whole_number(std::string_view s) {
 }
 
 // "3", "0-7", "1,4-5": the indices in order; `all` (or `*`): nullopt, every index.
-std::optional<std::vector<uint64_t>> index_list(std::string_view s, const std::function<void(const std::string&)>& fail) {
+std::optional<std::vector<uint64_t>> index_list(std::string_view s,
+                                                const std::function<void(const std::string&)>& fail) {
   if (s == "all" || s == "*") return std::nullopt;
   std::vector<uint64_t> out;
   for (std::string_view part : split(s, ',')) {
@@ -92,14 +93,16 @@ Slowdowns parse_slowdowns(std::string_view text, const std::string& source) {
     for (std::string_view entry : split(line, ';')) {
       if (entry.empty()) continue;
       const std::function<void(const std::string&)> fail = [&](const std::string& why) {
-        throw Error(source + (lines ? ":" + std::to_string(line_no) : "") + ": slowdown '" + std::string(entry) + "': " + why);
+        throw Error(source + (lines ? ":" + std::to_string(line_no) : "") + ": slowdown '" + std::string(entry) +
+                    "': " + why);
       };
       const std::vector<std::string_view> parts = split(entry, ':');
       const size_t eq = parts[0].find('=');
       const std::string_view what = eq == std::string_view::npos ? parts[0] : trim(parts[0].substr(0, eq));
       if ((what != "npu" && what != "dim") || eq == std::string_view::npos)
         fail("starts with npu=LIST or dim=LIST (npu=3:compute=1.5, dim=1:bandwidth=0.5)");
-      if (parts.size() < 2) fail("no setting after the " + std::string(what) + " list (compute=, comm=, delay= or bandwidth=)");
+      if (parts.size() < 2)
+        fail("no setting after the " + std::string(what) + " list (compute=, comm=, delay= or bandwidth=)");
       const auto which = index_list(trim(parts[0].substr(eq + 1)), fail);
       for (size_t i = 1; i < parts.size(); ++i) {
         const size_t e = parts[i].find('=');
@@ -132,13 +135,17 @@ std::string format_slowdowns(const Slowdowns& s) {
   auto factors = [&](const char* what, const char* key, const std::vector<double>& values, double rest) {
     if (rest != 1) entries.push_back(std::string(what) + "=all:" + key + "=" + format_number(rest));
     for (size_t i = 0; i < values.size(); ++i)
-      if (values[i] != rest) entries.push_back(std::string(what) + "=" + std::to_string(i) + ":" + key + "=" + format_number(values[i] / rest));
+      if (values[i] != rest)
+        entries.push_back(std::string(what) + "=" + std::to_string(i) + ":" + key + "=" +
+                          format_number(values[i] / rest));
   };
   factors("npu", "compute", s.compute, s.compute_rest);
   factors("npu", "comm", s.comm, s.comm_rest);
   if (s.delay_rest) entries.push_back("npu=all:delay=" + std::to_string(s.delay_rest));
   for (size_t i = 0; i < s.delay.size(); ++i)
-    if (s.delay[i] != s.delay_rest) entries.push_back("npu=" + std::to_string(i) + ":delay=" + std::to_string(s.delay[i] - std::min(s.delay[i], s.delay_rest)));
+    if (s.delay[i] != s.delay_rest)
+      entries.push_back("npu=" + std::to_string(i) +
+                        ":delay=" + std::to_string(s.delay[i] - std::min(s.delay[i], s.delay_rest)));
   factors("dim", "bandwidth", s.bandwidth, s.bandwidth_rest);
   std::string out;
   for (const std::string& e : entries) out += (out.empty() ? "" : "; ") + e;

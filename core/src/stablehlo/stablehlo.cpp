@@ -158,7 +158,8 @@ class Executor {
     run_block(b, s, ret, depth + 1);
     return ret;
   }
-  std::vector<Value> run_region(const ir::Op& op, const ir::Region& r, const Scope& outer, const std::vector<Value>& args, size_t depth) {
+  std::vector<Value> run_region(const ir::Op& op, const ir::Region& r, const Scope& outer,
+                                const std::vector<Value>& args, size_t depth) {
     if (r.blocks.empty()) return {};
     if (r.blocks.size() > 1) warn(std::string(op.name) + ": regions with several blocks: only the first is counted");
     return run_body(r.blocks[0], &outer, args, depth);
@@ -209,7 +210,9 @@ class Executor {
     if (op.regions.size() < 2) fail(op, "while needs a cond and a body region");
     for (uint64_t t = 0; t < trips; ++t) {
       std::vector<Value> next = run_region(op, op.regions[1], s, state, depth);
-      if (next.size() != state.size()) fail(op, "while body yields " + std::to_string(next.size()) + " values for " + std::to_string(state.size()) + " loop values");
+      if (next.size() != state.size())
+        fail(op, "while body yields " + std::to_string(next.size()) + " values for " + std::to_string(state.size()) +
+                     " loop values");
       state = std::move(next);
     }
     bind_values(op, s, state);
@@ -228,7 +231,9 @@ class Executor {
         if (is_return(c.name) && c.operands.size() == 1) returned = c.operands[0];
       }
       for (const ir::Op& c : b.ops) {
-        if (short_name(c.name) != "compare" || c.results.size() != 1 || c.results[0] != returned || c.operands.size() != 2) continue;
+        if (short_name(c.name) != "compare" || c.results.size() != 1 || c.results[0] != returned ||
+            c.operands.size() != 2)
+          continue;
         auto arg_index = [&](std::string_view n) -> int {
           for (size_t k = 0; k < b.args.size(); ++k)
             if (b.args[k] == n) return static_cast<int>(k);
@@ -244,9 +249,12 @@ class Executor {
         if (i >= 0 && limit && static_cast<size_t>(i) < init.size() && init[i].constant) {
           const int64_t start = *init[i].constant;
           int64_t n = -1;
-          if (ir::has_word(f_, c, "LT")) n = *limit - start;
-          else if (ir::has_word(f_, c, "LE")) n = *limit - start + 1;
-          else if (ir::has_word(f_, c, "NE")) n = *limit - start;
+          if (ir::has_word(f_, c, "LT"))
+            n = *limit - start;
+          else if (ir::has_word(f_, c, "LE"))
+            n = *limit - start + 1;
+          else if (ir::has_word(f_, c, "NE"))
+            n = *limit - start;
           if (n >= 0) return static_cast<uint64_t>(n);
         }
       }
@@ -315,14 +323,16 @@ class Executor {
     return static_cast<uint8_t>(a_.dtypes.size() - 1);
   }
 
-  void push(const ir::Op& op, ExecOp e, const std::vector<Value>& args, Scope& s, std::optional<int64_t> constant = {}) {
+  void push(const ir::Op& op, ExecOp e, const std::vector<Value>& args, Scope& s,
+            std::optional<int64_t> constant = {}) {
     if (a_.ops.size() >= o_.max_exec_ops)
       fail(op, "more than " + std::to_string(o_.max_exec_ops) + " ops after unrolling loops and inlining calls");
     e.name = intern_name(op.name);
     e.deps_begin = static_cast<uint32_t>(a_.deps.size());
     for (size_t k = 0; k < args.size(); ++k) {
       const Value& v = args[k];
-      if (k < op.operands.size() && std::find(op.operands.begin(), op.operands.begin() + k, op.operands[k]) != op.operands.begin() + k)
+      if (k < op.operands.size() &&
+          std::find(op.operands.begin(), op.operands.begin() + k, op.operands[k]) != op.operands.begin() + k)
         continue;  // the same value twice is read once
       if (v.producer < 0) {
         e.arg_bytes += v.type->bytes();
@@ -360,23 +370,31 @@ class Executor {
     std::optional<int64_t> constant;
     switch (e.cls) {
       case OpClass::Matmul: {
-        if (args.size() < 2 || op.result_types.empty()) fail(op, std::string(op.name) + " needs two operands and a result type");
+        if (args.size() < 2 || op.result_types.empty())
+          fail(op, std::string(op.name) + " needs two operands and a result type");
         const TensorType& lhs = *args[0].type;
         std::vector<int64_t> contracting;
-        if (uint32_t at = ir::find_attr(f_, op, "contracting_dims")) contracting = ir::int_list(f_, at);
-        else if (uint32_t at2 = ir::find_attr(f_, op, "lhs_contracting_dimensions")) contracting = ir::int_list(f_, at2);
-        else if (sn == "dot" && !lhs.dims.empty()) contracting = {static_cast<int64_t>(lhs.dims.size()) - 1};
+        if (uint32_t at = ir::find_attr(f_, op, "contracting_dims"))
+          contracting = ir::int_list(f_, at);
+        else if (uint32_t at2 = ir::find_attr(f_, op, "lhs_contracting_dimensions"))
+          contracting = ir::int_list(f_, at2);
+        else if (sn == "dot" && !lhs.dims.empty())
+          contracting = {static_cast<int64_t>(lhs.dims.size()) - 1};
         double k = 1;
         for (int64_t c : contracting) {
-          if (c < 0 || static_cast<size_t>(c) >= lhs.dims.size()) fail(op, "contracting dimension " + std::to_string(c) + " out of range for the lhs type");
+          if (c < 0 || static_cast<size_t>(c) >= lhs.dims.size())
+            fail(op, "contracting dimension " + std::to_string(c) + " out of range for the lhs type");
           k *= static_cast<double>(lhs.dims[c]);
         }
         std::vector<int64_t> batching;
-        if (uint32_t at = ir::find_attr(f_, op, "batching_dims")) batching = ir::int_list(f_, at);
-        else if (uint32_t at2 = ir::find_attr(f_, op, "lhs_batching_dimensions")) batching = ir::int_list(f_, at2);
+        if (uint32_t at = ir::find_attr(f_, op, "batching_dims"))
+          batching = ir::int_list(f_, at);
+        else if (uint32_t at2 = ir::find_attr(f_, op, "lhs_batching_dimensions"))
+          batching = ir::int_list(f_, at2);
         GemmShape g;
         for (int64_t b : batching)
-          if (b >= 0 && static_cast<size_t>(b) < lhs.dims.size()) g.batch *= static_cast<double>(std::max<int64_t>(lhs.dims[b], 1));
+          if (b >= 0 && static_cast<size_t>(b) < lhs.dims.size())
+            g.batch *= static_cast<double>(std::max<int64_t>(lhs.dims[b], 1));
         g.k = std::max(k, 1.0);
         g.m = std::max(1.0, lhs.elements() / (g.batch * g.k));
         g.n = std::max(1.0, out_elems / (g.batch * g.m));
@@ -413,14 +431,18 @@ class Executor {
           for (size_t k = 0; k < n; ++k) e.bytes += args[k].type->bytes();
         } else if (sn == "reduce_window" || sn == "select_and_scatter") {
           double window = 1;
-          for (int64_t w : ir::int_list(f_, ir::find_attr(f_, op, "window_dimensions"))) window *= static_cast<double>(w);
+          for (int64_t w : ir::int_list(f_, ir::find_attr(f_, op, "window_dimensions")))
+            window *= static_cast<double>(w);
           const double base = sn == "reduce_window" ? out_elems : (args.size() > 1 ? args[1].type->elements() : 0);
           e.flops = std::max(0.0, window - 1) * base;
-          e.bytes = sn == "reduce_window" ? (args.empty() ? 0 : args[0].type->bytes()) + out_bytes
-                                          : (args.size() > 1 ? args[0].type->bytes() + args[1].type->bytes() : 0) + out_bytes;
+          e.bytes = sn == "reduce_window"
+                        ? (args.empty() ? 0 : args[0].type->bytes()) + out_bytes
+                        : (args.size() > 1 ? args[0].type->bytes() + args[1].type->bytes() : 0) + out_bytes;
         } else {  // sort, top_k: n log n comparisons
           const double n = args.empty() ? 0 : args[0].type->elements();
-          e.flops = n * std::log2(std::max(2.0, args.empty() || args[0].type->dims.empty() ? 2.0 : static_cast<double>(args[0].type->dims.back())));
+          e.flops = n * std::log2(std::max(2.0, args.empty() || args[0].type->dims.empty()
+                                                    ? 2.0
+                                                    : static_cast<double>(args[0].type->dims.back())));
           e.bytes = in_bytes + out_bytes;
         }
         break;
@@ -452,8 +474,8 @@ class Executor {
         }
         break;
       case OpClass::Unmodelled:
-        warn(std::string("unmodelled op ") + std::string(op.name) + (op.callee.empty() ? "" : " @" + std::string(op.callee)) +
-             " counted as free");
+        warn(std::string("unmodelled op ") + std::string(op.name) +
+             (op.callee.empty() ? "" : " @" + std::string(op.callee)) + " counted as free");
         break;
     }
     push(op, e, args, s, constant);
@@ -462,7 +484,8 @@ class Executor {
   // Index of the kernel's output-feature dimension: `o` in `[0, 1, i, o]` of dim_numbers, or the
   // raw form's kernel_output_feature_dimension.
   int kernel_output_dim(const ir::Op& op) const {
-    if (uint32_t at = ir::find_attr(f_, op, "kernel_output_feature_dimension")) return static_cast<int>(ir::int_list(f_, at).at(0));
+    if (uint32_t at = ir::find_attr(f_, op, "kernel_output_feature_dimension"))
+      return static_cast<int>(ir::int_list(f_, at).at(0));
     uint32_t at = ir::find_attr(f_, op, "dim_numbers");
     if (!at) at = ir::find_attr(f_, op, "dimension_numbers");
     if (!at) return -1;
@@ -473,8 +496,10 @@ class Executor {
     if (k >= op.attr_end) return -1;
     int index = 0;
     for (k += 2; k < op.attr_end && !t[k].is(']'); ++k) {
-      if (t[k].is(',')) ++index;
-      else if (t[k].is("o")) return index;
+      if (t[k].is(','))
+        ++index;
+      else if (t[k].is("o"))
+        return index;
     }
     return -1;
   }
@@ -497,10 +522,13 @@ class Executor {
       channel = std::strtoll(std::string(f_.tokens[at2].text).c_str(), nullptr, 10);
     }
     const bool global_ids = ir::has_word(f_, op, "use_global_device_ids");
-    const bool all_style = c.kind == CollectiveKind::AllReduce || c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::ReduceScatter;
+    const bool all_style = c.kind == CollectiveKind::AllReduce || c.kind == CollectiveKind::AllGather ||
+                           c.kind == CollectiveKind::ReduceScatter;
     enum class Mode { CrossReplica, CrossReplicaAndPartition, Flattened, CrossPartition } mode;
-    if (all_style) mode = global_ids ? Mode::Flattened : channel > 0 ? Mode::CrossReplicaAndPartition : Mode::CrossReplica;
-    else mode = channel > 0 ? Mode::CrossPartition : Mode::CrossReplica;
+    if (all_style)
+      mode = global_ids ? Mode::Flattened : channel > 0 ? Mode::CrossReplicaAndPartition : Mode::CrossReplica;
+    else
+      mode = channel > 0 ? Mode::CrossPartition : Mode::CrossReplica;
     if (!m_.declares_devices) mode = Mode::Flattened;  // ids are device ids; analyze() counted them
     auto check = [&](int64_t id, int64_t limit, const char* what) {
       if (id < 0 || id >= limit)
@@ -515,9 +543,11 @@ class Executor {
       for (size_t k = 0; k + 1 < flat.size(); k += 2) {
         check(flat[k], id_limit, "device id"), check(flat[k + 1], id_limit, "device id");
         if (mode == Mode::CrossPartition)
-          for (int64_t r = 0; r < R; ++r) c.pairs.emplace_back(uint32_t(r * P + flat[k]), uint32_t(r * P + flat[k + 1]));
+          for (int64_t r = 0; r < R; ++r)
+            c.pairs.emplace_back(uint32_t(r * P + flat[k]), uint32_t(r * P + flat[k + 1]));
         else
-          for (int64_t p = 0; p < P; ++p) c.pairs.emplace_back(uint32_t(flat[k] * P + p), uint32_t(flat[k + 1] * P + p));
+          for (int64_t p = 0; p < P; ++p)
+            c.pairs.emplace_back(uint32_t(flat[k] * P + p), uint32_t(flat[k + 1] * P + p));
       }
       return c;
     }
@@ -547,11 +577,13 @@ class Executor {
     }
     c.group_size = static_cast<uint32_t>(written[0].size());
     for (const auto& g : written) {
-      for (int64_t id : g) check(id, id_limit, mode == Mode::Flattened ? "device id" : mode == Mode::CrossPartition ? "partition id" : "replica id");
+      for (int64_t id : g)
+        check(id, id_limit,
+              mode == Mode::Flattened        ? "device id"
+              : mode == Mode::CrossPartition ? "partition id"
+                                             : "replica id");
       switch (mode) {
-        case Mode::Flattened:
-          c.groups.emplace_back(g.begin(), g.end());
-          break;
+        case Mode::Flattened: c.groups.emplace_back(g.begin(), g.end()); break;
         case Mode::CrossReplica:
           for (int64_t p = 0; p < P; ++p) {
             c.groups.emplace_back();
@@ -617,7 +649,8 @@ StaticStats static_stats(const Program& p) {
 Analysis analyze(const Program& p, size_t module, const AnalyzeOptions& options) {
   const ir::File& f = *p.impl().file;
   if (module >= f.modules.size())
-    throw Error(f.name + ": module " + std::to_string(module) + " does not exist (the file has " + std::to_string(f.modules.size()) + ")");
+    throw Error(f.name + ": module " + std::to_string(module) + " does not exist (the file has " +
+                std::to_string(f.modules.size()) + ")");
   const ir::Module& m = f.modules[module];
   Analysis a;
   a.file = f.name;
@@ -634,7 +667,8 @@ Analysis analyze(const Program& p, size_t module, const AnalyzeOptions& options)
         for (const char* key : {"replica_groups", "source_target_pairs"})
           for (int64_t id : ir::int_list(f, ir::find_attr(f, op, key))) max_id = std::max(max_id, id);
       });
-    if (max_id >= (1 << 20)) throw Error(f.name + ": device id " + std::to_string(max_id) + " in module '" + a.module + "' is implausible");
+    if (max_id >= (1 << 20))
+      throw Error(f.name + ": device id " + std::to_string(max_id) + " in module '" + a.module + "' is implausible");
     if (max_id > 0) {
       a.num_partitions = max_id + 1;
       a.devices = static_cast<uint32_t>(max_id + 1);
@@ -667,8 +701,9 @@ Analysis analyze(const Program& p, size_t module, const AnalyzeOptions& options)
   bool collectives = !a.collectives.empty();
   if (!collectives && a.devices > 1 && f.text.find("mhlo.sharding") != std::string::npos &&
       f.text.find("SPMDFullToShardShape") == std::string::npos)
-    a.warnings.push_back("the module declares " + std::to_string(a.devices) +
-                         " devices and shardings but has no collectives: a global-view program? Communication is not modelled");
+    a.warnings.push_back(
+        "the module declares " + std::to_string(a.devices) +
+        " devices and shardings but has no collectives: a global-view program? Communication is not modelled");
   return a;
 }
 

@@ -95,7 +95,8 @@ double wave_efficiency(const GemmShape& g, const DeviceSpec& d) {
       if (tm * tn < area / 2 || tm * tn > area) continue;
       const double tiles_m = std::ceil(g.m / tm), tiles_n = std::ceil(g.n / tn);
       // Too few tiles for the SMs: split K (split-K / stream-K), in slices of at least 256.
-      const double split = std::max(1.0, std::min(std::floor(d.sms / (g.batch * tiles_m * tiles_n)), std::floor(g.k / 256)));
+      const double split =
+          std::max(1.0, std::min(std::floor(d.sms / (g.batch * tiles_m * tiles_n)), std::floor(g.k / 256)));
       const double tiles = g.batch * tiles_m * tiles_n * split;
       const double waves = std::ceil(tiles / d.sms);
       const double filled = (g.m * g.n) / (tiles_m * tm * tiles_n * tn);  // edge tiles are padded
@@ -125,6 +126,8 @@ OpCost under_model(const PeakCost& p, const EfficiencyModel& m) {
   return c;
 }
 
-OpCost op_cost(const Analysis& a, const ExecOp& op, const DeviceSpec& d) { return under_model(peak_cost(a, op, d), d.model); }
+OpCost op_cost(const Analysis& a, const ExecOp& op, const DeviceSpec& d) {
+  return under_model(peak_cost(a, op, d), d.model);
+}
 
 }  // namespace chakra::stablehlo

@@ -18,16 +18,16 @@ namespace chakra::stablehlo::ir {
 
 enum class Tok : uint8_t {
   End,
-  Value,    // %name, %0, %0#1 (the #n is part of the text)
-  Block,    // ^bb0
-  Symbol,   // @name or @"name"
-  Hash,     // #dialect.attr
-  Type,     // tensor<...>, tuple<...>, !dialect.type<...>, complex<...> (whole text)
-  Ident,    // bare word, may contain dots: stablehlo.add, dense, x, f32
-  Number,   // -1, 2.5e-3, 0x7FC00000
-  String,   // "..." (text includes the quotes)
-  Arrow,    // ->
-  Punct,    // one of ( ) [ ] { } < > , : = * ? + |
+  Value,      // %name, %0, %0#1 (the #n is part of the text)
+  Block,      // ^bb0
+  Symbol,     // @name or @"name"
+  Hash,       // #dialect.attr
+  Type,       // tensor<...>, tuple<...>, !dialect.type<...>, complex<...> (whole text)
+  Ident,      // bare word, may contain dots: stablehlo.add, dense, x, f32
+  Number,     // -1, 2.5e-3, 0x7FC00000
+  String,     // "..." (text includes the quotes)
+  Arrow,      // ->
+  Punct,      // one of ( ) [ ] { } < > , : = * ? + |
   Separator,  // a `// -----` line between modules
 };
 
@@ -43,13 +43,13 @@ struct Token {
 struct Region;
 
 struct Op {
-  std::string_view name;                 // "stablehlo.add", "func.call", "call", "return"
-  std::vector<std::string_view> results; // one entry per result value: "%0", or "%0#1" for %0:2
+  std::string_view name;                  // "stablehlo.add", "func.call", "call", "return"
+  std::vector<std::string_view> results;  // one entry per result value: "%0", or "%0#1" for %0:2
   std::vector<std::string_view> operands;
-  std::vector<TensorType> operand_types; // from a functional signature, else empty
+  std::vector<TensorType> operand_types;  // from a functional signature, else empty
   std::vector<TensorType> result_types;
-  std::string_view callee;               // @f of call / custom_call target, without '@'
-  uint32_t attr_begin = 0, attr_end = 0; // token range of attributes and properties
+  std::string_view callee;                // @f of call / custom_call target, without '@'
+  uint32_t attr_begin = 0, attr_end = 0;  // token range of attributes and properties
   std::vector<Region> regions;
   uint32_t line = 0, col = 0;
 };
@@ -67,7 +67,7 @@ struct Region {
 struct Func {
   std::string_view name;  // without '@'
   bool is_public = true;
-  Block body;             // params are body.args
+  Block body;  // params are body.args
   bool has_body = false;
   uint32_t line = 0;
 };

@@ -28,14 +28,14 @@ double TensorType::bytes() const {
 }
 
 const char* op_class_name(OpClass c) {
-  static const char* const names[] = {"matmul", "convolution", "elementwise", "reduction",
-                                      "data movement", "collective", "free", "unmodelled"};
+  static const char* const names[] = {"matmul",        "convolution", "elementwise", "reduction",
+                                      "data movement", "collective",  "free",        "unmodelled"};
   return names[static_cast<int>(c)];
 }
 
 const char* collective_kind_name(CollectiveKind k) {
-  static const char* const names[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
-                                      "collective_permute", "collective_broadcast"};
+  static const char* const names[] = {"all_reduce", "all_gather",         "reduce_scatter",
+                                      "all_to_all", "collective_permute", "collective_broadcast"};
   return names[static_cast<int>(k)];
 }
 
@@ -71,24 +71,100 @@ OpClass classify(std::string_view name, std::string_view callee) {
   if (collective_kind(name)) return OpClass::Collective;
   if (in(s, {"dot_general", "dot"})) return OpClass::Matmul;
   if (s == "convolution") return OpClass::Convolution;
-  if (in(s, {"add", "subtract", "multiply", "divide", "maximum", "minimum", "compare", "and", "or", "xor",
-             "power", "atan2", "remainder", "shift_left", "shift_right_arithmetic", "shift_right_logical",
-             "complex", "exponential", "exponential_minus_one", "log", "log_plus_one", "tanh", "rsqrt", "sqrt",
-             "cbrt", "logistic", "negate", "abs", "convert", "sine", "cosine", "tan", "is_finite", "not", "floor",
-             "ceil", "round_nearest_even", "round_nearest_afz", "sign", "popcnt", "count_leading_zeros", "real",
-             "imag", "select", "clamp", "reduce_precision", "rng", "rng_bit_generator", "erf", "erf_inv",
-             "lgamma", "digamma", "polygamma", "zeta", "next_after", "acos", "asin", "atan", "acosh", "asinh",
-             "atanh", "cosh", "sinh", "square", "uniform_quantize", "uniform_dequantize"}))
+  if (in(s, {"add",
+             "subtract",
+             "multiply",
+             "divide",
+             "maximum",
+             "minimum",
+             "compare",
+             "and",
+             "or",
+             "xor",
+             "power",
+             "atan2",
+             "remainder",
+             "shift_left",
+             "shift_right_arithmetic",
+             "shift_right_logical",
+             "complex",
+             "exponential",
+             "exponential_minus_one",
+             "log",
+             "log_plus_one",
+             "tanh",
+             "rsqrt",
+             "sqrt",
+             "cbrt",
+             "logistic",
+             "negate",
+             "abs",
+             "convert",
+             "sine",
+             "cosine",
+             "tan",
+             "is_finite",
+             "not",
+             "floor",
+             "ceil",
+             "round_nearest_even",
+             "round_nearest_afz",
+             "sign",
+             "popcnt",
+             "count_leading_zeros",
+             "real",
+             "imag",
+             "select",
+             "clamp",
+             "reduce_precision",
+             "rng",
+             "rng_bit_generator",
+             "erf",
+             "erf_inv",
+             "lgamma",
+             "digamma",
+             "polygamma",
+             "zeta",
+             "next_after",
+             "acos",
+             "asin",
+             "atan",
+             "acosh",
+             "asinh",
+             "atanh",
+             "cosh",
+             "sinh",
+             "square",
+             "uniform_quantize",
+             "uniform_dequantize"}))
     return OpClass::Elementwise;
   if (in(s, {"reduce", "reduce_window", "select_and_scatter", "sort", "top_k"})) return OpClass::Reduction;
-  if (in(s, {"broadcast_in_dim", "broadcast", "transpose", "reshape", "pad", "reverse", "slice", "dynamic_slice",
-             "dynamic_update_slice", "concatenate", "gather", "scatter", "copy", "bitcast", "bitcast_convert",
-             "dynamic_reshape", "real_dynamic_slice", "dynamic_broadcast_in_dim", "dynamic_gather",
-             "torch_index_select", "dynamic_pad", "dynamic_iota"}))
+  if (in(s, {"broadcast_in_dim",
+             "broadcast",
+             "transpose",
+             "reshape",
+             "pad",
+             "reverse",
+             "slice",
+             "dynamic_slice",
+             "dynamic_update_slice",
+             "concatenate",
+             "gather",
+             "scatter",
+             "copy",
+             "bitcast",
+             "bitcast_convert",
+             "dynamic_reshape",
+             "real_dynamic_slice",
+             "dynamic_broadcast_in_dim",
+             "dynamic_gather",
+             "torch_index_select",
+             "dynamic_pad",
+             "dynamic_iota"}))
     return OpClass::DataMovement;
-  if (in(s, {"constant", "iota", "get_tuple_element", "tuple", "partition_id", "replica_id",
-             "optimization_barrier", "after_all", "create_token", "get_dimension_size", "sharding_constraint",
-             "set_dimension_size", "add_dependency"}))
+  if (in(s, {"constant", "iota", "get_tuple_element", "tuple", "partition_id", "replica_id", "optimization_barrier",
+             "after_all", "create_token", "get_dimension_size", "sharding_constraint", "set_dimension_size",
+             "add_dependency"}))
     return OpClass::Free;
   if (s == "custom_call") {
     if (in(callee, {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement",

@@ -11,7 +11,7 @@
 namespace chakra::stablehlo::ir {
 namespace {
 
-constexpr size_t kMaxNesting = 200;  // regions within regions; deeper input is hostile
+constexpr size_t kMaxNesting = 200;                    // regions within regions; deeper input is hostile
 constexpr double kMaxValueBytes = 1125899906842624.0;  // 2^50: one value of a petabyte is hostile
 
 bool ident_char(char c) {
@@ -52,13 +52,18 @@ class Lexer {
         } else {
           while (i_ < s_.size() && (ident_char(s_[i_]) || s_[i_] == '#') && !(s_[i_] == '-' && peek(1) == '>')) ++i_;
         }
-        kind = c == '%' ? Tok::Value : c == '^' ? Tok::Block : c == '@' ? Tok::Symbol : c == '#' ? Tok::Hash : Tok::Type;
+        kind = c == '%'   ? Tok::Value
+               : c == '^' ? Tok::Block
+               : c == '@' ? Tok::Symbol
+               : c == '#' ? Tok::Hash
+                          : Tok::Type;
         if (i_ == start + 1) fail(col, std::string("'") + c + "' without a name");
         if (c == '!' && peek(0) == '<') scan_angle(col);
       } else if (c == '"') {
         scan_string(col);
         kind = Tok::String;
-      } else if (std::isdigit(static_cast<unsigned char>(c)) || (c == '-' && std::isdigit(static_cast<unsigned char>(peek(1))))) {
+      } else if (std::isdigit(static_cast<unsigned char>(c)) ||
+                 (c == '-' && std::isdigit(static_cast<unsigned char>(peek(1))))) {
         ++i_;
         if (c == '0' && (peek(0) == 'x' || peek(0) == 'X')) {
           ++i_;
@@ -66,7 +71,8 @@ class Lexer {
         } else {
           while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.')) ++i_;
           if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E') &&
-              (std::isdigit(static_cast<unsigned char>(peek(1))) || ((peek(1) == '+' || peek(1) == '-') && std::isdigit(static_cast<unsigned char>(peek(2))))))
+              (std::isdigit(static_cast<unsigned char>(peek(1))) ||
+               ((peek(1) == '+' || peek(1) == '-') && std::isdigit(static_cast<unsigned char>(peek(2))))))
             for (i_ += 2; i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]));) ++i_;
         }
         kind = Tok::Number;
@@ -77,7 +83,8 @@ class Lexer {
         while (i_ < s_.size() && ident_char(s_[i_]) && !(s_[i_] == '-' && peek(1) == '>')) ++i_;
         const std::string_view word = s_.substr(start, i_ - start);
         kind = Tok::Ident;
-        if ((word == "tensor" || word == "tuple" || word == "complex" || word == "vector" || word == "memref") && peek(0) == '<') {
+        if ((word == "tensor" || word == "tuple" || word == "complex" || word == "vector" || word == "memref") &&
+            peek(0) == '<') {
           scan_angle(col);
           kind = Tok::Type;
           // Dims past int64 saturate and their product overflows to nonsense costs; no real
@@ -149,8 +156,10 @@ class Lexer {
         continue;
       }
       ++i_;
-      if (c == '<') ++depth;
-      else if (c == '>' && --depth == 0) return;
+      if (c == '<')
+        ++depth;
+      else if (c == '>' && --depth == 0)
+        return;
     }
     fail(col, "unterminated type");
   }
@@ -212,7 +221,8 @@ class Parser {
     throw Error(f_.name + ":" + std::to_string(t.line) + ":" + std::to_string(t.col) + ": " + what);
   }
   void expect(char c, const char* context) {
-    if (!cur().is(c)) fail(cur(), std::string("expected '") + c + "' " + context + ", found '" + std::string(cur().text) + "'");
+    if (!cur().is(c))
+      fail(cur(), std::string("expected '") + c + "' " + context + ", found '" + std::string(cur().text) + "'");
     ++p_;
   }
   void skip_line() {
@@ -268,8 +278,10 @@ class Parser {
     expect('{', "to open the module body");
     while (!cur().is('}')) {
       if (cur().kind == Tok::End) fail(cur(), "module '" + std::string(m.name) + "' is not closed");
-      if (cur().is("func.func")) m.funcs.push_back(parse_func());
-      else skip_line();  // sdy.mesh, ml_program.global, ...
+      if (cur().is("func.func"))
+        m.funcs.push_back(parse_func());
+      else
+        skip_line();  // sdy.mesh, ml_program.global, ...
     }
     ++p_;
     f_.modules.push_back(std::move(m));
@@ -295,14 +307,18 @@ class Parser {
       }
       fn.body.arg_types.push_back(parse_one_type());
       if (cur().is('{')) skip_balanced_one();  // argument attributes
-      if (cur().is(',')) ++p_;
-      else if (!cur().is(')')) fail(cur(), "expected ',' or ')' in the parameter list");
+      if (cur().is(','))
+        ++p_;
+      else if (!cur().is(')'))
+        fail(cur(), "expected ',' or ')' in the parameter list");
     }
     ++p_;
     if (cur().kind == Tok::Arrow) {
       ++p_;
-      if (cur().is('(')) skip_balanced_one();
-      else parse_one_type();
+      if (cur().is('('))
+        skip_balanced_one();
+      else
+        parse_one_type();
     }
     if (cur().is("attributes")) ++p_, skip_balanced_one();
     if (cur().is('{')) {
@@ -331,8 +347,10 @@ class Parser {
     while (!cur().is(')')) {
       out.push_back(parse_one_type());
       if (cur().is('{')) skip_balanced_one();
-      if (cur().is(',')) ++p_;
-      else if (!cur().is(')')) fail(cur(), "expected ',' or ')' in a type list");
+      if (cur().is(','))
+        ++p_;
+      else if (!cur().is(')'))
+        fail(cur(), "expected ',' or ')' in a type list");
     }
     ++p_;
     return out;
@@ -370,8 +388,10 @@ class Parser {
             expect(':', "after a block argument");
             r.blocks.back().arg_types.push_back(parse_one_type());
             if (cur().is("loc")) ++p_, skip_balanced_one();
-            if (cur().is(',')) ++p_;
-            else if (!cur().is(')')) fail(cur(), "expected ',' or ')' after a block argument");
+            if (cur().is(','))
+              ++p_;
+            else if (!cur().is(')'))
+              fail(cur(), "expected ',' or ')' after a block argument");
           }
           ++p_;
         }
@@ -413,7 +433,8 @@ class Parser {
         break;
       }
     }
-    if (cur().kind != Tok::Ident && cur().kind != Tok::String) fail(cur(), "expected an op name, found '" + std::string(cur().text) + "'");
+    if (cur().kind != Tok::Ident && cur().kind != Tok::String)
+      fail(cur(), "expected an op name, found '" + std::string(cur().text) + "'");
     op.name = cur().kind == Tok::String ? cur().text.substr(1, cur().text.size() - 2) : cur().text;
     const uint32_t name_line = cur().line;
     ++p_;
@@ -423,7 +444,7 @@ class Parser {
       if (op.attr_end == 0) op.attr_end = static_cast<uint32_t>(p_);
     };
     std::vector<std::pair<std::string_view, TensorType>> pending_args;  // (%x: T) before a region
-    std::vector<std::string_view> bindings;                              // while(%iterArg = %init)
+    std::vector<std::string_view> bindings;                             // while(%iterArg = %init)
     auto region = [&] {
       close_attrs();
       if (pending_args.empty() && !bindings.empty() && op.result_types.size() == bindings.size())
@@ -499,10 +520,14 @@ class Parser {
         p_ += 2;
         continue;
       }
-      if (t.kind == Tok::Value && !signed_off) op.operands.push_back(t.text);
-      else if (t.kind == Tok::Symbol && op.callee.empty()) op.callee = t.text.substr(1);
-      else if (t.is('(') || t.is('[') || t.is('{')) ++depth;
-      else if (t.is(')') || t.is(']') || t.is('}')) --depth;
+      if (t.kind == Tok::Value && !signed_off)
+        op.operands.push_back(t.text);
+      else if (t.kind == Tok::Symbol && op.callee.empty())
+        op.callee = t.text.substr(1);
+      else if (t.is('(') || t.is('[') || t.is('{'))
+        ++depth;
+      else if (t.is(')') || t.is(']') || t.is('}'))
+        --depth;
       ++p_;
     }
   }
@@ -512,19 +537,24 @@ class Parser {
       op.operand_types = parse_type_list_in_parens();
       if (cur().kind == Tok::Arrow) {
         ++p_;
-        if (cur().is('(')) op.result_types = parse_type_list_in_parens();
-        else op.result_types.push_back(parse_one_type());
+        if (cur().is('('))
+          op.result_types = parse_type_list_in_parens();
+        else
+          op.result_types.push_back(parse_one_type());
       }
       return;
     }
     std::vector<TensorType> types;
     types.push_back(parse_one_type());
-    while (cur().is(',') && (at(1).kind == Tok::Type || (at(1).kind == Tok::Ident && is_scalar_type_word(at(1).text)))) {
+    while (cur().is(',') &&
+           (at(1).kind == Tok::Type || (at(1).kind == Tok::Ident && is_scalar_type_word(at(1).text)))) {
       ++p_;
       types.push_back(parse_one_type());
     }
-    if (types.size() == op.results.size()) op.result_types = types;
-    else if (!op.results.empty()) op.result_types.assign(op.results.size(), types.back());
+    if (types.size() == op.results.size())
+      op.result_types = types;
+    else if (!op.results.empty())
+      op.result_types.assign(op.results.size(), types.back());
     if (op.results.empty()) op.operand_types = std::move(types);  // return %a, %b : T1, T2
   }
 
@@ -622,7 +652,8 @@ TensorType parse_type(std::string_view text) {
 
 uint32_t find_attr(const File& f, const Op& op, std::string_view key) {
   for (uint32_t k = op.attr_begin; k + 1 < op.attr_end; ++k)
-    if (f.tokens[k].kind == Tok::Ident && f.tokens[k].text == key && (f.tokens[k + 1].is('=') || f.tokens[k + 1].is(':')))
+    if (f.tokens[k].kind == Tok::Ident && f.tokens[k].text == key &&
+        (f.tokens[k + 1].is('=') || f.tokens[k + 1].is(':')))
       return k + 2;
   return 0;
 }
@@ -670,11 +701,14 @@ std::unique_ptr<File> parse(std::string text, const std::string& name) {
   auto f = std::make_unique<File>();
   f->name = name;
   f->text = std::move(text);
-  if (f->text.size() >= 4 && f->text.compare(0, 4, "ML\xef" "R") == 0)
-    throw Error(name + ": this is MLIR bytecode (.mlirbc), not text; print it as text first, e.g. "
-                       "`stablehlo-translate --deserialize " + name + "` or `lowered.as_text()` in JAX");
-  if (f->text.find('\0') != std::string::npos)
-    throw Error(name + ": contains NUL bytes; expected StableHLO text");
+  if (f->text.size() >= 4 && f->text.compare(0, 4,
+                                             "ML\xef"
+                                             "R") == 0)
+    throw Error(name +
+                ": this is MLIR bytecode (.mlirbc), not text; print it as text first, e.g. "
+                "`stablehlo-translate --deserialize " +
+                name + "` or `lowered.as_text()` in JAX");
+  if (f->text.find('\0') != std::string::npos) throw Error(name + ": contains NUL bytes; expected StableHLO text");
   Lexer(f->text, name, f->tokens).run();
   Parser p(*f);
   p.run();

@@ -25,17 +25,20 @@ namespace chakra::stablehlo {
 astra::SystemConfig default_system(const astra::NetworkConfig& net, const DeviceSpec& d) {
   std::string algos;
   for (size_t k = 0; k < net.topology.size(); ++k)
-    algos += std::string(k ? ", " : "") + (net.topology[k] == astra::TopologyKind::FullyConnected ? "\"direct\"" : "\"ring\"");
+    algos += std::string(k ? ", " : "") +
+             (net.topology[k] == astra::TopologyKind::FullyConnected ? "\"direct\"" : "\"ring\"");
   char bw[64];
   std::snprintf(bw, sizeof bw, "%.1f", d.hbm_bytes_per_s / 1e9);
-  const std::string json = std::string(R"({"scheduling-policy": "LIFO", "endpoint-delay": 1, "active-chunks-per-dimension": 1,
-      "preferred-dataset-splits": 1, "collective-optimization": "localBWAware", "boost-mode": 0, "local-mem-bw": )") + bw +
-                           R"(, "all-reduce-implementation": [)" + algos + R"(], "all-gather-implementation": [)" + algos +
-                           R"(], "reduce-scatter-implementation": [)" + algos + R"(], "all-to-all-implementation": [)" + algos + "]}";
+  const std::string json =
+      std::string(R"({"scheduling-policy": "LIFO", "endpoint-delay": 1, "active-chunks-per-dimension": 1,
+      "preferred-dataset-splits": 1, "collective-optimization": "localBWAware", "boost-mode": 0, "local-mem-bw": )") +
+      bw + R"(, "all-reduce-implementation": [)" + algos + R"(], "all-gather-implementation": [)" + algos +
+      R"(], "reduce-scatter-implementation": [)" + algos + R"(], "all-to-all-implementation": [)" + algos + "]}";
   return astra::parse_system(json, "default system (hespas settings)");
 }
 
-Prediction predict(const Analysis& a, const DeviceSpec& d, const astra::NetworkConfig& net, const astra::SystemConfig& system) {
+Prediction predict(const Analysis& a, const DeviceSpec& d, const astra::NetworkConfig& net,
+                   const astra::SystemConfig& system) {
   if (net.total_npus() != a.devices)
     throw Error("the network has " + std::to_string(net.total_npus()) + " NPUs but " + a.file + " runs on " +
                 std::to_string(a.devices) + " devices (mhlo.num_partitions x mhlo.num_replicas)");

@@ -21,25 +21,29 @@ namespace chakra::stablehlo {
 
 // ---- traces -----------------------------------------------------------------------------------
 
-
 std::map<std::string, std::vector<int64_t>> comm_groups(const Analysis& a) {
   std::map<std::string, std::vector<int64_t>> out;
   for (const CollectiveOp& c : a.collectives)
     for (size_t k = 0; k < c.groups.size(); ++k)
-      if (c.group_ids[k]) out.emplace(std::to_string(c.group_ids[k]), std::vector<int64_t>(c.groups[k].begin(), c.groups[k].end()));
+      if (c.group_ids[k])
+        out.emplace(std::to_string(c.group_ids[k]), std::vector<int64_t>(c.groups[k].begin(), c.groups[k].end()));
   return out;
 }
 
 void device_trace(const Analysis& a, const DeviceSpec& d, uint32_t device, Trace& out) {
-  if (device >= a.devices) throw Error(a.file + ": device " + std::to_string(device) + " out of range (" + std::to_string(a.devices) + " devices)");
+  if (device >= a.devices)
+    throw Error(a.file + ": device " + std::to_string(device) + " out of range (" + std::to_string(a.devices) +
+                " devices)");
   out.clear_nodes();
   AttrDrafts meta;
   meta.add_string(out.intern("schema"), out.intern("chakrakit stablehlo"));
-  meta.add_string(out.intern("generator"), out.intern(a.file + (a.module.empty() ? "" : " @" + a.module) + " on " + d.name));
+  meta.add_string(out.intern("generator"),
+                  out.intern(a.file + (a.module.empty() ? "" : " @" + a.module) + " on " + d.name));
   out.set_metadata(out.intern("0.0.4"), meta);
-  const StrId num_ops = out.intern("num_ops"), tensor_size = out.intern("tensor_size"), comm_type = out.intern("comm_type"),
-              comm_size = out.intern("comm_size"), pg_name = out.intern("pg_name"), is_cpu_op = out.intern("is_cpu_op"),
-              comm_src = out.intern("comm_src"), comm_dst = out.intern("comm_dst"), comm_tag = out.intern("comm_tag");
+  const StrId num_ops = out.intern("num_ops"), tensor_size = out.intern("tensor_size"),
+              comm_type = out.intern("comm_type"), comm_size = out.intern("comm_size"), pg_name = out.intern("pg_name"),
+              is_cpu_op = out.intern("is_cpu_op"), comm_src = out.intern("comm_src"), comm_dst = out.intern("comm_dst"),
+              comm_tag = out.intern("comm_tag");
 
   std::vector<int64_t> node_of(a.ops.size(), -1);
   std::vector<bool> is_comm;  // by node id
@@ -66,9 +70,11 @@ void device_trace(const Analysis& a, const DeviceSpec& d, uint32_t device, Trace
     n.clear();
     n.id = r.id;
     std::vector<std::pair<uint32_t, uint32_t>> top(r.names.begin(), r.names.end());
-    std::sort(top.begin(), top.end(), [](auto x, auto y) { return x.second != y.second ? x.second > y.second : x.first < y.first; });
+    std::sort(top.begin(), top.end(),
+              [](auto x, auto y) { return x.second != y.second ? x.second > y.second : x.first < y.first; });
     std::string name = "compute." + std::to_string(regions++) + " (" + std::to_string(r.ops) + " ops:";
-    for (size_t k = 0; k < top.size() && k < 3; ++k) name += " " + std::string(short_name(a.names[top[k].first])) + " x" + std::to_string(top[k].second);
+    for (size_t k = 0; k < top.size() && k < 3; ++k)
+      name += " " + std::string(short_name(a.names[top[k].first])) + " x" + std::to_string(top[k].second);
     n.name = out.intern(name + (top.size() > 3 ? " ...)" : ")"));
     n.type = static_cast<int32_t>(NodeType::Comp);
     n.duration_micros = until - emitted_us;
@@ -90,7 +96,8 @@ void device_trace(const Analysis& a, const DeviceSpec& d, uint32_t device, Trace
     std::vector<uint64_t> deps;
     for (uint32_t k = e.deps_begin; k < e.deps_end; ++k) {
       const int64_t node = node_of[a.deps[k]];
-      if (node >= 0 && std::find(deps.begin(), deps.end(), uint64_t(node)) == deps.end()) deps.push_back(uint64_t(node));
+      if (node >= 0 && std::find(deps.begin(), deps.end(), uint64_t(node)) == deps.end())
+        deps.push_back(uint64_t(node));
     }
     return deps;
   };
@@ -122,7 +129,8 @@ void device_trace(const Analysis& a, const DeviceSpec& d, uint32_t device, Trace
             const bool send = src == device;
             std::vector<uint64_t> d2 = send ? deps : std::vector<uint64_t>{};
             if (!send && last_recv >= 0) d2.push_back(uint64_t(last_recv));
-            comm_node(static_cast<int32_t>(send ? NodeType::CommSend : NodeType::CommRecv), cname + (send ? ".send" : ".recv"), d2);
+            comm_node(static_cast<int32_t>(send ? NodeType::CommSend : NodeType::CommRecv),
+                      cname + (send ? ".send" : ".recv"), d2);
             n.attrs.add_int64(comm_size, static_cast<int64_t>(c.operand_bytes));
             n.attrs.add_int32(comm_src, static_cast<int32_t>(src));
             n.attrs.add_int32(comm_dst, static_cast<int32_t>(dst));
@@ -146,13 +154,14 @@ void device_trace(const Analysis& a, const DeviceSpec& d, uint32_t device, Trace
           // overlap the layer before their use), and no earlier: gathers whose inputs are
           // arguments would otherwise all start at once and queue ahead of the first one needed.
           std::vector<uint64_t> issue = deps;
-          if (region_before_prev >= 0 && std::find(issue.begin(), issue.end(), uint64_t(region_before_prev)) == issue.end())
+          if (region_before_prev >= 0 &&
+              std::find(issue.begin(), issue.end(), uint64_t(region_before_prev)) == issue.end())
             issue.push_back(uint64_t(region_before_prev));
           const bool broadcast = c.kind == CollectiveKind::CollectiveBroadcast;
-          CommType type = c.kind == CollectiveKind::AllReduce ? CommType::AllReduce
+          CommType type = c.kind == CollectiveKind::AllReduce                ? CommType::AllReduce
                           : c.kind == CollectiveKind::AllGather || broadcast ? CommType::AllGather
-                          : c.kind == CollectiveKind::ReduceScatter ? CommType::ReduceScatter
-                                                                    : CommType::AllToAll;
+                          : c.kind == CollectiveKind::ReduceScatter          ? CommType::ReduceScatter
+                                                                             : CommType::AllToAll;
           // A broadcast of S bytes moves about what an all-gather of S/N per device moves.
           const double size = broadcast ? std::ceil(c.operand_bytes / group->size()) : c.operand_bytes;
           node_of[i] = static_cast<int64_t>(comm_node(static_cast<int32_t>(NodeType::CommColl), cname, issue));

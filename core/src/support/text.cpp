@@ -28,7 +28,6 @@ bool python_printable(uint32_t cp) {
 
 }  // namespace
 
-
 void append_uint(std::string& out, uint64_t v) {
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
@@ -134,7 +133,10 @@ void append_python_float(std::string& out, double v) {
   while (lo < hi) {
     int mid = (lo + hi) / 2;
     std::snprintf(buf, sizeof buf, "%.*e", mid, v);
-    if (std::strtod(buf, nullptr) == v) hi = mid; else lo = mid + 1;
+    if (std::strtod(buf, nullptr) == v)
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   std::snprintf(buf, sizeof buf, "%.*e", lo, v);
 #endif
@@ -193,9 +195,12 @@ double shortest_float32(float v) {
 }
 
 void append_json_double(std::string& out, double v) {
-  if (std::isnan(v)) out += "\"NaN\"";
-  else if (std::isinf(v)) out += v < 0 ? "\"-Infinity\"" : "\"Infinity\"";
-  else append_python_float(out, v);
+  if (std::isnan(v))
+    out += "\"NaN\"";
+  else if (std::isinf(v))
+    out += v < 0 ? "\"-Infinity\"" : "\"Infinity\"";
+  else
+    append_python_float(out, v);
 }
 
 namespace {
@@ -206,11 +211,24 @@ size_t utf8_sequence(std::string_view s, size_t i, uint32_t* cp) {
   uint8_t c = b(i);
   size_t len;
   uint32_t v, min;
-  if (c < 0x80) { *cp = c; return 1; }
-  if ((c & 0xe0) == 0xc0) { len = 2; v = c & 0x1f; min = 0x80; }
-  else if ((c & 0xf0) == 0xe0) { len = 3; v = c & 0x0f; min = 0x800; }
-  else if ((c & 0xf8) == 0xf0) { len = 4; v = c & 0x07; min = 0x10000; }
-  else return 0;
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  }
+  if ((c & 0xe0) == 0xc0) {
+    len = 2;
+    v = c & 0x1f;
+    min = 0x80;
+  } else if ((c & 0xf0) == 0xe0) {
+    len = 3;
+    v = c & 0x0f;
+    min = 0x800;
+  } else if ((c & 0xf8) == 0xf0) {
+    len = 4;
+    v = c & 0x07;
+    min = 0x10000;
+  } else
+    return 0;
   if (i + len > s.size()) return 0;
   for (size_t k = 1; k < len; ++k) {
     if ((b(i + k) & 0xc0) != 0x80) return 0;
@@ -330,13 +348,34 @@ void append_json_string(std::string& out, std::string_view s, bool ascii_only) {
     }
     out.append(s.data() + run, i - run);
     switch (c) {
-      case '"': out += "\\\""; ++i; break;
-      case '\\': out += "\\\\"; ++i; break;
-      case '\n': out += "\\n"; ++i; break;
-      case '\r': out += "\\r"; ++i; break;
-      case '\t': out += "\\t"; ++i; break;
-      case '\b': out += "\\b"; ++i; break;
-      case '\f': out += "\\f"; ++i; break;
+      case '"':
+        out += "\\\"";
+        ++i;
+        break;
+      case '\\':
+        out += "\\\\";
+        ++i;
+        break;
+      case '\n':
+        out += "\\n";
+        ++i;
+        break;
+      case '\r':
+        out += "\\r";
+        ++i;
+        break;
+      case '\t':
+        out += "\\t";
+        ++i;
+        break;
+      case '\b':
+        out += "\\b";
+        ++i;
+        break;
+      case '\f':
+        out += "\\f";
+        ++i;
+        break;
       default:
         if (c < 0x80) {
           append_u_escape(out, c);
@@ -345,7 +384,10 @@ void append_json_string(std::string& out, std::string_view s, bool ascii_only) {
           uint32_t cp;
           size_t len = utf8_sequence(s, i, &cp);
           if (len == 0) {
-            if (ascii_only) append_u_escape(out, 0xfffd); else out += "\xef\xbf\xbd";
+            if (ascii_only)
+              append_u_escape(out, 0xfffd);
+            else
+              out += "\xef\xbf\xbd";
             ++i;
           } else if (cp >= 0x10000) {
             cp -= 0x10000;
@@ -394,13 +436,21 @@ bool decode_base64(std::string_view text, std::string& out) {
   size_t padding = 0;
   for (char ch : text) {
     int v;
-    if (ch >= 'A' && ch <= 'Z') v = ch - 'A';
-    else if (ch >= 'a' && ch <= 'z') v = ch - 'a' + 26;
-    else if (ch >= '0' && ch <= '9') v = ch - '0' + 52;
-    else if (ch == '+' || ch == '-') v = 62;
-    else if (ch == '/' || ch == '_') v = 63;
-    else if (ch == '=') { ++padding; continue; }
-    else return false;
+    if (ch >= 'A' && ch <= 'Z')
+      v = ch - 'A';
+    else if (ch >= 'a' && ch <= 'z')
+      v = ch - 'a' + 26;
+    else if (ch >= '0' && ch <= '9')
+      v = ch - '0' + 52;
+    else if (ch == '+' || ch == '-')
+      v = 62;
+    else if (ch == '/' || ch == '_')
+      v = 63;
+    else if (ch == '=') {
+      ++padding;
+      continue;
+    } else
+      return false;
     if (padding) return false;  // data after padding
     acc = (acc << 6) | static_cast<uint32_t>(v);
     bits += 6;
@@ -459,8 +509,10 @@ std::string format_bytes(uint64_t bytes) {
     ++u;
   }
   char buf[32];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
   return buf;
 }
 

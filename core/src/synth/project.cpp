@@ -109,11 +109,14 @@ std::string family_line(const GroupClass& c, uint32_t ranks) {
   }
   if (!c.per_rank.empty()) s += " per rank";
   if (c.syncs_per_rank > 0) {
-    s += "; " + (c.smallest == c.largest ? format_bytes(c.largest) + " each"
-                                        : format_bytes(c.smallest) + " to " + format_bytes(c.largest)) +
+    s += "; " +
+         (c.smallest == c.largest ? format_bytes(c.largest) + " each"
+                                  : format_bytes(c.smallest) + " to " + format_bytes(c.largest)) +
          ", " + format_bytes(static_cast<uint64_t>(c.sync_bytes_per_rank)) + " per rank";
-    if (c.shaped) s += ", tensors like " + c.shaped_example;
-    else if (c.flat) s += ", flat buffers";
+    if (c.shaped)
+      s += ", tensors like " + c.shaped_example;
+    else if (c.flat)
+      s += ", flat buffers";
     if (!c.members_agree) s += ", members issuing different ones";
   }
   return s + " -> " + c.verdict + "\n";
@@ -171,7 +174,8 @@ Plan plan_data_parallel(const std::vector<const Trace*>& ranks, const Groups& gr
                     std::to_string(n_ranks) + " ranks traced");
   }
   if (static_cast<uint64_t>(plan.max_group_id) * plan.factor() > 1'000'000'000)
-    throw Error("project: group ids would pass 10^9 (" + std::to_string(plan.max_group_id) + " groups x " + std::to_string(plan.factor()) + " replicas)");
+    throw Error("project: group ids would pass 10^9 (" + std::to_string(plan.max_group_id) + " groups x " +
+                std::to_string(plan.factor()) + " replicas)");
 
   // What each rank issues in each group (0: without a group, the whole world), in order.
   std::map<int, std::vector<std::vector<Issued>>> issued;
@@ -220,7 +224,8 @@ Plan plan_data_parallel(const std::vector<const Trace*>& ranks, const Groups& gr
     c.data_parallel = given.count(id) > 0;
   }
   for (auto& [key, c] : classes) plan.classes.push_back(std::move(c));
-  std::sort(plan.classes.begin(), plan.classes.end(), [](const GroupClass& a, const GroupClass& b) { return a.ids.front() < b.ids.front(); });
+  std::sort(plan.classes.begin(), plan.classes.end(),
+            [](const GroupClass& a, const GroupClass& b) { return a.ids.front() < b.ids.front(); });
   if (issued.count(0)) {
     GroupClass world;
     world.size = n_ranks, world.stride = 1;
@@ -251,8 +256,10 @@ Plan plan_data_parallel(const std::vector<const Trace*>& ranks, const Groups& gr
           if (x.shape.dims >= 2 && !c.shaped++) c.shaped_example = std::string(x.shape.text);
           c.flat += x.shape.dims == 1, c.unshaped += x.shape.dims == 0;
         }
-        if (!first) first = std::move(syncs);
-        else c.members_agree &= *first == syncs;
+        if (!first)
+          first = std::move(syncs);
+        else
+          c.members_agree &= *first == syncs;
       }
     }
     for (auto& [type, n] : c.per_rank) n /= static_cast<double>(std::max<uint64_t>(1, members_counted));
@@ -273,8 +280,9 @@ Plan plan_data_parallel(const std::vector<const Trace*>& ranks, const Groups& gr
                 "Name them: --groups FILE with {\"dp\": [group ids]}");
   };
   if (plan.classes.empty() && !dp_ids)
-    throw Error("project: the traces list no process groups and issue no collectives: replicas that never communicate "
-                "would be the traced step repeated, with nothing to grow");
+    throw Error(
+        "project: the traces list no process groups and issue no collectives: replicas that never communicate "
+        "would be the traced step repeated, with nothing to grow");
   GroupClass* dp = nullptr;
   std::string evidence;
   const std::string command = synth_command(*ranks[0]);
@@ -293,10 +301,10 @@ Plan plan_data_parallel(const std::vector<const Trace*>& ranks, const Groups& gr
                   ": no data parallelism, so no gradient synchronisation to grow; synthesize at the larger degree "
                   "(chakra synth --dp K), project --tp or --pp, or name the groups to grow (--groups FILE)");
     for (GroupClass& c : plan.classes) {
-      const bool runs = !c.world() && c.size == d && c.stride == 1 &&
-                        std::all_of(c.ids.begin(), c.ids.end(), [&](int id) {
-                          return *std::min_element(groups.at(id).begin(), groups.at(id).end()) % d == 0;
-                        });
+      const bool runs =
+          !c.world() && c.size == d && c.stride == 1 && std::all_of(c.ids.begin(), c.ids.end(), [&](int id) {
+            return *std::min_element(groups.at(id).begin(), groups.at(id).end()) % d == 0;
+          });
       if (runs && c.partitions) dp = &c;
     }
     if (!dp)
@@ -309,32 +317,43 @@ Plan plan_data_parallel(const std::vector<const Trace*>& ranks, const Groups& gr
     // The traces record their tensors' shapes: gradient buckets are flat, activations are not.
     std::vector<GroupClass*> candidates;
     for (GroupClass& c : plan.classes) {
-      if (c.shaped) c.verdict = "moves activations: not data-parallel";
-      else if (c.syncs_per_rank == 0) c.verdict = "no all-reduce, reduce-scatter or all-gather: not data-parallel";
-      else if (!c.flat) c.verdict = "no tensor shapes recorded: cannot tell";
+      if (c.shaped)
+        c.verdict = "moves activations: not data-parallel";
+      else if (c.syncs_per_rank == 0)
+        c.verdict = "no all-reduce, reduce-scatter or all-gather: not data-parallel";
+      else if (!c.flat)
+        c.verdict = "no tensor shapes recorded: cannot tell";
       else if (c.sync_bytes_per_rank < kMinGradientBytes)
         c.verdict = "too little for gradients (a loss or a metric): not data-parallel";
-      else if (!c.partitions) c.verdict = "does not hold every rank once: not data-parallel";
-      else if (!c.members_agree) c.verdict = "its members synchronise different buffers: not data-parallel";
-      else candidates.push_back(&c);
+      else if (!c.partitions)
+        c.verdict = "does not hold every rank once: not data-parallel";
+      else if (!c.members_agree)
+        c.verdict = "its members synchronise different buffers: not data-parallel";
+      else
+        candidates.push_back(&c);
     }
     for (GroupClass* c : candidates) c->verdict = "gradient buckets";
     if (candidates.empty()) refuse("no family synchronises flat buffers (gradient buckets) of 64 KiB or more per rank");
     if (candidates.size() > 1) refuse("more than one family synchronises flat buffers of 64 KiB or more per rank");
     dp = candidates[0];
-    evidence = "from the tensors they carry: gradients travel as flat buffers (64 KiB or more per rank), "
-               "activations as tensors of 2+ dimensions";
+    evidence =
+        "from the tensors they carry: gradients travel as flat buffers (64 KiB or more per rank), "
+        "activations as tensors of 2+ dimensions";
   } else {
     // Counts alone: gradients are synchronised once a step (a layer's or a bucket's at a time),
     // activations in every layer, forward and backward, of every micro-batch.
     std::vector<GroupClass*> candidates;
     for (GroupClass& c : plan.classes) {
-      if (c.syncs_per_rank == 0) c.verdict = "no all-reduce, reduce-scatter or all-gather: not data-parallel";
+      if (c.syncs_per_rank == 0)
+        c.verdict = "no all-reduce, reduce-scatter or all-gather: not data-parallel";
       else if (c.per_rank.count(static_cast<int32_t>(CommType::AllToAll)))
         c.verdict = "exchanges all-to-all (experts, embeddings): not data-parallel";
-      else if (!c.partitions) c.verdict = "does not hold every rank once: not data-parallel";
-      else if (!c.members_agree) c.verdict = "its members synchronise different buffers: not data-parallel";
-      else candidates.push_back(&c), c.verdict = "could be data-parallel";
+      else if (!c.partitions)
+        c.verdict = "does not hold every rank once: not data-parallel";
+      else if (!c.members_agree)
+        c.verdict = "its members synchronise different buffers: not data-parallel";
+      else
+        candidates.push_back(&c), c.verdict = "could be data-parallel";
     }
     std::sort(candidates.begin(), candidates.end(),
               [](const GroupClass* a, const GroupClass* b) { return a->syncs_per_rank < b->syncs_per_rank; });
@@ -343,34 +362,42 @@ Plan plan_data_parallel(const std::vector<const Trace*>& ranks, const Groups& gr
              " issues all-reduces, reduce-scatters or all-gathers, and the traces record no tensor shapes: without "
              "another family to compare with, how often a family synchronises cannot tell gradients from activations");
     if (candidates[0]->syncs_per_rank * 2 > candidates[1]->syncs_per_rank)
-      refuse("the families issuing the fewest all-reduces, reduce-scatters and all-gathers per rank issue them about "
-             "as often (" + count_text(candidates[0]->syncs_per_rank) + " and " +
-             count_text(candidates[1]->syncs_per_rank) + "), and the traces record no tensor shapes");
+      refuse(
+          "the families issuing the fewest all-reduces, reduce-scatters and all-gathers per rank issue them about "
+          "as often (" +
+          count_text(candidates[0]->syncs_per_rank) + " and " + count_text(candidates[1]->syncs_per_rank) +
+          "), and the traces record no tensor shapes");
     dp = candidates[0];
     for (size_t i = 1; i < candidates.size(); ++i)
       candidates[i]->verdict = "synchronises " + count_text(candidates[i]->syncs_per_rank / dp->syncs_per_rank) +
                                "x as often: not data-parallel";
-    evidence = "from how often they synchronise (the traces record no tensor shapes): at most half as often per rank "
-               "as any other family, as gradients are synchronised once a step and activations in every layer";
+    evidence =
+        "from how often they synchronise (the traces record no tensor shapes): at most half as often per rank "
+        "as any other family, as gradients are synchronised once a step and activations in every layer";
   }
   if (dp) dp->data_parallel = true;
   // The world's collectives span every rank whatever is chosen: reductions there that are not
   // the data-parallel ones would grow wrongly.
   for (const GroupClass& c : plan.classes)
     if (!dp_ids && c.world() && !c.data_parallel && c.syncs_per_rank > 0)
-      refuse("the collectives without a group include all-reduces, reduce-scatters or all-gathers that are not the "
-             "data-parallel ones, yet they span every rank and would grow with it");
+      refuse(
+          "the collectives without a group include all-reduces, reduce-scatters or all-gathers that are not the "
+          "data-parallel ones, yet they span every rank and would grow with it");
   for (GroupClass& c : plan.classes) {
-    if (c.data_parallel) c.verdict = "data-parallel: grows " + std::to_string(plan.factor()) + "x";
-    else if (c.world()) c.verdict = "spans every rank, so it grows with the world";
-    else c.verdict = c.verdict.empty() ? "kept in each replica" : c.verdict + ", kept in each replica";
+    if (c.data_parallel)
+      c.verdict = "data-parallel: grows " + std::to_string(plan.factor()) + "x";
+    else if (c.world())
+      c.verdict = "spans every rank, so it grows with the world";
+    else
+      c.verdict = c.verdict.empty() ? "kept in each replica" : c.verdict + ", kept in each replica";
   }
   for (const GroupClass& c : plan.classes)
     for (int id : c.ids) plan.data_parallel[id] = c.data_parallel;
   std::string text = "data-parallel groups " + evidence + ":\n" + families();
   if (dp && dp->world() && dp->per_rank.count(static_cast<int32_t>(CommType::AllToAll)))
-    text += "  its all-to-alls grow with the world, each rank sending what it sent (a model-parallel exchange, such as "
-            "sharded embeddings, re-sharded over more ranks)\n";
+    text +=
+        "  its all-to-alls grow with the world, each rank sending what it sent (a model-parallel exchange, such as "
+        "sharded embeddings, re-sharded over more ranks)\n";
   plan.explanation = text;
   return plan;
 }
@@ -384,13 +411,14 @@ std::optional<nlohmann::json> process_group_list(std::string_view values) {
   try {
     nlohmann::json j = nlohmann::json::parse(*text);
     if (j.is_array()) return j;
-  } catch (const nlohmann::json::exception&) {
-  }
+  } catch (const nlohmann::json::exception&) {}
   return std::nullopt;
 }
 
 std::optional<int> entry_group(const nlohmann::json& e) {
-  if (!e.is_object() || !e.contains("pg_name") || !e["pg_name"].is_string() || !e.contains("ranks") || !e["ranks"].is_array()) return std::nullopt;
+  if (!e.is_object() || !e.contains("pg_name") || !e["pg_name"].is_string() || !e.contains("ranks") ||
+      !e["ranks"].is_array())
+    return std::nullopt;
   return group_of(e["pg_name"].get<std::string>());
 }
 
@@ -427,7 +455,8 @@ void project_rank(Trace& t, const Plan& plan, uint32_t new_rank) {
         if (id && plan.group_in_replica(*id, replica) != *id)
           t.set_attr_bits(a, t.intern(std::to_string(plan.group_in_replica(*id, replica))));
       } else if ((name == "comm_src" || name == "comm_dst") && is_integer(kind) && !is_list(kind) && shift) {
-        if (const auto peer = t.attr(a).as_int64(); peer && *peer >= 0) t.set_attr_bits(a, static_cast<uint64_t>(*peer + shift));
+        if (const auto peer = t.attr(a).as_int64(); peer && *peer >= 0)
+          t.set_attr_bits(a, static_cast<uint64_t>(*peer + shift));
       }
     }
     if (t.type(n) != static_cast<int32_t>(NodeType::Metadata) || !t.has_inputs(n)) continue;

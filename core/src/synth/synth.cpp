@@ -51,10 +51,12 @@ void check_options(const SynthOptions& o) {
     throw Error("synth: at most 16,777,216 ranks (dp × tp × pp × sp × ep)");
   if (o.model != ModelKind::Moe && p.ep != 1)
     throw Error("--ep applies to --model moe only (STAGE folds it into --tp for dense models; use --tp)");
-  if (p.pp > s.layers) throw Error("--pp (" + std::to_string(p.pp) + ") exceeds --layers (" + std::to_string(s.layers) + ")");
+  if (p.pp > s.layers)
+    throw Error("--pp (" + std::to_string(p.pp) + ") exceeds --layers (" + std::to_string(s.layers) + ")");
   if (s.micro_batches > 1u << 20) throw Error("--micro-batches: at most 1,048,576");
   check_divisible(s.batch, "--batch", s.micro_batches * p.dp, "--micro-batches × --dp");
-  check_divisible(s.seq, "--seq", p.sp * (p.sequence_parallel ? p.tp : 1), p.sequence_parallel ? "--sp × --tp" : "--sp");
+  check_divisible(s.seq, "--seq", p.sp * (p.sequence_parallel ? p.tp : 1),
+                  p.sequence_parallel ? "--sp × --tp" : "--sp");
   check_divisible(s.hidden, "--hidden", s.heads, "--heads");
   check_divisible(s.heads, "--heads", p.tp, "--tp");
   const uint64_t kv = s.kv_heads ? s.kv_heads : s.heads;
@@ -62,7 +64,8 @@ void check_options(const SynthOptions& o) {
   check_divisible(s.heads, "--heads", kv, "--kv-heads");
   check_divisible(s.ffn, "--ffn", p.tp, "--tp");
   if (o.model == ModelKind::Moe) {
-    if (!p.sequence_parallel) throw Error("--model moe needs sequence parallel (drop --no-sequence-parallel), as STAGE's MoE sheets");
+    if (!p.sequence_parallel)
+      throw Error("--model moe needs sequence parallel (drop --no-sequence-parallel), as STAGE's MoE sheets");
     positive(s.experts, "--experts");
     positive(s.top_k, "--top-k");
     if (s.top_k > s.experts) throw Error("--top-k exceeds --experts");
@@ -98,10 +101,14 @@ std::string describe(const SynthOptions& o) {
   if (p.fsdp) d += " --fsdp";
   if (!p.sequence_parallel) d += " --no-sequence-parallel";
   if (o.recompute) d += " --recompute";
-  d += std::string(" --schedule ") + (o.schedule == Schedule::None ? "none" : o.schedule == Schedule::GPipe ? "gpipe" : "1f1b");
+  d += std::string(" --schedule ") + (o.schedule == Schedule::None    ? "none"
+                                      : o.schedule == Schedule::GPipe ? "gpipe"
+                                                                      : "1f1b");
   if (o.attention == Attention::Full) d += " --attention full";
-  if (o.stage_units) d += " --stage-units";
-  else d += " --dtype-bytes " + std::to_string(o.dtype_bytes);
+  if (o.stage_units)
+    d += " --stage-units";
+  else
+    d += " --dtype-bytes " + std::to_string(o.dtype_bytes);
   if (o.grad_sync_per_micro_batch) d += " --grad-sync-per-micro-batch";
   if (o.stage_expert_tokens) d += " --stage-expert-tokens";
   return d;
@@ -139,16 +146,19 @@ MemoryEstimate memory_estimate(const Workload& w, uint32_t stage) {
 
   // One layer's kept tensors for one micro-batch (names as in StageBuilder's Dims).
   const uint64_t b = std::max<uint64_t>(1, s.batch / std::max<uint64_t>(1, s.micro_batches * p.dp));
-  const uint64_t T = std::max<uint64_t>(1, b * s.seq / p.sp), Tout = p.sequence_parallel ? std::max<uint64_t>(1, T / p.tp) : T;
+  const uint64_t T = std::max<uint64_t>(1, b * s.seq / p.sp),
+                 Tout = p.sequence_parallel ? std::max<uint64_t>(1, T / p.tp) : T;
   const uint64_t dh = s.hidden / s.heads, kv = s.kv_heads ? s.kv_heads : s.heads;
-  const uint64_t Hl = std::max<uint64_t>(1, s.heads / p.tp), KVl = std::max<uint64_t>(1, kv / p.tp), Fl = std::max<uint64_t>(1, s.ffn / p.tp);
+  const uint64_t Hl = std::max<uint64_t>(1, s.heads / p.tp), KVl = std::max<uint64_t>(1, kv / p.tp),
+                 Fl = std::max<uint64_t>(1, s.ffn / p.tp);
   uint64_t layer = 4 * Tout * s.hidden + T * (Hl + 2 * KVl) * dh + T * Hl * dh;
   if (o.attention == Attention::Full) layer += 2 * b * Hl * (s.seq / p.sp) * s.seq;  // scores and softmax
-  const uint64_t ffn = T * Fl * (o.model == ModelKind::Gpt ? 2 : 4);                // GELU in/out; SwiGLU gate, up, act, product
+  const uint64_t ffn = T * Fl * (o.model == ModelKind::Gpt ? 2 : 4);  // GELU in/out; SwiGLU gate, up, act, product
   layer += o.model == ModelKind::Moe ? ffn * s.top_k : ffn;
   layer *= e;
   const uint64_t per_micro_batch = o.recompute ? mul(layers, e * Tout * s.hidden) : mul(layers, layer);
-  const uint64_t in_flight = o.schedule == Schedule::OneFOneB ? std::min<uint64_t>(s.micro_batches, P - stage) : s.micro_batches;
+  const uint64_t in_flight =
+      o.schedule == Schedule::OneFOneB ? std::min<uint64_t>(s.micro_batches, P - stage) : s.micro_batches;
   m.activations = mul(per_micro_batch, in_flight) + (o.recompute ? layer : 0) + (last ? mul(2 * e * T, s.vocab) : 0);
   return m;
 }
@@ -212,7 +222,9 @@ std::shared_ptr<const Workload> synthesize(const SynthOptions& options) {
 uint32_t num_ranks(const Workload& w) { return static_cast<uint32_t>(w.stage_ranks * w.o.par.pp); }
 uint32_t num_stages(const Workload& w) { return static_cast<uint32_t>(w.stages.size()); }
 uint32_t stage_of(const Workload& w, uint32_t rank) { return static_cast<uint32_t>(rank / w.stage_ranks); }
-uint32_t stage_nodes(const Workload& w, uint32_t stage) { return static_cast<uint32_t>(w.stages.at(stage).nodes.size()); }
+uint32_t stage_nodes(const Workload& w, uint32_t stage) {
+  return static_cast<uint32_t>(w.stages.at(stage).nodes.size());
+}
 
 uint32_t group_id(const Workload& w, Dim dim, uint32_t rank) {
   uint64_t c[5];

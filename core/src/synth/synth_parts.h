@@ -24,7 +24,7 @@ struct TNode {
   Op op = Op::Custom;
   CommType comm = CommType::AllReduce;
   Dim dim = Dim::DP;
-  int8_t peer = 0;    // send/recv: +1 next stage, -1 previous stage
+  int8_t peer = 0;  // send/recv: +1 next stage, -1 previous stage
   uint32_t tag = 0;
   uint64_t num_ops = 0, tensor_size = 0, comm_size = 0;
   uint32_t deps_begin = 0, deps_end = 0;
@@ -39,21 +39,23 @@ struct StageGraph {
 
 inline uint64_t mul(uint64_t a, uint64_t b) {
   uint64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) throw Error("synth: a tensor size overflows 64 bits; reduce the model or batch size");
+  if (__builtin_mul_overflow(a, b, &r))
+    throw Error("synth: a tensor size overflows 64 bits; reduce the model or batch size");
   return r;
 }
 
 // Exact division of a size by a parallel degree; the options were checked beforehand, so a
 // remainder here is a bug in the checks.
 inline uint64_t div(uint64_t a, uint64_t b) {
-  if (b == 0 || a % b) throw Error("synth: internal error: " + std::to_string(a) + " is not divisible by " + std::to_string(b));
+  if (b == 0 || a % b)
+    throw Error("synth: internal error: " + std::to_string(a) + " is not divisible by " + std::to_string(b));
   return a / b;
 }
 
 struct Workload {
   SynthOptions o;
   uint64_t deg[4] = {1, 1, 1, 1};  // DP, TP, CP, EP
-  uint64_t stage_ranks = 1;         // ranks per pipeline stage
+  uint64_t stage_ranks = 1;        // ranks per pipeline stage
   std::vector<StageGraph> stages;
   std::string description;
 

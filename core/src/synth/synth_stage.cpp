@@ -8,7 +8,6 @@ namespace chakra::synth {
 
 namespace {
 
-
 // Builds one stage's graph.
 class Builder {
  public:
@@ -90,8 +89,8 @@ class Builder {
 // Sizes of one micro-batch on one rank.
 struct Dims {
   uint64_t b, S, D, F, H, KV, V, E, K, dh, tp, cp, ep;
-  uint64_t T;     // tokens inside attention and FFN: b·S/cp
-  uint64_t Tout;  // tokens between them: T/tp with sequence parallel, else T
+  uint64_t T;            // tokens inside attention and FFN: b·S/cp
+  uint64_t Tout;         // tokens between them: T/tp with sequence parallel, else T
   uint64_t Hl, KVl, Fl;  // heads, K/V heads and FFN width on one TP rank
   uint64_t qkv() const { return (Hl + 2 * KVl) * dh; }
 };
@@ -99,8 +98,8 @@ struct Dims {
 // What a block's forward leaves for its backward.
 struct BlockFwd {
   Refs in, norm1, attn, norm2, out;
-  Refs xgate, xup, act;                // dense FFN
-  Refs yrouter3, y1;                   // MoE
+  Refs xgate, xup, act;  // dense FFN
+  Refs yrouter3, y1;     // MoE
   std::vector<Refs> expert_x, expert_gate;
 };
 
@@ -201,7 +200,8 @@ class StageBuilder {
     if (first_stage()) {
       x = b_.einsum(p + "in_emb.y", d_.Tout, d_.V, d_.D, {});
     } else {
-      x = b_.p2p(p + "stage" + std::to_string(stage_) + ".x", false, -1, tag(mb, stage_ - 1, false), d_.Tout * d_.D, {});
+      x = b_.p2p(p + "stage" + std::to_string(stage_) + ".x", false, -1, tag(mb, stage_ - 1, false), d_.Tout * d_.D,
+                 {});
     }
     start = x[0];
     for (uint64_t l = 0; l < layers_; ++l) {
@@ -260,7 +260,8 @@ class StageBuilder {
       Refs dx = b_.einsum(p + "in_emb.dx", d_.Tout, d_.D, d_.V, {g});
       return {start, dx[0]};
     }
-    Refs s = b_.p2p(p + "stage" + std::to_string(stage_) + ".dx", true, -1, tag(mb, stage_ - 1, true), d_.Tout * d_.D, {g});
+    Refs s =
+        b_.p2p(p + "stage" + std::to_string(stage_) + ".dx", true, -1, tag(mb, stage_ - 1, true), d_.Tout * d_.D, {g});
     return {start, s[0]};
   }
 
@@ -319,8 +320,8 @@ class StageBuilder {
     v = b_.coll(p + "mha.v", CommType::AllGather, Dim::CP, d.T * d.KVl * d.dh, {v});
     const uint64_t attn_out = d.T * d.Hl * d.dh;
     if (o_.attention == Attention::Full)  // Q·Kᵀ and P·V over all S keys
-      f.attn = b_.comp(p + "mha.attn_kernel.qkv", Op::M, mul(2 * d.T * d.S, d.Hl * d.dh), attn_out,
-                       d.T * d.qkv(), {q, k, v});
+      f.attn = b_.comp(p + "mha.attn_kernel.qkv", Op::M, mul(2 * d.T * d.S, d.Hl * d.dh), attn_out, d.T * d.qkv(),
+                       {q, k, v});
     else  // STAGE's fused kernel: 3 operations per output element
       f.attn = b_.comp(p + "mha.attn_kernel.qkv", Op::Custom, 3 * attn_out, attn_out, d.T * d.qkv(), {q, k, v});
     Refs o1 = b_.einsum(p + "mha.o1", d.T, d.Hl * d.dh, d.D, {f.attn, w});
@@ -377,9 +378,7 @@ class StageBuilder {
   }
 
   // Tokens each local expert processes (gathered over tp), with uniform routing.
-  uint64_t expert_tokens() const {
-    return div(d_.T * d_.K, d_.E * (o_.stage_expert_tokens ? d_.ep : 1));
-  }
+  uint64_t expert_tokens() const { return div(d_.T * d_.K, d_.E * (o_.stage_expert_tokens ? d_.ep : 1)); }
 
   // Returns the gradient of the block input; appends the weight gradients to `grads`.
   Refs block_backward(const std::string& p, const BlockFwd& f, const Refs& g, const Refs& w, Refs& grads) {
@@ -388,9 +387,8 @@ class StageBuilder {
     Refs dy2 = b_.elementwise(p + "post_attn_norm.dy", Op::A, 1, d.Tout * d.D, 2, {dffn, g});
     Refs dn2 = b_.elementwise(p + "post_attn_norm.dx", Op::E, 5, d.Tout * d.D, 1, {dy2});
     // Attention.
-    Refs dout = o_.par.sequence_parallel
-                    ? b_.coll(p + "mha.do", CommType::AllGather, Dim::TP, d.Tout * d.D, {dn2})
-                    : dn2;
+    Refs dout =
+        o_.par.sequence_parallel ? b_.coll(p + "mha.do", CommType::AllGather, Dim::TP, d.Tout * d.D, {dn2}) : dn2;
     Refs dattn = b_.einsum(p + "mha.dattn", d.T, d.D, d.Hl * d.dh, {dout, w});
     Refs dwo = b_.einsum(p + "mha.dwo", d.Hl * d.dh, d.T, d.D, {f.attn, dout});
     const uint64_t q_out = d.T * d.Hl * d.dh, kv_out = mul(d.b * d.S, d.KVl * d.dh);
@@ -486,14 +484,13 @@ class StageBuilder {
   uint32_t stage_;
   Dims d_{};
   uint64_t first_layer_ = 0, layers_ = 0;
-  std::vector<std::vector<BlockFwd>> fwd_;           // [micro-batch][layer]
-  std::vector<std::vector<Refs>> grads_;             // [micro-batch][layer]: weight gradients
-  std::vector<std::vector<Refs>> sync_;              // [layer]: synchronised gradients
-  std::vector<std::pair<bool, Refs>> emb_grads_;     // (output embedding?, dW)
-  std::vector<Refs> last_x_;                         // [micro-batch]: last block output
+  std::vector<std::vector<BlockFwd>> fwd_;        // [micro-batch][layer]
+  std::vector<std::vector<Refs>> grads_;          // [micro-batch][layer]: weight gradients
+  std::vector<std::vector<Refs>> sync_;           // [layer]: synchronised gradients
+  std::vector<std::pair<bool, Refs>> emb_grads_;  // (output embedding?, dW)
+  std::vector<Refs> last_x_;                      // [micro-batch]: last block output
   std::vector<uint32_t> loss_node_;
 };
-
 
 }  // namespace
 

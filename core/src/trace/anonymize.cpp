@@ -93,9 +93,8 @@ size_t vocabulary_kept(std::string_view name) {
   if (name.find("process_group:init") != std::string_view::npos) return kWholeName;
   static constexpr std::string_view kWhole[] = {
       // Markers the converter and the linker read.
-      "record_param_comms", "[pytorch|profiler|execution_trace|process]",
-      "[pytorch|profiler|execution_trace|thread]", "[pytorch|profiler|execution_graph|process]",
-      "[pytorch|profiler|execution_graph|thread]",
+      "record_param_comms", "[pytorch|profiler|execution_trace|process]", "[pytorch|profiler|execution_trace|thread]",
+      "[pytorch|profiler|execution_graph|process]", "[pytorch|profiler|execution_graph|thread]",
       // The Chrome trace format's metadata events, Kineto's flows and synchronisation events.
       "process_name", "process_labels", "process_sort_index", "thread_name", "thread_sort_index", "ac2g", "fwdbwd",
       "Stream Sync", "Context Sync", "Event Sync", "Stream Wait Event"};
@@ -242,8 +241,10 @@ void Anonymizer::anonymize(const Trace& in, Trace& out, AnonymizeReport& report)
       const bool text = kind == AttrKind::String || kind == AttrKind::Bytes;
       const bool text_list = kind == AttrKind::StringList || kind == AttrKind::BytesList;
       if (!text && !text_list) {
-        if (is_list(kind)) d.add_list(out_name, kind, table.list(a));
-        else d.add(out_name, kind, table.bits(a));
+        if (is_list(kind))
+          d.add_list(out_name, kind, table.list(a));
+        else
+          d.add(out_name, kind, table.bits(a));
         continue;
       }
       uint64_t& count = metadata ? report.metadata_strings : report.attributes[name];

@@ -56,7 +56,10 @@ void* resize_block(void* data, size_t old_bytes, size_t new_bytes) {
 
 void free_block(void* data, size_t bytes) {
   if (!data) return;
-  if (is_mapped(bytes)) munmap(data, mapping_length(bytes)); else std::free(data);
+  if (is_mapped(bytes))
+    munmap(data, mapping_length(bytes));
+  else
+    std::free(data);
 }
 
 #else

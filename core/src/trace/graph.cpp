@@ -16,8 +16,10 @@ IdIndex::IdIndex(const Trace& trace) {
       dense_.assign(static_cast<size_t>(hi - lo + 1), kNone);
       for (uint32_t i = 0; i < n; ++i) {
         uint32_t& slot = dense_[static_cast<size_t>(trace.id(i) - lo)];
-        if (slot == kNone) slot = i;
-        else duplicates_.push_back(trace.id(i));
+        if (slot == kNone)
+          slot = i;
+        else
+          duplicates_.push_back(trace.id(i));
       }
       std::sort(duplicates_.begin(), duplicates_.end());
       duplicates_.erase(std::unique(duplicates_.begin(), duplicates_.end()), duplicates_.end());
@@ -30,8 +32,7 @@ IdIndex::IdIndex(const Trace& trace) {
   }
   sorted_.reserve(n);
   for (uint32_t i = 0; i < n; ++i) sorted_.push_back({trace.id(i), i});
-  std::stable_sort(sorted_.begin(), sorted_.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(sorted_.begin(), sorted_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (size_t i = 1; i < sorted_.size(); ++i)
     if (sorted_[i].first == sorted_[i - 1].first && (duplicates_.empty() || duplicates_.back() != sorted_[i].first))
       duplicates_.push_back(sorted_[i].first);
@@ -48,13 +49,15 @@ std::optional<uint32_t> IdIndex::find(uint64_t id) const {
     uint32_t lo = 0, hi = trace_->size();
     while (lo < hi) {
       uint32_t mid = lo + (hi - lo) / 2;
-      if (trace_->id(mid) < id) lo = mid + 1; else hi = mid;
+      if (trace_->id(mid) < id)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     if (lo < trace_->size() && trace_->id(lo) == id) return lo;
     return std::nullopt;
   }
-  auto it = std::lower_bound(sorted_.begin(), sorted_.end(), id,
-                             [](const auto& e, uint64_t v) { return e.first < v; });
+  auto it = std::lower_bound(sorted_.begin(), sorted_.end(), id, [](const auto& e, uint64_t v) { return e.first < v; });
   if (it == sorted_.end() || it->first != id) return std::nullopt;
   return it->second;
 }
@@ -66,8 +69,10 @@ DepGraph DepGraph::build(const Trace& trace, const IdIndex& index, DepKind kinds
   g.offsets.push_back(0);
   auto add = [&](std::span<const uint64_t> ids) {
     for (uint64_t id : ids) {
-      if (auto p = index.find(id)) g.targets.push_back(*p);
-      else ++g.dangling;
+      if (auto p = index.find(id))
+        g.targets.push_back(*p);
+      else
+        ++g.dangling;
     }
   };
   for (uint32_t i = 0; i < n; ++i) {
@@ -93,7 +98,7 @@ std::vector<uint32_t> cycle_through(const DepGraph& g, uint32_t root, const std:
       if (comp[v] != comp_id) continue;
       if (v == root) {  // close the cycle: walk back the BFS tree
         std::vector<uint32_t> path;
-        for (size_t k = head;; ) {
+        for (size_t k = head;;) {
           path.push_back(visited[k].first);
           uint32_t p = visited[k].second;
           if (p == UINT32_MAX) break;

@@ -41,7 +41,9 @@ bool same_attr(const Trace& a, const AttrTable& ta, uint32_t i, const Trace& b, 
       return pairing->pair(name, AttrView(&a, &ta, i), AttrView(&b, &tb, j));
   }
   // A value is its bits, except that text is a string id of its own trace.
-  auto same_value = [&](uint64_t x, uint64_t y) { return is_text(element_kind(kind)) ? same_str(StrId(x), StrId(y)) : x == y; };
+  auto same_value = [&](uint64_t x, uint64_t y) {
+    return is_text(element_kind(kind)) ? same_str(StrId(x), StrId(y)) : x == y;
+  };
   if (!is_list(kind)) return kind == AttrKind::None || same_value(ta.bits(i), tb.bits(j));
   const std::span<const uint64_t> x = ta.list(i), y = tb.list(j);
   return std::equal(x.begin(), x.end(), y.begin(), y.end(), same_value);
@@ -82,8 +84,8 @@ bool same_up_to_node_ids(const Trace& a, const Trace& b, const AttrPairing* pair
   SameStrings same_str(a, b);
   if (a.size() != b.size() || a.has_metadata() != b.has_metadata() || a.metadata_version() != b.metadata_version() ||
       a.metadata_unknown_fields() != b.metadata_unknown_fields() ||
-      !same_attrs(a, a.metadata_attrs(), 0, a.metadata_attrs().size(), b, b.metadata_attrs(), 0, b.metadata_attrs().size(),
-                  same_str))
+      !same_attrs(a, a.metadata_attrs(), 0, a.metadata_attrs().size(), b, b.metadata_attrs(), 0,
+                  b.metadata_attrs().size(), same_str))
     return false;
   const std::vector<uint64_t> ids_a = sorted_ids(a), ids_b = sorted_ids(b);
   if (ids_a.size() != a.size() || ids_b.size() != b.size()) return false;
@@ -103,8 +105,8 @@ bool same_up_to_node_ids(const Trace& a, const Trace& b, const AttrPairing* pair
         !same_io(a.inputs(n), b.inputs(n), same_str) || !same_io(a.outputs(n), b.outputs(n), same_str) ||
         a.unknown_fields(n) != b.unknown_fields(n) || !same_deps(a.ctrl_deps(n), b.ctrl_deps(n)) ||
         !same_deps(a.data_deps(n), b.data_deps(n)) ||
-        !same_attrs(a, a.node_attrs(), a.attr_begin(n), a.attr_end(n), b, b.node_attrs(), b.attr_begin(n), b.attr_end(n),
-                    same_str, pairing))
+        !same_attrs(a, a.node_attrs(), a.attr_begin(n), a.attr_end(n), b, b.node_attrs(), b.attr_begin(n),
+                    b.attr_end(n), same_str, pairing))
       return false;
   }
   return true;

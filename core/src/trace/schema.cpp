@@ -13,9 +13,8 @@ constexpr std::array<std::string_view, kNodeTypeCount> kNodeTypeNames = {
 };
 
 constexpr std::array<std::string_view, kCommTypeCount> kCommTypeNames = {
-    "ALL_REDUCE", "REDUCE",     "ALL_GATHER",     "GATHER",
-    "SCATTER",    "BROADCAST",  "ALL_TO_ALL",     "REDUCE_SCATTER",
-    "REDUCE_SCATTER_BLOCK",     "BARRIER",
+    "ALL_REDUCE", "REDUCE",         "ALL_GATHER",           "GATHER",  "SCATTER", "BROADCAST",
+    "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER",
 };
 
 struct KindNames {
@@ -25,22 +24,39 @@ struct KindNames {
 
 // Indexed by field number; 0 = unset, 1 and 2 are not value fields.
 constexpr std::array<KindNames, kMaxAttrKind + 1> kKindNames = {{
-    {"", ""}, {"", ""}, {"", ""},
-    {"double_val", "doubleVal"},     {"double_list", "doubleList"},
-    {"float_val", "floatVal"},       {"float_list", "floatList"},
-    {"int32_val", "int32Val"},       {"int32_list", "int32List"},
-    {"int64_val", "int64Val"},       {"int64_list", "int64List"},
-    {"uint32_val", "uint32Val"},     {"uint32_list", "uint32List"},
-    {"uint64_val", "uint64Val"},     {"uint64_list", "uint64List"},
-    {"sint32_val", "sint32Val"},     {"sint32_list", "sint32List"},
-    {"sint64_val", "sint64Val"},     {"sint64_list", "sint64List"},
-    {"fixed32_val", "fixed32Val"},   {"fixed32_list", "fixed32List"},
-    {"fixed64_val", "fixed64Val"},   {"fixed64_list", "fixed64List"},
-    {"sfixed32_val", "sfixed32Val"}, {"sfixed32_list", "sfixed32List"},
-    {"sfixed64_val", "sfixed64Val"}, {"sfixed64_list", "sfixed64List"},
-    {"bool_val", "boolVal"},         {"bool_list", "boolList"},
-    {"string_val", "stringVal"},     {"string_list", "stringList"},
-    {"bytes_val", "bytesVal"},       {"bytes_list", "bytesList"},
+    {"", ""},
+    {"", ""},
+    {"", ""},
+    {"double_val", "doubleVal"},
+    {"double_list", "doubleList"},
+    {"float_val", "floatVal"},
+    {"float_list", "floatList"},
+    {"int32_val", "int32Val"},
+    {"int32_list", "int32List"},
+    {"int64_val", "int64Val"},
+    {"int64_list", "int64List"},
+    {"uint32_val", "uint32Val"},
+    {"uint32_list", "uint32List"},
+    {"uint64_val", "uint64Val"},
+    {"uint64_list", "uint64List"},
+    {"sint32_val", "sint32Val"},
+    {"sint32_list", "sint32List"},
+    {"sint64_val", "sint64Val"},
+    {"sint64_list", "sint64List"},
+    {"fixed32_val", "fixed32Val"},
+    {"fixed32_list", "fixed32List"},
+    {"fixed64_val", "fixed64Val"},
+    {"fixed64_list", "fixed64List"},
+    {"sfixed32_val", "sfixed32Val"},
+    {"sfixed32_list", "sfixed32List"},
+    {"sfixed64_val", "sfixed64Val"},
+    {"sfixed64_list", "sfixed64List"},
+    {"bool_val", "boolVal"},
+    {"bool_list", "boolList"},
+    {"string_val", "stringVal"},
+    {"string_list", "stringList"},
+    {"bytes_val", "bytesVal"},
+    {"bytes_list", "bytesList"},
 }};
 
 // The attributes ASTRA-sim and the Chakra feeders interpret (chakra-reference-tools.md §1.4).
@@ -57,8 +73,7 @@ constexpr KnownAttr kKnownAttrs[] = {
     {"tensor_size", AttrKind::Uint64, KindRule::AnyInteger,
      "bytes of a memory access, or bytes touched by a roofline compute node"},
     {"num_ops", AttrKind::Int64, KindRule::AnyInteger, "operation count of a roofline compute node"},
-    {"involved_dim", AttrKind::BoolList, KindRule::Exact,
-     "network dimensions a collective spans (ASTRA-sim)"},
+    {"involved_dim", AttrKind::BoolList, KindRule::Exact, "network dimensions a collective spans (ASTRA-sim)"},
 };
 
 }  // namespace
@@ -118,10 +133,22 @@ bool is_deep_ep_communication(std::string_view name) {
   // "void deep_ep::intranode::dispatch<8, 768>(int4*, ...)": the function, without its namespaces.
   const std::string_view qualified = name.substr(at, name.find_first_of("<(", at) - at);
   const std::string_view function = qualified.substr(qualified.rfind("::") + 2);
-  static constexpr std::string_view kMoving[] = {
-      "notify_dispatch", "cached_notify_dispatch", "cached_notify_combine", "cached_notify", "dispatch", "combine",
-      "barrier", "dispatch_impl", "combine_impl", "hybrid_dispatch_impl", "hybrid_combine_impl", "barrier_impl",
-      "pp_send_impl", "pp_recv_impl", "engram_fetch_impl", "engram_fetch_wait_impl"};
+  static constexpr std::string_view kMoving[] = {"notify_dispatch",
+                                                 "cached_notify_dispatch",
+                                                 "cached_notify_combine",
+                                                 "cached_notify",
+                                                 "dispatch",
+                                                 "combine",
+                                                 "barrier",
+                                                 "dispatch_impl",
+                                                 "combine_impl",
+                                                 "hybrid_dispatch_impl",
+                                                 "hybrid_combine_impl",
+                                                 "barrier_impl",
+                                                 "pp_send_impl",
+                                                 "pp_recv_impl",
+                                                 "engram_fetch_impl",
+                                                 "engram_fetch_wait_impl"};
   return std::find(std::begin(kMoving), std::end(kMoving), function) != std::end(kMoving);
 }
 
@@ -129,10 +156,12 @@ bool is_deep_ep_communication(std::string_view name) {
 
 GpuKind classify_gpu_op(std::string_view name, int32_t node_type) {
   const auto type = static_cast<NodeType>(node_type);
-  if (type == NodeType::CommColl || type == NodeType::CommSend || type == NodeType::CommRecv) return GpuKind::Communication;
+  if (type == NodeType::CommColl || type == NodeType::CommSend || type == NodeType::CommRecv)
+    return GpuKind::Communication;
   auto has = [&](std::string_view part) { return name.find(part) != std::string_view::npos; };
   // ncclKernel_*, ncclDevKernel_* (NCCL 2.19+), RCCL's kernels (named as NCCL's), HCCL's, gloo's.
-  if (name.rfind("nccl", 0) == 0 || name.rfind("hccl", 0) == 0 || has("ncclKernel") || has("ncclDevKernel") || has("gloo"))
+  if (name.rfind("nccl", 0) == 0 || name.rfind("hccl", 0) == 0 || has("ncclKernel") || has("ncclDevKernel") ||
+      has("gloo"))
     return GpuKind::Communication;
   // PyTorch's symmetric-memory collectives (NVLink SHARP multimem, one- and two-shot all-reduce).
   if (has("multimem_") || has("all_reduce_kernel") || has("all_gather_kernel") || has("reduce_scatter_kernel"))
@@ -149,9 +178,9 @@ GpuKind classify_gpu_op(std::string_view name, int32_t node_type) {
   //   theirs (Allreduce_small_kernel, AllreduceMediumKernel_LocalSync, AllgathervMediumKernel_*,
   //   Allgatherv_small_kernel_*, ReduceScatterLargeKernel, Reduce_scatter_small_kernel_*).
   // - DeepEP: is_deep_ep_communication.
-  static constexpr std::string_view kLibraries[] = {
-      "mscclKernel_", "mscclpp::", "_on_stream_kernel", "nvshmemi_", "nvshmem_extension::",
-      "Allreduce", "Allgather", "ReduceScatter", "Reduce_scatter"};
+  static constexpr std::string_view kLibraries[] = {"mscclKernel_", "mscclpp::",           "_on_stream_kernel",
+                                                    "nvshmemi_",    "nvshmem_extension::", "Allreduce",
+                                                    "Allgather",    "ReduceScatter",       "Reduce_scatter"};
   for (std::string_view k : kLibraries)
     if (has(k)) return GpuKind::Communication;
   if (is_deep_ep_communication(name)) return GpuKind::Communication;
@@ -164,12 +193,13 @@ bool is_known_compute_kernel(std::string_view name) {
   static constexpr std::string_view kKnown[] = {
       // GEMM, convolution and attention libraries (cuBLAS, cuBLASLt, cuDNN, CUTLASS, MIOpen,
       // rocBLAS/Tensile, MAGMA, FlashAttention, TensorRT-LLM)
-      "gemm", "gemv", "Gemm", "cublas", "nvjet", "cudnn", "cutlass", "xmma", "conv", "MIOpen", "Cijk_", "magma", "flash",
-      "fmha", "attn", "bmm_", "tensorrt_llm", "wgrad", "dgrad", "fprop", "winograd", "fft", "splitK", "bn_fw", "bn_bw",
+      "gemm", "gemv", "Gemm", "cublas", "nvjet", "cudnn", "cutlass", "xmma", "conv", "MIOpen", "Cijk_", "magma",
+      "flash", "fmha", "attn", "bmm_", "tensorrt_llm", "wgrad", "dgrad", "fprop", "winograd", "fft", "splitK", "bn_fw",
+      "bn_bw",
       // PyTorch and its libraries (ATen, CUB, FBGEMM, vLLM, MoE kernels), compilers (Triton)
       "at::", "cub::", "cunn_", "fbgemm", "embedding", "vllm::", "moe::", "triton", "multi_tensor_apply", "elementwise",
-      "reduce_1Block", "softmax", "norm", "transpose", "index", "copy", "permute", "SubTensorOp", "scal_kernel", "dot_kernel",
-      "compute_cuda_kernel", "bucketize",
+      "reduce_1Block", "softmax", "norm", "transpose", "index", "copy", "permute", "SubTensorOp", "scal_kernel",
+      "dot_kernel", "compute_cuda_kernel", "bucketize",
       // DeepEP's kernels on local memory (its communicating ones are classed before: classify_gpu_op)
       "deep_ep::"};
   for (std::string_view k : kKnown)
@@ -187,7 +217,7 @@ const char* gpu_kind_name(GpuKind kind) {
 }
 
 namespace {
-constexpr std::string_view kStallClassNames[kStallClassCount] = {"allocator",  "launch_queue", "gpu_wait",
+constexpr std::string_view kStallClassNames[kStallClassCount] = {"allocator",    "launch_queue", "gpu_wait",
                                                                  "runtime_call", "other_thread", "unexplained"};
 }  // namespace
 

@@ -52,8 +52,7 @@ void store_unknown(UnknownIndex& index, std::string& blob, uint32_t owner, std::
 
 std::string_view lookup_unknown(const UnknownIndex& index, const std::string& blob, uint32_t owner) {
   // Owners are appended in increasing order, so the index is sorted.
-  auto it = std::lower_bound(index.begin(), index.end(), owner,
-                             [](const auto& e, uint32_t o) { return e.first < o; });
+  auto it = std::lower_bound(index.begin(), index.end(), owner, [](const auto& e, uint32_t o) { return e.first < o; });
   if (it == index.end() || it->first != owner) return {};
   return std::string_view(blob).substr(it->second.first, it->second.second);
 }
@@ -108,8 +107,7 @@ uint32_t AttrTable::append(const AttrDrafts& d) {
       bits_.push_back(a.bits);
     }
     if (a.unknown_len)
-      store_unknown(unknown_, unknown_blob_, index,
-                    std::string_view(d.unknown).substr(a.unknown_begin, a.unknown_len));
+      store_unknown(unknown_, unknown_blob_, index, std::string_view(d.unknown).substr(a.unknown_begin, a.unknown_len));
   }
   return first;
 }
@@ -133,9 +131,8 @@ void AttrTable::clear() {
 }
 
 size_t AttrTable::memory_bytes() const {
-  return name_.capacity() * sizeof(StrId) + doc_.capacity() * sizeof(StrId) + kind_.capacity() +
-         bits_.capacity() * 8 + list_pool_.capacity() * 8 + unknown_blob_.capacity() +
-         unknown_.capacity() * sizeof(unknown_[0]);
+  return name_.capacity() * sizeof(StrId) + doc_.capacity() * sizeof(StrId) + kind_.capacity() + bits_.capacity() * 8 +
+         list_pool_.capacity() * 8 + unknown_blob_.capacity() + unknown_.capacity() * sizeof(unknown_[0]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -147,8 +144,7 @@ std::optional<int64_t> AttrView::as_int64() const {
   const AttrKind k = kind();
   if (k == AttrKind::Bool) return static_cast<int64_t>(bits());
   if (!is_integer(k)) return std::nullopt;
-  if (is_unsigned(k) && bits() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    return std::nullopt;
+  if (is_unsigned(k) && bits() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
   return static_cast<int64_t>(bits());
 }
 
@@ -167,8 +163,7 @@ std::optional<double> AttrView::as_double() const {
     default: break;
   }
   if (!is_integer(kind())) return std::nullopt;
-  return is_unsigned(kind()) ? static_cast<double>(bits())
-                             : static_cast<double>(static_cast<int64_t>(bits()));
+  return is_unsigned(kind()) ? static_cast<double>(bits()) : static_cast<double>(static_cast<int64_t>(bits()));
 }
 
 std::optional<bool> AttrView::as_bool() const {
@@ -315,12 +310,11 @@ bool Trace::has_unknown_fields() const {
 
 size_t Trace::memory_bytes() const {
   return strings_.memory_bytes() + metadata_attrs_.memory_bytes() + attrs_.memory_bytes() +
-         (id_.capacity() + start_.capacity() + duration_.capacity() + ctrl_.capacity() +
-          data_.capacity()) * 8 +
-         (name_.capacity() + type_.capacity() + ctrl_off_.capacity() + data_off_.capacity() +
-          attr_off_.capacity()) * 4 +
-         flags_.capacity() + (inputs_.capacity() + outputs_.capacity()) * sizeof(IoStrings) +
-         unknown_blob_.capacity() + unknown_.capacity() * sizeof(unknown_[0]);
+         (id_.capacity() + start_.capacity() + duration_.capacity() + ctrl_.capacity() + data_.capacity()) * 8 +
+         (name_.capacity() + type_.capacity() + ctrl_off_.capacity() + data_off_.capacity() + attr_off_.capacity()) *
+             4 +
+         flags_.capacity() + (inputs_.capacity() + outputs_.capacity()) * sizeof(IoStrings) + unknown_blob_.capacity() +
+         unknown_.capacity() * sizeof(unknown_[0]);
 }
 
 }  // namespace chakra

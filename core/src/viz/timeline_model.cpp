@@ -122,10 +122,10 @@ TimelineModel timeline_of_traces(std::span<const Trace* const> ranks) {
       const bool comm = type == NodeType::CommColl || type == NodeType::CommSend || type == NodeType::CommRecv;
       std::optional<bool> cpu;
       if (auto a = t.find_attr(n, "is_cpu_op")) cpu = a->as_bool();
-      TimelineActivity kind = comm ? TimelineActivity::Communication
+      TimelineActivity kind = comm                     ? TimelineActivity::Communication
                               : type != NodeType::Comp ? TimelineActivity::Other
-                              : cpu.value_or(false) ? TimelineActivity::CpuOp
-                                                    : TimelineActivity::Kernel;
+                              : cpu.value_or(false)    ? TimelineActivity::CpuOp
+                                                       : TimelineActivity::Kernel;
       if (kind == TimelineActivity::Kernel)  // GPU work, by its name as the analyses class it
         switch (classify_gpu_op(t.name(n), t.type(n))) {
           case GpuKind::Communication: kind = TimelineActivity::Communication; break;

@@ -73,9 +73,12 @@ bool is_graphviz_id(std::string_view s) {
   size_t i = s[0] == '-' ? 1 : 0;
   size_t digits = 0, dots = 0;
   for (; i < s.size(); ++i) {
-    if (digit(s[i])) ++digits;
-    else if (s[i] == '.' && ++dots == 1) continue;
-    else return false;
+    if (digit(s[i]))
+      ++digits;
+    else if (s[i] == '.' && ++dots == 1)
+      continue;
+    else
+      return false;
   }
   return digits > 0;
 }
@@ -116,9 +119,7 @@ void xml_escape(std::string& out, std::string_view s, bool svg) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
-      case '"':
-        out += svg ? "&quot;" : "\"";
-        break;
+      case '"': out += svg ? "&quot;" : "\""; break;
       default: out += (svg && static_cast<unsigned char>(c) < 0x20 && c != '\t') ? ' ' : c;
     }
   }
@@ -167,8 +168,10 @@ void write_graphml(const Trace& t, const std::vector<uint32_t>& nodes, bool refe
       auto& targets = mention(dep, p).targets;
       auto e = std::find_if(targets.begin(), targets.end(), [&](const auto& x) { return x.first == t.id(n); });
       uint8_t kind = ctrl ? 2 : 1;
-      if (e == targets.end()) targets.push_back({t.id(n), kind});
-      else e->second = reference_bytes ? kind : (e->second | kind);  // networkx: last write wins
+      if (e == targets.end())
+        targets.push_back({t.id(n), kind});
+      else
+        e->second = reference_bytes ? kind : (e->second | kind);  // networkx: last write wins
       any_edge = true;
     });
   }
@@ -271,8 +274,8 @@ GraphLayout layout_graph(const Trace& t, const std::vector<uint32_t>& nodes, con
   std::vector<uint32_t> box_of(n), middle_box(n, UINT32_MAX);
   for (uint32_t a : topo) {
     const uint32_t len = length[head[a]];
-    bool inner = o.collapse_chains > 1 && len >= std::max<uint32_t>(o.collapse_chains, 3) && index[a] > 0 &&
-                 index[a] + 1 < len;
+    bool inner =
+        o.collapse_chains > 1 && len >= std::max<uint32_t>(o.collapse_chains, 3) && index[a] > 0 && index[a] + 1 < len;
     if (inner && middle_box[head[a]] != UINT32_MAX) {
       box_of[a] = middle_box[head[a]];
       ++L.boxes[box_of[a]].count;
@@ -376,7 +379,8 @@ GraphLayout layout_graph(const Trace& t, const std::vector<uint32_t>& nodes, con
     rows = std::max(rows, static_cast<double>(keyed.size()));
   }
   std::vector<double> band_top(band_rows.size(), kMargin);
-  for (size_t k = 1; k < band_rows.size(); ++k) band_top[k] = band_top[k - 1] + band_rows[k - 1] * (kBoxH + kGapY) + kBandGap;
+  for (size_t k = 1; k < band_rows.size(); ++k)
+    band_top[k] = band_top[k - 1] + band_rows[k - 1] * (kBoxH + kGapY) + kBandGap;
   for (uint32_t b = 0; b < nb; ++b) {
     GraphLayout::Box& x = L.boxes[b];
     x.x = kMargin + (x.layer % kBandColumns) * (kBoxW + kGapX);
@@ -444,8 +448,7 @@ void write_svg(const Trace& t, const std::vector<uint32_t>& nodes, const SvgOpti
     double bend = std::max(30.0, std::abs(x2 - x1) / 2);
     s += "<path class=\"" + std::string(e.ctrl ? "c" : "d") + "\" d=\"M" + num(x1) + "," + num(y1) + "C" +
          num(x1 + bend) + "," + num(y1) + " " + num(x2 - bend) + "," + num(y2) + " " + num(x2) + "," + num(y2) +
-         "\" marker-end=\"url(#" +
-         (e.ctrl ? "t" : "a") + ")\"/>\n";
+         "\" marker-end=\"url(#" + (e.ctrl ? "t" : "a") + ")\"/>\n";
     if (s.size() > (1u << 20)) {
       out.write(s);
       s.clear();
@@ -455,7 +458,8 @@ void write_svg(const Trace& t, const std::vector<uint32_t>& nodes, const SvgOpti
     uint32_t n = b.first;
     std::string title = std::to_string(t.id(n)) + " " + std::string(t.name(n)) + " (" +
                         std::string(node_type_name(t.type(n))) + ", " + std::to_string(t.duration_micros(n)) + " us)";
-    std::string label = b.count > 1 ? std::to_string(b.count) + " nodes from " + std::string(t.name(n)) : std::string(t.name(n));
+    std::string label =
+        b.count > 1 ? std::to_string(b.count) + " nodes from " + std::string(t.name(n)) : std::string(t.name(n));
     if (b.count > 1) title += " and the " + std::to_string(b.count - 1) + " nodes chained after it";
     s += "<g><title>";
     xml_escape(s, title, true);

@@ -31,7 +31,8 @@ constexpr uint64_t kBase = 1000;
 
 chakra::Trace trace_of(std::initializer_list<Op> ops) {
   chakra::Trace t;
-  const chakra::StrId pg = t.intern("pg_name"), src = t.intern("comm_src"), dst = t.intern("comm_dst"), tag = t.intern("comm_tag");
+  const chakra::StrId pg = t.intern("pg_name"), src = t.intern("comm_src"), dst = t.intern("comm_dst"),
+                      tag = t.intern("comm_tag");
   chakra::NodeDraft d;
   for (const Op& op : ops) {
     d.clear();
@@ -49,7 +50,8 @@ chakra::Trace trace_of(std::initializer_list<Op> ops) {
   return t;
 }
 
-CrossRankPath path_of(std::initializer_list<const chakra::Trace*> traces, std::vector<chakra::RankTimes>* keep = nullptr) {
+CrossRankPath path_of(std::initializer_list<const chakra::Trace*> traces,
+                      std::vector<chakra::RankTimes>* keep = nullptr) {
   std::vector<chakra::RankTimes> ranks;
   for (const chakra::Trace* t : traces) ranks.push_back(chakra::measured_times(*t));
   CrossRankPath p = chakra::critical_path_across_ranks(ranks);
@@ -60,7 +62,8 @@ CrossRankPath path_of(std::initializer_list<const chakra::Trace*> traces, std::v
 // (rank, node position, start − kBase, duration) of each step; node -1 for a wait.
 std::vector<std::tuple<uint32_t, int64_t, uint64_t, uint64_t>> steps_of(const CrossRankPath& p) {
   std::vector<std::tuple<uint32_t, int64_t, uint64_t, uint64_t>> out;
-  for (const auto& s : p.steps) out.emplace_back(s.rank, s.node == UINT32_MAX ? -1 : int64_t(s.node), s.start - kBase, s.duration);
+  for (const auto& s : p.steps)
+    out.emplace_back(s.rank, s.node == UINT32_MAX ? -1 : int64_t(s.node), s.start - kBase, s.duration);
   return out;
 }
 
@@ -100,8 +103,10 @@ TEST(CriticalPath, FollowsTheLatestDependencyAndNamesGaps) {
 
 // A collective waits for its last rank: before that arrival the path runs on the late rank.
 TEST(CriticalPath, CrossesToTheRankThatArrivedLastAtACollective) {
-  const chakra::Trace r0 = trace_of({{1, "fwd", kComp, 0, 10}, {2, "allreduce", kColl, 10, 90, {1}, "1"}, {3, "opt", kComp, 100, 5, {2}}});
-  const chakra::Trace r1 = trace_of({{1, "fwd", kComp, 0, 60}, {2, "allreduce", kColl, 60, 40, {1}, "1"}, {3, "opt", kComp, 100, 2, {2}}});
+  const chakra::Trace r0 =
+      trace_of({{1, "fwd", kComp, 0, 10}, {2, "allreduce", kColl, 10, 90, {1}, "1"}, {3, "opt", kComp, 100, 5, {2}}});
+  const chakra::Trace r1 =
+      trace_of({{1, "fwd", kComp, 0, 60}, {2, "allreduce", kColl, 60, 40, {1}, "1"}, {3, "opt", kComp, 100, 2, {2}}});
   const CrossRankPath p = path_of({&r0, &r1});
   using S = std::tuple<uint32_t, int64_t, uint64_t, uint64_t>;
   EXPECT_EQ(steps_of(p), (std::vector<S>{{1, 0, 0, 60}, {0, 1, 60, 40}, {0, 2, 100, 5}}));
@@ -114,8 +119,10 @@ TEST(CriticalPath, CrossesToTheRankThatArrivedLastAtACollective) {
 
 // A receive waits for its send; ops of one stream follow each other without dependencies.
 TEST(CriticalPath, FollowsMessagesAndLanes) {
-  const chakra::Trace r0 = trace_of({{1, "produce", kComp, 0, 50}, {2, "send", chakra::NodeType::CommSend, 50, 20, {1}, nullptr, 1}});
-  const chakra::Trace r1 = trace_of({{1, "recv", chakra::NodeType::CommRecv, 5, 65, {}, nullptr, 0}, {2, "consume", kComp, 70, 20, {1}}});
+  const chakra::Trace r0 =
+      trace_of({{1, "produce", kComp, 0, 50}, {2, "send", chakra::NodeType::CommSend, 50, 20, {1}, nullptr, 1}});
+  const chakra::Trace r1 =
+      trace_of({{1, "recv", chakra::NodeType::CommRecv, 5, 65, {}, nullptr, 0}, {2, "consume", kComp, 70, 20, {1}}});
   const CrossRankPath p = path_of({&r0, &r1});
   using S = std::tuple<uint32_t, int64_t, uint64_t, uint64_t>;
   EXPECT_EQ(steps_of(p), (std::vector<S>{{0, 0, 0, 50}, {1, 0, 50, 20}, {1, 1, 70, 20}}));
@@ -142,8 +149,10 @@ TEST(CriticalPath, FollowsMessagesAndLanes) {
 
 // What-if along the path: only the matching ops on it shrink.
 TEST(CriticalPath, WhatIfScalesTheMatchingOpsOnThePath) {
-  const chakra::Trace r0 = trace_of({{1, "fwd", kComp, 0, 10}, {2, "allreduce", kColl, 10, 90, {1}, "1"}, {3, "opt", kComp, 100, 5, {2}}});
-  const chakra::Trace r1 = trace_of({{1, "fwd", kComp, 0, 60}, {2, "allreduce", kColl, 60, 40, {1}, "1"}, {3, "opt", kComp, 100, 2, {2}}});
+  const chakra::Trace r0 =
+      trace_of({{1, "fwd", kComp, 0, 10}, {2, "allreduce", kColl, 10, 90, {1}, "1"}, {3, "opt", kComp, 100, 5, {2}}});
+  const chakra::Trace r1 =
+      trace_of({{1, "fwd", kComp, 0, 60}, {2, "allreduce", kColl, 60, 40, {1}, "1"}, {3, "opt", kComp, 100, 2, {2}}});
   std::vector<chakra::RankTimes> ranks;
   const CrossRankPath p = path_of({&r0, &r1}, &ranks);
   EXPECT_EQ(chakra::path_step_if_faster(p, ranks, "fwd", 2.0), 105u - 30u);        // rank 1's fwd, 60 µs
@@ -154,7 +163,8 @@ TEST(CriticalPath, WhatIfScalesTheMatchingOpsOnThePath) {
 // Inconsistent input (a dependency cycle with times) ends without hanging, the steps still
 // covering the step.
 TEST(CriticalPath, SurvivesCyclesAndEmptyTraces) {
-  const chakra::Trace t = trace_of({{1, "a", kComp, 10, 0, {2}}, {2, "b", kComp, 10, 0, {1}}, {3, "c", kComp, 10, 5, {1}}});
+  const chakra::Trace t =
+      trace_of({{1, "a", kComp, 10, 0, {2}}, {2, "b", kComp, 10, 0, {1}}, {3, "c", kComp, 10, 5, {1}}});
   const CrossRankPath p = path_of({&t});
   expect_contiguous(p);
   const chakra::Trace empty;
@@ -168,7 +178,8 @@ TEST(CriticalPath, SurvivesCyclesAndEmptyTraces) {
 TEST(CriticalPath, MeasuredDlrmRanks) {
   std::vector<chakra::Trace> traces;
   for (int r = 0; r < 8; ++r)
-    for (const auto& e : fs::directory_iterator(testing_support::shared("data/pairs/dlrm_8rank_v100/rank" + std::to_string(r))))
+    for (const auto& e :
+         fs::directory_iterator(testing_support::shared("data/pairs/dlrm_8rank_v100/rank" + std::to_string(r))))
       if (e.path().string().find(".pt.trace.json") != std::string::npos)
         traces.push_back(chakra::kineto_activity(chakra::open_input(e.path().string())));
   ASSERT_EQ(traces.size(), 8u);
@@ -180,7 +191,9 @@ TEST(CriticalPath, MeasuredDlrmRanks) {
   uint64_t first = UINT64_MAX, last = 0;
   for (const auto& t : traces)
     for (uint32_t n = 0; n < t.size(); ++n)
-      if (t.start_time_micros(n)) first = std::min(first, t.start_time_micros(n)), last = std::max(last, t.start_time_micros(n) + t.duration_micros(n));
+      if (t.start_time_micros(n))
+        first = std::min(first, t.start_time_micros(n)),
+        last = std::max(last, t.start_time_micros(n) + t.duration_micros(n));
   EXPECT_EQ(p.begin, first);
   EXPECT_EQ(p.end, last);
   size_t peers = 0;

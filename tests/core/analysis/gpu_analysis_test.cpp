@@ -29,9 +29,12 @@ std::vector<std::map<std::string, std::string>> read_csv(const std::string& path
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') row.back() += '"', ++i;
-      else if (c == '"') quoted = false;
-      else row.back() += c;
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        row.back() += '"', ++i;
+      else if (c == '"')
+        quoted = false;
+      else
+        row.back() += c;
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
@@ -60,8 +63,8 @@ double number(const std::map<std::string, std::string>& row, const std::string& 
 
 // The ranks' Kineto traces of a reference folder, analysed.
 struct Case {
-  std::string reference;                // under reference/hta
-  std::vector<std::string> traces;      // by rank
+  std::string reference;            // under reference/hta
+  std::vector<std::string> traces;  // by rank
 };
 
 std::vector<Case> cases() {
@@ -84,12 +87,15 @@ void expect_close(double ours, double hta, const std::string& what) {
 
 TEST(GpuAnalysis, KernelsAreClassifiedByNameAndType) {
   using chakra::GpuKind;
-  EXPECT_EQ(chakra::classify_gpu_op("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"), GpuKind::Communication);
-  EXPECT_EQ(chakra::classify_gpu_op("ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"), GpuKind::Communication);
+  EXPECT_EQ(chakra::classify_gpu_op("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"),
+            GpuKind::Communication);
+  EXPECT_EQ(chakra::classify_gpu_op("ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"),
+            GpuKind::Communication);
   EXPECT_EQ(chakra::classify_gpu_op("Memcpy DtoH (Device -> Pinned)"), GpuKind::Memory);
   EXPECT_EQ(chakra::classify_gpu_op("Memset (Device)"), GpuKind::Memory);
   EXPECT_EQ(chakra::classify_gpu_op("ampere_sgemm_128x64_nn"), GpuKind::Computation);
-  EXPECT_EQ(chakra::classify_gpu_op("anything", static_cast<int32_t>(chakra::NodeType::CommColl)), GpuKind::Communication);
+  EXPECT_EQ(chakra::classify_gpu_op("anything", static_cast<int32_t>(chakra::NodeType::CommColl)),
+            GpuKind::Communication);
   EXPECT_EQ(chakra::gpu_kinds_label(3), "COMPUTATION overlapping COMMUNICATION");
   EXPECT_EQ(chakra::gpu_kinds_label(7), "COMPUTATION overlapping COMMUNICATION overlapping MEMORY");
 }
@@ -98,28 +104,28 @@ TEST(GpuAnalysis, KernelsAreClassifiedByNameAndType) {
 // from the libraries' sources (the patterns' comment in core/src/trace/schema.cpp cites them).
 TEST(GpuAnalysis, KernelsOfOtherCommunicationLibrariesCommunicate) {
   using chakra::GpuKind;
-  for (const char* name : {
-           // DeepEP: normal (intranode, internode), low-latency, 2026's legacy namespace, EPv2
-           "void deep_ep::intranode::notify_dispatch<8>(int const*, int*, int const*, int*, int, int, int, "
-           "bool const*, int*, int*, int, int, void**, int**, int, int)",
-           "void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*, long*, float*, int*, int*)",
-           "void deep_ep::intranode::cached_notify_combine<8>(void**, int*, int, int, int, int**, int, int)",
-           "void deep_ep::internode::combine<false, 2, 8, 4, 4>(int4*, float*, bool const*, void*)",
-           "void deep_ep::internode_ll::dispatch<true, 3, 7168>(void*, float*, int*, int*, int*, int*, void*)",
-           "void deep_ep::legacy::intranode::combine<__nv_bfloat16, 8, 768, 4096>(__nv_bfloat16*, float*)",
-           "void deep_ep::elastic::hybrid_dispatch_impl<false, 24, 4, 2, 8>(void*, void*)",
-           // MSCCL, MSCCL++
-           "mscclKernel_Sum_float_LL(ncclDevComm*, mscclAlgo*, mscclWork)",
-           "void mscclpp::executionKernel<float, false>(int, float*, float*, float*, unsigned long)",
-           "void mscclpp::collective::allreduceAllPairs<__nv_bfloat16>(__nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*)",
-           // NVSHMEM's stream collectives and proxy entry points; PyTorch's NVSHMEM all-to-all
-           "void alltoall_on_stream_kernel<float>(int, float*, float const*, unsigned long)",
-           "void barrier_on_stream_kernel_threadgroup<(threadgroup_t)4>(int, int)",
-           "nvshmemi_proxy_rma_entrypoint(void*, void*, rma_bytesdesc_t, int, nvshmemi_op_t)",
-           "c10d::nvshmem_extension::allToAllV(void*, void*, long*, unsigned long, int)",
-           // oneCCL's SYCL collectives
-           "Allreduce_small_kernel<float, 4ul>", "AllgathervMediumKernel_LocalSync<sycl::_V1::detail::half_impl::half>",
-           "ReduceScatterLargeKernel<float, 4ul>", "Reduce_scatter_small_kernel_scalar<float, 1, 32>"}) {
+  for (const char* name :
+       {// DeepEP: normal (intranode, internode), low-latency, 2026's legacy namespace, EPv2
+        "void deep_ep::intranode::notify_dispatch<8>(int const*, int*, int const*, int*, int, int, int, "
+        "bool const*, int*, int*, int, int, void**, int**, int, int)",
+        "void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*, long*, float*, int*, int*)",
+        "void deep_ep::intranode::cached_notify_combine<8>(void**, int*, int, int, int, int**, int, int)",
+        "void deep_ep::internode::combine<false, 2, 8, 4, 4>(int4*, float*, bool const*, void*)",
+        "void deep_ep::internode_ll::dispatch<true, 3, 7168>(void*, float*, int*, int*, int*, int*, void*)",
+        "void deep_ep::legacy::intranode::combine<__nv_bfloat16, 8, 768, 4096>(__nv_bfloat16*, float*)",
+        "void deep_ep::elastic::hybrid_dispatch_impl<false, 24, 4, 2, 8>(void*, void*)",
+        // MSCCL, MSCCL++
+        "mscclKernel_Sum_float_LL(ncclDevComm*, mscclAlgo*, mscclWork)",
+        "void mscclpp::executionKernel<float, false>(int, float*, float*, float*, unsigned long)",
+        "void mscclpp::collective::allreduceAllPairs<__nv_bfloat16>(__nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*)",
+        // NVSHMEM's stream collectives and proxy entry points; PyTorch's NVSHMEM all-to-all
+        "void alltoall_on_stream_kernel<float>(int, float*, float const*, unsigned long)",
+        "void barrier_on_stream_kernel_threadgroup<(threadgroup_t)4>(int, int)",
+        "nvshmemi_proxy_rma_entrypoint(void*, void*, rma_bytesdesc_t, int, nvshmemi_op_t)",
+        "c10d::nvshmem_extension::allToAllV(void*, void*, long*, unsigned long, int)",
+        // oneCCL's SYCL collectives
+        "Allreduce_small_kernel<float, 4ul>", "AllgathervMediumKernel_LocalSync<sycl::_V1::detail::half_impl::half>",
+        "ReduceScatterLargeKernel<float, 4ul>", "Reduce_scatter_small_kernel_scalar<float, 1, 32>"}) {
     EXPECT_EQ(chakra::classify_gpu_op(name), GpuKind::Communication) << name;
   }
   // DeepEP's kernels on local memory compute, and the table knows them (they are not listed).
@@ -155,7 +161,8 @@ TEST(GpuAnalysis, MatchesHtaOnSharedKinetoTraces) {
     }
     for (const auto& row : read_csv(ref + "/comm_comp_overlap.csv")) {
       const size_t r = static_cast<size_t>(number(row, "rank"));
-      EXPECT_NEAR(ranks[r].overlap_percent(), number(row, "comp_comm_overlap_pctg"), 0.01 + 0.01 * number(row, "comp_comm_overlap_pctg"))
+      EXPECT_NEAR(ranks[r].overlap_percent(), number(row, "comp_comm_overlap_pctg"),
+                  0.01 + 0.01 * number(row, "comp_comm_overlap_pctg"))
           << "rank " << r;
     }
     // Time per set of kinds running, summed over ranks.
@@ -165,11 +172,13 @@ TEST(GpuAnalysis, MatchesHtaOnSharedKinetoTraces) {
         if (a.by_kinds[set]) by_label[chakra::gpu_kinds_label(set)] += a.by_kinds[set];
     const auto types = read_csv(ref + "/gpu_kernel_breakdown_0.csv");
     EXPECT_EQ(types.size(), by_label.size());
-    for (const auto& row : types) expect_close(static_cast<double>(by_label[row.at("kernel_type")]), number(row, "sum"), row.at("kernel_type"));
+    for (const auto& row : types)
+      expect_close(static_cast<double>(by_label[row.at("kernel_type")]), number(row, "sum"), row.at("kernel_type"));
     // Per-name sums: HTA keeps each kind's top 20 names per rank and sums the rest as "others".
     std::map<std::tuple<std::string, std::string, size_t>, double> hta_sums;
     for (const auto& row : read_csv(ref + "/gpu_kernel_breakdown_1.csv"))
-      hta_sums[{row.at("kernel_type"), row.at("name"), static_cast<size_t>(number(row, "rank"))}] = number(row, "sum (us)");
+      hta_sums[{row.at("kernel_type"), row.at("name"), static_cast<size_t>(number(row, "rank"))}] =
+          number(row, "sum (us)");
     size_t compared = 0;
     for (size_t r = 0; r < ranks.size(); ++r)
       for (chakra::GpuKind kind : {chakra::GpuKind::Computation, chakra::GpuKind::Communication}) {
@@ -204,7 +213,8 @@ TEST(GpuAnalysis, MatchesHtaOnSharedKinetoTraces) {
     for (const auto& l : ranks[0].launches) {
       ours.emplace_back(static_cast<double>(l.cpu_duration), static_cast<double>(l.gpu_duration),
                         static_cast<double>(std::max<int64_t>(0, l.since_call + static_cast<int64_t>(l.cpu_duration))));
-      EXPECT_EQ(l.delay, static_cast<uint64_t>(std::max<int64_t>(0, l.since_call - static_cast<int64_t>(l.cpu_duration))));
+      EXPECT_EQ(l.delay,
+                static_cast<uint64_t>(std::max<int64_t>(0, l.since_call - static_cast<int64_t>(l.cpu_duration))));
     }
     for (const auto& row : read_csv(ref + "/cuda_kernel_launch_stats_0.csv"))
       theirs.emplace_back(number(row, "cpu_duration"), number(row, "gpu_duration"), number(row, "launch_delay"));
@@ -255,8 +265,10 @@ chakra::Trace kernels(std::initializer_list<std::tuple<const char*, uint64_t, ui
 // Stragglers on crafted ranks: the k-th kernel of a name is one collective; the last to arrive
 // makes the others wait the skew.
 TEST(GpuAnalysis, StragglersFromArrivalsOfEachCollective) {
-  const chakra::Trace r0 = kernels({{"ncclKernel_AllReduce", 100, 50}, {"ncclKernel_AllReduce", 300, 20}, {"gemm", 10, 5}});
-  const chakra::Trace r1 = kernels({{"ncclKernel_AllReduce", 130, 20}, {"ncclKernel_AllReduce", 290, 30}, {"ncclKernel_SendRecv", 5, 1}});
+  const chakra::Trace r0 =
+      kernels({{"ncclKernel_AllReduce", 100, 50}, {"ncclKernel_AllReduce", 300, 20}, {"gemm", 10, 5}});
+  const chakra::Trace r1 =
+      kernels({{"ncclKernel_AllReduce", 130, 20}, {"ncclKernel_AllReduce", 290, 30}, {"ncclKernel_SendRecv", 5, 1}});
   const chakra::Trace r2 = kernels({{"ncclKernel_AllReduce", 110, 40}, {"ncclKernel_AllReduce", 320, 1}});
   const chakra::Trace* ranks[] = {&r0, &r1, &r2};
   const chakra::Stragglers s = chakra::find_stragglers(ranks);
@@ -314,13 +326,14 @@ TEST(GpuAnalysis, CollectiveBucketsAndBandwidths) {
     if (bytes) d.attrs.add_uint64(size, bytes);
     t.append(d);
   };
-  const auto all_reduce = static_cast<int64_t>(chakra::CommType::AllReduce), all_gather = static_cast<int64_t>(chakra::CommType::AllGather);
+  const auto all_reduce = static_cast<int64_t>(chakra::CommType::AllReduce),
+             all_gather = static_cast<int64_t>(chakra::CommType::AllGather);
   add(all_reduce, 1 << 20, 100);
-  add(all_reduce, (1 << 20) + 5, 100);   // the same bucket: [1 MiB, 2 MiB)
-  add(all_reduce, 1 << 21, 50);          // the next
-  add(all_gather, 3000, 10);             // [2048, 4096)
-  add(all_gather, 0, 10);                // no size: left out
-  add(all_gather, 3000, 0);              // no duration: left out
+  add(all_reduce, (1 << 20) + 5, 100);  // the same bucket: [1 MiB, 2 MiB)
+  add(all_reduce, 1 << 21, 50);         // the next
+  add(all_gather, 3000, 10);            // [2048, 4096)
+  add(all_gather, 0, 10);               // no size: left out
+  add(all_gather, 3000, 0);             // no duration: left out
   const auto b = chakra::collective_buckets(t);
   ASSERT_EQ(b.size(), 3u);
   EXPECT_EQ(b[0].comm_type, all_reduce);
@@ -346,7 +359,7 @@ TEST(GpuAnalysis, LaunchSummaryCountsShortKernelsAndLongDelays) {
   EXPECT_EQ(s.launches, 4u);
   EXPECT_EQ(s.short_kernels, 2u);  // 2 < 10 and 3 < 4; the 60-unit call is over the cutoff
   EXPECT_EQ(s.delayed, 1u);
-  EXPECT_EQ(s.median, 10u);        // delays 0, 3, 10, 140
+  EXPECT_EQ(s.median, 10u);  // delays 0, 3, 10, 140
   EXPECT_EQ(s.p90, 140u);
   EXPECT_EQ(s.max, 140u);
   EXPECT_EQ(chakra::summarize_launches(chakra::GpuAnalysis{}).launches, 0u);
@@ -369,7 +382,8 @@ TEST(GpuAnalysis, DiffOfAnalysesFindsTheOneChangedKernel) {
   EXPECT_EQ(d.gpu_b.compute, 10000u);
   // Exposed communication: what no computation kernel covers.
   EXPECT_EQ(ga.exposed_communication(), 8u);
-  EXPECT_EQ(chakra::analyze_gpu(kernels({{"ncclKernel_AllReduce", 10, 10}, {"gemm", 15, 3}})).exposed_communication(), 7u);
+  EXPECT_EQ(chakra::analyze_gpu(kernels({{"ncclKernel_AllReduce", 10, 10}, {"gemm", 15, 3}})).exposed_communication(),
+            7u);
 }
 
 // Kernel classification: every computation kernel of the shared Kineto traces is one the table
@@ -390,7 +404,8 @@ TEST(GpuAnalysis, UnknownKernelsAreListed) {
   EXPECT_EQ(unknown, std::set<std::string>{"Kernel"});
   // Listing them found PyTorch's symmetric-memory all-reduce (in the shared TraceLens B200 trace), which
   // HTA and an unlisted default would both count as compute.
-  EXPECT_EQ(chakra::classify_gpu_op("void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*)"),
+  EXPECT_EQ(chakra::classify_gpu_op(
+                "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*)"),
             chakra::GpuKind::Communication);
   const chakra::Trace odd = kernels({{"myfabric_ring_exchange", 10, 5}, {"volta_sgemm_128x64_nn", 20, 5}});
   EXPECT_EQ(chakra::analyze_gpu(odd).unknown_kernels, std::vector<std::string>{"myfabric_ring_exchange"});

@@ -53,17 +53,18 @@ TEST(SimReport, SummaryOverFinishedNpus) {
   // Means over the two finished NPUs; the unfinished one counts only in the NPU total; types
   // never issued are left out. Exposed communication (communication while no compute runs)
   // and ASTRA-sim's figure (step less compute) under different names.
-  EXPECT_EQ(chakra::sim_summary_text(three_npus()),
-            "\nsummary: 3 NPUs, 2 finished, 12 messages, 34 events\n"
-            "  makespan                    2.500 us  (the first NPU's start to the last NPU's finish; last: NPU 0)\n"
-            "  step per NPU                2.000 us  (each NPU's finish less its start: NPU 1 1.500 us ... NPU 0 2.500 us)\n"
-            "  mean compute busy           1.700 us\n"
-            "  mean comm busy                500 ns\n"
-            "  mean overlap                  150 ns\n"
-            "  mean exposed comm             350 ns  (communication running while no compute runs)\n"
-            "  mean non-compute              300 ns  (step less compute time: ASTRA-sim's \"exposed communication\" above)\n"
-            "  collective            count            bytes        mean time\n"
-            "  all-reduce                2             2048           600 ns\n");
+  EXPECT_EQ(
+      chakra::sim_summary_text(three_npus()),
+      "\nsummary: 3 NPUs, 2 finished, 12 messages, 34 events\n"
+      "  makespan                    2.500 us  (the first NPU's start to the last NPU's finish; last: NPU 0)\n"
+      "  step per NPU                2.000 us  (each NPU's finish less its start: NPU 1 1.500 us ... NPU 0 2.500 us)\n"
+      "  mean compute busy           1.700 us\n"
+      "  mean comm busy                500 ns\n"
+      "  mean overlap                  150 ns\n"
+      "  mean exposed comm             350 ns  (communication running while no compute runs)\n"
+      "  mean non-compute              300 ns  (step less compute time: ASTRA-sim's \"exposed communication\" above)\n"
+      "  collective            count            bytes        mean time\n"
+      "  all-reduce                2             2048           600 ns\n");
 }
 
 // The makespan is not a step: an NPU that starts late has a shorter step than the makespan.
@@ -72,10 +73,14 @@ TEST(SimReport, StepPerNpuIsItsFinishLessItsStart) {
   r.npus[0].start = 1000;  // its step: 1500
   r.npus[1].start = 200;   // its step: 1300
   const std::string s = chakra::sim_summary_text(r);
-  EXPECT_NE(s.find("  makespan                    2.500 us  (the first NPU's start to the last NPU's finish; last: NPU 0)\n"),
-            std::string::npos) << s;
-  EXPECT_NE(s.find("  step per NPU                1.400 us  (each NPU's finish less its start: NPU 1 1.300 us ... NPU 0 1.500 us)\n"),
-            std::string::npos) << s;
+  EXPECT_NE(
+      s.find("  makespan                    2.500 us  (the first NPU's start to the last NPU's finish; last: NPU 0)\n"),
+      std::string::npos)
+      << s;
+  EXPECT_NE(s.find("  step per NPU                1.400 us  (each NPU's finish less its start: NPU 1 1.300 us ... NPU "
+                   "0 1.500 us)\n"),
+            std::string::npos)
+      << s;
   StringSink out;
   chakra::write_sim_json(r, out);
   auto j = nlohmann::json::parse(out.text);
@@ -84,14 +89,15 @@ TEST(SimReport, StepPerNpuIsItsFinishLessItsStart) {
   EXPECT_EQ(j["npus"][1]["step_ns"], 1300);
   EXPECT_EQ(j["npus"][0]["non_compute_ns"], 500);
   EXPECT_EQ(j["npus"][0]["exposed_communication_ns"], 500);  // comm 700 less overlap 200
-  EXPECT_FALSE(j["npus"][0].contains("exposed_comm_ns"));   // the old, ambiguous name is gone
+  EXPECT_FALSE(j["npus"][0].contains("exposed_comm_ns"));    // the old, ambiguous name is gone
 }
 
 // A congestion-aware run redone message by message says so, in the summary and the JSON.
 TEST(SimReport, SaysWhenClosedFormsWereContended) {
   SimResult r = three_npus();
-  const std::string line = "  (a ring phase solved in closed form shared links with other traffic: the run was redone with every "
-                           "message simulated)\n";
+  const std::string line =
+      "  (a ring phase solved in closed form shared links with other traffic: the run was redone with every "
+      "message simulated)\n";
   EXPECT_EQ(chakra::sim_summary_text(r).find(line), std::string::npos);
   StringSink plain;
   chakra::write_sim_json(r, plain);
@@ -124,21 +130,28 @@ TEST(SimReport, HostStallsQualifyTheCpuBoundVerdict) {
   r.npus[0].stalls[int(chakra::StallClass::Unexplained)] = 200;
   r.npus[0].stall_waits = 1;
   std::string s = chakra::sim_summary_text(r);
-  EXPECT_NE(s.find("(NPU 0's CPU ops are busy 96% of its step: 1.700 us of it are host stalls replayed as CPU time (see "
-                   "below): if they are waits, this is not what bounds it)\n"),
-            std::string::npos) << s;
+  EXPECT_NE(
+      s.find("(NPU 0's CPU ops are busy 96% of its step: 1.700 us of it are host stalls replayed as CPU time (see "
+             "below): if they are waits, this is not what bounds it)\n"),
+      std::string::npos)
+      << s;
   EXPECT_NE(s.find("replayed as the CPU time they were measured as (--stalls keep)\n"), std::string::npos) << s;
-  EXPECT_NE(s.find("(no stall ended just after GPU work: --stalls wait replays them the same)\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("(no stall ended just after GPU work: --stalls wait replays them the same)\n"), std::string::npos)
+      << s;
   EXPECT_NE(s.find("  NPU      stalls              gpu_wait   unexplained  share of step\n"
                    "  0        1.700 us            1.500 us        200 ns   68.0%\n"),
-            std::string::npos) << s;
+            std::string::npos)
+      << s;
   r.other_stall_mode.ran = true;
   r.other_stall_mode.end = 1250;
   r.other_stall_mode.steps = {1000, 1250, 0};
   s = chakra::sim_summary_text(r);
-  EXPECT_NE(s.find("  with --stalls wait instead: makespan 1.250 us (-50.0%), step per NPU 1.000 us ... 1.250 us (-60.0% on the "
-                   "longest)\n"),
-            std::string::npos) << s;
+  EXPECT_NE(
+      s.find(
+          "  with --stalls wait instead: makespan 1.250 us (-50.0%), step per NPU 1.000 us ... 1.250 us (-60.0% on the "
+          "longest)\n"),
+      std::string::npos)
+      << s;
   StringSink out;
   chakra::write_sim_json(r, out);
   auto j = nlohmann::json::parse(out.text);
@@ -154,7 +167,7 @@ TEST(SimReport, HostStallsQualifyTheCpuBoundVerdict) {
 TEST(SimReport, MeasuredAgainstSimulated) {
   SimResult r = three_npus();
   EXPECT_EQ(chakra::measured_vs_simulated_text(r), "");  // nothing measured: nothing said
-  r.npus[0].measured_step = 2000;  // simulated 2500: +25%
+  r.npus[0].measured_step = 2000;                        // simulated 2500: +25%
   r.npus[1].start = 500;
   r.npus[1].measured_step = 1250;  // simulated 1500 - 500: -20%
   r.measured_collectives.push_back(CollectiveFit{0, 2, 800, 600});
@@ -162,26 +175,29 @@ TEST(SimReport, MeasuredAgainstSimulated) {
       "  collective            count   median measured  median simulated     error\n"
       "  ALL_REDUCE                2            800 ns            600 ns    -25.0%\n";
   const std::string title =
-      "  measured vs simulated over the whole trace, from each NPU's first measured start to its last measured end: mean "
+      "  measured vs simulated over the whole trace, from each NPU's first measured start to its last measured end: "
+      "mean "
       "|error| 22.5%, worst NPU 0 +25.0%\n";
   EXPECT_EQ(chakra::measured_vs_simulated_text(r), title +
-            "  NPU            measured      simulated     error\n"
-            "  0              2.000 us       2.500 us    +25.0%\n"
-            "  1              1.250 us       1.000 us    -20.0%\n" +
-                collectives);
+                                                       "  NPU            measured      simulated     error\n"
+                                                       "  0              2.000 us       2.500 us    +25.0%\n"
+                                                       "  1              1.250 us       1.000 us    -20.0%\n" +
+                                                       collectives);
   // With measured communication on some NPU, exposed communication and transfer, each measured
   // and simulated by one definition, for every NPU, explained.
   r.npus[1].measured_exposed_comm = 300;
   r.npus[1].measured_exposed_transfer = 120;
   r.npus[1].exposed_transfer = 150;
-  EXPECT_EQ(chakra::measured_vs_simulated_text(r), title +
-            "  NPU            measured      simulated     error  exposed comm (measured  simulated)*  exposed transfer "
-            "(measured  simulated)**\n"
-            "  0              2.000 us       2.500 us    +25.0%          0 ns       500 ns          0 ns         0 ns\n"
-            "  1              1.250 us       1.000 us    -20.0%        300 ns       200 ns        120 ns       150 ns\n"
-            "  * communication running while no compute runs     ** from each collective's last arrival to its end, less "
-            "compute\n" +
-                collectives);
+  EXPECT_EQ(
+      chakra::measured_vs_simulated_text(r),
+      title +
+          "  NPU            measured      simulated     error  exposed comm (measured  simulated)*  exposed transfer "
+          "(measured  simulated)**\n"
+          "  0              2.000 us       2.500 us    +25.0%          0 ns       500 ns          0 ns         0 ns\n"
+          "  1              1.250 us       1.000 us    -20.0%        300 ns       200 ns        120 ns       150 ns\n"
+          "  * communication running while no compute runs     ** from each collective's last arrival to its end, less "
+          "compute\n" +
+          collectives);
   EXPECT_NE(chakra::sim_summary_text(r).find(title), std::string::npos);
   StringSink out;
   chakra::write_sim_json(r, out);
@@ -205,12 +221,14 @@ TEST(SimReport, ProfilerStepWindows) {
   r.npus[0].profiler_steps = {{"ProfilerStep#7", 2100, 1800, 1980, 40}};
   r.npus[1].profiler_steps = {{"ProfilerStep#7", 1600, 1400, 1260, 38}};
   const std::string s = chakra::measured_vs_simulated_text(r);
-  EXPECT_NE(s.find("  measured vs simulated in ProfilerStep#7, over the nodes measured inside it (first start to last end): "
-                   "mean |error| 10.0%, worst NPU 0 +10.0%\n"
-                   "  NPU            measured      simulated     error       annotated    nodes\n"
-                   "  0              1.800 us       1.980 us    +10.0%        2.100 us       40\n"
-                   "  1              1.400 us       1.260 us    -10.0%        1.600 us       38\n"),
-            std::string::npos) << s;
+  EXPECT_NE(
+      s.find("  measured vs simulated in ProfilerStep#7, over the nodes measured inside it (first start to last end): "
+             "mean |error| 10.0%, worst NPU 0 +10.0%\n"
+             "  NPU            measured      simulated     error       annotated    nodes\n"
+             "  0              1.800 us       1.980 us    +10.0%        2.100 us       40\n"
+             "  1              1.400 us       1.260 us    -10.0%        1.600 us       38\n"),
+      std::string::npos)
+      << s;
   StringSink out;
   chakra::write_sim_json(r, out);
   auto j = nlohmann::json::parse(out.text);
@@ -224,8 +242,9 @@ TEST(SimReport, DerivedTimesAreNotComparedAsMeasured) {
   r.npus[0].measured_step = 2000;
   r.times_origin = "copies of a traced rank's (chakra project)";
   const std::string s = chakra::measured_vs_simulated_text(r);
-  EXPECT_EQ(s, "  (no measured-vs-simulated figures: these traces' times are copies of a traced rank's (chakra project), "
-               "not measured on the NPUs they describe)\n");
+  EXPECT_EQ(s,
+            "  (no measured-vs-simulated figures: these traces' times are copies of a traced rank's (chakra project), "
+            "not measured on the NPUs they describe)\n");
 }
 
 // The chart's split of a step: compute alone + overlapped + communication alone + idle = step.

@@ -19,12 +19,13 @@ struct Expected {
   uint64_t nodes = 0, data_deps = 0, ctrl_deps = 0, duration = 0;
   std::map<int, uint64_t> per_type;
   std::map<int64_t, std::pair<uint64_t, uint64_t>> collectives;  // comm_type → (count, bytes)
-  std::array<uint64_t, 64> size_buckets{};  // communication nodes by floor(log2(comm_size))
+  std::array<uint64_t, 64> size_buckets{};                       // communication nodes by floor(log2(comm_size))
 };
 
 Expected count_with_protobuf(const std::string& bytes, bool has_metadata) {
   Expected e;
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
   uint64_t len;
   bool first = true;
   while (in.ReadVarint64(&len)) {
@@ -94,7 +95,8 @@ TEST(Summary, AgreesWithAnIndependentCount) {
 }
 
 TEST(Summary, AttributeKindsAndMetadata) {
-  const chakra::Trace t = chakra::read_et(shared("reference/chakra/outputs/generator/npus2/one_metadata_node_all_types.0.et"));
+  const chakra::Trace t =
+      chakra::read_et(shared("reference/chakra/outputs/generator/npus2/one_metadata_node_all_types.0.et"));
   const chakra::TraceSummary s = chakra::summarize(t);
   EXPECT_TRUE(s.has_metadata);
   EXPECT_EQ(s.version, "1.0.0");

@@ -54,7 +54,10 @@ class TraceBuilder {
     return *this;
   }
   TraceBuilder& collective(uint64_t id, std::vector<uint64_t> data = {}) {
-    return node(id, NodeType::CommColl, std::move(data)).boolean("is_cpu_op", false).i64("comm_type", 0).i64("comm_size", 1024);
+    return node(id, NodeType::CommColl, std::move(data))
+        .boolean("is_cpu_op", false)
+        .i64("comm_type", 0)
+        .i64("comm_size", 1024);
   }
   chakra::Trace& done() {
     flush();
@@ -119,13 +122,13 @@ TEST(Validate, WarnsWhenNoComputeNodeHasADuration) {
 TEST(Validate, GraphErrors) {
   TraceBuilder b;
   b.node(1, NodeType::Comp);
-  b.node(1, NodeType::Comp);                // duplicate id
-  b.node(2, NodeType::Comp, {99});          // dangling data dep
-  b.node(3, NodeType::Comp, {}, {98});      // dangling ctrl dep
-  b.node(4, NodeType::Comp, {5});           // 4 <-> 5 cycle
+  b.node(1, NodeType::Comp);            // duplicate id
+  b.node(2, NodeType::Comp, {99});      // dangling data dep
+  b.node(3, NodeType::Comp, {}, {98});  // dangling ctrl dep
+  b.node(4, NodeType::Comp, {5});       // 4 <-> 5 cycle
   b.node(5, NodeType::Comp, {4});
-  b.node(6, NodeType::Comp, {6});           // self dependency
-  b.node(7, NodeType::Comp, {1, 1});        // duplicate entry
+  b.node(6, NodeType::Comp, {6});     // self dependency
+  b.node(7, NodeType::Comp, {1, 1});  // duplicate entry
   auto r = chakra::validate(b.done());
   EXPECT_EQ(codes(r, Severity::Error), (Codes{"cycle", "dangling-ctrl-dep", "dangling-data-dep", "duplicate-id"}));
   EXPECT_EQ(codes(r, Severity::Warning), (Codes{"duplicate-dep"}));
@@ -180,14 +183,14 @@ TEST(Validate, CycleThroughControlDependencies) {
 
 TEST(Validate, CommunicationContract) {
   TraceBuilder b;
-  b.node(1, NodeType::CommColl).i64("comm_type", 0);                           // no comm_size
-  b.node(2, NodeType::CommColl).i64("comm_size", 8);                           // no comm_type
-  b.node(3, NodeType::CommSend).i64("comm_size", 8).i32("comm_src", 0);        // no comm_dst, comm_tag
+  b.node(1, NodeType::CommColl).i64("comm_type", 0);                                        // no comm_size
+  b.node(2, NodeType::CommColl).i64("comm_size", 8);                                        // no comm_type
+  b.node(3, NodeType::CommSend).i64("comm_size", 8).i32("comm_src", 0);                     // no comm_dst, comm_tag
   b.node(4, NodeType::CommRecv).i64("comm_size", 8).i32("comm_src", 0).i32("comm_tag", 1);  // no comm_dst: warning
-  b.collective(5).boolean("is_cpu_op", true);                                  // duplicate attr + on CPU
-  b.node(6, NodeType::CommColl).i64("comm_type", 9).i64("comm_size", 0);       // BARRIER
-  b.node(7, NodeType::CommColl).i64("comm_type", 42).i64("comm_size", 0);      // not a collective
-  b.node(8, NodeType::CommColl).i64("comm_type", 0).i64("comm_size", -4);      // negative size
+  b.collective(5).boolean("is_cpu_op", true);                                               // duplicate attr + on CPU
+  b.node(6, NodeType::CommColl).i64("comm_type", 9).i64("comm_size", 0);                    // BARRIER
+  b.node(7, NodeType::CommColl).i64("comm_type", 42).i64("comm_size", 0);                   // not a collective
+  b.node(8, NodeType::CommColl).i64("comm_type", 0).i64("comm_size", -4);                   // negative size
   b.node(9, NodeType::CommColl).i64("comm_type", 0).i64("comm_size", 4).str("pg_name", "tp_group");
   auto r = chakra::validate(b.done());
   EXPECT_EQ(codes(r, Severity::Error), (Codes{"bad-comm-size", "bad-comm-type", "missing-comm-attr"}));
@@ -203,13 +206,13 @@ TEST(Validate, CommunicationContract) {
 
 TEST(Validate, AttributeKindsTheFeedersMisread) {
   TraceBuilder b;
-  b.node(1, NodeType::CommColl).i64("comm_type", 0).u64("comm_size", 8);       // v1 reads 0
-  b.node(2, NodeType::CommColl).i64("comm_type", 0).str("comm_size", "8");     // nobody reads it
+  b.node(1, NodeType::CommColl).i64("comm_type", 0).u64("comm_size", 8);    // v1 reads 0
+  b.node(2, NodeType::CommColl).i64("comm_type", 0).str("comm_size", "8");  // nobody reads it
   b.node(3, NodeType::CommColl).i64("comm_type", 0).i64("comm_size", 8).boolean("involved_dim", true);
-  b.node(4, NodeType::Comp).i64("num_ops", 100);                               // roofline without bytes
-  b.node(5, NodeType::MemStore);                                               // no tensor_size
-  b.node(6, NodeType::Comp).i64("is_cpu_op", 1);                               // STAGE's int: v1 reads false
-  b.node(7, NodeType::Comp).str("is_cpu_op", "1");                             // nobody reads it
+  b.node(4, NodeType::Comp).i64("num_ops", 100);    // roofline without bytes
+  b.node(5, NodeType::MemStore);                    // no tensor_size
+  b.node(6, NodeType::Comp).i64("is_cpu_op", 1);    // STAGE's int: v1 reads false
+  b.node(7, NodeType::Comp).str("is_cpu_op", "1");  // nobody reads it
   auto r = chakra::validate(b.done());
   EXPECT_EQ(codes(r, Severity::Error), (Codes{"attr-kind", "missing-mem-attr"}));
   EXPECT_EQ(codes(r, Severity::Warning), (Codes{"attr-kind-v1", "roofline-attrs"}));
@@ -251,7 +254,8 @@ TEST(Validate, RealTraces) {
   EXPECT_EQ(r.counts["dangling-ctrl-dep"], 2u);  // both thread roots
   EXPECT_EQ(r.counts["missing-comm-attr"], 4u);
   // ASTRA-sim's own microbenchmark is clean.
-  r = chakra::validate(chakra::read_et(shared("data/chakra_et/astra-sim_microbenchmarks/all_reduce/8npus_1MB/all_reduce.3.et")));
+  r = chakra::validate(
+      chakra::read_et(shared("data/chakra_et/astra-sim_microbenchmarks/all_reduce/8npus_1MB/all_reduce.3.et")));
   EXPECT_TRUE(r.findings.empty()) << r.findings[0].message;
   // The pre-0.0.4 format is recognised as such.
   r = chakra::validate(chakra::read_et(shared("data/other/legacy_eg_2023-11/transformer_2stack.0.eg")));

@@ -18,7 +18,9 @@ using testing_support::test_data;
 
 namespace {
 
-std::span<const uint8_t> as_bytes(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
+std::span<const uint8_t> as_bytes(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
 
 // A small Chakra trace as chakra jsonize writes it: rank 1 of the bundled text workload.
 std::string chakra_json_text(Trace* trace_out = nullptr) {
@@ -37,7 +39,8 @@ std::map<InputKind, std::pair<std::string, std::string>> samples() {
   return {
       {InputKind::ChakraEt, {"r.et", encode_et(trace)}},
       {InputKind::ChakraJson, {"t.json", chakra_json_text()}},
-      {InputKind::PytorchHostEt, {"h.json", R"({"schema": "1.0.1", "pid": 7, "nodes": [{"id": 1, "name": "aten::mm"}]})"}},
+      {InputKind::PytorchHostEt,
+       {"h.json", R"({"schema": "1.0.1", "pid": 7, "nodes": [{"id": 1, "name": "aten::mm"}]})"}},
       {InputKind::KinetoTrace, {"k.json", R"({"schemaVersion": 1, "traceEvents": []})"}},
       {InputKind::TextWorkload, {"w.txt", read_file(test_data("fixtures/microAllReduce.txt"))}},
       {InputKind::NetworkYaml, {"n.yml", read_file(test_data("fixtures/ring_8.yml"))}},
@@ -45,7 +48,10 @@ std::map<InputKind, std::pair<std::string, std::string>> samples() {
       {InputKind::CommGroupJson, {"g.json", R"({"1": [0, 1], "2": [2, 3]})"}},
       {InputKind::RemoteMemoryJson, {"m.json", read_file(test_data("fixtures/no_memory_expansion.json"))}},
       {InputKind::StableHlo, {"p.mlir", read_file(test_data("fixtures/hespas__test_split_replica_groups.mlir"))}},
-      {InputKind::SweepTable, {"RESULTS.jsonl", R"({"point":0,"sweep":"4f2a","system.all-gather-implementation":["ring"],"npus":8,"step_ns":1200,"error":""})" "\n"}},
+      {InputKind::SweepTable,
+       {"RESULTS.jsonl",
+        R"({"point":0,"sweep":"4f2a","system.all-gather-implementation":["ring"],"npus":8,"step_ns":1200,"error":""})"
+        "\n"}},
   };
 }
 
@@ -88,7 +94,8 @@ TEST(Importers, EvidenceSaysWhatTheKindWasKnownBy) {
   EXPECT_EQ(evidence(InputKind::SweepTable), "rows of point, sweep");
   // Without their names: the content decides.
   EXPECT_EQ(sniff_input("program.txt", as_bytes(files.at(InputKind::StableHlo).second)).kind, InputKind::StableHlo);
-  EXPECT_EQ(sniff_input("trace.bin", as_bytes(files.at(InputKind::ChakraEt).second)).evidence, "binary records with length prefixes");
+  EXPECT_EQ(sniff_input("trace.bin", as_bytes(files.at(InputKind::ChakraEt).second)).evidence,
+            "binary records with length prefixes");
   // JSON is never taken for a .et by its name, nor YAML for a program.
   EXPECT_EQ(sniff_input("x.et", as_bytes(std::string(R"({"hello": 1})"))).kind, InputKind::Unknown);
   EXPECT_EQ(sniff_input("x.mlir", as_bytes(std::string(R"({"hello": 1})"))).kind, InputKind::Unknown);
@@ -99,7 +106,8 @@ TEST(Importers, TheWorkspaceOpensChakraJsonStableHloAndSweepTables) {
   Trace expected;
   const std::string json = chakra_json_text(&expected);
   Workspace ws;
-  EXPECT_EQ(ws.add(as_bytes(json), "trace.3.json"), "rank 3: trace.3.json (" + std::to_string(expected.size()) + " nodes)");
+  EXPECT_EQ(ws.add(as_bytes(json), "trace.3.json"),
+            "rank 3: trace.3.json (" + std::to_string(expected.size()) + " nodes)");
   ASSERT_NE(ws.rank(3), nullptr);
   EXPECT_EQ(encode_et(ws.rank(3)->trace), encode_et(expected));
 
@@ -107,7 +115,7 @@ TEST(Importers, TheWorkspaceOpensChakraJsonStableHloAndSweepTables) {
   const std::string said = ws.add(as_bytes(program), "split.mlir");
   EXPECT_NE(said.find("split.mlir: StableHLO program on 4 devices"), std::string::npos) << said;
   EXPECT_NE(said.find("compute modelled on"), std::string::npos) << said;  // the device is said, not silently assumed
-  ASSERT_EQ(ws.ranks().size(), 4u);                                       // the program's devices replace the ranks
+  ASSERT_EQ(ws.ranks().size(), 4u);                                        // the program's devices replace the ranks
   EXPECT_FALSE(ws.groups.empty());
   for (const auto& r : ws.ranks()) {
     EXPECT_GT(r->trace.size(), 0u);
@@ -131,7 +139,9 @@ TEST(Importers, TheWorkspaceOpensChakraJsonStableHloAndSweepTables) {
   };
   EXPECT_EQ(error("{\"point\":0,\"sweep\":\"4f2a\",\"npus\":\n", "cut.jsonl").rfind("cut.jsonl", 0), 0u);
   EXPECT_EQ(error(read_file(test_data("hostile/mlir/truncated.mlir")), "bad.mlir").rfind("bad.mlir", 0), 0u);
-  EXPECT_EQ(error("{\"globalMetadata\": {}, \"nodes\": [{\"id\": 1, \"type\": \"COMP_NODE\"", "cut.json").rfind("cut.json", 0), 0u);
+  EXPECT_EQ(error("{\"globalMetadata\": {}, \"nodes\": [{\"id\": 1, \"type\": \"COMP_NODE\"", "cut.json")
+                .rfind("cut.json", 0),
+            0u);
   EXPECT_EQ(ws.ranks().size(), 4u);  // a bad file changes nothing
 
   // A program whose unrolled loops execute more ops than the page holds is refused, saying so.
@@ -139,6 +149,7 @@ TEST(Importers, TheWorkspaceOpensChakraJsonStableHloAndSweepTables) {
   const std::string too_many = error(program, "big.mlir");
   EXPECT_EQ(too_many.rfind("big.mlir", 0), 0u) << too_many;
   EXPECT_NE(too_many.find("more than 2 ops after unrolling"), std::string::npos) << too_many;
-  EXPECT_NE(too_many.find("the page's limit; chakra import stablehlo takes up to 50 million"), std::string::npos) << too_many;
+  EXPECT_NE(too_many.find("the page's limit; chakra import stablehlo takes up to 50 million"), std::string::npos)
+      << too_many;
   EXPECT_EQ(ws.ranks().size(), 4u);
 }

@@ -62,7 +62,8 @@ d:
 e:
 - x
 f: {g: [1, [2, 3]], h: "q\"uote"}
-)", "t.yaml");
+)",
+                            "t.yaml");
   EXPECT_EQ(v["a"], 1);
   EXPECT_EQ(v["b"], "x # not a comment");
   EXPECT_EQ(v["c"].dump(), R"([1,2.5,"three","four",{"k":"v"}])");
@@ -77,13 +78,18 @@ f: {g: [1, [2, 3]], h: "q\"uote"}
             "deep.yaml: line 1: flow collections nested deeper than 256 levels");
   std::string stairs;
   for (int i = 0; i < 300; ++i) stairs += std::string(i, ' ') + "k:\n";
-  EXPECT_EQ(error_of([&] { parse_yaml(stairs, "stairs.yaml"); }).find("stairs.yaml: line 257: blocks nested deeper than 256 levels"), 0u);
+  EXPECT_EQ(error_of([&] {
+              parse_yaml(stairs, "stairs.yaml");
+            }).find("stairs.yaml: line 257: blocks nested deeper than 256 levels"),
+            0u);
   EXPECT_TRUE(parse_yaml("a: " + std::string(200, '[') + std::string(200, ']') + "\n", "ok.yaml")["a"].is_array());
-  EXPECT_EQ(error_of([] { parse_yaml("a: [1, 2\n", "t.yaml"); }), "t.yaml: line 1: ']' is missing (flow collections stay on one line)");
+  EXPECT_EQ(error_of([] { parse_yaml("a: [1, 2\n", "t.yaml"); }),
+            "t.yaml: line 1: ']' is missing (flow collections stay on one line)");
   EXPECT_EQ(error_of([] { parse_yaml("a:\n  b: 1\n    c: 2\n", "t.yaml"); }), "t.yaml: line 3: unexpected indentation");
   EXPECT_EQ(error_of([] { parse_yaml("a: &x 1\nb: *x\n", "t.yaml"); }).find("t.yaml: line"), 0u);
   EXPECT_EQ(error_of([] { parse_yaml("a: |\n  text\n", "t.yaml"); }).find("t.yaml: line"), 0u);
-  EXPECT_EQ(error_of([] { parse_yaml("a: 'open\n", "t.yaml"); }), "t.yaml: line 1: a quoted string is not closed on its line");
+  EXPECT_EQ(error_of([] { parse_yaml("a: 'open\n", "t.yaml"); }),
+            "t.yaml: line 1: a quoted string is not closed on its line");
 }
 
 // The product in spec order, the last axis fastest, a zip group moving as one axis.
@@ -122,7 +128,8 @@ axes:
   // A sample: distinct points of the product, the same for one seed, in product order.
   auto sample = [&](int count, int seed) {
     std::vector<std::string> out;
-    for (const Point& p : expand(parse_spec(base + "sample: {count: " + std::to_string(count) + ", seed: " + std::to_string(seed) + "}\n",
+    for (const Point& p : expand(parse_spec(base + "sample: {count: " + std::to_string(count) +
+                                                ", seed: " + std::to_string(seed) + "}\n",
                                             "s.yaml", ""))
                               .points)
       out.push_back(p.values[0].second.dump() + "x" + p.values[1].second.dump());
@@ -139,12 +146,23 @@ axes:
             "s.yaml: constraint 'dp * ': an operand is missing");
   EXPECT_EQ(error_of([&] { expand(parse_spec(base + "constraints: [\"ep == 1\"]\n", "s.yaml", "")); }),
             "s.yaml: constraint 'ep == 1': no axis or field named 'ep'");
-  EXPECT_EQ(error_of([] { parse_spec("workload: {}\nnetwork: {}\naxes: {foo.bar: [1]}\n", "s.yaml", ""); }),
-            "s.yaml: axis 'foo.bar': fields start with workload., network., system., backend, queues_per_dim or slowdown");
-  EXPECT_EQ(error_of([] { parse_spec("workload: {}\nnetwork: {}\nzip: [{network.npus: [1, 2], network.latency: [1]}]\n", "s.yaml", ""); }),
+  EXPECT_EQ(
+      error_of([] { parse_spec("workload: {}\nnetwork: {}\naxes: {foo.bar: [1]}\n", "s.yaml", ""); }),
+      "s.yaml: axis 'foo.bar': fields start with workload., network., system., backend, queues_per_dim or slowdown");
+  EXPECT_EQ(error_of([] {
+              parse_spec("workload: {}\nnetwork: {}\nzip: [{network.npus: [1, 2], network.latency: [1]}]\n", "s.yaml",
+                         "");
+            }),
             "s.yaml: zip: 'network.latency' has 1 values, 'network.npus' 2");
-  EXPECT_EQ(error_of([] { parse_spec("workload: {}\nnetwork: {}\nextra: 1\n", "s.yaml", ""); }).find("s.yaml: unknown key 'extra'"), 0u);
-  EXPECT_EQ(error_of([] { expand(parse_spec("workload: {}\nnetwork: {}\naxes: {network.npus: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}\n", "s.yaml", ""), 5); }),
+  EXPECT_EQ(error_of([] {
+              parse_spec("workload: {}\nnetwork: {}\nextra: 1\n", "s.yaml", "");
+            }).find("s.yaml: unknown key 'extra'"),
+            0u);
+  EXPECT_EQ(error_of([] {
+              expand(parse_spec("workload: {}\nnetwork: {}\naxes: {network.npus: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}\n",
+                                "s.yaml", ""),
+                     5);
+            }),
             "s.yaml: the axes make more than 5 points");
 }
 
@@ -165,7 +183,8 @@ TEST(Sweep, ShardsCoverEveryPointOnce) {
 // A point's row is what the simulator gives for the same configuration; a point that cannot run
 // records its error and the others run on.
 TEST(Sweep, PointsGiveTheSimulatorsFiguresAndFailuresAreRows) {
-  const Spec spec = parse_spec(std::string(kSpec) + "constraints: [\"size != '16MiB' or bandwidth == 50\"]\n", "s.yaml", "");
+  const Spec spec =
+      parse_spec(std::string(kSpec) + "constraints: [\"size != '16MiB' or bandwidth == 50\"]\n", "s.yaml", "");
   const Expansion e = expand(spec);
   const Runner runner(spec, false);
   const Row row = runner.run(e.points[0]);  // 1MiB, 25 GB/s, 1 split, 1 chunk
@@ -227,14 +246,16 @@ TEST(Sweep, SynthAndStableHloWorkloads) {
     o.schedule = p.values[0].second == "gpipe" ? synth::Schedule::GPipe : synth::Schedule::OneFOneB;
     EXPECT_EQ(row["peak_mem_bytes"], synth::peak_memory_bytes(*synth::synthesize(o)));
   }
-  EXPECT_GT(synth_runner.run(se.points[1])["peak_mem_bytes"].get<uint64_t>(), synth_runner.run(se.points[0])["peak_mem_bytes"].get<uint64_t>());
+  EXPECT_GT(synth_runner.run(se.points[1])["peak_mem_bytes"].get<uint64_t>(),
+            synth_runner.run(se.points[0])["peak_mem_bytes"].get<uint64_t>());
 
   const std::string program = testing_support::shared("reference/stablehlo/llama3/llama3-100m.spmd.mlir");
-  const Spec shlo_spec = parse_spec(
-      "workload:\n  stablehlo: {program: " + program + ", device: h100}\n"
-      "network: {topology: [Ring], npus: [4], bandwidth: [50], latency: [500]}\nsystem: {preset: astra-sim-ring-8}\n"
-      "axes:\n  workload.stablehlo.device: [h100, a100]\n",
-      "s.yaml", "");
+  const Spec shlo_spec = parse_spec("workload:\n  stablehlo: {program: " + program +
+                                        ", device: h100}\n"
+                                        "network: {topology: [Ring], npus: [4], bandwidth: [50], latency: "
+                                        "[500]}\nsystem: {preset: astra-sim-ring-8}\n"
+                                        "axes:\n  workload.stablehlo.device: [h100, a100]\n",
+                                    "s.yaml", "");
   const Runner shlo_runner(shlo_spec, false);
   const Expansion he = expand(shlo_spec);
   std::vector<uint64_t> compute;
@@ -254,13 +275,16 @@ TEST(Sweep, SynthAndStableHloWorkloads) {
     sim::SimInputs in;
     in.workload = "direct";
     in.encoded_traces = &traces;
-    for (const auto& [id, members] : stablehlo::comm_groups(a)) in.groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
+    for (const auto& [id, members] : stablehlo::comm_groups(a))
+      in.groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
     in.network = astra::parse_network("topology: [Ring]\nnpus_count: [4]\nbandwidth: [50]\nlatency: [500]\n", "n");
     Row again;
     chakra::SimJob job = *shlo_runner.job(p, again);
     in.system = job.system;
     EXPECT_EQ(row["step_ns"], sim::simulate(in).end());
-    EXPECT_GT(row["all_reduce_count"].get<uint64_t>() + row["reduce_scatter_count"].get<uint64_t>() + row["all_gather_count"].get<uint64_t>(), 0u);
+    EXPECT_GT(row["all_reduce_count"].get<uint64_t>() + row["reduce_scatter_count"].get<uint64_t>() +
+                  row["all_gather_count"].get<uint64_t>(),
+              0u);
     compute.push_back(row["compute_ns"].get<uint64_t>());
   }
   EXPECT_LT(compute[0], compute[1]);  // an H100 computes faster than an A100
@@ -270,12 +294,16 @@ TEST(Sweep, SynthAndStableHloWorkloads) {
                                     "s.yaml", "");
   const Runner slow_runner(slow_spec, false);
   const Expansion le = expand(slow_spec);
-  const Row normal = slow_runner.run(le.points[0]), slower = slow_runner.run(le.points[1]), bad_npu = slow_runner.run(le.points[2]);
+  const Row normal = slow_runner.run(le.points[0]), slower = slow_runner.run(le.points[1]),
+            bad_npu = slow_runner.run(le.points[2]);
   EXPECT_GT(slower["step_ns"].get<uint64_t>(), normal["step_ns"].get<uint64_t>() * 3 / 2) << slower.dump();
   EXPECT_NE(bad_npu["error"].get<std::string>().find("the slowdowns name NPU 9"), std::string::npos) << bad_npu.dump();
-  const Spec bad_spec = parse_spec("workload:\n  stablehlo: {program: p.mlir, devise: h100}\nnetwork: {topology: [Ring], npus: [4]}\n", "s.yaml", "");
+  const Spec bad_spec =
+      parse_spec("workload:\n  stablehlo: {program: p.mlir, devise: h100}\nnetwork: {topology: [Ring], npus: [4]}\n",
+                 "s.yaml", "");
   const Row bad = Runner(bad_spec, false).run(expand(bad_spec).points[0]);
-  EXPECT_NE(bad["error"].get<std::string>().find("workload.stablehlo.devise: unknown field"), std::string::npos) << bad.dump();
+  EXPECT_NE(bad["error"].get<std::string>().find("workload.stablehlo.devise: unknown field"), std::string::npos)
+      << bad.dump();
 }
 
 // Tables: CSV and JSON lines sorted by point; rows read back (a cut last line counted, not an
@@ -309,21 +337,26 @@ TEST(Sweep, ShardTablesMergeIntoTheUnshardedTable) {
   const ReadRows r = read_rows(cut, "cut");
   EXPECT_EQ(r.truncated, 1u);
   EXPECT_EQ(r.rows.size(), all.size() - 1);
-  EXPECT_EQ(error_of([&] { read_rows("{\"x\":1}\n", "t.jsonl"); }), "t.jsonl: line 1: not a row of a sweep table (point and sweep are missing)");
+  EXPECT_EQ(error_of([&] { read_rows("{\"x\":1}\n", "t.jsonl"); }),
+            "t.jsonl: line 1: not a row of a sweep table (point and sweep are missing)");
   // Its rows came in reverse order: point 10 is its first.
   EXPECT_EQ(error_of([&] { merge_rows({parts[0], parts[0]}); }), "part0: point 10 is also in part0");
   Row other = all[1];
   other["sweep"] = "0000000000000000";
-  EXPECT_NE(error_of([&] { merge_rows({parts[0], {"other", ReadRows{{other}, 0}}}); }).find("other: rows of sweep 0000000000000000"),
+  EXPECT_NE(error_of([&] {
+              merge_rows({parts[0], {"other", ReadRows{{other}, 0}}});
+            }).find("other: rows of sweep 0000000000000000"),
             std::string::npos);
   // CSV: a header, then one line per point; lists and text with commas quoted.
-  EXPECT_EQ(whole_csv.substr(0, whole_csv.find('\n')), "point,sweep,workload.collective.size,network.bandwidth,system.preferred-dataset-splits,"
-                                                       "system.active-chunks-per-dimension,npus,step_ns,compute_ns,exposed_communication_ns,non_compute_ns,peak_mem_bytes,"
-                                                       "messages,events,"
-                                                       "all_reduce_count,all_reduce_bytes,all_reduce_time_ns,all_gather_count,all_gather_bytes,"
-                                                       "all_gather_time_ns,reduce_scatter_count,reduce_scatter_bytes,reduce_scatter_time_ns,"
-                                                       "all_to_all_count,all_to_all_bytes,all_to_all_time_ns,broadcast_count,broadcast_bytes,"
-                                                       "broadcast_time_ns,error");
+  EXPECT_EQ(whole_csv.substr(0, whole_csv.find('\n')),
+            "point,sweep,workload.collective.size,network.bandwidth,system.preferred-dataset-splits,"
+            "system.active-chunks-per-dimension,npus,step_ns,compute_ns,exposed_communication_ns,non_compute_ns,peak_"
+            "mem_bytes,"
+            "messages,events,"
+            "all_reduce_count,all_reduce_bytes,all_reduce_time_ns,all_gather_count,all_gather_bytes,"
+            "all_gather_time_ns,reduce_scatter_count,reduce_scatter_bytes,reduce_scatter_time_ns,"
+            "all_to_all_count,all_to_all_bytes,all_to_all_time_ns,broadcast_count,broadcast_bytes,"
+            "broadcast_time_ns,error");
   EXPECT_EQ(std::count(whole_csv.begin(), whole_csv.end(), '\n'), 13);
 }
 
@@ -335,8 +368,9 @@ TEST(Sweep, GridOfMeansForPlots) {
   std::vector<Row> rows;
   for (const Point& p : e.points) rows.push_back(runner.run(p));
   rows[0]["error"] = "failed";  // left out of the means
-  EXPECT_EQ(axis_columns(rows[0]), (std::vector<std::string>{"workload.collective.size", "network.bandwidth",
-                                                             "system.preferred-dataset-splits", "system.active-chunks-per-dimension"}));
+  EXPECT_EQ(axis_columns(rows[0]),
+            (std::vector<std::string>{"workload.collective.size", "network.bandwidth",
+                                      "system.preferred-dataset-splits", "system.active-chunks-per-dimension"}));
   const Grid g = grid_of(rows, "workload.collective.size", "network.bandwidth", "step_ns");
   EXPECT_EQ(g.x_values, (std::vector<std::string>{"1MiB", "4MiB", "16MiB"}));
   EXPECT_EQ(g.split_values, (std::vector<std::string>{"25", "50"}));

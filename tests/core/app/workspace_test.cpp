@@ -78,7 +78,8 @@ TEST(ShareLink, CompactLinksRoundTripAndRefuseDamage) {
   s["t.1"] = "1109548986.4";
   const std::string plain = encode_share_state(s), link = encode_share_link(s);
   EXPECT_EQ(link.rfind("z=", 0), 0u);
-  EXPECT_EQ(link.find_first_not_of("z=ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"), std::string::npos);
+  EXPECT_EQ(link.find_first_not_of("z=ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"),
+            std::string::npos);
   EXPECT_LT(link.size(), plain.size());
   EXPECT_EQ(decode_share_state("#" + link), s);
   EXPECT_EQ(decode_share_state(plain), s);  // plain links still open
@@ -90,7 +91,8 @@ TEST(ShareLink, CompactLinksRoundTripAndRefuseDamage) {
     }
     return std::string("accepted");
   };
-  EXPECT_EQ(error_of(link.substr(0, link.size() - 6)), "share link: the compressed link is damaged (cut short or altered)");
+  EXPECT_EQ(error_of(link.substr(0, link.size() - 6)),
+            "share link: the compressed link is damaged (cut short or altered)");
   EXPECT_EQ(error_of("z=ab*c"), "share link: the compressed link has a character outside URL-safe base64");
   ShareLimits small;
   small.max_chars = 60;
@@ -217,8 +219,8 @@ TimelineTrack make_track(const std::vector<std::pair<uint64_t, uint64_t>>& event
 
 TEST(TimelineModel, NestedAndOverlappingEventsGetLowestFreeLanes) {
   // rank 0: [0,100) holds [10,20) and [30,60) which holds [40,50); [50,150) overlaps the first.
-  std::vector<TimelineEvent> ev = {{0, 0, 0, 100, 0, 1},  {0, 0, 10, 20, 1, 1}, {0, 0, 30, 60, 2, 1},
-                                   {0, 0, 40, 50, 3, 1},  {0, 0, 60, 150, 4, 1}, {1, 0, 5, 6, 0, 2},
+  std::vector<TimelineEvent> ev = {{0, 0, 0, 100, 0, 1}, {0, 0, 10, 20, 1, 1},  {0, 0, 30, 60, 2, 1},
+                                   {0, 0, 40, 50, 3, 1}, {0, 0, 60, 150, 4, 1}, {1, 0, 5, 6, 0, 2},
                                    {0, 1, 0, 10, 9, 3}};
   TimelineModel m = build_timeline(ev, "us");
   ASSERT_EQ(m.tracks.size(), 5u);  // rank 0 class 0: 3 lanes; rank 0 class 1; rank 1
@@ -319,11 +321,11 @@ TEST(TimelineModel, AxisTicksCountFromTheStartNotFromZero) {
 // Panning and zooming stay on the data: at most the whole run with a 2.5% margin each side.
 TEST(TimelineModel, WindowStaysOnTheData) {
   using chakra::clamp_window;
-  EXPECT_EQ(clamp_window(100, 200, 0, 1000), std::make_pair(100.0, 200.0));    // inside: kept
-  EXPECT_EQ(clamp_window(-500, -400, 0, 1000), std::make_pair(-25.0, 75.0));   // panned left of it
-  EXPECT_EQ(clamp_window(5000, 5100, 0, 1000), std::make_pair(925.0, 1025.0)); // right of it
-  EXPECT_EQ(clamp_window(-1e6, 1e6, 0, 1000), std::make_pair(-25.0, 1025.0));  // zoomed out past it
-  EXPECT_EQ(clamp_window(10, 10, 0, 1000, 0.5), std::make_pair(10.0, 10.5));   // narrower than allowed
+  EXPECT_EQ(clamp_window(100, 200, 0, 1000), std::make_pair(100.0, 200.0));     // inside: kept
+  EXPECT_EQ(clamp_window(-500, -400, 0, 1000), std::make_pair(-25.0, 75.0));    // panned left of it
+  EXPECT_EQ(clamp_window(5000, 5100, 0, 1000), std::make_pair(925.0, 1025.0));  // right of it
+  EXPECT_EQ(clamp_window(-1e6, 1e6, 0, 1000), std::make_pair(-25.0, 1025.0));   // zoomed out past it
+  EXPECT_EQ(clamp_window(10, 10, 0, 1000, 0.5), std::make_pair(10.0, 10.5));    // narrower than allowed
   EXPECT_EQ(clamp_window(NAN, 1, 0, 1000), std::make_pair(-25.0, 1025.0));
   // Focus: the event with 10% room each side; an instant gets 1e-4 of the run.
   EXPECT_EQ(chakra::focus_window(100, 200, 1000), std::make_pair(90.0, 210.0));
@@ -428,7 +430,8 @@ TEST(GraphQueries, IdIndexFindsWhatAScanFinds) {
     }
     const IdIndex index(t);
     std::vector<uint64_t> probes = ids;
-    for (uint64_t extra : {uint64_t{0}, uint64_t{4}, uint64_t{8}, uint64_t{999}, uint64_t{1} << 39, ~uint64_t{0}}) probes.push_back(extra);
+    for (uint64_t extra : {uint64_t{0}, uint64_t{4}, uint64_t{8}, uint64_t{999}, uint64_t{1} << 39, ~uint64_t{0}})
+      probes.push_back(extra);
     for (uint64_t id : probes) {
       auto first = std::find(ids.begin(), ids.end(), id);
       const std::optional<uint32_t> want =
@@ -437,7 +440,8 @@ TEST(GraphQueries, IdIndexFindsWhatAScanFinds) {
     }
     std::vector<uint64_t> duplicates;
     for (size_t i = 0; i < ids.size(); ++i)
-      if (std::count(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(i), ids[i]) == 1) duplicates.push_back(ids[i]);
+      if (std::count(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(i), ids[i]) == 1)
+        duplicates.push_back(ids[i]);
     std::sort(duplicates.begin(), duplicates.end());
     EXPECT_EQ(index.duplicate_ids(), duplicates) << "layout " << ids.front();
   }
@@ -505,17 +509,20 @@ TEST(Workspace, RecognisesEveryKindOfInputInTheCorpus) {
   EXPECT_EQ(kind("data/chakra_et/ericding_pytorch_converted_2rank/chakra_trace.0.et"), InputKind::ChakraEt);
   EXPECT_EQ(kind("data/chakra_et/ericding_pytorch_converted_2rank/comm_group.json"), InputKind::CommGroupJson);
   EXPECT_EQ(kind("data/pairs/dlrm_8rank_v100/rank0/dlrm_eg_0.json"), InputKind::PytorchHostEt);
-  EXPECT_EQ(kind("data/pairs/dlrm_8rank_v100/rank0/worker0_step_12.1694128201545.pt.trace.json"), InputKind::KinetoTrace);
+  EXPECT_EQ(kind("data/pairs/dlrm_8rank_v100/rank0/worker0_step_12.1694128201545.pt.trace.json"),
+            InputKind::KinetoTrace);
   EXPECT_EQ(kind("data/pairs/param_linear_rtx2080ti_1rank/linear_kineto.json.gz"), InputKind::KinetoTrace);
   EXPECT_EQ(kind("data/pairs/param_linear_rtx2080ti_1rank/linear_et.json.gz"), InputKind::PytorchHostEt);
   EXPECT_EQ(kind("data/text_workloads/astra-sim-1.0__Resnet50_DataParallel.txt"), InputKind::TextWorkload);
   EXPECT_EQ(kind("reference/astra-sim/inputs/net/sw8_ring4.yml"), InputKind::NetworkYaml);
   EXPECT_EQ(kind("reference/astra-sim/inputs/sys/DGX_H100.json"), InputKind::SystemJson);
   for (const std::string& path : testing_support::all_shared_traces())
-    EXPECT_EQ(detect_input_kind(fs::path(path).filename().string(), as_bytes(read_raw(path))), InputKind::ChakraEt) << path;
+    EXPECT_EQ(detect_input_kind(fs::path(path).filename().string(), as_bytes(read_raw(path))), InputKind::ChakraEt)
+        << path;
   EXPECT_EQ(detect_input_kind("notes.md", as_bytes(std::string("# hello\nworld\n"))), InputKind::Unknown);
   // Communicator groups are group ids → lists of ranks; other JSON is of no kind we read.
-  EXPECT_EQ(detect_input_kind("g.json", as_bytes(std::string(R"({"1": [0, 1], "2": [2, 3]})"))), InputKind::CommGroupJson);
+  EXPECT_EQ(detect_input_kind("g.json", as_bytes(std::string(R"({"1": [0, 1], "2": [2, 3]})"))),
+            InputKind::CommGroupJson);
   EXPECT_EQ(detect_input_kind("x.json", as_bytes(std::string(R"({"hello": [1]})"))), InputKind::Unknown);
   EXPECT_EQ(detect_input_kind("x.json", as_bytes(std::string(R"({"1": ["a"]})"))), InputKind::Unknown);
 }
@@ -533,8 +540,10 @@ TEST(Workspace, UnknownFilesSayWhatTheyLookLike) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(error("shot.png", png).find("shot.png: not a trace this page reads: it looks like a PNG image"), std::string::npos);
-  EXPECT_NE(error("x.json", R"({"hello": 1})").find("it looks like JSON of no kind chakrakit reads"), std::string::npos);
+  EXPECT_NE(error("shot.png", png).find("shot.png: not a trace this page reads: it looks like a PNG image"),
+            std::string::npos);
+  EXPECT_NE(error("x.json", R"({"hello": 1})").find("it looks like JSON of no kind chakrakit reads"),
+            std::string::npos);
   EXPECT_NE(error("a.zip", std::string("PK\x03\x04rest", 8)).find("a ZIP archive"), std::string::npos);
   EXPECT_TRUE(ws.ranks().empty());
 }
@@ -542,13 +551,18 @@ TEST(Workspace, UnknownFilesSayWhatTheyLookLike) {
 // What a file is, in words, for commands that refuse it: configs by their kind, Chakra JSON
 // before the host ETs it resembles, binary data of no kind left open (it may be a damaged .et).
 TEST(Workspace, DescribesWhatAFileIs) {
-  auto describe = [](const std::string& name, const std::string& bytes) { return describe_input(name, as_bytes(bytes)); };
+  auto describe = [](const std::string& name, const std::string& bytes) {
+    return describe_input(name, as_bytes(bytes));
+  };
   const std::string yaml = read_raw(shared("reference/astra-sim/inputs/net/sw8_ring4.yml"));
   EXPECT_EQ(describe("net.yml", yaml).what, "an ASTRA-sim network config (YAML)");
-  const InputDescription chakra_json = describe("t.json", R"({"globalMetadata": {"attr": [{"name": "schema"}]}, "nodes": []})");
-  EXPECT_EQ(chakra_json.kind, InputKind::ChakraJson);  // asked before the host ETs, which also hold "nodes" and "schema"
+  const InputDescription chakra_json =
+      describe("t.json", R"({"globalMetadata": {"attr": [{"name": "schema"}]}, "nodes": []})");
+  EXPECT_EQ(chakra_json.kind,
+            InputKind::ChakraJson);  // asked before the host ETs, which also hold "nodes" and "schema"
   EXPECT_EQ(chakra_json.evidence, "globalMetadata");
-  EXPECT_EQ(describe("h.json", R"({"schema": "1.0.1", "nodes": [{"id": 1, "name": "aten::mm"}]})").kind, InputKind::PytorchHostEt);
+  EXPECT_EQ(describe("h.json", R"({"schema": "1.0.1", "nodes": [{"id": 1, "name": "aten::mm"}]})").kind,
+            InputKind::PytorchHostEt);
   EXPECT_EQ(describe("notes.txt", "my notes\n").what, "text of no kind chakrakit reads");
   EXPECT_FALSE(describe("notes.txt", "my notes\n").opaque);
   EXPECT_EQ(describe("shot.png", std::string("\x89PNG\r\n\x1a\n\0\0", 10)).what, "a PNG image");
@@ -562,9 +576,9 @@ TEST(Workspace, RanksFromFileNames) {
   EXPECT_EQ(rank_from_file_name("rank-5_trace.json"), 5u);
   EXPECT_EQ(rank_from_file_name("worker0_step_12.1694128201545.pt.trace.json"), 0u);
   EXPECT_EQ(rank_from_file_name("dlrm_eg_7.json"), 7u);
-  EXPECT_EQ(rank_from_file_name("rank0_step5.json"), 0u);     // the CLI once said 5
+  EXPECT_EQ(rank_from_file_name("rank0_step5.json"), 0u);  // the CLI once said 5
   EXPECT_EQ(rank_from_file_name("linked.3.json.gz"), 3u);
-  EXPECT_EQ(rank_from_file_name("/data/rank7"), 7u);          // a rank's folder
+  EXPECT_EQ(rank_from_file_name("/data/rank7"), 7u);                          // a rank's folder
   EXPECT_FALSE(rank_from_file_name("trace_1694128201545.json").has_value());  // a timestamp
   EXPECT_FALSE(rank_from_file_name("trace.et").has_value());
   // versions and dates are not ranks
@@ -616,7 +630,8 @@ TEST(Workspace, LoadsRanksInStepsAndSimulatesLikeTheFileBasedRun) {
 TEST(Workspace, StreamsAnEtInPiecesToTheSameTraceWhileHoldingLittle) {
   const std::string name = "resnet_rank1.et";
   // The ResNet rank (9 MB) with its nodes four times over: more than is ever held at once.
-  const std::string one = testing_support::read_decompressed(shared("reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz"));
+  const std::string one =
+      testing_support::read_decompressed(shared("reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz"));
   size_t metadata = 0, shift = 0;  // record 0 (GlobalMetadata): its varint length prefix, then it
   for (uint64_t length = 0;; shift += 7) {
     const auto byte = static_cast<uint8_t>(one[metadata++]);
@@ -645,13 +660,14 @@ TEST(Workspace, StreamsAnEtInPiecesToTheSameTraceWhileHoldingLittle) {
       const uint64_t wanted = loading->bytes_wanted();
       if (wanted > 0 && sent < whole.size()) {
         // Pieces of 1 byte to 3 MB: record prefixes and records split every way.
-        const size_t n = std::min<size_t>({static_cast<size_t>(wanted), whole.size() - sent,
-                                           round == 0 ? 1 + rng() % 7 : 1 + rng() % (3 << 20)});
+        const size_t n = std::min<size_t>(
+            {static_cast<size_t>(wanted), whole.size() - sent, round == 0 ? 1 + rng() % 7 : 1 + rng() % (3 << 20)});
         loading->add_bytes(as_bytes(whole).subspan(sent, n));
         sent += n;
       }
       if (round > 0)  // (round 0 sends its rest unasked)
-        most_held = std::max<uint64_t>(most_held, sent - static_cast<uint64_t>(loading->fraction() * double(whole.size())));
+        most_held =
+            std::max<uint64_t>(most_held, sent - static_cast<uint64_t>(loading->fraction() * double(whole.size())));
       const uint64_t before = loading->nodes();
       done = loading->step(round == 0 ? 1u << 20 : 500);
       waited |= !done && loading->nodes() == before && sent < whole.size();
@@ -665,7 +681,8 @@ TEST(Workspace, StreamsAnEtInPiecesToTheSameTraceWhileHoldingLittle) {
     }
     EXPECT_LE(most_held, (uint64_t{16} << 20) + (uint64_t{3} << 20)) << "more than the bound held undecoded";
     EXPECT_EQ(loading->fingerprint(), file_fingerprint(as_bytes(whole)));
-    EXPECT_EQ(ws.finish(*loading), "rank 1: " + name + " (" + std::to_string(reference.ranks().front()->trace.size()) + " nodes)");
+    EXPECT_EQ(ws.finish(*loading),
+              "rank 1: " + name + " (" + std::to_string(reference.ranks().front()->trace.size()) + " nodes)");
     ASSERT_EQ(ws.ranks().size(), 1u);
     EXPECT_EQ(encode_et(ws.ranks().front()->trace), expected) << "round " << round;
   }
@@ -682,15 +699,17 @@ TEST(Workspace, PiecesOfBadFilesAreRefusedEarlyAndCutOffTracesNamed) {
   EXPECT_THROW(image->add_bytes(as_bytes(png).subspan(1000, 70000)), Error);
   // An empty file: nothing will arrive, so it is said at once what it is not.
   auto empty = ws.begin_pieces("empty.et", 0);
-  EXPECT_THROW(while (!empty->step(10)) {}, Error);
+  EXPECT_THROW(while (!empty->step(10)){}, Error);
   // More bytes than the file was said to have.
   auto over = ws.begin_pieces("x.et", 10);
   EXPECT_THROW(over->add_bytes(as_bytes(png).first(11)), Error);
   // A trace whose last record is cut off: the error names the file and the record.
-  const std::string whole = testing_support::read_decompressed(shared("reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz"));
+  const std::string whole =
+      testing_support::read_decompressed(shared("reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz"));
   const std::string cut = whole.substr(0, whole.size() - 5);
   auto loading = ws.begin_pieces("cut.et", cut.size());
-  for (size_t at = 0; at < cut.size(); at += 1 << 20) loading->add_bytes(as_bytes(cut).subspan(at, std::min<size_t>(1 << 20, cut.size() - at)));
+  for (size_t at = 0; at < cut.size(); at += 1 << 20)
+    loading->add_bytes(as_bytes(cut).subspan(at, std::min<size_t>(1 << 20, cut.size() - at)));
   try {
     while (!loading->step(4096)) {}
     FAIL() << "a cut-off trace loaded";
@@ -701,7 +720,8 @@ TEST(Workspace, PiecesOfBadFilesAreRefusedEarlyAndCutOffTracesNamed) {
   // A gzip .et in pieces is gathered whole, then decoded: the same trace.
   const std::string gz = read_raw(shared("reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz"));
   auto packed = ws.begin_pieces("resnet.et.gz", gz.size());
-  for (size_t at = 0; at < gz.size(); at += 100000) packed->add_bytes(as_bytes(gz).subspan(at, std::min<size_t>(100000, gz.size() - at)));
+  for (size_t at = 0; at < gz.size(); at += 100000)
+    packed->add_bytes(as_bytes(gz).subspan(at, std::min<size_t>(100000, gz.size() - at)));
   while (!packed->step(4096)) {}
   ws.finish(*packed);
   ASSERT_EQ(ws.ranks().size(), 1u);
@@ -715,7 +735,8 @@ TEST(Workspace, PairsHostEtWithKinetoInEitherOrder) {
   std::string host = read_raw(dir + "/linear_et.json.gz"), kineto = read_raw(dir + "/linear_kineto.json.gz");
   Workspace a;
   // Alone, the Kineto trace shows its measured timeline: CPU threads and GPU streams, no replay.
-  EXPECT_NE(a.add(as_bytes(kineto), "linear_kineto.json.gz").find("measured ops (its host ET links them"), std::string::npos);
+  EXPECT_NE(a.add(as_bytes(kineto), "linear_kineto.json.gz").find("measured ops (its host ET links them"),
+            std::string::npos);
   ASSERT_EQ(a.ranks().size(), 1u);
   const Trace& alone = a.ranks()[0]->trace;
   // Its one kind of dependency: a GPU op on the call that launched it, which began before it.
@@ -743,8 +764,10 @@ TEST(Workspace, PairsHostEtWithKinetoInEitherOrder) {
   EXPECT_GT(launched, gpu * 9 / 10);
   const Trace* ranks[] = {&alone};
   TimelineModel m = timeline_of_traces(ranks);
-  EXPECT_TRUE(std::any_of(m.lane_class_names.begin(), m.lane_class_names.end(), [](const std::string& n) { return n.rfind("stream ", 0) == 0; }));
-  EXPECT_TRUE(std::any_of(m.lane_class_names.begin(), m.lane_class_names.end(), [](const std::string& n) { return n.rfind("thread ", 0) == 0; }));
+  EXPECT_TRUE(std::any_of(m.lane_class_names.begin(), m.lane_class_names.end(),
+                          [](const std::string& n) { return n.rfind("stream ", 0) == 0; }));
+  EXPECT_TRUE(std::any_of(m.lane_class_names.begin(), m.lane_class_names.end(),
+                          [](const std::string& n) { return n.rfind("thread ", 0) == 0; }));
   EXPECT_EQ(a.ranks()[0]->report.errors, 0u);
   // A damaged Kineto trace alone is an error that adds nothing.
   Workspace c;
@@ -803,7 +826,8 @@ TEST(Workspace, ConversionsRunElsewhereToTheSameRanks) {
   const std::string result = encode_converted(convert_rank(job));
   auto opening = ws.begin_converted(decode_converted(result));
   ASSERT_TRUE(opening);
-  EXPECT_NE(ws.finish(*opening).find("rank 0: linked and converted linear_et.json.gz + linear_kineto.json.gz"), std::string::npos);
+  EXPECT_NE(ws.finish(*opening).find("rank 0: linked and converted linear_et.json.gz + linear_kineto.json.gz"),
+            std::string::npos);
   ASSERT_EQ(ws.ranks().size(), 1u);
   const RankTrace& a = *here.ranks()[0];
   const RankTrace& b = *ws.ranks()[0];
@@ -821,7 +845,7 @@ TEST(Workspace, ConversionsRunElsewhereToTheSameRanks) {
   auto late = ws.begin_converted(convert_rank(ws.take_conversions().at(0)));
   ws.clear();
   EXPECT_FALSE(ws.begin_converted(decode_converted(result)));  // nor after clear()
-  EXPECT_EQ(ws.finish(*late), "");  // opened before clear(), finished after: nothing stays
+  EXPECT_EQ(ws.finish(*late), "");                             // opened before clear(), finished after: nothing stays
   EXPECT_TRUE(ws.ranks().empty());
   EXPECT_FALSE(ws.conversions_waiting());
 
@@ -1042,7 +1066,8 @@ TEST(Workspace, CollectiveBucketsOfASimulatedRun) {
     micros.push_back(simulated_micros(ws.rank(npu)->trace, r.spans, npu));
   }
   uint64_t count = 0, bytes = 0, time = 0, sim_count = 0, sim_bytes = 0, sim_time = 0;
-  for (const CollectiveBucket& b : collective_buckets(traces, micros)) count += b.count, bytes += b.bytes, time += b.micros;
+  for (const CollectiveBucket& b : collective_buckets(traces, micros))
+    count += b.count, bytes += b.bytes, time += b.micros;
   for (const sim::CollectiveTotals& c : r.collectives) sim_count += c.count, sim_bytes += c.bytes, sim_time += c.time;
   EXPECT_GT(count, 0u);
   EXPECT_EQ(count, sim_count);
@@ -1258,8 +1283,7 @@ TEST(SimJob, DamagedBytesAreErrorsNeverCrashes) {
     for (int k = 0; k < 4; ++k) bad[rng() % bad.size()] = static_cast<char>(rng());
     try {
       chakra::decode_result(bad);
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
   }
   try {
     chakra::decode_result(std::string_view(result).substr(0, 12));

@@ -105,9 +105,8 @@ TEST(Feeder, ZeroTimeWalksMatchEtFeederV1) {
 TEST(Feeder, ZeroTimeWalksWithControlDependenciesMatchFeederV3) {
   chakra::FeederOptions o;
   o.gate = chakra::DepKind::Both;
-  for (const std::string name :
-       {"1.0.2-chakra.0.0.4", "DLRM_HybridParallel.0", "MLP_ModelParallel.0", "Resnet50_DataParallel.1",
-        "two_comp_nodes_dependent.0"}) {
+  for (const std::string name : {"1.0.2-chakra.0.0.4", "DLRM_HybridParallel.0", "MLP_ModelParallel.0",
+                                 "Resnet50_DataParallel.1", "two_comp_nodes_dependent.0"}) {
     chakra::Feeder f(shared(kWalkInputs.at(name)), o);
     EXPECT_TRUE(walk(f, false) == reference_walk("feeder_v3_walk_" + name + ".tsv")) << name;
     EXPECT_TRUE(f.finished()) << name;
@@ -183,8 +182,9 @@ TEST(Feeder, NodesOutOfOrderAndDanglingDependencies) {
     order(*g);
     FAIL() << "no error";
   } catch (const chakra::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("t.et: 1 dependencies name nodes that are not in the file (node 2 depends on 9)"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("t.et: 1 dependencies name nodes that are not in the file (node 2 depends on 9)"),
+        std::string::npos)
         << e.what();
   }
   // Control dependencies gate only when asked.
@@ -201,7 +201,8 @@ TEST(Feeder, NodesOutOfOrderAndDanglingDependencies) {
 // waited for and refused as a repeat all the same; an id near 2^60 stays in the map.
 TEST(Feeder, IdsFarApartAndThenCoveredAreFound) {
   std::vector<Spec> specs{{100000, {}}};
-  for (uint64_t id = 0; id < 30000; ++id) specs.push_back({id, id ? std::vector<uint64_t>{id - 1} : std::vector<uint64_t>{}});
+  for (uint64_t id = 0; id < 30000; ++id)
+    specs.push_back({id, id ? std::vector<uint64_t>{id - 1} : std::vector<uint64_t>{}});
   specs.push_back({100001, {100000, 29999}});
   specs.push_back({uint64_t{1} << 60, {100001}});
   auto f = feeder(encode(specs));
@@ -269,7 +270,7 @@ TEST(Feeder, AttributeAccessors) {
   d.name = t.intern("allreduce");
   d.type = static_cast<int32_t>(chakra::NodeType::CommColl);
   d.attrs.add_bool(t.intern("is_cpu_op"), false);
-  d.attrs.add_int32(t.intern("comm_type"), 0);          // int32 read as int64 (feeder_v3 converts)
+  d.attrs.add_int32(t.intern("comm_type"), 0);         // int32 read as int64 (feeder_v3 converts)
   d.attrs.add_uint64(t.intern("comm_size"), 1 << 20);  // uint64 read as int64
   d.attrs.add_string(t.intern("pg_name"), t.intern("3"));
   d.attrs.add_double(t.intern("num_ops"), 1.5);  // a fraction cannot be an integer

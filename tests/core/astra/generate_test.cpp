@@ -45,7 +45,8 @@ TEST(Generate, ReferenceMicrobenchmarksAreByteIdentical) {
     EXPECT_TRUE(bytes == read_raw(shared("reference/chakra/outputs/generator/npus2/" + name))) << name;
 
   // The default run: 64 NPUs, 896 files.
-  std::map<std::string, std::string> ref = untar(read_decompressed(shared("reference/chakra/outputs/generator/default64.tar.gz")));
+  std::map<std::string, std::string> ref =
+      untar(read_decompressed(shared("reference/chakra/outputs/generator/default64.tar.gz")));
   ours = generated({});
   ASSERT_EQ(ours.size(), 896u);
   size_t same = 0;
@@ -69,7 +70,8 @@ TEST(Generate, CollectivesMatchAstraSimMicrobenchmarks) {
       o.npus = npus;
       o.size = *chakra::parse_size("1MiB");
       for (uint32_t npu = 0; npu < npus; ++npu, ++compared) {
-        std::string file = dir + name + "/" + std::to_string(npus) + "npus_1MB/" + name + "." + std::to_string(npu) + ".et";
+        std::string file =
+            dir + name + "/" + std::to_string(npus) + "npus_1MB/" + name + "." + std::to_string(npu) + ".et";
         EXPECT_TRUE(chakra::encode_et(chakra::collective_trace(o, npu)) == read_raw(file)) << file;
       }
     }

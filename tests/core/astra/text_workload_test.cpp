@@ -53,8 +53,8 @@ TEST(TextWorkload, ReproducesReferenceOutputsByteForByte) {
     for (int npu = 0; npu < 2; ++npu) {
       chakra::Trace t = chakra::text_workload_trace(w, 2, first_id);
       first_id += t.size();
-      std::string expected = read_raw(shared("reference/chakra/outputs/converter_text/" + stem + "." +
-                                             std::to_string(npu) + ".et"));
+      std::string expected =
+          read_raw(shared("reference/chakra/outputs/converter_text/" + stem + "." + std::to_string(npu) + ".et"));
       EXPECT_EQ(chakra::encode_et(t), expected) << stem << " npu " << npu;
       ++compared;
     }
@@ -64,19 +64,20 @@ TEST(TextWorkload, ReproducesReferenceOutputsByteForByte) {
 
 TEST(TextWorkload, DeclaredLayerCountChangesTheGraphLikeTheReference) {
   // MODEL uses line 2's count to decide which layer has no input-gradient collective.
-  std::string text = "MODEL\n3\n"
-                     "a -1 1 ALLGATHER 8 1 ALLREDUCE 8 1 NONE 0 1\n"
-                     "b -1 1 ALLGATHER 8 1 ALLREDUCE 8 1 NONE 0 1\n";
+  std::string text =
+      "MODEL\n3\n"
+      "a -1 1 ALLGATHER 8 1 ALLREDUCE 8 1 NONE 0 1\n"
+      "b -1 1 ALLGATHER 8 1 ALLREDUCE 8 1 NONE 0 1\n";
   TextWorkload w = chakra::parse_text_workload(text, "m.txt");
   ASSERT_EQ(w.warnings.size(), 1u);
   EXPECT_NE(w.warnings[0].find("declares 3 layers but the file has 2"), std::string::npos);
   chakra::Trace t = chakra::text_workload_trace(w, 1, 0);
   // With the right count layer a (index 0) gets no IG collective; with 3 declared it does.
-  EXPECT_EQ(names(t), (std::vector<std::string>{
-                          "COMP_NODE_a_FWD", "COMM_COLL_NODE_a_ALLGATHER", "COMP_NODE_b_FWD",
-                          "COMM_COLL_NODE_b_ALLGATHER", "COMP_NODE_b_BWD_IG", "COMM_COLL_NODE_b_ALLREDUCE",
-                          "COMP_NODE_b_BWD_WG", "COMP_NODE_a_BWD_IG", "COMM_COLL_NODE_a_ALLREDUCE",
-                          "COMP_NODE_a_BWD_WG"}));
+  EXPECT_EQ(names(t),
+            (std::vector<std::string>{"COMP_NODE_a_FWD", "COMM_COLL_NODE_a_ALLGATHER", "COMP_NODE_b_FWD",
+                                      "COMM_COLL_NODE_b_ALLGATHER", "COMP_NODE_b_BWD_IG", "COMM_COLL_NODE_b_ALLREDUCE",
+                                      "COMP_NODE_b_BWD_WG", "COMP_NODE_a_BWD_IG", "COMM_COLL_NODE_a_ALLREDUCE",
+                                      "COMP_NODE_a_BWD_WG"}));
 }
 
 TEST(TextWorkload, UnknownCollectiveInReferenceTypeWarnsAndBecomesAllReduce) {
@@ -90,7 +91,8 @@ TEST(TextWorkload, UnknownCollectiveInReferenceTypeWarnsAndBecomesAllReduce) {
 }
 
 TEST(TextWorkload, BlankLinesAndWindowsNewlinesAreAccepted) {
-  TextWorkload w = chakra::parse_text_workload("MICRO\r\n1\r\n\r\nx -1 5 NONE 0 5 NONE 0 5 ALLGATHER 64 5\r\n\r\n", "w.txt");
+  TextWorkload w =
+      chakra::parse_text_workload("MICRO\r\n1\r\n\r\nx -1 5 NONE 0 5 NONE 0 5 ALLGATHER 64 5\r\n\r\n", "w.txt");
   ASSERT_EQ(w.layers.size(), 1u);
   EXPECT_EQ(w.text, "MICRO\n1\n\nx -1 5 NONE 0 5 NONE 0 5 ALLGATHER 64 5\n\n");  // as Python reads it
 }
@@ -131,18 +133,25 @@ TEST(TextWorkload, BadFilesGiveErrorsNamingFileAndLine) {
 // ---- the types the reference rejects ----
 
 TEST(TextWorkload, TransformerFollowsAstraSimLoop) {
-  std::string text = "HYBRID_TRANSFORMER model_parallel_NPU_group: 2\n2\n"
-                     "emb -1 10 ALLGATHER 64 11 NONE 0 12 ALLREDUCE 128 1\n"
-                     "att -1 20 ALLREDUCE 32 21 ALLREDUCE 32 22 ALLREDUCE 256 1\n";
+  std::string text =
+      "HYBRID_TRANSFORMER model_parallel_NPU_group: 2\n2\n"
+      "emb -1 10 ALLGATHER 64 11 NONE 0 12 ALLREDUCE 128 1\n"
+      "att -1 20 ALLREDUCE 32 21 ALLREDUCE 32 22 ALLREDUCE 256 1\n";
   TextWorkload w = chakra::parse_text_workload(text, "t.txt");
   EXPECT_EQ(w.model_parallel_group, 2);
   chakra::Trace t = chakra::text_workload_trace(w, 2, 0);
   // NONE collectives are not issued; every phase's collective is named by its phase.
-  std::vector<std::string> pass = {
-      "COMP_NODE_emb_FWD", "COMM_COLL_NODE_emb_FWD_ALLGATHER", "COMP_NODE_att_FWD",
-      "COMM_COLL_NODE_att_FWD_ALLREDUCE", "COMP_NODE_att_BWD_IG", "COMM_COLL_NODE_att_IG_ALLREDUCE",
-      "COMP_NODE_att_BWD_WG", "COMM_COLL_NODE_att_WG_ALLREDUCE", "COMP_NODE_emb_BWD_IG",
-      "COMP_NODE_emb_BWD_WG", "COMM_COLL_NODE_emb_WG_ALLREDUCE"};
+  std::vector<std::string> pass = {"COMP_NODE_emb_FWD",
+                                   "COMM_COLL_NODE_emb_FWD_ALLGATHER",
+                                   "COMP_NODE_att_FWD",
+                                   "COMM_COLL_NODE_att_FWD_ALLREDUCE",
+                                   "COMP_NODE_att_BWD_IG",
+                                   "COMM_COLL_NODE_att_IG_ALLREDUCE",
+                                   "COMP_NODE_att_BWD_WG",
+                                   "COMM_COLL_NODE_att_WG_ALLREDUCE",
+                                   "COMP_NODE_emb_BWD_IG",
+                                   "COMP_NODE_emb_BWD_WG",
+                                   "COMM_COLL_NODE_emb_WG_ALLREDUCE"};
   std::vector<std::string> two = pass;
   two.insert(two.end(), pass.begin(), pass.end());
   EXPECT_EQ(names(t), two);
@@ -160,23 +169,24 @@ TEST(TextWorkload, TransformerFollowsAstraSimLoop) {
 }
 
 TEST(TextWorkload, FwdInBckwdRecomputesFromTheCheckpoint) {
-  std::string text = "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 checkpoints: 1 1 checkpoint_initiates: 1 3\n4\n"
-                     "l0 -1 1 NONE 0 1 NONE 0 1 NONE 0 1\n"
-                     "l1 -1 2 ALLREDUCE 8 1 NONE 0 1 NONE 0 1\n"
-                     "l2 -1 3 NONE 0 1 NONE 0 1 NONE 0 1\n"
-                     "l3 -1 4 NONE 0 1 NONE 0 1 NONE 0 1\n";
+  std::string text =
+      "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 checkpoints: 1 1 checkpoint_initiates: 1 3\n4\n"
+      "l0 -1 1 NONE 0 1 NONE 0 1 NONE 0 1\n"
+      "l1 -1 2 ALLREDUCE 8 1 NONE 0 1 NONE 0 1\n"
+      "l2 -1 3 NONE 0 1 NONE 0 1 NONE 0 1\n"
+      "l3 -1 4 NONE 0 1 NONE 0 1 NONE 0 1\n";
   TextWorkload w = chakra::parse_text_workload(text, "f.txt");
   EXPECT_EQ(w.checkpoints, std::vector<uint32_t>{1});
   EXPECT_EQ(w.recompute_initiators, std::vector<uint32_t>{3});
   chakra::Trace t = chakra::text_workload_trace(w, 1, 0);
-  EXPECT_EQ(names(t), (std::vector<std::string>{
-                          "COMP_NODE_l0_FWD", "COMP_NODE_l1_FWD", "COMM_COLL_NODE_l1_FWD_ALLREDUCE",
-                          "COMP_NODE_l2_FWD", "COMP_NODE_l3_FWD",
-                          // before the initiator's input gradient: forward again from checkpoint l1 up to l3
-                          "COMP_NODE_l1_FWD_RECOMPUTE", "COMM_COLL_NODE_l1_FWD_RECOMPUTE_ALLREDUCE",
-                          "COMP_NODE_l2_FWD_RECOMPUTE", "COMP_NODE_l3_BWD_IG", "COMP_NODE_l3_BWD_WG",
-                          "COMP_NODE_l2_BWD_IG", "COMP_NODE_l2_BWD_WG", "COMP_NODE_l1_BWD_IG",
-                          "COMP_NODE_l1_BWD_WG", "COMP_NODE_l0_BWD_IG", "COMP_NODE_l0_BWD_WG"}));
+  EXPECT_EQ(names(t),
+            (std::vector<std::string>{
+                "COMP_NODE_l0_FWD", "COMP_NODE_l1_FWD", "COMM_COLL_NODE_l1_FWD_ALLREDUCE", "COMP_NODE_l2_FWD",
+                "COMP_NODE_l3_FWD",
+                // before the initiator's input gradient: forward again from checkpoint l1 up to l3
+                "COMP_NODE_l1_FWD_RECOMPUTE", "COMM_COLL_NODE_l1_FWD_RECOMPUTE_ALLREDUCE", "COMP_NODE_l2_FWD_RECOMPUTE",
+                "COMP_NODE_l3_BWD_IG", "COMP_NODE_l3_BWD_WG", "COMP_NODE_l2_BWD_IG", "COMP_NODE_l2_BWD_WG",
+                "COMP_NODE_l1_BWD_IG", "COMP_NODE_l1_BWD_WG", "COMP_NODE_l0_BWD_IG", "COMP_NODE_l0_BWD_WG"}));
   EXPECT_EQ(dep_names(t, find(t, "COMP_NODE_l1_FWD_RECOMPUTE")), (std::vector<std::string>{"COMP_NODE_l3_FWD"}));
   EXPECT_EQ(dep_names(t, find(t, "COMP_NODE_l3_BWD_IG")), (std::vector<std::string>{"COMP_NODE_l2_FWD_RECOMPUTE"}));
   EXPECT_EQ(t.duration_micros(find(t, "COMP_NODE_l2_FWD_RECOMPUTE")), 3u);
@@ -186,11 +196,10 @@ TEST(TextWorkload, InferenceIsAForwardChainAcrossPasses) {
   TextWorkload w = parse_shared("data/text_workloads/astra-sim-2020__InferenceBaseline.txt");
   ASSERT_EQ(w.layers.size(), 2u);
   chakra::Trace t = chakra::text_workload_trace(w, 2, 0);
-  EXPECT_EQ(names(t), (std::vector<std::string>{
-                          "COMP_NODE_Layer0_FWD", "COMM_COLL_NODE_Layer0_FWD_ALLTOALL", "COMP_NODE_Layer1_FWD",
-                          "COMM_COLL_NODE_Layer1_FWD_ALLTOALL", "COMP_NODE_Layer0_FWD",
-                          "COMM_COLL_NODE_Layer0_FWD_ALLTOALL", "COMP_NODE_Layer1_FWD",
-                          "COMM_COLL_NODE_Layer1_FWD_ALLTOALL"}));
+  EXPECT_EQ(names(t), (std::vector<std::string>{"COMP_NODE_Layer0_FWD", "COMM_COLL_NODE_Layer0_FWD_ALLTOALL",
+                                                "COMP_NODE_Layer1_FWD", "COMM_COLL_NODE_Layer1_FWD_ALLTOALL",
+                                                "COMP_NODE_Layer0_FWD", "COMM_COLL_NODE_Layer0_FWD_ALLTOALL",
+                                                "COMP_NODE_Layer1_FWD", "COMM_COLL_NODE_Layer1_FWD_ALLTOALL"}));
   for (uint32_t n = 1; n < t.size(); ++n) EXPECT_EQ(t.data_deps(n).size(), 1u) << n;
   EXPECT_EQ(t.find_attr(3, "comm_size")->as_int64(), 32000);
 }
@@ -215,19 +224,22 @@ TEST(TextWorkload, CustomizedUsesTheHybridLoopWithoutLayer0InputGradientCollecti
   TextWorkload w = chakra::parse_text_workload(
       "HYBRID_CUSTOMIZED\n2\n"
       "a -1 1 NONE 0 2 ALLREDUCE 8 3 ALLREDUCE 16 1 MODEL\n"
-      "b -1 1 NONE 0 2 ALLREDUCE 8 3 ALLREDUCE 16 1 DATA\n", "c.txt");
+      "b -1 1 NONE 0 2 ALLREDUCE 8 3 ALLREDUCE 16 1 DATA\n",
+      "c.txt");
   EXPECT_EQ(w.layers[1].parallelism, "DATA");
   chakra::Trace t = chakra::text_workload_trace(w, 1, 0);
-  EXPECT_EQ(names(t), (std::vector<std::string>{
-                          "COMP_NODE_a_FWD", "COMP_NODE_b_FWD", "COMP_NODE_b_BWD_IG", "COMM_COLL_NODE_b_IG_ALLREDUCE",
-                          "COMP_NODE_b_BWD_WG", "COMM_COLL_NODE_b_WG_ALLREDUCE", "COMP_NODE_a_BWD_IG",
-                          "COMP_NODE_a_BWD_WG", "COMM_COLL_NODE_a_WG_ALLREDUCE"}));
+  EXPECT_EQ(names(t), (std::vector<std::string>{"COMP_NODE_a_FWD", "COMP_NODE_b_FWD", "COMP_NODE_b_BWD_IG",
+                                                "COMM_COLL_NODE_b_IG_ALLREDUCE", "COMP_NODE_b_BWD_WG",
+                                                "COMM_COLL_NODE_b_WG_ALLREDUCE", "COMP_NODE_a_BWD_IG",
+                                                "COMP_NODE_a_BWD_WG", "COMM_COLL_NODE_a_WG_ALLREDUCE"}));
 }
 
 TEST(TextWorkload, DlrmWithoutTopLayersWarns) {
-  TextWorkload w = chakra::parse_text_workload("HYBRID_DLRM 1\n2\n"
-                                               "e -1 1 ALLTOALL 8 1 ALLTOALL 8 1 NONE 0 1\n"
-                                               "m -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 1\n", "d.txt");
+  TextWorkload w = chakra::parse_text_workload(
+      "HYBRID_DLRM 1\n2\n"
+      "e -1 1 ALLTOALL 8 1 ALLTOALL 8 1 NONE 0 1\n"
+      "m -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 1\n",
+      "d.txt");
   ASSERT_EQ(w.warnings.size(), 1u);
   EXPECT_NE(w.warnings[0].find("last bottom layer 1 leaves no top layer"), std::string::npos);
 }

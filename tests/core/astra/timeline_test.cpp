@@ -38,8 +38,9 @@ TEST(Timeline, ReferenceUnitsAreByteIdentical) {
   o.num_npus = 2;
   o.npu_frequency_mhz = 1000;
   o.reference_units = true;
-  EXPECT_TRUE(timeline(read_raw(shared(kLog)), o, true) ==
-              read_raw(shared("reference/chakra/outputs/timeline_visualizer/MLP_ModelParallel_2npus.chrome_trace.json")));
+  EXPECT_TRUE(
+      timeline(read_raw(shared(kLog)), o, true) ==
+      read_raw(shared("reference/chakra/outputs/timeline_visualizer/MLP_ModelParallel_2npus.chrome_trace.json")));
 }
 
 TEST(Timeline, MicrosecondsTracksAndArgs) {
@@ -47,14 +48,18 @@ TEST(Timeline, MicrosecondsTracksAndArgs) {
   o.num_npus = 2;
   o.npu_frequency_mhz = 1000;
   json ours = json::parse(timeline(read_raw(shared(kLog)), o));
-  json ref = json::parse(read_raw(shared("reference/chakra/outputs/timeline_visualizer/MLP_ModelParallel_2npus.chrome_trace.json")));
+  json ref = json::parse(
+      read_raw(shared("reference/chakra/outputs/timeline_visualizer/MLP_ModelParallel_2npus.chrome_trace.json")));
   std::vector<json> slices;
   std::map<std::pair<int, int>, std::string> thread_names;
   std::map<int, std::string> process_names;
   for (const json& e : ours["traceEvents"]) {
-    if (e["ph"] == "X") slices.push_back(e);
-    else if (e["name"] == "thread_name") thread_names[{e["pid"], e["tid"]}] = e["args"]["name"];
-    else if (e["name"] == "process_name") process_names[e["pid"]] = e["args"]["name"];
+    if (e["ph"] == "X")
+      slices.push_back(e);
+    else if (e["name"] == "thread_name")
+      thread_names[{e["pid"], e["tid"]}] = e["args"]["name"];
+    else if (e["name"] == "process_name")
+      process_names[e["pid"]] = e["args"]["name"];
   }
   ASSERT_EQ(slices.size(), ref["traceEvents"].size());
   ASSERT_EQ(slices.size(), 116u);
@@ -112,11 +117,12 @@ TEST(Timeline, ChromeTraceWriterEventShapes) {
   w.complete(1, 2, 10.5, 2, "gemm\u00e9", "kernel", [](chakra::JsonWriter& a) { a.key("id").value_int(5); });
   w.flow(9, "dep", 1, 2, 11, 0, 3, 20);
   w.finish({{"displayTimeUnit", "\"ns\""}});
-  EXPECT_EQ(out.out,
-            "{\"traceEvents\": [{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 2, \"args\": {\"name\": "
-            "\"stream 7\"}}, {\"pid\": 1, \"tid\": 2, \"ts\": 10.5, \"dur\": 2.0, \"ph\": \"X\", \"name\": "
-            "\"gemm\\u00e9\", \"cat\": \"kernel\", \"args\": {\"id\": 5}}, {\"pid\": 1, \"tid\": 2, \"ts\": 11.0, "
-            "\"ph\": \"s\", \"id\": 9, \"name\": \"dep\", \"cat\": \"dependency\"}, {\"pid\": 0, \"tid\": 3, \"ts\": "
-            "20.0, \"ph\": \"f\", \"bp\": \"e\", \"id\": 9, \"name\": \"dep\", \"cat\": \"dependency\"}], "
-            "\"displayTimeUnit\": \"ns\"}");
+  EXPECT_EQ(
+      out.out,
+      "{\"traceEvents\": [{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 2, \"args\": {\"name\": "
+      "\"stream 7\"}}, {\"pid\": 1, \"tid\": 2, \"ts\": 10.5, \"dur\": 2.0, \"ph\": \"X\", \"name\": "
+      "\"gemm\\u00e9\", \"cat\": \"kernel\", \"args\": {\"id\": 5}}, {\"pid\": 1, \"tid\": 2, \"ts\": 11.0, "
+      "\"ph\": \"s\", \"id\": 9, \"name\": \"dep\", \"cat\": \"dependency\"}, {\"pid\": 0, \"tid\": 3, \"ts\": "
+      "20.0, \"ph\": \"f\", \"bp\": \"e\", \"id\": 9, \"name\": \"dep\", \"cat\": \"dependency\"}], "
+      "\"displayTimeUnit\": \"ns\"}");
 }

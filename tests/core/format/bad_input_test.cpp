@@ -41,7 +41,8 @@ std::string gzip(const std::string& data, int level = 9) {
 }
 
 const std::string& sample() {
-  static const std::string bytes = read_decompressed(shared("reference/chakra/outputs/converter_pytorch/1.0.2-chakra.0.0.4.et"));
+  static const std::string bytes =
+      read_decompressed(shared("reference/chakra/outputs/converter_pytorch/1.0.2-chakra.0.0.4.et"));
   return bytes;
 }
 
@@ -85,7 +86,8 @@ TEST(BadInput, LengthPrefixLargerThanTheFile) {
   chakra::ReadOptions options;
   options.max_record_bytes = 16;
   msg = error_of([&] { decode(std::string(1, 100) + std::string(100, '\0'), "big.et", options); });
-  EXPECT_NE(msg.find("big.et: record 1 at byte 0: record length 100 exceeds the limit of 16 bytes"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("big.et: record 1 at byte 0: record length 100 exceeds the limit of 16 bytes"), std::string::npos)
+      << msg;
 }
 
 TEST(BadInput, EmptyFile) {

@@ -60,11 +60,16 @@ json canon_attr_value(const chakra::Trace& t, chakra::AttrKind k, uint64_t bits)
   switch (k) {
     case AttrKind::Double: return chakra::double_of_bits(bits);
     case AttrKind::Float: return chakra::shortest_float32(chakra::float_of_bits(bits));
-    case AttrKind::Int32: case AttrKind::Sint32: case AttrKind::Sfixed32: return static_cast<int64_t>(bits);
-    case AttrKind::Uint32: case AttrKind::Fixed32: return bits;
-    case AttrKind::Int64: case AttrKind::Sint64: case AttrKind::Sfixed64:
-      return std::to_string(static_cast<int64_t>(bits));
-    case AttrKind::Uint64: case AttrKind::Fixed64: return std::to_string(bits);
+    case AttrKind::Int32:
+    case AttrKind::Sint32:
+    case AttrKind::Sfixed32: return static_cast<int64_t>(bits);
+    case AttrKind::Uint32:
+    case AttrKind::Fixed32: return bits;
+    case AttrKind::Int64:
+    case AttrKind::Sint64:
+    case AttrKind::Sfixed64: return std::to_string(static_cast<int64_t>(bits));
+    case AttrKind::Uint64:
+    case AttrKind::Fixed64: return std::to_string(bits);
     case AttrKind::Bool: return bits != 0;
     case AttrKind::String: return std::string(t.str(static_cast<chakra::StrId>(bits)));
     case AttrKind::Bytes: {
@@ -100,7 +105,8 @@ json canon_io(const chakra::Trace& t, const chakra::IoStrings& io) {
 std::vector<json> canon(const chakra::Trace& t) {
   std::vector<json> out;
   out.push_back({{"global_metadata",
-                  {{"version", t.metadata_version()}, {"attr", canon_attrs(t, t.metadata_attrs(), 0, t.metadata_attrs().size())}}}});
+                  {{"version", t.metadata_version()},
+                   {"attr", canon_attrs(t, t.metadata_attrs(), 0, t.metadata_attrs().size())}}}});
   for (uint32_t n = 0; n < t.size(); ++n) {
     json o = {{"id", t.id(n)},
               {"name", t.name(n)},
@@ -118,7 +124,8 @@ std::vector<json> canon(const chakra::Trace& t) {
 }
 
 std::string trace_for_canon(const std::string& canon_path) {
-  if (canon_path.find("/jsonizer/chakra.0.et.") != std::string::npos) return shared("reference/chakra/inputs/chakra.0.et.gz");
+  if (canon_path.find("/jsonizer/chakra.0.et.") != std::string::npos)
+    return shared("reference/chakra/inputs/chakra.0.et.gz");
   std::string base = canon_path.substr(0, canon_path.find(".canon.jsonl"));
   std::ifstream plain(base);
   return plain ? base : base + ".gz";
@@ -172,7 +179,8 @@ TEST(EtReading, InputsReadInPlaceReportHowFarTheReadGot) {
     Seen seen;
     chakra::ReadOptions o;
     o.progress = &seen;
-    const chakra::Trace back = from_file ? chakra::read_et(file, o) : chakra::read_et(chakra::memory_input(as_bytes(bytes), "m.et"), o);
+    const chakra::Trace back =
+        from_file ? chakra::read_et(file, o) : chakra::read_et(chakra::memory_input(as_bytes(bytes), "m.et"), o);
     EXPECT_EQ(back.size(), t.size());
     ASSERT_FALSE(seen.done.empty()) << from_file;
     EXPECT_GT(seen.done.front(), 0u) << from_file;
@@ -196,7 +204,8 @@ TEST(EtDecode, AttributeNamesAreRightWhateverTheirOrder) {
     d.clear();
     d.id = id;
     d.name = t.intern("node" + std::to_string(id));
-    for (size_t k = 0; k < names[id].size(); ++k) d.attrs.add_int64(t.intern(names[id][k]), static_cast<int64_t>(id * 100 + k));
+    for (size_t k = 0; k < names[id].size(); ++k)
+      d.attrs.add_int64(t.intern(names[id][k]), static_cast<int64_t>(id * 100 + k));
     t.append(d);
   }
   const std::string bytes = chakra::encode_et(t);

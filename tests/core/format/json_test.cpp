@@ -29,7 +29,8 @@ void expect_streaming_matches_whole(const std::string& bytes, const chakra::Trac
     chakra::StringSink streamed;
     chakra::JsonOptions options;
     options.format = format;
-    const chakra::JsonizeStats stats = chakra::jsonize_et(chakra::memory_input(as_bytes(bytes), name), streamed, options);
+    const chakra::JsonizeStats stats =
+        chakra::jsonize_et(chakra::memory_input(as_bytes(bytes), name), streamed, options);
     ASSERT_TRUE(streamed.out == jsonize(t, format)) << "format " << static_cast<int>(format);
     EXPECT_EQ(stats.nodes, t.size());
     EXPECT_EQ(stats.has_metadata, t.has_metadata());
@@ -158,7 +159,8 @@ TEST(JsonErrors, NameTheLocationAndTheProblem) {
   // Found by fuzzing: a number beyond double's range escaped as nlohmann's exception.
   EXPECT_EQ(json_error("{\"nodes\": [{\"id\": 1, \"duration_micros\": 3E332}]}"),
             "bad.json:1:12: number overflow parsing '3E332'");
-  EXPECT_EQ(json_error("{\"nodes\": [\n  {\"id\": 1, \"colour\": 2}]}"), "bad.json:2:3: node 0 (id 1): unknown key \"colour\"");
+  EXPECT_EQ(json_error("{\"nodes\": [\n  {\"id\": 1, \"colour\": 2}]}"),
+            "bad.json:2:3: node 0 (id 1): unknown key \"colour\"");
   EXPECT_EQ(json_error("{\"nodes\": [{\"id\": -1}]}"), "bad.json:1:12: node 0 (id -1): id out of range, got -1");
   EXPECT_EQ(json_error("{\"nodes\": [{\"id\": 1, \"type\": \"GPU_NODE\"}]}"),
             "bad.json:1:12: node 0 (id 1): unknown node type, got \"GPU_NODE\"");

@@ -17,7 +17,8 @@ namespace {
 
 // Splits a .et byte stream into its records with protobuf's own varint reader.
 std::vector<std::string> split_records(const std::string& bytes) {
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
   in.SetTotalBytesLimit(INT32_MAX);
   std::vector<std::string> out;
   uint64_t len;
@@ -56,28 +57,58 @@ std::vector<uint64_t> pb_values(const pb::AttributeProto& a, const chakra::Trace
     case pb::AttributeProto::kBoolVal: return {a.bool_val() ? 1u : 0u};
     case pb::AttributeProto::kStringVal: return {str(a.string_val())};
     case pb::AttributeProto::kBytesVal: return {str(a.bytes_val())};
-    case pb::AttributeProto::kDoubleList: for (double x : a.double_list().values()) v.push_back(f64(x)); return v;
-    case pb::AttributeProto::kFloatList: for (float x : a.float_list().values()) v.push_back(f32(x)); return v;
-    case pb::AttributeProto::kInt32List: for (int32_t x : a.int32_list().values()) v.push_back(s32(x)); return v;
-    case pb::AttributeProto::kInt64List: for (int64_t x : a.int64_list().values()) v.push_back(x); return v;
-    case pb::AttributeProto::kUint32List: for (uint32_t x : a.uint32_list().values()) v.push_back(x); return v;
-    case pb::AttributeProto::kUint64List: for (uint64_t x : a.uint64_list().values()) v.push_back(x); return v;
-    case pb::AttributeProto::kSint32List: for (int32_t x : a.sint32_list().values()) v.push_back(s32(x)); return v;
-    case pb::AttributeProto::kSint64List: for (int64_t x : a.sint64_list().values()) v.push_back(x); return v;
-    case pb::AttributeProto::kFixed32List: for (uint32_t x : a.fixed32_list().values()) v.push_back(x); return v;
-    case pb::AttributeProto::kFixed64List: for (uint64_t x : a.fixed64_list().values()) v.push_back(x); return v;
-    case pb::AttributeProto::kSfixed32List: for (int32_t x : a.sfixed32_list().values()) v.push_back(s32(x)); return v;
-    case pb::AttributeProto::kSfixed64List: for (int64_t x : a.sfixed64_list().values()) v.push_back(x); return v;
-    case pb::AttributeProto::kBoolList: for (bool x : a.bool_list().values()) v.push_back(x); return v;
-    case pb::AttributeProto::kStringList: for (const auto& x : a.string_list().values()) v.push_back(str(x)); return v;
-    case pb::AttributeProto::kBytesList: for (const auto& x : a.bytes_list().values()) v.push_back(str(x)); return v;
+    case pb::AttributeProto::kDoubleList:
+      for (double x : a.double_list().values()) v.push_back(f64(x));
+      return v;
+    case pb::AttributeProto::kFloatList:
+      for (float x : a.float_list().values()) v.push_back(f32(x));
+      return v;
+    case pb::AttributeProto::kInt32List:
+      for (int32_t x : a.int32_list().values()) v.push_back(s32(x));
+      return v;
+    case pb::AttributeProto::kInt64List:
+      for (int64_t x : a.int64_list().values()) v.push_back(x);
+      return v;
+    case pb::AttributeProto::kUint32List:
+      for (uint32_t x : a.uint32_list().values()) v.push_back(x);
+      return v;
+    case pb::AttributeProto::kUint64List:
+      for (uint64_t x : a.uint64_list().values()) v.push_back(x);
+      return v;
+    case pb::AttributeProto::kSint32List:
+      for (int32_t x : a.sint32_list().values()) v.push_back(s32(x));
+      return v;
+    case pb::AttributeProto::kSint64List:
+      for (int64_t x : a.sint64_list().values()) v.push_back(x);
+      return v;
+    case pb::AttributeProto::kFixed32List:
+      for (uint32_t x : a.fixed32_list().values()) v.push_back(x);
+      return v;
+    case pb::AttributeProto::kFixed64List:
+      for (uint64_t x : a.fixed64_list().values()) v.push_back(x);
+      return v;
+    case pb::AttributeProto::kSfixed32List:
+      for (int32_t x : a.sfixed32_list().values()) v.push_back(s32(x));
+      return v;
+    case pb::AttributeProto::kSfixed64List:
+      for (int64_t x : a.sfixed64_list().values()) v.push_back(x);
+      return v;
+    case pb::AttributeProto::kBoolList:
+      for (bool x : a.bool_list().values()) v.push_back(x);
+      return v;
+    case pb::AttributeProto::kStringList:
+      for (const auto& x : a.string_list().values()) v.push_back(str(x));
+      return v;
+    case pb::AttributeProto::kBytesList:
+      for (const auto& x : a.bytes_list().values()) v.push_back(str(x));
+      return v;
     case pb::AttributeProto::VALUE_NOT_SET: return {};
   }
   return v;
 }
 
-void expect_attrs_equal(const google::protobuf::RepeatedPtrField<pb::AttributeProto>& expected,
-                        const chakra::Trace& t, const chakra::AttrTable& table, uint32_t begin, uint32_t end) {
+void expect_attrs_equal(const google::protobuf::RepeatedPtrField<pb::AttributeProto>& expected, const chakra::Trace& t,
+                        const chakra::AttrTable& table, uint32_t begin, uint32_t end) {
   ASSERT_EQ(static_cast<uint32_t>(expected.size()), end - begin);
   for (int i = 0; i < expected.size(); ++i) {
     const pb::AttributeProto& e = expected[i];
@@ -87,8 +118,10 @@ void expect_attrs_equal(const google::protobuf::RepeatedPtrField<pb::AttributePr
     // Our kind numbers are the oneof's field numbers.
     EXPECT_EQ(static_cast<int>(table.kind(a)), static_cast<int>(e.value_case())) << e.name();
     std::vector<uint64_t> ours;
-    if (chakra::is_list(table.kind(a))) ours.assign(table.list(a).begin(), table.list(a).end());
-    else if (table.kind(a) != chakra::AttrKind::None) ours.push_back(table.bits(a));
+    if (chakra::is_list(table.kind(a)))
+      ours.assign(table.list(a).begin(), table.list(a).end());
+    else if (table.kind(a) != chakra::AttrKind::None)
+      ours.push_back(table.bits(a));
     EXPECT_EQ(ours, pb_values(e, t)) << e.name();
   }
 }

@@ -20,7 +20,9 @@ std::string varint(uint64_t v) {
   return s;
 }
 std::string tag(uint32_t field, uint32_t wt) { return varint(uint64_t{field} << 3 | wt); }
-std::string len_field(uint32_t field, const std::string& payload) { return tag(field, 2) + varint(payload.size()) + payload; }
+std::string len_field(uint32_t field, const std::string& payload) {
+  return tag(field, 2) + varint(payload.size()) + payload;
+}
 std::string record(const std::string& body) { return varint(body.size()) + body; }
 
 const std::string kMetadata = record(len_field(1, "1.0.0"));
@@ -71,9 +73,9 @@ TEST(Framing, MetadataOnlyFileHasNoNodes) {
 
 TEST(Decoding, ProtobufMergeRules) {
   std::string node;
-  node += tag(1, 0) + varint(1) + tag(1, 0) + varint(9);                 // last scalar wins
-  node += tag(5, 0) + varint(3) + len_field(5, varint(4) + varint(300));  // unpacked + packed append
-  node += len_field(8, len_field(1, "[1]")) + len_field(8, len_field(3, "['int']"));  // message merge
+  node += tag(1, 0) + varint(1) + tag(1, 0) + varint(9);                                 // last scalar wins
+  node += tag(5, 0) + varint(3) + len_field(5, varint(4) + varint(300));                 // unpacked + packed append
+  node += len_field(8, len_field(1, "[1]")) + len_field(8, len_field(3, "['int']"));     // message merge
   std::string attr = len_field(1, "x") + tag(9, 0) + varint(5) + len_field(29, "text");  // oneof: last set wins
   node += len_field(10, attr);
   chakra::Trace t = decode(kMetadata + record(node));
@@ -108,7 +110,8 @@ TEST(Decoding, ScalarKindsFollowProtobufTruncationAndSignRules) {
 }
 
 TEST(Decoding, UnknownFieldsArePreservedAtEveryLevel) {
-  const std::string unknown_node = tag(15, 0) + varint(42) + tag(16, 3) + tag(1, 0) + varint(1) + tag(16, 4);  // incl. a group
+  const std::string unknown_node =
+      tag(15, 0) + varint(42) + tag(16, 3) + tag(1, 0) + varint(1) + tag(16, 4);  // incl. a group
   const std::string unknown_attr = tag(40, 5) + std::string("\x01\x02\x03\x04", 4);
   const std::string unknown_meta = len_field(7, "future");
   const std::string meta = len_field(1, "1.0.0") + unknown_meta;

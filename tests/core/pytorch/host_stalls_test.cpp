@@ -161,9 +161,9 @@ TEST(HostStalls, LinkConvertAndSimulateEitherWay) {
   chakra::LinkOptions o;
   o.sync_deps = true;
   chakra::StringSink linked;
-  const chakra::LinkReport report = chakra::link_traces(chakra::memory_input(testing_support::as_bytes(run.host), "host.json"),
-                                                        chakra::memory_input(testing_support::as_bytes(run.kineto), "kineto.json"),
-                                                        linked, o);
+  const chakra::LinkReport report =
+      chakra::link_traces(chakra::memory_input(testing_support::as_bytes(run.host), "host.json"),
+                          chakra::memory_input(testing_support::as_bytes(run.kineto), "kineto.json"), linked, o);
   EXPECT_EQ(report.stalls[int(StallClass::GpuWait)], 1u);
   EXPECT_EQ(report.stall_waits, 1u);
   EXPECT_DOUBLE_EQ(report.stall_micros, 19950);
@@ -194,7 +194,8 @@ TEST(HostStalls, LinkConvertAndSimulateEitherWay) {
   EXPECT_EQ(plain.out.find("stall"), std::string::npos);
   EXPECT_EQ(plain.out.find("profiler_steps"), std::string::npos);
 
-  chakra::PytorchConvertResult c = chakra::convert_pytorch(chakra::memory_input(testing_support::as_bytes(linked.out), "linked.json"));
+  chakra::PytorchConvertResult c =
+      chakra::convert_pytorch(chakra::memory_input(testing_support::as_bytes(linked.out), "linked.json"));
   const chakra::Trace& t = c.trace;
   std::optional<uint64_t> stalls_meta;
   for (uint32_t a = 0; a < t.metadata_attrs().size(); ++a)
@@ -210,7 +211,8 @@ TEST(HostStalls, LinkConvertAndSimulateEitherWay) {
     }
     if (int64_t(t.id(n)) == relu) {
       EXPECT_EQ(t.duration_micros(n), 10u);
-      EXPECT_EQ(t.find_attr(n, chakra::kStallWaitDurationAttr)->as_uint64(), 180u);  // and the stall's 170 after the wait
+      EXPECT_EQ(t.find_attr(n, chakra::kStallWaitDurationAttr)->as_uint64(),
+                180u);  // and the stall's 170 after the wait
       const auto deps = t.find_attr(n, chakra::kStallWaitDepsAttr);
       ASSERT_TRUE(deps.has_value());
       EXPECT_EQ(std::vector<uint64_t>(deps->list().begin(), deps->list().end()), std::vector<uint64_t>{uint64_t(gemm)});
@@ -243,7 +245,7 @@ TEST(HostStalls, LinkConvertAndSimulateEitherWay) {
   const auto [wait, keep_from_wait] = step(chakra::sim::StallMode::Wait, 1);
   EXPECT_EQ(keep, keep_from_wait);
   EXPECT_EQ(wait, wait_from_keep);
-  EXPECT_NEAR(double(keep), 20.23e6, 0.02e6);  // the measured span: aten::mm at 100 to relu_kernel's end at 20330
+  EXPECT_NEAR(double(keep), 20.23e6, 0.02e6);       // the measured span: aten::mm at 100 to relu_kernel's end at 20330
   EXPECT_NEAR(double(wait), double(keep), 0.01e6);  // the GPU bounds this step either way
   const auto [keep_fast, x] = step(chakra::sim::StallMode::Keep, 2);
   const auto [wait_fast, y] = step(chakra::sim::StallMode::Wait, 2);

@@ -48,14 +48,15 @@ int32_t find(const chakra::Trace& t, uint64_t id) {
 // A minimal host ET: a thread root, two ops, the second calling a third.
 std::string host_et(const std::string& extra_nodes = "", int64_t inter_thread_dep_of_4 = 0) {
   auto node = [](int id, const char* name, int parent, const std::string& more = "") {
-    return std::string("{\"id\": ") + std::to_string(id) + ", \"name\": \"" + name + "\", \"ctrl_deps\": " +
-           std::to_string(parent) +
+    return std::string("{\"id\": ") + std::to_string(id) + ", \"name\": \"" + name +
+           "\", \"ctrl_deps\": " + std::to_string(parent) +
            ", \"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, \"outputs\": {\"values\": [], "
            "\"shapes\": [], \"types\": []}, \"attrs\": [{\"name\": \"rf_id\", \"type\": \"uint64\", \"value\": " +
            std::to_string(id) + "}]" + more + "}";
   };
   std::string itd = inter_thread_dep_of_4 ? ", \"inter_thread_dep\": " + std::to_string(inter_thread_dep_of_4) : "";
-  return "{\"schema\": \"1.0.2-chakra.0.0.4\", \"pid\": 1, \"time\": \"t\", \"start_ts\": 1, \"finish_ts\": 2, \"nodes\": [" +
+  return "{\"schema\": \"1.0.2-chakra.0.0.4\", \"pid\": 1, \"time\": \"t\", \"start_ts\": 1, \"finish_ts\": 2, "
+         "\"nodes\": [" +
          node(2, "[pytorch|profiler|execution_trace|thread]", 1) + ", " + node(3, "aten::a", 2) + ", " +
          node(4, "aten::b", 2, itd) + ", " + node(5, "aten::c", 4) + extra_nodes + ", " +
          node(1, "[pytorch|profiler|execution_trace|process]", 1) + "]}";
@@ -69,10 +70,14 @@ TEST(PytorchConvert, ReproducesReferenceOutputsByteForByte) {
     const char* input;
     const char* expected;
   } cases[] = {
-      {"reference/chakra/inputs/1.0.2-chakra.0.0.4.json", "reference/chakra/outputs/converter_pytorch/1.0.2-chakra.0.0.4.et"},
-      {"reference/chakra/inputs/link/resnet_1gpu_host_et.json.gz", "reference/chakra/outputs/converter_pytorch/resnet_1gpu_hostonly.et.gz"},
-      {"reference/chakra/outputs/trace_link/p2p_collectives.linked.json", "reference/chakra/outputs/trace_link/p2p_collectives.et"},
-      {"reference/chakra/outputs/trace_link/resnet_2gpu_rank1.linked.json.gz", "reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz"},
+      {"reference/chakra/inputs/1.0.2-chakra.0.0.4.json",
+       "reference/chakra/outputs/converter_pytorch/1.0.2-chakra.0.0.4.et"},
+      {"reference/chakra/inputs/link/resnet_1gpu_host_et.json.gz",
+       "reference/chakra/outputs/converter_pytorch/resnet_1gpu_hostonly.et.gz"},
+      {"reference/chakra/outputs/trace_link/p2p_collectives.linked.json",
+       "reference/chakra/outputs/trace_link/p2p_collectives.et"},
+      {"reference/chakra/outputs/trace_link/resnet_2gpu_rank1.linked.json.gz",
+       "reference/chakra/outputs/trace_link/resnet_2gpu_rank1.et.gz"},
   };
   chakra::PytorchConvertOptions o;
   o.reference_bytes = true;
@@ -115,7 +120,8 @@ TEST(PytorchConvert, FixesDanglingCtrlDepsAndGivesSendRecvTheirPeers) {
   for (uint32_t n = 0; n < ref.size(); ++n) {
     EXPECT_EQ(ref.id(n), fixed.id(n));
     EXPECT_EQ(ref.type(n), fixed.type(n));
-    EXPECT_TRUE(std::equal(ref.data_deps(n).begin(), ref.data_deps(n).end(), fixed.data_deps(n).begin(), fixed.data_deps(n).end()));
+    EXPECT_TRUE(std::equal(ref.data_deps(n).begin(), ref.data_deps(n).end(), fixed.data_deps(n).begin(),
+                           fixed.data_deps(n).end()));
     for (uint32_t a = ref.attr_begin(n); a < ref.attr_end(n); ++a) {
       auto same = fixed.find_attr(n, ref.attr(a).name());
       ASSERT_TRUE(same.has_value());
@@ -161,12 +167,14 @@ TEST(PytorchConvert, KeepsMeasuredStartTimesOfLinkedTraces) {
 // next top-level op, after 50 µs of Python.
 TEST(PytorchConvert, ReplayModelChargesOwnTimeWhereItWasSpent) {
   auto node = [](int id, const char* name, int parent, const std::string& more) {
-    return std::string("{\"id\": ") + std::to_string(id) + ", \"name\": \"" + name + "\", \"ctrl_deps\": " +
-           std::to_string(parent) + ", \"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, \"outputs\": " +
+    return std::string("{\"id\": ") + std::to_string(id) + ", \"name\": \"" + name +
+           "\", \"ctrl_deps\": " + std::to_string(parent) +
+           ", \"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, \"outputs\": " +
            "{\"values\": [], \"shapes\": [], \"types\": []}, \"attrs\": [], \"inter_thread_dep\": null" + more + "}";
   };
   auto trace = [&](const std::string& blocked) {
-    return "{\"schema\": \"1.0.2-chakra.0.0.4\", \"pid\": 1, \"time\": \"t\", \"start_ts\": 1, \"finish_ts\": 2, \"nodes\": [" +
+    return "{\"schema\": \"1.0.2-chakra.0.0.4\", \"pid\": 1, \"time\": \"t\", \"start_ts\": 1, \"finish_ts\": 2, "
+           "\"nodes\": [" +
            node(1, "[pytorch|profiler|execution_trace|process]", 1, "") + ", " +
            node(2, "[pytorch|profiler|execution_trace|thread]", 1, "") + ", " +
            node(3, "aten::p", 2, ", \"ts\": 100, \"inclusive_dur\": 50, \"exclusive_dur\": 30" + blocked) + ", " +
@@ -197,8 +205,10 @@ TEST(PytorchConvert, ReplayModelChargesOwnTimeWhereItWasSpent) {
   EXPECT_EQ(old["aten::a"], 10u);
   EXPECT_EQ(old["aten::b"], 10u);
   // A malformed span is an error naming the key.
-  EXPECT_NE(error_of(trace(", \"blocked_dur\": 4, \"blocked_spans\": [[142]]")).find("blocked_spans"), std::string::npos);
-  EXPECT_NE(error_of(trace(", \"blocked_dur\": 4, \"blocked_spans\": [142, 146]")).find("blocked_spans"), std::string::npos);
+  EXPECT_NE(error_of(trace(", \"blocked_dur\": 4, \"blocked_spans\": [[142]]")).find("blocked_spans"),
+            std::string::npos);
+  EXPECT_NE(error_of(trace(", \"blocked_dur\": 4, \"blocked_spans\": [142, 146]")).find("blocked_spans"),
+            std::string::npos);
 }
 
 // A kernel starts while its launcher still runs: the launcher's node ends at the kernel's
@@ -209,17 +219,24 @@ TEST(PytorchConvert, ReplayModelChargesOwnTimeWhereItWasSpent) {
 // thread waits for ends where it ended.
 TEST(PytorchConvert, ReplayModelEndsALaunchersNodeWhereItsKernelStarted) {
   auto node = [](int id, const char* name, int parent, const std::string& more) {
-    return std::string("{\"id\": ") + std::to_string(id) + ", \"name\": \"" + name + "\", \"ctrl_deps\": " +
-           std::to_string(parent) + ", \"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, \"outputs\": " +
+    return std::string("{\"id\": ") + std::to_string(id) + ", \"name\": \"" + name +
+           "\", \"ctrl_deps\": " + std::to_string(parent) +
+           ", \"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, \"outputs\": " +
            "{\"values\": [], \"shapes\": [], \"types\": []}, \"attrs\": []" + more + "}";
   };
   auto trace = [&](const std::string& y_more, const std::string& other_thread, bool launches = true) {
-    return "{\"schema\": \"1.0.2-chakra.0.0.4\", \"pid\": 1, \"time\": \"t\", \"start_ts\": 1, \"finish_ts\": 2, \"nodes\": [" +
+    return "{\"schema\": \"1.0.2-chakra.0.0.4\", \"pid\": 1, \"time\": \"t\", \"start_ts\": 1, \"finish_ts\": 2, "
+           "\"nodes\": [" +
            node(1, "[pytorch|profiler|execution_trace|process]", 1, "") + ", " +
            node(2, "[pytorch|profiler|execution_trace|thread]", 1, "") + ", " +
            node(3, "aten::x", 2, ", \"ts\": 100, \"inclusive_dur\": 20, \"exclusive_dur\": 20") + ", " +
-           (launches ? node(4, "k", 3, ", \"ts\": 105, \"inclusive_dur\": 30, \"exclusive_dur\": 30, \"cat\": \"kernel\", \"stream\": 7") + ", " : "") +
-           node(5, "aten::y", 2, ", \"ts\": 130, \"inclusive_dur\": 10, \"exclusive_dur\": 10" + y_more) + other_thread + "]}";
+           (launches ? node(4, "k", 3,
+                            ", \"ts\": 105, \"inclusive_dur\": 30, \"exclusive_dur\": 30, \"cat\": \"kernel\", "
+                            "\"stream\": 7") +
+                           ", "
+                     : "") +
+           node(5, "aten::y", 2, ", \"ts\": 130, \"inclusive_dur\": 10, \"exclusive_dur\": 10" + y_more) +
+           other_thread + "]}";
   };
   auto durations = [&](const std::string& text) {
     chakra::PytorchConvertResult r = convert_text(text);
@@ -236,8 +253,9 @@ TEST(PytorchConvert, ReplayModelEndsALaunchersNodeWhereItsKernelStarted) {
   EXPECT_EQ(d["aten::x"], 30u);  // 100–130
   EXPECT_EQ(d["aten::y"], 10u);
   // z, on another thread, waits for x: without a launch, x's node ends where x ended.
-  const std::string thread2 = ", " + node(6, "[pytorch|profiler|execution_trace|thread]", 1, "") + ", " +
-                              node(7, "aten::z", 6, ", \"ts\": 125, \"inclusive_dur\": 5, \"exclusive_dur\": 5, \"inter_thread_dep\": 3");
+  const std::string thread2 =
+      ", " + node(6, "[pytorch|profiler|execution_trace|thread]", 1, "") + ", " +
+      node(7, "aten::z", 6, ", \"ts\": 125, \"inclusive_dur\": 5, \"exclusive_dur\": 5, \"inter_thread_dep\": 3");
   d = durations(trace("", thread2, false));
   EXPECT_EQ(d["aten::x"], 20u);  // 100–120
   EXPECT_EQ(d["aten::y"], 20u);  // the gap 120–130 and its own 10
@@ -267,10 +285,12 @@ TEST(PytorchConvert, ReplayModelChainsEachStreamInLaunchOrder) {
   ASSERT_GE(by_stream.size(), 2u);
   size_t chained = 0;
   for (auto& [stream, list] : by_stream) {
-    std::stable_sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return t.start_time_micros(a) < t.start_time_micros(b); });
+    std::stable_sort(list.begin(), list.end(),
+                     [&](uint32_t a, uint32_t b) { return t.start_time_micros(a) < t.start_time_micros(b); });
     for (size_t k = 1; k < list.size(); ++k) {
       auto deps = t.data_deps(list[k]);
-      EXPECT_NE(std::find(deps.begin(), deps.end(), t.id(list[k - 1])), deps.end()) << "stream " << stream << " node " << t.id(list[k]);
+      EXPECT_NE(std::find(deps.begin(), deps.end(), t.id(list[k - 1])), deps.end())
+          << "stream " << stream << " node " << t.id(list[k]);
       ++chained;
     }
   }
@@ -290,17 +310,18 @@ TEST(PytorchConvert, ReplayModelChainsEachStreamInLaunchOrder) {
     return total;
   };
   EXPECT_GE(edges(t), edges(plain) + chained / 2);  // most chain links are new edges
-  for (uint32_t a = 0; a < plain.metadata_attrs().size(); ++a)
-    EXPECT_NE(plain.metadata_attr(a).name(), "replay_lanes");
+  for (uint32_t a = 0; a < plain.metadata_attrs().size(); ++a) EXPECT_NE(plain.metadata_attr(a).name(), "replay_lanes");
 }
 
 // A "ts" that is no time in µs (negative, beyond 64 bits) is left out with a warning naming
 // the node; a fractional one is rounded.
 TEST(PytorchConvert, StartTimesOutOfRangeAreWarnedAboutAndLeftOut) {
-  const std::string io = ", \"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, "
-                         "\"outputs\": {\"values\": [], \"shapes\": [], \"types\": []}";
+  const std::string io =
+      ", \"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, "
+      "\"outputs\": {\"values\": [], \"shapes\": [], \"types\": []}";
   auto op = [&](int id, const char* ts) {
-    return std::string(", {\"id\": ") + std::to_string(id) + ", \"name\": \"aten::t\", \"ctrl_deps\": 2, \"ts\": " + ts + io + "}";
+    return std::string(", {\"id\": ") + std::to_string(id) +
+           ", \"name\": \"aten::t\", \"ctrl_deps\": 2, \"ts\": " + ts + io + "}";
   };
   const chakra::PytorchConvertResult r = convert_text(host_et(op(6, "12.6") + op(7, "-5") + op(8, "1e300")));
   EXPECT_EQ(r.trace.start_time_micros(find(r.trace, 6)), 13u);
@@ -313,7 +334,8 @@ TEST(PytorchConvert, StartTimesOutOfRangeAreWarnedAboutAndLeftOut) {
 }
 
 TEST(PytorchConvert, UnknownCollectiveIsConvertedWithAWarning) {
-  chakra::PytorchConvertResult r = convert_file(shared("reference/chakra/outputs/trace_link/reduce_unsupported.linked.json"));
+  chakra::PytorchConvertResult r =
+      convert_file(shared("reference/chakra/outputs/trace_link/reduce_unsupported.linked.json"));
   int32_t reduce = find(r.trace, 38);
   ASSERT_GE(reduce, 0);
   EXPECT_EQ(r.trace.type(reduce), static_cast<int32_t>(chakra::NodeType::CommColl));
@@ -373,7 +395,8 @@ TEST(PytorchConvert, BadInputGivesClearErrors) {
   std::string dup = host_et(", {\"id\": 3, \"name\": \"again\", \"ctrl_deps\": 2}");
   EXPECT_NE(error_of(dup).find("duplicate node id 3"), std::string::npos);
   std::string deep(100000, '[');
-  EXPECT_NE(error_of("{\"nodes\": [{\"id\": 1, \"inputs\": {\"values\": " + deep).find("nested deeper than"), std::string::npos);
+  EXPECT_NE(error_of("{\"nodes\": [{\"id\": 1, \"inputs\": {\"values\": " + deep).find("nested deeper than"),
+            std::string::npos);
   EXPECT_NE(error_of("{\"nodes\": [{\"id\": 1, \"name\": \"a\\q\"}]}").find("bad escape"), std::string::npos);
 }
 
@@ -417,7 +440,8 @@ TEST(PythonRepr, MatchesPythonForJsonValues) {
     EXPECT_EQ(repr("\"" + pad + "abcdefgh\""), "'" + pad + "abcdefgh'") << lead;
   }
   // Misspelt non-numbers, and a raw control character inside a string.
-  for (const char* bad : {"[Nan]", "[-Inf]", "[Infinit]", "[\"abcdefghij\x01\"]"}) EXPECT_THROW(repr(bad), chakra::Error) << bad;
+  for (const char* bad : {"[Nan]", "[-Inf]", "[Infinit]", "[\"abcdefghij\x01\"]"})
+    EXPECT_THROW(repr(bad), chakra::Error) << bad;
 }
 
 // Kernels the reference cannot classify: the pre-2.19 ncclKernel_SendRecv spelling is a
@@ -425,10 +449,11 @@ TEST(PythonRepr, MatchesPythonForJsonValues) {
 TEST(PytorchConvert, ClassifiesOldSendRecvSpellingAndKeepsUnknownKernelsAsCompute) {
   const std::string io =
       "\"inputs\": {\"values\": [[[10, 11, 0, 256, 4, \"cuda:0\"]], 1, 7], \"shapes\": [[[256]], [], []], "
-      "\"types\": [\"GenericList[Tensor(float)]\", \"Int\", \"Int\"]}, \"outputs\": {\"values\": [], \"shapes\": [], \"types\": []}";
+      "\"types\": [\"GenericList[Tensor(float)]\", \"Int\", \"Int\"]}, \"outputs\": {\"values\": [], \"shapes\": [], "
+      "\"types\": []}";
   auto op = [&](int id, const char* name, int parent, const char* more) {
-    return ", {\"id\": " + std::to_string(id) + ", \"name\": \"" + name + "\", \"ctrl_deps\": " + std::to_string(parent) +
-           ", " + io + more + "}";
+    return ", {\"id\": " + std::to_string(id) + ", \"name\": \"" + name +
+           "\", \"ctrl_deps\": " + std::to_string(parent) + ", " + io + more + "}";
   };
   std::string extra = op(6, "c10d::send", 2, "") + op(7, "record_param_comms", 6, "") +
                       op(8, "ncclKernel_SendRecv(ncclDevComm*)", 7, ", \"cat\": \"kernel\", \"stream\": 20") +
@@ -448,7 +473,8 @@ TEST(PytorchConvert, ClassifiesOldSendRecvSpellingAndKeepsUnknownKernelsAsComput
   EXPECT_EQ(t.find_attr(send, "is_cpu_op")->as_bool(), false);
   EXPECT_EQ(t.type(unknown), static_cast<int32_t>(chakra::NodeType::Comp));
   ASSERT_EQ(r.warnings.size(), 1u);
-  EXPECT_NE(r.warnings[0].find("node 9 \"ncclDevKernel_Frobnicate(ncclDevComm*)\": unknown NCCL kernel"), std::string::npos)
+  EXPECT_NE(r.warnings[0].find("node 9 \"ncclDevKernel_Frobnicate(ncclDevComm*)\": unknown NCCL kernel"),
+            std::string::npos)
       << r.warnings[0];
 }
 
@@ -467,9 +493,10 @@ TEST(PytorchConvert, HostTraceWithoutKinetoKeepsItsCollectives) {
   }
   EXPECT_EQ(collectives, (std::map<std::string, int>{{"ALL_REDUCE", 3}, {"ALL_TO_ALL", 5}}));
   ASSERT_EQ(r.warnings.size(), 1u);
-  EXPECT_NE(r.warnings[0].find("no GPU ops in this trace (a host ET not linked with its Kineto trace): every duration is 0 "
-                               "and its 8 collectives come from their nccl:* host ops"),
-            std::string::npos)
+  EXPECT_NE(
+      r.warnings[0].find("no GPU ops in this trace (a host ET not linked with its Kineto trace): every duration is 0 "
+                         "and its 8 collectives come from their nccl:* host ops"),
+      std::string::npos)
       << r.warnings[0];
   EXPECT_TRUE(chakra::validate(r.trace).ok());
   // The reference's bytes: no communication at all.
@@ -518,7 +545,8 @@ TEST(PytorchConvert, SimulateLogMatchesTheReference) {
   chakra::PytorchConvertResult r =
       chakra::convert_pytorch(chakra::open_input(shared("reference/chakra/inputs/1.0.2-chakra.0.0.4.json")), o);
   std::vector<std::string> ours = chakra::simulate_conversion(r.trace);
-  std::istringstream log(read_raw(shared("reference/chakra/outputs/converter_pytorch/convert_1.0.2_simulate.debug.log")));
+  std::istringstream log(
+      read_raw(shared("reference/chakra/outputs/converter_pytorch/convert_1.0.2_simulate.debug.log")));
   std::vector<std::string> ref;
   for (std::string line; std::getline(log, line);) {
     size_t end = line.find("] ");
@@ -550,14 +578,13 @@ TEST(PytorchConvert, SimulateRunsOneGpuNodePerStream) {
   add(2, 3, true, {1});
   add(3, 1, true, {1});
   std::vector<std::string> log = chakra::simulate_conversion(t);
-  std::vector<std::string> want = {
-      "Simulating execution of Chakra nodes based on data dependencies.",
-      "Issuing CPU Node ID 1 (n1) at 0us with duration 2us, tid: 1",
-      "Issuing GPU Node ID 2 (n2) at 1us on stream 7 with duration 3us, tid: stream 7",
-      "CPU Node ID 1 completed at 2us, tid: 1",
-      "GPU Node ID 2 on stream 7 completed at 4us, tid: stream 7",
-      "Issuing GPU Node ID 3 (n3) at 4us on stream 7 with duration 1us, tid: stream 7",
-      "GPU Node ID 3 on stream 7 completed at 5us, tid: stream 7",
-      "Simulation of Chakra node execution completed."};
+  std::vector<std::string> want = {"Simulating execution of Chakra nodes based on data dependencies.",
+                                   "Issuing CPU Node ID 1 (n1) at 0us with duration 2us, tid: 1",
+                                   "Issuing GPU Node ID 2 (n2) at 1us on stream 7 with duration 3us, tid: stream 7",
+                                   "CPU Node ID 1 completed at 2us, tid: 1",
+                                   "GPU Node ID 2 on stream 7 completed at 4us, tid: stream 7",
+                                   "Issuing GPU Node ID 3 (n3) at 4us on stream 7 with duration 1us, tid: stream 7",
+                                   "GPU Node ID 3 on stream 7 completed at 5us, tid: stream 7",
+                                   "Simulation of Chakra node execution completed."};
   EXPECT_EQ(log, want);
 }

@@ -68,8 +68,7 @@ const std::string kLinkOut = "reference/chakra/outputs/trace_link/";
 // A small host ET: process root 1, thread root 2, ops 3..5 on tid 1 (4 inside 3), op 6 on tid 2.
 std::string small_host() {
   auto node = [](int id, const char* name, int parent, int rf, int tid) {
-    return "{\"id\": " + std::to_string(id) + ", \"name\": \"" + name + "\", \"ctrl_deps\": " +
-           std::to_string(parent) +
+    return "{\"id\": " + std::to_string(id) + ", \"name\": \"" + name + "\", \"ctrl_deps\": " + std::to_string(parent) +
            ", \"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, \"outputs\": {\"values\": [], "
            "\"shapes\": [], \"types\": []}, \"attrs\": [{\"name\": \"rf_id\", \"type\": \"uint64\", \"value\": " +
            std::to_string(rf) + "}, {\"name\": \"tid\", \"type\": \"uint64\", \"value\": " + std::to_string(tid) +
@@ -78,8 +77,8 @@ std::string small_host() {
   return "{\"schema\": \"1.1.0-chakra.0.0.4\", \"pid\": 7, \"nodes\": [" +
          node(2, "[pytorch|profiler|execution_trace|thread]", 1, 0, 1) + ", " + node(3, "aten::linear", 2, 1, 1) +
          ", " + node(4, "aten::addmm", 3, 2, 1) + ", " + node(5, "aten::relu", 2, 3, 1) + ", " +
-         node(6, "autograd::backward", 2, 4, 2) + ", " + node(1, "[pytorch|profiler|execution_trace|process]", 1, 0, 0) +
-         "], \"finish_ts\": 99}";
+         node(6, "autograd::backward", 2, 4, 2) + ", " +
+         node(1, "[pytorch|profiler|execution_trace|process]", 1, 0, 0) + "], \"finish_ts\": 99}";
 }
 
 // Kineto events for small_host(); float microseconds as PyTorch >= 2.2 writes them.
@@ -87,8 +86,9 @@ std::string small_kineto(bool with_rf = true) {
   auto op = [&](const char* name, int rf, int ext, const char* ts, const char* dur, int tid) {
     std::string args = "\"External id\": " + std::to_string(ext);
     if (with_rf) args += ", \"Record function id\": " + std::to_string(rf);
-    return std::string("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"") + name + "\", \"pid\": 7, \"tid\": " +
-           std::to_string(tid) + ", \"ts\": " + ts + ", \"dur\": " + dur + ", \"args\": {" + args + "}}";
+    return std::string("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"") + name +
+           "\", \"pid\": 7, \"tid\": " + std::to_string(tid) + ", \"ts\": " + ts + ", \"dur\": " + dur +
+           ", \"args\": {" + args + "}}";
   };
   return "{\"traceEvents\": [" + op("aten::linear", 1, 11, "100.5", "10.5", 1) + ", " +
          op("aten::addmm", 2, 12, "101.75", "2.25", 1) + ", " + op("aten::relu", 3, 13, "3000.0", "1.0", 1) + ", " +
@@ -204,7 +204,8 @@ TEST(TraceLink, ExternalIdOffsetAndIterationWindow) {
 
 TEST(TraceLink, RankFromTheKinetoTraceItself) {
   using chakra::kineto_rank;
-  EXPECT_EQ(kineto_rank(R"({"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": 5, "world_size": 8}})"), 5u);
+  EXPECT_EQ(kineto_rank(R"({"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": 5, "world_size": 8}})"),
+            5u);
   // pg_config's nested "ranks" are not the rank; the rank may come after them
   EXPECT_EQ(kineto_rank(R"({"distributedInfo": {"pg_config": [{"pg_name": "0", "ranks": [0, 1]}], "rank" : 1}})"), 1u);
   EXPECT_FALSE(kineto_rank(R"({"distributedInfo": {"backend": "nccl"}, "rank": 3})").has_value());
@@ -219,8 +220,9 @@ TEST(TraceLink, RankFromTheKinetoTraceItself) {
     chakra::kineto_file_rank(head, "dir/rank3.json");
     ADD_FAILURE() << "no error";
   } catch (const chakra::Error& e) {
-    EXPECT_STREQ(e.what(), "dir/rank3.json: the trace says it is rank 2 (distributedInfo) but its name says rank 3; "
-                           "rename the file or fix the trace");
+    EXPECT_STREQ(e.what(),
+                 "dir/rank3.json: the trace says it is rank 2 (distributedInfo) but its name says rank 3; "
+                 "rename the file or fix the trace");
   }
 }
 
@@ -263,7 +265,7 @@ TEST(TraceLink, SmallTraceFieldsFollowTheReferenceRules) {
   // aten::relu starts a new group (gap > 1 ms) after autograd::backward ran on tid 2.
   EXPECT_EQ(nodes[5]["name"], "aten::relu");
   EXPECT_TRUE(nodes[5]["inter_thread_dep"].is_null());  // its dependency has a larger id
-  EXPECT_EQ(nodes[6]["inter_thread_dep"], 3);             // backward after aten::addmm
+  EXPECT_EQ(nodes[6]["inter_thread_dep"], 3);           // backward after aten::addmm
   // Unlinked nodes get none of the added keys; the top-level keys keep their order.
   EXPECT_FALSE(nodes[1].contains("ts"));
   EXPECT_NE(l.text.find("\"gemm\\u00e9\""), std::string::npos);  // ensure_ascii
@@ -285,24 +287,25 @@ TEST(TraceLink, SyncDepsFromSynchronisationCalls) {
   auto event = [](const char* cat, const char* name, int tid, const char* ts, const char* dur,
                   const std::string& args) {
     return std::string(", {\"ph\": \"X\", \"cat\": \"") + cat + "\", \"name\": \"" + name +
-           "\", \"tid\": " + std::to_string(tid) + ", \"ts\": " + ts + ", \"dur\": " + dur +
-           ", \"args\": {" + args + "}}";
+           "\", \"tid\": " + std::to_string(tid) + ", \"ts\": " + ts + ", \"dur\": " + dur + ", \"args\": {" + args +
+           "}}";
   };
-  kineto.replace(kineto.rfind("]}"), 0,
-                 // tid 1 syncs stream 7 (which ran gemm) before aten::relu starts.
-                 event("cuda_runtime", "cudaStreamSynchronize", 1, "200", "5", "\"correlation\": 90") +
-                 event("cuda_sync", "Stream Sync", 7, "200", "5", "\"stream\": 7, \"correlation\": 90") +
-                 // An event recorded on stream 7 after gemm; stream 9 waits for it, then runs bwd.
-                 event("cuda_runtime", "cudaEventRecord", 1, "105", "1", "\"correlation\": 91") +
-                 event("cuda_runtime", "cudaStreamWaitEvent", 2, "2500.5", "1", "\"correlation\": 92") +
-                 event("cuda_sync", "Stream Wait Event", 9, "2501", "1",
-                       "\"stream\": 9, \"wait_on_stream\": 7, \"wait_on_cuda_event_record_corr_id\": 91, "
-                       "\"correlation\": 92") +
-                 event("cuda_runtime", "cudaLaunchKernel", 2, "2502", "1", "\"External id\": 14, \"correlation\": 93") +
-                 event("kernel", "bwd", 9, "2510", "3", "\"correlation\": 93, \"stream\": 9") +
-                 // Nothing runs on tid 2 after this one, and this event wait names no event.
-                 event("cuda_runtime", "cudaDeviceSynchronize", 2, "2600", "1", "\"correlation\": 94") +
-                 event("cuda_runtime", "cudaEventSynchronize", 1, "2700", "1", "\"correlation\": 95"));
+  kineto.replace(
+      kineto.rfind("]}"), 0,
+      // tid 1 syncs stream 7 (which ran gemm) before aten::relu starts.
+      event("cuda_runtime", "cudaStreamSynchronize", 1, "200", "5", "\"correlation\": 90") +
+          event("cuda_sync", "Stream Sync", 7, "200", "5", "\"stream\": 7, \"correlation\": 90") +
+          // An event recorded on stream 7 after gemm; stream 9 waits for it, then runs bwd.
+          event("cuda_runtime", "cudaEventRecord", 1, "105", "1", "\"correlation\": 91") +
+          event("cuda_runtime", "cudaStreamWaitEvent", 2, "2500.5", "1", "\"correlation\": 92") +
+          event("cuda_sync", "Stream Wait Event", 9, "2501", "1",
+                "\"stream\": 9, \"wait_on_stream\": 7, \"wait_on_cuda_event_record_corr_id\": 91, "
+                "\"correlation\": 92") +
+          event("cuda_runtime", "cudaLaunchKernel", 2, "2502", "1", "\"External id\": 14, \"correlation\": 93") +
+          event("kernel", "bwd", 9, "2510", "3", "\"correlation\": 93, \"stream\": 9") +
+          // Nothing runs on tid 2 after this one, and this event wait names no event.
+          event("cuda_runtime", "cudaDeviceSynchronize", 2, "2600", "1", "\"correlation\": 94") +
+          event("cuda_runtime", "cudaEventSynchronize", 1, "2700", "1", "\"correlation\": 95"));
   chakra::LinkOptions o;
   o.sync_deps = true;
   Linked l = link_text(small_host(), kineto, o);
@@ -357,7 +360,8 @@ TEST(TraceLink, BlockedTimeIsOwnTimeInsideBlockingCalls) {
   chakra::PytorchConvertResult c = chakra::convert_pytorch(chakra::memory_input(as_bytes(text), "linked.json"));
   chakra::PytorchConvertOptions reference_graph;
   reference_graph.replay_model = false;
-  chakra::PytorchConvertResult r = chakra::convert_pytorch(chakra::memory_input(as_bytes(text), "linked.json"), reference_graph);
+  chakra::PytorchConvertResult r =
+      chakra::convert_pytorch(chakra::memory_input(as_bytes(text), "linked.json"), reference_graph);
   ASSERT_EQ(c.trace.size(), r.trace.size());
   int found = 0;
   for (uint32_t i = 0; i < c.trace.size(); ++i) {
@@ -385,9 +389,11 @@ TEST(TraceLink, BlockedTimeEndsWhenTheAwaitedWorkEnds) {
   kineto.replace(kineto.find(gemm_at), gemm_at.size(), "\"ts\": 104, \"dur\": 2");
   auto with_sync = [&](const char* ts, const char* dur) {
     std::string k = kineto;
-    k.replace(k.rfind("]}"), 0,
-              std::string(", {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamSynchronize\", \"tid\": 1, \"ts\": ") +
-                  ts + ", \"dur\": " + dur + ", \"args\": {\"correlation\": 90}}");
+    k.replace(
+        k.rfind("]}"), 0,
+        std::string(
+            ", {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamSynchronize\", \"tid\": 1, \"ts\": ") +
+            ts + ", \"dur\": " + dur + ", \"args\": {\"correlation\": 90}}");
     return k;
   };
   chakra::LinkOptions o;
@@ -465,7 +471,8 @@ TEST(TraceLink, DlrmSyncDepsHoldInTimeAndReachTheConverter) {
     if (!n.contains("blocked_dur")) continue;
     EXPECT_GT(n["blocked_dur"].get<double>(), 0);
     EXPECT_LE(n["blocked_dur"].get<double>(), n["exclusive_dur"].get<double>());
-    if (n["name"] == "## backward ##") backward_blocked = n["blocked_dur"].get<double>() / n["exclusive_dur"].get<double>();
+    if (n["name"] == "## backward ##")
+      backward_blocked = n["blocked_dur"].get<double>() / n["exclusive_dur"].get<double>();
   }
   EXPECT_GT(backward_blocked, 0.8);  // 3.8 of its 4.3 ms
 
@@ -486,12 +493,13 @@ TEST(TraceLink, DlrmSyncDepsHoldInTimeAndReachTheConverter) {
 // root is its own parent) is left out by the reference; it is linked here, and counted.
 TEST(TraceLink, CountsTheNodesTheReferenceLeavesOutsideTheRoot) {
   std::string host = small_host();
-  host.replace(host.find("], \"finish_ts\""), 1,
-               ", {\"id\": 31, \"name\": \"[pytorch|profiler|execution_trace|process]\", \"ctrl_deps\": 31, \"attrs\": []}"
-               ", {\"id\": 32, \"name\": \"[pytorch|profiler|execution_trace|thread]\", \"ctrl_deps\": 31, \"attrs\": "
-               "[{\"name\": \"rf_id\", \"value\": 0}, {\"name\": \"tid\", \"value\": 1}]}"
-               ", {\"id\": 40, \"name\": \"cycle\", \"ctrl_deps\": 41, \"attrs\": []}"
-               ", {\"id\": 41, \"name\": \"cycle\", \"ctrl_deps\": 40, \"attrs\": []}]");
+  host.replace(
+      host.find("], \"finish_ts\""), 1,
+      ", {\"id\": 31, \"name\": \"[pytorch|profiler|execution_trace|process]\", \"ctrl_deps\": 31, \"attrs\": []}"
+      ", {\"id\": 32, \"name\": \"[pytorch|profiler|execution_trace|thread]\", \"ctrl_deps\": 31, \"attrs\": "
+      "[{\"name\": \"rf_id\", \"value\": 0}, {\"name\": \"tid\", \"value\": 1}]}"
+      ", {\"id\": 40, \"name\": \"cycle\", \"ctrl_deps\": 41, \"attrs\": []}"
+      ", {\"id\": 41, \"name\": \"cycle\", \"ctrl_deps\": 40, \"attrs\": []}]");
   Linked l = link_text(host, small_kineto());
   EXPECT_EQ(l.report.outside_root.nodes, 4u);
   EXPECT_EQ(l.report.outside_root.missing_parent, 0u);
@@ -537,7 +545,7 @@ TEST(TraceLink, WarnsWhereTheReferenceAborts) {
   EXPECT_EQ(doc["nodes"][2]["exclusive_dur"], 0.0);
   EXPECT_TRUE(doc["nodes"][2]["exclusive_dur"].is_number_float());
   EXPECT_TRUE(doc["nodes"].back().contains("ts"));  // node 7 is linked
-  EXPECT_EQ(doc["nodes"].back()["ctrl_deps"], 8);  // its missing parent gets the next free id
+  EXPECT_EQ(doc["nodes"].back()["ctrl_deps"], 8);   // its missing parent gets the next free id
 }
 
 // Numbers as Python's json reads them: ints (of any size up to int64, then floats), floats.
@@ -555,8 +563,8 @@ TEST(TraceLink, PythonJsonNumbers) {
   EXPECT_TRUE(is_int("-0", 0));
   EXPECT_TRUE(is_int("1700000000001500", 1700000000001500));
   EXPECT_TRUE(is_int("-123", -123));
-  EXPECT_TRUE(is_int("999999999999999999", 999999999999999999));     // 18 digits
-  EXPECT_TRUE(is_int("9223372036854775807", INT64_MAX));              // 19 digits
+  EXPECT_TRUE(is_int("999999999999999999", 999999999999999999));  // 18 digits
+  EXPECT_TRUE(is_int("9223372036854775807", INT64_MAX));          // 19 digits
   EXPECT_TRUE(is_int("-9223372036854775808", INT64_MIN));
   EXPECT_TRUE(is_float("9223372036854775808", 9223372036854775808.0));  // past int64
   EXPECT_TRUE(is_float("51744.25", 51744.25));

@@ -54,8 +54,7 @@ NetworkConfig network(const char* topology, uint32_t npus) {
 }
 
 void run_all(EventQueue& q) {
-  while (q.run_next()) {
-  }
+  while (q.run_next()) {}
 }
 
 // 1 GB/s read as GiB/s: 1.073741824 bytes per ns.
@@ -150,7 +149,8 @@ TEST(SimNetwork, RandomlyPostedStreamsMatchInOrder) {
   const Tick delay = 100 + serial(64);
   std::mt19937 rng(7);
   std::map<uint64_t, Tick> expected;  // handler arg -> when told
-  std::map<std::tuple<int, uint32_t, uint32_t>, std::pair<std::vector<Tick>, std::vector<std::pair<Tick, uint64_t>>>> streams;
+  std::map<std::tuple<int, uint32_t, uint32_t>, std::pair<std::vector<Tick>, std::vector<std::pair<Tick, uint64_t>>>>
+      streams;
   uint64_t arg = 1;
   for (int i = 0; i < 400; ++i) {
     const Tick t = rng() % 2000;
@@ -286,9 +286,9 @@ TEST(SimNetwork, SimulatedTrafficOnALinkAClosedFormHoldsIsOrderedOrCaught) {
     Tick at;
     Tick arrival;  // 0: the run must be redone
   };
-  for (Case c : {Case{0, 0 + 100 + s},                     // through before the flow's first
-                 Case{5005, 0},                            // between the flow's two messages
-                 Case{5020, held_until + 100 + s},         // after its last: waits for the link
+  for (Case c : {Case{0, 0 + 100 + s},                       // through before the flow's first
+                 Case{5005, 0},                              // between the flow's two messages
+                 Case{5020, held_until + 100 + s},           // after its last: waits for the link
                  Case{held_until, held_until + 100 + s}}) {  // the link is free again
     EventQueue q("w");
     Recorder r(q);
@@ -344,11 +344,14 @@ TEST(SimNetwork, SimulatedTrafficOnALinkAClosedFormHoldsIsOrderedOrCaught) {
 // NPU to its orbit's lowest NPU, and its elements enumerate each orbit once.
 TEST(SimSymmetry, RotationsOfDigitsAndTheirOrbits) {
   const NetworkConfig net = parse_network(
-      "topology: [ Switch, Ring, FullyConnected ]\nnpus_count: [ 8, 4, 2 ]\nbandwidth: [ 1, 1, 1 ]\nlatency: [ 1, 1, 1 ]\n", "n.yml");
+      "topology: [ Switch, Ring, FullyConnected ]\nnpus_count: [ 8, 4, 2 ]\nbandwidth: [ 1, 1, 1 ]\nlatency: [ 1, 1, 1 "
+      "]\n",
+      "n.yml");
   std::vector<Rotation> all = Symmetry::of_network(net);
   auto offered = [&](Rotation r) { return std::find(all.begin(), all.end(), r) != all.end(); };
   // Switch 8: (stride, radix) with stride * radix dividing 8.
-  for (auto [stride, radix] : std::vector<std::pair<uint32_t, uint32_t>>{{1, 2}, {1, 4}, {1, 8}, {2, 2}, {2, 4}, {4, 2}})
+  for (auto [stride, radix] :
+       std::vector<std::pair<uint32_t, uint32_t>>{{1, 2}, {1, 4}, {1, 8}, {2, 2}, {2, 4}, {4, 2}})
     EXPECT_TRUE(offered({0, stride, radix})) << stride << " " << radix;
   EXPECT_FALSE(offered({0, 1, 3}));
   EXPECT_TRUE(offered({1, 1, 4}));
@@ -362,10 +365,10 @@ TEST(SimSymmetry, RotationsOfDigitsAndTheirOrbits) {
   std::map<uint32_t, std::set<uint32_t>> orbits;
   for (uint32_t n = 0; n < 64; ++n) {
     const uint32_t c = sym.canonical(n);
-    EXPECT_EQ(c % 4, 0u) << n;                 // digit 0 of dimension 0's low bits
-    EXPECT_EQ((c / 8) % 4, 0u) << n;           // ring coordinate 0
-    EXPECT_EQ(c % 8 / 4, n % 8 / 4) << n;      // dimension 0's high bit kept
-    EXPECT_EQ(c / 32, n / 32) << n;            // dimension 2 kept
+    EXPECT_EQ(c % 4, 0u) << n;             // digit 0 of dimension 0's low bits
+    EXPECT_EQ((c / 8) % 4, 0u) << n;       // ring coordinate 0
+    EXPECT_EQ(c % 8 / 4, n % 8 / 4) << n;  // dimension 0's high bit kept
+    EXPECT_EQ(c / 32, n / 32) << n;        // dimension 2 kept
     EXPECT_EQ(sym.apply(sym.element_taking(n), n), c) << n;
     EXPECT_EQ(sym.move_as(n, n), c) << n;
     orbits[c].insert(n);
@@ -406,8 +409,8 @@ TEST(SimCollectives, EveryConfiguredAlgorithmHasAnImplementationAndASpelling) {
     if (a.windowed) names.push_back(std::string(a.spelling) + "4");
     if (a.flat) names.push_back(algorithm_name({a.kind, true, -1}));
     for (const std::string& name : names) {
-      SystemConfig s = parse_system(R"({"preferred-dataset-splits": 1, "all-reduce-implementation": [")" + name + R"("]})",
-                                    "s.json");
+      SystemConfig s = parse_system(
+          R"({"preferred-dataset-splits": 1, "all-reduce-implementation": [")" + name + R"("]})", "s.json");
       ASSERT_EQ(s.algorithms[0].size(), 1u);
       EXPECT_EQ(s.algorithms[0][0].kind, a.kind) << name;
       EXPECT_EQ(algorithm_name(s.algorithms[0][0]), name);

@@ -45,9 +45,17 @@ std::vector<Case> load_cases() {
   std::string line;
   while (std::getline(in, line)) {
     auto j = nlohmann::json::parse(line);
-    Case c{j["name"], j["backend"], j["workload"], j["system"], j["network"], j["remote_memory"],
-           j["comm_group"], j["extra_flags"], j["rc"].get<int>(),
-           j["finish_ns"].get<std::vector<uint64_t>>(), j["exposed_comm_ns"].get<std::vector<uint64_t>>()};
+    Case c{j["name"],
+           j["backend"],
+           j["workload"],
+           j["system"],
+           j["network"],
+           j["remote_memory"],
+           j["comm_group"],
+           j["extra_flags"],
+           j["rc"].get<int>(),
+           j["finish_ns"].get<std::vector<uint64_t>>(),
+           j["exposed_comm_ns"].get<std::vector<uint64_t>>()};
     cases.push_back(std::move(c));
   }
   return cases;
@@ -78,9 +86,12 @@ SimResult run_case(const Case& c, bool every_message = false) {
   std::istringstream flags(c.flags);
   for (std::string f; flags >> f;) {
     std::string value = f.substr(f.find('=') + 1);
-    if (f.rfind("--num-queues-per-dim", 0) == 0) o.queues_per_dim = std::stoul(value);
-    else if (f.rfind("--injection-scale", 0) == 0) o.injection_scale = std::stod(value);
-    else if (f.rfind("--rendezvous-protocol", 0) == 0) o.rendezvous = value == "true";
+    if (f.rfind("--num-queues-per-dim", 0) == 0)
+      o.queues_per_dim = std::stoul(value);
+    else if (f.rfind("--injection-scale", 0) == 0)
+      o.injection_scale = std::stod(value);
+    else if (f.rfind("--rendezvous-protocol", 0) == 0)
+      o.rendezvous = value == "true";
     // anything else was a deliberately misspelt flag the reference ignored
   }
   return simulate(in, o);
@@ -182,37 +193,31 @@ struct Fixture {
     std::string prefix = dir + "/w" + std::to_string(int(type)) + "_" + std::to_string(npus);
     CollectiveOptions o;
     o.type = type, o.size = size, o.npus = npus, o.count = count;
-    for (uint32_t n = 0; n < npus; ++n)
-      write_et(collective_trace(o, n), prefix + "." + std::to_string(n) + ".et");
+    for (uint32_t n = 0; n < npus; ++n) write_et(collective_trace(o, n), prefix + "." + std::to_string(n) + ".et");
     return prefix;
   }
 };
 
 SystemConfig ring_system(const char* algo, uint32_t splits = 4, uint32_t active = 1) {
   std::string json = std::string(R"({"scheduling-policy": "LIFO", "endpoint-delay": 10,
-    "active-chunks-per-dimension": )") + std::to_string(active) +
-                     R"(, "preferred-dataset-splits": )" + std::to_string(splits) +
-                     R"(, "all-reduce-implementation": [")" + algo +
-                     R"("], "all-gather-implementation": [")" + algo +
-                     R"("], "reduce-scatter-implementation": [")" + algo +
-                     R"("], "all-to-all-implementation": [")" + algo +
-                     R"("], "collective-optimization": "localBWAware", "local-mem-bw": 1600})";
+    "active-chunks-per-dimension": )") +
+                     std::to_string(active) + R"(, "preferred-dataset-splits": )" + std::to_string(splits) +
+                     R"(, "all-reduce-implementation": [")" + algo + R"("], "all-gather-implementation": [")" + algo +
+                     R"("], "reduce-scatter-implementation": [")" + algo + R"("], "all-to-all-implementation": [")" +
+                     algo + R"("], "collective-optimization": "localBWAware", "local-mem-bw": 1600})";
   return parse_system(json, "test.json");
 }
 
 NetworkConfig net1(const char* topo, uint32_t n, double bw = 50, double lat = 500) {
-  return parse_network(std::string("topology: [ ") + topo + " ]\nnpus_count: [ " +
-                           std::to_string(n) + " ]\nbandwidth: [ " + std::to_string(bw) +
-                           " ]\nlatency: [ " + std::to_string(lat) + " ]\n",
+  return parse_network(std::string("topology: [ ") + topo + " ]\nnpus_count: [ " + std::to_string(n) +
+                           " ]\nbandwidth: [ " + std::to_string(bw) + " ]\nlatency: [ " + std::to_string(lat) + " ]\n",
                        "test.yml");
 }
 
 uint64_t net_time(double hops, double lat, uint64_t bytes, double bw) {
   return static_cast<uint64_t>(hops * lat + double(bytes) / (bw * (1 << 30) / 1e9));
 }
-uint64_t reduction(uint64_t bytes) {
-  return 3 * static_cast<uint64_t>(double(bytes) / 1.6e12 * 1e9);
-}
+uint64_t reduction(uint64_t bytes) { return 3 * static_cast<uint64_t>(double(bytes) / 1.6e12 * 1e9); }
 
 uint64_t run_all_same(const SimInputs& in, Backend b = Backend::CongestionUnaware) {
   SimOptions o;
@@ -226,8 +231,10 @@ uint64_t run_all_same(const SimInputs& in, Backend b = Backend::CongestionUnawar
 void expect_same_links(const SimResult& a, const SimResult& b, const std::string& what) {
   ASSERT_EQ(a.links.size(), b.links.size()) << what;
   for (size_t l = 0; l < a.links.size(); ++l)
-    EXPECT_EQ(std::tie(a.links[l].from, a.links[l].to, a.links[l].messages, a.links[l].bytes, a.links[l].busy, a.links[l].queued),
-              std::tie(b.links[l].from, b.links[l].to, b.links[l].messages, b.links[l].bytes, b.links[l].busy, b.links[l].queued))
+    EXPECT_EQ(std::tie(a.links[l].from, a.links[l].to, a.links[l].messages, a.links[l].bytes, a.links[l].busy,
+                       a.links[l].queued),
+              std::tie(b.links[l].from, b.links[l].to, b.links[l].messages, b.links[l].bytes, b.links[l].busy,
+                       b.links[l].queued))
         << what << " link " << l;
 }
 
@@ -411,22 +418,28 @@ TEST(SimulateErrors, RecvWithoutSendIsAReportedDeadlock) {
 
 TEST(SimulateErrors, BadConfigurationsNameTheFileAndKey) {
   auto net_error = [](const std::string& yaml) { return error_text([&] { parse_network(yaml, "n.yml"); }); };
-  EXPECT_NE(net_error("topology: [ Torus ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n")
-                .find("Torus"), std::string::npos);
+  EXPECT_NE(net_error("topology: [ Torus ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n").find("Torus"),
+            std::string::npos);
   EXPECT_NE(net_error("topology: [ Ring ]\nnpus_count: [ 0 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n")
-                .find("npus_count '0' must be an integer from 1 to 2^24"), std::string::npos);
+                .find("npus_count '0' must be an integer from 1 to 2^24"),
+            std::string::npos);
   EXPECT_NE(net_error("topology: [ Ring, Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n")
-                .find("'npus_count' has 1 entries"), std::string::npos);
-  EXPECT_NE(net_error("topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwith: [ 1 ]\nlatency: [ 1 ]\n")
-                .find("bandwith"), std::string::npos);
+                .find("'npus_count' has 1 entries"),
+            std::string::npos);
+  EXPECT_NE(net_error("topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwith: [ 1 ]\nlatency: [ 1 ]\n").find("bandwith"),
+            std::string::npos);
   EXPECT_NE(net_error("topology: [ [ Ring ] ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n")
-                .find("'topology' must be a list of single values"), std::string::npos);
+                .find("'topology' must be a list of single values"),
+            std::string::npos);
   EXPECT_NE(net_error("topology: Ring\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n")
-                .find("'topology' must be a list like [ 8, 4 ]"), std::string::npos);
+                .find("'topology' must be a list like [ 8, 4 ]"),
+            std::string::npos);
   EXPECT_NE(net_error("topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\nlatency: [ 2 ]\n")
-                .find("n.yml: line 5: key 'latency' given twice"), std::string::npos);  // one YAML reader, its line numbers
+                .find("n.yml: line 5: key 'latency' given twice"),
+            std::string::npos);  // one YAML reader, its line numbers
   // block lists are YAML too
-  NetworkConfig block = parse_network("topology:\n  - Switch\nnpus_count:\n  - 8\nbandwidth:\n  - 400\nlatency:\n  - 936.25\n", "b.yml");
+  NetworkConfig block =
+      parse_network("topology:\n  - Switch\nnpus_count:\n  - 8\nbandwidth:\n  - 400\nlatency:\n  - 936.25\n", "b.yml");
   EXPECT_EQ(block.total_npus(), 8u);
   EXPECT_EQ(block.latency[0], 936.25);
 
@@ -478,27 +491,29 @@ TEST(SimulateClosedForm, RingPhasesInClosedFormEqualEveryMessageSimulated) {
       prev = {d.id};
     };
     add(NodeType::Comp, 1 + (npu * 7) % 5, 0, 0, nullptr);
-    add(NodeType::CommColl, 0, 0, 1 << 20, nullptr);               // all-reduce
+    add(NodeType::CommColl, 0, 0, 1 << 20, nullptr);  // all-reduce
     add(NodeType::Comp, 1 + (npu * 3) % 4, 0, 0, nullptr);
-    add(NodeType::CommColl, 0, 7, 3 << 18, nullptr);               // reduce-scatter
-    add(NodeType::CommColl, 0, 2, 1 << 16, nullptr);               // all-gather
-    add(NodeType::CommColl, 0, 6, 1 << 18, nullptr);               // all-to-all
-    add(NodeType::CommColl, 0, 0, 1 << 19, npu % 2 ? "2" : "1");   // group all-reduce
+    add(NodeType::CommColl, 0, 7, 3 << 18, nullptr);              // reduce-scatter
+    add(NodeType::CommColl, 0, 2, 1 << 16, nullptr);              // all-gather
+    add(NodeType::CommColl, 0, 6, 1 << 18, nullptr);              // all-to-all
+    add(NodeType::CommColl, 0, 0, 1 << 19, npu % 2 ? "2" : "1");  // group all-reduce
     write_et(t, dir + "/skew." + std::to_string(npu) + ".et");
   }
   // Congestion-aware: runs solved in closed form, and runs where a solved phase met other
   // traffic on its links and was redone message by message (both must give the same figures).
   int aware_closed = 0, aware_contended = 0, aware_rerun_kept = 0;
-  for (const char* net : {"topology: [ Ring ]\nnpus_count: [ 16 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
-                          "topology: [ Switch ]\nnpus_count: [ 16 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
-                          "topology: [ FullyConnected ]\nnpus_count: [ 16 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
-                          "topology: [ Switch, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 700, 1000 ]\n"}) {
+  for (const char* net :
+       {"topology: [ Ring ]\nnpus_count: [ 16 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
+        "topology: [ Switch ]\nnpus_count: [ 16 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
+        "topology: [ FullyConnected ]\nnpus_count: [ 16 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
+        "topology: [ Switch, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 700, 1000 ]\n"}) {
     for (const char* opt : {"localBWAware", "baseline"}) {
       for (int chunks : {1, 2}) {
         SimInputs in;
         in.workload = dir + "/skew";
         in.network = parse_network(net, "n.yml");
-        in.system = parse_system(std::string(R"({"endpoint-delay": 10, "active-chunks-per-dimension": )") + std::to_string(chunks) +
+        in.system = parse_system(std::string(R"({"endpoint-delay": 10, "active-chunks-per-dimension": )") +
+                                     std::to_string(chunks) +
                                      R"(, "preferred-dataset-splits": 3, "all-reduce-implementation": ["ring", "ring"],
           "all-gather-implementation": ["ring", "ring"], "reduce-scatter-implementation": ["ring", "ring"],
           "all-to-all-implementation": ["ring", "ring"], "local-mem-bw": 1600, "collective-optimization": ")" +
@@ -723,8 +738,9 @@ TEST(SimulateMemory, PerNodeAndPoolAccessesQueue) {
     for (const NpuResult& n : simulate(in).npus) f.push_back(n.finish);
     return f;
   };
-  EXPECT_EQ(finishes(R"({"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 1000, "remote-mem-bw": 100})"),
-            (std::vector<Tick>{access, access, access, access}));
+  EXPECT_EQ(
+      finishes(R"({"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 1000, "remote-mem-bw": 100})"),
+      (std::vector<Tick>{access, access, access, access}));
   EXPECT_EQ(finishes(R"({"memory-type": "PER_NODE_MEMORY_EXPANSION", "remote-mem-latency": 1000,
                          "remote-mem-bw": 100, "num-npus-per-node": 2})"),
             (std::vector<Tick>{access, 2 * access, access, 2 * access}));
@@ -793,13 +809,20 @@ TEST(SimulateErrors, BadNodesAndOtherConfigFiles) {
   in.system = ring_system("ring");
   std::string e = error_text([&] { simulate(in); });
   EXPECT_NE(e.find("t.0.et: node 1 (self_send): comm_dst 0 is not another NPU"), std::string::npos) << e;
-  EXPECT_NE(error_text([] { parse_system(R"({"model-shared-bus": 1})", "s.json"); }).find("model-shared-bus"), std::string::npos);
-  EXPECT_NE(error_text([] { parse_system(R"({"per-node-custom-implementation": "x.yml"})", "s.json"); })
-                .find("per-node-custom-implementation"), std::string::npos);
-  EXPECT_NE(error_text([] { parse_remote_memory(R"({"memory-type": "MEMORY_POOL"})", "m.json"); })
-                .find("'remote-mem-latency' is required"), std::string::npos);
-  EXPECT_NE(error_text([] { parse_remote_memory(R"({"memory-type": "FLASH"})", "m.json"); }).find("FLASH"), std::string::npos);
-  EXPECT_NE(error_text([] { parse_comm_groups(R"({"0": [1, 2]})", "g.json"); }).find("0 means all NPUs"), std::string::npos);
+  EXPECT_NE(error_text([] { parse_system(R"({"model-shared-bus": 1})", "s.json"); }).find("model-shared-bus"),
+            std::string::npos);
+  EXPECT_NE(error_text([] {
+              parse_system(R"({"per-node-custom-implementation": "x.yml"})", "s.json");
+            }).find("per-node-custom-implementation"),
+            std::string::npos);
+  EXPECT_NE(error_text([] {
+              parse_remote_memory(R"({"memory-type": "MEMORY_POOL"})", "m.json");
+            }).find("'remote-mem-latency' is required"),
+            std::string::npos);
+  EXPECT_NE(error_text([] { parse_remote_memory(R"({"memory-type": "FLASH"})", "m.json"); }).find("FLASH"),
+            std::string::npos);
+  EXPECT_NE(error_text([] { parse_comm_groups(R"({"0": [1, 2]})", "g.json"); }).find("0 means all NPUs"),
+            std::string::npos);
   EXPECT_NE(error_text([] { parse_comm_groups(R"({"1": [1, 1]})", "g.json"); }).find("repeated"), std::string::npos);
 }
 
@@ -847,7 +870,7 @@ TEST(SimulateErrors, EventsWithoutProgressStopTheRun) {
   in.workload = f.write_collective(CommType::AllToAll, 1 << 10, 16);
   SimOptions o;
   o.backend = Backend::CongestionAware;
-  o.every_message = true;  // events at time 0 (closed-form phases would make few)
+  o.every_message = true;             // events at time 0 (closed-form phases would make few)
   SimResult whole = simulate(in, o);  // the default bound is far above this run's events
   ASSERT_EQ(whole.npus.size(), 16u);
   for (const NpuResult& n : whole.npus) EXPECT_TRUE(n.finished && n.finish == 0);
@@ -858,7 +881,7 @@ TEST(SimulateErrors, EventsWithoutProgressStopTheRun) {
     ADD_FAILURE() << "the run was not stopped";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(in.workload + ".*.et: no progress: 8192 events at 0 ns without the clock "
-                                         "advancing or a node finishing (0 nodes finished"),
+                                                       "advancing or a node finishing (0 nodes finished"),
               std::string::npos)
         << e.what();
   }
@@ -969,7 +992,8 @@ TEST(SimulateSlowdown, ComputeDelayBandwidthAndComm) {
   EXPECT_GT(one, base.end());
   EXPECT_LT(one, run("npu=all:comm=2").end());
   // Settings multiply, `all` covers listed NPUs too, delays add.
-  const Slowdowns s = parse_slowdowns("npu=1-2:compute=2\nnpu=all:compute=1.5  # every NPU\nnpu=2:delay=1ms;npu=2:delay=5", "f.txt");
+  const Slowdowns s =
+      parse_slowdowns("npu=1-2:compute=2\nnpu=all:compute=1.5  # every NPU\nnpu=2:delay=1ms;npu=2:delay=5", "f.txt");
   EXPECT_EQ(s.compute_of(1), 3);
   EXPECT_EQ(s.compute_of(7), 1.5);
   EXPECT_EQ(s.delay_of(2), 1000005u);
@@ -980,22 +1004,26 @@ TEST(SimulateSlowdown, ComputeDelayBandwidthAndComm) {
     EXPECT_DOUBLE_EQ(back.compute_of(n), s.compute_of(n)) << format_slowdowns(s);
     EXPECT_EQ(back.delay_of(n), s.delay_of(n)) << format_slowdowns(s);
   }
-  EXPECT_EQ(format_slowdowns(parse_slowdowns("dim=1:bandwidth=0.5; npu=2:comm=3", "x")), "npu=2:comm=3; dim=1:bandwidth=0.5");
+  EXPECT_EQ(format_slowdowns(parse_slowdowns("dim=1:bandwidth=0.5; npu=2:comm=3", "x")),
+            "npu=2:comm=3; dim=1:bandwidth=0.5");
   EXPECT_EQ(format_slowdowns(Slowdowns()), "");
-  for (const auto& [bad, message] : std::vector<std::pair<std::string, std::string>>{
-           {"npu=3", "no setting after the npu list"},
-           {"gpu=3:compute=2", "starts with npu=LIST or dim=LIST"},
-           {"npu=3:compute=0", "'0' is not a factor"},
-           {"npu=3:speed=2", "'speed' is not a setting of npu"},
-           {"dim=0:compute=2", "'compute' is not a setting of dim"},
-           {"npu=5-2:compute=2", "'5-2' is not a number or a range"},
-           {"npu=1:delay=soon", "'soon' is not a delay"}}) {
+  for (const auto& [bad, message] :
+       std::vector<std::pair<std::string, std::string>>{{"npu=3", "no setting after the npu list"},
+                                                        {"gpu=3:compute=2", "starts with npu=LIST or dim=LIST"},
+                                                        {"npu=3:compute=0", "'0' is not a factor"},
+                                                        {"npu=3:speed=2", "'speed' is not a setting of npu"},
+                                                        {"dim=0:compute=2", "'compute' is not a setting of dim"},
+                                                        {"npu=5-2:compute=2", "'5-2' is not a number or a range"},
+                                                        {"npu=1:delay=soon", "'soon' is not a delay"}}) {
     const std::string spec = bad;  // a lambda may not capture a structured binding (clang 14)
-    EXPECT_TRUE(has_error([&] { parse_slowdowns(spec, "--slowdown"); }, "--slowdown: slowdown '" + spec + "': " + message));
+    EXPECT_TRUE(
+        has_error([&] { parse_slowdowns(spec, "--slowdown"); }, "--slowdown: slowdown '" + spec + "': " + message));
   }
-  EXPECT_TRUE(has_error([&] { parse_slowdowns("npu=1:compute=2\nnpu=x:comm=2", "f.txt"); }, "f.txt:2: slowdown 'npu=x:comm=2'"));
+  EXPECT_TRUE(has_error([&] { parse_slowdowns("npu=1:compute=2\nnpu=x:comm=2", "f.txt"); },
+                        "f.txt:2: slowdown 'npu=x:comm=2'"));
   EXPECT_TRUE(has_error([&] { run("npu=8:compute=2"); }, "the slowdowns name NPU 8, and the network has 8 NPUs"));
-  EXPECT_TRUE(has_error([&] { run("dim=1:bandwidth=2"); }, "the slowdowns name dimension 1, and the network has 1 dimensions"));
+  EXPECT_TRUE(
+      has_error([&] { run("dim=1:bandwidth=2"); }, "the slowdowns name dimension 1, and the network has 1 dimensions"));
 }
 
 // ---- mirrored runs: NPU 0 simulated for every alike NPU --------------------------------------
@@ -1022,8 +1050,10 @@ void expect_same_results(const SimResult& a, const SimResult& b, const std::stri
   ASSERT_EQ(a.npus.size(), b.npus.size()) << what;
   for (size_t i = 0; i < a.npus.size(); ++i) {
     const NpuResult &x = a.npus[i], &y = b.npus[i];
-    EXPECT_EQ(std::tie(x.finished, x.finish, x.astra_exposed_comm, x.compute, x.comm, x.cpu, x.memory, x.overlap, x.nodes, x.start),
-              std::tie(y.finished, y.finish, y.astra_exposed_comm, y.compute, y.comm, y.cpu, y.memory, y.overlap, y.nodes, y.start))
+    EXPECT_EQ(std::tie(x.finished, x.finish, x.astra_exposed_comm, x.compute, x.comm, x.cpu, x.memory, x.overlap,
+                       x.nodes, x.start),
+              std::tie(y.finished, y.finish, y.astra_exposed_comm, y.compute, y.comm, y.cpu, y.memory, y.overlap,
+                       y.nodes, y.start))
         << what << " NPU " << i;
   }
   for (int t = 0; t <= kCollectiveTypes; ++t)
@@ -1052,10 +1082,11 @@ TEST(SimulateMirrored, AlikeNpusRunOnceWithEveryNpusResults) {
                            "chakra_eg_converter__ReduceScatter_128KB", "chakra_eg_converter__AllGather_64KB"}) {
     SimInputs in;
     in.workload = write_text_workload(name, 16);
-    for (const char* net : {"topology: [ Ring ]\nnpus_count: [ 16 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
-                            "topology: [ Switch, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n",
-                            "topology: [ FullyConnected, Ring, Switch ]\nnpus_count: [ 2, 4, 2 ]\nbandwidth: [ 300, 100, 25 ]\n"
-                            "latency: [ 50, 500, 1500 ]\n"}) {
+    for (const char* net :
+         {"topology: [ Ring ]\nnpus_count: [ 16 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
+          "topology: [ Switch, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n",
+          "topology: [ FullyConnected, Ring, Switch ]\nnpus_count: [ 2, 4, 2 ]\nbandwidth: [ 300, 100, 25 ]\n"
+          "latency: [ 50, 500, 1500 ]\n"}) {
       in.network = parse_network(net, "n.yml");
       for (const char* system : {"ring_s4_c1.json", "ring_s4_c4.json", "ring_fifo.json"}) {
         in.system = load_system(sys + system);
@@ -1088,10 +1119,11 @@ TEST(SimulateMirrored, DirectPhasesRunOnceWhereEveryPeerIsAlike) {
                            "chakra_eg_converter__ReduceScatter_128KB", "chakra_eg_converter__AllGather_64KB"}) {
     SimInputs in;
     in.workload = write_text_workload(name, 16);
-    for (const char* net : {"topology: [ Switch ]\nnpus_count: [ 16 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
-                            "topology: [ FullyConnected ]\nnpus_count: [ 16 ]\nbandwidth: [ 150 ]\nlatency: [ 700 ]\n",
-                            "topology: [ Switch, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n",
-                            "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n"}) {
+    for (const char* net :
+         {"topology: [ Switch ]\nnpus_count: [ 16 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
+          "topology: [ FullyConnected ]\nnpus_count: [ 16 ]\nbandwidth: [ 150 ]\nlatency: [ 700 ]\n",
+          "topology: [ Switch, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n",
+          "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n"}) {
       in.network = parse_network(net, "n.yml");
       for (const char* system : {"direct_s4_c1.json", "direct_ring_s4_c1.json", "direct4"}) {
         if (std::string(system) == "direct4") {  // at most 4 messages in flight: never one for all
@@ -1113,7 +1145,8 @@ TEST(SimulateMirrored, DirectPhasesRunOnceWhereEveryPeerIsAlike) {
         expect_same_results(a, c, what + " (every message)");
         // Direct on a ring dimension (the first: direct_s4_c1 names one algorithm, so only the
         // first dimension is used), or windowed: every NPU runs.
-        const bool expect_one = std::string(net).find("[ Ring") == std::string::npos && std::string(system) != "direct4";
+        const bool expect_one =
+            std::string(net).find("[ Ring") == std::string::npos && std::string(system) != "direct4";
         EXPECT_EQ(a.simulated_npus, expect_one ? 1u : 16u) << what;
         if (expect_one) {
           EXPECT_LT(a.events * 8, b.events) << what;
@@ -1152,7 +1185,8 @@ TEST(SimulateClosedForm, CongestionAwareDirectPhasesOnSwitchesEqualEveryMessage)
     return std::pair{a, b};
   };
   const char* const switch64 = "topology: [ Switch ]\nnpus_count: [ 64 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n";
-  const char* const switches = "topology: [ Switch, Switch ]\nnpus_count: [ 4, 16 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 700, 1000 ]\n";
+  const char* const switches =
+      "topology: [ Switch, Switch ]\nnpus_count: [ 4, 16 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 700, 1000 ]\n";
   for (const char* net : {switch64, switches}) {
     for (CommType type : {CommType::AllReduce, CommType::AllToAll, CommType::AllGather, CommType::ReduceScatter}) {
       for (uint64_t size : {uint64_t(1) << 20, uint64_t(812032)}) {
@@ -1160,7 +1194,8 @@ TEST(SimulateClosedForm, CongestionAwareDirectPhasesOnSwitchesEqualEveryMessage)
         in.network = parse_network(net, "n.yml");
         in.system = system(10, 1);
         in.workload = f.write_collective(type, size, 64);
-        const std::string what = std::string(net) + " type " + std::to_string(int(type)) + " size " + std::to_string(size);
+        const std::string what =
+            std::string(net) + " type " + std::to_string(int(type)) + " size " + std::to_string(size);
         auto [a, b] = compare(in, what);
         EXPECT_FALSE(a.closed_form_contended) << what;
         EXPECT_LT(a.events * 20, b.events) << what;
@@ -1243,7 +1278,8 @@ TEST(SimulateMirrored, WhatTellsNpusApartRunsEveryNpu) {
   const std::string sys = inputs() + "/sys/";
   SimInputs base;
   base.workload = write_text_workload("astra-sim-1.0__Resnet50_DataParallel", 16);
-  base.network = parse_network("topology: [ Switch, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n", "n.yml");
+  base.network = parse_network(
+      "topology: [ Switch, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n", "n.yml");
   base.system = load_system(sys + "ring2_s4_c1.json");
   auto compare = [](const SimInputs& in, SimOptions o, const std::string& what) {
     const SimResult a = simulate(in, o);
@@ -1459,17 +1495,21 @@ TEST(SimulateMirrored, ClassesOfAlikeNpusRunOneEach) {
     uint64_t simulated;
   };
   const Case cases[] = {
-      {2, 2, 2, 2, "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 400, 50 ]\nlatency: [ 500, 2000 ]\n", 2},
-      {4, 2, 2, 1, "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n", 2},
-      {2, 4, 2, 2, "topology: [ FullyConnected, Switch ]\nnpus_count: [ 2, 8 ]\nbandwidth: [ 300, 50 ]\nlatency: [ 200, 1000 ]\n", 2},
+      {2, 2, 2, 2,
+       "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 400, 50 ]\nlatency: [ 500, 2000 ]\n", 2},
+      {4, 2, 2, 1, "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n",
+       2},
+      {2, 4, 2, 2,
+       "topology: [ FullyConnected, Switch ]\nnpus_count: [ 2, 8 ]\nbandwidth: [ 300, 50 ]\nlatency: [ 200, 1000 ]\n",
+       2},
       {2, 2, 4, 4, "topology: [ Switch ]\nnpus_count: [ 16 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", 4},
       // Data-parallel rings of four NPUs on a ring of eight: 3 -> 0 is three hops, the others one.
       {4, 2, 1, 1, "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", 8},
   };
   for (const Case& c : cases) {
     const SimInputs in = synthesized_step(c.dp, c.tp, c.pp, c.micro_batches, c.network);
-    const std::string what = "dp" + std::to_string(c.dp) + " tp" + std::to_string(c.tp) + " pp" + std::to_string(c.pp) +
-                             " on " + c.network;
+    const std::string what =
+        "dp" + std::to_string(c.dp) + " tp" + std::to_string(c.tp) + " pp" + std::to_string(c.pp) + " on " + c.network;
     SimOptions each;
     each.every_npu = true;
     const SimResult a = simulate(in), b = simulate(in, each);
@@ -1487,7 +1527,8 @@ TEST(SimulateMirrored, ClassesOfAlikeNpusRunOneEach) {
   // while 5 waits for 2. Alike up to peers, yet NPU 1 cannot stand in for NPU 0 (3 would then
   // stand for 5): every NPU runs, and both runs find the same deadlock.
   SimInputs in;
-  in.network = parse_network("topology: [ Switch ]\nnpus_count: [ 6 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", "n.yml");
+  in.network =
+      parse_network("topology: [ Switch ]\nnpus_count: [ 6 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", "n.yml");
   in.system = load_system(inputs() + "/sys/ring_s4_c1.json");
   in.workload = write_crossed_peers();
   SimOptions each;
@@ -1498,7 +1539,8 @@ TEST(SimulateMirrored, ClassesOfAlikeNpusRunOneEach) {
   expect_same_results(a, b, "peers that do not pair up");
 
   // Groups that do not pair up: NPU 1's group is {1, 2}, where NPU 2 takes part in {2, 3}.
-  in.network = parse_network("topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", "n.yml");
+  in.network =
+      parse_network("topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", "n.yml");
   in.groups = parse_comm_groups(R"({"1": [0, 1], "2": [2, 3], "3": [1, 2]})", "g.json");
   in.workload = write_traces(4, [](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
     NodeDraft d;
@@ -1557,15 +1599,21 @@ TEST(SimulateMirrored, OrbitsOfTheNetworksSymmetriesRunOneEach) {
   };
   const Case cases[] = {
       // dp and tp digits of one switch dimension, pp on the other
-      {2, 2, 2, 2, "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 400, 50 ]\nlatency: [ 500, 2000 ]\n", 2},
-      {2, 2, 2, 2, "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 400, 50 ]\nlatency: [ 500, 2000 ]\n", 2, true},
+      {2, 2, 2, 2,
+       "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 400, 50 ]\nlatency: [ 500, 2000 ]\n", 2},
+      {2, 2, 2, 2,
+       "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 400, 50 ]\nlatency: [ 500, 2000 ]\n", 2, true},
       // a whole ring rotated; a fully-connected digit
-      {4, 2, 2, 1, "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n", 2},
-      {2, 4, 2, 2, "topology: [ FullyConnected, Switch ]\nnpus_count: [ 2, 8 ]\nbandwidth: [ 300, 50 ]\nlatency: [ 200, 1000 ]\n", 2},
+      {4, 2, 2, 1, "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 200, 25 ]\nlatency: [ 100, 700 ]\n",
+       2},
+      {2, 4, 2, 2,
+       "topology: [ FullyConnected, Switch ]\nnpus_count: [ 2, 8 ]\nbandwidth: [ 300, 50 ]\nlatency: [ 200, 1000 ]\n",
+       2},
       // pipeline stages on one switch dimension's highest digit, which differ
       {2, 2, 4, 4, "topology: [ Switch ]\nnpus_count: [ 16 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", 4},
       // tp's low bit in dimension 0 does not rotate its ring; tp's high bit in dimension 1 does
-      {4, 4, 2, 2, "topology: [ Switch, Switch ]\nnpus_count: [ 8, 4 ]\nbandwidth: [ 400, 50 ]\nlatency: [ 500, 2000 ]\n", 4},
+      {4, 4, 2, 2,
+       "topology: [ Switch, Switch ]\nnpus_count: [ 8, 4 ]\nbandwidth: [ 400, 50 ]\nlatency: [ 500, 2000 ]\n", 4},
       // data-parallel rings of four on a ring of eight: rotating the ring mixes them
       {4, 2, 1, 1, "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", 8},
   };
@@ -1595,7 +1643,8 @@ TEST(SimulateMirrored, OrbitsOfTheNetworksSymmetriesRunOneEach) {
   // Every NPU sends to the next round a ring and receives from the one before: one orbit, whose
   // NPU 0 sends to NPU 1 (received as NPU 3's message to NPU 0) and receives from NPU 3.
   SimInputs in;
-  in.network = parse_network("topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", "n.yml");
+  in.network =
+      parse_network("topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", "n.yml");
   in.system = load_system(inputs() + "/sys/ring_s4_c1.json");
   in.workload = write_traces(4, [](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
     for (const bool send : {true, false}) {
@@ -1621,7 +1670,8 @@ TEST(SimulateMirrored, OrbitsOfTheNetworksSymmetriesRunOneEach) {
 
   // Peers that no rotation maps alike (NPUs 0-2 send to 3, 5, 4): every NPU runs, and both runs
   // find the same deadlock.
-  in.network = parse_network("topology: [ Switch ]\nnpus_count: [ 6 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", "n.yml");
+  in.network =
+      parse_network("topology: [ Switch ]\nnpus_count: [ 6 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n", "n.yml");
   in.workload = write_crossed_peers();
   a = simulate(in, aware), b = simulate(in, each);
   EXPECT_EQ(a.simulated_npus, 6u);

@@ -29,9 +29,9 @@ Analysis run(const std::string& text, AnalyzeOptions o = {}) { return analyze(pa
 
 // A network whose NPU count matches `devices`.
 astra::NetworkConfig switch_of(uint32_t devices) {
-  return astra::parse_network("topology: [ Switch ]\nnpus_count: [ " + std::to_string(devices) +
-                                " ]\nbandwidth: [ 100 ]\nlatency: [ 1000 ]\n",
-                            "net.yml");
+  return astra::parse_network(
+      "topology: [ Switch ]\nnpus_count: [ " + std::to_string(devices) + " ]\nbandwidth: [ 100 ]\nlatency: [ 1000 ]\n",
+      "net.yml");
 }
 
 }  // namespace
@@ -81,7 +81,8 @@ module @m {
     %2 = stablehlo.reduce(%1 init: %cst) applies stablehlo.add across dimensions = [2] : (tensor<4x8x32xbf16>, tensor<bf16>) -> tensor<4x8xbf16>
     return %2 : tensor<4x8xbf16>
   }
-})", AnalyzeOptions{.fuse_elementwise = false});
+})",
+                         AnalyzeOptions{.fuse_elementwise = false});
   EXPECT_EQ(a.by_class[int(OpClass::Matmul)].flops, 2.0 * 4 * 8 * 32 * 16);
   EXPECT_EQ(a.by_class[int(OpClass::Matmul)].bytes, (4 * 8 * 16 + 4 * 16 * 32 + 4 * 8 * 32) * 2.0);
   EXPECT_EQ(a.by_class[int(OpClass::Elementwise)].flops, 4 * 8 * 32);
@@ -93,7 +94,8 @@ module @m {
 TEST(StableHlo, ConvolutionIsLayoutFree) {
   // The NCHW/OIHW sample: 2*36 outputs... each of 3x3 kernel taps over 4... in closed form:
   // 2 * |out| * (|kernel| / kernel[o]) with o = dimension 0 of the kernel.
-  const Analysis a = analyze(load_program(sample("stablehlo__conv_general_dilated_float32_2_3_9_10_float32_3_3_4_5.mlir")));
+  const Analysis a =
+      analyze(load_program(sample("stablehlo__conv_general_dilated_float32_2_3_9_10_float32_3_3_4_5.mlir")));
   EXPECT_EQ(a.by_class[int(OpClass::Convolution)].flops, 2.0 * (2 * 3 * 3 * 2) * (3 * 4 * 5));
   // The same convolution written NHWC/HWIO gives the same count.
   const Analysis b = run(R"(
@@ -248,7 +250,8 @@ TEST(StableHlo, CalibrationRecoversTheConstantsThatMadeTheSteps) {
   std::vector<CalibrationCase> cases;
   const EfficiencyModel truth{0.6, 0.7, 5e-6};
   for (const char* size : {"100m", "500m"}) {
-    programs.push_back(std::make_unique<Analysis>(analyze(load_program(sample(std::string("llama3/llama3-") + size + ".spmd.mlir")))));
+    programs.push_back(
+        std::make_unique<Analysis>(analyze(load_program(sample(std::string("llama3/llama3-") + size + ".spmd.mlir")))));
     for (const char* dev : {"a100", "h100", "b200"}) {
       CalibrationCase c{programs.back().get(), device_preset(dev), 0, 1e-4};
       c.measured_s = modelled_step(c, truth);
@@ -277,7 +280,8 @@ TEST(StableHlo, LlamaPredictionsAreWithinTheTargetOfTheMeasuredSteps) {
   std::vector<std::unique_ptr<Analysis>> programs;
   std::vector<CalibrationCase> cases;  // size-major, system-minor
   for (const char* size : {"100m", "200m", "500m", "1b", "2b", "3b"}) {
-    programs.push_back(std::make_unique<Analysis>(analyze(load_program(sample(std::string("llama3/llama3-") + size + ".spmd.mlir")))));
+    programs.push_back(
+        std::make_unique<Analysis>(analyze(load_program(sample(std::string("llama3/llama3-") + size + ".spmd.mlir")))));
     const Analysis& a = *programs.back();
     EXPECT_TRUE(a.warnings.empty()) << size << ": " << (a.warnings.empty() ? "" : a.warnings[0]);
     Trace t;
@@ -286,11 +290,13 @@ TEST(StableHlo, LlamaPredictionsAreWithinTheTargetOfTheMeasuredSteps) {
     EXPECT_TRUE(v.ok() && v.warnings == 0) << size << ": " << (v.findings.empty() ? "" : v.findings[0].message);
     for (const auto& [dev, anchor] : systems) {
       const DeviceSpec d = device_preset(dev);
-      const astra::NetworkConfig net = astra::load_network(testing_support::test_data("../../assets/stablehlo/networks/" + std::string(dev) + "_4gpu.yml"));
+      const astra::NetworkConfig net = astra::load_network(
+          testing_support::test_data("../../assets/stablehlo/networks/" + std::string(dev) + "_4gpu.yml"));
       const Prediction p = predict(a, d, net, default_system(net, d));
       const double m = measured.at(anchor).at(std::string("llama3-") + size).get<double>();
       errors.push_back(std::fabs(p.step_s / m - 1));
-      EXPECT_LE(errors.back(), 0.30) << size << " on " << dev << ": " << p.step_s << " s predicted, " << m << " s measured";
+      EXPECT_LE(errors.back(), 0.30) << size << " on " << dev << ": " << p.step_s << " s predicted, " << m
+                                     << " s measured";
       cases.push_back({&a, d, m, p.exposed_comm_s});
     }
   }
@@ -380,12 +386,12 @@ TEST(StableHlo, CommSizeIsOperandBytes) {
     if (t.type(n) != int32_t(NodeType::CommColl)) continue;
     const int64_t type = *t.find_attr(n, "comm_type")->as_int64(), size = *t.find_attr(n, "comm_size")->as_int64();
     if (type == int64_t(CommType::AllGather) && !saw_first_gather) {
-      EXPECT_EQ(size, 98 * 128 * 4);  // the operand, not the 196x128 result
+      EXPECT_EQ(size, 98 * 128 * 4);                            // the operand, not the 196x128 result
       EXPECT_EQ(*t.find_attr(n, "pg_name")->as_string(), "2");  // device 5 is in [1, 5]
       saw_first_gather = true;
     }
     if (type == int64_t(CommType::ReduceScatter) && !saw_scatter) {
-      EXPECT_EQ(size, 16 * 128 * 4);  // the operand, not the 16x32 result
+      EXPECT_EQ(size, 16 * 128 * 4);                            // the operand, not the 16x32 result
       EXPECT_EQ(*t.find_attr(n, "pg_name")->as_string(), "6");  // [4, 5, 6, 7]
       saw_scatter = true;
     }
@@ -430,14 +436,16 @@ module @ring attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : 
   const std::map<std::pair<int, int>, int> expected = {{{0, 1}, 1}, {{1, 2}, 1}, {{2, 3}, 1}, {{3, 0}, 1}};
   EXPECT_EQ(sends, expected);
   EXPECT_EQ(recvs, expected);
-  const Prediction p = predict(a, device_preset("h100"), switch_of(4), default_system(switch_of(4), device_preset("h100")));
+  const Prediction p =
+      predict(a, device_preset("h100"), switch_of(4), default_system(switch_of(4), device_preset("h100")));
   EXPECT_FALSE(p.sim.deadlock);
   EXPECT_GT(p.step_s, p.compute_s);  // the permute sits between the two kernels
 }
 
 TEST(StableHlo, EverySampleImportsValidatesAndSimulates) {
   const DeviceSpec d = device_preset("a100");
-  for (const std::string& file : testing_support::find_files(testing_support::shared("reference/stablehlo"), {".mlir"})) {
+  for (const std::string& file :
+       testing_support::find_files(testing_support::shared("reference/stablehlo"), {".mlir"})) {
     Program p = load_program(file);
     for (size_t m = 0; m < p.modules(); ++m) {
       SCOPED_TRACE(file + " module " + std::to_string(m));
@@ -464,7 +472,8 @@ TEST(StableHlo, EverySampleImportsValidatesAndSimulates) {
 TEST(StableHlo, PredictionAddsComputeAndExposedCommunication) {
   const Analysis a = analyze(load_program(sample("hespas__resnet_50_train_step_4_devices_1024_batch.mlir")));
   const DeviceSpec d = device_preset("a100");
-  const astra::NetworkConfig net = astra::parse_network("topology: [ FullyConnected ]\nnpus_count: [ 4 ]\nbandwidth: [ 100 ]\nlatency: [ 1000 ]\n", "net.yml");
+  const astra::NetworkConfig net = astra::parse_network(
+      "topology: [ FullyConnected ]\nnpus_count: [ 4 ]\nbandwidth: [ 100 ]\nlatency: [ 1000 ]\n", "net.yml");
   const Prediction p = predict(a, d, net, default_system(net, d));
   double sum = 0;
   for (const ExecOp& e : a.ops) sum += op_seconds(a, e, d);
@@ -487,7 +496,7 @@ TEST(StableHlo, PredictionAddsComputeAndExposedCommunication) {
 TEST(StableHlo, RooflineUsesPerTypePeaksAndTf32ForF32Matmuls) {
   const DeviceSpec d = device_preset("a100");
   EXPECT_EQ(d.peak_for("bf16", true), 312e12);
-  EXPECT_EQ(d.peak_for("f32", true), 156e12);   // tf32 tensor cores
+  EXPECT_EQ(d.peak_for("f32", true), 156e12);  // tf32 tensor cores
   EXPECT_EQ(d.peak_for("f32", false), 19.5e12);
   EXPECT_EQ(d.peak_for("f8E4M3FN", true), 9.7e12);  // no fp8 on A100: the fallback
   EXPECT_EQ(device_preset("TPUv3").peak_for("f32", true), 63.3e12);
@@ -518,22 +527,36 @@ TEST(StableHloErrors, MalformedInputNamesLineAndColumn) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(message("module @m {\n  func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n    %0 = stablehlo.add %a, %b : tensor<4xf32>\n    return %0 : tensor<4xf32>\n  }\n}\n")
+  EXPECT_NE(message("module @m {\n  func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n    %0 = stablehlo.add %a, "
+                    "%b : tensor<4xf32>\n    return %0 : tensor<4xf32>\n  }\n}\n")
                 .find("bad.mlir:3:5: '%b' is used but never defined"),
             std::string::npos);
-  EXPECT_NE(message("module @m {\n  func.func @main(%a: tensor<4xf32>) {\n    %0 = stablehlo.add %a, %a : tensor<4xf32>\n").find("bad.mlir:"), std::string::npos);
-  EXPECT_NE(message("module @m {\n  func.func @main(%a: tensor<4xf32 {\n").find("unterminated type"), std::string::npos);
+  EXPECT_NE(
+      message("module @m {\n  func.func @main(%a: tensor<4xf32>) {\n    %0 = stablehlo.add %a, %a : tensor<4xf32>\n")
+          .find("bad.mlir:"),
+      std::string::npos);
+  EXPECT_NE(message("module @m {\n  func.func @main(%a: tensor<4xf32 {\n").find("unterminated type"),
+            std::string::npos);
   EXPECT_NE(message("hello world").find("expected 'module'"), std::string::npos);
   EXPECT_NE(message("").find("no module"), std::string::npos);
-  EXPECT_NE(message(std::string("ML\xef" "R\x00\x01", 6)).find("MLIR bytecode"), std::string::npos);
-  EXPECT_NE(message("func.func @main() {\n  %0 = call @nowhere() : () -> tensor<f32>\n  return\n}\n").find("undefined function @nowhere"), std::string::npos);
-  EXPECT_NE(message("func.func @main() {\n  func.call @main() : () -> ()\n  return\n}\n").find("nested more than 256"), std::string::npos);
+  EXPECT_NE(message(std::string("ML\xef"
+                                "R\x00\x01",
+                                6))
+                .find("MLIR bytecode"),
+            std::string::npos);
+  EXPECT_NE(message("func.func @main() {\n  %0 = call @nowhere() : () -> tensor<f32>\n  return\n}\n")
+                .find("undefined function @nowhere"),
+            std::string::npos);
+  EXPECT_NE(message("func.func @main() {\n  func.call @main() : () -> ()\n  return\n}\n").find("nested more than 256"),
+            std::string::npos);
   std::string deep = "func.func @main() {\n";
   for (int i = 0; i < 300; ++i) deep += "\"x.op\"() ({\n";
   EXPECT_NE(message(deep).find("nested more than"), std::string::npos);
-  EXPECT_NE(message("module @m attributes {mhlo.num_partitions = 2 : i32} {\n func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+  EXPECT_NE(message("module @m attributes {mhlo.num_partitions = 2 : i32} {\n func.func @main(%a: tensor<4xf32>) -> "
+                    "tensor<4xf32> {\n"
                     "  %0 = \"stablehlo.all_reduce\"(%a) <{replica_groups = dense<[[0, 5]]> : tensor<1x2xi64>}> ({\n"
-                    "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n    %s = stablehlo.add %x, %y : tensor<f32>\n    stablehlo.return %s : tensor<f32>\n"
+                    "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n    %s = stablehlo.add %x, %y : tensor<f32>\n    "
+                    "stablehlo.return %s : tensor<f32>\n"
                     "  }) : (tensor<4xf32>) -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n }\n}\n")
                 .find("replica id 5 out of range"),
             std::string::npos);
@@ -586,8 +609,8 @@ func.func @main(%i: tensor<i32>, %x: tensor<16x16xf32>) -> tensor<16x16xf32> {
   EXPECT_EQ(a.by_class[int(OpClass::Matmul)].count, 1u);  // the dot branch, not the add
   EXPECT_EQ(a.matmul_conv_flops(), 2.0 * 16 * 16 * 16);
   ASSERT_EQ(a.by_name.count("mhlo.fusion"), 1u);
-  EXPECT_EQ(a.by_name.at("mhlo.fusion").flops, 2.0 * 16 * 16);        // multiply + exponential
-  EXPECT_EQ(a.by_name.at("mhlo.fusion").bytes, 3.0 * 16 * 16 * 4);    // two operands and the result
+  EXPECT_EQ(a.by_name.at("mhlo.fusion").flops, 2.0 * 16 * 16);      // multiply + exponential
+  EXPECT_EQ(a.by_name.at("mhlo.fusion").bytes, 3.0 * 16 * 16 * 4);  // two operands and the result
   EXPECT_EQ(a.by_name.count("stablehlo.multiply"), 0u);
 }
 

@@ -87,8 +87,8 @@ TEST(PythonFloatRepr, FewDecimalPlacesAsBruteForce) {
   std::mt19937_64 rng(11);
   for (int i = 0; i < 100000; ++i) {
     const int places = static_cast<int>(rng() % 9);
-    const double v = static_cast<double>(rng() % (uint64_t{1} << (10 + rng() % 41))) / std::pow(10.0, places) *
-                     (rng() % 2 ? -1 : 1);
+    const double v =
+        static_cast<double>(rng() % (uint64_t{1} << (10 + rng() % 41))) / std::pow(10.0, places) * (rng() % 2 ? -1 : 1);
     ASSERT_NO_FATAL_FAILURE(expect_shortest_round_trip(v));
     if (std::fabs(v) >= 1e-4 && std::fabs(v) < 1e15) {
       ASSERT_EQ(repr(v).find('e'), std::string::npos) << repr(v);
@@ -126,8 +126,14 @@ TEST(PlainDecimal, AsStrtodOrNotAtAll) {
 
 TEST(ShortestFloat32, MatchesProtobufPython) {
   const std::pair<float, const char*> cases[] = {
-      {1.2345f, "1.2345"}, {2.3456f, "2.3456"}, {0.1f, "0.1"}, {3.0f, "3.0"}, {1e-5f, "1e-05"},
-      {16777217.0f, "16777216.0"}, {3.4028234663852886e38f, "3.4028235e+38"}, {1.401298464324817e-45f, "1.4013e-45"},
+      {1.2345f, "1.2345"},
+      {2.3456f, "2.3456"},
+      {0.1f, "0.1"},
+      {3.0f, "3.0"},
+      {1e-5f, "1e-05"},
+      {16777217.0f, "16777216.0"},
+      {3.4028234663852886e38f, "3.4028235e+38"},
+      {1.401298464324817e-45f, "1.4013e-45"},
       {0.9f, "0.9"},
   };
   for (const auto& [value, expected] : cases) EXPECT_EQ(repr(chakra::shortest_float32(value)), expected);

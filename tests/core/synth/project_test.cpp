@@ -39,7 +39,8 @@ Ranks synthesized(uint64_t dp, uint64_t batch, uint64_t tp = 1, uint64_t pp = 1)
     synth::rank_trace(*w, i, t);
     r.encoded.push_back(encode_et(t));
   }
-  for (const auto& [id, members] : synth::comm_groups(*w)) r.groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
+  for (const auto& [id, members] : synth::comm_groups(*w))
+    r.groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
   return r;
 }
 
@@ -100,7 +101,7 @@ std::string error_of(const std::function<void()>& f) {
 }
 
 synth::Plan plan_of(const Ranks& in, uint32_t to, const std::optional<std::vector<int>>& dp = std::nullopt,
-                      bool without_metadata = false) {
+                    bool without_metadata = false) {
   std::vector<Trace> traces;
   for (const std::string& b : in.encoded) {
     traces.push_back(decoded(b));
@@ -193,7 +194,8 @@ TEST(Project, DataParallelMatchesSynthesisAtTheLargerDegree) {
     SCOPED_TRACE(std::to_string(from) + " -> " + std::to_string(to));
     const Projected p = projected(synthesized(from, 4 * from), to);
     const sim::Tick projected_step = step(p.ranks), synthesized_step = step(synthesized(to, 4 * to));
-    EXPECT_NEAR(static_cast<double>(projected_step), static_cast<double>(synthesized_step), 0.01 * static_cast<double>(synthesized_step));
+    EXPECT_NEAR(static_cast<double>(projected_step), static_cast<double>(synthesized_step),
+                0.01 * static_cast<double>(synthesized_step));
     EXPECT_GT(projected_step, step(synthesized(from, 4 * from)));  // a larger ring takes longer
     for (const std::string& b : p.ranks.encoded) EXPECT_TRUE(validate(decoded(b)).ok());
   }
@@ -215,7 +217,8 @@ TEST(Project, InfersDataParallelGroupsAndKeepsTheOthersPerReplica) {
     for (uint32_t n = 0; n < t.size(); ++n)
       if (auto pg = t.find_attr(n, "pg_name"); pg && !pg->as_string()->empty()) {
         const auto& members = p.ranks.groups.at(std::stoi(std::string(*pg->as_string())));
-        ASSERT_NE(std::find(members.begin(), members.end(), r), members.end()) << "rank " << r << " pg " << *pg->as_string();
+        ASSERT_NE(std::find(members.begin(), members.end(), r), members.end())
+            << "rank " << r << " pg " << *pg->as_string();
       }
   }
   EXPECT_GT(step(p.ranks), 0u);
@@ -257,11 +260,15 @@ TEST(Project, IdentityPeersAndErrors) {
     }
     return std::string();
   };
-  EXPECT_NE(error([&] { synth::plan_data_parallel(ptrs, in.groups, 6); }).find("must be a multiple of the 4 ranks"), std::string::npos);
+  EXPECT_NE(error([&] { synth::plan_data_parallel(ptrs, in.groups, 6); }).find("must be a multiple of the 4 ranks"),
+            std::string::npos);
   astra::CommGroups beyond = in.groups;
   beyond[99] = {0, 7};
-  EXPECT_NE(error([&] { synth::plan_data_parallel(ptrs, beyond, 8); }).find("group 99 names rank 7"), std::string::npos);
-  EXPECT_NE(error([&] { synth::plan_data_parallel(ptrs, in.groups, 8, std::vector<int>{42}); }).find("group 42 is not among"), std::string::npos);
+  EXPECT_NE(error([&] { synth::plan_data_parallel(ptrs, beyond, 8); }).find("group 99 names rank 7"),
+            std::string::npos);
+  EXPECT_NE(
+      error([&] { synth::plan_data_parallel(ptrs, in.groups, 8, std::vector<int>{42}); }).find("group 42 is not among"),
+      std::string::npos);
 }
 
 // A converted PyTorch trace lists its process groups in a METADATA node: read as groups, and
@@ -274,7 +281,8 @@ TEST(Project, MetadataProcessGroupsAreRewritten) {
     d.name = t.intern("process_group:init");
     d.type = static_cast<int32_t>(NodeType::Metadata);
     d.has_inputs = true;
-    d.inputs.values = t.intern(R"(['[{"pg_name": "1", "pg_desc": "dp", "ranks": [0, 1]}, {"pg_name": "2", "ranks": [)" + std::to_string(r) + "]}]']");
+    d.inputs.values = t.intern(R"(['[{"pg_name": "1", "pg_desc": "dp", "ranks": [0, 1]}, {"pg_name": "2", "ranks": [)" +
+                               std::to_string(r) + "]}]']");
     t.append(d);
     d.clear();
     d.id = 2;
@@ -419,7 +427,9 @@ TEST(Project, TensorShapesTellGradientBucketsFromActivations) {
 TEST(Project, GivenGroupsAreCheckedAndTakenExactly) {
   const Ranks in = synthesized(2, 8, 2);  // DP groups 1 [0,1], 2 [2,3]; TP 3 [0,2], 4 [1,3]
   EXPECT_NE(error_of([&] { plan_of(in, 8, std::vector<int>{}); }).find("an empty list"), std::string::npos);
-  EXPECT_NE(error_of([&] { plan_of(in, 8, std::vector<int>{1, 42}); }).find("group 42 is not among"),
+  EXPECT_NE(error_of([&] {
+              plan_of(in, 8, std::vector<int>{1, 42});
+            }).find("group 42 is not among"),
             std::string::npos);
   const synth::Plan one = plan_of(in, 8, std::vector<int>{1});
   EXPECT_EQ(data_parallel_ids(one), (std::set<int>{1}));

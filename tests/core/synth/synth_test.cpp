@@ -139,7 +139,8 @@ TEST(SynthStage, CommGroupsEqualStagesFile) {
   for (const ReferenceRun& run : reference_runs()) {
     SCOPED_TRACE(run.dir);
     auto w = synthesize(run.options);
-    nlohmann::json ref = nlohmann::json::parse(testing_support::read_raw(shared(std::string("reference/stage/") + run.dir + "/workload.json")));
+    nlohmann::json ref = nlohmann::json::parse(
+        testing_support::read_raw(shared(std::string("reference/stage/") + run.dir + "/workload.json")));
     nlohmann::json ours = nlohmann::json::parse(comm_group_json(comm_groups(*w)));
     EXPECT_EQ(ours, ref);
     EXPECT_EQ(num_groups(*w), ref.size());
@@ -155,7 +156,8 @@ TEST(SynthStage, SameGraphAsStagesTraceInAstraSimsInputs) {
   auto w = synthesize(o);
   for (uint32_t rank = 0; rank < 8; ++rank) {
     SCOPED_TRACE(rank);
-    Summary ref = summarize(read_et(shared("reference/astra-sim/inputs/stage/llm_dp2_tp2_pp2/workload." + std::to_string(rank) + ".et")));
+    Summary ref = summarize(
+        read_et(shared("reference/astra-sim/inputs/stage/llm_dp2_tp2_pp2/workload." + std::to_string(rank) + ".et")));
     Summary s = summarize(trace_of(*w, rank));
     EXPECT_EQ(s.nodes, ref.nodes);
     EXPECT_EQ(s.deps, ref.deps);
@@ -255,7 +257,7 @@ TEST(SynthClosedForm, PipelineSendsCarryMicroBatchActivations) {
   SynthOptions o = small_llama();
   o.par.pp = 4;
   auto w = synthesize(o);
-  const uint64_t bytes = 16 / 4 / 2 * 256 / 2 * 512 * 2;  // micro-batch/dp · seq/tp · hidden · 2 B
+  const uint64_t bytes = 16 / 4 / 2 * 256 / 2 * 512 * 2;                   // micro-batch/dp · seq/tp · hidden · 2 B
   std::map<std::tuple<int64_t, int64_t, int64_t>, uint64_t> sends, recvs;  // (src, dst, tag) → size
   for (uint32_t rank = 0; rank < num_ranks(*w); ++rank) {
     Trace t = trace_of(*w, rank);
@@ -271,7 +273,8 @@ TEST(SynthClosedForm, PipelineSendsCarryMicroBatchActivations) {
       EXPECT_EQ(t.type(n) == int32_t(NodeType::CommSend) ? std::get<0>(key) : std::get<1>(key), rank);
     }
     const uint32_t stage = stage_of(*w, rank);
-    EXPECT_EQ(p2p, (stage == 0 || stage == 3 ? 2u : 4u) * 4) << rank;  // per micro-batch: activation and gradient per neighbour
+    EXPECT_EQ(p2p, (stage == 0 || stage == 3 ? 2u : 4u) * 4)
+        << rank;  // per micro-batch: activation and gradient per neighbour
   }
   EXPECT_EQ(sends, recvs);  // every send has its receive
 }
@@ -334,7 +337,8 @@ TEST(SynthClosedForm, FullAttentionContextParallelRecomputeAndExpertTokens) {
   const uint64_t tokens = 4 * 256 * 2 / 4, D = 512, Fl = 1536 / 2;
   EXPECT_EQ(uint_attr(trace_of(*synthesize(o), 0), "mb0.transformer.0.moe.1.ffn.xgate", "num_ops"), tokens * D * Fl);
   o.stage_expert_tokens = true;
-  EXPECT_EQ(uint_attr(trace_of(*synthesize(o), 0), "mb0.transformer.0.moe.1.ffn.xgate", "num_ops"), tokens / 2 * D * Fl);
+  EXPECT_EQ(uint_attr(trace_of(*synthesize(o), 0), "mb0.transformer.0.moe.1.ffn.xgate", "num_ops"),
+            tokens / 2 * D * Fl);
 }
 
 TEST(SynthSchedule, OneFOneBAndGPipeOrderMicroBatchesPerStage) {
@@ -402,7 +406,8 @@ TEST(SynthSimulate, EveryLayoutValidatesAndSimulatesWithoutDeadlock) {
     SynthOptions o;
   };
   std::vector<Case> cases;
-  for (Schedule s : {Schedule::OneFOneB, Schedule::GPipe, Schedule::None}) cases.push_back({"llama", small_llama()}), cases.back().o.schedule = s;
+  for (Schedule s : {Schedule::OneFOneB, Schedule::GPipe, Schedule::None})
+    cases.push_back({"llama", small_llama()}), cases.back().o.schedule = s;
   cases.push_back({"recompute", small_llama()});
   cases.back().o.recompute = true;
   cases.push_back({"fsdp", small_llama()});
@@ -430,8 +435,8 @@ TEST(SynthSimulate, EveryLayoutValidatesAndSimulatesWithoutDeadlock) {
     sim::SimInputs in;
     in.workload = prefix;
     in.network = astra::parse_network("topology: [ Switch ]\nnpus_count: [ " + std::to_string(num_ranks(*w)) +
-                                        " ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
-                                    "net.yml");
+                                          " ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
+                                      "net.yml");
     in.system = system;
     in.groups = astra::parse_comm_groups(comm_group_json(comm_groups(*w)), "groups.json");
     sim::SimResult r = sim::simulate(in);
@@ -457,11 +462,14 @@ TEST(SynthSimulate, OneFOneBIsNoSlowerThanGPipe) {
     for (uint32_t r = 0; r < num_ranks(*w); ++r) write_et(trace_of(*w, r), dir + "/w." + std::to_string(r) + ".et");
     sim::SimInputs in;
     in.workload = dir + "/w";
-    in.network = astra::parse_network("topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n", "net.yml");
-    in.system = astra::parse_system(R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "preferred-dataset-splits": 1,
+    in.network =
+        astra::parse_network("topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n", "net.yml");
+    in.system =
+        astra::parse_system(R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "preferred-dataset-splits": 1,
         "all-reduce-implementation": ["ring"], "all-gather-implementation": ["ring"], "reduce-scatter-implementation": ["ring"],
         "all-to-all-implementation": ["ring"], "collective-optimization": "baseline", "local-mem-bw": 3350,
-        "roofline-enabled": 1, "peak-perf": 989})", "system.json");
+        "roofline-enabled": 1, "peak-perf": 989})",
+                            "system.json");
     sim::SimResult r = sim::simulate(in);
     EXPECT_FALSE(r.deadlock);
     return r.end();
@@ -583,7 +591,8 @@ TEST(SynthMemory, EstimateFollowsWeightsShardingAndTheSchedule) {
   const uint64_t tokens = 2 * 2048;  // 16 sequences / 8 micro-batches × seq
   const uint64_t logits = 2 * 2 * tokens * 32000;
   EXPECT_EQ(memory_estimate(*gpipe, 0).activations, 2 * memory_estimate(*one_f_one_b, 0).activations);
-  EXPECT_EQ(memory_estimate(*gpipe, 3).activations - logits, 8 * (memory_estimate(*one_f_one_b, 3).activations - logits));
+  EXPECT_EQ(memory_estimate(*gpipe, 3).activations - logits,
+            8 * (memory_estimate(*one_f_one_b, 3).activations - logits));
   EXPECT_EQ(peak_memory_bytes(*one_f_one_b), memory_estimate(*one_f_one_b, 0).total());
   o.schedule = Schedule::OneFOneB;
   o.recompute = true;
@@ -610,7 +619,8 @@ TEST(SynthErrors, InconsistentOptionsNameTheOption) {
   EXPECT_NE(error(o).find("--pp (5) exceeds --layers (4)"), std::string::npos) << error(o);
   o = small_llama();
   o.shape.batch = 12;
-  EXPECT_NE(error(o).find("--batch (12) is not divisible by --micro-batches × --dp (8)"), std::string::npos) << error(o);
+  EXPECT_NE(error(o).find("--batch (12) is not divisible by --micro-batches × --dp (8)"), std::string::npos)
+      << error(o);
   o = small_llama();
   o.shape.hidden = 500;
   EXPECT_NE(error(o).find("--hidden (500) is not divisible by --heads (8)"), std::string::npos) << error(o);
@@ -628,7 +638,8 @@ TEST(SynthErrors, InconsistentOptionsNameTheOption) {
   o.shape.micro_batches = 1 << 20;
   o.shape.batch = 2 << 20;
   EXPECT_NE(error(o).find("nodes per rank (--micro-batches × layers per stage × nodes per block); at most 50000000"),
-            std::string::npos) << error(o);
+            std::string::npos)
+      << error(o);
   SynthOptions p;
   try {
     apply_preset("llama9", p);

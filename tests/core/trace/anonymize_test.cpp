@@ -83,7 +83,8 @@ std::set<std::string> secrets(const Trace& t) {
     if (vocabulary_kept(s) == kWholeName) vocabulary.push_back(s);
   std::erase_if(out, [&](const std::string& s) {
     return !telling(s) || numbers_only(s) ||
-           std::any_of(vocabulary.begin(), vocabulary.end(), [&](const std::string& v) { return v.find(s) != std::string::npos; });
+           std::any_of(vocabulary.begin(), vocabulary.end(),
+                       [&](const std::string& v) { return v.find(s) != std::string::npos; });
   });
   return out;
 }
@@ -108,9 +109,11 @@ TEST(Sha256, StandardVectors) {
   EXPECT_EQ(to_hex(sha256("abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(to_hex(sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  EXPECT_EQ(to_hex(sha256(std::string(1000000, 'a'))), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(to_hex(sha256(std::string(1000000, 'a'))),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
   // RFC 4231 test cases 2 and 6 (a key longer than a block is hashed first).
-  EXPECT_EQ(to_hex(hmac_sha256("Jefe", "what do ya want for nothing?")), "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  EXPECT_EQ(to_hex(hmac_sha256("Jefe", "what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
   EXPECT_EQ(to_hex(hmac_sha256(std::string(131, '\xaa'), "Test Using Larger Than Block-Size Key - Hash Key First")),
             "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 }
@@ -140,8 +143,10 @@ TEST(Anonymize, NoOriginalStringSurvivesInAnySharedTrace) {
       ASSERT_EQ(back.type(n), t.type(n));
       ASSERT_EQ(back.duration_micros(n), t.duration_micros(n));
       ASSERT_EQ(back.start_time_micros(n), t.start_time_micros(n));
-      ASSERT_TRUE(std::equal(back.data_deps(n).begin(), back.data_deps(n).end(), t.data_deps(n).begin(), t.data_deps(n).end()));
-      ASSERT_TRUE(std::equal(back.ctrl_deps(n).begin(), back.ctrl_deps(n).end(), t.ctrl_deps(n).begin(), t.ctrl_deps(n).end()));
+      ASSERT_TRUE(
+          std::equal(back.data_deps(n).begin(), back.data_deps(n).end(), t.data_deps(n).begin(), t.data_deps(n).end()));
+      ASSERT_TRUE(
+          std::equal(back.ctrl_deps(n).begin(), back.ctrl_deps(n).end(), t.ctrl_deps(n).begin(), t.ctrl_deps(n).end()));
     }
     ++traces;
   }
@@ -182,8 +187,7 @@ TEST(Anonymize, SharedWorkloadsSimulateTheSame) {
     const std::string dir = fs::path(prefix).parent_path().string();
     try {
       if (fs::exists(dir + "/comm_group.json")) groups = astra::load_comm_groups(dir + "/comm_group.json");
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
     auto run = [&](const std::vector<std::string>& traces) -> std::vector<uint64_t> {
       sim::SimInputs in;
       in.workload = prefix;
@@ -261,7 +265,8 @@ TEST(Anonymize, OptionsAndProcessGroups) {
   d.name = t.intern("process_group:init");
   d.type = static_cast<int32_t>(NodeType::Metadata);
   d.has_inputs = true;
-  d.inputs.values = t.intern(R"(['[{"pg_name": "3", "pg_desc": "tensor_parallel_secret", "backend_config": "cuda:nccl", "ranks": [0, 1]}]'])");
+  d.inputs.values = t.intern(
+      R"(['[{"pg_name": "3", "pg_desc": "tensor_parallel_secret", "backend_config": "cuda:nccl", "ranks": [0, 1]}]'])");
   t.append(d);
 
   AnonymizeOptions o;
@@ -301,12 +306,26 @@ TEST(Anonymize, OptionsAndProcessGroups) {
 TEST(Anonymize, NamesTheToolsReadAreKept) {
   const Anonymizer a = keyed("k");
   AnonymizeReport r;
-  for (const char* kept :
-       {"ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)",
-        "nccl:all_to_all", "nccl:coalesced", "gloo:all_reduce", "Memcpy DtoH (Device -> Pageable)", "Memset (Device)",
-        "cudaLaunchKernel", "cudaStreamSynchronize", "hipMemcpyAsync", "cuLaunchKernel", "ProfilerStep#12", "c10d::allreduce_",
-        "c10d::send", "## process_group:init ##", "record_param_comms", "[pytorch|profiler|execution_trace|thread]",
-        "ac2g", "thread_name", "PyTorch Profiler (0)"}) {
+  for (const char* kept : {"ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)",
+                           "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)",
+                           "nccl:all_to_all",
+                           "nccl:coalesced",
+                           "gloo:all_reduce",
+                           "Memcpy DtoH (Device -> Pageable)",
+                           "Memset (Device)",
+                           "cudaLaunchKernel",
+                           "cudaStreamSynchronize",
+                           "hipMemcpyAsync",
+                           "cuLaunchKernel",
+                           "ProfilerStep#12",
+                           "c10d::allreduce_",
+                           "c10d::send",
+                           "## process_group:init ##",
+                           "record_param_comms",
+                           "[pytorch|profiler|execution_trace|thread]",
+                           "ac2g",
+                           "thread_name",
+                           "PyTorch Profiler (0)"}) {
     EXPECT_EQ(vocabulary_kept(kept), kWholeName) << kept;
     EXPECT_EQ(a.name(kept, r), kept);
   }
@@ -349,7 +368,8 @@ bool is_token(const std::string& s) {
   const size_t at = s.rfind('_');
   return at != std::string::npos && at >= 2 && s.size() - at == 13 &&
          (s.compare(at - 2, 2, "op") == 0 || (at >= 3 && s.compare(at - 3, 3, "str") == 0)) &&
-         std::all_of(s.begin() + static_cast<long>(at) + 1, s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+         std::all_of(s.begin() + static_cast<long>(at) + 1, s.end(),
+                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
 }
 
 // Walks an original JSON value and its anonymized copy together: the same shape and keys, every
@@ -432,9 +452,11 @@ TEST(AnonymizeJson, HostEtTokensMatchTheEtsAndKeepWhatTheConverterReads) {
   EXPECT_EQ(out["nodes"][2]["stream"], a.token("str", "my_stream"));
   EXPECT_EQ(r.nodes, 4u);  // three here, one in the .et
   // Not a trace: named, and said why.
-  for (const auto& [bad, expected] : std::vector<std::pair<std::string, std::string>>{
-           {"{nope", "t.json: byte 1:"}, {"[1, 2]", "the top level is not a JSON object"},
-           {R"({"name": "x"})", "neither a PyTorch host execution trace"}, {R"({"nodes": []} x)", "unexpected data after"}}) {
+  for (const auto& [bad, expected] :
+       std::vector<std::pair<std::string, std::string>>{{"{nope", "t.json: byte 1:"},
+                                                        {"[1, 2]", "the top level is not a JSON object"},
+                                                        {R"({"name": "x"})", "neither a PyTorch host execution trace"},
+                                                        {R"({"nodes": []} x)", "unexpected data after"}}) {
     try {
       anonymized_json(a, bad, r);
       ADD_FAILURE() << bad << ": no error";
@@ -498,7 +520,8 @@ TEST(AnonymizeJson, KinetoTracesKeepTheirStructure) {
     std::erase_if(kept, [](const std::string& k) { return vocabulary_kept(k) == kWholeName; });
     for (const std::string& secret : replaced) {
       if (secret.size() < 8 || !telling(secret)) continue;
-      for (const std::string& k : kept) EXPECT_EQ(k.find(secret), std::string::npos) << "'" << secret << "' in '" << k << "'";
+      for (const std::string& k : kept)
+        EXPECT_EQ(k.find(secret), std::string::npos) << "'" << secret << "' in '" << k << "'";
     }
     EXPECT_GT(r.names, 0u);
     ++compared;
@@ -526,9 +549,11 @@ TEST(AnonymizeJson, CommutesWithLinkingAndConverting) {
   const std::vector<std::pair<std::string, std::string>> runs = {
       {"dlrm_8rank_v100/rank0/dlrm_eg_0.json", "dlrm_8rank_v100/rank0/worker0_step_12.1694128201545.pt.trace.json"},
       {"dlrm_8rank_v100/rank5/dlrm_eg_5.json", "dlrm_8rank_v100/rank5/worker5_step_12.1694128201549.pt.trace.json"},
-      {"hta_simple_add_a100_1rank/benchmark_simple_add_et.json.gz", "hta_simple_add_a100_1rank/benchmark_simple_add_trace.json.gz"},
+      {"hta_simple_add_a100_1rank/benchmark_simple_add_et.json.gz",
+       "hta_simple_add_a100_1rank/benchmark_simple_add_trace.json.gz"},
       {"param_linear_rtx2080ti_1rank/linear_et.json.gz", "param_linear_rtx2080ti_1rank/linear_kineto.json.gz"},
-      {"crossrun_resnet_ddp_a100_2rank/resnet_1gpu_et.1.0.3-chakra.0.0.4.json.gz", "crossrun_resnet_ddp_a100_2rank/nccl_data.json.gz"}};
+      {"crossrun_resnet_ddp_a100_2rank/resnet_1gpu_et.1.0.3-chakra.0.0.4.json.gz",
+       "crossrun_resnet_ddp_a100_2rank/nccl_data.json.gz"}};
   LinkOptions options;
   options.sync_deps = true;
   options.force = true;  // the cross-run ResNet pair's processes differ (it is one by name only)
@@ -538,9 +563,10 @@ TEST(AnonymizeJson, CommutesWithLinkingAndConverting) {
     AnonymizeReport r;
     const std::string ah = anonymized_json(a, h, r), ak = anonymized_json(a, k, r);
     StringSink linked, linked_anonymous;
-    const LinkReport before = link_traces(memory_input(as_bytes(h), "h.json"), memory_input(as_bytes(k), "k.json"), linked, options);
-    const LinkReport after =
-        link_traces(memory_input(as_bytes(ah), "h.json"), memory_input(as_bytes(ak), "k.json"), linked_anonymous, options);
+    const LinkReport before =
+        link_traces(memory_input(as_bytes(h), "h.json"), memory_input(as_bytes(k), "k.json"), linked, options);
+    const LinkReport after = link_traces(memory_input(as_bytes(ah), "h.json"), memory_input(as_bytes(ak), "k.json"),
+                                         linked_anonymous, options);
     EXPECT_EQ(after.method, before.method);
     EXPECT_EQ(after.host_ops_linked, before.host_ops_linked);
     EXPECT_EQ(after.names_agree, before.names_agree);
@@ -550,7 +576,8 @@ TEST(AnonymizeJson, CommutesWithLinkingAndConverting) {
     EXPECT_EQ(convert(linked_anonymous.out), anonymized_et(convert(linked.out)));
   }
   std::vector<std::string> alone = testing_support::find_files(shared("data/pytorch_et"), {".json", ".json.gz"});
-  for (const std::string& f : testing_support::find_files(shared("reference/chakra/outputs/trace_link"), {".linked.json", ".linked.json.gz"}))
+  for (const std::string& f :
+       testing_support::find_files(shared("reference/chakra/outputs/trace_link"), {".linked.json", ".linked.json.gz"}))
     alone.push_back(f);
   for (const std::string& path : alone) {
     SCOPED_TRACE(path);
@@ -596,7 +623,8 @@ TEST(AnonymizeJson, DeepNestingIsAnErrorNotACrash) {
   for (size_t i = 0; i < depth; ++i) groups += "]";
   groups += "}]";
   AnonymizeReport r;
-  const auto out = nlohmann::json::parse(anonymized_json(a, R"({"nodes": [{"name": "## process_group:init ##", "inputs": [")" + groups + "\"]}]}", r));
+  const auto out = nlohmann::json::parse(
+      anonymized_json(a, R"({"nodes": [{"name": "## process_group:init ##", "inputs": [")" + groups + "\"]}]}", r));
   EXPECT_TRUE(is_token(out["nodes"][0]["inputs"][0].get<std::string>()));
 }
 
@@ -606,7 +634,9 @@ TEST(ZipStore, CentralDirectoryListsEveryFileIntact) {
   const std::vector<std::pair<std::string, std::string>> files = {
       {"rank.0.et", std::string("\x00\x01\x02\xff", 4)}, {"comm_group.json", "{\"1\": [0, 1]}"}, {"empty", ""}};
   const std::string zip = zip_store(files);
-  auto u16 = [&](size_t at) { return uint32_t{static_cast<uint8_t>(zip[at])} | uint32_t{static_cast<uint8_t>(zip[at + 1])} << 8; };
+  auto u16 = [&](size_t at) {
+    return uint32_t{static_cast<uint8_t>(zip[at])} | uint32_t{static_cast<uint8_t>(zip[at + 1])} << 8;
+  };
   auto u32 = [&](size_t at) { return u16(at) | u16(at + 2) << 16; };
   const size_t end = zip.size() - 22;
   ASSERT_EQ(u32(end), 0x06054b50u);
@@ -619,7 +649,8 @@ TEST(ZipStore, CentralDirectoryListsEveryFileIntact) {
     EXPECT_EQ(u32(local), 0x04034b50u);
     const size_t data = local + 30 + u16(local + 26) + u16(local + 28);
     EXPECT_EQ(zip.substr(data, size), bytes);
-    EXPECT_EQ(crc, static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size()))));
+    EXPECT_EQ(crc, static_cast<uint32_t>(
+                       crc32(0, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size()))));
     at += 46 + name_len + u16(at + 30) + u16(at + 32);
   }
   EXPECT_EQ(at, end);

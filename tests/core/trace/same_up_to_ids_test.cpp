@@ -13,12 +13,12 @@ using namespace chakra;
 namespace {
 
 struct Tweak {
-  uint64_t first_id = 10;      // ids first_id, first_id + 1, ...
-  bool swap_ids = false;       // the first two nodes' ids exchanged
-  uint64_t dangling = 0;       // node 2 also depends on this id when non-zero (no node has it)
-  std::string label = "a";     // a string attribute of node 1
-  uint64_t duration = 5;       // node 2's duration
-  uint64_t repeat_id = 0;      // node 2's id is node 1's when set
+  uint64_t first_id = 10;   // ids first_id, first_id + 1, ...
+  bool swap_ids = false;    // the first two nodes' ids exchanged
+  uint64_t dangling = 0;    // node 2 also depends on this id when non-zero (no node has it)
+  std::string label = "a";  // a string attribute of node 1
+  uint64_t duration = 5;    // node 2's duration
+  uint64_t repeat_id = 0;   // node 2's id is node 1's when set
   std::string version = "0.0.4";
 };
 

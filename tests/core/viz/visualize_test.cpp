@@ -44,7 +44,8 @@ TEST(Visualize, ReferenceDotSourceAndGraphmlAreByteIdentical) {
            {"1.0.2-chakra.0.0.4", "converter_pytorch/1.0.2-chakra.0.0.4.et"},
            {"MLP_ModelParallel.0", "converter_text/MLP_ModelParallel.0.et"},
            {"two_comp_nodes_dependent.0", "generator/npus2/two_comp_nodes_dependent.0.et"}}) {
-    EXPECT_TRUE(graphml(chakra::read_et(shared(kOut + et)), true) == read_raw(shared(kOut + "visualizer/" + name + ".graphml")))
+    EXPECT_TRUE(graphml(chakra::read_et(shared(kOut + et)), true) ==
+                read_raw(shared(kOut + "visualizer/" + name + ".graphml")))
         << name;
   }
   // chakra.0.et references ids that are not in the file: label-less nodes where first named.
@@ -79,9 +80,11 @@ TEST(Visualize, Filters) {
   for (uint32_t n : comm) EXPECT_EQ(t.type(n), static_cast<int32_t>(chakra::NodeType::CommColl));
   f = {};
   f.name_regex = "mlp[0-2]_FWD$";
-  for (uint32_t n : chakra::select_nodes(t, f)) EXPECT_TRUE(std::regex_search(std::string(t.name(n)), std::regex("mlp[0-2]_FWD$")));
+  for (uint32_t n : chakra::select_nodes(t, f))
+    EXPECT_TRUE(std::regex_search(std::string(t.name(n)), std::regex("mlp[0-2]_FWD$")));
   size_t matching = 0;
-  for (uint32_t n = 0; n < t.size(); ++n) matching += std::regex_search(std::string(t.name(n)), std::regex("mlp[0-2]_FWD$"));
+  for (uint32_t n = 0; n < t.size(); ++n)
+    matching += std::regex_search(std::string(t.name(n)), std::regex("mlp[0-2]_FWD$"));
   EXPECT_EQ(chakra::select_nodes(t, f).size(), matching);
   EXPECT_GT(matching, 0u);
   f = {};
@@ -122,7 +125,8 @@ TEST(Visualize, LayoutInvariantsOnEveryTrace) {
 
 // The layout index finds exactly the boxes a window overlaps, and every edge of each box.
 TEST(Visualize, LayoutIndexFindsWhatAWindowShows) {
-  chakra::Trace t = chakra::read_et(testing_support::shared("data/chakra_et/ericding_pytorch_converted_2rank/chakra_trace.0.et"));
+  chakra::Trace t =
+      chakra::read_et(testing_support::shared("data/chakra_et/ericding_pytorch_converted_2rank/chakra_trace.0.et"));
   chakra::GraphLayout L = chakra::layout_graph(t, all(t), {});
   const chakra::GraphLayoutIndex index = chakra::index_layout(L);
   for (double f : {0.0, 0.2, 0.45, 0.9}) {

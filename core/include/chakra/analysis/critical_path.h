@@ -41,8 +41,8 @@ struct CrossRankPath {
   // was a host call waiting for it (a synchronisation or a copy).
   enum class Via : uint8_t { End, Dependency, Lane, Peer, Sync };
   struct Step {
-    uint32_t rank = 0;             // position in the input
-    uint32_t node = UINT32_MAX;    // UINT32_MAX: a wait nothing on the path explains
+    uint32_t rank = 0;           // position in the input
+    uint32_t node = UINT32_MAX;  // UINT32_MAX: a wait nothing on the path explains
     uint64_t start = 0, duration = 0;
     PathKind kind = PathKind::Waiting;
     Via via = Via::End;

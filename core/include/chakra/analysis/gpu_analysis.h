@@ -123,7 +123,9 @@ struct CollectiveBucket {
   int32_t comm_type = 0;
   uint32_t size_log2 = 0;
   uint64_t count = 0, bytes = 0, micros = 0;
-  double algorithm_gbps() const { return micros ? static_cast<double>(bytes) / static_cast<double>(micros) / 1e3 : 0.0; }
+  double algorithm_gbps() const {
+    return micros ? static_cast<double>(bytes) / static_cast<double>(micros) / 1e3 : 0.0;
+  }
   double bus_gbps(uint32_t ranks) const;
 };
 // By type, then size. Nodes without a size or a duration are left out. Durations are the
@@ -143,19 +145,19 @@ std::vector<uint64_t> simulated_micros(const Trace& trace, std::span<const sim::
 struct Stragglers {
   struct Instance {
     std::string name;
-    uint32_t index = 0;              // k: the name's k-th kernel on every rank
-    std::vector<uint64_t> arrival;   // per rank (position in the input)
-    uint32_t last = 0;               // the rank that arrived last
-    uint64_t skew = 0;               // last arrival − first
+    uint32_t index = 0;             // k: the name's k-th kernel on every rank
+    std::vector<uint64_t> arrival;  // per rank (position in the input)
+    uint32_t last = 0;              // the rank that arrived last
+    uint64_t skew = 0;              // last arrival − first
   };
-  std::vector<Instance> instances;   // by skew, descending
+  std::vector<Instance> instances;  // by skew, descending
   struct Rank {
     uint32_t rank = 0;
-    uint64_t last = 0;               // instances it arrived last at
-    uint64_t caused = 0;             // Σ skew of those: how long the first rank waited for it
-    uint64_t waited = 0;             // Σ over instances of (last arrival − its own)
+    uint64_t last = 0;    // instances it arrived last at
+    uint64_t caused = 0;  // Σ skew of those: how long the first rank waited for it
+    uint64_t waited = 0;  // Σ over instances of (last arrival − its own)
   };
-  std::vector<Rank> ranks;           // by `caused`, descending (ties by rank)
+  std::vector<Rank> ranks;  // by `caused`, descending (ties by rank)
   std::vector<std::string> unmatched;
 };
 // `ranks[i]` is rank i's trace (GPU ops as gpu_ops_of finds them). O(n log n).

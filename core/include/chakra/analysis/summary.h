@@ -19,8 +19,8 @@ struct TraceSummary {
   };
   struct Comm {
     uint64_t count = 0;
-    uint64_t bytes = 0;            // sum of comm_size (integer values only)
-    uint64_t missing_size = 0;     // nodes without a readable comm_size
+    uint64_t bytes = 0;         // sum of comm_size (integer values only)
+    uint64_t missing_size = 0;  // nodes without a readable comm_size
   };
   struct AttrUse {
     std::string name;
@@ -29,11 +29,11 @@ struct TraceSummary {
   };
 
   bool has_metadata = false;
-  std::string version;         // GlobalMetadata.version
-  std::string schema;          // GlobalMetadata attribute "schema", if any
+  std::string version;  // GlobalMetadata.version
+  std::string schema;   // GlobalMetadata attribute "schema", if any
   uint64_t nodes = 0;
   std::array<PerType, kNodeTypeCount> by_type{};
-  PerType other_types;         // type values outside the enum
+  PerType other_types;                  // type values outside the enum
   std::map<int64_t, Comm> collectives;  // by comm_type value
   Comm sends, recvs;
   std::map<std::string, uint64_t> process_groups;  // pg_name → communication nodes

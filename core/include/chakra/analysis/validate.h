@@ -21,13 +21,13 @@ enum class Severity : uint8_t { Error, Warning };
 
 struct Finding {
   Severity severity;
-  std::string code;      // stable identifier, e.g. "dangling-data-dep"
-  std::string message;   // one sentence naming the node(s) involved
-  int64_t node = -1;     // position of the node concerned, or -1
+  std::string code;     // stable identifier, e.g. "dangling-data-dep"
+  std::string message;  // one sentence naming the node(s) involved
+  int64_t node = -1;    // position of the node concerned, or -1
 };
 
 struct ValidationReport {
-  std::vector<Finding> findings;        // at most ValidateOptions::max_per_code per code
+  std::vector<Finding> findings;           // at most ValidateOptions::max_per_code per code
   std::map<std::string, uint64_t> counts;  // every occurrence per code, including those not listed
   uint64_t errors = 0;
   uint64_t warnings = 0;

@@ -28,11 +28,11 @@ struct ConvertedRank {
   std::string source;  // the file name(s)
   uint64_t bytes = 0;  // their size
   double convert_ms = 0;
-  std::string et;  // the rank's trace, encoded as a Chakra .et
+  std::string et;                     // the rank's trace, encoded as a Chakra .et
   std::vector<std::string> notes;     // what linking/conversion did
   std::vector<std::string> warnings;  // what they left out or guessed
-  astra::CommGroups groups;  // communicator groups the host ET names (the first of an id wins)
-  std::string message;  // one line for a log
+  astra::CommGroups groups;           // communicator groups the host ET names (the first of an id wins)
+  std::string message;                // one line for a log
 };
 
 // Host ET + Kineto: linked with synchronisation dependencies and blocked time, then converted

@@ -52,8 +52,8 @@ constexpr size_t kFingerprintEnd = 64 << 10;
 // out-of-range value throws chakra::Error naming the key.
 int64_t share_int(const ShareState& state, const std::string& key, int64_t lo, int64_t hi, int64_t fallback);
 double share_number(const ShareState& state, const std::string& key, double lo, double hi, double fallback);
-std::string share_choice(const ShareState& state, const std::string& key,
-                         std::span<const std::string_view> allowed, std::string fallback);
+std::string share_choice(const ShareState& state, const std::string& key, std::span<const std::string_view> allowed,
+                         std::string fallback);
 // Sets of small non-negative integers as ascending ranges ("0-63,70"), and lists of tuples of
 // them ("3.0.1,5.1.0"). The readers take only what the writers write (digits, ranges ascending
 // and disjoint, every number <= max_value, at most max_count values or tuples) and throw
@@ -65,6 +65,5 @@ std::vector<std::vector<uint32_t>> share_tuples(const ShareState& state, const s
                                                 uint32_t max_value, size_t max_count);
 std::string share_choice(const ShareState& state, const std::string& key,
                          std::initializer_list<std::string_view> allowed, std::string fallback);
-
 
 }  // namespace chakra

@@ -61,8 +61,8 @@ struct Point {
 };
 struct Expansion {
   std::vector<Point> points;
-  uint64_t product = 0;   // points before constraints and sampling
-  uint64_t dropped = 0;   // by the constraints
+  uint64_t product = 0;  // points before constraints and sampling
+  uint64_t dropped = 0;  // by the constraints
 };
 // Throws chakra::Error when the product exceeds `max_product` points (a typo in an axis can ask
 // for billions) or a constraint cannot be evaluated on a point.
@@ -107,7 +107,8 @@ class Runner {
   struct Cache;
   // The point's simulation, and the figures known before it runs (peak memory) into `row`;
   // throws chakra::Error for a point that cannot run.
-  void build(const Point& point, Row& row, sim::SimInputs& in, sim::SimOptions& options, std::shared_ptr<const Built>& workload) const;
+  void build(const Point& point, Row& row, sim::SimInputs& in, sim::SimOptions& options,
+             std::shared_ptr<const Built>& workload) const;
   const Spec& spec_;
   bool timing_;
   std::unique_ptr<Cache> cache_;  // workloads built once and shared by the points that use them

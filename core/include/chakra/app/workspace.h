@@ -34,10 +34,10 @@ struct RankTrace {
   Trace trace;
   TraceSummary summary;
   ValidationReport report;
-  bool checked = true;  // false until `report` is made (Workspace::defer_checks)
+  bool checked = true;                  // false until `report` is made (Workspace::defer_checks)
   std::unique_ptr<Validator> checking;  // making `report`, step by step (Workspace::check_one)
-  std::vector<std::string> notes;     // what linking/conversion did
-  std::vector<std::string> warnings;  // what they left out or guessed: shown as warnings, never "ok"
+  std::vector<std::string> notes;       // what linking/conversion did
+  std::vector<std::string> warnings;    // what they left out or guessed: shown as warnings, never "ok"
 };
 
 // Opening one file in steps, so a page can draw between them. Its bytes may arrive in pieces
@@ -74,10 +74,10 @@ class WorkspaceFile {
   uint64_t fingerprint() const;
 
   // For importers' open (importers.h), once the file arrived whole:
-  std::string text() const;                          // its content, inflated when gzip
-  std::span<const uint8_t> bytes() const { return bytes_; }  // as given
-  double decode_ms() const { return elapsed_ms_; }   // a .et's decoding as it arrived
-  Trace take_trace() { return std::move(trace_); }   // the .et decoded
+  std::string text() const;                                     // its content, inflated when gzip
+  std::span<const uint8_t> bytes() const { return bytes_; }     // as given
+  double decode_ms() const { return elapsed_ms_; }              // a .et's decoding as it arrived
+  Trace take_trace() { return std::move(trace_); }              // the .et decoded
   bool is_conversion() const { return converted_ != nullptr; }  // a rank conversion's result
 
  private:
@@ -89,7 +89,7 @@ class WorkspaceFile {
   uint64_t total_ = 0;
   bool kind_known_ = false;
   InputKind kind_ = InputKind::Unknown;
-  bool streaming_ = false;  // a plain .et decoded as it arrives
+  bool streaming_ = false;                 // a plain .et decoded as it arrives
   std::unique_ptr<PieceSource> arriving_;  // the pieces; moved into reader_ when streaming
   PieceSource* pieces_ = nullptr;          // arriving_, or the one reader_ owns
   uint64_t framed_ = 0;                    // stream offset where the arrived whole records end
@@ -175,7 +175,7 @@ class Workspace {
   // or elsewhere (options.expected_nodes is filled in). Throws chakra::Error when the loaded
   // ranks are not exactly 0..N-1.
   chakra::SimJob simulation_job(const astra::NetworkConfig& network, const astra::SystemConfig& system,
-                             const sim::SimOptions& options = {}) const;
+                                const sim::SimOptions& options = {}) const;
   // Runs simulation_job() here.
   sim::SimResult simulate(const astra::NetworkConfig& network, const astra::SystemConfig& system,
                           const sim::SimOptions& options = {}) const;

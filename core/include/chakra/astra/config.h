@@ -53,8 +53,8 @@ std::span<const AlgorithmInfo> collective_algorithms();
 
 struct AlgorithmChoice {
   Algorithm kind = Algorithm::Ring;
-  bool flat = false;   // "oneRing"/"oneDirect"/"oneHalvingDoubling": one ring of all NPUs
-  int window = -1;     // "directN": at most N messages in flight (-1: one per peer)
+  bool flat = false;  // "oneRing"/"oneDirect"/"oneHalvingDoubling": one ring of all NPUs
+  int window = -1;    // "directN": at most N messages in flight (-1: one per peer)
 };
 enum class SchedulingPolicy { LIFO, FIFO, Explicit };
 enum class CollectiveOptimization { Baseline, LocalBWAware };
@@ -67,24 +67,23 @@ const char* collective_name(Collective c);
 struct SystemConfig {
   SchedulingPolicy scheduling = SchedulingPolicy::LIFO;
   CollectiveOptimization optimization = CollectiveOptimization::LocalBWAware;
-  double endpoint_delay = 10;                // ns per NPU <-> memory-accelerator hand-off
+  double endpoint_delay = 10;  // ns per NPU <-> memory-accelerator hand-off
   uint32_t active_chunks_per_dimension = 1;
-  uint32_t preferred_dataset_splits = 0;     // chunks per collective; required (> 0)
+  uint32_t preferred_dataset_splits = 0;                      // chunks per collective; required (> 0)
   std::vector<AlgorithmChoice> algorithms[kCollectiveTypes];  // per dimension, by Collective
-  std::string custom[kCollectiveTypes];      // "*-implementation-custom" trace prefix, if any
-  double local_mem_bw = 0;                   // GB/s, decimal
-  double peak_perf = 0;                      // TFLOPS
+  std::string custom[kCollectiveTypes];                       // "*-implementation-custom" trace prefix, if any
+  double local_mem_bw = 0;                                    // GB/s, decimal
+  double peak_perf = 0;                                       // TFLOPS
   bool roofline = false;
   bool replay_only = false;
-  std::vector<std::string> notes;            // keys accepted without effect, for the user
+  std::vector<std::string> notes;  // keys accepted without effect, for the user
 };
 
 // Keys and values as ASTRA-sim reads them; an unknown key, a wrong type or value, and features
 // this simulator does not model (model-shared-bus: 1) throw chakra::Error naming `name`.
 // Relative custom-collective prefixes are resolved against `base_dir` when they do not exist
 // relative to the working directory.
-SystemConfig parse_system(std::string_view json, const std::string& name,
-                          const std::string& base_dir = "");
+SystemConfig parse_system(std::string_view json, const std::string& name, const std::string& base_dir = "");
 SystemConfig load_system(const std::string& path);
 // The JSON form of `sys` (every key ASTRA-sim needs, none it ignores; notes are not written).
 std::string format_system(const SystemConfig& sys);

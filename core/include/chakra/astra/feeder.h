@@ -36,8 +36,21 @@ namespace chakra {
 // The attributes a simulator reads on every node. The feeder resolves their names to string
 // ids once per block of nodes, so that reading one costs no string hashing.
 enum class NodeAttr : uint8_t {
-  is_cpu_op, num_ops, tensor_size, tensor_loc, comm_type, comm_priority, comm_size, comm_src,
-  comm_dst, comm_tag, pg_name, tid, stream, involved_dim, count_
+  is_cpu_op,
+  num_ops,
+  tensor_size,
+  tensor_loc,
+  comm_type,
+  comm_priority,
+  comm_size,
+  comm_src,
+  comm_dst,
+  comm_tag,
+  pg_name,
+  tid,
+  stream,
+  involved_dim,
+  count_
 };
 std::string_view node_attr_name(NodeAttr a);
 

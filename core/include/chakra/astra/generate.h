@@ -31,8 +31,8 @@ struct CollectiveOptions {
   CommType type = CommType::AllReduce;
   uint64_t size = 1 << 20;  // comm_size in bytes
   uint32_t npus = 8;
-  uint32_t count = 1;       // collectives per NPU, each depending on the previous one
-  std::string name;         // node name; empty: "<type>_<npus>npus_<size>" as ASTRA-sim's files
+  uint32_t count = 1;  // collectives per NPU, each depending on the previous one
+  std::string name;    // node name; empty: "<type>_<npus>npus_<size>" as ASTRA-sim's files
 };
 
 // NPU `npu`'s trace: as ASTRA-sim's microbenchmark files (metadata version 0.0.4, node id =

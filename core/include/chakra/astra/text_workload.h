@@ -32,14 +32,14 @@ struct TextLayer {
 };
 
 struct TextWorkload {
-  std::string type;                  // parallelism type, token 1 of line 1
-  int64_t last_bottom_layer = -1;    // HYBRID_DLRM*: layer index ending the bottom MLP
-  int64_t model_parallel_group = 0;  // HYBRID_TRANSFORMER*: NPUs per model-parallel group
+  std::string type;                            // parallelism type, token 1 of line 1
+  int64_t last_bottom_layer = -1;              // HYBRID_DLRM*: layer index ending the bottom MLP
+  int64_t model_parallel_group = 0;            // HYBRID_TRANSFORMER*: NPUs per model-parallel group
   std::vector<uint32_t> checkpoints;           // HYBRID_TRANSFORMER_FWD_IN_BCKWD
   std::vector<uint32_t> recompute_initiators;  // idem: layers that trigger recomputation
-  int64_t declared_layers = 0;       // line 2 (the reference uses it in one test; see docs)
+  int64_t declared_layers = 0;                 // line 2 (the reference uses it in one test; see docs)
   std::vector<TextLayer> layers;
-  std::string text;                  // the whole file, stored in GlobalMetadata as input_file
+  std::string text;  // the whole file, stored in GlobalMetadata as input_file
   std::vector<std::string> warnings;
 };
 

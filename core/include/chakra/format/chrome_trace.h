@@ -35,8 +35,8 @@ class ChromeTraceWriter {
                 std::string_view category = {}, const Args& args = nullptr);
   // An arrow from the slice enclosing (from_pid, from_tid, from_ts) to the one starting at
   // (to_pid, to_tid, to_ts); `id` must be unique per arrow.
-  void flow(uint64_t id, std::string_view name, int64_t from_pid, int64_t from_tid, double from_ts_us,
-            int64_t to_pid, int64_t to_tid, double to_ts_us);
+  void flow(uint64_t id, std::string_view name, int64_t from_pid, int64_t from_tid, double from_ts_us, int64_t to_pid,
+            int64_t to_tid, double to_ts_us);
   // Closes "traceEvents", writes `trailing` members and closes the document.
   void finish(const Members& trailing = {});
 

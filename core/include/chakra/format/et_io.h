@@ -78,9 +78,9 @@ using EncodedScalar = std::variant<int64_t, std::string_view>;
 // False also where it cannot tell this way (gzip, other encodings, bad framing): decode both
 // and compare (same_up_to_node_ids) to know. Spares decoding most traces of a many-rank step,
 // whose ranks differ only in their groups and peers: records without those are compared whole.
-bool same_records_but_paired(std::string_view a, std::string_view b, std::span<const std::string_view> paired,
-                             const std::function<bool(std::string_view name, const EncodedScalar& a,
-                                                      const EncodedScalar& b)>& pair);
+bool same_records_but_paired(
+    std::string_view a, std::string_view b, std::span<const std::string_view> paired,
+    const std::function<bool(std::string_view name, const EncodedScalar& a, const EncodedScalar& b)>& pair);
 
 struct WriteOptions {
   Compression compression = Compression::Auto;

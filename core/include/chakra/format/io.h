@@ -106,9 +106,7 @@ class ByteSink {
 
 class StringSink : public ByteSink {
  public:
-  void write(const void* data, size_t n) override {
-    out.append(static_cast<const char*>(data), n);
-  }
+  void write(const void* data, size_t n) override { out.append(static_cast<const char*>(data), n); }
   using ByteSink::write;
   std::string out;
 };

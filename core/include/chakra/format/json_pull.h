@@ -71,11 +71,11 @@ class JsonPull {
   std::string_view read_string_view();
   // Numbers: the raw text (as written) and whether it is an integer literal.
   std::string_view read_number_text(bool& is_integer);
-  int64_t read_int64();     // an integer literal (or a float with an integral value)
-  double read_double();     // any number
+  int64_t read_int64();  // an integer literal (or a float with an integral value)
+  double read_double();  // any number
   bool read_bool();
   void read_null();
-  void skip();              // any value
+  void skip();  // any value
 
   // Appends Python's repr() of the next value as json.load would build it: lists, dicts,
   // 'strings', ints, floats in shortest round-trip form, True/False/None.
@@ -90,7 +90,7 @@ class JsonPull {
   static constexpr size_t kWindowBytes = size_t{4} << 20;
 
  private:
-  bool fill();                 // reads more; keeps bytes from keep_ on; false at EOF
+  bool fill();  // reads more; keeps bytes from keep_ on; false at EOF
   // Next non-whitespace byte, 0 at EOF. The common cases (none or one space before the token)
   // inline: it runs once per token.
   [[gnu::always_inline]] char peek_char() {
@@ -107,8 +107,8 @@ class JsonPull {
   }
   char skip_spaces();  // the rest of peek_char: runs of whitespace, refills
   void expect(char c);
-  void open(char c);           // consumes '{' or '['
-  bool next_in(char close);    // comma handling shared by next_key / next_element
+  void open(char c);         // consumes '{' or '['
+  bool next_in(char close);  // comma handling shared by next_key / next_element
   // The error paths of the per-token functions, out of line so that those stay small enough
   // to inline (a message built in place kept them out of line: 15% of convert's time).
   [[noreturn, gnu::cold]] void fail_expected(char wanted, char got) const;
@@ -133,10 +133,10 @@ class JsonPull {
   using Storage = std::unique_ptr<char[], Free>;
   Storage storage_;
   size_t capacity_ = 0, size_ = 0;
-  std::string_view buf_;   // storage_[0, size_), or the whole in-memory input
+  std::string_view buf_;        // storage_[0, size_), or the whole in-memory input
   const char* base_ = nullptr;  // buf_.data()
   size_t pos_ = 0;
-  uint64_t consumed_ = 0;   // bytes dropped from the front of buf_
+  uint64_t consumed_ = 0;  // bytes dropped from the front of buf_
   bool eof_ = false;
   // buf_ is a window the source maps (ByteSource::map), not storage_: a refill maps the next.
   bool mapped_ = false;
@@ -147,12 +147,12 @@ class JsonPull {
   std::string scratch_;
 };
 
-
 // ---- per-token operations, inline: they run for every token of multi-gigabyte inputs ----
 
 [[gnu::always_inline]] inline void JsonPull::expect(char c) {
   const char got = peek_char();
-  if (got != c) [[unlikely]] fail_expected(c, got);
+  if (got != c) [[unlikely]]
+    fail_expected(c, got);
   ++pos_;
 }
 
@@ -162,7 +162,8 @@ class JsonPull {
     case '{': return Kind::Object;
     case '[': return Kind::Array;
     case '"': return Kind::String;
-    case 't': case 'f': return Kind::Bool;
+    case 't':
+    case 'f': return Kind::Bool;
     case 'n': return Kind::Null;
     case 0: return Kind::End;
     default:
@@ -174,7 +175,8 @@ class JsonPull {
 
 inline void JsonPull::open(char c) {
   expect(c);
-  if (depth_ >= kMaxDepth) [[unlikely]] fail_too_deep();
+  if (depth_ >= kMaxDepth) [[unlikely]]
+    fail_too_deep();
   awaiting_first_[depth_++] = true;
 }
 
@@ -188,7 +190,8 @@ inline void JsonPull::open(char c) {
   if (awaiting_first_[depth_ - 1]) {
     awaiting_first_[depth_ - 1] = false;
   } else {
-    if (c != ',') [[unlikely]] fail_in_container(close, c);
+    if (c != ',') [[unlikely]]
+      fail_in_container(close, c);
     ++pos_;
   }
   return true;

@@ -86,7 +86,7 @@ class JsonWriter {
     copy_bytes(room(text.size()), text.data(), text.size());
     used_ += text.size();
   }
-  void put_string(std::string_view s);  // as a JSON string literal
+  void put_string(std::string_view s);        // as a JSON string literal
   void put_plain_string(std::string_view s);  // the same, for one that needs no escaping
   void before_value();
   void separate(bool with_item_sep);
@@ -97,7 +97,7 @@ class JsonWriter {
   JsonStyle style_;
   std::string_view item_sep_, key_sep_;  // style_'s separators, measured once
   std::string separator_;                // item_sep_, then (indenting) "\n" and many spaces
-  std::unique_ptr<char[]> buf_;  // uninitialised: only written bytes are touched
+  std::unique_ptr<char[]> buf_;          // uninitialised: only written bytes are touched
   size_t capacity_ = 0, used_ = 0;
   std::string scratch_;    // strings that need escaping, numbers that need formatting
   std::string has_items_;  // per open container: 1 once it has an item

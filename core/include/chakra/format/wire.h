@@ -21,9 +21,14 @@ struct DecodeError {
 // The wire type a scalar attribute kind uses (lists are always length-delimited).
 inline WireType scalar_wire_type(AttrKind k) {
   switch (k) {
-    case AttrKind::Double: case AttrKind::Fixed64: case AttrKind::Sfixed64: return kI64;
-    case AttrKind::Float: case AttrKind::Fixed32: case AttrKind::Sfixed32: return kI32;
-    case AttrKind::String: case AttrKind::Bytes: return kLen;
+    case AttrKind::Double:
+    case AttrKind::Fixed64:
+    case AttrKind::Sfixed64: return kI64;
+    case AttrKind::Float:
+    case AttrKind::Fixed32:
+    case AttrKind::Sfixed32: return kI32;
+    case AttrKind::String:
+    case AttrKind::Bytes: return kLen;
     default: return kVarint;
   }
 }
@@ -60,7 +65,8 @@ inline uint64_t read_fixed64(const uint8_t*& p, const uint8_t* end) {
 // Reads a length prefix and returns the payload; p moves past it.
 inline std::string_view read_len(const uint8_t*& p, const uint8_t* end) {
   uint64_t n = read_varint(p, end);
-  if (n > static_cast<uint64_t>(end - p)) throw DecodeError{"length-delimited field runs past the end of its message", p};
+  if (n > static_cast<uint64_t>(end - p))
+    throw DecodeError{"length-delimited field runs past the end of its message", p};
   std::string_view s(reinterpret_cast<const char*>(p), static_cast<size_t>(n));
   p += n;
   return s;

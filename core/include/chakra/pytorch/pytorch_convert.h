@@ -54,9 +54,9 @@ struct PytorchConvertResult {
   // Process groups from the trace's process_group:init node: pg_name → global ranks (groups
   // listing no ranks, i.e. the default group, are left out), as ASTRA-sim's comm-group JSON.
   std::map<std::string, std::vector<int64_t>> process_groups;
-  uint64_t host_nodes = 0;   // nodes in the JSON
-  uint64_t gpu_nodes = 0;    // of which GPU operations (linked traces)
-  uint64_t pruned = 0;       // converted nodes removed for having no dependencies at all
+  uint64_t host_nodes = 0;  // nodes in the JSON
+  uint64_t gpu_nodes = 0;   // of which GPU operations (linked traces)
+  uint64_t pruned = 0;      // converted nodes removed for having no dependencies at all
   uint64_t cycles_broken = 0;
 };
 

@@ -53,20 +53,20 @@ struct LinkOptions {
 
 struct LinkReport {
   LinkMethod method = LinkMethod::Auto;
-  int64_t id_offset = 0;          // ExternalId / EvIdx: Kineto id − host rf_id
-  std::string window;             // the part of the Kineto trace matched, when not all of it
-  uint64_t host_nodes = 0;        // nodes in the host ET
-  uint64_t host_ops_linked = 0;   // host nodes that got a Kineto op (durations, ts)
-  uint64_t names_agree = 0;       // of which (profiler annotations aside) with the same op name
-  uint64_t kineto_cpu_ops = 0;    // cpu_op / user_annotation events (ProfilerStep excluded)
-  uint64_t gpu_ops = 0;           // kernel / gpu_memcpy events
-  uint64_t gpu_ops_linked = 0;    // of which attached under a linked host op
-  uint64_t gpu_nodes = 0;         // GPU nodes written (an op shared by host ops is copied)
+  int64_t id_offset = 0;         // ExternalId / EvIdx: Kineto id − host rf_id
+  std::string window;            // the part of the Kineto trace matched, when not all of it
+  uint64_t host_nodes = 0;       // nodes in the host ET
+  uint64_t host_ops_linked = 0;  // host nodes that got a Kineto op (durations, ts)
+  uint64_t names_agree = 0;      // of which (profiler annotations aside) with the same op name
+  uint64_t kineto_cpu_ops = 0;   // cpu_op / user_annotation events (ProfilerStep excluded)
+  uint64_t gpu_ops = 0;          // kernel / gpu_memcpy events
+  uint64_t gpu_ops_linked = 0;   // of which attached under a linked host op
+  uint64_t gpu_nodes = 0;        // GPU nodes written (an op shared by host ops is copied)
   uint64_t output_nodes = 0;
-  uint64_t sync_calls = 0;        // with sync_deps: synchronising calls in the Kineto trace
-  uint64_t sync_waits = 0;        // of which gave a sync dependency
-  uint64_t sync_edges = 0;        // sync_dep entries written
-  uint64_t sync_thread_waits = 0; // of which on the end of work handed to another thread
+  uint64_t sync_calls = 0;         // with sync_deps: synchronising calls in the Kineto trace
+  uint64_t sync_waits = 0;         // of which gave a sync dependency
+  uint64_t sync_edges = 0;         // sync_dep entries written
+  uint64_t sync_thread_waits = 0;  // of which on the end of work handed to another thread
   // With sync_deps: host stalls found on linked ops, per StallClass; their unblocked µs; and
   // how many the wait replay can turn into waits for GPU work (core/docs/pytorch-replay.md).
   std::array<uint64_t, kStallClassCount> stalls{};
@@ -99,8 +99,8 @@ std::optional<uint32_t> kineto_file_rank(std::string_view head, const std::strin
 // Kineto trace's CPU ops'), unless options.force; and when fewer than half of the host ops pair
 // with a Kineto op of the same name: such traces are not from the same run and rank, and a
 // silently unlinked or mislinked output would be worse.
-LinkReport link_traces(std::unique_ptr<ByteSource> host, std::unique_ptr<ByteSource> device,
-                       ByteSink& out, const LinkOptions& options = {});
+LinkReport link_traces(std::unique_ptr<ByteSource> host, std::unique_ptr<ByteSource> device, ByteSink& out,
+                       const LinkOptions& options = {});
 
 // A Kineto trace on its own as a trace of what was measured: a COMP node per CPU op
 // (cpu_op, user_annotation, launch calls, ProfilerStep#N; is_cpu_op, "tid") and per GPU op

@@ -49,7 +49,7 @@ std::string npu_trace_file(const std::string& prefix, uint32_t npu);
 // STEM.<npu>.et or .et.gz for NPUs 0..N-1 (one STEM), and its communicator groups when the
 // folder has STEM.comm_group.json, comm_group.json or STEM.json that reads as groups (STAGE's).
 struct WorkloadFolder {
-  std::string prefix;      // FOLDER/STEM
+  std::string prefix;  // FOLDER/STEM
   uint32_t npus = 0;
   std::string comm_group;  // the groups' file, "" when none
 };
@@ -86,8 +86,8 @@ struct Slowdowns {
   double compute_rest = 1, comm_rest = 1, bandwidth_rest = 1;
   uint64_t delay_rest = 0;
   bool empty() const {
-    return compute.empty() && comm.empty() && delay.empty() && bandwidth.empty() && compute_rest == 1 && comm_rest == 1 &&
-           bandwidth_rest == 1 && delay_rest == 0;
+    return compute.empty() && comm.empty() && delay.empty() && bandwidth.empty() && compute_rest == 1 &&
+           comm_rest == 1 && bandwidth_rest == 1 && delay_rest == 0;
   }
   double compute_of(uint32_t npu) const { return npu < compute.size() ? compute[npu] : compute_rest; }
   double comm_of(uint32_t npu) const { return npu < comm.size() ? comm[npu] : comm_rest; }
@@ -117,10 +117,10 @@ struct SimOptions {
   // When the traces have stalls that replay differently as waits, run the other mode as well
   // (SimResult::other_stall_mode), so that a report can say what it gives.
   bool compare_stall_modes = true;
-  uint32_t queues_per_dim = 1;   // --num-queues-per-dim
-  double injection_scale = 1;    // multiplies endpoint-delay (as the reference: only if set)
-  bool rendezvous = false;       // 8 KiB handshake before every send
-  bool record_spans = false;     // fill SimResult::spans (for --timeline)
+  uint32_t queues_per_dim = 1;  // --num-queues-per-dim
+  double injection_scale = 1;   // multiplies endpoint-delay (as the reference: only if set)
+  bool rendezvous = false;      // 8 KiB handshake before every send
+  bool record_spans = false;    // fill SimResult::spans (for --timeline)
   // What-if: nodes whose name contains `name_part` run `speedup` times faster: replayed and
   // roofline durations are divided by it, and so are collectives' and messages' sizes (their
   // transfers take bandwidth-bound time; latencies stay). Several that match a node multiply.
@@ -157,18 +157,18 @@ struct Span {
 };
 
 struct NpuResult {
-  bool finished = false;        // every node of the trace ran
-  Tick finish = 0;              // when its last node finished (ASTRA-sim's "finished, X cycles")
+  bool finished = false;  // every node of the trace ran
+  Tick finish = 0;        // when its last node finished (ASTRA-sim's "finished, X cycles")
   // ASTRA-sim's "exposed communication" (its per-NPU line): the finish less the GPU compute time
   // issued, so CPU time and waiting count too. Reports call it non-compute time; what they call
   // exposed communication is exposed_comm() (core/docs/simulator.md, "Exposed communication").
   Tick astra_exposed_comm = 0;
   Tick compute = 0, comm = 0, cpu = 0, memory = 0;  // busy time per class (union of intervals)
-  Tick overlap = 0;             // time GPU compute and communication both ran
+  Tick overlap = 0;                                 // time GPU compute and communication both ran
   // Exposed communication: time communication ran and GPU compute did not (the same definition
   // as measured_exposed_comm's and HTA's).
   Tick exposed_comm() const { return comm - std::min(comm, overlap); }
-  uint64_t nodes = 0;           // nodes run
+  uint64_t nodes = 0;              // nodes run
   std::vector<std::string> stuck;  // for an unfinished NPU: what it waits on, one per node
   // Traces with measured times (converted from a linked PyTorch trace): the span from the first
   // measured start to the last measured end over its nodes, what the simulation reproduces.
@@ -196,7 +196,7 @@ struct NpuResult {
   // inside each, from the first one's start to the last one's end, measured and simulated.
   struct StepWindow {
     std::string name;
-    Tick annotated = 0;        // the annotation's own measured length
+    Tick annotated = 0;  // the annotation's own measured length
     Tick measured = 0, simulated = 0;
     uint64_t nodes = 0;
   };
@@ -208,9 +208,9 @@ struct NpuResult {
 const char* collective_totals_name(int t);
 
 struct CollectiveTotals {
-  uint64_t count = 0;   // collectives issued, summed over NPUs
-  uint64_t bytes = 0;   // comm_size summed over NPUs
-  Tick time = 0;        // issue-to-finish summed over NPUs
+  uint64_t count = 0;  // collectives issued, summed over NPUs
+  uint64_t bytes = 0;  // comm_size summed over NPUs
+  Tick time = 0;       // issue-to-finish summed over NPUs
 };
 
 // Measured against simulated duration of one collective type (comm_type), over every NPU's
@@ -245,14 +245,13 @@ struct LinkLoad {
 };
 
 struct SimResult {
-
   std::vector<NpuResult> npus;
   CollectiveTotals collectives[astra::kCollectiveTypes + 1];  // by Collective, then broadcast
-  std::vector<CollectiveFit> measured_collectives;    // by comm_type; empty without measured times
-  StartError start_error;                             // nodes 0 without measured times
-  uint64_t messages = 0;  // network messages delivered
-  uint64_t events = 0;    // discrete events processed
-  bool deadlock = false;  // some NPU could not finish (see NpuResult::stuck)
+  std::vector<CollectiveFit> measured_collectives;            // by comm_type; empty without measured times
+  StartError start_error;                                     // nodes 0 without measured times
+  uint64_t messages = 0;                                      // network messages delivered
+  uint64_t events = 0;                                        // discrete events processed
+  bool deadlock = false;                                      // some NPU could not finish (see NpuResult::stuck)
   // Congestion-aware: a phase solved in closed form shared links with other traffic, so the run
   // was done again with every message simulated (the figures are that run's).
   bool closed_form_contended = false;
@@ -279,7 +278,7 @@ struct SimResult {
   std::vector<Span> spans;
   std::vector<DimensionLoad> dimensions;  // per network dimension
   std::vector<LinkLoad> links;            // congestion-aware backend: every link used, busiest first
-  Tick end() const;       // latest finish over NPUs
+  Tick end() const;                       // latest finish over NPUs
 };
 
 // Runs the simulation. Bad inputs (missing trace files, malformed traces, a node ASTRA-sim

@@ -28,11 +28,11 @@ namespace chakra::stablehlo {
 // A value's type. Tensors have dims (a dynamic `?` dim counts as 1 and sets `dynamic`); tuples
 // sum their members; tokens and unknown types have no bytes.
 struct TensorType {
-  std::string dtype;           // element type as written: f32, bf16, i1, f8E4M3FN, complex<f32>
+  std::string dtype;  // element type as written: f32, bf16, i1, f8E4M3FN, complex<f32>
   std::vector<int64_t> dims;
-  uint32_t bits = 0;           // element width; i1 is stored as a byte and counts 8
+  uint32_t bits = 0;  // element width; i1 is stored as a byte and counts 8
   bool dynamic = false;
-  double tuple_bytes = -1;     // >= 0 for tuple<...>: the members' bytes
+  double tuple_bytes = -1;  // >= 0 for tuple<...>: the members' bytes
   double elements() const;
   double bytes() const;
 };
@@ -40,13 +40,25 @@ struct TensorType {
 // What an op costs like. Control ops (call, while, case, manual_computation, fusion) are not
 // listed themselves: their bodies are.
 enum class OpClass : uint8_t {
-  Matmul, Convolution, Elementwise, Reduction, DataMovement, Collective, Free, Unmodelled
+  Matmul,
+  Convolution,
+  Elementwise,
+  Reduction,
+  DataMovement,
+  Collective,
+  Free,
+  Unmodelled
 };
 inline constexpr int kOpClasses = 8;
 const char* op_class_name(OpClass c);
 
 enum class CollectiveKind : uint8_t {
-  AllReduce, AllGather, ReduceScatter, AllToAll, CollectivePermute, CollectiveBroadcast
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  AllToAll,
+  CollectivePermute,
+  CollectiveBroadcast
 };
 inline constexpr int kCollectiveKinds = 6;
 const char* collective_kind_name(CollectiveKind k);  // "all_reduce", ...
@@ -55,12 +67,12 @@ const char* collective_kind_name(CollectiveKind k);  // "all_reduce", ...
 // (replica * num_partitions + partition).
 struct CollectiveOp {
   CollectiveKind kind;
-  double operand_bytes = 0;    // ASTRA-sim's comm_size: the input each device contributes
+  double operand_bytes = 0;  // ASTRA-sim's comm_size: the input each device contributes
   double result_bytes = 0;
-  std::vector<std::vector<uint32_t>> groups;               // resolved device groups
-  std::vector<uint32_t> group_ids;  // parallel to groups: the id in comm_groups(), 0 for one device
-  std::vector<std::pair<uint32_t, uint32_t>> pairs;        // collective_permute: source -> target
-  uint32_t group_size = 0;     // as written in replica_groups (0 for collective_permute)
+  std::vector<std::vector<uint32_t>> groups;         // resolved device groups
+  std::vector<uint32_t> group_ids;                   // parallel to groups: the id in comm_groups(), 0 for one device
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;  // collective_permute: source -> target
+  uint32_t group_size = 0;                           // as written in replica_groups (0 for collective_permute)
   uint32_t line = 0;
 };
 
@@ -72,16 +84,16 @@ struct GemmShape {
 
 // One executed op, after calls are inlined and while loops unrolled, in program order.
 struct ExecOp {
-  uint32_t name;               // index into Analysis::names
+  uint32_t name;  // index into Analysis::names
   OpClass cls;
-  uint8_t dtype;               // index into Analysis::dtypes: the widest operand element type
-  uint8_t kernels = 0;         // kernels it launches: 1, or 0 when fused into its consumer / free
-  int32_t gemm = -1;           // index into Analysis::gemms for matmuls and convolutions
+  uint8_t dtype;        // index into Analysis::dtypes: the widest operand element type
+  uint8_t kernels = 0;  // kernels it launches: 1, or 0 when fused into its consumer / free
+  int32_t gemm = -1;    // index into Analysis::gemms for matmuls and convolutions
   double flops = 0, bytes = 0;
-  int32_t collective = -1;     // index into Analysis::collectives
+  int32_t collective = -1;                // index into Analysis::collectives
   uint32_t deps_begin = 0, deps_end = 0;  // Analysis::deps: earlier ExecOps whose results it reads
-  double out_bytes = 0;        // bytes of its results
-  double arg_bytes = 0;        // bytes it reads that no op produced (function arguments)
+  double out_bytes = 0;                   // bytes of its results
+  double arg_bytes = 0;                   // bytes it reads that no op produced (function arguments)
 };
 
 struct OpTotals {
@@ -103,18 +115,18 @@ struct AnalyzeOptions {
 // One module's entry function (@main, else its first public function), executed.
 struct Analysis {
   std::string file, module;
-  uint32_t devices = 1;                // mhlo.num_partitions x mhlo.num_replicas
+  uint32_t devices = 1;  // mhlo.num_partitions x mhlo.num_replicas
   int64_t num_partitions = 1, num_replicas = 1;
   std::vector<ExecOp> ops;
   std::vector<uint32_t> deps;
-  std::vector<double> dep_bytes;            // parallel to deps: bytes read from that producer
+  std::vector<double> dep_bytes;  // parallel to deps: bytes read from that producer
   std::vector<CollectiveOp> collectives;
   std::vector<GemmShape> gemms;
   std::vector<std::string> names, dtypes;
   std::map<std::string, OpTotals> by_name;  // executed ops per op name
   OpTotals by_class[kOpClasses];
-  std::vector<std::string> warnings;        // unmodelled ops, guessed trip counts, dynamic dims
-  bool fused = false;                       // bytes are after the elementwise fusion pass
+  std::vector<std::string> warnings;  // unmodelled ops, guessed trip counts, dynamic dims
+  bool fused = false;                 // bytes are after the elementwise fusion pass
   double matmul_conv_flops() const;
 };
 
@@ -122,10 +134,10 @@ struct Analysis {
 // of every function, regions included.
 struct StaticStats {
   size_t modules = 0;
-  std::map<std::string, uint64_t> ops;                  // op name -> occurrences
-  std::map<std::string, uint64_t> collectives;         // kind -> occurrences
+  std::map<std::string, uint64_t> ops;          // op name -> occurrences
+  std::map<std::string, uint64_t> collectives;  // kind -> occurrences
   double collective_operand_bytes = 0;
-  std::map<std::string, uint64_t> group_sizes;          // "4" -> collectives; "None" for permutes
+  std::map<std::string, uint64_t> group_sizes;  // "4" -> collectives; "None" for permutes
 };
 
 // A parsed file (one or more modules separated by `// -----`).
@@ -159,9 +171,9 @@ Analysis analyze(const Program& p, size_t module = 0, const AnalyzeOptions& opti
 // How far real kernels stay from the datasheet: the same for every device (each device's own
 // facts are in DeviceSpec), calibrated as core/docs/stablehlo.md describes.
 struct EfficiencyModel {
-  double gemm = 1;              // fraction of peak FLOP/s a GEMM's full waves sustain
-  double bandwidth = 1;         // fraction of HBM bandwidth kernels sustain on the bytes we count
-  double kernel_overhead_s = 0; // per launched kernel: launch, ramp-up and tail
+  double gemm = 1;                                  // fraction of peak FLOP/s a GEMM's full waves sustain
+  double bandwidth = 1;                             // fraction of HBM bandwidth kernels sustain on the bytes we count
+  double kernel_overhead_s = 0;                     // per launched kernel: launch, ramp-up and tail
   static EfficiencyModel roofline() { return {}; }  // peak everything, no overhead
 };
 
@@ -173,9 +185,9 @@ struct DeviceSpec {
   std::map<std::string, double> peak_flops;  // FLOP/s per element type (bf16, f32, tf32, ...)
   double fallback_flops = 0;                 // for element types without an entry
   double hbm_bytes_per_s = 0;
-  uint32_t sms = 0;                          // streaming multiprocessors (0: no wave quantisation)
-  uint32_t tile_m = 0, tile_n = 0;           // largest output tile one SM computes in a GEMM
-  EfficiencyModel model;                     // shipped_model() for presets
+  uint32_t sms = 0;                                            // streaming multiprocessors (0: no wave quantisation)
+  uint32_t tile_m = 0, tile_n = 0;                             // largest output tile one SM computes in a GEMM
+  EfficiencyModel model;                                       // shipped_model() for presets
   double peak_for(std::string_view dtype, bool matmul) const;  // f32 matmul -> tf32 if listed
 };
 
@@ -198,7 +210,9 @@ struct OpCost {
   double seconds() const { return (compute_s > memory_s ? compute_s : memory_s) + overhead_s; }
 };
 OpCost op_cost(const Analysis& a, const ExecOp& op, const DeviceSpec& d);
-inline double op_seconds(const Analysis& a, const ExecOp& op, const DeviceSpec& d) { return op_cost(a, op, d).seconds(); }
+inline double op_seconds(const Analysis& a, const ExecOp& op, const DeviceSpec& d) {
+  return op_cost(a, op, d).seconds();
+}
 
 // ---- Chakra traces ------------------------------------------------------------------------
 
@@ -220,9 +234,9 @@ std::map<std::string, std::vector<int64_t>> comm_groups(const Analysis& a);
 
 struct ClassBreakdown {
   OpTotals totals;
-  double seconds = 0;         // sum of op_seconds
-  double compute_bound_s = 0; // the part of `seconds` where FLOPs, not bytes, bound the op
-  double overhead_s = 0;      // the part of `seconds` that is per-kernel overhead
+  double seconds = 0;          // sum of op_seconds
+  double compute_bound_s = 0;  // the part of `seconds` where FLOPs, not bytes, bound the op
+  double overhead_s = 0;       // the part of `seconds` that is per-kernel overhead
 };
 
 struct Prediction {

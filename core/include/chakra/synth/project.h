@@ -29,8 +29,8 @@ using Groups = std::map<int, std::vector<uint32_t>>;
 // tensor-parallel groups. The collectives without a group (the whole world) are a family too.
 // What a member issues in its group, per rank of the traced step.
 struct GroupClass {
-  std::vector<int> ids;              // empty: the collectives without a group (the whole world)
-  uint32_t size = 0, stride = 0;     // members per group; spacing of sorted members (0: irregular)
+  std::vector<int> ids;                // empty: the collectives without a group (the whole world)
+  uint32_t size = 0, stride = 0;       // members per group; spacing of sorted members (0: irregular)
   std::map<int32_t, double> per_rank;  // comm_type -> collectives a member issues in its group
   // Its all-reduces, reduces, reduce-scatters and all-gathers (what gradient synchronisation
   // uses): per rank, their bytes, and how many carry flat (1-D) buffers, tensors of 2+
@@ -39,10 +39,10 @@ struct GroupClass {
   uint64_t smallest = 0, largest = 0;
   uint64_t flat = 0, shaped = 0, unshaped = 0;
   std::string shaped_example;
-  bool partitions = false;     // every traced rank is in exactly one of its groups
-  bool members_agree = true;   // in each group, every member issues the same such collectives in order
+  bool partitions = false;    // every traced rank is in exactly one of its groups
+  bool members_agree = true;  // in each group, every member issues the same such collectives in order
   bool data_parallel = false;
-  std::string verdict;         // why it is or is not data-parallel, for the explanation
+  std::string verdict;  // why it is or is not data-parallel, for the explanation
   bool world() const { return ids.empty(); }
 };
 

@@ -32,17 +32,17 @@ struct ModelShape {
   uint64_t kv_heads = 0;  // 0: same as heads (GPT); Llama uses fewer (grouped-query attention)
   uint64_t vocab = 32000;
   uint64_t seq = 1024;
-  uint64_t batch = 64;    // global batch per step, in sequences
+  uint64_t batch = 64;  // global batch per step, in sequences
   uint64_t micro_batches = 1;
-  uint64_t experts = 8;   // MoE only
-  uint64_t top_k = 2;     // MoE only
+  uint64_t experts = 8;  // MoE only
+  uint64_t top_k = 2;    // MoE only
 };
 
 struct Parallelism {
   uint64_t dp = 1, tp = 1, pp = 1;
-  uint64_t sp = 1;   // context parallelism: the sequence split over `sp` ranks
-  uint64_t ep = 1;   // expert parallelism (MoE only)
-  bool fsdp = false;          // shard each block's weights and gradients over dp (ZeRO-3)
+  uint64_t sp = 1;                // context parallelism: the sequence split over `sp` ranks
+  uint64_t ep = 1;                // expert parallelism (MoE only)
+  bool fsdp = false;              // shard each block's weights and gradients over dp (ZeRO-3)
   bool sequence_parallel = true;  // tensor parallel with sequence parallel (all-gather/reduce-scatter)
 };
 

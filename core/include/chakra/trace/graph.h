@@ -32,7 +32,7 @@ class IdIndex {
   uint64_t first_id_ = 0;
   std::vector<uint32_t> dense_;
   bool ascending_ = true;
-  const Trace* trace_ = nullptr;                    // sparse ids, strictly ascending: searched in place
+  const Trace* trace_ = nullptr;                       // sparse ids, strictly ascending: searched in place
   std::vector<std::pair<uint64_t, uint32_t>> sorted_;  // sparse ids otherwise: (id, position), by id
   std::vector<uint64_t> duplicates_;
 };

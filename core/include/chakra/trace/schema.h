@@ -105,52 +105,67 @@ std::optional<int32_t> parse_comm_type(std::string_view name);
 // number on the wire; each list kind is its scalar kind + 1.
 enum class AttrKind : uint8_t {
   None = 0,  // no value set
-  Double = 3, DoubleList = 4,
-  Float = 5, FloatList = 6,
-  Int32 = 7, Int32List = 8,
-  Int64 = 9, Int64List = 10,
-  Uint32 = 11, Uint32List = 12,
-  Uint64 = 13, Uint64List = 14,
-  Sint32 = 15, Sint32List = 16,
-  Sint64 = 17, Sint64List = 18,
-  Fixed32 = 19, Fixed32List = 20,
-  Fixed64 = 21, Fixed64List = 22,
-  Sfixed32 = 23, Sfixed32List = 24,
-  Sfixed64 = 25, Sfixed64List = 26,
-  Bool = 27, BoolList = 28,
-  String = 29, StringList = 30,
-  Bytes = 31, BytesList = 32,
+  Double = 3,
+  DoubleList = 4,
+  Float = 5,
+  FloatList = 6,
+  Int32 = 7,
+  Int32List = 8,
+  Int64 = 9,
+  Int64List = 10,
+  Uint32 = 11,
+  Uint32List = 12,
+  Uint64 = 13,
+  Uint64List = 14,
+  Sint32 = 15,
+  Sint32List = 16,
+  Sint64 = 17,
+  Sint64List = 18,
+  Fixed32 = 19,
+  Fixed32List = 20,
+  Fixed64 = 21,
+  Fixed64List = 22,
+  Sfixed32 = 23,
+  Sfixed32List = 24,
+  Sfixed64 = 25,
+  Sfixed64List = 26,
+  Bool = 27,
+  BoolList = 28,
+  String = 29,
+  StringList = 30,
+  Bytes = 31,
+  BytesList = 32,
 };
 inline constexpr int kMaxAttrKind = 32;
 
 constexpr bool is_valid_attr_kind(int field) { return field == 0 || (field >= 3 && field <= 32); }
 constexpr bool is_list(AttrKind k) { return k != AttrKind::None && static_cast<int>(k) % 2 == 0; }
 // The scalar kind of a list's elements (identity for scalars).
-constexpr AttrKind element_kind(AttrKind k) {
-  return is_list(k) ? static_cast<AttrKind>(static_cast<int>(k) - 1) : k;
-}
-constexpr AttrKind list_kind(AttrKind scalar) {
-  return static_cast<AttrKind>(static_cast<int>(scalar) + 1);
-}
+constexpr AttrKind element_kind(AttrKind k) { return is_list(k) ? static_cast<AttrKind>(static_cast<int>(k) - 1) : k; }
+constexpr AttrKind list_kind(AttrKind scalar) { return static_cast<AttrKind>(static_cast<int>(scalar) + 1); }
 // Scalar kinds holding integers (bool excluded).
 constexpr bool is_integer(AttrKind k) {
   switch (k) {
-    case AttrKind::Int32: case AttrKind::Int64: case AttrKind::Uint32: case AttrKind::Uint64:
-    case AttrKind::Sint32: case AttrKind::Sint64: case AttrKind::Fixed32: case AttrKind::Fixed64:
-    case AttrKind::Sfixed32: case AttrKind::Sfixed64:
-      return true;
-    default:
-      return false;
+    case AttrKind::Int32:
+    case AttrKind::Int64:
+    case AttrKind::Uint32:
+    case AttrKind::Uint64:
+    case AttrKind::Sint32:
+    case AttrKind::Sint64:
+    case AttrKind::Fixed32:
+    case AttrKind::Fixed64:
+    case AttrKind::Sfixed32:
+    case AttrKind::Sfixed64: return true;
+    default: return false;
   }
 }
 constexpr bool is_unsigned(AttrKind k) {
-  return k == AttrKind::Uint32 || k == AttrKind::Uint64 || k == AttrKind::Fixed32 ||
-         k == AttrKind::Fixed64;
+  return k == AttrKind::Uint32 || k == AttrKind::Uint64 || k == AttrKind::Fixed32 || k == AttrKind::Fixed64;
 }
 // Integer kinds whose value is 32 bits wide.
 constexpr bool is_32bit(AttrKind k) {
-  return k == AttrKind::Int32 || k == AttrKind::Uint32 || k == AttrKind::Sint32 ||
-         k == AttrKind::Fixed32 || k == AttrKind::Sfixed32 || k == AttrKind::Float;
+  return k == AttrKind::Int32 || k == AttrKind::Uint32 || k == AttrKind::Sint32 || k == AttrKind::Fixed32 ||
+         k == AttrKind::Sfixed32 || k == AttrKind::Float;
 }
 constexpr bool is_floating(AttrKind k) { return k == AttrKind::Double || k == AttrKind::Float; }
 constexpr bool is_text(AttrKind k) { return k == AttrKind::String || k == AttrKind::Bytes; }
@@ -163,16 +178,16 @@ std::optional<AttrKind> parse_attr_kind(std::string_view name);
 
 // How strictly a consumer reads an attribute's kind.
 enum class KindRule : uint8_t {
-  Exact,        // only `kind` is read correctly (mlcommons feeder v1 reads one oneof case)
-  AnyInteger,   // any integer kind; `kind` is what the reference writers use
+  Exact,          // only `kind` is read correctly (mlcommons feeder v1 reads one oneof case)
+  AnyInteger,     // any integer kind; `kind` is what the reference writers use
   BoolOrInteger,  // a bool, or an integer read as != 0 (ASTRA-sim, feeder v3; v1 only the bool)
 };
 
 // An attribute that simulators (ASTRA-sim through its feeders) interpret.
 struct KnownAttr {
   std::string_view name;
-  AttrKind kind;    // the kind Chakra's writers use and feeder v1 reads
-  KindRule rule;    // what feeder_v3 / ASTRA-sim accept
+  AttrKind kind;  // the kind Chakra's writers use and feeder v1 reads
+  KindRule rule;  // what feeder_v3 / ASTRA-sim accept
   std::string_view meaning;
 };
 std::span<const KnownAttr> known_attrs();

@@ -42,8 +42,8 @@ struct AttrDraft {
   StrId name = StringPool::kEmpty;
   StrId doc = StringPool::kEmpty;
   AttrKind kind = AttrKind::None;
-  uint64_t bits = 0;           // scalar value
-  uint32_t list_begin = 0;     // list elements: AttrDrafts::elems[list_begin, +list_len)
+  uint64_t bits = 0;        // scalar value
+  uint32_t list_begin = 0;  // list elements: AttrDrafts::elems[list_begin, +list_len)
   uint32_t list_len = 0;
   uint32_t unknown_begin = 0;  // unknown fields: AttrDrafts::unknown[unknown_begin, +len)
   uint32_t unknown_len = 0;
@@ -66,9 +66,7 @@ struct AttrDrafts {
   AttrDraft& add_list(StrId name, AttrKind list_kind, std::span<const uint64_t> values);
   void add_bool(StrId name, bool v) { add(name, AttrKind::Bool, v ? 1 : 0); }
   void add_int64(StrId name, int64_t v) { add(name, AttrKind::Int64, static_cast<uint64_t>(v)); }
-  void add_int32(StrId name, int32_t v) {
-    add(name, AttrKind::Int32, static_cast<uint64_t>(static_cast<int64_t>(v)));
-  }
+  void add_int32(StrId name, int32_t v) { add(name, AttrKind::Int32, static_cast<uint64_t>(static_cast<int64_t>(v))); }
   void add_uint64(StrId name, uint64_t v) { add(name, AttrKind::Uint64, v); }
   void add_double(StrId name, double v) { add(name, AttrKind::Double, bits_of_double(v)); }
   void add_string(StrId name, StrId v) { add(name, AttrKind::String, v); }
@@ -130,7 +128,7 @@ class AttrTable {
   Column<StrId> name_;
   Column<StrId> doc_;
   Column<AttrKind> kind_;
-  Column<uint64_t> bits_;        // scalar bits, or list position: begin | count << 32
+  Column<uint64_t> bits_;  // scalar bits, or list position: begin | count << 32
   Column<uint64_t> list_pool_;
   std::vector<std::pair<uint32_t, std::pair<uint32_t, uint32_t>>> unknown_;  // attr → blob range
   std::string unknown_blob_;
@@ -141,8 +139,7 @@ class Trace;
 // A read-only handle on one attribute.
 class AttrView {
  public:
-  AttrView(const Trace* trace, const AttrTable* table, uint32_t index)
-      : trace_(trace), table_(table), index_(index) {}
+  AttrView(const Trace* trace, const AttrTable* table, uint32_t index) : trace_(trace), table_(table), index_(index) {}
 
   std::string_view name() const;
   std::string_view doc() const;

@@ -50,8 +50,8 @@ struct TimelineModel {
   // Track names per lane class ("thread 1", "stream 7", "comm"), empty for the group's first.
   std::vector<std::string> lane_class_names;
   TimelineCategories categories = TimelineCategories::ActivityKind;
-  uint64_t begin = 0, end = 0;        // earliest start and latest end over all events
-  std::string unit = "us";            // "us" (trace timestamps) or "ns" (simulated)
+  uint64_t begin = 0, end = 0;  // earliest start and latest end over all events
+  std::string unit = "us";      // "us" (trace timestamps) or "ns" (simulated)
   uint64_t events = 0;
 
   struct Ref {
@@ -94,7 +94,7 @@ struct TimelineRow {
 };
 struct TimelineRows {
   std::vector<TimelineRow> pinned, rows;
-  std::vector<uint32_t> row_of_track;    // [track] = the row of `rows` that shows it
+  std::vector<uint32_t> row_of_track;  // [track] = the row of `rows` that shows it
   // Rows of `rows` in [first, last] (clamped), as tracks in ascending order.
   std::vector<uint32_t> tracks_of_rows(size_t first, size_t last) const;
 };
@@ -161,7 +161,7 @@ std::optional<uint32_t> pick_event(const TimelineTrack& track, double t, double 
 // inside the window summed per category, and the first `max_refs` of them.
 struct AreaStats {
   uint64_t events = 0;
-  double busy = 0;  // summed overlap with [t0, t1)
+  double busy = 0;                                       // summed overlap with [t0, t1)
   std::vector<std::pair<uint64_t, double>> by_category;  // [category] = (events, time)
   std::vector<TimelineModel::Ref> refs;
 };

@@ -79,12 +79,13 @@ GraphLayout layout_graph(const Trace& trace, const std::vector<uint32_t>& nodes,
 // pans in the time of the boxes on screen): boxes sorted by x, and the edges touching each box.
 // Built once per layout in O(boxes log boxes + edges).
 struct GraphLayoutIndex {
-  std::vector<uint32_t> by_x;          // box indices, by x
-  double widest = 0;                   // the widest box's w
-  std::vector<uint32_t> edge_begin;    // edges of box b: edges[edge_begin[b], edge_begin[b + 1])
-  std::vector<uint32_t> edges;         // indices into GraphLayout::edges
+  std::vector<uint32_t> by_x;        // box indices, by x
+  double widest = 0;                 // the widest box's w
+  std::vector<uint32_t> edge_begin;  // edges of box b: edges[edge_begin[b], edge_begin[b + 1])
+  std::vector<uint32_t> edges;       // indices into GraphLayout::edges
   // Appends the boxes overlapping [x0, x1] × [y0, y1], by x.
-  void boxes_in(const GraphLayout& layout, double x0, double x1, double y0, double y1, std::vector<uint32_t>& out) const;
+  void boxes_in(const GraphLayout& layout, double x0, double x1, double y0, double y1,
+                std::vector<uint32_t>& out) const;
   std::span<const uint32_t> edges_of(uint32_t box) const {
     return {edges.data() + edge_begin[box], edge_begin[box + 1] - edge_begin[box]};
   }

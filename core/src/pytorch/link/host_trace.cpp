@@ -58,7 +58,8 @@ void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress) {
   h.input = std::make_unique<WholeInput>(std::move(in));
   h.text = h.input->view();
   JsonPull p(*h.input->source, h.text);
-  if (p.peek() != JsonPull::Kind::Object) throw Error(h.name + ": not a PyTorch execution trace (expected a JSON object)");
+  if (p.peek() != JsonPull::Kind::Object)
+    throw Error(h.name + ": not a PyTorch execution trace (expected a JSON object)");
   // Keys are views, valid until the parser's next call: each is compared before anything else is
   // read.
   std::string_view key;
@@ -68,8 +69,10 @@ void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress) {
   while (p.next_key(key)) {
     trace_events |= is(key, "traceEvents");
     if (is(key, "schema")) {
-      if (p.peek() == JsonPull::Kind::String) p.read_string(h.schema);
-      else p.skip();
+      if (p.peek() == JsonPull::Kind::String)
+        p.read_string(h.schema);
+      else
+        p.skip();
     } else if (is(key, "pid")) {
       h.pid = read_int_like(p, scratch);
     } else if (is(key, "nodes")) {
@@ -128,22 +131,32 @@ void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress) {
             }
             p.begin_array();
             while (p.next_element()) {
-              if (p.peek() != JsonPull::Kind::Object) { p.skip(); continue; }
+              if (p.peek() != JsonPull::Kind::Object) {
+                p.skip();
+                continue;
+              }
               p.begin_object();
               attr_name.clear();
               std::optional<int64_t> value;
               while (p.next_key(key)) {
                 if (is(key, "name")) {
-                  if (p.peek() == JsonPull::Kind::String) p.read_string(attr_name);
-                  else p.skip();
+                  if (p.peek() == JsonPull::Kind::String)
+                    p.read_string(attr_name);
+                  else
+                    p.skip();
                 } else if (is(key, "value")) {
-                  if (p.peek() == JsonPull::Kind::Number) value = p.read_int64();
-                  else p.skip();
+                  if (p.peek() == JsonPull::Kind::Number)
+                    value = p.read_int64();
+                  else
+                    p.skip();
                 } else {
                   p.skip();
                 }
               }
-              if (value && attr_name == "rf_id"sv) { n.rf_id = *value; n.has_rf = true; }
+              if (value && attr_name == "rf_id"sv) {
+                n.rf_id = *value;
+                n.has_rf = true;
+              }
               if (value && attr_name == "tid"sv) n.tid = *value;
             }
           } else {
@@ -162,7 +175,8 @@ void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress) {
   }
   if (!p.at_end()) p.fail("unexpected data after the JSON document");
   if (!found && trace_events)
-    throw Error(h.name + ": this is a Kineto (profiler) trace, not a host execution trace (are the host and device "
+    throw Error(h.name +
+                ": this is a Kineto (profiler) trace, not a host execution trace (are the host and device "
                 "traces swapped?)");
   if (!found) throw Error(h.name + ": not a PyTorch execution trace (no \"nodes\" array)");
 }

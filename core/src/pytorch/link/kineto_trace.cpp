@@ -18,12 +18,12 @@ namespace chakra::link {
 
 namespace {
 
-
 std::optional<SyncKind> sync_kind(std::string_view runtime_name) {
   for (std::string_view prefix : {"cuda", "hip", "cu"}) {
     if (runtime_name.rfind(prefix, 0) != 0) continue;
     std::string_view rest = runtime_name.substr(prefix.size());
-    if (rest == "DeviceSynchronize"sv || rest == "CtxSynchronize"sv || rest == "ThreadSynchronize"sv) return SyncKind::Device;
+    if (rest == "DeviceSynchronize"sv || rest == "CtxSynchronize"sv || rest == "ThreadSynchronize"sv)
+      return SyncKind::Device;
     if (rest == "StreamSynchronize"sv) return SyncKind::Stream;
     if (rest == "EventSynchronize"sv) return SyncKind::Event;
     if (rest == "StreamWaitEvent"sv) return SyncKind::StreamWait;
@@ -31,22 +31,21 @@ std::optional<SyncKind> sync_kind(std::string_view runtime_name) {
   return std::nullopt;
 }
 
-
 bool is_event_record(std::string_view runtime_name) {
   return runtime_name == "cudaEventRecord"sv || runtime_name == "cudaEventRecordWithFlags"sv ||
          runtime_name == "hipEventRecord"sv || runtime_name == "cuEventRecord"sv;
 }
-
 
 OpKind classify(std::string_view cat, std::string_view name) {
   if (cat == "cpu_op"sv || cat == "user_annotation"sv)
     return name.find("ProfilerStep") == std::string_view::npos ? OpKind::Cpu : OpKind::Other;
   if (cat == "cuda_runtime"sv || cat == "cuda_driver"sv) {
     static constexpr std::string_view kLaunches[] = {
-        "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpy",
-        "cudaMemcpyAsync", "cudaMemcpyFromSymbol", "cudaMemcpyToSymbol", "cudaLaunchCooperativeKernel",
-        "hipLaunchKernel", "hipExtLaunchKernel", "hipExtModuleLaunchKernel", "hipModuleLaunchKernel",
-        "hipMemcpyWithStream", "hipMemcpyAsync"};
+        "cuLaunchKernel",        "cuLaunchKernelEx",    "cudaLaunchKernel",
+        "cudaLaunchKernelExC",   "cudaMemcpy",          "cudaMemcpyAsync",
+        "cudaMemcpyFromSymbol",  "cudaMemcpyToSymbol",  "cudaLaunchCooperativeKernel",
+        "hipLaunchKernel",       "hipExtLaunchKernel",  "hipExtModuleLaunchKernel",
+        "hipModuleLaunchKernel", "hipMemcpyWithStream", "hipMemcpyAsync"};
     for (std::string_view l : kLaunches)
       if (name == l) return OpKind::Launch;
     for (std::string_view l : {"cudaMemsetAsync", "cudaMemset", "hipMemsetAsync", "hipMemset"})
@@ -57,7 +56,6 @@ OpKind classify(std::string_view cat, std::string_view name) {
   if (cat == "gpu_memset"sv) return OpKind::GpuMemset;
   return OpKind::Other;
 }
-
 
 // A scalar as json.dumps writes it, interned (id + 1); containers become null (0).
 uint32_t read_value(JsonPull& p, Device& d, std::string& scratch) {
@@ -72,16 +70,11 @@ uint32_t read_value(JsonPull& p, Device& d, std::string& scratch) {
       pyjson::append_number(v, pyjson::parse_number(p.read_number_text(is_int)));
       break;
     }
-    case JsonPull::Kind::Bool:
-      v = p.read_bool() ? "true" : "false";
-      break;
-    default:
-      p.skip();
-      return 0;
+    case JsonPull::Kind::Bool: v = p.read_bool() ? "true" : "false"; break;
+    default: p.skip(); return 0;
   }
   return d.strings.intern(v) + 1;
 }
-
 
 // An event's "ts" or "dur": a finite number, and for durations not negative (Python's json
 // reads NaN and Infinity, which would make every time computed from them meaningless).
@@ -126,9 +119,7 @@ std::optional<int64_t> read_int_like(JsonPull& p, std::string& scratch) {
       if (scratch.empty() || *end || errno == ERANGE) return std::nullopt;
       return v;
     }
-    default:
-      p.skip();
-      return std::nullopt;
+    default: p.skip(); return std::nullopt;
   }
 }
 
@@ -163,11 +154,15 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
     p.begin_object();
     while (p.next_key(key)) {
       if (is(key, "cat")) {
-        if (p.peek() == JsonPull::Kind::String) p.read_string(cat);
-        else p.skip();
+        if (p.peek() == JsonPull::Kind::String)
+          p.read_string(cat);
+        else
+          p.skip();
       } else if (is(key, "name")) {
-        if (p.peek() == JsonPull::Kind::String) p.read_string(name);
-        else p.skip();
+        if (p.peek() == JsonPull::Kind::String)
+          p.read_string(name);
+        else
+          p.skip();
       } else if (is(key, "ph")) {
         op.ph = read_value(p, d, scratch);
       } else if (is(key, "ts")) {
@@ -196,19 +191,26 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
         }
         p.begin_object();
         while (p.next_key(key)) {
-          if (is(key, "External id")) op.external_id = read_int_like(p, scratch).value_or(-1);
-          else if (is(key, "Ev Idx")) op.ev_idx = read_int_like(p, scratch).value_or(-1);
-          else if (is(key, "correlation")) op.correlation = read_int_like(p, scratch).value_or(-1);
+          if (is(key, "External id"))
+            op.external_id = read_int_like(p, scratch).value_or(-1);
+          else if (is(key, "Ev Idx"))
+            op.ev_idx = read_int_like(p, scratch).value_or(-1);
+          else if (is(key, "correlation"))
+            op.correlation = read_int_like(p, scratch).value_or(-1);
           else if (is(key, "Record function id")) {
             std::optional<int64_t> v = read_int_like(p, scratch);
             op.has_rf = v.has_value();
             op.rf_id = v.value_or(0);
-          } else if (is(key, "stream")) op.stream = read_value(p, d, scratch);
-          else if (is(key, "Process Group Name")) op.pg_name = read_value(p, d, scratch);
-          else if (is(key, "wait_on_stream")) sync.wait_stream = read_int_like(p, scratch).value_or(-1);
+          } else if (is(key, "stream"))
+            op.stream = read_value(p, d, scratch);
+          else if (is(key, "Process Group Name"))
+            op.pg_name = read_value(p, d, scratch);
+          else if (is(key, "wait_on_stream"))
+            sync.wait_stream = read_int_like(p, scratch).value_or(-1);
           else if (is(key, "wait_on_cuda_event_record_corr_id"))
             sync.record_correlation = read_int_like(p, scratch).value_or(-1);
-          else p.skip();
+          else
+            p.skip();
         }
       } else {
         p.skip();
@@ -216,8 +218,10 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
     }
     if (d.categories && !cat.empty()) {  // a handful of categories: a linear search
       auto it = std::find_if(d.categories->begin(), d.categories->end(), [&](const auto& c) { return c.first == cat; });
-      if (it == d.categories->end()) d.categories->emplace_back(cat, 1);
-      else ++it->second;
+      if (it == d.categories->end())
+        d.categories->emplace_back(cat, 1);
+      else
+        ++it->second;
     }
     std::string_view modern = modern_category(cat);
     op.kind = classify(modern, name);
@@ -285,7 +289,8 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
       }
     }
     if (!found && host_nodes)
-      throw Error(d.name + ": this is a PyTorch host execution trace, not a Kineto trace (are the host and device "
+      throw Error(d.name +
+                  ": this is a PyTorch host execution trace, not a Kineto trace (are the host and device "
                   "traces swapped?)");
     if (!found) throw Error(d.name + ": not a Kineto/Chrome trace (no \"traceEvents\" array)");
   } else {
@@ -356,12 +361,12 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
     const TidKey tid = entry.first;  // named copies: clang 14 lambdas cannot capture bindings
     const Number start = entry.second.start;
     int32_t a = add_annotation(kThreadAnnotation, start);
-    auto at = std::find_if(list.begin(), list.end(), [&](int32_t i) {
-      return d.ops[i].tid == tid && !pyjson::less(d.ops[i].ts, start);
-    });
+    auto at = std::find_if(list.begin(), list.end(),
+                           [&](int32_t i) { return d.ops[i].tid == tid && !pyjson::less(d.ops[i].ts, start); });
     list.insert(at, a);
   }
-  std::stable_sort(list.begin(), list.end(), [&](int32_t a, int32_t b) { return pyjson::less(d.ops[a].ts, d.ops[b].ts); });
+  std::stable_sort(list.begin(), list.end(),
+                   [&](int32_t a, int32_t b) { return pyjson::less(d.ops[a].ts, d.ops[b].ts); });
   d.candidates = std::move(list);
 }
 

@@ -39,8 +39,8 @@ inline bool is(std::string_view key, const char (&literal)[N]) {
 // host node index → its output node id (link_traces), or the Kineto op itself (kineto_activity).
 using HostOut = std::function<int64_t(int32_t)>;
 
-// ---------------------------------------------------------------- the Kineto (device) trace: reading its events, exclusive times, threads, launches
-
+// ---------------------------------------------------------------- the Kineto (device) trace: reading its events,
+// exclusive times, threads, launches
 
 constexpr int32_t kNone = -1;
 
@@ -48,19 +48,16 @@ constexpr std::string_view kProcessAnnotation = "[pytorch|profiler|execution_tra
 
 constexpr std::string_view kThreadAnnotation = "[pytorch|profiler|execution_trace|thread]";
 
-
 // ---------------------------------------------------------------- the Kineto (device) trace
 
 // GpuMemset and MemsetLaunch (the runtime call that enqueued it) are kept for kineto_activity
 // only; the linker, like the reference, links kernels and memcpys and leaves memsets out.
 enum class OpKind : uint8_t { Other, Cpu, Launch, Gpu, GpuMemset, MemsetLaunch, Annotation };
 
-
 // Kineto "tid"s are ints, or strings in some vintages; strings get keys of their own.
 using TidKey = int64_t;
 
 constexpr TidKey kStringTid = int64_t{1} << 62;
-
 
 struct KinetoOp {
   Number ts, dur, exclusive;
@@ -72,20 +69,17 @@ struct KinetoOp {
   // ph, args.stream and args["Process Group Name"] rendered as JSON and interned, as id + 1;
   // 0 = absent (null).
   uint32_t ph = 0, stream = 0, pg_name = 0;
-  int32_t host = kNone;            // host node linked to this op so far
-  int32_t other_thread = kNone;    // latest CPU op of another thread before this op's group
+  int32_t host = kNone;          // host node linked to this op so far
+  int32_t other_thread = kNone;  // latest CPU op of another thread before this op's group
 };
-
 
 struct ThreadSpan {
   Number start, end;
   uint64_t first_order = 0;  // file position of the event that set `start` (dict order)
 };
 
-
 // CUDA/HIP calls that make a CPU thread (or a stream) wait for GPU work: the sync dependencies.
 enum class SyncKind : uint8_t { Device, Stream, Event, StreamWait };
-
 
 struct SyncCall {
   SyncKind kind;
@@ -94,7 +88,6 @@ struct SyncCall {
   int64_t correlation;
 };
 
-
 // What a newer Kineto's cuda_sync event adds to its runtime call (joined by correlation).
 struct SyncDetail {
   int64_t stream = -1;              // the stream synchronised, or the one that waits (Stream Wait Event)
@@ -102,13 +95,12 @@ struct SyncDetail {
   int64_t record_correlation = -1;  // ... and the cudaEventRecord call that recorded it
 };
 
-
 struct Device {
   std::string name;
   StringPool strings;
-  std::vector<KinetoOp> ops;             // Cpu, Launch and Gpu events, sorted by ts (stable)
-  std::vector<int32_t> cpu;              // Cpu ops in ts order
-  std::vector<int32_t> gpu;              // Gpu ops in ts order
+  std::vector<KinetoOp> ops;  // Cpu, Launch and Gpu events, sorted by ts (stable)
+  std::vector<int32_t> cpu;   // Cpu ops in ts order
+  std::vector<int32_t> gpu;   // Gpu ops in ts order
   std::unordered_map<int64_t, int32_t> launch_by_correlation;
   std::unordered_map<int64_t, int32_t> cpu_by_rf;  // the reference's rf map: last op wins
   std::vector<TidKey> cpu_tids;                    // in order of first appearance
@@ -141,35 +133,28 @@ struct Device {
   // Who recorded it: the rank its distributedInfo states, the process ids of its CPU ops.
   std::optional<uint32_t> stated_rank;
   std::vector<int64_t> cpu_pids;
-  KinetoCategories* categories = nullptr;               // when set: events counted per category
+  KinetoCategories* categories = nullptr;  // when set: events counted per category
 };
-
 
 // Kineto before PyTorch 1.9 used other category names for the same events.
 std::string_view modern_category(std::string_view cat);
 
-
 // Python's int(x) of an args value (ints, floats, numeric strings); nullopt otherwise.
 std::optional<int64_t> read_int_like(JsonPull& p, std::string& scratch);
-
 
 // An interned args.stream value as a number; -1 if it is not an integer.
 int64_t parse_stream(const Device& d, uint32_t stream);
 
-
 void load_device(ByteSource& in, Device& d, Progress* progress);
-
 
 // Exclusive duration of each CPU op: its duration minus the merged spans of the ops it fully
 // contains on its thread, with the reference's scan order and Python arithmetic.
 void compute_exclusive(Device& d, std::vector<std::string>& warnings);
 
-
 // For the first op of each group of a thread (a gap of more than 1 ms after the previous op),
 // the latest CPU op of any other thread that started before it; later ops of the group inherit
 // it. Ties go to the first thread in order of appearance and the first op at that time.
 void compute_inter_thread(Device& d);
-
 
 // The CPU op that launched each GPU op: the launch call with the same correlation gives the
 // thread and time; then the latest CPU op of that thread before the call, preferring one with
@@ -180,7 +165,6 @@ void compute_inter_thread(Device& d);
 std::vector<int32_t> find_launchers(Device& d, bool innermost, uint64_t* orphans);
 
 // ---------------------------------------------------------------- sync dependencies, blocked time and host stalls
-
 
 // ---------------------------------------------------------------- sync dependencies
 
@@ -215,7 +199,6 @@ struct SyncDeps {
   }
 };
 
-
 // Thread `tid`'s CPU ops (by start) and where those starting before `t` end (`or_at`: also
 // those starting at `t`); empty for an unknown thread.
 struct ThreadOps {
@@ -223,14 +206,11 @@ struct ThreadOps {
   size_t split = 0;
 };
 
-
 // The innermost CPU op of thread `tid` whose span holds [ts, end), or kNone.
 int32_t innermost_cpu_op(const Device& d, TidKey tid, Number ts, Number end);
 
-
 // The first host-linked CPU op thread `tid` starts at or after `end` (a Kineto index), or kNone.
 int32_t first_linked_cpu_op_after(const Device& d, TidKey tid, Number end);
-
 
 // Time a thread spends blocked while another thread runs work it handed over (autograd: the
 // main thread waits inside one op while the engine's thread runs the backward pass). `deps`
@@ -242,24 +222,20 @@ int32_t first_linked_cpu_op_after(const Device& d, TidKey tid, Number end);
 // last op each working thread finished before the wait ended (a `sync_dep`). Without it the
 // replay lets the main thread run on after the backward pass's first ops: the reference's
 // inter_thread_dep points at the other thread's op before a group's start, not at its end.
-void add_cross_thread_blocked(const Device& d, const std::vector<std::pair<int32_t, int32_t>>& deps, const HostOut& host_out,
-                              SyncDeps& r);
-
+void add_cross_thread_blocked(const Device& d, const std::vector<std::pair<int32_t, int32_t>>& deps,
+                              const HostOut& host_out, SyncDeps& r);
 
 // `gpu_out[op]`: output id of a GPU op's node (-1: not written); `host_out(i)`: host node i's.
 SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out, const HostOut& host_out);
 
-
 // Each waiter's dependencies in ascending order, and their count.
 void sort_sync_deps(SyncDeps& r);
-
 
 // The host stalls of a Kineto trace (host_stalls.h), whose sync dependencies `sync` found when
 // its threads were blocked. HostStall::op indexes d.cpu, HostStall::gpu d.gpu.
 std::vector<HostStall> find_stalls(const Device& d, const SyncDeps& sync);
 
 // ---------------------------------------------------------------- the host execution trace
-
 
 // ---------------------------------------------------------------- the host execution trace
 
@@ -271,7 +247,6 @@ struct HostNode {
   StrId name = 0;
   uint64_t begin = 0, end = 0;  // the node's JSON text
 };
-
 
 // The whole (decompressed) input: a regular file (or bytes in memory) shown in place, with no
 // copy and no fresh pages; anything else read into one buffer without zero-filling it first.
@@ -307,7 +282,6 @@ struct WholeInput {
   std::string_view view() const { return text; }
 };
 
-
 struct Host {
   std::string name;
   std::unique_ptr<WholeInput> input;
@@ -321,45 +295,37 @@ struct Host {
   std::vector<std::pair<size_t, size_t>> node_arrays;
 };
 
-
 // The nodes the reference never links: those not reachable from node 1 through parents that
 // are in the trace (it attaches a node to its parent only then, and starts from node 1).
 LinkReport::OutsideRoot count_outside_root(const std::vector<HostNode>& nodes,
                                            const std::unordered_map<int64_t, int32_t>& index_of_id);
 
-
 void load_host(std::unique_ptr<ByteSource> in, Host& h, Progress* progress);
-
 
 bool is_et_annotation(std::string_view name);
 
-// ---------------------------------------------------------------- pairing host ops with Kineto ops, and the two files with each other
-
+// ---------------------------------------------------------------- pairing host ops with Kineto ops, and the two files
+// with each other
 
 // ---------------------------------------------------------------- pairing host ↔ Kineto ops
 
 // host node index → Kineto op index (kNone when unlinked).
 using Pairing = std::vector<int32_t>;
 
-
 Pairing pair_by_rf(const Host& h, const Device& d);
-
 
 bool same_name(const Host& h, const HostNode& n, const Device& d, const KinetoOp& k);
 
-
 // Kineto id (External id or Ev Idx) = host rf_id + offset for one offset, checked by names.
 // Returns the pairing for the best offset and its number of agreeing names.
-Pairing pair_by_offset(const Host& h, const Device& d, const std::vector<int32_t>& window, bool ev_idx,
-                       int64_t* offset, uint64_t* agreeing);
-
+Pairing pair_by_offset(const Host& h, const Device& d, const std::vector<int32_t>& window, bool ev_idx, int64_t* offset,
+                       uint64_t* agreeing);
 
 // Per thread, host ops in id order against Kineto CPU ops in time order, aligned by name with a
 // bounded look-ahead; Kineto threads are assigned to host threads by best agreement. Where the
 // Kineto trace holds several iterations, the earliest best-aligned start is taken.
 Pairing pair_in_order(const Host& h, const std::vector<int32_t>& by_id, const Device& d,
                       const std::vector<int32_t>& window, uint64_t* matched, Number* window_start);
-
 
 // Whether the host ET and the Kineto trace are one rank's recording, from what they state: ranks
 // (the Kineto trace's distributedInfo, the numbers in both files' names, the caller's) and

@@ -30,8 +30,8 @@ bool same_name(const Host& h, const HostNode& n, const Device& d, const KinetoOp
   return h.strings.view(n.name) == d.strings.view(k.name);
 }
 
-Pairing pair_by_offset(const Host& h, const Device& d, const std::vector<int32_t>& window, bool ev_idx,
-                       int64_t* offset, uint64_t* agreeing) {
+Pairing pair_by_offset(const Host& h, const Device& d, const std::vector<int32_t>& window, bool ev_idx, int64_t* offset,
+                       uint64_t* agreeing) {
   auto id_of = [&](const KinetoOp& k) { return ev_idx ? k.ev_idx : k.external_id; };
   std::unordered_map<int64_t, int32_t> host_by_rf;
   std::unordered_map<std::string_view, std::vector<int64_t>> rfs_by_name;
@@ -121,9 +121,12 @@ Pairing pair_in_order(const Host& h, const std::vector<int32_t>& by_id, const De
         if (d.ops[ks[j + s]].name == hn[i]) skip_k = s;
       for (size_t s = 1; s <= kLookAhead && !skip_h && i + s < hs.size(); ++s)
         if (hn[i + s] == d.ops[ks[j]].name) skip_h = s;
-      if (skip_k && (!skip_h || skip_k <= skip_h)) j += skip_k;
-      else if (skip_h) i += skip_h;
-      else ++i, ++j;
+      if (skip_k && (!skip_h || skip_k <= skip_h))
+        j += skip_k;
+      else if (skip_h)
+        i += skip_h;
+      else
+        ++i, ++j;
     }
     return n;
   };
@@ -202,13 +205,19 @@ void check_pairing(const Host& h, const Device& d, const LinkOptions& o, LinkRep
   const bool device_rank = std::any_of(claims.begin(), claims.end(), [](const Claim& c) { return c.side == 1; });
   report.pairing_verified = (host_rank && device_rank) || both_pids;
   std::string process;
-  if (both_pids) process = std::to_string(*h.pid) + " in both";
-  else if (h.pid) process = std::to_string(*h.pid) + " by the host ET only";
-  else if (!d.cpu_pids.empty()) process = kineto_pids + " by the Kineto trace only";
+  if (both_pids)
+    process = std::to_string(*h.pid) + " in both";
+  else if (h.pid)
+    process = std::to_string(*h.pid) + " by the host ET only";
+  else if (!d.cpu_pids.empty())
+    process = kineto_pids + " by the Kineto trace only";
   const std::string said = ranks + (process.empty() ? "" : (ranks.empty() ? "process " : "; process ") + process);
-  if (report.pairing_verified) report.pairing = said;
-  else if (said.empty()) report.pairing = "unverified: neither trace states a rank or a process id";
-  else report.pairing = "unverified: " + said + ", which the other trace does not confirm";
+  if (report.pairing_verified)
+    report.pairing = said;
+  else if (said.empty())
+    report.pairing = "unverified: neither trace states a rank or a process id";
+  else
+    report.pairing = "unverified: " + said + ", which the other trace does not confirm";
 }
 
 }  // namespace chakra::link

@@ -28,7 +28,6 @@ ThreadOps thread_ops_before(const Device& d, TidKey tid, Number t, bool or_at = 
   return {ops, static_cast<size_t>(at - ops.begin())};
 }
 
-
 // The host-linked CPU op of thread `tid` that starts last among those over by `end`, or kNone:
 // on a replay lane, where a thread's ops run in start order, it finishes after all the others.
 int32_t last_linked_cpu_op_over_by(const Device& d, TidKey tid, Number end) {
@@ -63,8 +62,8 @@ int32_t first_linked_cpu_op_after(const Device& d, TidKey tid, Number end) {
   return kNone;
 }
 
-void add_cross_thread_blocked(const Device& d, const std::vector<std::pair<int32_t, int32_t>>& deps, const HostOut& host_out,
-                              SyncDeps& r) {
+void add_cross_thread_blocked(const Device& d, const std::vector<std::pair<int32_t, int32_t>>& deps,
+                              const HostOut& host_out, SyncDeps& r) {
   std::unordered_map<int32_t, std::vector<std::pair<double, double>>> spans;  // waiting op → spans
   std::unordered_map<int32_t, std::vector<TidKey>> workers;                   // waiting op → threads
   for (auto [op, on] : deps) {
@@ -125,8 +124,8 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
   for (auto& entry : by_thread) std::stable_sort(entry.second.begin(), entry.second.end(), by_ts);
   // The last of `list` launched before `cutoff`, or null.
   auto last_before = [](const std::vector<Launched>& list, Number cutoff) -> const Launched* {
-    auto it = std::partition_point(list.begin(), list.end(),
-                                   [&](const Launched& x) { return pyjson::less(x.ts, cutoff); });
+    auto it =
+        std::partition_point(list.begin(), list.end(), [&](const Launched& x) { return pyjson::less(x.ts, cutoff); });
     return it == list.begin() ? nullptr : &*(it - 1);
   };
   // The first host-linked op thread `tid` starts at or after `end`: its output id, or -1.
@@ -243,7 +242,8 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
     if (l == d.launch_by_correlation.end()) continue;
     const KinetoOp& launch = d.ops[l->second];
     const Number end = pyjson::add(launch.ts, launch.dur);
-    add_blocked(launch.tid, launch.ts, end, launch.dur.as_double() - d.ops[g].dur.as_double(), end.as_double());  // the call's last µs
+    add_blocked(launch.tid, launch.ts, end, launch.dur.as_double() - d.ops[g].dur.as_double(),
+                end.as_double());  // the call's last µs
     if (gpu_out[g] < 0) continue;
     if (const int64_t waiter = cpu_after(launch.tid, end); waiter >= 0) r.add(waiter, gpu_out[g]);
   }
@@ -268,9 +268,11 @@ std::vector<HostStall> find_stalls(const Device& d, const SyncDeps& sync) {
   for (int32_t g : d.gpu) {
     const KinetoOp& op = d.ops[g];
     auto l = d.launch_by_correlation.find(op.correlation);
-    in.gpu.push_back({us(op.ts), us(pyjson::add(op.ts, op.dur)), l == d.launch_by_correlation.end() ? NAN : us(d.ops[l->second].ts)});
+    in.gpu.push_back({us(op.ts), us(pyjson::add(op.ts, op.dur)),
+                      l == d.launch_by_correlation.end() ? NAN : us(d.ops[l->second].ts)});
   }
-  for (const Device::RuntimeCall& c : d.runtime_calls) in.calls.push_back({us(c.ts), us(c.end), c.tid, d.strings.view(c.name)});
+  for (const Device::RuntimeCall& c : d.runtime_calls)
+    in.calls.push_back({us(c.ts), us(c.end), c.tid, d.strings.view(c.name)});
   in.blocked = sync.thread_blocked;
   return find_host_stalls(in);
 }

@@ -43,9 +43,7 @@ struct RingView {
   uint32_t receiver(uint32_t npu, Dir d, int64_t steps = 1) const {
     return at(int64_t(index(npu)) + (d == Dir::Clockwise ? steps : -steps));
   }
-  uint32_t sender(uint32_t npu, Dir d) const {
-    return at(int64_t(index(npu)) + (d == Dir::Clockwise ? -1 : 1));
-  }
+  uint32_t sender(uint32_t npu, Dir d) const { return at(int64_t(index(npu)) + (d == Dir::Clockwise ? -1 : 1)); }
 };
 
 class CollectiveAlgorithm;
@@ -91,7 +89,12 @@ struct PacketQueue {
 };
 
 enum class TreeState : uint8_t {
-  Begin, SendingToParent, WaitingFromParent, End, WaitingTwoChildren, WaitingOneChild,
+  Begin,
+  SendingToParent,
+  WaitingFromParent,
+  End,
+  WaitingTwoChildren,
+  WaitingOneChild,
   SendingToChildren
 };
 
@@ -107,8 +110,7 @@ struct Stream {
   PhaseSpec cur{};
   // packet algorithms (ring, direct, halving-doubling)
   uint64_t msg_size = 0;
-  int64_t stream_count = 0, parallel = 1, zero = 0, non_zero = 0, free_packets = 0, received = 0,
-          middle = 0;
+  int64_t stream_count = 0, parallel = 1, zero = 0, non_zero = 0, free_packets = 0, received = 0, middle = 0;
   bool toggle = false;
   uint32_t receiver = 0, sender = 0;
   int64_t rank_offset = 0;

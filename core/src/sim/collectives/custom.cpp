@@ -18,7 +18,8 @@ class Custom final : public CollectiveAlgorithm {
     if (it == bytes_.end()) {
       std::error_code ec;
       if (!std::filesystem::is_regular_file(s.cur.custom_file, ec))
-        throw Error(s.cur.custom_file + ": custom collective trace does not exist (paths are "
+        throw Error(s.cur.custom_file +
+                    ": custom collective trace does not exist (paths are "
                     "relative to the working directory or the system configuration)");
       it = bytes_.emplace(s.cur.custom_file, read_file(s.cur.custom_file)).first;
     }

@@ -69,8 +69,7 @@ class Direct final : public GatheredPacketAlgorithm {
       if (s.received < s.middle) return false;
       // Up to `parallel` at once; a send that finds no message or no free slot changes nothing,
       // so the first one that fails ends the round (looping on was quadratic in the peers).
-      for (int64_t i = 0, n = s.parallel; i < n && send_packet(c, si); ++i) {
-      }
+      for (int64_t i = 0, n = s.parallel; i < n && send_packet(c, si); ++i) {}
       return true;
     }
     return PacketAlgorithm::send_ready(c, si);
@@ -128,7 +127,8 @@ class Direct final : public GatheredPacketAlgorithm {
     for (uint32_t h = 0; h < 2; ++h) wait = std::max(wait, flows.hops[h].free > now ? flows.hops[h].free - now : 0);
     c.clock().to_tick(double(now) + double(wait) +
                       2 * (double(E) + double(R) + double(peers) * double(flows.hops[0].serial + flows.hops[1].serial) +
-                           double(flows.slowest)) + double(E));
+                           double(flows.slowest)) +
+                      double(E));
     std::vector<Tick>& arrive = arrive_;
     arrive.resize(peers);
     for (int64_t k = 0; k < peers; ++k) arrive[k] = flows.carry(0, now + E);  // handed off together

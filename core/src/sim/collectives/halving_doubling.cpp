@@ -12,8 +12,7 @@ class HalvingDoubling final : public PacketAlgorithm {
  public:
   void configure(PhaseSpec& p, const PhaseSite& site) override {
     uint64_t n = p.ring.n;
-    if (p.type == Collective::AllToAll)
-      throw Error(site.what() + ": halvingDoubling does not implement all-to-all");
+    if (p.type == Collective::AllToAll) throw Error(site.what() + ": halvingDoubling does not implement all-to-all");
     if ((n & (n - 1)) != 0)
       throw Error(site.what() + ": halvingDoubling needs a power-of-two number of NPUs, not " + std::to_string(n));
   }
@@ -49,9 +48,9 @@ class HalvingDoubling final : public PacketAlgorithm {
 
  private:
   static void pick_partner(Stream& s) {
-    Dir d = s.rank_offset == 0 ? Dir::Clockwise
+    Dir d = s.rank_offset == 0                                   ? Dir::Clockwise
             : (s.cur.ring.index(s.npu) / s.rank_offset) % 2 == 0 ? Dir::Clockwise
-                                                                  : Dir::Anticlockwise;
+                                                                 : Dir::Anticlockwise;
     s.receiver = s.cur.ring.receiver(s.npu, d, s.rank_offset);
     s.sender = s.receiver;
   }

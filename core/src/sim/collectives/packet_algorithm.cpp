@@ -78,7 +78,8 @@ bool PacketAlgorithm::send_packet(CollectiveContext& c, uint32_t si) {
 }
 
 bool GatheredPacketAlgorithm::GroupKey::operator<(const GroupKey& o) const {
-  return std::tie(tag, phase, base, stride, n, members, dir) < std::tie(o.tag, o.phase, o.base, o.stride, o.n, o.members, o.dir);
+  return std::tie(tag, phase, base, stride, n, members, dir) <
+         std::tie(o.tag, o.phase, o.base, o.stride, o.n, o.members, o.dir);
 }
 
 void GatheredPacketAlgorithm::join(CollectiveContext& c, uint32_t si) {
@@ -102,7 +103,8 @@ void GatheredPacketAlgorithm::join(CollectiveContext& c, uint32_t si) {
   Group& g = groups_[gi];
   const uint32_t idx = r.index(s.npu);
   if (g.stream[idx] != UINT32_MAX)
-    throw Error("NPU " + std::to_string(s.npu) + " joined the same collective phase twice "
+    throw Error("NPU " + std::to_string(s.npu) +
+                " joined the same collective phase twice "
                 "(stream ids out of step across NPUs)");
   g.start[idx] = c.clock().now();
   g.stream[idx] = si;

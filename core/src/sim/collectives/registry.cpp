@@ -12,7 +12,8 @@ namespace chakra::sim {
 std::unique_ptr<CollectiveAlgorithm> make_algorithm(Algorithm kind, uint32_t npus, uint32_t dims) {
   switch (kind) {
 #define CHAKRA_COLLECTIVE_ALGORITHM(Name, spelling, flat, windowed) \
-  case Algorithm::Name: return make_##Name##_algorithm(npus, dims);
+  case Algorithm::Name:                                             \
+    return make_##Name##_algorithm(npus, dims);
 #include "chakra/astra/collective_algorithms.def"
 #undef CHAKRA_COLLECTIVE_ALGORITHM
   }

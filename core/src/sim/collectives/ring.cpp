@@ -56,7 +56,8 @@ class Ring final : public GatheredPacketAlgorithm {
     const Tick R = reduces ? c.reduction_delay(g.flows.bytes) : 0;
     Flows& flows = g.flows;
     c.ready_flows(flows);
-    const bool one_for_all = flows.alike && std::all_of(g.start.begin(), g.start.end(), [&](Tick t) { return t == g.start[0]; });
+    const bool one_for_all =
+        flows.alike && std::all_of(g.start.begin(), g.start.end(), [&](Tick t) { return t == g.start[0]; });
     if (c.mirrored() && !one_for_all) throw NotMirrored{};  // its members would part ways
     const uint32_t solved = one_for_all ? 1 : n;
     std::vector<uint32_t>& prev = prev_;
@@ -78,8 +79,8 @@ class Ring final : public GatheredPacketAlgorithm {
       // received packets; all-reduce reduces in the first cycle only, reduce-scatter always
       int64_t j = k + 1;
       bool received = j % n != 0;
-      bool proc = received && (p.type == Collective::ReduceScatter ||
-                               (p.type == Collective::AllReduce && (j / n) % 2 == 0));
+      bool proc =
+          received && (p.type == Collective::ReduceScatter || (p.type == Collective::AllReduce && (j / n) % 2 == 0));
       Tick d = E + (proc ? R : 0);
       if (fixed)
         for (uint32_t i = 0; i < solved; ++i) recv[i] = std::max(send[i], send[prev[i]] + flows.delay[i]);

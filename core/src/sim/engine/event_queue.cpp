@@ -54,7 +54,8 @@ bool EventQueue::run_next() {
 }
 
 void EventQueue::clock_overflow() const {
-  throw Error(workload_ + ".*.et: simulated time passed 2^64 ns (584 years): a duration or size in "
+  throw Error(workload_ +
+              ".*.et: simulated time passed 2^64 ns (584 years): a duration or size in "
               "the traces or configuration is beyond any real run");
 }
 

@@ -21,8 +21,8 @@ namespace chakra::sim {
 
 struct Event {
   Tick time;
-  uint8_t sink;   // who handles it (EventQueue::add_sink)
-  uint8_t kind;   // the sink's own event kind
+  uint8_t sink;  // who handles it (EventQueue::add_sink)
+  uint8_t kind;  // the sink's own event kind
   uint32_t a;
   uint64_t b;
 };
@@ -68,7 +68,7 @@ class EventQueue {
   uint32_t bucket_for(Tick t);
 
   std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>> times_;  // of waiting buckets
-  FlatIndex<Tick, IntegerHash> waiting_;  // time -> bucket, for times after now
+  FlatIndex<Tick, IntegerHash> waiting_;                                    // time -> bucket, for times after now
   // The waiting bucket found last: events come in runs for one time (a collective's messages).
   Tick last_time_ = 0;
   uint32_t last_bucket_ = UINT32_MAX;

@@ -17,7 +17,7 @@ class FlatIndex {
   // The id stored for `k`, or null.
   const uint32_t* find(const Key& k) const {
     const size_t mask = slots_.size() - 1;
-    for (size_t i = Hash{}(k) & mask;; i = (i + 1) & mask) {
+    for (size_t i = Hash{}(k)&mask;; i = (i + 1) & mask) {
       if (slots_[i].id == kEmpty) return nullptr;
       if (slots_[i].key == k) return &slots_[i].id;
     }
@@ -27,7 +27,7 @@ class FlatIndex {
   uint32_t& slot_for(const Key& k, bool& added) {
     if (2 * (used_ + 1) > slots_.size()) grow();
     const size_t mask = slots_.size() - 1;
-    for (size_t i = Hash{}(k) & mask;; i = (i + 1) & mask) {
+    for (size_t i = Hash{}(k)&mask;; i = (i + 1) & mask) {
       Slot& s = slots_[i];
       if (s.id == kEmpty) {
         s.key = k;
@@ -43,7 +43,7 @@ class FlatIndex {
   }
   void erase(const Key& k) {
     const size_t mask = slots_.size() - 1;
-    size_t i = Hash{}(k) & mask;
+    size_t i = Hash{}(k)&mask;
     for (;; i = (i + 1) & mask) {
       if (slots_[i].id == kEmpty) return;
       if (slots_[i].key == k) break;

@@ -12,8 +12,7 @@ namespace {
 
 class CongestionAwareNetwork final : public Network {
  public:
-  CongestionAwareNetwork(EventQueue& queue, MessageSink& sink, const NetworkConfig& net)
-      : Network(queue, sink, net) {
+  CongestionAwareNetwork(EventQueue& queue, MessageSink& sink, const NetworkConfig& net) : Network(queue, sink, net) {
     switch_base_.resize(topo_.dims + 1, topo_.npus);
     for (uint32_t d = 0; d < topo_.dims; ++d) switch_base_[d + 1] = switch_base_[d] + topo_.npus / net.npus[d];
   }
@@ -101,7 +100,8 @@ class CongestionAwareNetwork final : public Network {
     // The phase's first message reached its first link when its first member began, which may
     // be before now: the run is exact up to there, not up to now.
     Tick began = now;
-    for (uint32_t h = 0; h < f.first_hop[first_for_all ? 1 : f.src.size()]; ++h) began = std::min(began, f.hops[h].first);
+    for (uint32_t h = 0; h < f.first_hop[first_for_all ? 1 : f.src.size()]; ++h)
+      began = std::min(began, f.hops[h].first);
     for (size_t i = 0; i < f.src.size(); ++i) {
       for (uint32_t h = f.first_hop[i]; h < f.first_hop[i + 1]; ++h) {
         const Flows::Hop& hop = f.hops[h];
@@ -137,8 +137,9 @@ class CongestionAwareNetwork final : public Network {
     for (const Link& l : links_) {
       for (uint32_t e = 0; e < images; ++e) {
         LinkLoad out;
-        std::tie(out.from, out.to) = symmetry_ ? moved(l.from, l.to, l.dim, [&](uint32_t x) { return symmetry_->apply(e, x); })
-                                               : std::pair(l.from, l.to);
+        std::tie(out.from, out.to) =
+            symmetry_ ? moved(l.from, l.to, l.dim, [&](uint32_t x) { return symmetry_->apply(e, x); })
+                      : std::pair(l.from, l.to);
         out.dim = l.dim;
         out.messages = l.messages, out.bytes = l.bytes, out.queued = l.queued;
         out.busy = queue_.to_tick(static_cast<double>(l.bytes) / topo_.bytes_per_ns[l.dim]);
@@ -176,8 +177,10 @@ class CongestionAwareNetwork final : public Network {
   }
 
   void on_backend_event(const Event& e) override {
-    if (e.kind == kHop) hop_arrived(e.a);
-    else if (e.kind == kLinkFree) link_free(static_cast<uint32_t>(e.b));
+    if (e.kind == kHop)
+      hop_arrived(e.a);
+    else if (e.kind == kLinkFree)
+      link_free(static_cast<uint32_t>(e.b));
   }
 
   // Dimension by dimension, lowest first (the reference only has one dimension); within a
@@ -259,8 +262,9 @@ class CongestionAwareNetwork final : public Network {
     // Closed-form messages hold the link from reserved_from to reserved_until, unless this one
     // goes through entirely before their first arrives. Held: after the last of them has
     // arrived this one waits for them to go through; amid them, it would have mixed with them.
-    const bool held = now < l.reserved_until &&
-                      (l.busy || now + queue_.to_tick(topo_.serial_ns(key(m).size, l.dim, key(m).src)) > l.reserved_from);
+    const bool held =
+        now < l.reserved_until &&
+        (l.busy || now + queue_.to_tick(topo_.serial_ns(key(m).size, l.dim, key(m).src)) > l.reserved_from);
     if (held) {
       if (now <= l.reserved_last) throw ClosedFormContended{now};
       if (!l.busy) schedule(l.reserved_until, kLinkFree, 0, link);
@@ -305,17 +309,16 @@ class CongestionAwareNetwork final : public Network {
     }
   }
 
-  std::vector<uint32_t> switch_base_;  // first switch id per dimension (after the NPUs)
-  Route route_;                        // scratch
-  std::vector<InFlight> in_flight_;    // per message
-  std::vector<Link> links_;            // in order of first use
+  std::vector<uint32_t> switch_base_;          // first switch id per dimension (after the NPUs)
+  Route route_;                                // scratch
+  std::vector<InFlight> in_flight_;            // per message
+  std::vector<Link> links_;                    // in order of first use
   FlatIndex<uint64_t, IntegerHash> link_ids_;  // link_key -> index in links_
 };
 
 }  // namespace
 
-std::unique_ptr<Network> make_CongestionAware_network(EventQueue& queue, MessageSink& sink,
-                                                       const NetworkConfig& net) {
+std::unique_ptr<Network> make_CongestionAware_network(EventQueue& queue, MessageSink& sink, const NetworkConfig& net) {
   return std::make_unique<CongestionAwareNetwork>(queue, sink, net);
 }
 

@@ -56,7 +56,7 @@ void CongestionUnawareNetwork::transport(uint32_t m) {
 }  // namespace
 
 std::unique_ptr<Network> make_CongestionUnaware_network(EventQueue& queue, MessageSink& sink,
-                                                         const NetworkConfig& net) {
+                                                        const NetworkConfig& net) {
   return std::make_unique<CongestionUnawareNetwork>(queue, sink, net);
 }
 

@@ -36,7 +36,12 @@ size_t Network::PairHash::operator()(const PairKey& k) const {
 }
 
 Network::Network(EventQueue& queue, MessageSink& sink, const NetworkConfig& net)
-    : queue_(queue), topo_(net), dim_messages_(topo_.dims, 0), dim_bytes_(topo_.dims, 0), sink_(sink), sink_id_(queue.add_sink(*this)) {}
+    : queue_(queue),
+      topo_(net),
+      dim_messages_(topo_.dims, 0),
+      dim_bytes_(topo_.dims, 0),
+      sink_(sink),
+      sink_id_(queue.add_sink(*this)) {}
 
 uint32_t Network::first_dim(uint32_t src, uint32_t dst) const {
   uint32_t d = 0;

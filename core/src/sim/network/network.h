@@ -47,7 +47,7 @@ struct Topology {
 
   const NetworkConfig& net;
   uint32_t npus = 0, dims = 0;
-  std::vector<uint32_t> strides;  // per dimension, plus the total
+  std::vector<uint32_t> strides;     // per dimension, plus the total
   std::vector<double> bytes_per_ns;  // per dimension
   // Slowdowns::comm: the serialisation of a message an NPU sends takes this many times as long
   // (empty: 1 for all).
@@ -129,7 +129,7 @@ class Network : public EventSink {
   }
 
   EventQueue& queue_;
-  Topology topo_;  // fixed once built; set_send_slowdown fills its factors first
+  Topology topo_;                       // fixed once built; set_send_slowdown fills its factors first
   const Symmetry* symmetry_ = nullptr;  // set_symmetry's, where the backend takes it
 
  private:
@@ -173,12 +173,11 @@ class Network : public EventSink {
   const std::vector<uint32_t>* weights_ = nullptr;
   FlatIndex<PairKey, PairHash> stream_ids_;  // made and dropped per message by direct phases
   Pool<Stream> streams_;
-  Pool<InFlight> messages_;     // messages in flight, by index
-  Pool<Handler> handlers_;      // receives that met an arrived message, told at once
+  Pool<InFlight> messages_;  // messages in flight, by index
+  Pool<Handler> handlers_;   // receives that met an arrived message, told at once
 };
 
 // The backend registered for `backend` (registry.cpp).
-std::unique_ptr<Network> make_network(Backend backend, EventQueue& queue, MessageSink& sink,
-                                      const NetworkConfig& net);
+std::unique_ptr<Network> make_network(Backend backend, EventQueue& queue, MessageSink& sink, const NetworkConfig& net);
 
 }  // namespace chakra::sim

@@ -18,11 +18,11 @@ std::span<const BackendInfo> network_backends() {
   return kBackends;
 }
 
-std::unique_ptr<Network> make_network(Backend backend, EventQueue& queue, MessageSink& sink,
-                                      const NetworkConfig& net) {
+std::unique_ptr<Network> make_network(Backend backend, EventQueue& queue, MessageSink& sink, const NetworkConfig& net) {
   switch (backend) {
 #define CHAKRA_NETWORK_BACKEND(Name, spelling) \
-  case Backend::Name: return make_##Name##_network(queue, sink, net);
+  case Backend::Name:                          \
+    return make_##Name##_network(queue, sink, net);
 #include "chakra/sim/network_backends.def"
 #undef CHAKRA_NETWORK_BACKEND
   }

@@ -32,8 +32,7 @@ void System::make_plan(Plan& plan, uint32_t npu, Collective type, int group, con
                        const Where& what) {
   const auto& algos = in_.system.algorithms[int(type)];
   if (algos.empty())
-    throw Error(what() + ": the system configuration has no " + std::string(collective_name(type)) +
-                "-implementation");
+    throw Error(what() + ": the system configuration has no " + std::string(collective_name(type)) + "-implementation");
   plan.algos.clear(), plan.rings.clear(), plan.involved.clear();
   bool whole = group < 0 || groups_[group].members.size() == topo_.npus;
   if (!whole) {
@@ -104,7 +103,8 @@ void System::issue_collective(uint32_t npu, const Where& what, Collective type, 
   totals_[int(type)].bytes += size * weight(npu);
   const SystemConfig& sys = in_.system;
   if (sys.preferred_dataset_splits == 0)
-    throw Error(what() + ": the system configuration sets no 'preferred-dataset-splits' "
+    throw Error(what() +
+                ": the system configuration sets no 'preferred-dataset-splits' "
                 "(ASTRA-sim divides by zero)");
   Npu& p = npus_[npu];
   // Scratch kept across calls (a collective is issued per chunk per NPU); taken out while in use.

@@ -21,16 +21,20 @@ uint64_t stream_node(uint32_t si, uint64_t node) { return (uint64_t(si) << 32) |
 
 System::System(EventQueue& queue, const SimInputs& in, const SimOptions& o, NodeSink& nodes, ClosedFormLog* log,
                MirrorMode mirror)
-    : queue_(queue), in_(in), nodes_(nodes), topo_(in.network),
+    : queue_(queue),
+      in_(in),
+      nodes_(nodes),
+      topo_(in.network),
       network_(make_network(o.backend, queue, *this, in.network)),
-      sink_id_(queue.add_sink(*this)), log_(network_->closed_forms_contend() ? log : nullptr) {
+      sink_id_(queue.add_sink(*this)),
+      log_(network_->closed_forms_contend() ? log : nullptr) {
   const SystemConfig& s = in.system;
   // The reference scales endpoint-delay only when the key is present and keeps the product
   // in an int (its truncation is kept; past an int the conversion would be undefined).
   const double scaled_delay = s.endpoint_delay * o.injection_scale;
   if (!(scaled_delay < 2147483648.0))
-    throw Error(source_prefix(in.system_source) + "endpoint-delay x injection scale (" +
-                std::to_string(scaled_delay) + " ns) does not fit ASTRA-sim's int");
+    throw Error(source_prefix(in.system_source) + "endpoint-delay x injection scale (" + std::to_string(scaled_delay) +
+                " ns) does not fit ASTRA-sim's int");
   endpoint_delay_ = static_cast<Tick>(static_cast<int>(scaled_delay));
   local_mem_bw_ = s.local_mem_bw * 1000000000;
   rendezvous_on_ = o.rendezvous;
@@ -48,8 +52,8 @@ System::System(EventQueue& queue, const SimInputs& in, const SimOptions& o, Node
   for (int t = 0; t < kCollectiveTypes; ++t)
     if (s.algorithms[t].size() > topo_.dims)
       throw Error(source_prefix(in.system_source) + "the system configuration lists " +
-                  std::to_string(s.algorithms[t].size()) + " " + collective_name(Collective(t)) +
-                  " algorithms for " + with_article(std::to_string(topo_.dims) + "-dimensional network"));
+                  std::to_string(s.algorithms[t].size()) + " " + collective_name(Collective(t)) + " algorithms for " +
+                  with_article(std::to_string(topo_.dims) + "-dimensional network"));
   for (const auto& [id, members] : in.groups) {
     Group g;
     g.members = members;
@@ -202,8 +206,10 @@ void System::node_after(uint32_t si, uint64_t node, Tick delay) {
 }
 
 void System::node_message(uint32_t n, uint64_t node, uint32_t peer, uint64_t bytes, int64_t tag, bool send) {
-  if (send) sys_send(n, peer, bytes, tag, false, Handler{kNodeDone, n, node});
-  else sys_recv(n, peer, bytes, tag, false, Handler{kNodeDone, n, node});
+  if (send)
+    sys_send(n, peer, bytes, tag, false, Handler{kNodeDone, n, node});
+  else
+    sys_recv(n, peer, bytes, tag, false, Handler{kNodeDone, n, node});
 }
 
 void System::finish_after(uint32_t n, Tick delay, uint64_t node) {

@@ -178,7 +178,7 @@ class System final : public CollectiveContext, public MessageSink, public EventS
   bool rendezvous_on_ = false, closed_form_ = false;
   uint64_t closed_form_messages_ = 0;
   bool mirrored_ = false, orbits_ = false;  // MirrorMode Classes, Orbits
-  const Mirror* mirror_ = nullptr;  // a mirrored run's classes
+  const Mirror* mirror_ = nullptr;          // a mirrored run's classes
   // How many NPUs NPU n's work stands for (its class's size in a mirrored run).
   uint64_t weight(uint32_t n) const { return mirror_ ? mirror_->size[n] : 1; }
   ClosedFormLog* log_;  // null where closed forms cannot be contended
@@ -193,7 +193,7 @@ class System final : public CollectiveContext, public MessageSink, public EventS
   std::deque<Group> groups_;  // a deque: rings point at members while groups are added
   std::map<int, int> group_index_;
   std::map<std::pair<int, std::vector<uint32_t>>, int> runtime_groups_;  // from METADATA nodes
-  std::vector<std::unique_ptr<CollectiveAlgorithm>> algorithms_;  // by Algorithm, made when first used
+  std::vector<std::unique_ptr<CollectiveAlgorithm>> algorithms_;         // by Algorithm, made when first used
   std::unique_ptr<CollectiveAlgorithm> custom_;
   CollectiveTotals totals_[kCollectiveTypes + 1] = {};
 };

@@ -60,7 +60,8 @@ std::vector<Rotation> workload_rotations(const NetworkConfig& net, const CommGro
                                          const std::vector<size_t>& at) {
   const auto npus = uint32_t(class_of.size());
   std::vector<Rotation> candidates = Symmetry::of_network(net), kept;
-  std::stable_sort(candidates.begin(), candidates.end(), [](const Rotation& a, const Rotation& b) { return a.radix > b.radix; });
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Rotation& a, const Rotation& b) { return a.radix > b.radix; });
   auto independent = [&](const Rotation& r) {
     for (const Rotation& k : kept) {
       if (k.dim != r.dim) continue;
@@ -129,8 +130,9 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes, bool orbits) {
   read.progress = nullptr;
   auto decode = [&](std::string_view bytes, uint32_t n) {
     try {
-      return read_et(memory_input({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, trace_file(n), read.input),
-                     read);
+      return read_et(
+          memory_input({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, trace_file(n), read.input),
+          read);
     } catch (const Error&) {
       throw NotMirrored{};  // the run of every NPU reports it
     }
@@ -152,7 +154,8 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes, bool orbits) {
   auto group_closed_form = [&](Collective c, int pg) {
     const auto& algos = sys.algorithms[int(c)];
     const auto group = in_.groups.find(pg);
-    if (!sys.custom[int(c)].empty() || (algos.size() == 1 && algos[0].kind != Algorithm::Ring) || group == in_.groups.end())
+    if (!sys.custom[int(c)].empty() || (algos.size() == 1 && algos[0].kind != Algorithm::Ring) ||
+        group == in_.groups.end())
       return false;
     const std::vector<uint32_t>& g = group->second;
     for (size_t k = 1; k < g.size(); ++k)
@@ -220,7 +223,8 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes, bool orbits) {
   const std::string_view pg_name = node_attr_name(NodeAttr::pg_name);
   AttrPairing pairing{{pg_name, node_attr_name(NodeAttr::comm_src), node_attr_name(NodeAttr::comm_dst)},
                       [&](std::string_view name, const AttrView& a, const AttrView& b) {
-                        return name == pg_name ? pair_groups(a.as_string(), b.as_string()) : pair_npus(a.as_int64(), b.as_int64());
+                        return name == pg_name ? pair_groups(a.as_string(), b.as_string())
+                                               : pair_npus(a.as_int64(), b.as_int64());
                       }};
   // The same on the encoded traces (same_records_but_paired).
   auto pair_encoded = [&](std::string_view name, const EncodedScalar& a, const EncodedScalar& b) {
@@ -284,10 +288,12 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes, bool orbits) {
       Trace t = decode(bytes, n);
       for (uint32_t k = 0; k < rep_traces.size() && cls == UINT32_MAX; ++k) {
         scratch.clear();
-        if (rep_traces[k].size() == t.size() && same_up_to_node_ids(rep_traces[k], t, &pairing) && consistent()) cls = k;
+        if (rep_traces[k].size() == t.size() && same_up_to_node_ids(rep_traces[k], t, &pairing) && consistent())
+          cls = k;
       }
       if (cls == UINT32_MAX) {  // a class of its own
-        if (rep_traces.size() == most_classes || (rep_traces.size() >= 64 && rep_traces.size() * 2 > n)) throw NotMirrored{};
+        if (rep_traces.size() == most_classes || (rep_traces.size() >= 64 && rep_traces.size() * 2 > n))
+          throw NotMirrored{};
         check_simulated(t);
         if (whole_collectives && !rep_traces.empty()) throw NotMirrored{};  // its rings would mix classes
         scratch.clear();

@@ -73,8 +73,7 @@ WorkloadFolder workload_folder(const std::string& folder) {
     try {
       load_comm_groups(stage);
       groups.push_back(stage);
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
   }
   if (groups.size() > 1) {
     std::string each;

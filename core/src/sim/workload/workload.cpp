@@ -38,18 +38,22 @@ Tick union_length(std::vector<std::pair<Tick, Tick>>& v) {
 // kStallWaitDurationAttr and depend on their kStallWaitDepsAttr too. Traces without stalls are
 // returned as they are (only their metadata is read).
 std::string stalls_as_waits(std::string bytes, const std::string& name, const ReadOptions& read) {
-  auto input = [&] { return memory_input({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, name, read.input); };
+  auto input = [&] {
+    return memory_input({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, name, read.input);
+  };
   {
     Trace meta;
     EtReader reader(input(), read);
     reader.read_metadata(meta);
     bool stalls = false;
-    for (uint32_t a = 0; a < meta.metadata_attrs().size(); ++a) stalls |= meta.metadata_attr(a).name() == kHostStallsAttr;
+    for (uint32_t a = 0; a < meta.metadata_attrs().size(); ++a)
+      stalls |= meta.metadata_attr(a).name() == kHostStallsAttr;
     if (!stalls) return bytes;
   }
   Trace t = read_et(input(), read);
   StrId duration, deps;
-  const bool has_duration = t.strings().find(kStallWaitDurationAttr, &duration), has_deps = t.strings().find(kStallWaitDepsAttr, &deps);
+  const bool has_duration = t.strings().find(kStallWaitDurationAttr, &duration),
+             has_deps = t.strings().find(kStallWaitDepsAttr, &deps);
   std::vector<std::pair<uint32_t, uint64_t>> extra;
   for (uint32_t n = 0; n < t.size(); ++n) {
     if (has_duration)
@@ -147,13 +151,20 @@ void Workload::read_metadata(Npu& p) {
   for (uint32_t a = 0; a < meta.metadata_attrs().size(); ++a) {
     const AttrView attr = meta.metadata_attr(a);
     const std::string_view name = attr.name();
-    if (name == kReplayLanesAttr) p.lanes = attr.as_bool().value_or(false);
-    else if (name == kReplayStartAttr) p.replay_start = attr.as_uint64();
-    else if (name == kHostStallsAttr) p.has_stalls = attr.as_uint64().value_or(0) > 0;
-    else if (name == kTimesOriginAttr) p.derived = true, times_origin_ = std::string(attr.as_string().value_or("derived"));
-    else if (name == kProfilerStepNamesAttr && attr.kind() == AttrKind::StringList) step_names = attr.list();
-    else if (name == kProfilerStepBeginAttr && attr.kind() == AttrKind::Uint64List) step_begins = attr.list();
-    else if (name == kProfilerStepEndAttr && attr.kind() == AttrKind::Uint64List) step_ends = attr.list();
+    if (name == kReplayLanesAttr)
+      p.lanes = attr.as_bool().value_or(false);
+    else if (name == kReplayStartAttr)
+      p.replay_start = attr.as_uint64();
+    else if (name == kHostStallsAttr)
+      p.has_stalls = attr.as_uint64().value_or(0) > 0;
+    else if (name == kTimesOriginAttr)
+      p.derived = true, times_origin_ = std::string(attr.as_string().value_or("derived"));
+    else if (name == kProfilerStepNamesAttr && attr.kind() == AttrKind::StringList)
+      step_names = attr.list();
+    else if (name == kProfilerStepBeginAttr && attr.kind() == AttrKind::Uint64List)
+      step_begins = attr.list();
+    else if (name == kProfilerStepEndAttr && attr.kind() == AttrKind::Uint64List)
+      step_ends = attr.list();
   }
   if (step_names.size() == step_begins.size() && step_names.size() == step_ends.size())
     for (size_t k = 0; k < step_names.size(); ++k)
@@ -177,7 +188,8 @@ void Workload::start() {
 // in the low bit; nullopt for nodes that take no lane (METADATA, INVALID, memory accesses).
 std::optional<int64_t> Workload::lane_of(const FeederNode& node) {
   const NodeType type = node.type();
-  if (type == NodeType::Invalid || type == NodeType::Metadata || type == NodeType::MemLoad || type == NodeType::MemStore)
+  if (type == NodeType::Invalid || type == NodeType::Metadata || type == NodeType::MemLoad ||
+      type == NodeType::MemStore)
     return std::nullopt;
   if (node.is_cpu_op()) return node.int_attr(NodeAttr::tid).value_or(-1) * 2;
   return node.int_attr(NodeAttr::stream).value_or(-1) * 2 + 1;
@@ -198,14 +210,19 @@ bool Workload::slot_free(const Npu& p, const FeederNode& node) {
 void Workload::occupy(Npu& p, const FeederNode& node, int delta) {
   if (p.lanes) {
     if (auto lane = lane_of(node)) {
-      if (delta > 0) p.busy_lanes.push_back(*lane);
-      else p.busy_lanes.erase(std::find(p.busy_lanes.begin(), p.busy_lanes.end(), *lane));
+      if (delta > 0)
+        p.busy_lanes.push_back(*lane);
+      else
+        p.busy_lanes.erase(std::find(p.busy_lanes.begin(), p.busy_lanes.end(), *lane));
     }
     return;
   }
-  if (node.is_cpu_op()) p.cpu_busy += delta;
-  else if (node.type() == NodeType::Comp) p.comp_busy += delta;
-  else if (node.type() != NodeType::CommRecv) p.comm_busy += delta;
+  if (node.is_cpu_op())
+    p.cpu_busy += delta;
+  else if (node.type() == NodeType::Comp)
+    p.comp_busy += delta;
+  else if (node.type() != NodeType::CommRecv)
+    p.comm_busy += delta;
 }
 
 // Issue every issuable node whose resource is free, smallest id first; repeated while nodes
@@ -237,7 +254,6 @@ void Workload::step(uint32_t n) {
   }
 }
 
-
 // Returns true when the node finished at once.
 bool Workload::issue(uint32_t n, const FeederNode& node) {
   Npu& p = npu(n);
@@ -245,11 +261,11 @@ bool Workload::issue(uint32_t n, const FeederNode& node) {
   uint64_t id = node.id();
   NodeType type = node.type();
   Where what{p.file, node};
-  SpanKind kind = node.is_cpu_op()                                    ? SpanKind::Cpu
-                  : type == NodeType::Comp                             ? SpanKind::Compute
-                  : type == NodeType::CommColl                         ? SpanKind::Collective
-                  : type == NodeType::CommSend                         ? SpanKind::Send
-                  : type == NodeType::CommRecv                         ? SpanKind::Recv
+  SpanKind kind = node.is_cpu_op()                                            ? SpanKind::Cpu
+                  : type == NodeType::Comp                                    ? SpanKind::Compute
+                  : type == NodeType::CommColl                                ? SpanKind::Collective
+                  : type == NodeType::CommSend                                ? SpanKind::Send
+                  : type == NodeType::CommRecv                                ? SpanKind::Recv
                   : (type == NodeType::MemLoad || type == NodeType::MemStore) ? SpanKind::Memory
                                                                               : SpanKind::Other;
   const Tick now = queue_.now();
@@ -264,8 +280,10 @@ bool Workload::issue(uint32_t n, const FeederNode& node) {
     p.measured_first = std::min(p.measured_first, start);
     p.measured_last = std::max(p.measured_last, start + node.duration_micros());
     const std::pair<Tick, Tick> measured{start * 1000, (start + node.duration_micros()) * 1000};
-    if (kind == SpanKind::Collective) p.measured_work.collectives[std::string(node.pg_name().value_or(""))].push_back(measured);
-    else if (kind == SpanKind::Compute) p.measured_work.kernels.push_back(measured);
+    if (kind == SpanKind::Collective)
+      p.measured_work.collectives[std::string(node.pg_name().value_or(""))].push_back(measured);
+    else if (kind == SpanKind::Compute)
+      p.measured_work.kernels.push_back(measured);
     if (started_as_measured_ && start >= *p.replay_start) {
       const Tick expected = p.start + queue_.to_tick(double(start - *p.replay_start) * 1000.0);
       start_errors_.push_back(now > expected ? now - expected : expected - now);
@@ -290,7 +308,8 @@ bool Workload::issue(uint32_t n, const FeederNode& node) {
     case NodeType::MemStore: {
       const RemoteMemoryConfig& m = in_.memory;
       if (m.type == MemoryType::None)
-        throw Error(what() + ": remote memory access needs a remote-memory configuration other "
+        throw Error(what() +
+                    ": remote memory access needs a remote-memory configuration other "
                     "than NO_MEMORY_EXPANSION");
       auto size = node.tensor_size();
       if (!size) throw Error(what() + ": memory node without a tensor_size attribute");
@@ -328,9 +347,7 @@ bool Workload::issue(uint32_t n, const FeederNode& node) {
     case NodeType::CommSend: return issue_p2p(n, node, what, true);
     case NodeType::CommRecv: return issue_p2p(n, node, what, false);
     case NodeType::Invalid: return finish_now(n, id);
-    case NodeType::Metadata:
-      read_process_groups(n, node, what);
-      return finish_now(n, id);
+    case NodeType::Metadata: read_process_groups(n, node, what); return finish_now(n, id);
   }
   throw Error(what() + ": unknown node type " + std::to_string(int(type)));
 }
@@ -342,7 +359,9 @@ double Workload::speedup_of(const FeederNode& node) const {
   return k;
 }
 
-double Workload::comm_speedup(uint32_t n, const FeederNode& node) const { return speedup_of(node) / o_.slowdown.comm_of(n); }
+double Workload::comm_speedup(uint32_t n, const FeederNode& node) const {
+  return speedup_of(node) / o_.slowdown.comm_of(n);
+}
 
 // A time or size `speedup` times smaller (a time of at least 1 ns stays at least 1 ns).
 uint64_t Workload::faster(uint64_t v, double speedup) {
@@ -392,7 +411,8 @@ bool Workload::issue_coll(uint32_t n, const FeederNode& node, const Where& what)
   if (!type)
     throw Error(what() + ": collective type " + std::to_string(*comm_type) +
                 " is not supported (all-reduce 0, all-gather 2, broadcast 5, all-to-all 6, reduce-scatter 7)");
-  system_.issue_collective(n, what, *type, faster(uint64_t(*size), speedup_of(node)), involved, group, static_cast<int>(node.comm_priority()));
+  system_.issue_collective(n, what, *type, faster(uint64_t(*size), speedup_of(node)), involved, group,
+                           static_cast<int>(node.comm_priority()));
   return false;
 }
 
@@ -442,10 +462,10 @@ void Workload::complete(uint32_t n, uint64_t id) {
   if (it != p.in_flight.end()) {
     Running r = it->second;
     const Tick now = queue_.now();
-    int cls = r.kind == SpanKind::Compute ? 0
+    int cls = r.kind == SpanKind::Compute                                                                ? 0
               : (r.kind == SpanKind::Collective || r.kind == SpanKind::Send || r.kind == SpanKind::Recv) ? 1
-              : r.kind == SpanKind::Cpu    ? 2
-              : r.kind == SpanKind::Memory ? 3
+              : r.kind == SpanKind::Cpu                                                                  ? 2
+              : r.kind == SpanKind::Memory                                                               ? 3
                                            : -1;  // INVALID / METADATA: no busy time
     if (cls >= 0 && now > r.start) p.intervals[cls].emplace_back(r.start, now);
     if (o_.record_spans) spans_.push_back(Span{n, r.kind, id, r.start, now, std::string(node.name())});
@@ -474,14 +494,17 @@ void Workload::complete(uint32_t n, uint64_t id) {
 void Workload::node_done(uint32_t n, uint64_t id) {
   Npu& p = npu(n);
   if (p.finished) return;
-  if (id == kStartNode && !p.started) p.started = true;
-  else complete(n, id);
+  if (id == kStartNode && !p.started)
+    p.started = true;
+  else
+    complete(n, id);
   step(n);
 }
 
 void Workload::finish(SimResult& result) {
   const bool mirrored = !slot_.empty();
-  if (mirrored && std::any_of(npus_.begin(), npus_.end(), [](const Npu& p) { return !p.finished; })) throw NotMirrored{};
+  if (mirrored && std::any_of(npus_.begin(), npus_.end(), [](const Npu& p) { return !p.finished; }))
+    throw NotMirrored{};
   result.simulated_npus = npus_.size();
   result.stall_mode = o_.stalls;
   result.times_origin = times_origin_;
@@ -507,7 +530,8 @@ void Workload::finish(SimResult& result) {
     r.stalls = p.stalls;
     r.stall_waits = p.stall_waits;
     for (const Npu::Window& w : p.windows)
-      r.profiler_steps.push_back({w.name, (w.end - w.begin) * 1000, w.nodes ? (w.measured_last - w.measured_first) * 1000 : 0,
+      r.profiler_steps.push_back({w.name, (w.end - w.begin) * 1000,
+                                  w.nodes ? (w.measured_last - w.measured_first) * 1000 : 0,
                                   w.nodes ? w.simulated_last - w.simulated_first : 0, w.nodes});
     if (!p.finished) {
       result.deadlock = true;
@@ -529,7 +553,8 @@ void Workload::finish(SimResult& result) {
     result.start_error.p90 = quantile(start_errors_, 9);
   }
   for (auto& [type, fit] : collective_fit_)
-    result.measured_collectives.push_back(CollectiveFit{type, fit.measured.size(), median(fit.measured), median(fit.simulated)});
+    result.measured_collectives.push_back(
+        CollectiveFit{type, fit.measured.size(), median(fit.measured), median(fit.simulated)});
 }
 
 // A collective's kernels end together once its last rank arrives: from the latest start of one
@@ -550,7 +575,9 @@ std::vector<Tick> Workload::exposed_transfer(Npu::GpuWork Npu::*work) {
   for (const auto& entry : members) {
     const std::string& group = entry.first;  // named: clang 14 lambdas cannot capture bindings
     const std::vector<uint32_t>& npus = entry.second;
-    auto of = [&](uint32_t n) -> const std::vector<std::pair<Tick, Tick>>& { return (npu(n).*work).collectives.at(group); };
+    auto of = [&](uint32_t n) -> const std::vector<std::pair<Tick, Tick>>& {
+      return (npu(n).*work).collectives.at(group);
+    };
     const size_t count = of(npus[0]).size();
     bool same = npus.size() > 1;
     for (uint32_t n : npus) same = same && of(n).size() == count;
@@ -574,7 +601,8 @@ std::vector<Tick> Workload::exposed_transfer(Npu::GpuWork Npu::*work) {
 }
 
 void Workload::add_exposed_figures(SimResult& result) {
-  const std::vector<Tick> measured = exposed_transfer(&Npu::measured_work), simulated = exposed_transfer(&Npu::simulated_work);
+  const std::vector<Tick> measured = exposed_transfer(&Npu::measured_work),
+                          simulated = exposed_transfer(&Npu::simulated_work);
   for (uint32_t slot = 0; slot < npus_.size(); ++slot) {
     const uint32_t n = npu_at(slot);
     NpuResult& r = result.npus[n];
@@ -582,7 +610,8 @@ void Workload::add_exposed_figures(SimResult& result) {
     r.exposed_transfer = simulated[n];
     // Measured exposed communication: the collectives' kernels less the compute kernels' cover.
     std::vector<std::pair<Tick, Tick>> comm, kernels = npus_[slot].measured_work.kernels;
-    for (const auto& [group, list] : npus_[slot].measured_work.collectives) comm.insert(comm.end(), list.begin(), list.end());
+    for (const auto& [group, list] : npus_[slot].measured_work.collectives)
+      comm.insert(comm.end(), list.begin(), list.end());
     if (comm.empty()) continue;
     std::vector<std::pair<Tick, Tick>> both = comm;
     both.insert(both.end(), kernels.begin(), kernels.end());
@@ -605,7 +634,8 @@ void Workload::describe_stuck(uint32_t n, NpuResult& r) {
              " bytes) that was never sent";
         break;
       case NodeType::CommSend:
-        s += "sent to NPU " + std::to_string(node.comm_dst().value_or(-1)) + ", which never posted the matching receive";
+        s +=
+            "sent to NPU " + std::to_string(node.comm_dst().value_or(-1)) + ", which never posted the matching receive";
         break;
       case NodeType::CommColl: s += "is a collective some of its peers never reached"; break;
       default: s += "never finished"; break;

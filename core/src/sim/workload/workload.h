@@ -87,7 +87,7 @@ class Workload final : public NodeSink {
       uint64_t nodes = 0;
     };
     std::vector<Window> windows;
-    Tick start = 0;                        // when the NPU begins (see NpuResult::start)
+    Tick start = 0;  // when the NPU begins (see NpuResult::start)
     bool started = false;
     std::vector<int64_t> busy_lanes;
     uint64_t measured_first = UINT64_MAX, measured_last = 0;  // µs, over nodes with a start time
@@ -127,7 +127,7 @@ class Workload final : public NodeSink {
   bool issue_coll(uint32_t n, const FeederNode& node, const Where& what);
   void read_process_groups(uint32_t n, const FeederNode& node, const Where& what);
   bool finish_now(uint32_t n, uint64_t id);
-  double speedup_of(const FeederNode& node) const;  // SimOptions::speedups that match it, multiplied
+  double speedup_of(const FeederNode& node) const;                // SimOptions::speedups that match it, multiplied
   double comm_speedup(uint32_t n, const FeederNode& node) const;  // and NPU n's comm slowdown
   static uint64_t faster(uint64_t v, double speedup);
   void complete(uint32_t n, uint64_t id);
@@ -144,10 +144,10 @@ class Workload final : public NodeSink {
   System& system_;
   uint32_t n_npus_ = 0;
   double local_mem_bw_ = 0, peak_perf_ = 0;
-  std::vector<Npu> npus_;  // every NPU, or in a mirrored run one of each class (mirror_.reps)
-  Mirror mirror_;               // a mirrored run's classes
-  std::vector<uint32_t> slot_;  // a mirrored run's: per NPU, its slot in npus_ (simulated ones)
-  std::vector<uint64_t> ready_scratch_;  // step()'s, kept for its capacity
+  std::vector<Npu> npus_;                 // every NPU, or in a mirrored run one of each class (mirror_.reps)
+  Mirror mirror_;                         // a mirrored run's classes
+  std::vector<uint32_t> slot_;            // a mirrored run's: per NPU, its slot in npus_ (simulated ones)
+  std::vector<uint64_t> ready_scratch_;   // step()'s, kept for its capacity
   std::map<uint32_t, Tick> memory_busy_;  // shared remote memories: busy until
   uint64_t nodes_run_ = 0;                // over all NPUs, for progress
   std::vector<Span> spans_;
