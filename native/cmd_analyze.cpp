@@ -122,13 +122,6 @@ std::vector<Rank> load(const std::vector<std::string>& paths, std::vector<std::s
   return ranks;
 }
 
-std::string pct(uint64_t part, uint64_t whole) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f%%",
-                whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
-  return text;
-}
-
 std::string pad(std::string s, size_t width) {
   if (s.size() < width) s.insert(0, width - s.size(), ' ');
   return s;
@@ -179,9 +172,11 @@ void print_text(const std::vector<Rank>& ranks, size_t top) {
   for (const Rank& r : ranks) {
     const chakra::GpuAnalysis& a = r.analysis;
     std::cout << pad(std::to_string(r.rank), 6) << pad(us(a.span), 12) << pad(us(a.idle), 12)
-              << pad(pct(a.idle, a.span), 8) << pad(us(a.compute), 10) << pad(pct(a.compute, a.span), 8)
-              << pad(us(a.non_compute), 10) << pad(pct(a.non_compute, a.span), 8)
-              << pad(pct(a.comm_overlapped, a.communication), 12) << pad(us(a.exposed_communication()), 14) << "\n";
+              << pad(chakra::format_share(a.idle, a.span, 2), 8) << pad(us(a.compute), 10)
+              << pad(chakra::format_share(a.compute, a.span, 2), 8) << pad(us(a.non_compute), 10)
+              << pad(chakra::format_share(a.non_compute, a.span, 2), 8)
+              << pad(chakra::format_share(a.comm_overlapped, a.communication, 2), 12)
+              << pad(us(a.exposed_communication()), 14) << "\n";
   }
   std::vector<const chakra::Trace*> traces;
   std::vector<std::vector<chakra::HostStallEntry>> stalls;
@@ -198,8 +193,8 @@ void print_text(const std::vector<Rank>& ranks, size_t top) {
     if (by_kinds[set]) sets.push_back(set);
   std::sort(sets.begin(), sets.end(), [&](unsigned a, unsigned b) { return by_kinds[a] > by_kinds[b]; });
   for (unsigned set : sets)
-    std::cout << "  " << chakra::gpu_kinds_label(set) << ": " << us(by_kinds[set]) << " (" << pct(by_kinds[set], all)
-              << ")\n";
+    std::cout << "  " << chakra::gpu_kinds_label(set) << ": " << us(by_kinds[set]) << " ("
+              << chakra::format_share(by_kinds[set], all, 2) << ")\n";
   for (const Rank& r : ranks) {
     std::cout << "\nrank " << r.rank << ": top " << std::min(top, r.analysis.names.size()) << " of "
               << r.analysis.names.size() << " GPU op names by time (µs)  [" << r.path << "]\n"
@@ -301,7 +296,7 @@ int run(const cli::Args& args) {
         const uint64_t step = chakra::path_step_if_faster(p.path, p.times, what_if->name_part, what_if->speedup);
         std::cout << "\nwhat if ops named *" << what_if->name_part << "* ran "
                   << chakra::format_number(what_if->speedup) << "x faster: step " << us(p.path.step()) << " -> "
-                  << us(step) << " µs (" << pct(p.path.step() - step, p.path.step())
+                  << us(step) << " µs (" << chakra::format_share(p.path.step() - step, p.path.step(), 2)
                   << " shorter), along this path only: other paths may"
                   << " become critical, so at most that; simulate the trace for the exact answer (chakra simulate "
                      "--what-if)\n";

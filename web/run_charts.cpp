@@ -60,7 +60,7 @@ void draw_network_load(const SimRun& run, const Platform& platform) {
                     l.dim);
         NumberFont numbers(platform);
         text_cells({std::to_string(l.messages), chakra::format_bytes(l.bytes),
-                    format_duration(static_cast<double>(l.busy), "ns"), share_text(l.busy, r.end()),
+                    format_duration(static_cast<double>(l.busy), "ns"), chakra::format_share(l.busy, r.end()),
                     format_duration(static_cast<double>(l.queued), "ns")});
       }
     ImGui::EndTable();

@@ -218,7 +218,7 @@ void AnalysisView::draw_breakdown(const std::vector<const chakra::GpuAnalysis*>&
   }
   if (!run) draw_downloads();
   auto us = [&](uint64_t v) { return format_duration(static_cast<double>(v), unit); };
-  auto share = share_text;
+  auto share = [](uint64_t part, uint64_t whole) { return chakra::format_share(part, whole); };
 
   // Temporal breakdown: a chart and its table.
   ColumnChart chart;
@@ -460,7 +460,8 @@ void AnalysisView::draw_critical_path(int source, const std::vector<std::string>
   std::string kinds_line = "On the path:";
   for (chakra::PathKind k : kinds)
     if (uint64_t v = p.by_kind[static_cast<int>(k)])
-      kinds_line += std::string("  ") + chakra::path_kind_name(k) + " " + t(v) + " (" + share_text(v, p.step()) + ")";
+      kinds_line +=
+          std::string("  ") + chakra::path_kind_name(k) + " " + t(v) + " (" + chakra::format_share(v, p.step()) + ")";
   ImGui::TextUnformatted(kinds_line.c_str());
 
   // What-if along the path; for a run, the exact answer is one simulation away.
@@ -475,7 +476,7 @@ void AnalysisView::draw_critical_path(int source, const std::vector<std::string>
     const uint64_t step = chakra::path_step_if_faster(p, d.times, name_part, speedup);
     ImGui::SameLine();
     ImGui::Text("step %s -> %s (%s shorter) along this path", t(p.step()).c_str(), t(step).c_str(),
-                share_text(p.step() - step, p.step()).c_str());
+                chakra::format_share(p.step() - step, p.step()).c_str());
     if (SimRun* run = source > 0 ? app.runs.by_id(source) : nullptr) {
       ImGui::SameLine();
       if (ImGui::Button("Simulate it")) {
@@ -528,7 +529,7 @@ void AnalysisView::draw_critical_path(int source, const std::vector<std::string>
           ImGui::TableNextColumn();
           ImGui::TextUnformatted(t(st.duration).c_str());
           ImGui::TableNextColumn();
-          ImGui::TextUnformatted(share_text(st.duration, p.step()).c_str());
+          ImGui::TextUnformatted(chakra::format_share(st.duration, p.step()).c_str());
         }
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(chakra::path_kind_name(st.kind));

@@ -77,13 +77,6 @@ bool selectable_row(const std::string& text, int id, bool selected) {
   return clicked;
 }
 
-std::string share_text(uint64_t part, uint64_t whole) {
-  char text[16];
-  std::snprintf(text, sizeof text, "%.1f%%",
-                whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
-  return text;
-}
-
 void text_cells(std::initializer_list<std::string> cells) {
   for (const std::string& c : cells) {
     ImGui::TableNextColumn();

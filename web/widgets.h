@@ -43,7 +43,6 @@ class NumberFont {
 // would hide the rest, and names such as "## backward ##" have it); `id` tells rows apart.
 bool selectable_row(const std::string& text, int id, bool selected = false);
 std::string format_duration(double value, const std::string& unit);
-std::string share_text(uint64_t part, uint64_t whole);  // "12.5%"
 // Each text in the next column of the table's current row.
 void text_cells(std::initializer_list<std::string> cells);
 

@@ -372,13 +372,6 @@ const char* via_name(CrossRankPath::Via v) {
   return "?";
 }
 
-std::string share_of(uint64_t part, uint64_t whole) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%",
-                whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
-  return text;
-}
-
 }  // namespace
 
 std::string critical_path_text(const CrossRankPath& path, std::span<const RankTimes> ranks,
@@ -391,14 +384,14 @@ std::string critical_path_text(const CrossRankPath& path, std::span<const RankTi
   for (int k = 0; k < kPathKinds; ++k)
     if (path.by_kind[k])
       out += std::string(" ") + path_kind_name(static_cast<PathKind>(k)) + " " +
-             format_number(double(path.by_kind[k])) + " " + u + " (" + share_of(path.by_kind[k], path.step()) + ")";
+             format_number(double(path.by_kind[k])) + " " + u + " (" + format_share(path.by_kind[k], path.step()) + ")";
   // Host stalls on the path: CPU time only if they were not waits (core/docs/pytorch-replay.md).
   uint64_t stalled = 0, stalled_steps = 0;
   for (const auto& s : path.steps)
     if (s.node != UINT32_MAX && stall_class_of(*ranks[s.rank].trace, s.node)) stalled += s.duration, ++stalled_steps;
   if (stalled)
     out += "\n  host stalls on the path: " + format_number(double(stalled)) + " " + u + " (" +
-           share_of(stalled, path.step()) + ") in " + std::to_string(stalled_steps) +
+           format_share(stalled, path.step()) + ") in " + std::to_string(stalled_steps) +
            " steps, marked below: they may be waits (for the GPU, the allocator, another "
            "thread), not CPU work";
   // The longest steps, shown in time order.
@@ -417,7 +410,7 @@ std::string critical_path_text(const CrossRankPath& path, std::span<const RankTi
     char row[160];
     std::snprintf(row, sizeof row, "    %4u %12s %12s %7s  %-14s %-11s ", rank_ids[s.rank],
                   format_number(double(s.start - path.begin)).c_str(), format_number(double(s.duration)).c_str(),
-                  share_of(s.duration, path.step()).c_str(), path_kind_name(s.kind), via_name(s.via));
+                  format_share(s.duration, path.step()).c_str(), path_kind_name(s.kind), via_name(s.via));
     out += row + name;
     if (s.node != UINT32_MAX)
       if (const auto stall = stall_class_of(*ranks[s.rank].trace, s.node))

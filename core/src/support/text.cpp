@@ -500,6 +500,13 @@ std::string with_article(std::string_view noun) {
   return (starts_with_vowel_sound(noun) ? "an " : "a ") + std::string(noun);
 }
 
+std::string format_share(uint64_t part, uint64_t whole, int decimals) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.*f%%", decimals,
+                whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+  return text;
+}
+
 std::string format_bytes(uint64_t bytes) {
   static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);

@@ -82,6 +82,8 @@ std::string with_article(std::string_view noun);
 
 // "12.3 MiB" style sizes for humans.
 std::string format_bytes(uint64_t bytes);
+// `part` as a percentage of `whole` ("12.5%"; "0.0%" when whole is 0), with `decimals` digits.
+std::string format_share(uint64_t part, uint64_t whole, int decimals = 1);
 
 // The pieces of `s` between the separators, as Python's s.split(sep): n separators give n + 1
 // pieces, empty ones included ("" gives one empty piece). A range of views into `s`, found as
