@@ -8,6 +8,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view body = fuzz_support::text(data + 1, size - 1);
   namespace sim = chakra::sim;
+  namespace astra = chakra::astra;
   fuzz_support::expect_clean([&] {
     switch (data[0] % 5) {
       case 0: {
