@@ -1,6 +1,6 @@
 // The shell's state: what App keeps around the views (files being opened, conversions, the tab
-// shown, the panes, share links). Private to web/: app.cpp, commands.cpp, share_state.cpp,
-// status.cpp.
+// shown, the panes, share links). Private to web/: app.cpp, commands.cpp, details_pane.cpp,
+// share_state.cpp, status.cpp.
 #pragma once
 
 #include <deque>
