@@ -193,16 +193,19 @@ const FileImporter kImporters[] = {
 };
 
 // The same in the order they are asked.
-const std::vector<FileImporter> kBySniffOrder = [] {
-  std::vector<FileImporter> v(std::begin(kImporters), std::end(kImporters));
-  std::stable_sort(v.begin(), v.end(),
-                   [](const FileImporter& a, const FileImporter& b) { return a.sniff_order < b.sniff_order; });
-  return v;
-}();
+const std::vector<FileImporter>& by_sniff_order() {
+  static const std::vector<FileImporter> sorted = [] {
+    std::vector<FileImporter> v(std::begin(kImporters), std::end(kImporters));
+    std::stable_sort(v.begin(), v.end(),
+                     [](const FileImporter& a, const FileImporter& b) { return a.sniff_order < b.sniff_order; });
+    return v;
+  }();
+  return sorted;
+}
 
 }  // namespace
 
-std::span<const FileImporter> importers() { return kBySniffOrder; }
+std::span<const FileImporter> importers() { return by_sniff_order(); }
 
 const FileImporter& importer(InputKind kind) {
   if (kind == InputKind::Unknown) throw Error("no importer of this kind");
@@ -239,7 +242,7 @@ std::string input_head(std::span<const uint8_t> bytes, const std::string& name) 
 
 namespace {
 SniffedInput sniff_head(std::string_view name, std::string_view head) {
-  for (const FileImporter& i : kBySniffOrder)
+  for (const FileImporter& i : by_sniff_order())
     if (std::string evidence = i.sniff(name, head); !evidence.empty()) return {i.kind, std::move(evidence)};
   return {};
 }
