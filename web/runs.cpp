@@ -155,9 +155,8 @@ const chakra::TimelineModel* Runs::timeline(int id) {
   SimRun* run = by_id(id);
   if (!run) return nullptr;
   if (!run->timeline) {
-    std::vector<const chakra::Trace*> traces;
-    for (const auto& r : workspace_.ranks()) traces.push_back(&r->trace);
-    run->timeline = std::make_unique<chakra::TimelineModel>(chakra::timeline_of_spans(run->result.spans, traces));
+    run->timeline =
+        std::make_unique<chakra::TimelineModel>(chakra::timeline_of_spans(run->result.spans, workspace_.traces()));
   }
   return run->timeline.get();
 }

@@ -42,13 +42,6 @@ void write_selection_status(App::Impl& s, chakra::JsonWriter& w) {
   w.key("rank").value_uint(s.rank);
   w.key("selected")
       .value_int(s.selected && s.current_rank() ? static_cast<int64_t>(s.current_rank()->trace.id(*s.selected)) : -1);
-  w.key("selected_simulated").begin_array();  // [start, end] ns in the shown run, as the details show
-  if (s.selected && s.views[s.view]->name() == "timeline")
-    if (auto span = s.simulated_span(*s.selected)) {
-      w.value_double(span->first);
-      w.value_double(span->second);
-    }
-  w.end_array();
   w.key("hash").value(chakra::encode_share_link(s.state()));    // what the address bar shows
   w.key("state").value(chakra::encode_share_state(s.state()));  // the same, readable
 }

@@ -91,13 +91,11 @@ class AnalysisView final : public View {
 AnalysisView::Figures& AnalysisView::figures() {
   if (!cache_) {
     cache_.emplace();
-    std::vector<const chakra::Trace*> traces;
     for (const auto& r : app.workspace.ranks()) {
       cache_->ranks.push_back(chakra::analyze_gpu(r->trace));
       cache_->stalls.push_back(chakra::host_stalls_of(r->trace));
-      traces.push_back(&r->trace);
     }
-    cache_->stragglers = chakra::find_stragglers(traces);
+    cache_->stragglers = chakra::find_stragglers(app.workspace.traces());
   }
   return *cache_;
 }
@@ -558,8 +556,7 @@ void AnalysisView::draw_critical_path(int source, const std::vector<std::string>
 // ---- collectives by type and size ------------------------------------------------------------
 
 void AnalysisView::draw_collectives(SimRun* run) {
-  std::vector<const chakra::Trace*> traces;
-  for (const auto& r : app.workspace.ranks()) traces.push_back(&r->trace);
+  const std::vector<const chakra::Trace*> traces = app.workspace.traces();
   CollectiveBuckets& cached = run ? run->collectives : figures().collectives;
   if (!cached) {  // made once per source: a run's takes a pass over its spans per NPU
     std::vector<std::vector<uint64_t>> micros;

@@ -210,6 +210,13 @@ const RankTrace* Workspace::rank(uint32_t r) const {
   return nullptr;
 }
 
+std::vector<const Trace*> Workspace::traces() const {
+  std::vector<const Trace*> out;
+  out.reserve(ranks_.size());
+  for (const auto& r : ranks_) out.push_back(&r->trace);
+  return out;
+}
+
 void Workspace::clear() {
   ranks_.clear();
   pytorch_.clear();

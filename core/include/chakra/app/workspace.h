@@ -152,6 +152,8 @@ class Workspace {
   // Ranks by rank number (a file without a rank in its name takes the next free one).
   const std::vector<std::unique_ptr<RankTrace>>& ranks() const { return ranks_; }
   const RankTrace* rank(uint32_t r) const;
+  // The ranks' traces in rank order (what analyses and timelines of the whole run take).
+  std::vector<const Trace*> traces() const;
   void clear();
 
   // Settings read from dropped config files (the last one of each kind wins).
