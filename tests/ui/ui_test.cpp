@@ -525,6 +525,26 @@ TEST(AppUi, EveryViewOfTheRegistryOpensDrawsAndComesBackFromALink) {
   }
 }
 
+// `find RUN NAME`, how other views send the user to slices on the timeline: it opens the Timeline
+// view on that source with the slices named like NAME found; a run that does not exist, or no
+// name, is refused and changes nothing.
+TEST(AppUi, FindOpensTheTimelineOnASourceWithItsSlicesFound) {
+  Headless h;
+  load_allreduce(h);
+  ASSERT_TRUE(h.app->run_simulation());
+  h.settle();
+  EXPECT_FALSE(h.app->command("find 3 ALL_REDUCE"));  // no run 3
+  EXPECT_FALSE(h.app->command("find 1"));             // no name
+  h.frame();
+  EXPECT_EQ(h.status()["view"], "overview");
+  ASSERT_TRUE(h.app->command("find 1 ALL_REDUCE"));
+  h.frame();
+  h.frame();
+  const json s = h.status();
+  EXPECT_EQ(s["view"], "timeline");
+  EXPECT_EQ(s["timeline_found"], 8);  // the all-reduce of each of the 8 NPUs
+}
+
 // Scripted commands with numbers take exactly a whole number in range, else fail and change nothing.
 TEST(AppUi, CommandNumbersAreCheckedWhole) {
   Headless h;
