@@ -16,8 +16,9 @@ set(allowed_sim support trace format astra)
 set(allowed_stablehlo support trace format astra sim)
 set(allowed_analysis support trace format astra sim)
 set(allowed_viz support trace format astra sim)
+set(allowed_replay support trace format astra sim)
 set(allowed_app support trace format pytorch astra synth sim stablehlo analysis viz)
-set(layers support trace format pytorch astra synth sim stablehlo analysis viz app)
+set(layers support trace format pytorch astra synth sim stablehlo analysis viz replay app)
 
 # Inside core/src/sim: engine -> network -> collectives -> system -> workload (and common.h
 # for all); simulate.cpp, the driver, may include any of them.

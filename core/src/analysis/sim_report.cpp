@@ -7,6 +7,7 @@
 #include "chakra/analysis/critical_path.h"
 #include "chakra/format/chrome_trace.h"
 #include "chakra/format/json_writer.h"
+#include "chakra/support/text.h"
 
 namespace chakra {
 
@@ -25,13 +26,6 @@ std::string ns_text(Tick t) {
   else
     std::snprintf(buf, sizeof buf, "%llu ns", static_cast<unsigned long long>(t));
   return buf;
-}
-
-template <class... A>
-void appendf(std::string& out, const char* format, A... args) {
-  char buf[1024];
-  std::snprintf(buf, sizeof buf, format, args...);
-  out += buf;
 }
 
 }  // namespace

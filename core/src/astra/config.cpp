@@ -11,6 +11,7 @@
 #include "chakra/format/yaml.h"
 #include "chakra/support/error.h"
 #include "chakra/support/text.h"
+#include "chakra/trace/schema.h"
 
 namespace chakra::astra {
 namespace {
@@ -323,6 +324,36 @@ CommGroups parse_comm_groups(std::string_view text, const std::string& name) {
 }
 
 CommGroups load_comm_groups(const std::string& path) { return parse_comm_groups(read_file(path), path); }
+
+std::optional<CommGroups> metadata_process_groups(std::string_view inputs_values, uint32_t npus,
+                                                  const std::string& where) {
+  const std::string text(wrapped_process_groups(inputs_values).value_or(inputs_values));
+  if (text.empty()) return std::nullopt;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+    if (j.is_array() && j.size() == 1 && j[0].is_string()) j = nlohmann::json::parse(j[0].get<std::string>());
+  } catch (const std::exception&) {
+    return std::nullopt;  // not process-group information
+  }
+  if (!j.is_array()) return std::nullopt;
+  CommGroups groups;
+  for (const auto& item : j) {
+    if (!item.is_object() || !item.contains("pg_name") || !item.contains("ranks")) continue;
+    std::string name = item["pg_name"].is_string() ? item["pg_name"].get<std::string>() : item["pg_name"].dump();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos || name.size() > 9)
+      throw Error(where + ": process group name '" + name + "' is not a number");
+    std::vector<uint32_t>& members = groups[std::stoi(name)];
+    for (const auto& r : item["ranks"]) {
+      if (!r.is_number_unsigned() || r.get<uint64_t>() >= npus)
+        throw Error(where + ": process group " + name + " has an invalid rank");
+      members.push_back(r.get<uint32_t>());
+    }
+    if (members.empty())
+      for (uint32_t i = 0; i < npus; ++i) members.push_back(i);
+  }
+  return groups;
+}
 
 }  // namespace chakra::astra
 

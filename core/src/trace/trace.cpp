@@ -187,7 +187,19 @@ void Trace::set_metadata(StrId version, const AttrDrafts& attrs, std::string_vie
 }
 
 void Trace::set_metadata_string(std::string_view name, std::string_view value) {
-  const StrId key = intern(name), text = intern(value);
+  replace_metadata(name, AttrKind::String, intern(value));
+}
+
+void Trace::set_metadata_uint64(std::string_view name, uint64_t value) {
+  replace_metadata(name, AttrKind::Uint64, value);
+}
+
+void Trace::remove_metadata(std::string_view name) {
+  if (has_metadata_) replace_metadata(name, AttrKind::None, 0);
+}
+
+void Trace::replace_metadata(std::string_view name, AttrKind kind, uint64_t bits) {
+  const StrId key = intern(name);
   AttrDrafts drafts;
   const AttrTable& table = metadata_attrs_;
   for (uint32_t a = 0; a < table.size(); ++a) {
@@ -201,7 +213,7 @@ void Trace::set_metadata_string(std::string_view name, std::string_view value) {
       drafts.unknown += unknown;
     }
   }
-  drafts.add_string(key, text);
+  if (kind != AttrKind::None) drafts.add(key, kind, bits);
   const std::string unknown = metadata_unknown_;
   set_metadata(metadata_version_, drafts, unknown);
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -106,5 +107,11 @@ RemoteMemoryConfig load_remote_memory(const std::string& path);
 using CommGroups = std::map<int, std::vector<uint32_t>>;
 CommGroups parse_comm_groups(std::string_view json, const std::string& name);
 CommGroups load_comm_groups(const std::string& path);
+// The PyTorch process groups a METADATA node lists in its inputs values (the converter's form,
+// wrapped_process_groups), by number; a group listing no ranks has all `npus`. nullopt when the
+// values are no process-group information; chakra::Error naming `where` for a name that is no
+// number or a rank outside `npus`.
+std::optional<CommGroups> metadata_process_groups(std::string_view inputs_values, uint32_t npus,
+                                                  const std::string& where);
 
 }  // namespace chakra::astra

@@ -2,11 +2,12 @@
 // tool is written in Python, its output is reproduced exactly, so these follow Python's rules.
 #pragma once
 
-#include <cstdint>
-#include <string>
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstdio>
 #include <iterator>
+#include <string>
 #include <string_view>
 
 namespace chakra {
@@ -84,6 +85,14 @@ std::string with_article(std::string_view noun);
 std::string format_bytes(uint64_t bytes);
 // `part` as a percentage of `whole` ("12.5%"; "0.0%" when whole is 0), with `decimals` digits.
 std::string format_share(uint64_t part, uint64_t whole, int decimals = 1);
+
+// printf-style formatting appended to `out` (one line of a table: at most 1023 bytes).
+template <class... A>
+void appendf(std::string& out, const char* format, A... args) {
+  char buf[1024];
+  std::snprintf(buf, sizeof buf, format, args...);
+  out += buf;
+}
 
 // The pieces of `s` between the separators, as Python's s.split(sep): n separators give n + 1
 // pieces, empty ones included ("" gives one empty piece). A range of views into `s`, found as

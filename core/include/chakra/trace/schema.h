@@ -90,6 +90,9 @@ inline constexpr std::string_view kProfilerStepEndAttr = "profiler_step_end_micr
 // describe: "projected" (chakra project: copies of the traced ranks), "simulated" (chakra
 // simulate --times-out). Their start times are not compared against simulations as measured.
 inline constexpr std::string_view kTimesOriginAttr = "times_origin";
+// GlobalMetadata attribute (string) of traces whose times were measured by `chakra replay` on
+// real machines: how the replay was run (processes, compute scale). They compare as measured.
+inline constexpr std::string_view kReplayedByAttr = "replayed_by";
 
 // A METADATA node's PyTorch process groups as the converter stores them in its inputs values:
 // the Python repr of a one-string list, ['[{"pg_name": "3", "ranks": [..]}, ...]']. The JSON

@@ -187,6 +187,9 @@ class Trace {
   // Sets one string attribute of the metadata (replacing one of that name), the rest kept; adds
   // a metadata record to a trace without one.
   void set_metadata_string(std::string_view name, std::string_view value);
+  void set_metadata_uint64(std::string_view name, uint64_t value);
+  // Drops the metadata attributes of that name (none: nothing changes).
+  void remove_metadata(std::string_view name);
   void clear_metadata();
 
   // ---- nodes, by position in file order ----
@@ -250,6 +253,9 @@ class Trace {
   size_t memory_bytes() const;
 
  private:
+  // The metadata with the attributes named `name` replaced by one of `kind` (None: by none).
+  void replace_metadata(std::string_view name, AttrKind kind, uint64_t bits);
+
   static constexpr uint8_t kHasInputs = 1, kHasOutputs = 2, kCtrlUnpacked = 4, kDataUnpacked = 8;
 
   StringPool strings_;

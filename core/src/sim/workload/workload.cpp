@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 
 #include "chakra/format/io.h"
 #include "chakra/trace/schema.h"
@@ -152,7 +151,7 @@ void Workload::read_metadata(Npu& p) {
     const AttrView attr = meta.metadata_attr(a);
     const std::string_view name = attr.name();
     if (name == kReplayLanesAttr)
-      p.lanes = attr.as_bool().value_or(false);
+      p.resources.set_lanes(attr.as_bool().value_or(false));
     else if (name == kReplayStartAttr)
       p.replay_start = attr.as_uint64();
     else if (name == kHostStallsAttr)
@@ -184,47 +183,6 @@ void Workload::start() {
   }
 }
 
-// The lane of a replay-model node: its CPU thread ("tid") or GPU stream ("stream"), kept apart
-// in the low bit; nullopt for nodes that take no lane (METADATA, INVALID, memory accesses).
-std::optional<int64_t> Workload::lane_of(const FeederNode& node) {
-  const NodeType type = node.type();
-  if (type == NodeType::Invalid || type == NodeType::Metadata || type == NodeType::MemLoad ||
-      type == NodeType::MemStore)
-    return std::nullopt;
-  if (node.is_cpu_op()) return node.int_attr(NodeAttr::tid).value_or(-1) * 2;
-  return node.int_attr(NodeAttr::stream).value_or(-1) * 2 + 1;
-}
-
-// One resource of each kind per NPU (ASTRA-sim's HardwareResource); receives take none. Replay-
-// model traces have one resource per lane instead.
-bool Workload::slot_free(const Npu& p, const FeederNode& node) {
-  if (p.lanes) {
-    auto lane = lane_of(node);
-    return !lane || std::find(p.busy_lanes.begin(), p.busy_lanes.end(), *lane) == p.busy_lanes.end();
-  }
-  if (node.is_cpu_op()) return p.cpu_busy == 0;
-  if (node.type() == NodeType::Comp) return p.comp_busy == 0;
-  return p.comm_busy == 0 || node.type() == NodeType::CommRecv;
-}
-
-void Workload::occupy(Npu& p, const FeederNode& node, int delta) {
-  if (p.lanes) {
-    if (auto lane = lane_of(node)) {
-      if (delta > 0)
-        p.busy_lanes.push_back(*lane);
-      else
-        p.busy_lanes.erase(std::find(p.busy_lanes.begin(), p.busy_lanes.end(), *lane));
-    }
-    return;
-  }
-  if (node.is_cpu_op())
-    p.cpu_busy += delta;
-  else if (node.type() == NodeType::Comp)
-    p.comp_busy += delta;
-  else if (node.type() != NodeType::CommRecv)
-    p.comm_busy += delta;
-}
-
 // Issue every issuable node whose resource is free, smallest id first; repeated while nodes
 // finish instantly (INVALID, METADATA), whose dependants the reference would leave waiting.
 void Workload::step(uint32_t n) {
@@ -239,7 +197,7 @@ void Workload::step(uint32_t n) {
     for (uint64_t id : ready) {
       Npu& q = npu(n);
       FeederNode node = q.feeder->node(id);
-      if (!slot_free(q, node)) {
+      if (!q.resources.free_for(node)) {
         q.feeder->untake(id);
         continue;
       }
@@ -248,7 +206,7 @@ void Workload::step(uint32_t n) {
   }
   ready_scratch_ = std::move(ready);
   Npu& q = npu(n);
-  if (q.feeder->finished() && q.cpu_busy == 0 && q.comp_busy == 0 && q.comm_busy == 0 && q.busy_lanes.empty()) {
+  if (q.feeder->finished() && q.resources.idle()) {
     q.finished = true;
     q.finish = queue_.now();
   }
@@ -257,7 +215,7 @@ void Workload::step(uint32_t n) {
 // Returns true when the node finished at once.
 bool Workload::issue(uint32_t n, const FeederNode& node) {
   Npu& p = npu(n);
-  occupy(p, node, +1);
+  p.resources.occupy(node, +1);
   uint64_t id = node.id();
   NodeType type = node.type();
   Where what{p.file, node};
@@ -421,31 +379,8 @@ bool Workload::issue_coll(uint32_t n, const FeederNode& node, const Where& what)
 // which the reference unwraps by dropping two characters at each end; a JSON string list
 // is accepted too.
 void Workload::read_process_groups(uint32_t n, const FeederNode& node, const Where& what) {
-  const std::string text(wrapped_process_groups(node.inputs_values()).value_or(node.inputs_values()));
-  if (text.empty()) return;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-    if (j.is_array() && j.size() == 1 && j[0].is_string()) j = nlohmann::json::parse(j[0].get<std::string>());
-  } catch (const std::exception&) {
-    return;  // not process-group information
-  }
-  if (!j.is_array()) return;
-  for (const auto& item : j) {
-    if (!item.is_object() || !item.contains("pg_name") || !item.contains("ranks")) continue;
-    std::string name = item["pg_name"].is_string() ? item["pg_name"].get<std::string>() : item["pg_name"].dump();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos || name.size() > 9)
-      throw Error(what() + ": process group name '" + name + "' is not a number");
-    std::vector<uint32_t> members;
-    for (const auto& r : item["ranks"]) {
-      if (!r.is_number_unsigned() || r.get<uint64_t>() >= n_npus_)
-        throw Error(what() + ": process group " + name + " has an invalid rank");
-      members.push_back(r.get<uint32_t>());
-    }
-    if (members.empty())
-      for (uint32_t i = 0; i < n_npus_; ++i) members.push_back(i);
-    system_.add_process_group(n, std::stoi(name), std::move(members));
-  }
+  if (auto groups = astra::metadata_process_groups(node.inputs_values(), n_npus_, what()))
+    for (auto& [id, members] : *groups) system_.add_process_group(n, id, std::move(members));
 }
 
 bool Workload::finish_now(uint32_t n, uint64_t id) {
@@ -457,7 +392,7 @@ bool Workload::finish_now(uint32_t n, uint64_t id) {
 void Workload::complete(uint32_t n, uint64_t id) {
   Npu& p = npu(n);
   FeederNode node = p.feeder->node(id);
-  occupy(p, node, -1);
+  p.resources.occupy(node, -1);
   auto it = p.in_flight.find(id);
   if (it != p.in_flight.end()) {
     Running r = it->second;

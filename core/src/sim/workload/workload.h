@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "chakra/sim/resources.h"
 #include "sim/astra_names.h"
 #include "sim/system/system.h"
 
@@ -69,10 +70,7 @@ class Workload final : public NodeSink {
     // once the feeder has read it all (NPU 0's is kept to compare the others with).
     std::unique_ptr<const std::string> bytes;
     std::unique_ptr<Feeder> feeder;
-    int cpu_busy = 0, comp_busy = 0, comm_busy = 0;
-    // Replay-model traces (kReplayLanesAttr): one node at a time per lane instead, a lane being a
-    // CPU thread or a GPU stream (lane_of); the lanes busy now.
-    bool lanes = false;
+    NodeResources resources;               // what runs now, by slot or, for replay-model traces, by lane
     std::optional<uint64_t> replay_start;  // kReplayStartAttr, µs
     bool has_stalls = false;               // kHostStallsAttr: read the nodes' stall attributes
     bool derived = false;                  // kTimesOriginAttr: its times were not measured on it
@@ -89,7 +87,6 @@ class Workload final : public NodeSink {
     std::vector<Window> windows;
     Tick start = 0;  // when the NPU begins (see NpuResult::start)
     bool started = false;
-    std::vector<int64_t> busy_lanes;
     uint64_t measured_first = UINT64_MAX, measured_last = 0;  // µs, over nodes with a start time
     // GPU work, measured and simulated, ns: collectives (by communicator, pg_name or "" for
     // all ranks) and compute kernels, for the exposed communication and transfer (NpuResult).
@@ -118,9 +115,6 @@ class Workload final : public NodeSink {
   // NPU n's state (a simulated one's, in a mirrored run), and the NPU of a slot of npus_.
   Npu& npu(uint32_t n) { return npus_[slot_.empty() ? n : slot_[n]]; }
   uint32_t npu_at(uint32_t slot) const { return slot_.empty() ? slot : mirror_.reps[slot]; }
-  static bool slot_free(const Npu& p, const FeederNode& node);
-  static void occupy(Npu& p, const FeederNode& node, int delta);
-  static std::optional<int64_t> lane_of(const FeederNode& node);
   void step(uint32_t n);
   bool issue(uint32_t n, const FeederNode& node);
   bool issue_p2p(uint32_t n, const FeederNode& node, const Where& what, bool send);
