@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "chakra/format/et_io.h"
 #include "chakra/trace/schema.h"
@@ -213,7 +214,9 @@ TEST(Replay, LanesOverlapAsTheyDidAndSlotsSerialise) {
     const std::string json = dir + (lanes ? "/lanes.json" : "/slots.json");
     const auto r = replay(2, {make(lanes), "--summary-json", json});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    for (const auto& rank : read_json(json)["ranks"]) {
+    const nlohmann::json summary = read_json(json);
+    ASSERT_EQ(summary["ranks"].size(), 2u);
+    for (const auto& rank : summary["ranks"]) {
       const uint64_t step = rank["step_ns"];
       if (lanes)
         EXPECT_LT(step, 70'000'000u) << "kernels of two streams overlap";
@@ -238,6 +241,39 @@ TEST(Replay, DeadlockIsReportedPerRankInsteadOfHanging) {
   EXPECT_TRUE(contains(r.err, "a deadlock")) << r.err;
   EXPECT_TRUE(contains(r.err, "rank 0: waits on node 1 (recv_1, recv from rank 1, 1.0 KiB)")) << r.err;
   EXPECT_TRUE(contains(r.err, "rank 1: waits on node 1 (recv_1, recv from rank 0, 1.0 KiB)")) << r.err;
+}
+
+// Rank 0 has a second all-reduce that rank 1 never reaches: rank 0 waits on it, rank 1 says it
+// finished; the job ends after the timeout.
+TEST(Replay, ACollectiveSomeRanksNeverReachIsReportedWhereEachRankIs) {
+  const std::string prefix = write_ranks(2, [](uint32_t r, Trace& t, std::vector<NodeDraft>& nodes) {
+    nodes.push_back(collective(t, 1, CommType::AllReduce, 4096, {}));
+    if (r == 0) nodes.push_back(collective(t, 2, CommType::AllReduce, 4096, {1}));
+  });
+  const auto r = replay(2, {prefix, "--timeout", "2"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_TRUE(contains(r.err, "rank 0: waits on node 2 (ALL_REDUCE_2, all_reduce of all ranks, 4.0 KiB)")) << r.err;
+  EXPECT_TRUE(contains(r.err, "rank 1: finished its trace, waiting for the others")) << r.err;
+}
+
+// Ctrl-C on mpirun (here SIGINT after 2 s) ends every rank of a replay that would spin a minute.
+TEST(Replay, InterruptEndsEveryRank) {
+  const std::string prefix = write_ranks(2, [](uint32_t, Trace& t, std::vector<NodeDraft>& nodes) {
+    nodes.push_back(compute(t, 1, 60'000'000));
+    nodes.push_back(collective(t, 2, CommType::AllReduce, 4096, {1}));
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run({"-s", "INT", "-k", "30", "2", MPIRUN, "--oversubscribe", "-n", "2", CHAKRA_BIN, "replay", prefix},
+                     "/usr/bin/timeout");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_LT(seconds, 20.0) << r.err;
+  bool left = true;  // the ranks may take a moment to go once mpirun has
+  for (int i = 0; i < 100 && left; ++i) {
+    left = run({"-f", prefix}, "/usr/bin/pgrep").exit_code == 0;
+    if (left) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_FALSE(left) << "a replay process is still running 10 s after mpirun ended";
 }
 
 // A truncated trace on one rank: every rank stops before any communication, with one message

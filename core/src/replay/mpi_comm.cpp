@@ -72,6 +72,17 @@ class MpiLayer final : public CommLayer {
     groups_[id] = c;
   }
 
+  void prepare(uint64_t send_bytes, uint64_t recv_bytes, uint32_t operations) override {
+    std::vector<Request> taken;
+    for (uint32_t i = 0; i < operations; ++i) {
+      taken.push_back(take_slot());
+      Slot& s = slots_[taken.back()];
+      s.send.resize(std::max<size_t>(s.send.size(), send_bytes));  // zero-filled: every page touched
+      s.recv.resize(std::max<size_t>(s.recv.size(), recv_bytes));
+    }
+    free_.insert(free_.end(), taken.rbegin(), taken.rend());
+  }
+
   Request start(const CommOp& op) override {
     const Request r = take_slot();
     Slot& s = slots_[r];

@@ -59,10 +59,6 @@ std::string where(const RankPlan& p, uint32_t n) {
   return p.file + ": node " + std::to_string(p.trace.id(n)) + " (" + std::string(p.trace.name(n)) + ")";
 }
 
-uint64_t buffer_bytes(const CommOp& op, uint32_t group_size) {
-  return op.kind == OpKind::AllGather ? op.bytes * (uint64_t{group_size} + 1) : op.bytes * 2;
-}
-
 // Reads and checks this rank's trace: every node it will run is one the layer can run, with
 // groups, peers, tags and sizes in range.
 RankPlan plan_rank(const ReplayOptions& o, uint32_t trace_rank, const std::vector<uint32_t>& layer_rank_of,
@@ -466,7 +462,16 @@ ReplayOutcome replay(const ReplayOptions& o, CommLayer& comm) {
   }
   for (const auto& [id, members] : layer_groups) comm.add_group(id, members);
 
-  // Replay, from a common start (the control channel's exchange is the barrier).
+  // Replay, from a common start (the control channel's exchange is the barrier), with buffers
+  // for the largest operation ready.
+  uint64_t send = 0, recv = 0;
+  for (const Step& s : plan.steps) {
+    if (s.kind != Step::Kind::Comm) continue;
+    const uint64_t group = s.op.group < 0 ? ranks : layer_groups.at(s.op.group).size();
+    send = std::max(send, s.op.bytes);
+    recv = std::max(recv, s.op.kind == OpKind::AllGather ? s.op.bytes * group : s.op.bytes);
+  }
+  comm.prepare(send, recv, 2);
   Walker walker(plan, comm, o, layer_groups);
   comm.all_gather_text("");
   const Clock::time_point t0 = Clock::now();

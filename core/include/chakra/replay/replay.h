@@ -46,6 +46,10 @@ class CommLayer {
   // Collective over every rank: each calls it for the same groups in the same order. `members`:
   // the layer's ranks in ring order.
   virtual void add_group(int id, std::span<const uint32_t> members) = 0;
+  // Allocates and touches buffers for `operations` operations sending up to `send_bytes` and
+  // receiving up to `recv_bytes` before the replay, so that no timed operation pays for first
+  // touches of its memory.
+  virtual void prepare(uint64_t send_bytes, uint64_t recv_bytes, uint32_t operations) = 0;
   // Starts an operation (non-blocking); test() says when it is done, then forgets it.
   virtual Request start(const CommOp& op) = 0;
   virtual bool test(Request r) = 0;
