@@ -4,7 +4,6 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
-#include <set>
 #include <unordered_map>
 
 #include "chakra/astra/feeder.h"
@@ -42,6 +41,8 @@ struct Step {
   enum class Kind : uint8_t { Instant, Spin, Comm } kind = Kind::Instant;
   uint64_t spin_ns = 0;
   CommOp op;
+  // A collective: its group's index in RankPlan::group_order and its place in that order.
+  uint32_t group_index = 0, turn = 0;
 };
 
 // This rank's trace, read whole and checked before any replayed communication.
@@ -134,7 +135,18 @@ RankPlan plan_rank(const ReplayOptions& o, uint32_t trace_rank, const std::vecto
                   " is larger than the largest buffer allowed (" + format_bytes(o.max_buffer_bytes) +
                   "; --max-buffer)");
   }
-  for (auto& [g, ids] : p.group_order) std::sort(ids.begin(), ids.end());
+  // Each collective's turn in its group (ids ascending), looked up once here, not per poll.
+  std::unordered_map<uint64_t, uint32_t> position;
+  for (uint32_t n = 0; n < t.size(); ++n) position[t.id(n)] = n;
+  uint32_t index = 0;
+  for (auto& [g, ids] : p.group_order) {
+    std::sort(ids.begin(), ids.end());
+    for (uint32_t k = 0; k < ids.size(); ++k) {
+      Step& s = p.steps[position.at(ids[k])];
+      s.group_index = index, s.turn = k;
+    }
+    ++index;
+  }
   return p;
 }
 
@@ -190,7 +202,17 @@ class Walker {
     fo.read = o.read;
     feeder_ = std::make_unique<Feeder>(
         memory_input({reinterpret_cast<const uint8_t*>(p_.bytes.data()), p_.bytes.size()}, p_.file), fo);
-    for (uint32_t n = 0; n < p_.trace.size(); ++n) position_[p_.trace.id(n)] = n;
+    // Node ids to positions: a table where the ids are dense (as writers number them), else a map.
+    uint64_t max_id = 0;
+    for (uint32_t n = 0; n < p_.trace.size(); ++n) max_id = std::max(max_id, p_.trace.id(n));
+    if (max_id < uint64_t{4} * p_.trace.size() + 1024) dense_.assign(max_id + 1, UINT32_MAX);
+    for (uint32_t n = 0; n < p_.trace.size(); ++n) {
+      if (dense_.empty())
+        sparse_[p_.trace.id(n)] = n;
+      else
+        dense_[p_.trace.id(n)] = n;
+    }
+    next_turn_.assign(p_.group_order.size(), 0);
     result_.times.assign(p_.trace.size(), {UINT64_MAX, UINT64_MAX});
   }
 
@@ -201,7 +223,11 @@ class Walker {
     std::vector<uint64_t> fresh;
     while (!feeder_->finished()) {
       feeder_->take_all(fresh);
-      waiting_.insert(fresh.begin(), fresh.end());
+      if (!fresh.empty()) {  // both ascending: merged
+        const size_t before = waiting_.size();
+        waiting_.insert(waiting_.end(), fresh.begin(), fresh.end());
+        std::inplace_merge(waiting_.begin(), waiting_.begin() + before, waiting_.end());
+      }
       bool progressed = start_ready();
       progressed |= poll();
       const Clock::time_point now = Clock::now();
@@ -237,7 +263,7 @@ class Walker {
     for (const Running& r : running_) out += (out.empty() ? "waits on " : "; ") + name(r.position);
     if (running_.empty())
       for (uint64_t id : waiting_) {
-        out += (out.empty() ? "cannot start " : "; ") + name(position_.at(id));
+        out += (out.empty() ? "cannot start " : "; ") + name(position_of(id));
         if (out.size() > 400) break;
       }
     if (out.empty()) out = "waits for nodes it depends on";
@@ -254,26 +280,25 @@ class Walker {
   }
 
  private:
-  bool group_turn(const Step& s, uint64_t id) const {
-    if (s.kind != Step::Kind::Comm || s.op.kind == OpKind::Send || s.op.kind == OpKind::Recv) return true;
-    const std::vector<uint64_t>& order = p_.group_order.at(s.op.group);
-    auto it = next_.find(s.op.group);
-    const size_t next = it == next_.end() ? 0 : it->second;
-    return next < order.size() && order[next] == id;
+  uint32_t position_of(uint64_t id) const { return dense_.empty() ? sparse_.at(id) : dense_[id]; }
+
+  static bool is_collective(const Step& s) {
+    return s.kind == Step::Kind::Comm && s.op.kind != OpKind::Send && s.op.kind != OpKind::Recv;
   }
+  bool group_turn(const Step& s) const { return !is_collective(s) || next_turn_[s.group_index] == s.turn; }
 
   bool start_ready() {
     bool any = false;
-    for (auto it = waiting_.begin(); it != waiting_.end();) {
-      const uint64_t id = *it;
-      const uint32_t n = position_.at(id);
+    size_t kept = 0;
+    for (size_t w = 0; w < waiting_.size(); ++w) {
+      const uint64_t id = waiting_[w];
+      const uint32_t n = position_of(id);
       const FeederNode node = feeder_->node(id);
       const Step& s = p_.steps[n];
-      if (!resources_.free_for(node) || !group_turn(s, id)) {
-        ++it;
+      if (!group_turn(s) || !resources_.free_for(node)) {
+        waiting_[kept++] = id;
         continue;
       }
-      it = waiting_.erase(it);
       any = true;
       const Clock::time_point now = Clock::now();
       result_.times[n].first = ns_between(t0_, now);
@@ -284,11 +309,12 @@ class Walker {
       resources_.occupy(node, +1);
       Running r{n, s.kind == Step::Kind::Spin, now + std::chrono::nanoseconds(s.spin_ns), 0};
       if (!r.timer) {
-        if (s.op.kind != OpKind::Send && s.op.kind != OpKind::Recv) ++next_[s.op.group];
+        if (is_collective(s)) ++next_turn_[s.group_index];
         r.request = comm_.start(s.op);
       }
       running_.push_back(r);
     }
+    waiting_.resize(kept);
     return any;
   }
 
@@ -331,10 +357,11 @@ class Walker {
   const std::map<int, std::vector<uint32_t>>& sizes_;
   sim::NodeResources resources_;
   std::unique_ptr<Feeder> feeder_;
-  std::unordered_map<uint64_t, uint32_t> position_;
-  std::set<uint64_t> waiting_;  // taken from the feeder, not started: ascending ids
+  std::vector<uint32_t> dense_;                    // id -> position, where ids are dense
+  std::unordered_map<uint64_t, uint32_t> sparse_;  // id -> position otherwise
+  std::vector<uint64_t> waiting_;                  // taken from the feeder, not started: ascending ids
   std::vector<Running> running_;
-  std::map<int, size_t> next_;  // per group, its next collective's place in group_order
+  std::vector<uint32_t> next_turn_;  // per group (group_index), the turn of its next collective
   RankResult result_;
   Clock::time_point t0_;
 };
