@@ -2,6 +2,7 @@
 // the terminal, Ctrl-C. Commands are thin: they parse arguments and call the core library.
 #pragma once
 
+#include <cctype>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -13,6 +14,7 @@
 #include "chakra/format/et_io.h"
 #include "chakra/format/io.h"
 #include "chakra/support/progress.h"
+#include "chakra/trace/schema.h"
 
 namespace chakra {
 struct InputDescription;  // chakra/app/workspace.h
@@ -196,6 +198,19 @@ struct JoinedShards {
 JoinedShards join_shard_outputs(const std::vector<std::string>& parts, std::string_view text_separator,
                                 const std::function<std::string(std::string_view first_line)>& path_of_first_line,
                                 const std::function<bool(std::string_view record, bool json)>& failed);
+
+// A collective named as the commands take it (all_reduce, ALL_GATHER, ...: any case); a usage
+// error naming `option` and listing the names otherwise.
+inline chakra::CommType collective_option(const Args& args, const std::string& option, std::string_view name) {
+  std::string upper(name);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::optional<int32_t> t = chakra::parse_comm_type(upper);
+  if (!t)
+    args.fail(option + ": unknown collective '" + std::string(name) +
+              "' (all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, gather, scatter, barrier, "
+              "reduce_scatter_block)");
+  return static_cast<chakra::CommType>(*t);
+}
 
 // --what-if NAME=K: ops whose name contains NAME run K (> 0) times faster.
 struct WhatIf {

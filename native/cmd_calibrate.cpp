@@ -2,7 +2,6 @@
 // microbenchmarks on this cluster (core/docs/replay.md): it runs them through chakra replay under
 // mpirun, or reads the summaries of replays run elsewhere, and writes the network YAML and system
 // JSON that `chakra simulate` then runs other workloads with.
-#include <cctype>
 #include <filesystem>
 #include <iostream>
 
@@ -36,22 +35,23 @@ std::vector<std::string> run_microbenchmarks(const cli::Args& a, const std::stri
   const std::string bench = dir + "/microbenchmarks";
   fs::create_directories(bench);
   cli::TerminalProgress progress;
-  std::vector<std::pair<std::string, uint64_t>> cases;
+  struct Case {
+    std::string name;
+    chakra::CommType type;
+    uint64_t size;
+  };
+  std::vector<Case> cases;  // every name and size checked before the first replay
   for (std::string_view type : chakra::Split(a.get("--types"), ','))
     for (std::string_view size_text : chakra::Split(a.get("--sizes"), ',')) {
       const std::optional<uint64_t> size = chakra::parse_size(size_text);
       if (!size || *size == 0) a.fail("--sizes: '" + std::string(size_text) + "' is not a size");
-      cases.emplace_back(std::string(type), *size);
+      cases.push_back({std::string(type), cli::collective_option(a, "--types", type), *size});
     }
   for (size_t i = 0; i < cases.size(); ++i) {
     if (!progress.report("replaying microbenchmarks", i, cases.size())) throw chakra::Cancelled();
-    const auto& [type, size] = cases[i];
-    std::string upper = type;
-    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    const std::optional<int32_t> t = chakra::parse_comm_type(upper);
-    if (!t) a.fail("--types: unknown collective '" + type + "'");
+    const auto& [type, comm_type, size] = cases[i];
     chakra::CollectiveOptions o;
-    o.type = static_cast<chakra::CommType>(*t);
+    o.type = comm_type;
     o.size = size;
     o.npus = npus;
     o.count = count;

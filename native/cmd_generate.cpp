@@ -40,14 +40,7 @@ int run_microbenchmarks(const cli::Args& a) {
 
 int run_collective(const cli::Args& a) {
   chakra::CollectiveOptions o;
-  std::string type = a.get("--type");
-  for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  std::optional<int32_t> t = chakra::parse_comm_type(type);
-  if (!t)
-    a.fail("--type: unknown collective '" + a.get("--type") +
-           "' (all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, gather, scatter, barrier, "
-           "reduce_scatter_block)");
-  o.type = static_cast<chakra::CommType>(*t);
+  o.type = cli::collective_option(a, "--type", a.get("--type"));
   std::optional<uint64_t> size = chakra::parse_size(a.get("--size"));
   if (!size) a.fail("--size: '" + a.get("--size") + "' is not a size (e.g. 1048576, 64KiB, 1MiB, 2GB)");
   o.size = *size;

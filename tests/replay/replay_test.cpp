@@ -330,3 +330,13 @@ TEST(Calibrate, RunsMicrobenchmarksAndWritesConfigsSimulateReads) {
     }
   EXPECT_TRUE(found) << c.dump();
 }
+
+// A collective name calibrate does not know is a usage error before any microbenchmark runs.
+TEST(Calibrate, UnknownCollectiveIsRefusedBeforeAnyReplay) {
+  const std::string dir = temp_dir();
+  const auto r = run({"calibrate", "--out", dir + "/cal", "--npus", "2", "--sizes", "64KiB", "--types",
+                      "all_reduce,all_reduse", "--mpirun", std::string(MPIRUN) + " --oversubscribe"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "--types: unknown collective 'all_reduse' (all_reduce, all_gather")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/cal/microbenchmarks/all_reduce_64KB.0.et")) << "nothing replayed first";
+}

@@ -51,7 +51,11 @@ struct RankPlan {
   std::string file, bytes;
   Trace trace;
   bool lanes = false;
-  std::vector<Step> steps;                           // by node position
+  std::vector<Step> steps;  // by node position
+  // Node ids to positions: a table where the ids are dense (as writers number them), else a map.
+  std::vector<uint32_t> dense;
+  std::unordered_map<uint64_t, uint32_t> sparse;
+  uint32_t position_of(uint64_t id) const { return dense.empty() ? sparse.at(id) : dense[id]; }
   std::map<int, std::vector<uint64_t>> group_order;  // per group (-1: all), its collectives' ids ascending
   std::map<int, std::vector<uint32_t>> groups;       // group -> trace ranks, as the trace and files say
 };
@@ -136,13 +140,20 @@ RankPlan plan_rank(const ReplayOptions& o, uint32_t trace_rank, const std::vecto
                   "; --max-buffer)");
   }
   // Each collective's turn in its group (ids ascending), looked up once here, not per poll.
-  std::unordered_map<uint64_t, uint32_t> position;
-  for (uint32_t n = 0; n < t.size(); ++n) position[t.id(n)] = n;
+  uint64_t max_id = 0;
+  for (uint32_t n = 0; n < t.size(); ++n) max_id = std::max(max_id, t.id(n));
+  if (max_id < uint64_t{4} * t.size() + 1024) p.dense.assign(max_id + 1, UINT32_MAX);
+  for (uint32_t n = 0; n < t.size(); ++n) {
+    if (p.dense.empty())
+      p.sparse[t.id(n)] = n;
+    else
+      p.dense[t.id(n)] = n;
+  }
   uint32_t index = 0;
   for (auto& [g, ids] : p.group_order) {
     std::sort(ids.begin(), ids.end());
     for (uint32_t k = 0; k < ids.size(); ++k) {
-      Step& s = p.steps[position.at(ids[k])];
+      Step& s = p.steps[p.position_of(ids[k])];
       s.group_index = index, s.turn = k;
     }
     ++index;
@@ -202,16 +213,6 @@ class Walker {
     fo.read = o.read;
     feeder_ = std::make_unique<Feeder>(
         memory_input({reinterpret_cast<const uint8_t*>(p_.bytes.data()), p_.bytes.size()}, p_.file), fo);
-    // Node ids to positions: a table where the ids are dense (as writers number them), else a map.
-    uint64_t max_id = 0;
-    for (uint32_t n = 0; n < p_.trace.size(); ++n) max_id = std::max(max_id, p_.trace.id(n));
-    if (max_id < uint64_t{4} * p_.trace.size() + 1024) dense_.assign(max_id + 1, UINT32_MAX);
-    for (uint32_t n = 0; n < p_.trace.size(); ++n) {
-      if (dense_.empty())
-        sparse_[p_.trace.id(n)] = n;
-      else
-        dense_[p_.trace.id(n)] = n;
-    }
     next_turn_.assign(p_.group_order.size(), 0);
     result_.times.assign(p_.trace.size(), {UINT64_MAX, UINT64_MAX});
   }
@@ -263,7 +264,7 @@ class Walker {
     for (const Running& r : running_) out += (out.empty() ? "waits on " : "; ") + name(r.position);
     if (running_.empty())
       for (uint64_t id : waiting_) {
-        out += (out.empty() ? "cannot start " : "; ") + name(position_of(id));
+        out += (out.empty() ? "cannot start " : "; ") + name(p_.position_of(id));
         if (out.size() > 400) break;
       }
     if (out.empty()) out = "waits for nodes it depends on";
@@ -280,8 +281,6 @@ class Walker {
   }
 
  private:
-  uint32_t position_of(uint64_t id) const { return dense_.empty() ? sparse_.at(id) : dense_[id]; }
-
   static bool is_collective(const Step& s) {
     return s.kind == Step::Kind::Comm && s.op.kind != OpKind::Send && s.op.kind != OpKind::Recv;
   }
@@ -292,7 +291,7 @@ class Walker {
     size_t kept = 0;
     for (size_t w = 0; w < waiting_.size(); ++w) {
       const uint64_t id = waiting_[w];
-      const uint32_t n = position_of(id);
+      const uint32_t n = p_.position_of(id);
       const FeederNode node = feeder_->node(id);
       const Step& s = p_.steps[n];
       if (!group_turn(s) || !resources_.free_for(node)) {
@@ -357,9 +356,7 @@ class Walker {
   const std::map<int, std::vector<uint32_t>>& sizes_;
   sim::NodeResources resources_;
   std::unique_ptr<Feeder> feeder_;
-  std::vector<uint32_t> dense_;                    // id -> position, where ids are dense
-  std::unordered_map<uint64_t, uint32_t> sparse_;  // id -> position otherwise
-  std::vector<uint64_t> waiting_;                  // taken from the feeder, not started: ascending ids
+  std::vector<uint64_t> waiting_;  // taken from the feeder, not started: ascending ids
   std::vector<Running> running_;
   std::vector<uint32_t> next_turn_;  // per group (group_index), the turn of its next collective
   RankResult result_;
