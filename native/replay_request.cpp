@@ -20,6 +20,10 @@ void add_replay_options(Args& args) {
               "communication only",
               "scale=1");
   args.option("--timeout", "SECONDS", "no rank finishing a node for this long is a deadlock, reported per rank", "60");
+  args.option("--warmup", "K",
+              "untimed passes over the trace before the timed one (as a training loop's earlier steps, and "
+              "nccl-tests' warm-up); 0: time the first",
+              "1");
   args.option("--max-buffer", "SIZE", "refuse a collective or message larger than this (units KiB, MiB, GiB)", "4GiB");
   args.option("--out", "PREFIX",
               "write each rank's trace with its replayed times as PREFIX.<rank>.et (and the groups), for analyze, "
@@ -58,24 +62,30 @@ std::vector<uint32_t> parse_rank_list(const Args& a, const std::string& text) {
 
 }  // namespace
 
+WorkloadFiles find_workload(const std::string& workload) {
+  WorkloadFiles w;
+  if (std::filesystem::is_directory(workload)) {
+    const chakra::sim::WorkloadFolder f = chakra::sim::workload_folder(workload);
+    return {f.prefix, f.comm_group, f.npus};
+  }
+  w.prefix = workload;
+  while (w.ranks < (1u << 20)) {
+    const std::string et = workload + "." + std::to_string(w.ranks) + ".et";
+    if (!std::filesystem::exists(et) && !std::filesystem::exists(et + ".gz")) break;
+    ++w.ranks;
+  }
+  if (w.ranks == 0) throw chakra::Error(workload + ": no such folder, and no " + workload + ".0.et");
+  return w;
+}
+
 ReplayRequest replay_request(const Args& a) {
   ReplayRequest q;
   chakra::replay::ReplayOptions& o = q.options;
   const std::string workload = a.values("WORKLOAD").front();
-  if (std::filesystem::is_directory(workload)) {
-    const chakra::sim::WorkloadFolder f = chakra::sim::workload_folder(workload);
-    o.prefix = f.prefix;
-    o.trace_ranks = f.npus;
-    o.comm_group_file = f.comm_group;
-  } else {
-    o.prefix = workload;
-    while (o.trace_ranks < (1u << 20)) {
-      const std::string et = workload + "." + std::to_string(o.trace_ranks) + ".et";
-      if (!std::filesystem::exists(et) && !std::filesystem::exists(et + ".gz")) break;
-      ++o.trace_ranks;
-    }
-    if (o.trace_ranks == 0) throw chakra::Error(workload + ": no such folder, and no " + workload + ".0.et");
-  }
+  const WorkloadFiles w = find_workload(workload);
+  o.prefix = w.prefix;
+  o.trace_ranks = w.ranks;
+  o.comm_group_file = w.comm_group;
   if (a.has("--comm-group")) o.comm_group_file = a.get("--comm-group");
   if (a.has("--ranks")) o.trace_rank_of = parse_rank_list(a, a.get("--ranks"));
   const std::string compute = a.get("--compute");
@@ -96,9 +106,11 @@ ReplayRequest replay_request(const Args& a) {
   const std::optional<uint64_t> max_buffer = chakra::parse_size(a.get("--max-buffer"));
   if (!max_buffer || *max_buffer == 0) a.fail("--max-buffer: '" + a.get("--max-buffer") + "' is not a size");
   o.max_buffer_bytes = *max_buffer;
+  o.warmup_passes = static_cast<uint32_t>(a.get_uint("--warmup", 1000));
   o.out_prefix = a.get("--out");
   q.summary_json = a.get("--summary-json");
-  o.description = "chakra replay " + workload + " (MPI; compute " + compute + ")";
+  o.description = "chakra replay " + workload + " (MPI; compute " + compute + "; " + std::to_string(o.warmup_passes) +
+                  " untimed warm-up pass" + (o.warmup_passes == 1 ? "" : "es") + ")";
   return q;
 }
 

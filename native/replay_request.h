@@ -14,6 +14,15 @@ struct ReplayRequest {
   std::string summary_json;  // --summary-json, "" none
 };
 
+// A workload given as a folder of per-rank traces or as their PREFIX: the prefix, how many ranks
+// (files PREFIX.<rank>.et or .et.gz from 0 on) and the folder's groups file ("" none or a prefix).
+struct WorkloadFiles {
+  std::string prefix, comm_group;
+  uint32_t ranks = 0;
+};
+// chakra::Error naming `workload` when it has no rank 0.
+WorkloadFiles find_workload(const std::string& workload);
+
 // The options and help of `chakra replay` (and chakra-replay).
 void add_replay_options(Args& args);
 // Reads them (a workload folder or PREFIX, --ranks, --compute, --timeout, --out, ...); usage

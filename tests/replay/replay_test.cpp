@@ -192,6 +192,12 @@ TEST(Replay, GroupsOfACommGroupFileMapToTheirRanks) {
   const auto bad = replay(4, {prefix, "--comm-group", dir + "/bad.json", "--ranks", "4-7"});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_TRUE(contains(bad.err, "some of whose ranks are not replayed")) << bad.err;
+  // No groups file at all: the message says how to give one.
+  const auto none = replay(4, {prefix, "--ranks", "4-7"});
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_TRUE(
+      contains(none.err, "collectives of group 1, which the trace does not define, and no groups file was given"))
+      << none.err;
 }
 
 // Replay-model traces run a lane per GPU stream: two 40 ms kernels on streams 1 and 2 overlap
@@ -239,8 +245,34 @@ TEST(Replay, DeadlockIsReportedPerRankInsteadOfHanging) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_LT(seconds, 30.0);
   EXPECT_TRUE(contains(r.err, "a deadlock")) << r.err;
+  EXPECT_TRUE(contains(r.err, "the replay stopped (in warm-up pass 1 of 1)")) << r.err;
   EXPECT_TRUE(contains(r.err, "rank 0: waits on node 1 (recv_1, recv from rank 1, 1.0 KiB)")) << r.err;
   EXPECT_TRUE(contains(r.err, "rank 1: waits on node 1 (recv_1, recv from rank 0, 1.0 KiB)")) << r.err;
+}
+
+// --warmup K: K untimed passes over the trace, then the timed one: a 300 ms compute node takes
+// about 900 ms of wall time with 2 warm-up passes, and the step reported is one pass.
+TEST(Replay, WarmupPassesRunUntimedBeforeTheTimedOne) {
+  const std::string dir = temp_dir();
+  const std::string prefix = write_ranks(
+      2,
+      [](uint32_t, Trace& t, std::vector<NodeDraft>& nodes) {
+        nodes.push_back(compute(t, 1, 300'000));
+        nodes.push_back(collective(t, 2, CommType::AllReduce, 4096, {1}));
+      },
+      dir);
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = replay(2, {prefix, "--warmup", "2", "--summary-json", dir + "/s.json"});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GE(seconds, 0.9);
+  const nlohmann::json s = read_json(dir + "/s.json");
+  for (const auto& rank : s["ranks"]) {
+    EXPECT_GE(rank["step_ns"].get<uint64_t>(), 300'000'000u);
+    EXPECT_LT(rank["step_ns"].get<uint64_t>(), 600'000'000u) << "one pass timed, not three";
+  }
+  EXPECT_EQ((*row(s, "all_reduce", 2, 4096))["count"], 2u) << "the timed pass's collectives only (one per rank)";
+  EXPECT_TRUE(contains(s["replayed_by"].get<std::string>(), "2 untimed warm-up passes")) << s.dump();
 }
 
 // Rank 0 has a second all-reduce that rank 1 never reaches: rank 0 waits on it, rank 1 says it
@@ -306,12 +338,15 @@ TEST(Replay, BadTraceOnOneRankFailsEveryRankWithOneMessage) {
 // that chakra simulate reads; its residuals are those of the simulator on the written files.
 TEST(Calibrate, RunsMicrobenchmarksAndWritesConfigsSimulateReads) {
   const std::string dir = temp_dir();
-  const auto r = run({"calibrate", "--out", dir + "/cal", "--npus", "2", "--sizes", "64KiB,1MiB", "--count", "3",
-                      "--types", "all_reduce,all_gather", "--mpirun", std::string(MPIRUN) + " --oversubscribe"});
+  const auto r =
+      run({"calibrate", "--out", dir + "/cal", "--npus", "2", "--sizes", "64KiB,1MiB", "--count", "3", "--repeat", "2",
+           "--types", "all_reduce,all_gather", "--mpirun", std::string(MPIRUN) + " --oversubscribe"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_TRUE(contains(r.out, "rms error")) << r.out;
   const nlohmann::json c = read_json(dir + "/cal/calibration.json");
-  EXPECT_EQ(c["residuals"].size(), 4u);
+  ASSERT_EQ(c["residuals"].size(), 4u);  // each of the 2 runs of a case fitted as one
+  for (const auto& res : c["residuals"]) EXPECT_EQ(res["runs"], 2) << c.dump();
+  EXPECT_TRUE(fs::exists(dir + "/cal/microbenchmarks/all_gather_1MB.run2.summary.json"));
   // The residual of all-reduce 1 MiB is what chakra simulate gives for it on the written files.
   ASSERT_EQ(run({"generate", "collective", "--type", "all_reduce", "--size", "1MiB", "--npus", "2", "--output",
                  dir + "/one/ar"})
@@ -329,6 +364,26 @@ TEST(Calibrate, RunsMicrobenchmarksAndWritesConfigsSimulateReads) {
       found = true;
     }
   EXPECT_TRUE(found) << c.dump();
+}
+
+// --sizes-of: the microbenchmarks are the workload's collectives, each type and size once.
+TEST(Calibrate, SizesOfAWorkloadAreItsCollectives) {
+  const std::string dir = temp_dir();
+  ASSERT_EQ(run({"generate", "collective", "--type", "all_gather", "--size", "96KiB", "--npus", "2", "--count", "3",
+                 "--output", dir + "/w/ag"})
+                .exit_code,
+            0);
+  const auto r = run({"calibrate", "--out", dir + "/cal", "--npus", "2", "--sizes-of", dir + "/w", "--count", "2",
+                      "--repeat", "1", "--mpirun", std::string(MPIRUN) + " --oversubscribe"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_TRUE(contains(r.out, "all_gather: 96.0 KiB")) << r.out;
+  const nlohmann::json c = read_json(dir + "/cal/calibration.json");
+  ASSERT_EQ(c["residuals"].size(), 1u) << c.dump();
+  EXPECT_EQ(c["residuals"][0]["type"], "all_gather");
+  EXPECT_EQ(c["residuals"][0]["bytes"], 96 << 10);
+  const auto both = run({"calibrate", "--out", dir + "/cal2", "--sizes-of", dir + "/w", "--sizes", "1MiB"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_TRUE(contains(both.err, "--sizes-of takes the types and sizes from the workload")) << both.err;
 }
 
 // A collective name calibrate does not know is a usage error before any microbenchmark runs.

@@ -220,7 +220,11 @@ class Walker {
   // Runs to the end; false on a timeout (stuck() says where) or a stop.
   bool run(Clock::time_point t0) {
     t0_ = t0;
-    Clock::time_point last_progress = Clock::now();
+    // The clock, the stop flag and the stall check are looked at once per kIdleChecks idle turns:
+    // a clock read costs more than a test of a request, and a 1 KiB all-reduce takes a few of those.
+    constexpr uint32_t kIdleChecks = 64;
+    uint32_t idle_turns = 0;
+    Clock::time_point idle_since;
     std::vector<uint64_t> fresh;
     while (!feeder_->finished()) {
       feeder_->take_all(fresh);
@@ -229,17 +233,18 @@ class Walker {
         waiting_.insert(waiting_.end(), fresh.begin(), fresh.end());
         std::inplace_merge(waiting_.begin(), waiting_.begin() + before, waiting_.end());
       }
-      bool progressed = start_ready();
-      progressed |= poll();
-      const Clock::time_point now = Clock::now();
-      if (progressed) {
-        last_progress = now;
+      const bool started = !waiting_.empty() && start_ready();
+      if (poll() || started) {
+        idle_turns = 0;
         continue;
       }
+      if (++idle_turns % kIdleChecks != 0) continue;
+      const Clock::time_point now = Clock::now();
+      if (idle_turns == kIdleChecks) idle_since = now;
       if (running_.empty() && waiting_.empty() && feeder_->stalled())
         throw Error(p_.file + ": the trace cannot finish: " + feeder_->stall_report());
       if (o_.stop && o_.stop->load()) return false;
-      if (ns_between(last_progress, now) > uint64_t(o_.timeout_seconds * 1e9)) return false;
+      if (ns_between(idle_since, now) > uint64_t(o_.timeout_seconds * 1e9)) return false;
     }
     return true;
   }
@@ -301,8 +306,8 @@ class Walker {
       any = true;
       const Clock::time_point now = Clock::now();
       result_.times[n].first = ns_between(t0_, now);
-      if (s.kind == Step::Kind::Instant) {
-        finish(n, now);
+      if (s.kind == Step::Kind::Instant || (s.kind == Step::Kind::Spin && s.spin_ns == 0)) {
+        finish(n, now);  // nothing to wait for (a zero spin waiting for a poll would take an MPI_Test's time)
         continue;
       }
       resources_.occupy(node, +1);
@@ -319,10 +324,11 @@ class Walker {
 
   bool poll() {
     bool any = false;
-    const Clock::time_point now = Clock::now();
+    std::optional<Clock::time_point> now;  // read only when a timer runs
     for (size_t i = 0; i < running_.size();) {
       const Running& r = running_[i];
-      const bool done = r.timer ? now >= r.deadline : comm_.test(r.request);
+      if (r.timer && !now) now = Clock::now();
+      const bool done = r.timer ? *now >= r.deadline : comm_.test(r.request);
       if (!done) {
         ++i;
         continue;
@@ -409,6 +415,20 @@ void write_replayed_trace(const ReplayOptions& o, RankPlan& p, const RankResult&
 
 }  // namespace
 
+std::vector<std::pair<OpKind, uint64_t>> collective_shapes(const Trace& t) {
+  std::vector<std::pair<OpKind, uint64_t>> out;
+  for (uint32_t n = 0; n < t.size(); ++n) {
+    FeederNode node(&t, n);
+    if (node.type() != NodeType::CommColl) continue;
+    const std::optional<OpKind> kind = collective_kind(node.comm_type().value_or(-1));
+    const int64_t size = node.comm_size().value_or(0);
+    if (kind && size > 0) out.emplace_back(*kind, static_cast<uint64_t>(size));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 ReplayOutcome replay(const ReplayOptions& o, CommLayer& comm) {
   ReplayOutcome out;
   const uint32_t me = comm.rank(), ranks = comm.size();
@@ -468,7 +488,10 @@ ReplayOutcome replay(const ReplayOptions& o, CommLayer& comm) {
                   std::to_string(o.trace_ranks) + " ranks are replayed";
       } else if (!groups.count(g)) {
         error = plan.file + ": collectives of group " + std::to_string(g) +
-                ", which neither the trace nor the groups file defines";
+                (o.comm_group_file.empty()
+                     ? ", which the trace does not define, and no groups file was given (--comm-group FILE, or the "
+                       "workload's folder, whose groups file is found)"
+                     : ", which neither the trace nor " + o.comm_group_file + " defines");
       } else if (!layer_groups.count(g)) {
         error = plan.file + ": collectives of group " + std::to_string(g) + ", some of whose ranks are not replayed";
       } else if (std::find(groups.at(g).begin(), groups.at(g).end(), plan.trace_rank) == groups.at(g).end()) {
@@ -496,45 +519,51 @@ ReplayOutcome replay(const ReplayOptions& o, CommLayer& comm) {
     recv = std::max(recv, s.op.kind == OpKind::AllGather ? s.op.bytes * group : s.op.bytes);
   }
   comm.prepare(send, recv, 2);
-  Walker walker(plan, comm, o, layer_groups);
-  comm.all_gather_text("");
-  const Clock::time_point t0 = Clock::now();
-  bool finished = false;
-  std::string walk_error;
-  try {
-    finished = walker.run(t0);
-  } catch (const Error& e) {
-    walk_error = e.what();
-  }
-  bool all_done = false;
-  if (finished) {
-    // The others may still run: wait for them as long as a node may take.
-    const CommLayer::Request end = comm.start_end_barrier();
-    Clock::time_point since = Clock::now();
-    while (!(all_done = comm.test(end))) {
-      if (o.stop && o.stop->load()) break;
-      if (ns_between(since, Clock::now()) > uint64_t(o.timeout_seconds * 1e9)) break;
+  std::unique_ptr<Walker> walker;
+  for (uint32_t pass = 0; pass <= o.warmup_passes; ++pass) {  // the last one is timed
+    walker = std::make_unique<Walker>(plan, comm, o, layer_groups);
+    comm.all_gather_text("");
+    const Clock::time_point t0 = Clock::now();
+    bool finished = false;
+    std::string walk_error;
+    try {
+      finished = walker->run(t0);
+    } catch (const Error& e) {
+      walk_error = e.what();
+    }
+    bool all_done = false;
+    if (finished) {
+      // The others may still run: wait for them as long as a node may take.
+      const CommLayer::Request end = comm.start_end_barrier();
+      Clock::time_point since = Clock::now();
+      while (!(all_done = comm.test(end))) {
+        if (o.stop && o.stop->load()) break;
+        if (ns_between(since, Clock::now()) > uint64_t(o.timeout_seconds * 1e9)) break;
+      }
+    }
+    if (!all_done) {
+      // Some rank did not finish: every rank says where it is, then the job ends.
+      const bool stopped = o.stop && o.stop->load();
+      const std::string mine = !walk_error.empty() ? walk_error
+                               : finished          ? std::string()
+                               : stopped           ? "interrupted"
+                                                   : walker->stuck();
+      const std::vector<std::string> parts = comm.all_gather_text(mine);
+      const bool any_stopped =
+          std::any_of(parts.begin(), parts.end(), [](const std::string& s) { return s == "interrupted"; });
+      const std::string when = pass < o.warmup_passes ? " (in warm-up pass " + std::to_string(pass + 1) + " of " +
+                                                            std::to_string(o.warmup_passes) + ")"
+                                                      : "";
+      out.kind = any_stopped ? ReplayOutcome::Kind::Interrupted : ReplayOutcome::Kind::Deadlock;
+      out.message = (any_stopped ? "the replay was interrupted" + when + ":"
+                                 : "the replay stopped" + when + ": no rank finished a node for " +
+                                       format_number(o.timeout_seconds) + " s (--timeout), a deadlock:") +
+                    job_message(parts, "finished its trace, waiting for the others");
+      return out;
     }
   }
-  if (!all_done) {
-    // Some rank did not finish: every rank says where it is, then the job ends.
-    const bool stopped = o.stop && o.stop->load();
-    const std::string mine = !walk_error.empty() ? walk_error
-                             : finished          ? std::string()
-                             : stopped           ? "interrupted"
-                                                 : walker.stuck();
-    const std::vector<std::string> parts = comm.all_gather_text(mine);
-    const bool any_stopped =
-        std::any_of(parts.begin(), parts.end(), [](const std::string& s) { return s == "interrupted"; });
-    out.kind = any_stopped ? ReplayOutcome::Kind::Interrupted : ReplayOutcome::Kind::Deadlock;
-    out.message = (any_stopped ? std::string("the replay was interrupted:")
-                               : "the replay stopped: no rank finished a node for " + format_number(o.timeout_seconds) +
-                                     " s (--timeout), a deadlock:") +
-                  job_message(parts, "finished its trace, waiting for the others");
-    return out;
-  }
 
-  out.mine = walker.take_result();
+  out.mine = walker->take_result();
   out.mine.rank = me;
   out.mine.trace_rank = plan.trace_rank;
   std::string write_error;

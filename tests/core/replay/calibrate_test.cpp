@@ -47,6 +47,25 @@ TEST(ReplaySummary, BandwidthsAreNcclTestsAndRecordsRoundTrip) {
 // Times the simulator gives on a network (Ring of 4, 700 ns, 10 GB/s, reductions at 25 GB/s,
 // all-reduce by halving-doubling, the others direct) are fitted back to that network and those
 // algorithms, and the residuals are the simulator's own on the written configuration.
+// What `chakra calibrate --sizes-of` replays: each kind and size once, whatever the count.
+TEST(ReplayShapes, EachCollectiveKindAndSizeOnce) {
+  CollectiveOptions o;
+  o.type = CommType::AllGather;
+  o.size = 96 << 10;
+  o.npus = 4;
+  o.count = 3;
+  const auto gathers = collective_shapes(collective_trace(o, 1));
+  ASSERT_EQ(gathers.size(), 1u);
+  EXPECT_EQ(gathers[0].first, OpKind::AllGather);
+  EXPECT_EQ(gathers[0].second, uint64_t{96} << 10);
+  o.type = CommType::ReduceScatter;
+  o.size = 1 << 20;
+  const auto scatters = collective_shapes(collective_trace(o, 0));
+  ASSERT_EQ(scatters.size(), 1u);
+  EXPECT_EQ(scatters[0].first, OpKind::ReduceScatter);
+  EXPECT_EQ(scatters[0].second, uint64_t{1} << 20);
+}
+
 TEST(Calibrate, RecoversTheNetworkAndAlgorithmsThatMadeTheMeasurements) {
   astra::NetworkConfig net;
   net.topology = {astra::TopologyKind::Ring};
@@ -81,6 +100,11 @@ TEST(Calibrate, RecoversTheNetworkAndAlgorithmsThatMadeTheMeasurements) {
       measured.push_back({kind, 4, size, sim::simulate(in).end()});
     }
   measured.push_back({OpKind::Barrier, 4, 0, 1000});  // not fitted: said in a note
+  // Two more runs of the first measurement, one of them disturbed (3x): the median is fitted.
+  Measurement repeat = measured[0], disturbed = measured[0];
+  disturbed.median_ns *= 3;
+  measured.push_back(disturbed);
+  measured.push_back(repeat);
   const Calibration c = calibrate(measured);
   EXPECT_LT(c.rms_error, 0.01) << calibration_text(c);
   EXPECT_NEAR(c.network.latency[0], 700, 14) << calibration_text(c);
@@ -89,7 +113,9 @@ TEST(Calibrate, RecoversTheNetworkAndAlgorithmsThatMadeTheMeasurements) {
   EXPECT_EQ(c.network.topology[0], astra::TopologyKind::Ring);
   EXPECT_EQ(c.system.algorithms[int(astra::Collective::AllReduce)][0].kind, astra::Algorithm::HalvingDoubling);
   EXPECT_EQ(c.system.algorithms[int(astra::Collective::AllToAll)][0].kind, astra::Algorithm::Direct);
-  EXPECT_EQ(c.residuals.size(), 12u);
+  ASSERT_EQ(c.residuals.size(), 12u);  // the repeats fitted as one
+  for (const Calibration::Residual& r : c.residuals)
+    EXPECT_EQ(r.measured.runs, r.measured.kind == measured[0].kind && r.measured.bytes == measured[0].bytes ? 3u : 1u);
   ASSERT_EQ(c.notes.size(), 1u);
   EXPECT_NE(c.notes[0].find("barrier"), std::string::npos);
   // Measurements over groups of different sizes, or nothing the simulator runs: refused.

@@ -15,11 +15,13 @@
 
 namespace chakra::replay {
 
-// One replayed collective kind, size and group: its median time.
+// One replayed collective kind, size and group: its median time (over `runs` replays when
+// calibrate merged repeats).
 struct Measurement {
   OpKind kind;
   uint32_t ranks;
   uint64_t bytes, median_ns;
+  uint32_t runs = 1;
 };
 
 // The "collectives" rows of a replay summary (summary_json); chakra::Error naming `name` when it
@@ -39,7 +41,8 @@ struct Calibration {
   std::vector<std::string> notes;   // measurements not fitted, and why
 };
 
-// Fits the measurements, all of one group size (the NPUs). chakra::Error when there is nothing
+// Fits the measurements, all of one group size (the NPUs); measurements of the same kind, group
+// and size (repeated runs) are fitted as one, their median. chakra::Error when there is nothing
 // to fit: no all-reduce, all-gather, reduce-scatter or all-to-all, or groups of several sizes.
 Calibration calibrate(std::span<const Measurement> measurements);
 

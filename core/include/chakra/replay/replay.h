@@ -69,6 +69,10 @@ struct ReplayOptions {
   std::vector<uint32_t> trace_rank_of;
   double compute_scale = 1;     // compute, CPU and memory nodes spin k times their duration; 0: skipped
   double timeout_seconds = 60;  // no node finishing on a rank for this long: a deadlock
+  // Untimed passes over the whole trace before the timed one: what a training loop's earlier
+  // steps and nccl-tests' warm-up iterations do (first collectives set up MPI's and the
+  // system's state and take longer).
+  uint32_t warmup_passes = 1;
   uint64_t max_buffer_bytes = uint64_t{4} << 30;  // a buffer larger than this is refused
   ReadOptions read;
   std::string out_prefix;                   // each rank writes OUT.<trace rank>.et (and rank 0 the groups), "" none
@@ -106,6 +110,11 @@ struct ReplayOutcome {
 // on, and returned as Deadlock on every rank (whose requests cannot be finished: the caller
 // then ends the job with CommLayer::abort).
 ReplayOutcome replay(const ReplayOptions& options, CommLayer& comm);
+
+// The collective kinds and sizes (comm_size) a trace runs, each pair once, sorted by kind then
+// size: what `chakra calibrate --sizes-of` replays as microbenchmarks. Collectives a replay
+// cannot run are left out.
+std::vector<std::pair<OpKind, uint64_t>> collective_shapes(const Trace& trace);
 
 // nccl-tests' figures for one collective of `bytes` (comm_size) over `ranks` that took `ns`:
 // algorithm bandwidth (its size convention: all-gather counts the output) and bus bandwidth.
