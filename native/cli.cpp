@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chakra/app/workspace.h"
+#include "chakra/astra/config.h"
 #include "chakra/format/et_io.h"
 #include "chakra/format/io.h"
 #include "chakra/pytorch/pytorch_convert.h"
@@ -382,7 +383,8 @@ void write_rank_traces(const std::string& prefix, size_t count,
       },
       "writing traces");
   std::optional<chakra::OutputFile> groups_file;
-  if (!groups_path.empty()) groups_file.emplace(groups_path), groups_file->write(chakra::comm_group_json(groups));
+  if (!groups_path.empty())
+    groups_file.emplace(groups_path), groups_file->write(chakra::astra::format_comm_groups(groups));
   for (auto& f : files) f->commit();
   if (groups_file) groups_file->commit();
 }

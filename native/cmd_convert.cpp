@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "chakra/astra/config.h"
 #include "chakra/astra/text_workload.h"
 #include "chakra/format/et_io.h"
 #include "chakra/format/io.h"
@@ -138,7 +139,7 @@ void report(const std::vector<std::string>& warnings, const std::string& line) {
 
 void write_comm_groups(const std::map<std::string, std::vector<int64_t>>& groups, const std::string& path) {
   chakra::OutputFile f(path);
-  f.write(chakra::comm_group_json(groups));
+  f.write(chakra::astra::format_comm_groups(groups));
   f.commit();
   g_log->info("process groups written to " + path);
 }

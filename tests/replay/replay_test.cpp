@@ -186,7 +186,17 @@ TEST(Replay, GroupsOfACommGroupFileMapToTheirRanks) {
   EXPECT_EQ((*row(s, "all_reduce", 2, 2 << 20))["count"], 2u);
   for (uint32_t i = 0; i < 4; ++i) EXPECT_EQ(s["ranks"][i]["trace_rank"], 4 + i);
   EXPECT_TRUE(fs::exists(dir + "/out/g.4.et") && fs::exists(dir + "/out/g.7.et") && !fs::exists(dir + "/out/g.0.et"));
-  EXPECT_EQ(testing_support::read_raw(dir + "/out/g.comm_group.json"), "{\"1\": [4, 6], \"2\": [5, 7]}\n");
+  EXPECT_EQ(read_json(dir + "/out/g.comm_group.json"), nlohmann::json::parse(R"({"1": [4, 6], "2": [5, 7]})"));
+  // One rank cannot write its trace (a folder has its name): no rank's trace is left.
+  fs::create_directories(dir + "/partial/g.5.et/x");
+  const auto unwritable =
+      replay(4, {prefix, "--comm-group", dir + "/groups.json", "--ranks", "4-7", "--out", dir + "/partial/g"});
+  EXPECT_NE(unwritable.exit_code, 0);
+  EXPECT_TRUE(contains(unwritable.err, "could not all be written (none are left)")) << unwritable.err;
+  EXPECT_TRUE(contains(unwritable.err, "rank 0: written, then removed")) << unwritable.err;
+  for (const char* f : {"g.4.et", "g.6.et", "g.7.et", "g.comm_group.json"})
+    EXPECT_FALSE(fs::exists(dir + "/partial/" + f)) << f;
+  EXPECT_TRUE(fs::exists(dir + "/partial/g.5.et/x")) << "what was there stays";
   // A group with a member nobody replays: refused before anything runs.
   testing_support::write_raw(dir + "/bad.json", R"({"1": [4, 3], "2": [5, 7]})");
   const auto bad = replay(4, {prefix, "--comm-group", dir + "/bad.json", "--ranks", "4-7"});

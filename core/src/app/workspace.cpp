@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "chakra/app/share_link.h"
+#include "chakra/astra/config.h"
 #include "chakra/format/et_json.h"
 #include "chakra/format/io.h"
 #include "chakra/pytorch/pytorch_convert.h"
@@ -520,7 +521,7 @@ std::string anonymized_archive(const Workspace& workspace, const AnonymizeOption
     std::map<std::string, std::vector<int64_t>> groups;
     for (const auto& [id, members] : workspace.groups)
       groups[std::to_string(id)] = std::vector<int64_t>(members.begin(), members.end());
-    files.emplace_back("comm_group.json", comm_group_json(groups));
+    files.emplace_back("comm_group.json", astra::format_comm_groups(groups));
   }
   return zip_store(files);
 }

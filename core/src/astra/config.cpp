@@ -1,5 +1,6 @@
 // ASTRA-sim's configuration files, read strictly: the reference silently ignores misspelt keys
 // and crashes on missing ones; here both are errors naming the file and the key.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -321,6 +322,32 @@ CommGroups parse_comm_groups(std::string_view text, const std::string& name) {
     groups[std::stoi(key)] = std::move(ranks);
   }
   return groups;
+}
+
+std::string format_comm_groups(const std::map<std::string, std::vector<int64_t>>& groups) {
+  // Numeric group names sort numerically, as ASTRA-sim users write them.
+  std::vector<std::string> names;
+  for (const auto& [name, ranks] : groups) names.push_back(name);
+  std::stable_sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    if (a.size() != b.size() && std::all_of(a.begin(), a.end(), ::isdigit) &&
+        std::all_of(b.begin(), b.end(), ::isdigit))
+      return a.size() < b.size();
+    return a < b;
+  });
+  std::string out = "{\n";
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += "  " + nlohmann::json(names[i]).dump() + ": [";
+    const auto& ranks = groups.at(names[i]);
+    for (size_t k = 0; k < ranks.size(); ++k) out += (k ? ", " : "") + std::to_string(ranks[k]);
+    out += i + 1 < names.size() ? "],\n" : "]\n";
+  }
+  return out + "}\n";
+}
+
+std::string format_comm_groups(const CommGroups& groups) {
+  std::map<std::string, std::vector<int64_t>> named;
+  for (const auto& [id, members] : groups) named[std::to_string(id)].assign(members.begin(), members.end());
+  return format_comm_groups(named);
 }
 
 CommGroups load_comm_groups(const std::string& path) { return parse_comm_groups(read_file(path), path); }

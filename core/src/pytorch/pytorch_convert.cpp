@@ -225,26 +225,6 @@ std::vector<std::string> simulate_conversion(const Trace& t, Progress* progress)
   return log;
 }
 
-std::string comm_group_json(const std::map<std::string, std::vector<int64_t>>& groups) {
-  // Numeric group names sort numerically, as ASTRA-sim users write them.
-  std::vector<std::string> names;
-  for (const auto& [name, ranks] : groups) names.push_back(name);
-  std::stable_sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
-    if (a.size() != b.size() && std::all_of(a.begin(), a.end(), ::isdigit) &&
-        std::all_of(b.begin(), b.end(), ::isdigit))
-      return a.size() < b.size();
-    return a < b;
-  });
-  std::string out = "{\n";
-  for (size_t i = 0; i < names.size(); ++i) {
-    out += "  " + nlohmann::json(names[i]).dump() + ": [";
-    const auto& ranks = groups.at(names[i]);
-    for (size_t k = 0; k < ranks.size(); ++k) out += (k ? ", " : "") + std::to_string(ranks[k]);
-    out += i + 1 < names.size() ? "],\n" : "]\n";
-  }
-  return out + "}\n";
-}
-
 PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const PytorchConvertOptions& options) {
   PytorchConvertResult result;
   Trace& t = result.trace;

@@ -378,9 +378,11 @@ std::string job_message(const std::vector<std::string>& parts, const std::string
 }
 
 // Writes this rank's trace with the replayed times (µs; time 1 µs is the common start), marked
-// as measured by a replay; rank 0 also writes the groups beside them.
+// as measured by a replay; rank 0 also writes the groups beside them. `written` gets each file
+// as it is complete.
 void write_replayed_trace(const ReplayOptions& o, RankPlan& p, const RankResult& r,
-                          const std::map<int, std::vector<uint32_t>>& groups, bool first_rank) {
+                          const std::map<int, std::vector<uint32_t>>& groups, bool first_rank,
+                          std::vector<std::string>& written) {
   Trace& t = p.trace;
   auto micros = [](uint64_t ns) { return (ns + 500) / 1000; };
   uint64_t first = UINT64_MAX;
@@ -398,18 +400,14 @@ void write_replayed_trace(const ReplayOptions& o, RankPlan& p, const RankResult&
   if (first != UINT64_MAX) t.set_metadata_uint64(kReplayStartAttr, first);
   if (const auto folder = std::filesystem::path(o.out_prefix).parent_path(); !folder.empty())
     std::filesystem::create_directories(folder);
-  write_et(t, o.out_prefix + "." + std::to_string(p.trace_rank) + ".et");
+  const std::string file = o.out_prefix + "." + std::to_string(p.trace_rank) + ".et";
+  write_et(t, file);
+  written.push_back(file);
   if (first_rank && !groups.empty()) {
-    std::string json = "{";
-    for (const auto& [id, members] : groups) {
-      json += (json.size() > 1 ? ", \"" : "\"") + std::to_string(id) + "\": [";
-      for (size_t i = 0; i < members.size(); ++i) json += (i ? ", " : "") + std::to_string(members[i]);
-      json += "]";
-    }
-    json += "}\n";
     OutputFile f(o.out_prefix + ".comm_group.json");
-    f.write(json);
+    f.write(astra::format_comm_groups(groups));
     f.commit();
+    written.push_back(o.out_prefix + ".comm_group.json");
   }
 }
 
@@ -567,17 +565,22 @@ ReplayOutcome replay(const ReplayOptions& o, CommLayer& comm) {
   out.mine.rank = me;
   out.mine.trace_rank = plan.trace_rank;
   std::string write_error;
+  std::vector<std::string> files;
   if (!o.out_prefix.empty()) {
     try {
-      write_replayed_trace(o, plan, out.mine, groups, me == 0);
+      write_replayed_trace(o, plan, out.mine, groups, me == 0, files);
     } catch (const std::exception& e) {  // chakra::Error, or the file system's
       write_error = e.what();
     }
   }
   const std::vector<std::string> written = comm.all_gather_text(write_error);
   if (std::any_of(written.begin(), written.end(), [](auto& e) { return !e.empty(); })) {
+    // Some traces only would look like a whole replay: every rank removes what it wrote.
+    std::error_code ignored;
+    for (const std::string& f : files) std::filesystem::remove(f, ignored);
     out.kind = ReplayOutcome::Kind::BadInput;
-    out.message = "the replay ran, but its traces could not all be written:" + job_message(written, "written");
+    out.message = "the replay ran, but its traces could not all be written (none are left):" +
+                  job_message(written, "written, then removed");
     return out;
   }
   const std::vector<std::string> records = comm.all_gather_text(encode_records(out.mine));

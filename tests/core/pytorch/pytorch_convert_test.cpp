@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chakra/analysis/validate.h"
+#include "chakra/astra/config.h"
 #include "chakra/format/json_pull.h"
 #include "chakra/pytorch/pytorch_convert.h"
 #include "chakra/support/error.h"
@@ -344,7 +345,7 @@ TEST(PytorchConvert, UnknownCollectiveIsConvertedWithAWarning) {
   EXPECT_NE(r.warnings[0].find("node 38"), std::string::npos);
   EXPECT_NE(r.warnings[0].find("REDUCE"), std::string::npos);
   EXPECT_EQ(r.process_groups.at("1"), (std::vector<int64_t>{0, 1}));
-  EXPECT_EQ(chakra::comm_group_json(r.process_groups), "{\n  \"1\": [0, 1]\n}\n");
+  EXPECT_EQ(chakra::astra::format_comm_groups(r.process_groups), "{\n  \"1\": [0, 1]\n}\n");
 }
 
 // The dependency walk on a small tree: CPU ops chain in pre-order; the process root is pruned.

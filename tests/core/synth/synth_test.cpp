@@ -141,7 +141,7 @@ TEST(SynthStage, CommGroupsEqualStagesFile) {
     auto w = synthesize(run.options);
     nlohmann::json ref = nlohmann::json::parse(
         testing_support::read_raw(shared(std::string("reference/stage/") + run.dir + "/workload.json")));
-    nlohmann::json ours = nlohmann::json::parse(comm_group_json(comm_groups(*w)));
+    nlohmann::json ours = nlohmann::json::parse(astra::format_comm_groups(comm_groups(*w)));
     EXPECT_EQ(ours, ref);
     EXPECT_EQ(num_groups(*w), ref.size());
   }
@@ -438,7 +438,7 @@ TEST(SynthSimulate, EveryLayoutValidatesAndSimulatesWithoutDeadlock) {
                                           " ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
                                       "net.yml");
     in.system = system;
-    in.groups = astra::parse_comm_groups(comm_group_json(comm_groups(*w)), "groups.json");
+    in.groups = astra::parse_comm_groups(astra::format_comm_groups(comm_groups(*w)), "groups.json");
     sim::SimResult r = sim::simulate(in);
     EXPECT_FALSE(r.deadlock);
     for (const sim::NpuResult& npu : r.npus) {

@@ -107,6 +107,10 @@ RemoteMemoryConfig load_remote_memory(const std::string& path);
 using CommGroups = std::map<int, std::vector<uint32_t>>;
 CommGroups parse_comm_groups(std::string_view json, const std::string& name);
 CommGroups load_comm_groups(const std::string& path);
+// {"1": [0, 1], ...}: the comm-group JSON ASTRA-sim reads (--comm-group-configuration), one
+// group a line, numeric names in numeric order; from names (the converter's) or from ids.
+std::string format_comm_groups(const std::map<std::string, std::vector<int64_t>>& groups);
+std::string format_comm_groups(const CommGroups& groups);
 // The PyTorch process groups a METADATA node lists in its inputs values (the converter's form,
 // wrapped_process_groups), by number; a group listing no ranks has all `npus`. nullopt when the
 // values are no process-group information; chakra::Error naming `where` for a name that is no

@@ -72,7 +72,4 @@ PytorchConvertResult convert_pytorch(std::unique_ptr<ByteSource> in, const Pytor
 // reference's; `progress` may stop it.
 std::vector<std::string> simulate_conversion(const Trace& trace, Progress* progress = nullptr);
 
-// {"1": [0, 1], ...}: the comm-group JSON ASTRA-sim reads (--comm-group-configuration).
-std::string comm_group_json(const std::map<std::string, std::vector<int64_t>>& groups);
-
 }  // namespace chakra

@@ -96,7 +96,7 @@ void rank_trace(const Workload& w, uint32_t rank, Trace& out);
 uint32_t group_id(const Workload& w, Dim dim, uint32_t rank);
 std::vector<uint32_t> group_members(const Workload& w, uint32_t id);
 uint32_t num_groups(const Workload& w);
-// Every group by id, for chakra::comm_group_json() (the file simulators read).
+// Every group by id, for chakra::astra::format_comm_groups() (the file simulators read).
 std::map<std::string, std::vector<int64_t>> comm_groups(const Workload& w);
 
 // The bytes one rank of `stage` holds at its peak in the step, estimated in closed form: bf16
