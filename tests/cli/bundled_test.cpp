@@ -219,6 +219,6 @@ TEST(Bundled, EveryRegisteredCommandIsListedHelpedAndDocumented) {
     }
     EXPECT_GT(registered, 0u) << file << " registers no command";
   }
-  EXPECT_EQ(commands, 21u);
+  EXPECT_EQ(commands, 22u);
   EXPECT_EQ(aliases, 8u);
 }

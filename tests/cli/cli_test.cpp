@@ -1779,6 +1779,84 @@ TEST(CliSweep, ResumeAfterAKillOrCtrlC) {
 // Failing points are rows with their error; bad specs are errors naming the file and line.
 // --list prints the points and writes nothing, so it needs no -o; a run without -o is a usage error.
 // A folder of traces is a workload as for chakra simulate.
+// chakra suite run: a suite definition run on a system given as files and on its reference; the
+// result records the scores and what was run, the same bytes whatever --jobs.
+TEST(CliSuite, RunScoresASystemAgainstTheReference) {
+  const std::string dir = temp_dir();
+  write_raw(dir + "/suite.yaml",
+            "suite: test-suite-v0\nreference: {preset: h100-ib-2x8}\n"
+            "workloads:\n  - name: tiny\n    class: dense-llm\n"
+            "    workload: {synth: {model: llama, layers: 1, hidden: 256, ffn: 512, heads: 4, seq: 128, vocab: 500}}\n"
+            "    scales: {16: {synth: {dp: 16, batch: 16}}, 32: {synth: {dp: 32, batch: 32}}}\n");
+  write_raw(dir + "/net.yml",
+            "topology: [Switch, Switch]\nnpus_count: [8, 2]\nbandwidth: [900, 100]\nlatency: [500, 2000]\n");
+  write_raw(dir + "/sys.json",
+            R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+                "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring", "ring"],
+                "all-gather-implementation": ["ring", "ring"], "reduce-scatter-implementation": ["ring", "ring"],
+                "all-to-all-implementation": ["direct", "direct"], "collective-optimization": "localBWAware",
+                "local-mem-bw": 3350, "peak-perf": 989})");
+  Result r = run({"suite", "run", "--suite", dir + "/suite.yaml", "--network", dir + "/net.yml", "--system",
+                  dir + "/sys.json", "--name", "twice the links", "-o", dir + "/r1.json", "--jobs", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "test-suite-v0 on twice the links")) << r.out;
+  const nlohmann::json result = nlohmann::json::parse(read_raw(dir + "/r1.json"));
+  ASSERT_EQ(result["entries"].size(), 2u);
+  for (const auto& e : result["entries"]) EXPECT_GT(e["score"].get<double>(), 1.0) << e.dump();
+  EXPECT_EQ(result["system"]["name"], "twice the links");
+  EXPECT_TRUE(contains(result["system"]["network"].get<std::string>(), "bandwidth: [900, 100]"));
+  r = run({"suite", "run", "--suite", dir + "/suite.yaml", "--network", dir + "/net.yml", "--system", dir + "/sys.json",
+           "--name", "twice the links", "-o", dir + "/r2.json", "--jobs", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_raw(dir + "/r1.json"), read_raw(dir + "/r2.json"));
+  r = run({"suite", "run", "--suite", dir + "/suite.yaml", "--network", dir + "/net.yml", "-o", dir + "/r3.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "give --network NET.yml and --system SYS.json, or --preset")) << r.err;
+  EXPECT_EQ(run({"suite", "bogus"}).exit_code, 2);
+
+  // verify: the result as written passes; any figure edited, or the system's configuration, is
+  // named; a result of another suite definition is refused.
+  r = run({"suite", "verify", "--suite", dir + "/suite.yaml", dir + "/r1.json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_TRUE(contains(r.out, "r1.json: verified")) << r.out;
+  nlohmann::json tampered = result;
+  tampered["entries"][1]["step_ns"] = tampered["entries"][1]["step_ns"].get<uint64_t>() - 1;
+  write_raw(dir + "/step.json", tampered.dump(1));
+  tampered = result;
+  tampered["overall"] = tampered["overall"].get<double>() * 1.01;
+  write_raw(dir + "/overall.json", tampered.dump(1));
+  tampered = result;
+  std::string net = tampered["system"]["network"];
+  net.replace(net.find("900"), 3, "950");
+  tampered["system"]["network"] = net;
+  write_raw(dir + "/network.json", tampered.dump(1));
+  r = run({"suite", "verify", "--suite", dir + "/suite.yaml", dir + "/step.json", dir + "/overall.json",
+           dir + "/network.json"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(contains(r.out, "step.json: NOT verified: entries[1].step_ns:")) << r.out;
+  EXPECT_TRUE(contains(r.out, "overall.json: NOT verified: overall:")) << r.out;
+  EXPECT_TRUE(contains(r.out, "network.json: NOT verified: system.hash:")) << r.out;
+  write_raw(dir + "/suite2.yaml", read_raw(dir + "/suite.yaml") + "# edited\n");
+  r = run({"suite", "verify", "--suite", dir + "/suite2.yaml", dir + "/r1.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.out, "NOT verified: made with another suite definition")) << r.out;
+
+  // board: verified results ranked by overall score; a tampered one or one of another suite is refused.
+  r = run({"suite", "run", "--suite", dir + "/suite.yaml", "--preset", "h100-ib-2x8", "-o", dir + "/ref.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run({"suite", "board", "--suite", dir + "/suite.yaml", dir + "/ref.json", dir + "/r1.json", "-o", dir + "/b"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string csv = read_raw(dir + "/b.csv");
+  EXPECT_TRUE(contains(csv, "rank,system,overall,dense-llm,system_hash,suite,tool\n1,twice the links,")) << csv;
+  EXPECT_TRUE(contains(csv, "\n2,h100-ib-2x8,1.000,1.000,")) << csv;
+  EXPECT_TRUE(contains(read_raw(dir + "/b.html"), "<td>twice the links</td>"));
+  EXPECT_TRUE(contains(read_raw(dir + "/b.md"), "| 2 | h100-ib-2x8 | 1.000 | 1.000 |"));
+  r = run({"suite", "board", "--suite", dir + "/suite.yaml", dir + "/ref.json", dir + "/step.json", "-o", dir + "/c"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "step.json: not verified, so not on the board")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/c.csv"));
+}
+
 TEST(CliSweep, ListNeedsNoOutputAndTracesMayBeAFolder) {
   const std::string dir = temp_dir();
   const std::string spec = std::string(CHAKRA_SOURCE_DIR) + "/assets/sweeps/allreduce_64npus.yaml";

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "chakra/format/io.h"
+#include "chakra/support/error.h"
 
 namespace fs = std::filesystem;
 
@@ -152,6 +153,15 @@ StalledRank stalled_rank(bool allocator, int rank) {
   if (allocator) r.kineto += ", " + event("cuda_runtime", "cudaFree", 310, 19930, 1, "\"correlation\": 502");
   r.kineto += "]}";
   return r;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const chakra::Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace testing_support

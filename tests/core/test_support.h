@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <span>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,9 @@ chakra::Trace decode(const std::string& bytes, const std::string& name = "test.e
 
 // A fresh empty directory for the calling test.
 std::string temp_dir();
+
+// The message of the chakra::Error `f` throws; empty if it throws none.
+std::string error_of(const std::function<void()>& f);
 
 // A crafted one-rank PyTorch run with a host stall, as Megatron-LM runs show them: aten::mm
 // launches a 20 ms GEMM (130–20130 µs); five aten::empty of 3 µs; a sixth aten::empty from 300

@@ -385,9 +385,10 @@ astra::SystemConfig build_system(const Json& s, const Json& network, const std::
       preset = text_of(s["preset"], "system.preset");
     else if (network.is_object() && network.contains("preset"))
       preset = text_of(network["preset"], "network.preset");
-    else
-      throw Error("system: give a preset or a file (or a network preset, whose system is used)");
-    json = nlohmann::json::parse(astra::format_system(chakra::cluster_preset(preset).system));
+    else if (!s.is_object() || !s.contains("scheduling-policy"))
+      throw Error(
+          "system: give a preset or a file (or a network preset, whose system is used), or a whole system JSON inline");
+    if (!preset.empty()) json = nlohmann::json::parse(astra::format_system(chakra::cluster_preset(preset).system));
   }
   if (s.is_object())
     for (const auto& [key, v] : s.items())

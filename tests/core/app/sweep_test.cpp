@@ -16,18 +16,10 @@
 #include "test_support.h"
 
 using namespace chakra;
+using testing_support::error_of;
 using namespace chakra::sweep;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 const char* kSpec = R"(# two axes and a zip group
 name: test

@@ -97,18 +97,8 @@ SimResult run_case(const Case& c, bool every_message = false) {
   return simulate(in, o);
 }
 
-// The message of the chakra::Error `f` throws; empty if it throws none.
-std::string error_text(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 std::string error_of(const Case& c) {
-  return error_text([&] { run_case(c); });
+  return testing_support::error_of([&] { run_case(c); });
 }
 
 }  // namespace
@@ -417,7 +407,9 @@ TEST(SimulateErrors, RecvWithoutSendIsAReportedDeadlock) {
 }
 
 TEST(SimulateErrors, BadConfigurationsNameTheFileAndKey) {
-  auto net_error = [](const std::string& yaml) { return error_text([&] { parse_network(yaml, "n.yml"); }); };
+  auto net_error = [](const std::string& yaml) {
+    return testing_support::error_of([&] { parse_network(yaml, "n.yml"); });
+  };
   EXPECT_NE(net_error("topology: [ Torus ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n").find("Torus"),
             std::string::npos);
   EXPECT_NE(net_error("topology: [ Ring ]\nnpus_count: [ 0 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n")
@@ -443,7 +435,9 @@ TEST(SimulateErrors, BadConfigurationsNameTheFileAndKey) {
   EXPECT_EQ(block.total_npus(), 8u);
   EXPECT_EQ(block.latency[0], 936.25);
 
-  auto sys_error = [](const std::string& json) { return error_text([&] { parse_system(json, "s.json"); }); };
+  auto sys_error = [](const std::string& json) {
+    return testing_support::error_of([&] { parse_system(json, "s.json"); });
+  };
   EXPECT_NE(sys_error(R"({"preferred-dataset-split": 4})").find("preferred-dataset-split'"), std::string::npos);
   EXPECT_NE(sys_error(R"({"scheduling-policy": "RANDOM"})").find("RANDOM"), std::string::npos);
   EXPECT_NE(sys_error(R"({"all-reduce-implementation": ["rign"]})").find("rign"), std::string::npos);
@@ -459,7 +453,7 @@ TEST(SimulateErrors, BadConfigurationsNameTheFileAndKey) {
   in.workload = temp_dir() + "/none";
   in.network = net1("Ring", 4);
   in.system = ring_system("ring");
-  std::string e = error_text([&] { simulate(in); });
+  std::string e = testing_support::error_of([&] { simulate(in); });
   EXPECT_NE(e.find("none.0.et"), std::string::npos) << e;
 }
 
@@ -788,7 +782,7 @@ TEST(SimulateGroups, MetadataProcessGroupsEqualTheGroupFile) {
   }
   // without the groups the pg_name is an error naming it
   in.groups.clear();
-  std::string e = error_text([&] { simulate(in); });
+  std::string e = testing_support::error_of([&] { simulate(in); });
   EXPECT_NE(e.find("communicator group 1 is not defined"), std::string::npos) << e;
 }
 
@@ -807,23 +801,26 @@ TEST(SimulateErrors, BadNodesAndOtherConfigFiles) {
   in.workload = prefix;
   in.network = net1("Ring", 2);
   in.system = ring_system("ring");
-  std::string e = error_text([&] { simulate(in); });
+  std::string e = testing_support::error_of([&] { simulate(in); });
   EXPECT_NE(e.find("t.0.et: node 1 (self_send): comm_dst 0 is not another NPU"), std::string::npos) << e;
-  EXPECT_NE(error_text([] { parse_system(R"({"model-shared-bus": 1})", "s.json"); }).find("model-shared-bus"),
-            std::string::npos);
-  EXPECT_NE(error_text([] {
+  EXPECT_NE(
+      testing_support::error_of([] { parse_system(R"({"model-shared-bus": 1})", "s.json"); }).find("model-shared-bus"),
+      std::string::npos);
+  EXPECT_NE(testing_support::error_of([] {
               parse_system(R"({"per-node-custom-implementation": "x.yml"})", "s.json");
             }).find("per-node-custom-implementation"),
             std::string::npos);
-  EXPECT_NE(error_text([] {
+  EXPECT_NE(testing_support::error_of([] {
               parse_remote_memory(R"({"memory-type": "MEMORY_POOL"})", "m.json");
             }).find("'remote-mem-latency' is required"),
             std::string::npos);
-  EXPECT_NE(error_text([] { parse_remote_memory(R"({"memory-type": "FLASH"})", "m.json"); }).find("FLASH"),
+  EXPECT_NE(
+      testing_support::error_of([] { parse_remote_memory(R"({"memory-type": "FLASH"})", "m.json"); }).find("FLASH"),
+      std::string::npos);
+  EXPECT_NE(testing_support::error_of([] { parse_comm_groups(R"({"0": [1, 2]})", "g.json"); }).find("0 means all NPUs"),
             std::string::npos);
-  EXPECT_NE(error_text([] { parse_comm_groups(R"({"0": [1, 2]})", "g.json"); }).find("0 means all NPUs"),
+  EXPECT_NE(testing_support::error_of([] { parse_comm_groups(R"({"1": [1, 1]})", "g.json"); }).find("repeated"),
             std::string::npos);
-  EXPECT_NE(error_text([] { parse_comm_groups(R"({"1": [1, 1]})", "g.json"); }).find("repeated"), std::string::npos);
 }
 
 // A group's collectives are told apart from the global ones by their stream ids (tags), as in
@@ -933,7 +930,7 @@ TEST(SimulateWhatIf, MatchingNodesRunFaster) {
 namespace {
 // Whether f throws a chakra::Error whose message contains `part` (printed when not).
 ::testing::AssertionResult has_error(const std::function<void()>& f, const std::string& part) {
-  const std::string e = error_text(f);
+  const std::string e = testing_support::error_of(f);
   if (e.find(part) != std::string::npos) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "error '" << e << "' lacks '" << part << "'";
 }
@@ -1293,9 +1290,9 @@ TEST(SimulateMirrored, WhatTellsNpusApartRunsEveryNpu) {
   auto expect_same_error = [](const SimInputs& in, const std::string& part) {
     SimOptions each;
     each.every_npu = true;
-    const std::string error = error_text([&] { simulate(in); });
+    const std::string error = testing_support::error_of([&] { simulate(in); });
     EXPECT_NE(error.find(part), std::string::npos) << error;
-    EXPECT_EQ(error, error_text([&] { simulate(in, each); }));
+    EXPECT_EQ(error, testing_support::error_of([&] { simulate(in, each); }));
   };
   const SimResult alike = simulate(base);
   EXPECT_EQ(alike.simulated_npus, 1u);

@@ -18,6 +18,7 @@
 #include "test_support.h"
 
 using namespace chakra;
+using testing_support::error_of;
 
 namespace {
 
@@ -89,15 +90,6 @@ std::vector<std::pair<std::string, synth::SynthOptions>> layouts() {
   moe.par.dp = 2, moe.par.tp = 2, moe.par.ep = 2;
   out.emplace_back("moe dp2 x tp2 x ep2", moe);
   return out;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 synth::Plan plan_of(const Ranks& in, uint32_t to, const std::optional<std::vector<int>>& dp = std::nullopt,

@@ -1,0 +1,98 @@
+// The benchmark suite (`chakra suite`, core/docs/suite.md): a versioned definition of workloads
+// by class, each at fixed scales with its parallelism fixed per scale by the suite and
+// regenerated from the definition (a content hash per workload and scale). A submitted system
+// (a network and a system configuration, ASTRA-sim's formats) runs every workload × scale through
+// the sweep engine; each is scored as the speed-up of its step over the suite's reference system,
+// then per workload, per class and overall as geometric means.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chakra/app/sweep.h"
+
+namespace chakra::suite {
+
+using Json = sweep::Json;
+
+struct Workload {
+  std::string name, klass;
+  Json base;                       // a sweep workload ({synth: {...}}, ...)
+  std::map<uint32_t, Json> scale;  // NPUs -> what the suite sets at that scale, merged into base
+};
+
+struct Suite {
+  std::string version;  // "chakra-suite-v1"
+  std::string source, base_dir;
+  Json reference;  // {preset: NAME} or {network: NET.yml, system: SYS.json}
+  std::vector<Workload> workloads;
+  std::string hash;  // SHA-256 of the definition's text
+};
+
+// Reads a definition (YAML). Throws chakra::Error naming `source` and what is wrong: an unknown
+// key, a workload without scales, a scale that is not a number of NPUs, a name used twice.
+Suite parse_suite(std::string_view yaml, const std::string& source, const std::string& base_dir);
+Suite load_suite(const std::string& path);
+// The suite this build carries (assets/suite/chakra-suite-v1.yaml, compiled in).
+Suite builtin_suite();
+
+// One workload at one scale: its sweep workload (base with the scale's settings) and the
+// SHA-256 of that configuration, so a changed definition changes the hash.
+struct Entry {
+  std::string workload, klass;
+  uint32_t npus = 0;
+  Json config;
+  std::string hash;
+};
+std::vector<Entry> entries(const Suite& suite);
+
+// A system the suite runs on: its network (ASTRA-sim's analytical YAML; fitted to each scale's
+// NPUs, chakra::fit_network) and its system JSON (its compute model: peak-perf, local-mem-bw),
+// as text: what a result records and verify runs again.
+struct System {
+  std::string name, network, system;
+};
+// A system from files, or from a cluster preset's configuration.
+System system_from_files(const std::string& name, const std::string& network_yml, const std::string& system_json);
+System system_from_preset(const std::string& preset);
+// The suite's reference system.
+System reference_system(const Suite& suite);
+
+// The sweep that runs every entry on `system`: one point per entry, in entry order.
+sweep::Spec spec_for(const Suite& suite, const System& system);
+
+// The result of a run: per entry its step on the system and on the reference and the score
+// (reference / system), the exposed-communication share; per workload, class and overall the
+// geometric mean of the scores; the suite's version and hash, every entry's hash, the system's
+// configuration and its hash, the tool's version. `rows` and `reference_rows` are the sweeps'
+// rows in entry order. Throws chakra::Error when an entry failed (its error named).
+Json result(const Suite& suite, const System& system, const std::vector<sweep::Row>& rows,
+            const std::vector<sweep::Row>& reference_rows);
+
+// The system a result was run on, from what it records. chakra::Error when it is no result.
+System recorded_system(const Json& result, const std::string& source);
+
+// What differs between a result and the same run again: the first field whose value differs
+// (a path such as "entries[3].step_ns", both values), or "" when none does.
+std::string first_difference(const Json& claimed, const Json& rerun, const std::string& path = "");
+
+// The result as a table for a terminal.
+std::string result_text(const Json& result);
+
+// A leaderboard of results of one suite (chakra::Error naming the file of a result of another
+// suite version or definition, or a system twice): ranked by overall score, with per-class
+// scores, as CSV, Markdown and a self-contained HTML page. `sources` name the results.
+struct Board {
+  std::vector<Json> results;  // best first
+  std::vector<std::string> sources;
+  std::vector<std::string> classes;
+};
+Board make_board(const std::vector<Json>& results, const std::vector<std::string>& sources);
+std::string board_csv(const Board& board);
+std::string board_markdown(const Board& board);
+std::string board_html(const Board& board);
+
+}  // namespace chakra::suite

@@ -1,0 +1,285 @@
+#include "chakra/app/suite.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "chakra/app/sim_presets.h"
+#include "chakra/astra/config.h"
+#include "chakra/format/io.h"
+#include "chakra/format/yaml.h"
+#include "chakra/support/error.h"
+#include "chakra/support/sha256.h"
+#include "chakra/support/text.h"
+
+namespace chakra::suite {
+namespace {
+
+[[noreturn]] void fail(const std::string& source, const std::string& what) { throw Error(source + ": " + what); }
+
+// `over` merged into `base`: mappings key by key, anything else replaced.
+Json merged(Json base, const Json& over) {
+  if (!base.is_object() || !over.is_object()) return over;
+  for (const auto& [key, v] : over.items()) base[key] = base.contains(key) ? merged(base[key], v) : v;
+  return base;
+}
+
+std::string resolve(const std::string& base_dir, const std::string& path) {
+  if (path.empty() || std::filesystem::path(path).is_absolute() || base_dir.empty()) return path;
+  return (std::filesystem::path(base_dir) / path).string();
+}
+
+// The network `system` gives for `npus`, inline as a sweep takes it: its outer dimension grows
+// or shrinks to the scale (chakra::fit_network).
+Json fitted_network(const System& system, uint32_t npus) {
+  const astra::NetworkConfig net = fit_network(astra::parse_network(system.network, system.name + " network"), npus);
+  Json out = Json::object();
+  out["topology"] = Json::array();
+  for (auto t : net.topology) out["topology"].push_back(astra::topology_name(t));
+  out["npus"] = net.npus;
+  out["bandwidth"] = net.bandwidth;
+  out["latency"] = net.latency;
+  return out;
+}
+
+double geometric_mean(const std::vector<double>& v) {
+  double log_sum = 0;
+  for (double x : v) log_sum += std::log(x);
+  return v.empty() ? 0 : std::exp(log_sum / double(v.size()));
+}
+
+}  // namespace
+
+Suite parse_suite(std::string_view yaml, const std::string& source, const std::string& base_dir) {
+  const Json doc = parse_yaml(yaml, source);
+  if (!doc.is_object()) fail(source, "a suite is a mapping (suite:, reference:, workloads:)");
+  Suite s;
+  s.source = source;
+  s.base_dir = base_dir;
+  s.hash = to_hex(sha256(yaml));
+  for (const auto& [key, v] : doc.items()) {
+    if (key == "suite") {
+      if (!v.is_string()) fail(source, "suite: the suite's version, e.g. chakra-suite-v1");
+      s.version = v.get<std::string>();
+    } else if (key == "description") {
+      continue;
+    } else if (key == "reference") {
+      const bool preset = v.is_object() && v.size() == 1 && v.contains("preset") && v["preset"].is_string();
+      const bool files = v.is_object() && v.size() == 2 && v.contains("network") && v["network"].is_string() &&
+                         v.contains("system") && v["system"].is_string();
+      if (!preset && !files) fail(source, "reference: {preset: NAME} or {network: NET.yml, system: SYS.json}");
+      s.reference = v;
+    } else if (key == "workloads") {
+      if (!v.is_array() || v.empty()) fail(source, "workloads: a list of workloads");
+      for (const Json& w : v) {
+        Workload out;
+        for (const auto& [field, x] : w.items()) {
+          if (field == "name" && x.is_string())
+            out.name = x.get<std::string>();
+          else if (field == "class" && x.is_string())
+            out.klass = x.get<std::string>();
+          else if (field == "workload" && x.is_object())
+            out.base = x;
+          else if (field == "scales" && x.is_object())
+            for (const auto& [npus, set] : x.items()) {
+              const bool digits =
+                  !npus.empty() && npus.size() <= 5 && npus.find_first_not_of("0123456789") == std::string::npos;
+              const uint64_t n = digits ? std::stoull(npus) : 0;
+              if (n < 2 || n > 65536)
+                fail(source, "workload " + out.name + ": scale '" + npus + "' is not a number of NPUs (2..65536)");
+              out.scale[static_cast<uint32_t>(n)] = set;
+            }
+          else
+            fail(source, "workload " + out.name + ": unknown or malformed field '" + field +
+                             "' (name, class, workload, scales)");
+        }
+        if (out.name.empty() || out.klass.empty() || out.base.is_null() || out.scale.empty())
+          fail(source, "a workload needs name, class, workload and scales");
+        for (const Workload& other : s.workloads)
+          if (other.name == out.name) fail(source, "workload " + out.name + " is defined twice");
+        s.workloads.push_back(std::move(out));
+      }
+    } else {
+      fail(source, "unknown key '" + key + "' (suite, description, reference, workloads)");
+    }
+  }
+  if (s.version.empty()) fail(source, "suite: missing (the suite's version)");
+  if (s.reference.is_null()) fail(source, "reference: missing (the system every score is relative to)");
+  if (s.workloads.empty()) fail(source, "workloads: missing");
+  return s;
+}
+
+Suite load_suite(const std::string& path) {
+  return parse_suite(read_file(path), path, std::filesystem::path(path).parent_path().string());
+}
+
+extern const char* const kSuiteV1Yaml;
+
+Suite builtin_suite() { return parse_suite(kSuiteV1Yaml, "chakra-suite-v1.yaml (built in)", ""); }
+
+std::vector<Entry> entries(const Suite& suite) {
+  std::vector<Entry> out;
+  for (const Workload& w : suite.workloads)
+    for (const auto& [npus, set] : w.scale) {
+      Entry e;
+      e.workload = w.name;
+      e.klass = w.klass;
+      e.npus = npus;
+      e.config = merged(w.base, set);
+      e.hash = to_hex(sha256(e.config.dump()));
+      out.push_back(std::move(e));
+    }
+  return out;
+}
+
+System system_from_files(const std::string& name, const std::string& network_yml, const std::string& system_json) {
+  System s{name, read_file(network_yml), read_file(system_json)};
+  astra::parse_network(s.network, network_yml);  // refused here, naming the file, if it is none
+  astra::parse_system(s.system, system_json);
+  return s;
+}
+
+System system_from_preset(const std::string& preset) {
+  const ClusterPreset& p = cluster_preset(preset);
+  return {preset, astra::format_network(p.network), astra::format_system(p.system)};
+}
+
+System reference_system(const Suite& suite) {
+  const Json& r = suite.reference;
+  System s = r.contains("preset") ? system_from_preset(r["preset"].get<std::string>())
+                                  : system_from_files("", resolve(suite.base_dir, r["network"].get<std::string>()),
+                                                      resolve(suite.base_dir, r["system"].get<std::string>()));
+  s.name = "reference";
+  return s;
+}
+
+sweep::Spec spec_for(const Suite& suite, const System& system) {
+  sweep::Spec spec;
+  spec.source = suite.source;
+  spec.base_dir = suite.base_dir;
+  // Synthesized steps carry operation counts and tensor sizes: the system's compute model is
+  // its roofline (peak-perf, local-mem-bw), on for every system the suite runs.
+  Json sys = Json::parse(system.system);
+  sys["roofline-enabled"] = 1;
+  spec.base["system"] = sys;
+  std::vector<sweep::Axis> zip = {{"workload", {}}, {"network", {}}};
+  for (const Entry& e : entries(suite)) {
+    zip[0].values.push_back(e.config);
+    zip[1].values.push_back(fitted_network(system, e.npus));
+  }
+  spec.base["workload"] = zip[0].values.front();
+  spec.base["network"] = zip[1].values.front();
+  spec.zips.push_back(std::move(zip));
+  spec.fingerprint = to_hex(sha256(suite.hash + system.network + system.system)).substr(0, 16);
+  return spec;
+}
+
+Json result(const Suite& suite, const System& system, const std::vector<sweep::Row>& rows,
+            const std::vector<sweep::Row>& reference_rows) {
+  const std::vector<Entry> all = entries(suite);
+  if (rows.size() != all.size() || reference_rows.size() != all.size())
+    throw Error("suite: " + std::to_string(rows.size()) + " results for " + std::to_string(all.size()) + " entries");
+  Json out = Json::object();
+  out["suite"] = suite.version;
+  out["suite_hash"] = suite.hash;
+  out["tool"] = std::string("chakrakit ") + CHAKRA_VERSION;
+  out["system"] = {{"name", system.name},
+                   {"network", system.network},
+                   {"system", system.system},
+                   {"hash", to_hex(sha256(system.network + "\n--\n" + system.system))}};
+  std::map<std::string, std::vector<double>> by_workload;
+  std::map<std::string, std::string> class_of;
+  Json list = Json::array();
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Entry& e = all[i];
+    for (const sweep::Row* r : {&rows[i], &reference_rows[i]})
+      if (!(*r)["error"].get<std::string>().empty())
+        throw Error("suite: " + e.workload + " at " + std::to_string(e.npus) + " NPUs failed" +
+                    (r == &rows[i] ? "" : " on the reference system") + ": " + (*r)["error"].get<std::string>());
+    const uint64_t step = rows[i]["step_ns"].get<uint64_t>(), reference = reference_rows[i]["step_ns"].get<uint64_t>();
+    const double score = step == 0 ? 0 : double(reference) / double(step);
+    const double exposed = rows[i]["exposed_communication_ns"].get<double>();
+    list.push_back({{"workload", e.workload},
+                    {"class", e.klass},
+                    {"npus", e.npus},
+                    {"hash", e.hash},
+                    {"step_ns", step},
+                    {"reference_step_ns", reference},
+                    {"score", score},
+                    {"exposed_communication_share", step == 0 ? 0.0 : exposed / double(step)}});
+    by_workload[e.workload].push_back(score);
+    class_of[e.workload] = e.klass;
+  }
+  out["entries"] = list;
+  std::map<std::string, std::vector<double>> by_class;
+  Json workloads = Json::object();
+  for (const auto& [name, scores] : by_workload) {
+    workloads[name] = geometric_mean(scores);
+    by_class[class_of[name]].push_back(workloads[name].get<double>());
+  }
+  out["workloads"] = workloads;
+  Json classes = Json::object();
+  std::vector<double> class_scores;
+  for (const auto& [name, scores] : by_class) {
+    classes[name] = geometric_mean(scores);
+    class_scores.push_back(classes[name].get<double>());
+  }
+  out["classes"] = classes;
+  out["overall"] = geometric_mean(class_scores);
+  return out;
+}
+
+System recorded_system(const Json& r, const std::string& source) {
+  if (!r.is_object() || !r.contains("system") || !r["system"].is_object() || !r["system"].contains("network") ||
+      !r["system"].contains("system") || !r["system"]["network"].is_string() || !r["system"]["system"].is_string())
+    throw Error(source + ": not a suite result (no system.network and system.system)");
+  return {r["system"].value("name", ""), r["system"]["network"].get<std::string>(),
+          r["system"]["system"].get<std::string>()};
+}
+
+std::string first_difference(const Json& claimed, const Json& rerun, const std::string& path) {
+  if (claimed.type() != rerun.type() && !(claimed.is_number() && rerun.is_number()))
+    return (path.empty() ? "the result" : path) + ": " + claimed.dump() + " in the result, " + rerun.dump() +
+           " run again";
+  if (claimed.is_object()) {
+    for (const auto& [key, v] : rerun.items()) {
+      const std::string at = path.empty() ? key : path + "." + key;
+      if (!claimed.contains(key)) return at + ": missing from the result";
+      if (std::string d = first_difference(claimed[key], v, at); !d.empty()) return d;
+    }
+    for (const auto& [key, v] : claimed.items())
+      if (!rerun.contains(key)) return (path.empty() ? key : path + "." + key) + ": not something a run writes";
+    return "";
+  }
+  if (claimed.is_array()) {
+    if (claimed.size() != rerun.size())
+      return path + ": " + std::to_string(claimed.size()) + " items in the result, " + std::to_string(rerun.size()) +
+             " run again";
+    for (size_t i = 0; i < claimed.size(); ++i)
+      if (std::string d = first_difference(claimed[i], rerun[i], path + "[" + std::to_string(i) + "]"); !d.empty())
+        return d;
+    return "";
+  }
+  if (claimed != rerun) return path + ": " + claimed.dump() + " in the result, " + rerun.dump() + " run again";
+  return "";
+}
+
+std::string result_text(const Json& r) {
+  std::string out;
+  appendf(out, "%s on %s (system %s)\n\n%-22s %-14s %6s %14s %14s %8s %9s\n", r["suite"].get<std::string>().c_str(),
+          r["system"]["name"].get<std::string>().c_str(), r["system"]["hash"].get<std::string>().substr(0, 12).c_str(),
+          "workload", "class", "NPUs", "step (ms)", "reference (ms)", "score", "exposed");
+  for (const Json& e : r["entries"])
+    appendf(out, "%-22s %-14s %6u %14.3f %14.3f %8.3f %8.1f%%\n", e["workload"].get<std::string>().c_str(),
+            e["class"].get<std::string>().c_str(), e["npus"].get<uint32_t>(),
+            double(e["step_ns"].get<uint64_t>()) / 1e6, double(e["reference_step_ns"].get<uint64_t>()) / 1e6,
+            e["score"].get<double>(), 100 * e["exposed_communication_share"].get<double>());
+  out += "\nscores (geometric means of speed-ups over the reference):\n";
+  for (const auto& [name, score] : r["workloads"].items())
+    appendf(out, "  workload %-20s %.3f\n", name.c_str(), score.get<double>());
+  for (const auto& [name, score] : r["classes"].items())
+    appendf(out, "  class    %-20s %.3f\n", name.c_str(), score.get<double>());
+  appendf(out, "  overall  %-20s %.3f\n", "", r["overall"].get<double>());
+  return out;
+}
+
+}  // namespace chakra::suite
