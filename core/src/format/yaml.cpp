@@ -164,7 +164,8 @@ class YamlReader {
       const size_t colon = mapping_colon(l.text);
       if (colon == std::string::npos) fail(l, "expected 'key: value' or '- item', got " + quoted_excerpt(l.text));
       const json key = inline_value(trimmed(l.text.substr(0, colon)), l);
-      const std::string k = key.is_string() ? key.get<std::string>() : key.dump();
+      const std::string k =
+          key.is_string() ? key.get<std::string>() : key.dump(-1, ' ', false, json::error_handler_t::replace);
       if (k.empty()) fail(l, "an empty key");
       if (out.contains(k)) fail(l, "key " + quoted_excerpt(k) + " given twice");
       const std::string rest = trimmed(l.text.substr(colon + 1));
@@ -227,7 +228,8 @@ class YamlReader {
           skip_blanks(t, pos);
           if (pos >= t.size() || t[pos] != ':') fail(l, "expected ':' after a key in {...}");
           ++pos;
-          const std::string k = key.is_string() ? key.get<std::string>() : key.dump();
+          const std::string k =
+              key.is_string() ? key.get<std::string>() : key.dump(-1, ' ', false, json::error_handler_t::replace);
           if (out.contains(k)) fail(l, "key " + quoted_excerpt(k) + " given twice");
           out[k] = flow(t, pos, l, true);
         }

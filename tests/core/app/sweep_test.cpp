@@ -42,6 +42,21 @@ zip:
 
 }  // namespace
 
+// A key that is no string (a flow list) holding bytes that are not UTF-8: a clear error or a
+// value, never nlohmann's exception escaping (found by fuzz_sim_job).
+TEST(Yaml, AKeyOfInvalidUtf8InAListIsNoCrash) {
+  for (const std::string text : {std::string("[\xA3]: 1\n"), std::string("{[\xA3]: 1}\n")}) {
+    bool clean = true;
+    try {
+      parse_yaml(text, "bad.yaml");
+    } catch (const Error&) {  // a clear error naming the file is fine
+    } catch (...) {
+      clean = false;
+    }
+    EXPECT_TRUE(clean) << "an exception other than chakra::Error escaped";
+  }
+}
+
 TEST(Yaml, ReadsTheSubsetAndNamesLinesOfWhatItCannot) {
   const auto v = parse_yaml(R"(
 a: 1          # a comment
