@@ -430,6 +430,42 @@ bool project_speed(const std::string& chakra, const std::string& work, uint64_t 
   return synth.exit_code == 0 && projected.exit_code == 0;
 }
 
+// chakra suite run: the benchmark suite on the reference preset (itself and the reference), with
+// every core and with one; the two results must be the same bytes (the target: <= 60 s of CPU).
+// `which`: "builtin" (chakra-suite-v1) or "small" (two small synthesized workloads, a smoke run).
+bool suite_speed(const std::string& chakra, const std::string& work, const std::string& which) {
+  std::vector<std::string> suite;
+  if (which == "small") {
+    chakra::OutputFile f(work + "/suite.yaml");
+    f.write(
+        "suite: bench-small\nreference: {preset: h100-ib-2x8}\nworkloads:\n  - name: tiny\n    class: dense-llm\n"
+        "    workload: {synth: {model: llama, layers: 2, hidden: 512, ffn: 1024, heads: 8, seq: 256, vocab: 1000}}\n"
+        "    scales: {16: {synth: {dp: 8, tp: 2, batch: 16}}, 32: {synth: {dp: 16, tp: 2, batch: 32}}}\n");
+    f.commit();
+    suite = {"--suite", work + "/suite.yaml"};
+  } else if (which != "builtin") {
+    throw chakra::Error("--suite: builtin or small, not " + which);
+  }
+  auto run = [&](const std::string& out, const char* jobs) {
+    std::vector<std::string> argv = {chakra, "suite", "run", "--preset", "h100-ib-2x8", "-o", work + out};
+    argv.insert(argv.end(), suite.begin(), suite.end());
+    if (jobs) argv.insert(argv.end(), {"--jobs", jobs});
+    return run_child(argv);
+  };
+  const ChildRun one = run("/suite_one.json", "1"), all = run("/suite_all.json", nullptr);
+  const bool same = one.exit_code == 0 && all.exit_code == 0 &&
+                    chakra::read_file(work + "/suite_one.json") == chakra::read_file(work + "/suite_all.json");
+  std::printf(
+      "%-15s %s suite on h100-ib-2x8 and its reference: one core %.2f s CPU (%.2f s wall, peak RSS %s); every core "
+      "(%u) %.2f s wall, %.2f s CPU, peak RSS %s; results %s; exit %d/%d\n",
+      "suite", which.c_str(), one.cpu_s, one.wall_s, chakra::format_bytes(one.max_rss_bytes).c_str(),
+      std::max(1u, std::thread::hardware_concurrency()), all.wall_s, all.cpu_s,
+      chakra::format_bytes(all.max_rss_bytes).c_str(), same ? "byte-identical" : "DIFFER", one.exit_code,
+      all.exit_code);
+  for (const char* f : {"/suite.yaml", "/suite_one.json", "/suite_all.json"}) std::filesystem::remove(work + f);
+  return same;
+}
+
 int run_bench(const cli::Args& args) {
   if (args.has("--side-by-side"))
     return side_by_side({args.get("--work"), args.get("--chakra"), static_cast<int>(args.get_uint("--copies")),
@@ -843,7 +879,8 @@ int run_bench(const cli::Args& args) {
   const bool predicted = stablehlo_prediction(repeat);
   const bool swept = sweep_speed(chakra, work, args.get_uint("--sweep-points", 100000));
   const bool projected = project_speed(chakra, work, args.get_uint("--project-ranks", 1u << 20));
-  return ok && predicted && swept && projected ? cli::kOk : cli::kFailed;
+  const bool suite_ran = suite_speed(chakra, work, args.get("--suite"));
+  return ok && predicted && swept && projected && suite_ran ? cli::kOk : cli::kFailed;
 }
 
 }  // namespace
@@ -871,6 +908,7 @@ int main(int argc, char** argv) {
               "8192")
       .option("--sweep-points", "N", "points of the sweep benchmark (a multiple of 40)", "1000")
       .option("--project-ranks", "N", "ranks the projection benchmark projects 8 to (a multiple of 8)", "1024")
+      .option("--suite", "builtin|small", "the suite the suite benchmark runs (small: a smoke run)", "builtin")
       .option("--work", "DIR", "where the benchmark trace is written", "build/bench")
       .flag("--side-by-side",
             "run the reference Python tools (../shared/reference/chakra/runnable) and our drop-ins "

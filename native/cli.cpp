@@ -311,7 +311,7 @@ chakra::ReadOptions read_options(const Args& args, chakra::Progress* progress) {
   return o;
 }
 
-void run_jobs(size_t n, const std::function<void(size_t)>& job, std::string_view progress_stage) {
+void run_jobs(size_t n, const std::function<void(size_t)>& job, std::string_view progress_stage, size_t threads) {
   std::vector<std::string> errors(n);
   std::atomic<size_t> next{0}, done{0};
   std::atomic<bool> failed{false};
@@ -329,7 +329,7 @@ void run_jobs(size_t n, const std::function<void(size_t)>& job, std::string_view
       if (reports && !progress_stage.empty()) progress.report(progress_stage, done, n);
     }
   };
-  size_t threads = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  threads = std::min<size_t>(n, threads ? threads : std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
   for (size_t k = 1; k < threads; ++k) pool.emplace_back(worker, false);
   worker(true);

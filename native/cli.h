@@ -115,8 +115,9 @@ chakra::ReadOptions read_options(const Args& args, chakra::Progress* progress);
 // Runs job(i) for every i < n on up to one thread per core. A chakra::Error thrown by a job is
 // kept and no further job starts; once the running ones ended, the first error (in index
 // order) is rethrown, so callers publish their outputs only when every job succeeded. With a
-// `progress_stage`, the share of jobs done is shown on a terminal.
-void run_jobs(size_t n, const std::function<void(size_t)>& job, std::string_view progress_stage = {});
+// `progress_stage`, the share of jobs done is shown on a terminal. `threads`: 0 for every core.
+void run_jobs(size_t n, const std::function<void(size_t)>& job, std::string_view progress_stage = {},
+              size_t threads = 0);
 
 // Creates the folder an output path (or PREFIX of per-rank outputs) lies in, if it has one;
 // chakra::Error naming the folder when that fails.

@@ -29,10 +29,11 @@ std::vector<int> data_parallel_ids(const std::string& path, const chakra::astra:
     throw chakra::Error(path + ": expected {\"dp\": [group ids]} naming the data-parallel groups");
   std::vector<int> ids;
   for (const auto& v : j["dp"]) {
-    if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > 1'000'000'000)
-      throw chakra::Error(path + ": dp lists group ids (integers > 0), not " + v.dump());
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1'000'000'000)
+      throw chakra::Error(path + ": dp lists group ids (integers >= 0; 0: the collectives without a group), not " +
+                          v.dump());
     ids.push_back(v.get<int>());
-    if (!groups.count(ids.back())) {
+    if (ids.back() != 0 && !groups.count(ids.back())) {
       std::string known;
       for (const auto& [id, members] : groups) known += (known.empty() ? "" : ", ") + std::to_string(id);
       throw chakra::Error(path + ": dp names group " + std::to_string(ids.back()) +
@@ -184,7 +185,9 @@ int cmd_project(int argc, char** argv) {
   args.alias("-o", "--output");
   args.option("--comm-group", "FILE",
               "the traced ranks' groups (default: IN_PREFIX.comm_group.json, else the traces' METADATA)");
-  args.option("--groups", "FILE", "{\"dp\": [ids]}: the data-parallel groups, instead of inferring them");
+  args.option("--groups", "FILE",
+              "{\"dp\": [ids]}: the data-parallel groups, instead of inferring them (0: the collectives without a "
+              "group, the whole world)");
   args.flag("--explain", "say what would be projected and write nothing");
   cli::add_read_options(args);
   args.parse(argc, argv);

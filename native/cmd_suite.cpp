@@ -2,11 +2,11 @@
 // on a submitted system and on the suite's reference system and writes the scored result;
 // `verify` runs a result again and names the first figure that differs; `board` ranks verified
 // results of one suite.
-#include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <mutex>
-#include <thread>
+#include <memory>
+#include <set>
 
 #include "chakra/app/suite.h"
 #include "chakra/format/io.h"
@@ -18,45 +18,43 @@ namespace {
 
 using namespace chakra;
 
-// Every point of `spec`, `jobs` at a time; rows in point order.
-std::vector<sweep::Row> run_points(const sweep::Spec& spec, size_t jobs, cli::TerminalProgress& progress,
-                                   std::atomic<size_t>& done, size_t total) {
-  const sweep::Expansion e = sweep::expand(spec);
+// The suite's entries on each system, `--jobs` points at a time; per system, rows in entry order.
+std::vector<std::vector<sweep::Row>> run_on(const cli::Args& a, const suite::Suite& s,
+                                            const std::vector<suite::System>& systems) {
+  const sweep::Spec spec = suite::spec_for(s, systems);
   const sweep::Runner runner(spec, false);
-  std::vector<sweep::Row> rows(e.points.size());
-  std::atomic<size_t> next{0};
-  std::atomic<bool> stop{false};
-  std::mutex mutex;
-  auto worker = [&] {
-    for (size_t i; !stop && (i = next++) < e.points.size();) {
-      rows[i] = runner.run(e.points[i]);
-      std::lock_guard<std::mutex> lock(mutex);
-      if (!progress.report("suite", ++done, total) || cli::interrupted()) stop = true;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (size_t k = 1; k < std::min(jobs, e.points.size()); ++k) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (stop) throw Cancelled();
+  const sweep::Expansion e = sweep::expand(spec);
+  const size_t n = e.points.size() / systems.size();
+  std::vector<std::vector<sweep::Row>> rows(systems.size(), std::vector<sweep::Row>(n));
+  // An entry on every system, then the next: a workload is built once for all of them.
+  cli::run_jobs(
+      e.points.size(),
+      [&](size_t k) {
+        const size_t system = k % systems.size(), i = k / systems.size();
+        rows[system][i] = runner.run(e.points[system * n + i]);
+      },
+      "suite", a.has("--jobs") ? a.get_uint("--jobs", 4096) : 0);
   return rows;
 }
 
 // The suite on `system` and on the reference: the scored result.
 suite::Json run_suite(const cli::Args& a, const suite::Suite& s, const suite::System& system) {
-  const size_t jobs = a.has("--jobs") ? std::max<uint64_t>(1, a.get_uint("--jobs", 4096))
-                                      : std::max(1u, std::thread::hardware_concurrency());
-  const size_t total = 2 * suite::entries(s).size();
-  cli::TerminalProgress progress;
-  std::atomic<size_t> done{0};
-  const auto rows = run_points(suite::spec_for(s, system), jobs, progress, done, total);
-  const auto reference = run_points(suite::spec_for(s, suite::reference_system(s)), jobs, progress, done, total);
-  progress.clear();
-  return suite::result(s, system, rows, reference);
+  const auto rows = run_on(a, s, {system, suite::reference_system(s)});
+  return suite::result(s, system, rows[0], rows[1]);
+}
+
+// The built-in suite's paths are relative to where its definition is installed
+// (share/chakrakit/suite, beside the examples it runs), or to assets/suite in the source tree.
+std::string builtin_suite_dir() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::canonical("/proc/self/exe", ec).parent_path();
+  const std::filesystem::path installed = exe / "../share/chakrakit/suite";
+  return std::filesystem::exists(installed / "../examples", ec) ? installed.lexically_normal().string()
+                                                                : std::string(CHAKRA_SOURCE_ASSETS "/suite");
 }
 
 suite::Suite the_suite(const cli::Args& a) {
-  return a.has("--suite") ? suite::load_suite(a.get("--suite")) : suite::builtin_suite();
+  return a.has("--suite") ? suite::load_suite(a.get("--suite")) : suite::builtin_suite(builtin_suite_dir());
 }
 
 suite::Json read_result(const std::string& path) {
@@ -67,14 +65,26 @@ suite::Json read_result(const std::string& path) {
   }
 }
 
-// A result run again: "" when every figure is the same, else what differs.
-std::string check(const cli::Args& a, const suite::Suite& s, const suite::Json& claimed, const std::string& path) {
-  if (!claimed.is_object() || claimed.value("suite_hash", "") != s.hash)
-    return "made with another suite definition (" + claimed.value("suite", std::string("?")) + ", " +
-           claimed.value("suite_hash", std::string("?")).substr(0, 12) + ") than " + s.source + " (" + s.version +
-           ", " + s.hash.substr(0, 12) + ")";
-  return suite::first_difference(claimed, run_suite(a, s, suite::recorded_system(claimed, path)));
-}
+// Results run again, the reference system once for all of them.
+class Checker {
+ public:
+  Checker(const cli::Args& a, const suite::Suite& s) : a_(a), s_(s) {}
+  // "" when every figure of the result is the same run again, else what differs.
+  std::string check(const suite::Json& claimed, const std::string& path) {
+    if (!claimed.is_object() || claimed.value("suite_hash", "") != s_.hash)
+      return "made with another suite definition (" + claimed.value("suite", std::string("?")) + ", " +
+             claimed.value("suite_hash", std::string("?")).substr(0, 12) + ") than " + s_.source + " (" + s_.version +
+             ", " + s_.hash.substr(0, 12) + ")";
+    const suite::System system = suite::recorded_system(claimed, path);
+    if (reference_.empty()) reference_ = run_on(a_, s_, {suite::reference_system(s_)})[0];
+    return suite::first_difference(claimed, suite::result(s_, system, run_on(a_, s_, {system})[0], reference_));
+  }
+
+ private:
+  const cli::Args& a_;
+  const suite::Suite& s_;
+  std::vector<sweep::Row> reference_;
+};
 
 int run(const cli::Args& a) {
   const suite::Suite s = the_suite(a);
@@ -99,9 +109,10 @@ int run(const cli::Args& a) {
 
 int verify(const cli::Args& a) {
   const suite::Suite s = the_suite(a);
+  Checker checker(a, s);
   int failed = 0;
   for (const std::string& path : a.values("RESULT")) {
-    const std::string why = check(a, s, read_result(path), path);
+    const std::string why = checker.check(read_result(path), path);
     std::cout << path << ": "
               << (why.empty() ? "verified (every figure the same when run again)" : "NOT verified: " + why) << "\n";
     failed += !why.empty();
@@ -113,9 +124,10 @@ int board(const cli::Args& a) {
   const suite::Suite s = the_suite(a);
   std::vector<suite::Json> results;
   const std::vector<std::string> paths = a.values("RESULT");
+  Checker checker(a, s);
   for (const std::string& path : paths) {
     results.push_back(read_result(path));
-    if (const std::string why = check(a, s, results.back(), path); !why.empty())
+    if (const std::string why = checker.check(results.back(), path); !why.empty())
       throw Error(path + ": not verified, so not on the board: " + why);
   }
   const suite::Board b = suite::make_board(results, paths);
@@ -128,6 +140,29 @@ int board(const cli::Args& a) {
   }
   std::cout << suite::board_markdown(b) << "\nboard: " << out << ".csv, " << out << ".md, " << out << ".html\n";
   return cli::kOk;
+}
+
+// The suite's entries and their hashes; each measured run's files checked against the hash the
+// definition names (exit 1 when one is missing or differs: run would fail on it).
+int list(const cli::Args& a) {
+  const suite::Suite s = the_suite(a);
+  std::cout << s.version << " (" << s.source << ", SHA-256 " << s.hash << ")\nreference system: " << s.reference.dump()
+            << "\n\n";
+  std::printf("%-20s %-16s %6s  %s\n", "workload", "class", "NPUs", "SHA-256 of its configuration at that scale");
+  std::set<std::string> checked;
+  std::string runs;
+  int problems = 0;
+  for (const suite::Entry& e : suite::entries(s)) {
+    std::printf("%-20s %-16s %6u  %s\n", e.workload.c_str(), e.klass.c_str(), e.npus, e.hash.c_str());
+    if (const auto run = suite::measured_run(s, e); run && checked.insert(e.workload).second) {
+      runs += "  " + e.workload + ": " + run->folder + ": " +
+              (run->problem.empty() ? "its content has the SHA-256 the suite names" : "PROBLEM: " + run->problem) +
+              "\n";
+      problems += !run->problem.empty();
+    }
+  }
+  if (!runs.empty()) std::cout << "\nmeasured runs, grown to each scale:\n" << runs;
+  return problems ? cli::kFailed : cli::kOk;
 }
 
 void common_options(cli::Args& args) {
@@ -151,6 +186,14 @@ int cmd_suite(int argc, char** argv) {
     args.parse(argc - 1, argv + 1);
     return cli::run_guarded("chakra suite run", run, args);
   }
+  if (sub == "list") {
+    cli::Args args("chakra suite list",
+                   "Lists the suite's workloads at each scale with the SHA-256 of each configuration, and checks\n"
+                   "that each measured run's files are there with the content the suite names.");
+    args.option("--suite", "FILE", "a suite definition (default: chakra-suite-v1, built in)");
+    args.parse(argc - 1, argv + 1);
+    return cli::run_guarded("chakra suite list", list, args);
+  }
   if (sub == "verify") {
     cli::Args args("chakra suite verify",
                    "Runs each result's system through the suite again and checks every figure, the suite's\n"
@@ -172,11 +215,12 @@ int cmd_suite(int argc, char** argv) {
     return cli::run_guarded("chakra suite board", board, args);
   }
   const char* usage =
-      "usage: chakra suite run|verify|board ...\n\n"
+      "usage: chakra suite run|verify|board|list ...\n\n"
       "The benchmark suite (core/docs/suite.md):\n"
       "  run     run it on a system (--network NET.yml --system SYS.json, or --preset) -> a scored result\n"
       "  verify  run results again and check every figure\n"
-      "  board   rank verified results of one suite into CSV, Markdown and HTML\n\n"
+      "  board   rank verified results of one suite into CSV, Markdown and HTML\n"
+      "  list    its workloads, scales and hashes; measured runs' files checked\n\n"
       "'chakra suite run --help' describes its options.\n";
   const bool help = sub == "--help" || sub == "-h";
   (help ? std::cout : std::cerr) << usage;

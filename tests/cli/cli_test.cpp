@@ -1779,6 +1779,26 @@ TEST(CliSweep, ResumeAfterAKillOrCtrlC) {
 // Failing points are rows with their error; bad specs are errors naming the file and line.
 // --list prints the points and writes nothing, so it needs no -o; a run without -o is a usage error.
 // A folder of traces is a workload as for chakra simulate.
+// chakra suite list: the built-in suite finds the measured runs it projects, with the content it
+// names; a suite naming other content for a run is a problem, exit 1.
+TEST(CliSuite, ListChecksEachMeasuredRunsContent) {
+  Result r = run({"suite", "list"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  for (const char* w : {"recommendation", "vision", "dense-llm", "moe", "long-context"})
+    EXPECT_TRUE(contains(r.out, w)) << w;
+  EXPECT_TRUE(contains(r.out, "dlrm_8rank: its content has the SHA-256 the suite names")) << r.out;
+  EXPECT_TRUE(contains(r.out, "resnet50_dp_64npus: its content has the SHA-256 the suite names")) << r.out;
+  const std::string dir = temp_dir();
+  write_raw(dir + "/suite.yaml",
+            "suite: s\nreference: {preset: h100-ib-2x8}\nworkloads:\n  - name: r\n"
+            "    class: vision\n    workload: {project: {traces: " CHAKRA_SOURCE_DIR
+            "/assets/examples/resnet50_dp_64npus, sha256: '" +
+                std::string(64, 'a') + "', dp: [0]}}\n    scales: {64: {project: {to: 64}}}\n");
+  r = run({"suite", "list", "--suite", dir + "/suite.yaml"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.out, "PROBLEM: its files' SHA-256 is ")) << r.out;
+}
+
 // chakra suite run: a suite definition run on a system given as files and on its reference; the
 // result records the scores and what was run, the same bytes whatever --jobs.
 TEST(CliSuite, RunScoresASystemAgainstTheReference) {

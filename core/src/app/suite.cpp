@@ -10,22 +10,18 @@
 #include "chakra/support/error.h"
 #include "chakra/support/sha256.h"
 #include "chakra/support/text.h"
+#include "app/sweep_parts.h"
 
 namespace chakra::suite {
 namespace {
 
-[[noreturn]] void fail(const std::string& source, const std::string& what) { throw Error(source + ": " + what); }
+using sweep::fail;
 
 // `over` merged into `base`: mappings key by key, anything else replaced.
 Json merged(Json base, const Json& over) {
   if (!base.is_object() || !over.is_object()) return over;
   for (const auto& [key, v] : over.items()) base[key] = base.contains(key) ? merged(base[key], v) : v;
   return base;
-}
-
-std::string resolve(const std::string& base_dir, const std::string& path) {
-  if (path.empty() || std::filesystem::path(path).is_absolute() || base_dir.empty()) return path;
-  return (std::filesystem::path(base_dir) / path).string();
 }
 
 // The network `system` gives for `npus`, inline as a sweep takes it: its outer dimension grows
@@ -114,7 +110,9 @@ Suite load_suite(const std::string& path) {
 
 extern const char* const kSuiteV1Yaml;
 
-Suite builtin_suite() { return parse_suite(kSuiteV1Yaml, "chakra-suite-v1.yaml (built in)", ""); }
+Suite builtin_suite(const std::string& base_dir) {
+  return parse_suite(kSuiteV1Yaml, "chakra-suite-v1.yaml (built in)", base_dir);
+}
 
 std::vector<Entry> entries(const Suite& suite) {
   std::vector<Entry> out;
@@ -131,6 +129,21 @@ std::vector<Entry> entries(const Suite& suite) {
   return out;
 }
 
+std::optional<MeasuredRun> measured_run(const Suite& suite, const Entry& e) {
+  if (!e.config.contains("project") || !e.config["project"].is_object()) return std::nullopt;
+  const Json& p = e.config["project"];
+  MeasuredRun run;
+  run.folder = sweep::resolve(suite.base_dir, p.value("traces", ""));
+  try {
+    const std::string found = sweep::folder_sha256(run.folder);
+    if (p.contains("sha256") && p["sha256"] != found)
+      run.problem = "its files' SHA-256 is " + found + ", not the " + p["sha256"].dump() + " the suite names";
+  } catch (const Error& err) {
+    run.problem = err.what();
+  }
+  return run;
+}
+
 System system_from_files(const std::string& name, const std::string& network_yml, const std::string& system_json) {
   System s{name, read_file(network_yml), read_file(system_json)};
   astra::parse_network(s.network, network_yml);  // refused here, naming the file, if it is none
@@ -145,31 +158,36 @@ System system_from_preset(const std::string& preset) {
 
 System reference_system(const Suite& suite) {
   const Json& r = suite.reference;
-  System s = r.contains("preset") ? system_from_preset(r["preset"].get<std::string>())
-                                  : system_from_files("", resolve(suite.base_dir, r["network"].get<std::string>()),
-                                                      resolve(suite.base_dir, r["system"].get<std::string>()));
+  System s = r.contains("preset")
+                 ? system_from_preset(r["preset"].get<std::string>())
+                 : system_from_files("", sweep::resolve(suite.base_dir, r["network"].get<std::string>()),
+                                     sweep::resolve(suite.base_dir, r["system"].get<std::string>()));
   s.name = "reference";
   return s;
 }
 
-sweep::Spec spec_for(const Suite& suite, const System& system) {
+sweep::Spec spec_for(const Suite& suite, const std::vector<System>& systems) {
   sweep::Spec spec;
   spec.source = suite.source;
   spec.base_dir = suite.base_dir;
-  // Synthesized steps carry operation counts and tensor sizes: the system's compute model is
-  // its roofline (peak-perf, local-mem-bw), on for every system the suite runs.
-  Json sys = Json::parse(system.system);
-  sys["roofline-enabled"] = 1;
-  spec.base["system"] = sys;
-  std::vector<sweep::Axis> zip = {{"workload", {}}, {"network", {}}};
-  for (const Entry& e : entries(suite)) {
-    zip[0].values.push_back(e.config);
-    zip[1].values.push_back(fitted_network(system, e.npus));
+  std::vector<sweep::Axis> zip = {{"workload", {}}, {"network", {}}, {"system", {}}};
+  std::string fingerprint = suite.hash;
+  for (const System& system : systems) {
+    fingerprint += system.network + system.system;
+    const Json sys = Json::parse(system.system);
+    for (const Entry& e : entries(suite)) {
+      zip[0].values.push_back(e.config);
+      zip[1].values.push_back(fitted_network(system, e.npus));
+      // Synthesized steps carry operation counts and tensor sizes: their compute runs on the
+      // system's roofline (peak-perf, local-mem-bw). Measured runs keep their measured times.
+      Json with = sys;
+      if (e.config.contains("synth")) with["roofline-enabled"] = 1;
+      zip[2].values.push_back(std::move(with));
+    }
   }
-  spec.base["workload"] = zip[0].values.front();
-  spec.base["network"] = zip[1].values.front();
+  for (const sweep::Axis& a : zip) spec.base[a.field] = a.values.front();
   spec.zips.push_back(std::move(zip));
-  spec.fingerprint = to_hex(sha256(suite.hash + system.network + system.system)).substr(0, 16);
+  spec.fingerprint = to_hex(sha256(fingerprint)).substr(0, 16);
   return spec;
 }
 

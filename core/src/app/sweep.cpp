@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <list>
 #include <set>
-#include <unordered_map>
 
 #include "chakra/app/sim_presets.h"
 #include "chakra/astra/config.h"
@@ -63,26 +63,12 @@ std::vector<Json> values_of(const Json& v) {
 
 // ---- building a point's simulation ---------------------------------------------------------
 
-uint64_t as_uint(const Json& v, const std::string& what) {
-  if (v.is_number_unsigned()) return v.get<uint64_t>();
-  if (v.is_number_integer() && v.get<int64_t>() >= 0) return static_cast<uint64_t>(v.get<int64_t>());
-  if (v.is_number_float() && v.get<double>() >= 0 && std::floor(v.get<double>()) == v.get<double>() &&
-      v.get<double>() < 1.8e19)
-    return static_cast<uint64_t>(v.get<double>());
-  throw Error(what + ": " + describe(v) + " is not a whole number >= 0");
-}
-
 uint64_t size_of(const Json& v, const std::string& what) {
   if (v.is_string()) {
     if (auto s = parse_size(v.get<std::string>())) return *s;
     throw Error(what + ": '" + v.get<std::string>() + "' is not a size (e.g. 1048576, 64KiB, 1MiB)");
   }
   return as_uint(v, what);
-}
-
-std::string text_of(const Json& v, const std::string& what) {
-  if (!v.is_string()) throw Error(what + ": " + describe(v) + " is not text");
-  return v.get<std::string>();
 }
 
 bool bool_of(const Json& v, const std::string& what) {
@@ -196,14 +182,9 @@ struct Runner::Built {
 
 namespace {
 
-std::string resolve(const std::string& base_dir, const std::string& path) {
-  if (path.empty() || std::filesystem::path(path).is_absolute() || base_dir.empty()) return path;
-  return (std::filesystem::path(base_dir) / path).string();
-}
-
 std::shared_ptr<const Runner::Built> build_workload(const Json& w, const std::string& base_dir) {
   if (!w.is_object() || w.size() != 1)
-    throw Error("workload: give exactly one of traces, collective, synth, stablehlo");
+    throw Error("workload: give exactly one of traces, collective, synth, stablehlo, project");
   auto b = std::make_shared<Runner::Built>();
   const auto first = w.begin();
   const std::string kind = first.key();
@@ -306,8 +287,13 @@ std::shared_ptr<const Runner::Built> build_workload(const Json& w, const std::st
     }
     for (const auto& [id, members] : stablehlo::comm_groups(analysis))
       b->groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
+  } else if (kind == "project") {
+    ProjectedRun run = projected_run(v, base_dir);
+    b->npus = run.encoded.size();
+    b->encoded = std::move(run.encoded);
+    b->groups = std::move(run.groups);
   } else {
-    throw Error("workload: unknown kind '" + kind + "' (traces, collective, synth, stablehlo)");
+    throw Error("workload: unknown kind '" + kind + "' (traces, collective, synth, stablehlo, project)");
   }
   return b;
 }
@@ -583,9 +569,35 @@ std::optional<Shard> parse_shard(std::string_view text) {
 
 // ---- running ---------------------------------------------------------------------------------
 
+// Workloads kept for the points that use them after, the most recently used first, up to
+// kCacheBytes of traces (a suite's thousands of ranks of several workloads would fill memory).
 struct Runner::Cache {
+  static constexpr uint64_t kCacheBytes = uint64_t{512} << 20;
   std::mutex mutex;
-  std::unordered_map<std::string, std::shared_ptr<const Built>> workloads;
+  std::list<std::pair<std::string, std::shared_ptr<const Built>>> workloads;
+  uint64_t bytes = 0;
+  std::shared_ptr<const Built> find(const std::string& key) {
+    for (auto it = workloads.begin(); it != workloads.end(); ++it)
+      if (it->first == key) {
+        workloads.splice(workloads.begin(), workloads, it);
+        return it->second;
+      }
+    return nullptr;
+  }
+  void put(const std::string& key, std::shared_ptr<const Built> built) {
+    if (find(key)) return;
+    workloads.emplace_front(key, std::move(built));
+    bytes += size_of(*workloads.front().second);
+    while (bytes > kCacheBytes && workloads.size() > 1) {
+      bytes -= size_of(*workloads.back().second);
+      workloads.pop_back();
+    }
+  }
+  static uint64_t size_of(const Built& b) {
+    uint64_t n = 0;
+    for (const std::string& e : b.encoded) n += e.size();
+    return n;
+  }
 };
 
 Runner::Runner(const Spec& spec, bool timing) : spec_(spec), timing_(timing), cache_(std::make_unique<Cache>()) {}
@@ -623,13 +635,12 @@ void Runner::build(const Point& point, Row& row, sim::SimInputs& in, sim::SimOpt
   const std::string workload_key = config["workload"].dump();
   {
     std::lock_guard<std::mutex> lock(cache_->mutex);
-    auto it = cache_->workloads.find(workload_key);
-    if (it != cache_->workloads.end()) built = it->second;
+    built = cache_->find(workload_key);
   }
   if (!built) {
     built = build_workload(config["workload"], spec_.base_dir);
     std::lock_guard<std::mutex> lock(cache_->mutex);
-    cache_->workloads.emplace(workload_key, built);
+    cache_->put(workload_key, built);
   }
   in.network = build_network(config["network"], spec_.base_dir, built->npus);
   in.system = build_system(config.contains("system") ? config["system"] : Json(), config["network"], spec_.base_dir,

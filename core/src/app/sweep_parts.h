@@ -2,9 +2,13 @@
 // text, and the constraints' expression language. Private to the app layer.
 #pragma once
 
+#include <cmath>
+#include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "chakra/app/sweep.h"
 #include "chakra/support/error.h"
@@ -15,6 +19,42 @@ namespace chakra::sweep {
 [[noreturn]] inline void fail(const std::string& source, const std::string& what) { throw Error(source + ": " + what); }
 
 inline std::string describe(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// A spec's values read as what a field needs; chakra::Error naming the field (`what`) otherwise.
+inline uint64_t as_uint(const Json& v, const std::string& what) {
+  if (v.is_number_unsigned()) return v.get<uint64_t>();
+  if (v.is_number_integer() && v.get<int64_t>() >= 0) return static_cast<uint64_t>(v.get<int64_t>());
+  if (v.is_number_float() && v.get<double>() >= 0 && std::floor(v.get<double>()) == v.get<double>() &&
+      v.get<double>() < 1.8e19)
+    return static_cast<uint64_t>(v.get<double>());
+  throw Error(what + ": " + describe(v) + " is not a whole number >= 0");
+}
+
+inline std::string text_of(const Json& v, const std::string& what) {
+  if (!v.is_string()) throw Error(what + ": " + describe(v) + " is not text");
+  return v.get<std::string>();
+}
+
+// A path in a spec: relative ones are relative to the spec's folder.
+inline std::string resolve(const std::string& base_dir, const std::string& path) {
+  if (path.empty() || std::filesystem::path(path).is_absolute() || base_dir.empty()) return path;
+  return (std::filesystem::path(base_dir) / path).lexically_normal().string();
+}
+
+// A measured run grown by data parallelism (a sweep's `workload: {project: {...}}`): the
+// folder's files (documentation, *.md, aside) opened as the web page opens dropped files (a
+// PyTorch host ET linked with its Kineto trace and converted, .et ranks, a comm-group file),
+// checked against `sha256` when given (folder_sha256), then projected to `to` ranks as chakra
+// project does, its data-parallel groups given (`dp`: ids, 0 for the collectives without a
+// group) or inferred. Each rank is kept as the simulator reads it (simulation_copy).
+struct ProjectedRun {
+  std::vector<std::string> encoded;  // per rank, .et bytes
+  std::map<int, std::vector<uint32_t>> groups;
+};
+ProjectedRun projected_run(const Json& spec, const std::string& base_dir);
+// SHA-256 over a folder's files in name order: each one's name, size and content (gzip undone), a
+// new line after the name and the size; *.md left out.
+std::string folder_sha256(const std::string& folder);
 
 // ---- constraints: a small expression language over the point's values ------------------------
 // expr := or;  or := and ('or' and)*;  and := cmp ('and' cmp)*;  cmp := sum (('=='|'!='|'<'|

@@ -21,6 +21,55 @@ std::string_view node_attr_name(NodeAttr a) {
   return names[size_t(a)];
 }
 
+namespace {
+
+// Attributes [begin, end) of `table` (in trace `t`) appended to `out`'s drafts, their strings
+// interned in `to`.
+void copy_attrs(const Trace& t, const AttrTable& table, uint32_t begin, uint32_t end, Trace& to, AttrDrafts& out) {
+  std::vector<uint64_t> strings;
+  for (uint32_t a = begin; a < end; ++a) {
+    const StrId name = to.intern(t.str(table.name(a)));
+    const AttrKind kind = table.kind(a);
+    if (kind == AttrKind::String || kind == AttrKind::Bytes) {
+      out.add(name, kind, to.intern(t.str(static_cast<StrId>(table.bits(a)))));
+    } else if (kind == AttrKind::StringList || kind == AttrKind::BytesList) {
+      strings.clear();
+      for (uint64_t s : table.list(a)) strings.push_back(to.intern(t.str(static_cast<StrId>(s))));
+      out.add_list(name, kind, strings);
+    } else if (is_list(kind)) {
+      out.add_list(name, kind, table.list(a));
+    } else {
+      out.add(name, kind, table.bits(a));
+    }
+  }
+}
+
+}  // namespace
+
+Trace simulation_copy(const Trace& t) {
+  Trace out;
+  out.reserve(t.size());
+  if (t.has_metadata()) {
+    AttrDrafts meta;
+    copy_attrs(t, t.metadata_attrs(), 0, t.metadata_attrs().size(), out, meta);
+    out.set_metadata(out.intern(t.metadata_version()), meta);
+  }
+  NodeDraft d;
+  for (uint32_t n = 0; n < t.size(); ++n) {
+    d.clear();
+    d.id = t.id(n);
+    d.name = out.intern(t.name(n));
+    d.type = t.type(n);
+    d.start_time_micros = t.start_time_micros(n);
+    d.duration_micros = t.duration_micros(n);
+    d.ctrl_deps.assign(t.ctrl_deps(n).begin(), t.ctrl_deps(n).end());
+    d.data_deps.assign(t.data_deps(n).begin(), t.data_deps(n).end());
+    copy_attrs(t, t.node_attrs(), t.attr_begin(n), t.attr_end(n), out, d.attrs);
+    out.append(d);
+  }
+  return out;
+}
+
 void NodeAttrIds::resolve(const Trace& t) {
   const StringPool& pool = t.strings();
   if (pool.size() == pool_size) return;

@@ -206,8 +206,9 @@ Plan plan_data_parallel(const std::vector<const Trace*>& ranks, const Groups& gr
   if (dp_ids) {
     if (dp_ids->empty()) throw Error("project: the data-parallel groups given are an empty list");
     for (int id : *dp_ids)
-      if (!groups.count(id))
-        throw Error("project: data-parallel group " + std::to_string(id) + " is not among the groups");
+      if (!groups.count(id) && !(id == 0 && issued.count(0)))
+        throw Error("project: data-parallel group " + std::to_string(id) + " is not among the groups" +
+                    (id == 0 ? " (0 names the collectives issued without a group, and the traces issue none)" : ""));
     given.insert(dp_ids->begin(), dp_ids->end());
   }
   std::map<std::vector<uint32_t>, GroupClass> classes;  // key: given, size, then the gaps between members
@@ -229,6 +230,7 @@ Plan plan_data_parallel(const std::vector<const Trace*>& ranks, const Groups& gr
   if (issued.count(0)) {
     GroupClass world;
     world.size = n_ranks, world.stride = 1;
+    world.data_parallel = given.count(0) > 0;
     plan.classes.push_back(world);
   }
   std::vector<uint32_t> all_ranks(n_ranks);

@@ -36,7 +36,7 @@ workloads:
 )";
 
 std::vector<sweep::Row> run_on(const Suite& s, const System& system) {
-  const sweep::Spec spec = spec_for(s, system);
+  const sweep::Spec spec = spec_for(s, {system});
   const sweep::Runner runner(spec, false);
   std::vector<sweep::Row> rows;
   for (const sweep::Point& p : sweep::expand(spec).points) rows.push_back(runner.run(p));
@@ -152,9 +152,9 @@ TEST(Suite, AFailedEntryIsNamedNotScored) {
 }
 
 TEST(Suite, TheBuiltInSuiteParses) {
-  const Suite s = builtin_suite();
+  const Suite s = builtin_suite(CHAKRA_TEST_DATA "/../../assets/suite");
   EXPECT_EQ(s.version, "chakra-suite-v1");
   std::set<std::string> classes;
   for (const Entry& e : entries(s)) classes.insert(e.klass);
-  EXPECT_TRUE(classes.count("dense-llm") && classes.count("moe") && classes.count("long-context"));
+  EXPECT_EQ(classes, (std::set<std::string>{"dense-llm", "moe", "long-context", "recommendation", "vision"}));
 }

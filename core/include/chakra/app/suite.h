@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,8 +37,10 @@ struct Suite {
 // key, a workload without scales, a scale that is not a number of NPUs, a name used twice.
 Suite parse_suite(std::string_view yaml, const std::string& source, const std::string& base_dir);
 Suite load_suite(const std::string& path);
-// The suite this build carries (assets/suite/chakra-suite-v1.yaml, compiled in).
-Suite builtin_suite();
+// The suite this build carries (assets/suite/chakra-suite-v1.yaml, compiled in), its paths (the
+// measured runs it projects, ../examples/NAME) relative to `base_dir`: where its definition is
+// installed (share/chakrakit/suite) or assets/suite in a source tree.
+Suite builtin_suite(const std::string& base_dir);
 
 // One workload at one scale: its sweep workload (base with the scale's settings) and the
 // SHA-256 of that configuration, so a changed definition changes the hash.
@@ -48,6 +51,13 @@ struct Entry {
   std::string hash;
 };
 std::vector<Entry> entries(const Suite& suite);
+
+// The measured run an entry projects (a `project` workload), nullopt for others: its folder and
+// "" when its files are there with the content the definition names, else what is wrong.
+struct MeasuredRun {
+  std::string folder, problem;
+};
+std::optional<MeasuredRun> measured_run(const Suite& suite, const Entry& entry);
 
 // A system the suite runs on: its network (ASTRA-sim's analytical YAML; fitted to each scale's
 // NPUs, chakra::fit_network) and its system JSON (its compute model: peak-perf, local-mem-bw),
@@ -61,8 +71,10 @@ System system_from_preset(const std::string& preset);
 // The suite's reference system.
 System reference_system(const Suite& suite);
 
-// The sweep that runs every entry on `system`: one point per entry, in entry order.
-sweep::Spec spec_for(const Suite& suite, const System& system);
+// The sweep that runs every entry on each system: system k's entry i is point k × entries + i.
+// Synthesized workloads run on the system's roofline compute model; measured runs (project) keep
+// their measured compute times.
+sweep::Spec spec_for(const Suite& suite, const std::vector<System>& systems);
 
 // The result of a run: per entry its step on the system and on the reference and the score
 // (reference / system), the exposed-communication share; per workload, class and overall the

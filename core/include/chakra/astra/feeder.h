@@ -54,6 +54,12 @@ enum class NodeAttr : uint8_t {
 };
 std::string_view node_attr_name(NodeAttr a);
 
+// A trace without its nodes' inputs and outputs (tensor values, shapes and types), which no
+// simulation reads: nodes, times, dependencies, attributes (but their doc strings) and metadata
+// kept. A converted PyTorch rank shrinks several times this way, which is what lets a projection
+// of it to hundreds of ranks be held in memory.
+Trace simulation_copy(const Trace& trace);
+
 // NodeAttr's string ids in one trace (kAbsent: no such string), valid for `pool_size` strings.
 struct NodeAttrIds {
   static constexpr StrId kAbsent = UINT32_MAX;

@@ -58,7 +58,8 @@ struct Plan {
 };
 
 // Classes `groups` into families and marks the data-parallel one: the groups in `dp_ids` when
-// given (all of a family's groups or none; an empty list or an id not in `groups` is an error);
+// given (all of a family's groups or none; 0 names the collectives issued without a group, the
+// whole world, as in a plain data-parallel run; an empty list or an id not in `groups` is an error);
 // else inferred, first of these that applies:
 //  - traces chakra synth made (their metadata names the command): its --dp layout, runs of dp
 //    consecutive ranks; --dp 1 (no gradient traffic to grow) is refused;
