@@ -43,27 +43,14 @@ suite::Json run_suite(const cli::Args& a, const suite::Suite& s, const suite::Sy
   return suite::result(s, system, rows[0], rows[1]);
 }
 
-// The built-in suite's paths are relative to where its definition is installed
-// (share/chakrakit/suite, beside the examples it runs), or to assets/suite in the source tree.
-std::string builtin_suite_dir() {
-  std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::canonical("/proc/self/exe", ec).parent_path();
-  const std::filesystem::path installed = exe / "../share/chakrakit/suite";
-  return std::filesystem::exists(installed / "../examples", ec) ? installed.lexically_normal().string()
-                                                                : std::string(CHAKRA_SOURCE_ASSETS "/suite");
-}
-
 suite::Suite the_suite(const cli::Args& a) {
-  return a.has("--suite") ? suite::load_suite(a.get("--suite")) : suite::builtin_suite(builtin_suite_dir());
+  return a.has("--suite")
+             ? suite::load_suite(a.get("--suite"))
+             : suite::builtin_suite(suite::builtin_suite_dir(
+                   std::filesystem::canonical("/proc/self/exe").parent_path().string(), CHAKRA_SOURCE_ASSETS));
 }
 
-suite::Json read_result(const std::string& path) {
-  try {
-    return suite::Json::parse(read_file(path));
-  } catch (const suite::Json::exception& e) {
-    throw Error(path + ": not a suite result (" + e.what() + ")");
-  }
-}
+suite::Json read_result(const std::string& path) { return suite::read_result(read_file(path), path); }
 
 // Results run again, the reference system once for all of them.
 class Checker {

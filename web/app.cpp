@@ -152,6 +152,7 @@ void App::conversion_failed(uint32_t rank, uint64_t generation, const std::strin
 bool App::working_here() const {
   if (impl_->loading || !impl_->queue.empty() || impl_->workspace.conversions_waiting()) return true;
   if (impl_->sweeps.work_waiting()) return true;  // points still to hand out (or to run here)
+  if (impl_->suites.work_waiting()) return true;
   for (const auto& r : impl_->workspace.ranks())
     if (!r->checked) return true;
   return false;
@@ -167,6 +168,7 @@ void App::work(double budget_ms) {
   // and a part at a time (a 268k-node trace takes ~150 ms in wasm: over several frames).
   while (left() > 0 && s.workspace.check_one(32768)) {}
   s.sweeps.work(left());
+  s.suites.work(left());
   while (left() > 0) {
     try {
       if (!s.loading) {
@@ -212,6 +214,10 @@ void App::work(double budget_ms) {
 }
 
 void App::Impl::file_opened(chakra::InputKind kind) {
+  if (workspace.suite_result) {
+    suites.open_result(*std::exchange(workspace.suite_result, std::nullopt));
+    show_view("suite");
+  }
   if (workspace.sweep_table) {
     try {
       sweeps.open_table(*std::exchange(workspace.sweep_table, std::nullopt));
@@ -268,6 +274,7 @@ void App::clear() {
   s.files_fingerprint = 0;
   s.shown_run = 0;
   s.sweeps.clear();
+  s.suites.clear();
   for (const auto& v : s.views) v->cleared();
   s.synth.active = false;
   s.error.clear();
@@ -287,6 +294,13 @@ void App::sweep_point_failed(uint64_t point, uint64_t generation, const std::str
   impl_->sweeps.point_failed(point, generation, message);
 }
 
+void App::suite_entry_finished(uint64_t entry, uint64_t generation, const std::string& rows_json) {
+  impl_->suites.entry_finished(entry, generation, rows_json);
+}
+void App::suite_entry_failed(uint64_t entry, uint64_t generation, const std::string& message) {
+  impl_->suites.entry_failed(entry, generation, message);
+}
+
 void App::select_node(uint32_t rank, uint32_t node) {
   impl_->rank = rank;
   impl_->selected = node;
@@ -297,7 +311,8 @@ void App::select_node(uint32_t rank, uint32_t node) {
 AppContext::AppContext(Platform& p)
     : platform(p),
       runs(p, workspace, [this](const std::string& line) { note(line); }),
-      sweeps(p, [this](const std::string& line) { note(line); }) {}
+      sweeps(p, [this](const std::string& line) { note(line); }),
+      suites(p, [this](const std::string& line) { note(line); }) {}
 AppContext::~AppContext() = default;
 
 void AppContext::note(const std::string& line) {
@@ -548,7 +563,7 @@ void App::Impl::draw_sidebar() {
   if (workspace.ranks().empty()) {
     ImGui::TextWrapped(
         "Drop files anywhere on the page: Chakra .et or JSON, PyTorch host ET + Kineto, StableHLO "
-        ".mlir, ASTRA-sim workloads and configs, sweep tables.");
+        ".mlir, ASTRA-sim workloads and configs, sweep tables, suite results.");
     ImGui::Spacing();
     draw_synthetic();
   }

@@ -61,6 +61,17 @@ class Platform {
   virtual void start_sweep_point(uint64_t point, uint64_t generation, chakra::SimJob job) {}
   // Drops the points started and not reported; nothing more is reported for them.
   virtual void cancel_sweep() {}
+  // Whether the host runs the benchmark suite's entries away from the UI thread
+  // (start_suite_entry: several at once, each reported once to App::suite_entry_finished or
+  // suite_entry_failed, from the UI thread); otherwise the app runs them in place, a few a frame.
+  virtual bool runs_suite_entries() const { return false; }
+  // `job`: chakra::suite::entry_job's text; `runs`: the folders of the measured runs it reads,
+  // which the host provides where the job's paths point.
+  virtual void start_suite_entry(uint64_t entry, uint64_t generation, const std::string& job,
+                                 const std::vector<std::string>& runs) {}
+  virtual void cancel_suite() {}  // drops the entries started and not reported
+  // Where the built-in suite's paths start (its measured runs are ../examples/NAME from there).
+  virtual std::string suite_dir() const { return ""; }
   // Whether the host links and converts PyTorch ranks away from the UI thread
   // (start_conversion); otherwise the app has convert_here() do it, blocking.
   virtual bool runs_conversions() const { return false; }
@@ -151,6 +162,10 @@ class App {
   // replaced sweep are ignored). `ms`: the simulator's wall time.
   void sweep_point_finished(uint64_t point, uint64_t generation, const chakra::sim::SimResult& result, double ms);
   void sweep_point_failed(uint64_t point, uint64_t generation, const std::string& message);
+  // Reports of the Platform's suite entries (of run `generation`): the entry's rows on each system
+  // (a JSON array), or why it failed.
+  void suite_entry_finished(uint64_t entry, uint64_t generation, const std::string& rows_json);
+  void suite_entry_failed(uint64_t entry, uint64_t generation, const std::string& message);
 
   // Reports of the Platform's rank conversions (a result for files since replaced is ignored).
   void conversion_finished(chakra::ConvertedRank result);

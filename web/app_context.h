@@ -2,7 +2,7 @@
 //
 // A view is one tab: a class in its own web/view_<name>.cpp holding its state, drawing it, and
 // writing its share-link keys, status and commands; views.cpp lists them in tab order. Views
-// share only what AppContext holds (the open ranks, the runs and the sweep, the selection, the
+// share only what AppContext holds (the open ranks, the runs, the sweep and the suite, the selection, the
 // messages) and reach each other only through commands (app.command("timeline 2")), never
 // another view's state (tests/check_shape.py holds this).
 #pragma once
@@ -18,6 +18,7 @@
 
 #include "app.h"
 #include "runs.h"
+#include "suites.h"
 #include "sweeps.h"
 #include "widgets.h"
 
@@ -90,6 +91,7 @@ struct AppContext {
   chakra::Workspace workspace;
   Runs runs;
   Sweeps sweeps;
+  Suites suites;
 
   // The selection every view follows: a rank, a node of it (position), and the run whose times
   // the Timeline view and the details show (0: the recorded times).

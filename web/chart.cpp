@@ -323,4 +323,56 @@ void draw_heat_map(const char* id, const GridChart& chart, Platform& platform, b
   ImGui::PopID();
 }
 
+// Horizontal bars, one group per x value, a bar per split value in its colour, all on one scale
+// from zero; `marker` (when > 0) drawn as a line across every group, labelled.
+void draw_grouped_bars(const char* id, const GridChart& chart, double marker, const std::string& marker_label,
+                       Platform& platform, bool save) {
+  ImGui::PushID(id);
+  const ImVec2 top = ImGui::GetCursorScreenPos();
+  save = grid_header(chart, platform, save);
+  for (size_t s = 0; s < chart.split_labels.size() && chart.split_labels.size() > 1; ++s) {
+    if (s) ImGui::SameLine(0, 14);
+    legend_item(series_colour(s), chart.split_labels[s]);
+  }
+  double hi = marker;
+  for (double v : chart.values)
+    if (std::isfinite(v)) hi = std::max(hi, v);
+  if (!(hi > 0)) hi = 1;
+  NumberFont numbers(platform);
+  const float label_w = 130, value_w = 56, bar_h = ImGui::GetTextLineHeight(), gap = 8;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float width = std::max(120.0f, std::min(ImGui::GetContentRegionAvail().x, 760.0f) - label_w - value_w);
+  const size_t k = std::max<size_t>(1, chart.split_labels.size());
+  const float group_h = static_cast<float>(k) * bar_h + gap;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), faint = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const float x0 = origin.x + label_w;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  for (size_t x = 0; x < chart.x_labels.size(); ++x) {
+    const float y = origin.y + static_cast<float>(x) * group_h;
+    dl->AddText(ImVec2(origin.x, y + (static_cast<float>(k) * bar_h - bar_h) / 2), text, chart.x_labels[x].c_str());
+    for (size_t s = 0; s < k; ++s) {
+      const double v = chart.value(s, x);
+      const float yb = y + static_cast<float>(s) * bar_h;
+      if (!std::isfinite(v)) continue;
+      const float x1 = x0 + width * static_cast<float>(v / hi);
+      dl->AddRectFilled(ImVec2(x0, yb + 1), ImVec2(x1, yb + bar_h - 1), series_colour(s));
+      const std::string shown = chart.format(v);
+      dl->AddText(ImVec2(x1 + 4, yb), text, shown.c_str());
+      if (mouse.x >= x0 && mouse.x < x1 + value_w && mouse.y >= yb && mouse.y < yb + bar_h && ImGui::IsWindowHovered())
+        ImGui::SetTooltip("%s, %s: %s", chart.x_labels[x].c_str(),
+                          chart.split_labels.empty() ? "" : chart.split_labels[s].c_str(), shown.c_str());
+    }
+  }
+  const float bottom = origin.y + static_cast<float>(chart.x_labels.size()) * group_h;
+  if (marker > 0) {
+    const float xm = x0 + width * static_cast<float>(marker / hi);
+    dl->AddLine(ImVec2(xm, origin.y), ImVec2(xm, bottom), faint, 1.0f);
+    dl->AddText(ImVec2(xm + 3, bottom), faint, marker_label.c_str());
+  }
+  ImGui::Dummy(ImVec2(label_w + width + value_w, bottom - origin.y + ImGui::GetTextLineHeight() + 4));
+  if (save) platform.request_image({chart.title, top.x, top.y, x0 + width + value_w, ImGui::GetCursorScreenPos().y});
+  ImGui::PopID();
+}
+
 }  // namespace chakra_web

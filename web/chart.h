@@ -59,6 +59,12 @@ void draw_line_chart(const char* id, const GridChart& chart, float height, Platf
 // the value written in it where it fits and in a tooltip; CSV and PNG buttons.
 void draw_heat_map(const char* id, const GridChart& chart, Platform& platform, bool save = false);
 
+// Horizontal bars, a group per x value with a bar per split value, on one scale from zero, the
+// value written after each bar; `marker` > 0 draws a line at that value labelled `marker_label`
+// (a reference). Legend, tooltip, CSV and PNG buttons as the others.
+void draw_grouped_bars(const char* id, const GridChart& chart, double marker, const std::string& marker_label,
+                       Platform& platform, bool save = false);
+
 // A chart's CSV button (downloads TITLE.csv, made by `csv` when pressed) and PNG button; true when
 // the picture is to be saved (the PNG button, or `save` already).
 bool chart_buttons(const std::string& title, const std::function<std::string()>& csv, Platform& platform, bool save);

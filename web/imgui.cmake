@@ -44,7 +44,8 @@ file(GLOB CHAKRA_VIEW_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/web/view_*
 set(CHAKRA_UI_SOURCES
   ${PROJECT_SOURCE_DIR}/web/app.cpp ${PROJECT_SOURCE_DIR}/web/commands.cpp ${PROJECT_SOURCE_DIR}/web/share_state.cpp
   ${PROJECT_SOURCE_DIR}/web/status.cpp ${PROJECT_SOURCE_DIR}/web/details_pane.cpp ${PROJECT_SOURCE_DIR}/web/views.cpp
-  ${PROJECT_SOURCE_DIR}/web/runs.cpp ${PROJECT_SOURCE_DIR}/web/sweeps.cpp ${PROJECT_SOURCE_DIR}/web/widgets.cpp
+  ${PROJECT_SOURCE_DIR}/web/runs.cpp ${PROJECT_SOURCE_DIR}/web/sweeps.cpp ${PROJECT_SOURCE_DIR}/web/suites.cpp
+  ${PROJECT_SOURCE_DIR}/web/widgets.cpp
   ${PROJECT_SOURCE_DIR}/web/run_charts.cpp ${PROJECT_SOURCE_DIR}/web/timeline_items.cpp ${PROJECT_SOURCE_DIR}/web/chart.cpp
   ${CHAKRA_VIEW_SOURCES})
 add_library(chakra_ui STATIC ${CHAKRA_UI_SOURCES})

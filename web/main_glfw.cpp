@@ -11,11 +11,13 @@
 #include <cfloat>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "app.h"
+#include "chakra/app/suite.h"
 #include "chakra/format/io.h"
 #include "png.h"
 #include "rect_renderer.h"
@@ -60,6 +62,10 @@ class DesktopPlatform : public chakra_web::Platform {
   void cancel_simulation() override { runner.cancel(); }
   chakra::ConvertedRank convert_here(const chakra::RankConversion& job) override { return chakra::convert_rank(job); }
   bool show_timings() const override { return !stable; }
+  std::string suite_dir() const override {
+    return chakra::suite::builtin_suite_dir(std::filesystem::canonical("/proc/self/exe").parent_path().string(),
+                                            CHAKRA_SOURCE_ASSETS);
+  }
 };
 
 DesktopPlatform g_platform;

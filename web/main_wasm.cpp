@@ -91,6 +91,18 @@ class BrowserPlatform : public chakra_web::Platform {
            static_cast<double>(point), static_cast<double>(generation));
   }
   void cancel_sweep() override { EM_ASM({ Module.chakrakitSweep.cancel(); }); }
+  // Suite entries in a pool of Web Workers (sim_client.js), the measured runs they read fetched
+  // from the page's examples/ and put at /examples in each; reports come back through app_suite_*.
+  bool runs_suite_entries() const override { return runs_simulations(); }
+  void start_suite_entry(uint64_t entry, uint64_t generation, const std::string& job,
+                         const std::vector<std::string>& runs) override {
+    std::string names;  // the runs' folder names, one a line
+    for (const std::string& r : runs) names += r.substr(r.rfind('/') + 1) + "\n";
+    EM_ASM({ Module.chakrakitSuite.start(UTF8ToString($0), $1, $2, UTF8ToString($3)); }, job.c_str(),
+           static_cast<double>(entry), static_cast<double>(generation), names.c_str());
+  }
+  void cancel_suite() override { EM_ASM({ Module.chakrakitSuite.cancel(); }); }
+  std::string suite_dir() const override { return "/suite"; }
   // In a pool of Web Workers (sim_client.js); reports come back through app_convert_* below.
   bool runs_conversions() const override { return runs_simulations(); }
   void start_conversion(chakra::RankConversion job) override {
@@ -322,6 +334,14 @@ EMSCRIPTEN_KEEPALIVE void app_sweep_finished(const char* data, int size, double 
 EMSCRIPTEN_KEEPALIVE void app_sweep_failed(double point, double generation, const char* message) {
   wake();
   g_app->sweep_point_failed(static_cast<uint64_t>(point), static_cast<uint64_t>(generation), message);
+}
+EMSCRIPTEN_KEEPALIVE void app_suite_finished(const char* rows, double entry, double generation) {
+  wake();
+  g_app->suite_entry_finished(static_cast<uint64_t>(entry), static_cast<uint64_t>(generation), rows);
+}
+EMSCRIPTEN_KEEPALIVE void app_suite_failed(double entry, double generation, const char* message) {
+  wake();
+  g_app->suite_entry_failed(static_cast<uint64_t>(entry), static_cast<uint64_t>(generation), message);
 }
 EMSCRIPTEN_KEEPALIVE void app_sim_failed(const char* message) {
   wake();

@@ -66,8 +66,9 @@ void App::Impl::apply(const ShareState& s) {
     if (auto apply_view = view->read_state(s)) appliers.push_back(std::move(apply_view));
   std::function<void()> apply_runs = runs.read_state(s, source);
 
+  apply_runs();  // before a workload is made (that fits the settings' compute model to it), and
+                 // before the views' (a suite run takes the cluster it sets)
   for (const auto& apply_view : appliers) apply_view();
-  apply_runs();  // before a workload is made: that fits the settings' compute model to it
   show_view(v);
   shown_run = source;
   bool same_workload = synth.active && syn.preset == synth.preset && syn.layers == synth.layers && syn.dp == synth.dp &&

@@ -9,6 +9,7 @@
 
 #include "chakra/app/rank_conversion.h"
 #include "chakra/app/sim_job.h"
+#include "chakra/app/suite.h"
 #include "chakra/support/progress.h"
 
 // The EM_ASM blocks below hold JavaScript, which clang-format would break.
@@ -67,6 +68,19 @@ extern "C" EMSCRIPTEN_KEEPALIVE void sweep_worker_run(const char* job, size_t si
     const double ms = emscripten_get_now() - start;
     std::string result = chakra::encode_result(r);
     post_swept(result.data(), result.size(), ms);
+  } catch (const std::exception& e) {
+    post_error(e.what());
+  }
+}
+
+// One entry of the benchmark suite (chakra::suite::entry_job's text): its rows on each system as
+// a JSON array, or an error message.
+EM_JS(void, post_suite_rows, (const char* rows), { postMessage({suite_rows: UTF8ToString(rows)}); });
+extern "C" EMSCRIPTEN_KEEPALIVE void suite_worker_run(const char* job, size_t size) {
+  try {
+    chakra::suite::Json rows = chakra::suite::Json::array();
+    for (auto& r : chakra::suite::run_entry_job(std::string_view(job, size))) rows.push_back(std::move(r));
+    post_suite_rows(rows.dump().c_str());
   } catch (const std::exception& e) {
     post_error(e.what());
   }

@@ -1,9 +1,25 @@
 // Runs inside the page's worker before its module (sim_worker.cpp): {job} is a simulation,
-// {convert} a rank conversion, {sweep} a sweep's point. Messages that arrive while the module is still compiling wait
-// for it, in order.
+// {convert} a rank conversion, {sweep} a sweep's point, {suite} a benchmark suite's entry (text),
+// {files} files the suite's entries read, put in the worker's memory file system first ([path,
+// bytes] pairs). Messages that arrive while the module is still compiling wait for it, in order.
 let chakrakitPending = [];
 let chakrakitReady = false;
 function chakrakitRun(message) {
+  if (message.files) {
+    for (const [path, bytes] of message.files) {
+      FS.mkdirTree(path.substring(0, path.lastIndexOf('/')));
+      FS.writeFile(path, bytes);
+    }
+    return;
+  }
+  if (message.suite !== undefined) {
+    const size = lengthBytesUTF8(message.suite);
+    const ptr = _malloc(size + 1);
+    stringToUTF8(message.suite, ptr, size + 1);
+    _suite_worker_run(ptr, size);
+    _free(ptr);
+    return;
+  }
   const bytes = message.job || message.convert || message.sweep;
   const ptr = _malloc(bytes.length);
   HEAPU8.set(bytes, ptr);

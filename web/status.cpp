@@ -94,6 +94,7 @@ std::string App::status_json() const {
   w.key("keys_shown").value(s.show_keys);
   for (size_t i = 0; i < s.views.size(); ++i) s.views[i]->write_status(w, i == s.view);
   s.sweeps.write_status(w);
+  s.suites.write_status(w);
   write_selection_status(s, w);
   write_ranks_status(s, w);
   s.runs.write_status(w);

@@ -11,7 +11,8 @@ namespace chakra_web {
   X(timeline)           \
   X(simulation)         \
   X(analysis)           \
-  X(sweep)
+  X(sweep)              \
+  X(suite)
 
 #define CHAKRA_DECLARE_VIEW(name) std::unique_ptr<View> make_##name##_view(AppContext& app);
 CHAKRA_VIEWS(CHAKRA_DECLARE_VIEW)

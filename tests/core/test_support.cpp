@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "chakra/format/io.h"
@@ -80,7 +81,16 @@ chakra::Trace decode(const std::string& bytes, const std::string& name, const ch
 
 std::string temp_dir() {
   static int counter = 0;
-  fs::path base = fs::temp_directory_path() / ("chakrakit-test-" + std::to_string(::getpid()));
+  // The process's folder of them goes when it ends with every test passed; a failure's files
+  // stay, as its messages name them (repeated runs filled /tmp by tens of GB).
+  static struct Root {
+    fs::path path = fs::temp_directory_path() / ("chakrakit-test-" + std::to_string(::getpid()));
+    ~Root() {
+      std::error_code ec;
+      if (::testing::UnitTest::GetInstance()->Passed()) fs::remove_all(path, ec);
+    }
+  } root;
+  const fs::path& base = root.path;
   fs::path dir = base / std::to_string(counter++);
   fs::remove_all(dir);
   fs::create_directories(dir);

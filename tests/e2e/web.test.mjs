@@ -799,6 +799,43 @@ test('the Sweep view runs a sweep in workers as chakra sweep does, and opens its
   await p.close();
 });
 
+// The Suite view: a share link naming a cluster (an H100 IB 2x8 with twice the links) and a suite
+// run runs the built-in benchmark suite in the page's workers; its scores are chakra suite run's
+// for the same network and system, to the last digit; a result chakra suite run wrote (the
+// reference preset's), dropped on the page, shows beside it.
+test('the Suite view runs the benchmark suite from a link as chakra suite run does, and compares results', async () => {
+  const p = await openPage(url);
+  await p.evaluate(() => Module.ccall('app_apply_hash', null, ['string'], [
+    'sim.preset=h100-ib-2x8&sim.topo=Switch,Switch&sim.npus=8,2&sim.bw=900,100&sim.lat=500,2000&sim.ar=ring,ring&sim.ag=ring,ring' +
+    '&sim.rs=ring,ring&sim.a2a=direct,direct&sim.peak=989&sim.mem=3350&v=suite&suite=run']));
+  await p.waitForFunction(() => { const s = JSON.parse(Module.ccall('app_status_json', 'string', [], [])).suite; return !s.running && s.done > 0; },
+    null, { timeout: 600000 });
+  const s = (await status(p)).suite;
+  assert.equal(s.error, '');
+  assert.equal(s.done, s.entries);
+  assert.equal(s.results.length, 1);
+  const page = s.results[0];
+  assert.equal(page.system, 'h100-ib-2x8 (edited)', 'the link\'s cluster, not the page\'s default');
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'chakra-e2e-suite-'));
+  await writeFile(path.join(tmp, 'net.yml'), page.system_network);
+  await writeFile(path.join(tmp, 'sys.json'), page.system_system);
+  execFileSync(chakraBin, ['suite', 'run', '--network', path.join(tmp, 'net.yml'), '--system', path.join(tmp, 'sys.json'),
+    '-o', path.join(tmp, 'cli.json')]);
+  const cli = JSON.parse(await readFile(path.join(tmp, 'cli.json'), 'utf8'));
+  assert.equal(page.system_hash, cli.system.hash);
+  assert.equal(page.overall, cli.overall);
+  assert.deepEqual(page.classes, cli.classes);
+  assert.ok(page.overall > 1, 'twice the links score above the reference');
+  await shot('15a-suite-run.png', p);
+  execFileSync(chakraBin, ['suite', 'run', '--preset', 'h100-ib-2x8', '-o', path.join(tmp, 'reference.json')]);
+  await drop([path.join(tmp, 'reference.json')], p);
+  const both = (await status(p)).suite.results;
+  assert.deepEqual(both.map((r) => r.source), ['run', 'reference.json']);
+  assert.equal(both[1].overall, 1);
+  await shot('15b-suite-compare.png', p);
+  await p.close();
+});
+
 // Golden screenshots of the start page and every view, at device-pixel ratio 1 and 2, from a
 // workload the page makes itself (no file, no time in the picture beyond a run's wall time).
 // CHAKRA_UPDATE_GOLDEN=1 records them; look at them before committing.
@@ -854,7 +891,7 @@ test('the start page and every view look as recorded, at device-pixel ratio 1 an
     await p.waitForFunction(() => JSON.parse(Module.ccall('app_status_json', 'string', [], [])).ranks.length === 4, null, { timeout: 30000 });
     await command('fit', p);
     assert.equal(await simulate(p), 1);
-    for (const view of ['overview', 'nodes', 'graph', 'simulation', 'analysis', 'sweep']) {
+    for (const view of ['overview', 'nodes', 'graph', 'simulation', 'analysis', 'sweep', 'suite']) {
       assert.equal(await command(`view ${view}`, p), 1);
       await take(view);
     }

@@ -509,7 +509,7 @@ TEST(AppUi, EveryViewOfTheRegistryOpensDrawsAndComesBackFromALink) {
   for (const std::string& u : h.app->command_usages())
     if (u.rfind("view ", 0) == 0)
       for (std::string_view name : chakra::Split(std::string_view(u).substr(5), '|')) names.emplace_back(name);
-  ASSERT_EQ(names.size(), 7u);
+  ASSERT_EQ(names.size(), 8u);
   EXPECT_EQ(names.front(), "overview");  // the first tab, what a fresh page shows
   for (const std::string& name : names) {
     ASSERT_TRUE(h.app->command("view " + name)) << name;

@@ -1,6 +1,7 @@
 // How each kind of file is opened into a workspace: the open_<function> of each importers.def line.
 #include <chrono>
 
+#include "chakra/app/suite.h"
 #include "chakra/app/workspace.h"
 #include "chakra/astra/config.h"
 #include "chakra/format/et_json.h"
@@ -67,6 +68,17 @@ std::string open_sweep_table(Workspace& w, WorkspaceFile& file) {
   const std::string message = name + ": a sweep table of " + std::to_string(rows.rows.size()) + " rows" +
                               (rows.truncated ? " (its last line was cut short)" : "");
   w.sweep_table = Workspace::SweepTableFile{name, std::move(rows)};
+  return message;
+}
+
+std::string open_suite_result(Workspace& w, WorkspaceFile& file) {
+  if (file.size() > kMaxSweepTableBytes)
+    throw Error(file.name() + ": a suite result of " + format_bytes(file.size()) + "; results up to " +
+                format_bytes(kMaxSweepTableBytes) + " are opened here");
+  suite::Json result = suite::read_result(file.text(), file.name());
+  const std::string message = file.name() + ": a result of " + result["suite"].get<std::string>() + " on " +
+                              result["system"]["name"].get<std::string>();
+  w.suite_result = Workspace::SuiteResultFile{file.name(), std::move(result)};
   return message;
 }
 

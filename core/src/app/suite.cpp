@@ -51,6 +51,7 @@ Suite parse_suite(std::string_view yaml, const std::string& source, const std::s
   Suite s;
   s.source = source;
   s.base_dir = base_dir;
+  s.text = std::string(yaml);
   s.hash = to_hex(sha256(yaml));
   for (const auto& [key, v] : doc.items()) {
     if (key == "suite") {
@@ -112,6 +113,13 @@ extern const char* const kSuiteV1Yaml;
 
 Suite builtin_suite(const std::string& base_dir) {
   return parse_suite(kSuiteV1Yaml, "chakra-suite-v1.yaml (built in)", base_dir);
+}
+
+std::string builtin_suite_dir(const std::string& exe_dir, const std::string& source_assets) {
+  std::error_code ec;
+  const std::filesystem::path installed = std::filesystem::path(exe_dir) / "../share/chakrakit/suite";
+  return std::filesystem::exists(installed / "../examples", ec) ? installed.lexically_normal().string()
+                                                                : source_assets + "/suite";
 }
 
 std::vector<Entry> entries(const Suite& suite) {
@@ -191,6 +199,38 @@ sweep::Spec spec_for(const Suite& suite, const std::vector<System>& systems) {
   return spec;
 }
 
+std::string entry_job(const Suite& suite, const std::vector<System>& systems, size_t entry) {
+  Json job = {{"suite", suite.text}, {"source", suite.source}, {"base_dir", suite.base_dir}, {"entry", entry}};
+  job["systems"] = Json::array();
+  for (const System& s : systems)
+    job["systems"].push_back({{"name", s.name}, {"network", s.network}, {"system", s.system}});
+  return job.dump();
+}
+
+std::vector<sweep::Row> run_entry_job(std::string_view text) {
+  Json job;
+  try {
+    job = Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw Error(std::string("suite entry job: not JSON: ") + e.what());
+  }
+  if (!job.is_object() || !job.contains("suite") || !job.contains("systems") || !job["systems"].is_array() ||
+      job["systems"].empty() || !job.contains("entry") || !job["entry"].is_number_unsigned())
+    throw Error("suite entry job: not one (suite, source, base_dir, systems, entry)");
+  const Suite suite =
+      parse_suite(job["suite"].get<std::string>(), job.value("source", "suite"), job.value("base_dir", ""));
+  std::vector<System> systems;
+  for (const Json& s : job["systems"]) systems.push_back(recorded_system({{"system", s}}, "suite entry job"));
+  const size_t n = entries(suite).size(), entry = job["entry"].get<size_t>();
+  if (entry >= n) throw Error("suite entry job: entry " + std::to_string(entry) + " of " + std::to_string(n));
+  const sweep::Spec spec = spec_for(suite, systems);
+  const sweep::Runner runner(spec, false);
+  const sweep::Expansion e = sweep::expand(spec);
+  std::vector<sweep::Row> rows;
+  for (size_t k = 0; k < systems.size(); ++k) rows.push_back(runner.run(e.points[k * n + entry]));
+  return rows;
+}
+
 Json result(const Suite& suite, const System& system, const std::vector<sweep::Row>& rows,
             const std::vector<sweep::Row>& reference_rows) {
   const std::vector<Entry> all = entries(suite);
@@ -244,6 +284,37 @@ Json result(const Suite& suite, const System& system, const std::vector<sweep::R
   out["classes"] = classes;
   out["overall"] = geometric_mean(class_scores);
   return out;
+}
+
+Json read_result(std::string_view text, const std::string& source) {
+  Json r;
+  try {
+    r = Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw Error(source + ": not a suite result (not JSON: " + e.what() + ")");
+  }
+  auto need = [&](bool ok, const std::string& what) {
+    if (!ok) throw Error(source + ": not a suite result (" + what + ")");
+  };
+  need(r.is_object(), "not a JSON object");
+  for (const char* key : {"suite", "suite_hash", "tool"}) need(r.contains(key) && r[key].is_string(), key);
+  need(r.contains("system") && r["system"].is_object(), "system");
+  for (const char* key : {"name", "network", "system", "hash"})
+    need(r["system"].contains(key) && r["system"][key].is_string(), std::string("system.") + key);
+  need(r.contains("entries") && r["entries"].is_array() && !r["entries"].empty(), "entries");
+  for (const Json& e : r["entries"]) {
+    need(e.is_object(), "an entry that is no object");
+    for (const char* key : {"workload", "class", "hash"}) need(e.contains(key) && e[key].is_string(), key);
+    for (const char* key : {"npus", "step_ns", "reference_step_ns"})
+      need(e.contains(key) && e[key].is_number_unsigned(), key);
+    for (const char* key : {"score", "exposed_communication_share"}) need(e.contains(key) && e[key].is_number(), key);
+  }
+  for (const char* key : {"workloads", "classes"}) {
+    need(r.contains(key) && r[key].is_object() && !r[key].empty(), key);
+    for (const auto& [name, v] : r[key].items()) need(v.is_number(), std::string(key) + "." + name);
+  }
+  need(r.contains("overall") && r["overall"].is_number(), "overall");
+  return r;
 }
 
 System recorded_system(const Json& r, const std::string& source) {

@@ -172,7 +172,10 @@ synth::SynthOptions synth_options(const Json& s) {
 
 // A workload, built once: its traces (encoded) or the prefix of its files, and its groups.
 struct Runner::Built {
-  std::vector<std::string> encoded;  // empty: read `prefix`.<npu>.et
+  std::vector<std::string> encoded;  // empty: `make` them, or read `prefix`.<npu>.et
+  // NPU i's trace made when the simulator reads it (synthesized and projected workloads, whose
+  // thousands of ranks would otherwise be held at once).
+  std::function<std::string(uint32_t)> make;
   std::string prefix;
   astra::CommGroups groups;
   std::string groups_source;
@@ -241,11 +244,11 @@ std::shared_ptr<const Runner::Built> build_workload(const Json& w, const std::st
     b->npus = synth::num_ranks(*sw);
     if (b->npus > 65536)
       throw Error("workload.synth: " + std::to_string(b->npus) + " ranks (a sweep point takes at most 65536)");
-    Trace t;
-    for (uint32_t r = 0; r < b->npus; ++r) {
+    b->make = [sw](uint32_t r) {
+      Trace t;
       synth::rank_trace(*sw, r, t);
-      b->encoded.push_back(encode_et(t));
-    }
+      return encode_et(t);
+    };
     for (const auto& [id, members] : synth::comm_groups(*sw))
       b->groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
     b->peak_memory = synth::peak_memory_bytes(*sw);
@@ -289,8 +292,8 @@ std::shared_ptr<const Runner::Built> build_workload(const Json& w, const std::st
       b->groups[std::stoi(id)] = std::vector<uint32_t>(members.begin(), members.end());
   } else if (kind == "project") {
     ProjectedRun run = projected_run(v, base_dir);
-    b->npus = run.encoded.size();
-    b->encoded = std::move(run.encoded);
+    b->npus = run.npus;
+    b->make = std::move(run.make);
     b->groups = std::move(run.groups);
   } else {
     throw Error("workload: unknown kind '" + kind + "' (traces, collective, synth, stablehlo, project)");
@@ -650,6 +653,7 @@ void Runner::build(const Point& point, Row& row, sim::SimInputs& in, sim::SimOpt
                 std::to_string(built->npus));
   in.workload = built->prefix.empty() ? "point " + std::to_string(point.index) : built->prefix;
   if (!built->encoded.empty()) in.encoded_traces = &built->encoded;
+  in.make_trace = built->make;
   in.groups = built->groups;
   in.groups_source = built->groups_source;
   if (built->peak_memory) row["peak_mem_bytes"] = *built->peak_memory;
@@ -731,10 +735,11 @@ std::optional<chakra::SimJob> Runner::job(const Point& point, Row& row) const {
     std::shared_ptr<const Built> built;
     build(point, row, in, job.options, built);
     job.options.compare_stall_modes = false;  // the table has no column for the other mode's figures
-    if (built->encoded.empty())
+    if (built->encoded.empty() && !built->make)
       throw Error("workload.traces: traces read from files (" + built->prefix +
                   ".<npu>.et) run in chakra sweep, not here");
     job.traces = built->encoded;
+    for (uint32_t r = 0; built->make && r < built->npus; ++r) job.traces.push_back(built->make(r));
     job.network = std::move(in.network);
     job.system = std::move(in.system);
     job.groups = std::move(in.groups);

@@ -48,7 +48,8 @@ inline std::string resolve(const std::string& base_dir, const std::string& path)
 // project does, its data-parallel groups given (`dp`: ids, 0 for the collectives without a
 // group) or inferred. Each rank is kept as the simulator reads it (simulation_copy).
 struct ProjectedRun {
-  std::vector<std::string> encoded;  // per rank, .et bytes
+  uint32_t npus = 0;
+  std::function<std::string(uint32_t)> make;  // rank i's trace, .et bytes (thread-safe)
   std::map<int, std::vector<uint32_t>> groups;
 };
 ProjectedRun projected_run(const Json& spec, const std::string& base_dir);

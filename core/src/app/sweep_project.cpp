@@ -2,6 +2,7 @@
 // parallelism (sweep_parts.h).
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 
 #include "chakra/app/workspace.h"
 #include "chakra/astra/feeder.h"
@@ -80,16 +81,17 @@ ProjectedRun projected_run(const Json& v, const std::string& base_dir) {
       throw Error(folder + ": its ranks are not 0.." + std::to_string(ws.ranks().size() - 1) + " (rank " +
                   std::to_string(ws.ranks()[r]->rank) + " from " + ws.ranks()[r]->source + ")");
   const synth::Plan plan = synth::plan_data_parallel(ranks, ws.groups, static_cast<uint32_t>(to), dp);
-  // Each traced rank as the simulator reads it, then copied into its replicas.
-  std::vector<std::string> traced;
-  for (const Trace* t : ranks) traced.push_back(encode_et(simulation_copy(*t)));
+  // Each traced rank as the simulator reads it, copied into its replicas as they are read.
+  auto traced = std::make_shared<std::vector<std::string>>();
+  for (const Trace* t : ranks) traced->push_back(encode_et(simulation_copy(*t)));
   ProjectedRun out;
-  for (uint32_t r = 0; r < to; ++r) {
-    const std::string& b = traced[r % traced.size()];
+  out.npus = static_cast<uint32_t>(to);
+  out.make = [traced, plan, folder](uint32_t r) {
+    const std::string& b = (*traced)[r % traced->size()];
     Trace t = read_et(memory_input({reinterpret_cast<const uint8_t*>(b.data()), b.size()}, folder));
     synth::project_rank(t, plan, r);
-    out.encoded.push_back(encode_et(t));
-  }
+    return encode_et(t);
+  };
   out.groups = synth::projected_groups(plan, ws.groups);
   return out;
 }

@@ -52,6 +52,12 @@ std::map<InputKind, std::pair<std::string, std::string>> samples() {
        {"RESULTS.jsonl",
         R"({"point":0,"sweep":"4f2a","system.all-gather-implementation":["ring"],"npus":8,"step_ns":1200,"error":""})"
         "\n"}},
+      {InputKind::SuiteResult,
+       {"result.json",
+        R"({"suite": "s-v1", "suite_hash": "ab", "tool": "chakrakit 0", "system": {"name": "x", "network": )"
+        R"("topology: [Ring]\n", "system": "{\"scheduling-policy\": \"LIFO\"}", "hash": "cd"}, "entries": [{"workload": )"
+        R"("w", "class": "c", "npus": 8, "hash": "ef", "step_ns": 10, "reference_step_ns": 20, "score": 2.0, )"
+        R"("exposed_communication_share": 0.5}], "workloads": {"w": 2.0}, "classes": {"c": 2.0}, "overall": 2.0})"}},
   };
 }
 
@@ -92,6 +98,7 @@ TEST(Importers, EvidenceSaysWhatTheKindWasKnownBy) {
   EXPECT_EQ(evidence(InputKind::ChakraEt), "a name ending in .et");
   EXPECT_EQ(evidence(InputKind::StableHlo), "a name ending in .mlir");
   EXPECT_EQ(evidence(InputKind::SweepTable), "rows of point, sweep");
+  EXPECT_EQ(evidence(InputKind::SuiteResult), "suite_hash, entries");
   // Without their names: the content decides.
   EXPECT_EQ(sniff_input("program.txt", as_bytes(files.at(InputKind::StableHlo).second)).kind, InputKind::StableHlo);
   EXPECT_EQ(sniff_input("trace.bin", as_bytes(files.at(InputKind::ChakraEt).second)).evidence,
@@ -102,7 +109,7 @@ TEST(Importers, EvidenceSaysWhatTheKindWasKnownBy) {
 }
 
 // The page opens everything the CLI reads, through the workspace's one path.
-TEST(Importers, TheWorkspaceOpensChakraJsonStableHloAndSweepTables) {
+TEST(Importers, TheWorkspaceOpensChakraJsonStableHloSweepTablesAndSuiteResults) {
   Trace expected;
   const std::string json = chakra_json_text(&expected);
   Workspace ws;
@@ -128,6 +135,10 @@ TEST(Importers, TheWorkspaceOpensChakraJsonStableHloAndSweepTables) {
   ASSERT_TRUE(ws.sweep_table.has_value());
   EXPECT_EQ(ws.sweep_table->table.rows.size(), 1u);
   EXPECT_EQ(ws.ranks().size(), 4u);  // a table leaves the traces alone
+  const std::string result = samples().at(InputKind::SuiteResult).second;
+  EXPECT_EQ(ws.add(as_bytes(result), "result.json"), "result.json: a result of s-v1 on x");
+  ASSERT_TRUE(ws.suite_result.has_value());
+  EXPECT_EQ(ws.suite_result->result["overall"], 2.0);
 
   auto error = [&](const std::string& bytes, const std::string& name) {
     try {
@@ -138,6 +149,9 @@ TEST(Importers, TheWorkspaceOpensChakraJsonStableHloAndSweepTables) {
     return std::string("no error");
   };
   EXPECT_EQ(error("{\"point\":0,\"sweep\":\"4f2a\",\"npus\":\n", "cut.jsonl").rfind("cut.jsonl", 0), 0u);
+  std::string no_overall = result;
+  no_overall.replace(no_overall.find("\"overall\""), 9, "\"overall_\"");
+  EXPECT_EQ(error(no_overall, "r.json"), "r.json: not a suite result (overall)");
   EXPECT_EQ(error(read_file(test_data("hostile/mlir/truncated.mlir")), "bad.mlir").rfind("bad.mlir", 0), 0u);
   EXPECT_EQ(error("{\"globalMetadata\": {}, \"nodes\": [{\"id\": 1, \"type\": \"COMP_NODE\"", "cut.json")
                 .rfind("cut.json", 0),

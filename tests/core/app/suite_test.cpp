@@ -158,3 +158,21 @@ TEST(Suite, TheBuiltInSuiteParses) {
   for (const Entry& e : entries(s)) classes.insert(e.klass);
   EXPECT_EQ(classes, (std::set<std::string>{"dense-llm", "moe", "long-context", "recommendation", "vision"}));
 }
+
+// An entry run elsewhere (the page's workers) from its job gives the rows a whole run gives, on
+// every system in order; a damaged job is an error.
+TEST(Suite, AnEntryJobGivesTheRowsOfTheWholeRun) {
+  const Suite s = parse_suite(kSmall, "small.yaml", "");
+  const std::vector<System> systems = {scaled_system(2), reference_system(s)};
+  const auto faster = run_on(s, systems[0]), reference = run_on(s, systems[1]);
+  for (size_t i = 0; i < entries(s).size(); ++i) {
+    const std::vector<sweep::Row> rows = run_entry_job(entry_job(s, systems, i));
+    ASSERT_EQ(rows.size(), 2u);
+    for (const char* f : {"step_ns", "exposed_communication_ns", "events"}) {
+      EXPECT_EQ(rows[0][f], faster[i][f]) << i << f;
+      EXPECT_EQ(rows[1][f], reference[i][f]) << i << f;
+    }
+  }
+  EXPECT_NE(error_of([] { run_entry_job("{"); }).find("suite entry job: not JSON"), std::string::npos);
+  EXPECT_NE(error_of([&] { run_entry_job(entry_job(s, systems, 99)); }).find("entry 99 of 4"), std::string::npos);
+}

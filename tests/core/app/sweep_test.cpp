@@ -45,7 +45,7 @@ zip:
 // A key that is no string (a flow list) holding bytes that are not UTF-8: a clear error or a
 // value, never nlohmann's exception escaping (found by fuzz_sim_job).
 TEST(Yaml, AKeyOfInvalidUtf8InAListIsNoCrash) {
-  for (const std::string text : {std::string("[\xA3]: 1\n"), std::string("{[\xA3]: 1}\n")}) {
+  for (const std::string& text : {std::string("[\xA3]: 1\n"), std::string("{[\xA3]: 1}\n")}) {
     bool clean = true;
     try {
       parse_yaml(text, "bad.yaml");

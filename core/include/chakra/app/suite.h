@@ -30,6 +30,7 @@ struct Suite {
   std::string source, base_dir;
   Json reference;  // {preset: NAME} or {network: NET.yml, system: SYS.json}
   std::vector<Workload> workloads;
+  std::string text;  // the definition as read
   std::string hash;  // SHA-256 of the definition's text
 };
 
@@ -41,6 +42,9 @@ Suite load_suite(const std::string& path);
 // measured runs it projects, ../examples/NAME) relative to `base_dir`: where its definition is
 // installed (share/chakrakit/suite) or assets/suite in a source tree.
 Suite builtin_suite(const std::string& base_dir);
+// That folder for a program in `exe_dir`: share/chakrakit/suite beside it when installed there,
+// else `source_assets`/suite (a build tree).
+std::string builtin_suite_dir(const std::string& exe_dir, const std::string& source_assets);
 
 // One workload at one scale: its sweep workload (base with the scale's settings) and the
 // SHA-256 of that configuration, so a changed definition changes the hash.
@@ -76,6 +80,14 @@ System reference_system(const Suite& suite);
 // their measured compute times.
 sweep::Spec spec_for(const Suite& suite, const std::vector<System>& systems);
 
+// One entry on each system, for hosts that run entries elsewhere (the page's workers): the
+// definition, its folder, the systems and the entry's index, as one JSON text; then run there,
+// giving the entry's row on each system in order. The workload is built once for all systems.
+// run_entry_job throws chakra::Error for a job that is not one (a failed simulation is a row
+// with its error, as in a sweep).
+std::string entry_job(const Suite& suite, const std::vector<System>& systems, size_t entry);
+std::vector<sweep::Row> run_entry_job(std::string_view job);
+
 // The result of a run: per entry its step on the system and on the reference and the score
 // (reference / system), the exposed-communication share; per workload, class and overall the
 // geometric mean of the scores; the suite's version and hash, every entry's hash, the system's
@@ -83,6 +95,10 @@ sweep::Spec spec_for(const Suite& suite, const std::vector<System>& systems);
 // rows in entry order. Throws chakra::Error when an entry failed (its error named).
 Json result(const Suite& suite, const System& system, const std::vector<sweep::Row>& rows,
             const std::vector<sweep::Row>& reference_rows);
+
+// A result as chakra suite run writes it, every field the views and the board read checked;
+// chakra::Error naming `source` and what is missing otherwise.
+Json read_result(std::string_view text, const std::string& source);
 
 // The system a result was run on, from what it records. chakra::Error when it is no result.
 System recorded_system(const Json& result, const std::string& source);

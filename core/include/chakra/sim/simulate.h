@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -62,6 +63,10 @@ struct SimInputs {
   // When set, NPU i's trace is (*encoded_traces)[i] (the bytes of an .et file) and `workload`
   // only names them in messages; one entry per NPU.
   const std::vector<std::string>* encoded_traces = nullptr;
+  // Else, when set, NPU i's trace is made when it is read (the bytes of an .et file; called once
+  // or twice per NPU, from the simulating thread): a many-rank workload then never holds every
+  // NPU's trace at once where NPUs mirror each other.
+  std::function<std::string(uint32_t npu)> make_trace;
   astra::NetworkConfig network;
   astra::SystemConfig system;
   astra::RemoteMemoryConfig memory;

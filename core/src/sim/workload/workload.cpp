@@ -129,11 +129,13 @@ Workload::Workload(EventQueue& queue, const SimInputs& in, const SimOptions& o, 
 }
 
 std::string Workload::trace_file(uint32_t n) const {
-  return in_.encoded_traces ? in_.workload + "." + std::to_string(n) + ".et" : npu_trace_file(in_.workload, n);
+  return in_.encoded_traces || in_.make_trace ? in_.workload + "." + std::to_string(n) + ".et"
+                                              : npu_trace_file(in_.workload, n);
 }
 
 std::string_view Workload::trace_bytes(uint32_t n, std::string& file_bytes) const {
   if (in_.encoded_traces) return (*in_.encoded_traces)[n];
+  if (in_.make_trace) return file_bytes = in_.make_trace(n);
   const std::string file = trace_file(n);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec))
