@@ -187,9 +187,13 @@ sweep::Spec spec_for(const Suite& suite, const std::vector<System>& systems) {
       zip[0].values.push_back(e.config);
       zip[1].values.push_back(fitted_network(system, e.npus));
       // Synthesized steps carry operation counts and tensor sizes: their compute runs on the
-      // system's roofline (peak-perf, local-mem-bw). Measured runs keep their measured times.
+      // system's roofline (peak-perf, local-mem-bw). Measured runs keep their measured times,
+      // whatever the submitted JSON says.
       Json with = sys;
-      if (e.config.contains("synth")) with["roofline-enabled"] = 1;
+      if (e.config.contains("synth"))
+        with["roofline-enabled"] = 1;
+      else
+        with.erase("roofline-enabled");
       zip[2].values.push_back(std::move(with));
     }
   }

@@ -101,3 +101,30 @@ TEST(Suite, TheBuiltInSuitesMeasuredRunsAreTheShippedExamples) {
   }
   EXPECT_EQ(measured, 5u);  // DLRM at 64 and 512, ResNet-50 at 64, 512 and 4096
 }
+
+// A measured run keeps its measured compute on every system, even one whose JSON turns the
+// roofline on (its nodes carry no operation counts to time); synthesized steps run on it.
+TEST(Suite, MeasuredRunsKeepTheirTimesWhateverTheSystemSays) {
+  const suite::Suite s = suite::parse_suite(
+      "suite: t\nreference: {preset: h100-ib-2x8}\nworkloads:\n  - name: r\n    class: vision\n"
+      "    workload: {project: {traces: " +
+          kExamples +
+          "/resnet50_dp_64npus, dp: [0]}}\n    scales: {64: {project: {to: 64}}}\n"
+          "  - name: l\n    class: dense-llm\n"
+          "    workload: {synth: {model: llama, layers: 1, hidden: 256, ffn: 512, heads: 4, seq: 128, vocab: 500}}\n"
+          "    scales: {16: {synth: {dp: 16, batch: 16}}}\n",
+      "t.yaml", "");
+  suite::System system = suite::system_from_preset("h100-ib-2x8");
+  suite::Json sys = suite::Json::parse(system.system);
+  sys["roofline-enabled"] = 1;
+  system.system = sys.dump();
+  const sweep::Spec spec = suite::spec_for(s, {system});
+  const sweep::Runner runner(spec, false);
+  const sweep::Expansion e = sweep::expand(spec);
+  ASSERT_EQ(e.points.size(), 2u);
+  const sweep::Row measured = runner.run(e.points[0]), synthesized = runner.run(e.points[1]);
+  EXPECT_EQ(measured["error"], "") << measured.dump();
+  EXPECT_EQ(measured["compute_ns"], 1082450000u);  // the trace's durations, as measured
+  EXPECT_EQ(synthesized["error"], "") << synthesized.dump();
+  EXPECT_GT(synthesized["compute_ns"].get<uint64_t>(), 0u);
+}
