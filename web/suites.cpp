@@ -1,7 +1,5 @@
 #include "suites.h"
 
-#include <filesystem>
-
 #include "chakra/format/json_writer.h"
 #include "chakra/support/error.h"
 
@@ -18,7 +16,8 @@ bool Suites::start(const suite::System& system) {
   try {
     auto s = std::make_unique<suite::Suite>(suite::builtin_suite(platform_.suite_dir()));
     systems_ = {system, suite::reference_system(*s)};
-    entries = suite::entries(*s).size();
+    entries_ = suite::entries(*s);
+    entries = entries_.size();
     suite_ = std::move(s);
   } catch (const std::exception& e) {
     error = e.what();
@@ -26,7 +25,7 @@ bool Suites::start(const suite::System& system) {
     return false;
   }
   rows_.assign(systems_.size(), std::vector<chakra::sweep::Row>(entries));
-  done = next_ = in_flight_ = 0;
+  done = next_ = 0;
   ++generation_;
   running = true;
   system_name = system.name;
@@ -47,6 +46,7 @@ void Suites::clear() {
   cancel();
   ++generation_;
   suite_.reset();
+  entries_.clear();
   rows_.clear();
   results.clear();
   entries = done = 0;
@@ -62,9 +62,8 @@ void Suites::work(double budget_ms) {
   if (platform_.runs_suite_entries()) {  // every entry at once: the host's pool queues them
     for (; next_ < entries; ++next_) {
       std::vector<std::string> runs;
-      if (auto run = suite::measured_run(*suite_, suite::entries(*suite_)[next_])) runs.push_back(run->folder);
+      if (auto folder = suite::measured_run_folder(*suite_, entries_[next_])) runs.push_back(*folder);
       platform_.start_suite_entry(next_, generation_, suite::entry_job(*suite_, systems_, next_), runs);
-      ++in_flight_;
     }
     return;
   }
@@ -75,7 +74,6 @@ void Suites::work(double budget_ms) {
     try {
       entry_done(entry, suite::run_entry_job(suite::entry_job(*suite_, systems_, entry)));
     } catch (const std::exception& e) {
-      ++in_flight_;
       entry_failed(entry, generation_, e.what());
     }
   }
@@ -83,14 +81,12 @@ void Suites::work(double budget_ms) {
 
 void Suites::entry_finished(uint64_t entry, uint64_t generation, const std::string& rows_json) {
   if (generation != generation_ || !running || entry >= entries) return;
-  --in_flight_;
   std::vector<chakra::sweep::Row> rows;
   try {
     const suite::Json j = suite::Json::parse(rows_json);
     if (!j.is_array() || j.size() != systems_.size()) throw chakra::Error("not one row per system");
     rows.assign(j.begin(), j.end());
   } catch (const std::exception& e) {
-    ++in_flight_;
     return entry_failed(entry, generation, std::string("suite entry: ") + e.what());
   }
   entry_done(entry, std::move(rows));
@@ -99,8 +95,7 @@ void Suites::entry_finished(uint64_t entry, uint64_t generation, const std::stri
 void Suites::entry_failed(uint64_t entry, uint64_t generation, const std::string& message) {
   if (generation != generation_ || !running || entry >= entries) return;
   cancel();  // a suite's score needs every entry: the rest would be wasted
-  error = suite::entries(*suite_)[entry].workload + " at " + std::to_string(suite::entries(*suite_)[entry].npus) +
-          " NPUs: " + message;
+  error = entries_[entry].workload + " at " + std::to_string(entries_[entry].npus) + " NPUs: " + message;
   note_("error: suite: " + error);
 }
 

@@ -54,9 +54,10 @@ class Suites {
   Platform& platform_;
   std::function<void(const std::string&)> note_;
   std::unique_ptr<chakra::suite::Suite> suite_;
+  std::vector<chakra::suite::Entry> entries_;
   std::vector<chakra::suite::System> systems_;         // the system, then the reference
   std::vector<std::vector<chakra::sweep::Row>> rows_;  // per system, per entry
-  size_t next_ = 0, in_flight_ = 0;
+  size_t next_ = 0;                                    // entries handed out
   uint64_t generation_ = 0;
   std::chrono::steady_clock::time_point started_;
 };

@@ -137,11 +137,17 @@ std::vector<Entry> entries(const Suite& suite) {
   return out;
 }
 
-std::optional<MeasuredRun> measured_run(const Suite& suite, const Entry& e) {
+std::optional<std::string> measured_run_folder(const Suite& suite, const Entry& e) {
   if (!e.config.contains("project") || !e.config["project"].is_object()) return std::nullopt;
+  return sweep::resolve(suite.base_dir, e.config["project"].value("traces", ""));
+}
+
+std::optional<MeasuredRun> measured_run(const Suite& suite, const Entry& e) {
+  const std::optional<std::string> folder = measured_run_folder(suite, e);
+  if (!folder) return std::nullopt;
   const Json& p = e.config["project"];
   MeasuredRun run;
-  run.folder = sweep::resolve(suite.base_dir, p.value("traces", ""));
+  run.folder = *folder;
   try {
     const std::string found = sweep::folder_sha256(run.folder);
     if (p.contains("sha256") && p["sha256"] != found)

@@ -62,6 +62,8 @@ struct MeasuredRun {
   std::string folder, problem;
 };
 std::optional<MeasuredRun> measured_run(const Suite& suite, const Entry& entry);
+// Only its folder, nothing read (what a host provides to the workers that run the entry).
+std::optional<std::string> measured_run_folder(const Suite& suite, const Entry& entry);
 
 // A system the suite runs on: its network (ASTRA-sim's analytical YAML; fitted to each scale's
 // NPUs, chakra::fit_network) and its system JSON (its compute model: peak-perf, local-mem-bw),
