@@ -1582,6 +1582,70 @@ TEST(SimulateMirrored, ClassesOfAlikeNpusRunOneEach) {
   EXPECT_EQ(stages.total["read traces"], 2048u);
 }
 
+// Direct exchanges over communicator groups (the system's one algorithm for each collective)
+// run as one member where every pair of a group's members is as far apart in the network: each
+// collective type, groups of 2 and 4 (an all-reduce's second half is reduced too in groups of
+// three or more), every figure that of simulating each NPU and each message. Groups of four
+// spanning both dimensions of a 4 x 2 network (pairs at different distances) make every NPU
+// run, with the same results.
+TEST(SimulateMirrored, GroupDirectExchangesRunOnceWhereMembersAreAlike) {
+  int mirrored = 0;
+  for (uint32_t size : {2u, 4u})
+    for (const char* net : {"topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 100 ]\nlatency: [ 500 ]\n",
+                            "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 200, 25 ]\n"
+                            "latency: [ 100, 700 ]\n"})
+      for (uint32_t stride : {1u, 2u}) {
+        SimInputs in;
+        in.network = parse_network(net, "n.yml");
+        in.system = parse_system(
+            R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+                "preferred-dataset-splits": 4, "all-reduce-implementation": ["direct"],
+                "all-gather-implementation": ["direct"], "reduce-scatter-implementation": ["direct"],
+                "all-to-all-implementation": ["direct"], "collective-optimization": "baseline", "local-mem-bw": 50})",
+            "sys.json");
+        // Groups of `size` members `stride` apart: {0, 1}, {2, 3}, ... or {0, 2}, {1, 3}, {4, 6}, ...
+        std::vector<int> group_of(8);
+        int id = 0;
+        for (uint32_t base = 0; base < 8; base += size * stride)
+          for (uint32_t first = base; first < base + stride; ++first) {
+            ++id;
+            for (uint32_t k = 0; k < size; ++k) {
+              in.groups[id].push_back(first + k * stride);
+              group_of[first + k * stride] = id;
+            }
+          }
+        in.workload = write_traces(8, [&](uint32_t npu, Trace& t, std::vector<NodeDraft>& nodes) {
+          for (CommType type :
+               {CommType::AllReduce, CommType::AllGather, CommType::ReduceScatter, CommType::AllToAll}) {
+            NodeDraft d;
+            d.id = nodes.size() + 1;
+            d.name = t.intern("collective");
+            d.type = int32_t(NodeType::CommColl);
+            d.attrs.add_int64(t.intern("comm_type"), int64_t(type));
+            d.attrs.add_int64(t.intern("comm_size"), 1 << 20);
+            d.attrs.add_string(t.intern("pg_name"), t.intern(std::to_string(group_of[npu])));
+            if (!nodes.empty()) d.data_deps.push_back(nodes.back().id);
+            nodes.push_back(d);
+          }
+        });
+        const std::string what =
+            "groups of " + std::to_string(size) + " members " + std::to_string(stride) + " apart on " + net;
+        SimOptions each, every_message;
+        each.every_npu = true;
+        every_message.every_message = true;
+        const SimResult a = simulate(in), b = simulate(in, each), c = simulate(in, every_message);
+        const bool alike = std::string(net).find("Switch, Switch") == std::string::npos || size * stride <= 4;
+        EXPECT_EQ(a.simulated_npus, alike ? 1u : 8u) << what;
+        EXPECT_EQ(b.simulated_npus, 8u) << what;
+        EXPECT_FALSE(a.deadlock) << what;
+        EXPECT_GT(a.npus[0].comm, 0u) << what;
+        expect_same_results(a, b, what);
+        expect_same_results(a, c, what + " (every message)");
+        mirrored += a.simulated_npus == 1;
+      }
+  EXPECT_EQ(mirrored, 7);
+}
+
 // Congestion-aware: the network's symmetries that map the workload onto itself (rotations of
 // digits of the NPUs' coordinates) leave one NPU of each orbit to run, the network keeping one
 // link of each orbit, with every figure of the run of every NPU, links included. The steps of

@@ -6,12 +6,13 @@
 // tested against simulating every message):
 //
 // Mirrored runs (every NPU alike and starting together, core/docs/simulator.md) on a network
-// where every peer's message takes the same time D. Every member hands its n - 1 messages off
-// at once (E); they all arrive D later, together, and each is handed off (and reduced, R, where
-// the collective reduces). That ends an all-gather, all-to-all or reduce-scatter: E + D + E
-// (+ R). An all-reduce then sends its second half, which arrives D later and is handed off:
-// E + D + E + R + D + E. These are the times of the events below when all events of one kind
-// fall at one time, as here.
+// where every peer's message takes the same time D, over a dimension or a communicator group
+// whose members are all as far apart. Every member hands its n - 1 messages off at once (E);
+// they all arrive D later, together, and each is handed off (and reduced, R, where the
+// collective reduces). That ends an all-gather, all-to-all or reduce-scatter: E + D + E (+ R).
+// An all-reduce then sends its second half, which arrives D later and is handed off:
+// E + D + E + R + D + E (+ R in a group of three or more, see solve_mirrored). These are the
+// times of the events below when all events of one kind fall at one time, as here.
 //
 // A switch dimension on the congestion-aware network, every member starting together on links
 // alike. Member i's messages leave through its up-link in peer order i+1, i+2, ...: its k-th
@@ -44,7 +45,7 @@ class Direct final : public GatheredPacketAlgorithm {
 
   void init(CollectiveContext& c, uint32_t si) override {
     const Stream& s = c.stream(si);
-    if (c.closed_form() && (c.mirrored() || c.direct_closed_forms()) && !s.cur.ring.local &&
+    if (c.closed_form() && (c.mirrored() || (c.direct_closed_forms() && !s.cur.ring.local)) &&
         s.parallel == int64_t(s.cur.ring.n) - 1)
       return join(c, si);
     PacketAlgorithm::init(c, si);
@@ -172,10 +173,14 @@ class Direct final : public GatheredPacketAlgorithm {
     const bool reduces = type == Collective::ReduceScatter || type == Collective::AllReduce;
     const Tick R = reduces ? c.reduction_delay(s.msg_size) : 0;
     const double rounds = type == Collective::AllReduce ? 2 : 1;  // messages each way per peer
+    // A communicator group's phase prepares every received message in one cycle of (n-1)^2
+    // (received_per_cycle): an all-reduce's second-half arrivals are reduced too, where a
+    // dimension's start a cycle that does not reduce (two members: a cycle of one, as there).
+    const Tick R2 = type == Collective::AllReduce && s.cur.ring.local && s.cur.ring.n > 2 ? R : 0;
     const Tick now = c.clock().now();
     // Past 2^64 ns the sum would wrap (to_tick raises the simulator's clock error).
-    c.clock().to_tick(double(now) + rounds * (double(E) + double(D)) + double(E) + double(R));
-    const Tick end = type == Collective::AllReduce ? now + E + D + E + R + D + E : now + E + D + E + R;
+    c.clock().to_tick(double(now) + rounds * (double(E) + double(D)) + double(E) + double(R) + double(R2));
+    const Tick end = type == Collective::AllReduce ? now + E + D + E + R + D + E + R2 : now + E + D + E + R;
     c.close_flows(flows, type == Collective::AllReduce ? 2 : 1, true);
     c.closed_form_solved(g.phase, end);
     for (uint32_t si : g.stream)

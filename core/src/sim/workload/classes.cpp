@@ -148,15 +148,35 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes, bool orbits) {
   };
   const bool shared_memory = in_.memory.type != MemoryType::PerNpu;
   bool whole_collectives = false;  // some collective is over all NPUs (one class only then)
-  // A group's ring in closed form for one member: a ring algorithm (a group runs the one
-  // algorithm configured, else the default ring; a direct one is simulated message by message),
-  // and ring neighbours all as far apart in the network (their flows then take the same times).
+  // Groups whose every ordered pair of members is as far apart in the network as their first
+  // two: a direct exchange with every peer at once then takes the same times for each member.
+  // Pairs are checked for groups of up to 256 members (quadratic); larger ones are not taken.
+  std::map<int, bool> uniform_groups;
+  std::set<int> direct_groups;  // groups of the simulated NPUs that run a direct exchange
+  auto uniform = [&](int pg) {
+    const auto [it, fresh] = uniform_groups.try_emplace(pg, false);
+    if (!fresh) return it->second;
+    const auto group = in_.groups.find(pg);
+    if (group == in_.groups.end() || group->second.size() > 256) return false;
+    const std::vector<uint32_t>& g = group->second;
+    bool alike = true;
+    for (size_t i = 0; i < g.size() && alike; ++i)
+      for (size_t j = 0; j < g.size() && alike; ++j) alike = i == j || system_.same_delays(g[i], g[j], g[0], g[1]);
+    return it->second = alike;
+  };
+  // A group's collective in closed form for one member: a ring algorithm with ring neighbours
+  // all as far apart in the network (their flows then take the same times), or a direct
+  // exchange with every peer at once in a uniform group (a group runs the one algorithm
+  // configured, else the default ring).
   auto group_closed_form = [&](Collective c, int pg) {
     const auto& algos = sys.algorithms[int(c)];
     const auto group = in_.groups.find(pg);
-    if (!sys.custom[int(c)].empty() || (algos.size() == 1 && algos[0].kind != Algorithm::Ring) ||
-        group == in_.groups.end())
-      return false;
+    if (!sys.custom[int(c)].empty() || group == in_.groups.end()) return false;
+    if (algos.size() == 1 && algos[0].kind == Algorithm::Direct && !algos[0].flat && algos[0].window == -1) {
+      direct_groups.insert(pg);
+      return uniform(pg);
+    }
+    if (algos.size() == 1 && algos[0].kind != Algorithm::Ring) return false;
     const std::vector<uint32_t>& g = group->second;
     for (size_t k = 1; k < g.size(); ++k)
       if (!system_.same_delays(g[k], g[(k + 1) % g.size()], g[0], g[1])) return false;
@@ -195,9 +215,11 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes, bool orbits) {
       // A group of every NPU runs on the dimensions' rings, as a collective over all NPUs.
       const auto members = group ? in_.groups.find(*group) : in_.groups.end();
       const bool whole = !group || (members != in_.groups.end() && members->second.size() == n_npus_);
-      if (collective && (orbits ? whole || !rotation_invariant(*collective)
-                                : !(whole ? closed_form_only(*collective) : group_closed_form(*collective, *group))))
-        throw NotMirrored{};
+      if (collective) {
+        const Collective c = collective.value();
+        if (orbits ? whole || !rotation_invariant(c) : !(whole ? closed_form_only(c) : group_closed_form(c, *group)))
+          throw NotMirrored{};
+      }
       names_groups = names_groups || group.has_value();
       whole_collectives = whole_collectives || whole;
     }
@@ -365,7 +387,9 @@ void Workload::find_classes(std::vector<std::string>& rep_bytes, bool orbits) {
         if (own == in_.groups.end() || its == in_.groups.end()) throw NotMirrored{};
         const std::vector<uint32_t>& g = its->second;
         const std::vector<uint32_t>& h = own->second;
-        if (g.size() != h.size() || std::find(g.begin(), g.end(), n) == g.end()) throw NotMirrored{};
+        if (g.size() != h.size() || std::find(g.begin(), g.end(), n) == g.end() ||
+            (direct_groups.count(int(p.rep_value)) && !uniform(int(p.value))))
+          throw NotMirrored{};
         for (size_t k = 0; k < g.size(); ++k) {
           const uint32_t m = g[k], next = g[(k + 1) % g.size()];
           if (m >= n_npus_ || mirror_.rep[m] != r || paired_value(m, true, p.rep_value) != p.value ||
