@@ -17,24 +17,67 @@
 namespace {
 
 using namespace chakra;
+namespace fs = std::filesystem;
 
-// The suite's entries on each system, `--jobs` points at a time; per system, rows in entry order.
+// The suite's entries (those of `shard`) on each system, `--jobs` points at a time; per system,
+// rows in entry order.
 std::vector<std::vector<sweep::Row>> run_on(const cli::Args& a, const suite::Suite& s,
-                                            const std::vector<suite::System>& systems) {
+                                            const std::vector<suite::System>& systems, sweep::Shard shard = {}) {
   const sweep::Spec spec = suite::spec_for(s, systems);
   const sweep::Runner runner(spec, false);
   const sweep::Expansion e = sweep::expand(spec);
   const size_t n = e.points.size() / systems.size();
-  std::vector<std::vector<sweep::Row>> rows(systems.size(), std::vector<sweep::Row>(n));
+  std::vector<size_t> mine;
+  for (size_t i = shard.index; i < n; i += shard.count) mine.push_back(i);
+  std::vector<std::vector<sweep::Row>> rows(systems.size(), std::vector<sweep::Row>(mine.size()));
   // An entry on every system, then the next: a workload is built once for all of them.
   cli::run_jobs(
-      e.points.size(),
+      mine.size() * systems.size(),
       [&](size_t k) {
         const size_t system = k % systems.size(), i = k / systems.size();
-        rows[system][i] = runner.run(e.points[system * n + i]);
+        rows[system][i] = runner.run(e.points[system * n + mine[i]]);
       },
       "suite", a.has("--jobs") ? a.get_uint("--jobs", 4096) : 0);
   return rows;
+}
+
+void write_json(const std::string& path, const suite::Json& json) {
+  OutputFile f(path);
+  f.write(json.dump(1) + "\n");
+  f.commit();
+}
+
+// The options that name the suite and the system, for the commands a Slurm job runs.
+std::string system_words(const cli::Args& a) {
+  std::string words;
+  for (const char* option : {"--suite", "--network", "--system"})
+    if (a.has(option))
+      words += std::string(" ") + option + " " + cli::shell_quote(fs::absolute(a.get(option)).string());
+  for (const char* option : {"--preset", "--name"})
+    if (a.has(option)) words += std::string(" ") + option + " " + cli::shell_quote(a.get(option));
+  return words;
+}
+
+// The Slurm array (a shard of the entries per task) and the gather job that merges the parts.
+int slurm(const cli::Args& a, const suite::Suite& s, const std::string& out) {
+  const std::string chakra = cli::shell_quote(cli::self_path()), result = fs::absolute(out).string();
+  const size_t n = suite::entries(s).size();
+  cli::SlurmJobs jobs;
+  jobs.name = "chakra-suite";
+  jobs.dir = result + ".slurm";
+  jobs.tasks = cli::slurm_tasks(a, n);
+  jobs.array_command = chakra + " suite run" + system_words(a) + " -o " + cli::shell_quote(jobs.dir) +
+                       "/part-$SLURM_ARRAY_TASK_ID.json --shard $SLURM_ARRAY_TASK_ID/" + std::to_string(jobs.tasks) +
+                       " --jobs ${SLURM_CPUS_PER_TASK:-1}";
+  std::string parts;
+  for (uint32_t t = 0; t < jobs.tasks; ++t)
+    parts += " " + cli::shell_quote(jobs.dir + "/part-" + std::to_string(t) + ".json");
+  jobs.gather_command =
+      chakra + " suite merge" +
+      (a.has("--suite") ? " --suite " + cli::shell_quote(fs::absolute(a.get("--suite")).string()) : "") + " -o " +
+      cli::shell_quote(result) + parts;
+  jobs.result = "the result will be " + result + " (" + std::to_string(n) + " entries on the system and the reference)";
+  return cli::submit_slurm(a, jobs);
 }
 
 // The suite on `system` and on the reference: the scored result.
@@ -86,10 +129,34 @@ int run(const cli::Args& a) {
   if (a.has("--name")) system.name = a.get("--name");
   const std::string out = a.get("--output");
   cli::check_output_path(out, "--output");
+  if (a.has("--slurm")) {
+    if (a.has("--shard")) a.fail("--slurm makes the shards itself; drop --shard");
+    return slurm(a, s, out);
+  }
+  if (a.has("--shard")) {
+    const auto shard = sweep::parse_shard(a.get("--shard"));
+    if (!shard) a.fail("--shard must be i/K with 0 <= i < K, not '" + a.get("--shard") + "'");
+    const auto rows = run_on(a, s, {system, suite::reference_system(s)}, *shard);
+    write_json(out, suite::shard_part(s, system, *shard, rows[0], rows[1]));
+    std::cout << "part " << a.get("--shard") << " of the run: " << rows[0].size() << " of " << suite::entries(s).size()
+              << " entries -> " << out << " (chakra suite merge -o RESULT.json joins every shard's part)\n";
+    return cli::kOk;
+  }
   const suite::Json result = run_suite(a, s, system);
-  OutputFile f(out);
-  f.write(result.dump(1) + "\n");
-  f.commit();
+  write_json(out, result);
+  std::cout << suite::result_text(result) << "\nresult: " << out << " (chakra suite verify checks it)\n";
+  return cli::kOk;
+}
+
+int merge(const cli::Args& a) {
+  const suite::Suite s = the_suite(a);
+  std::vector<std::string> texts;
+  const std::vector<std::string> paths = a.values("PART");
+  for (const std::string& path : paths) texts.push_back(read_file(path));
+  const std::string out = a.get("--output");
+  cli::check_output_path(out, "--output");
+  const suite::Json result = suite::merge_parts(s, texts, paths);
+  write_json(out, result);
   std::cout << suite::result_text(result) << "\nresult: " << out << " (chakra suite verify checks it)\n";
   return cli::kOk;
 }
@@ -120,12 +187,13 @@ int board(const cli::Args& a) {
   const suite::Board b = suite::make_board(results, paths);
   const std::string out = a.get("--output");
   for (const auto& [ext, text] : {std::pair{".csv", suite::board_csv(b)}, std::pair{".md", suite::board_markdown(b)},
-                                  std::pair{".html", suite::board_html(b)}}) {
+                                  std::pair{".html", suite::board_html(b)}, std::pair{".json", suite::board_json(b)}}) {
     OutputFile f(out + ext);
     f.write(text);
     f.commit();
   }
-  std::cout << suite::board_markdown(b) << "\nboard: " << out << ".csv, " << out << ".md, " << out << ".html\n";
+  std::cout << suite::board_markdown(b) << "\nboard: " << out << ".csv, " << out << ".md, " << out << ".html, " << out
+            << ".json (the page opens it)\n";
   return cli::kOk;
 }
 
@@ -168,10 +236,25 @@ int cmd_suite(int argc, char** argv) {
     args.option("--system", "SYS.json", "the system's configuration (ASTRA-sim's system JSON, with its compute peak)");
     args.option("--preset", "NAME", "a cluster preset instead of --network and --system");
     args.option("--name", "TEXT", "the system's name in the result");
-    args.option("--output", "RESULT.json", "where the result goes", "", true);
+    args.option("--shard", "i/K",
+                "run only the entries whose number is i mod K (0 <= i < K), writing a part; chakra suite merge "
+                "joins the parts");
+    cli::add_slurm_options(args, "entries");
+    args.option("--output", "RESULT.json", "where the result (or with --shard, the part) goes", "", true);
     args.alias("-o", "--output");
     args.parse(argc - 1, argv + 1);
     return cli::run_guarded("chakra suite run", run, args);
+  }
+  if (sub == "merge") {
+    cli::Args args("chakra suite merge",
+                   "Joins the parts every shard of a run wrote (chakra suite run --shard i/K, or --slurm) into\n"
+                   "the run's result: the same bytes as one run writes.");
+    args.option("--suite", "FILE", "a suite definition (default: chakra-suite-v1, built in)");
+    args.option("--output", "RESULT.json", "where the result goes", "", true);
+    args.alias("-o", "--output");
+    args.positional("PART", "a part of chakra suite run --shard", true, true);
+    args.parse(argc - 1, argv + 1);
+    return cli::run_guarded("chakra suite merge", merge, args);
   }
   if (sub == "list") {
     cli::Args args("chakra suite list",
@@ -192,19 +275,21 @@ int cmd_suite(int argc, char** argv) {
   }
   if (sub == "board") {
     cli::Args args("chakra suite board",
-                   "Ranks results of one suite by overall score (each verified first) into BOARD.csv, BOARD.md\n"
-                   "and BOARD.html (a self-contained page).");
+                   "Ranks results of one suite by overall score (each verified first) into BOARD.csv, BOARD.md,\n"
+                   "BOARD.html (a self-contained page) and BOARD.json (the results, which the page opens).");
     common_options(args);
-    args.option("--output", "BOARD", "the board's files, BOARD.csv, BOARD.md, BOARD.html", "", true);
+    args.option("--output", "BOARD", "the board's files, BOARD.csv, BOARD.md, BOARD.html, BOARD.json", "", true);
     args.alias("-o", "--output");
     args.positional("RESULT", "results of chakra suite run", true, true);
     args.parse(argc - 1, argv + 1);
     return cli::run_guarded("chakra suite board", board, args);
   }
   const char* usage =
-      "usage: chakra suite run|verify|board|list ...\n\n"
+      "usage: chakra suite run|merge|verify|board|list ...\n\n"
       "The benchmark suite (core/docs/suite.md):\n"
       "  run     run it on a system (--network NET.yml --system SYS.json, or --preset) -> a scored result\n"
+      "          (--shard i/K: a part; --slurm: shards as a Slurm array, merged by a gather job)\n"
+      "  merge   join the parts of every shard of a run into its result\n"
       "  verify  run results again and check every figure\n"
       "  board   rank verified results of one suite into CSV, Markdown and HTML\n"
       "  list    its workloads, scales and hashes; measured runs' files checked\n\n"

@@ -1,4 +1,4 @@
-// chakra synth: per-rank traces of an LLM training step (STAGE-like), written in parallel.
+// chakra synth: per-rank traces of an LLM training or inference step (STAGE-like), written in parallel.
 #include <iostream>
 
 #include "chakra/support/error.h"
@@ -53,10 +53,12 @@ SynthOptions options_from(const cli::Args& a) {
   p.ep = a.get_uint("--ep");
   p.fsdp = a.has("--fsdp");
   p.sequence_parallel = !a.has("--no-sequence-parallel");
+  if (a.has("--rank-order")) p.rank_order = parse_rank_order(a.get("--rank-order"));
   o.recompute = a.has("--recompute");
   o.schedule = choice<Schedule>(a, "--schedule",
                                 {{"1f1b", Schedule::OneFOneB}, {"gpipe", Schedule::GPipe}, {"none", Schedule::None}});
   o.attention = choice<Attention>(a, "--attention", {{"fused", Attention::Fused}, {"full", Attention::Full}});
+  o.step = choice<Step>(a, "--step", {{"train", Step::Train}, {"prefill", Step::Prefill}, {"decode", Step::Decode}});
   o.stage_units = a.has("--stage-units");
   o.dtype_bytes = static_cast<uint32_t>(a.get_uint("--dtype-bytes", 64));
   o.grad_sync_per_micro_batch = a.has("--grad-sync-per-micro-batch");
@@ -93,9 +95,13 @@ int run_synth(const cli::Args& a) {
   for (uint32_t s = 0; s < num_stages(*w); ++s) {
     const MemoryEstimate m = memory_estimate(*w, s);
     std::cerr << "  memory per rank" << (num_stages(*w) > 1 ? " of stage " + std::to_string(s) : std::string())
-              << " (estimate): " << chakra::format_bytes(m.total()) << " = weights " << chakra::format_bytes(m.weights)
-              << " + gradients " << chakra::format_bytes(m.gradients) << " + optimizer "
-              << chakra::format_bytes(m.optimizer) << " + activations " << chakra::format_bytes(m.activations) << "\n";
+              << " (estimate): " << chakra::format_bytes(m.total()) << " = weights " << chakra::format_bytes(m.weights);
+    if (o.step == Step::Train)
+      std::cerr << " + gradients " << chakra::format_bytes(m.gradients) << " + optimizer "
+                << chakra::format_bytes(m.optimizer);
+    else
+      std::cerr << " + KV cache " << chakra::format_bytes(m.kv_cache);
+    std::cerr << " + activations " << chakra::format_bytes(m.activations) << "\n";
   }
   return cli::kOk;
 }
@@ -105,10 +111,11 @@ int run_synth(const cli::Args& a) {
 int cmd_synth(int argc, char** argv) {
   cli::Args args("chakra synth",
                  "Synthetic per-rank traces of one LLM training step (forward, backward, optimizer)\n"
+                 "or inference step (prefill of the prompts, or decoding one token per sequence)\n"
                  "under data, tensor (+sequence), pipeline, context, expert and fully sharded data\n"
                  "parallelism, STAGE-like: PREFIX.{rank}.et and the comm-group JSON. Compute nodes\n"
                  "carry num_ops and tensor_size (simulate with \"roofline-enabled\": 1). Ranks are\n"
-                 "numbered dp fastest, then tp, sp, ep, pp.");
+                 "numbered dp fastest, then tp, sp, ep, pp (--rank-order).");
   args.option("--preset", "NAME", "model shape preset (--list-presets); options given override it");
   args.flag("--list-presets", "print the preset names and exit");
   args.option("--model", "KIND", "gpt (2-matrix FFN), llama (SwiGLU, grouped-query attention) or moe");
@@ -118,7 +125,11 @@ int cmd_synth(int argc, char** argv) {
   args.option("--heads", "N", "attention heads (default 64)");
   args.option("--kv-heads", "N", "key/value heads (default: --heads)");
   args.option("--vocab", "N", "vocabulary size (default 32000)");
-  args.option("--seq", "N", "sequence length (default 1024)");
+  args.option("--step", "S",
+              "train, prefill (the forward over each prompt, its last token's logits) or decode "
+              "(one new token per sequence against a KV cache of --seq tokens)",
+              "train");
+  args.option("--seq", "N", "sequence length; with --step decode, the tokens already cached (default 1024)");
   args.option("--batch", "N", "global batch in sequences (default 64)");
   args.option("--micro-batches", "N", "micro-batches per step (default 1)");
   args.option("--experts", "N", "MoE experts (default 8)");
@@ -128,6 +139,9 @@ int cmd_synth(int argc, char** argv) {
   args.option("--pp", "N", "pipeline stages", "1");
   args.option("--sp", "N", "context (sequence) parallel degree", "1");
   args.option("--ep", "N", "expert parallel degree (moe)", "1");
+  args.option("--rank-order", "ORDER",
+              "how ranks of a pipeline stage are numbered, fastest first: dp,tp,sp,ep (STAGE's, the default) or "
+              "e.g. tp,sp,ep,dp (Megatron-LM's: tensor-parallel groups on consecutive ranks)");
   args.flag("--fsdp", "shard block weights and gradients over dp (ZeRO-3)");
   args.flag("--no-sequence-parallel", "tensor parallel with all-reduces instead of all-gather/reduce-scatter");
   args.flag("--recompute", "recompute each block's forward before its backward");

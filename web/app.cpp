@@ -214,8 +214,9 @@ void App::work(double budget_ms) {
 }
 
 void App::Impl::file_opened(chakra::InputKind kind) {
-  if (workspace.suite_result) {
-    suites.open_result(*std::exchange(workspace.suite_result, std::nullopt));
+  if (!workspace.suite_results.empty()) {
+    for (chakra::Workspace::SuiteResultFile& r : std::exchange(workspace.suite_results, {}))
+      suites.open_result(std::move(r));
     show_view("suite");
   }
   if (workspace.sweep_table) {

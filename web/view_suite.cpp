@@ -72,9 +72,9 @@ void SuiteView::draw() {
   Suites& u = app.suites;
   ImGui::TextWrapped(
       "The benchmark suite (chakra-suite-v1, as chakra suite run): dense LLM, mixture-of-experts and long-context "
-      "training steps synthesized at 64, 512 and 4,096 NPUs, the bundled DLRM and ResNet-50 runs grown to those "
-      "scales; each simulated on a system and on the suite's reference, and scored as speed-ups (geometric means per "
-      "workload, class and overall).");
+      "training steps synthesized at 64, 512 and 4,096 NPUs, inference prefill and decode steps at 64, the bundled "
+      "DLRM and ResNet-50 runs grown to those scales; each simulated on a system and on the suite's reference, and "
+      "scored as speed-ups (geometric means per workload, class and overall).");
   if (u.running) {
     if (ImGui::Button("Cancel")) u.cancel();
     ImGui::SameLine();
@@ -90,7 +90,8 @@ void SuiteView::draw() {
   if (!u.error.empty()) ImGui::TextColored(kErrorColour, "%s", u.error.c_str());
   if (u.results.empty()) {
     ImGui::TextWrapped(u.running ? "Running in the page's workers..."
-                                 : "Run it, or drop results chakra suite run wrote (RESULT.json) to compare systems.");
+                                 : "Run it, or drop results chakra suite run wrote (RESULT.json) or a board "
+                                   "(BOARD.json) to compare systems.");
     return;
   }
   draw_scores();

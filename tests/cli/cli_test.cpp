@@ -18,6 +18,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "chakra/app/suite.h"
 #include "chakra/sim/simulate.h"
 #include "chakra/stablehlo/stablehlo.h"
 #include "cli_support.h"
@@ -1871,10 +1872,80 @@ TEST(CliSuite, RunScoresASystemAgainstTheReference) {
   EXPECT_TRUE(contains(csv, "\n2,h100-ib-2x8,1.000,1.000,")) << csv;
   EXPECT_TRUE(contains(read_raw(dir + "/b.html"), "<td>twice the links</td>"));
   EXPECT_TRUE(contains(read_raw(dir + "/b.md"), "| 2 | h100-ib-2x8 | 1.000 | 1.000 |"));
+  // BOARD.json: the results whole, best first, as the page opens them.
+  const chakra::suite::Board b = chakra::suite::read_board(read_raw(dir + "/b.json"), "b.json");
+  ASSERT_EQ(b.results.size(), 2u);
+  EXPECT_EQ(nlohmann::json::parse(b.results[0].dump()), result);
+  EXPECT_EQ(b.sources[1], "b.json: " + dir + "/ref.json");
   r = run({"suite", "board", "--suite", dir + "/suite.yaml", dir + "/ref.json", dir + "/step.json", "-o", dir + "/c"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "step.json: not verified, so not on the board")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/c.csv"));
+}
+
+// chakra suite run --shard i/K writes parts that chakra suite merge joins into the bytes one run
+// writes; a part missing, given twice, of another suite or of another system is refused, named;
+// --slurm submits the shards as an array and the merge as its gather job.
+TEST(CliSuite, ShardsMergeIntoTheResultOfOneRun) {
+  const std::string dir = temp_dir();
+  const std::string suite =
+      "suite: shard-suite-v0\nreference: {preset: h100-ib-2x8}\nworkloads:\n  - name: tiny\n    class: dense-llm\n"
+      "    workload: {synth: {model: llama, layers: 1, hidden: 256, ffn: 512, heads: 4, seq: 128, vocab: 500}}\n"
+      "    scales: {16: {synth: {dp: 16, batch: 16}}, 32: {synth: {dp: 32, batch: 32}}}\n"
+      "  - name: decode\n    class: inference\n"
+      "    workload: {synth: {model: llama, step: decode, sequence_parallel: false, layers: 1, hidden: 256, ffn: 512, "
+      "heads: 4, seq: 128, vocab: 500, rank_order: tp-sp-ep-dp}}\n"
+      "    scales: {16: {synth: {dp: 8, tp: 2, batch: 64}}}\n";
+  write_raw(dir + "/suite.yaml", suite);
+  const std::string s = dir + "/suite.yaml";
+  Result r = run({"suite", "run", "--suite", s, "--preset", "h100-hgx-8", "-o", dir + "/whole.json", "--jobs", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* shard : {"0/2", "1/2"}) {
+    r = run({"suite", "run", "--suite", s, "--preset", "h100-hgx-8", "--shard", shard, "-o",
+             dir + "/part" + std::string(1, shard[0]) + ".json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_TRUE(contains(r.out, "part 1/2 of the run: 1 of 3 entries")) << r.out;
+  r = run({"suite", "merge", "--suite", s, "-o", dir + "/merged.json", dir + "/part1.json", dir + "/part0.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_raw(dir + "/merged.json"), read_raw(dir + "/whole.json"));
+  const nlohmann::json whole = nlohmann::json::parse(read_raw(dir + "/whole.json"));
+  EXPECT_EQ(whole["entries"].size(), 3u);
+  EXPECT_TRUE(whole["classes"].contains("inference")) << whole.dump();
+
+  auto merge_error = [&](std::vector<std::string> parts) {
+    std::vector<std::string> argv = {"suite", "merge", "--suite", s, "-o", dir + "/bad.json"};
+    for (const std::string& p : parts) argv.push_back(dir + "/" + p);
+    const Result m = run(argv);
+    EXPECT_EQ(m.exit_code, 1);
+    EXPECT_FALSE(std::filesystem::exists(dir + "/bad.json"));
+    return m.err;
+  };
+  EXPECT_TRUE(contains(merge_error({"part0.json"}), "shard 1/2 missing")) << merge_error({"part0.json"});
+  EXPECT_TRUE(contains(merge_error({"part0.json", "part0.json"}), "part0.json: shard 0/2 given twice"));
+  r = run({"suite", "run", "--suite", s, "--preset", "h100-ib-2x8", "--shard", "1/2", "-o", dir + "/other.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(merge_error({"part0.json", "other.json"}), "other.json: a part of a run on another system"));
+  EXPECT_TRUE(contains(merge_error({"whole.json"}), "whole.json: not a part of a suite run"));
+  write_raw(dir + "/suite2.yaml", suite + "# edited\n");
+  r = run({"suite", "merge", "--suite", dir + "/suite2.yaml", "-o", dir + "/bad.json", dir + "/part0.json",
+           dir + "/part1.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "part0.json: a part of a run of another suite definition")) << r.err;
+  r = run({"suite", "run", "--suite", s, "--preset", "h100-hgx-8", "--shard", "2/2", "-o", dir + "/x.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "--shard must be i/K with 0 <= i < K, not '2/2'")) << r.err;
+
+  r = run({"suite", "run", "--suite", s, "--preset", "h100-hgx-8", "--name", "my cluster", "-o", dir + "/sl.json",
+           "--slurm", "--array-size", "2", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "#SBATCH --array=0-1")) << r.out;
+  EXPECT_TRUE(contains(r.out, "suite run --suite '" + s + "' --preset 'h100-hgx-8' --name 'my cluster' -o '" + dir +
+                                  "/sl.json.slurm'/part-$SLURM_ARRAY_TASK_ID.json --shard $SLURM_ARRAY_TASK_ID/2"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "suite merge --suite '" + s + "' -o '" + dir + "/sl.json' '" + dir +
+                                  "/sl.json.slurm/part-0.json' '" + dir + "/sl.json.slurm/part-1.json'"))
+      << r.out;
 }
 
 TEST(CliSweep, ListNeedsNoOutputAndTracesMayBeAFolder) {

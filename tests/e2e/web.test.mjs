@@ -802,7 +802,7 @@ test('the Sweep view runs a sweep in workers as chakra sweep does, and opens its
 // The Suite view: a share link naming a cluster (an H100 IB 2x8 with twice the links) and a suite
 // run runs the built-in benchmark suite in the page's workers; its scores are chakra suite run's
 // for the same network and system, to the last digit; a result chakra suite run wrote (the
-// reference preset's), dropped on the page, shows beside it.
+// reference preset's), dropped on the page, shows beside it; a board opens as its results.
 test('the Suite view runs the benchmark suite from a link as chakra suite run does, and compares results', async () => {
   const p = await openPage(url);
   await p.evaluate(() => Module.ccall('app_apply_hash', null, ['string'], [
@@ -833,6 +833,15 @@ test('the Suite view runs the benchmark suite from a link as chakra suite run do
   assert.deepEqual(both.map((r) => r.source), ['run', 'reference.json']);
   assert.equal(both[1].overall, 1);
   await shot('15b-suite-compare.png', p);
+  // A board (BOARD.json, as chakra suite board writes it) opens as its results, best first; each
+  // replaces the shown result of its system.
+  const reference = JSON.parse(await readFile(path.join(tmp, 'reference.json'), 'utf8'));
+  await writeFile(path.join(tmp, 'board.json'), JSON.stringify({ suite_board: cli.suite, suite_hash: cli.suite_hash,
+    sources: ['cli.json', 'reference.json'], results: [cli, reference] }));
+  await drop([path.join(tmp, 'board.json')], p);
+  const board = (await status(p)).suite.results;
+  assert.deepEqual(board.map((r) => r.source), ['board.json: cli.json', 'board.json: reference.json']);
+  assert.deepEqual(board.map((r) => r.overall), [cli.overall, 1]);
   await p.close();
 });
 

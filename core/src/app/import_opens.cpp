@@ -75,10 +75,17 @@ std::string open_suite_result(Workspace& w, WorkspaceFile& file) {
   if (file.size() > kMaxSweepTableBytes)
     throw Error(file.name() + ": a suite result of " + format_bytes(file.size()) + "; results up to " +
                 format_bytes(kMaxSweepTableBytes) + " are opened here");
+  if (file.text().find("\"suite_board\"") != std::string_view::npos) {  // a board: its results, best first
+    suite::Board board = suite::read_board(file.text(), file.name());
+    for (size_t i = 0; i < board.results.size(); ++i)
+      w.suite_results.push_back({board.sources[i], std::move(board.results[i])});
+    return file.name() + ": a board of " + std::to_string(board.results.size()) + " results of " +
+           w.suite_results.back().result["suite"].get<std::string>();
+  }
   suite::Json result = suite::read_result(file.text(), file.name());
   const std::string message = file.name() + ": a result of " + result["suite"].get<std::string>() + " on " +
                               result["system"]["name"].get<std::string>();
-  w.suite_result = Workspace::SuiteResultFile{file.name(), std::move(result)};
+  w.suite_results.push_back({file.name(), std::move(result)});
   return message;
 }
 

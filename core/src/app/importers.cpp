@@ -134,10 +134,11 @@ std::string sniff_sweep_table(std::string_view, std::string_view head) {
   return contains(first_line, "\"point\"") && contains(first_line, "\"sweep\"") ? "rows of point, sweep" : "";
 }
 
-// A result chakra suite run wrote: its suite's hash and entries.
+// A result chakra suite run wrote (its suite's hash and entries), or a board of them.
 std::string sniff_suite_result(std::string_view, std::string_view head) {
-  return json_object(head) && contains(head, "\"suite_hash\"") && contains(head, "\"entries\"") ? "suite_hash, entries"
-                                                                                                : "";
+  if (!json_object(head)) return "";
+  if (contains(head, "\"suite_board\"")) return "suite_board";
+  return contains(head, "\"suite_hash\"") && contains(head, "\"entries\"") ? "suite_hash, entries" : "";
 }
 
 std::string sniff_network_yaml(std::string_view, std::string_view head) {

@@ -296,13 +296,88 @@ Json result(const Suite& suite, const System& system, const std::vector<sweep::R
   return out;
 }
 
+Json shard_part(const Suite& suite, const System& system, sweep::Shard shard, const std::vector<sweep::Row>& rows,
+                const std::vector<sweep::Row>& reference_rows) {
+  const size_t n = entries(suite).size();
+  Json list = Json::array();
+  for (size_t i = shard.index, k = 0; i < n; i += shard.count, ++k)
+    list.push_back({{"entry", i}, {"system", rows.at(k)}, {"reference", reference_rows.at(k)}});
+  return {{"suite_part", suite.version},
+          {"suite_hash", suite.hash},
+          {"shard", {{"index", shard.index}, {"count", shard.count}}},
+          {"system", {{"name", system.name}, {"network", system.network}, {"system", system.system}}},
+          {"rows", list}};
+}
+
+Json merge_parts(const Suite& suite, const std::vector<std::string>& texts, const std::vector<std::string>& sources) {
+  const size_t n = entries(suite).size();
+  std::vector<sweep::Row> rows(n), reference(n);
+  std::vector<std::string> shard_source;  // by shard index: the part that gave it
+  Json system;
+  for (size_t p = 0; p < texts.size(); ++p) {
+    const std::string& src = sources.at(p);
+    Json part;
+    try {
+      part = Json::parse(texts[p]);
+    } catch (const Json::exception& e) {
+      throw Error(src + ": not a part of a suite run (not JSON: " + e.what() + ")");
+    }
+    auto need = [&](bool ok, const std::string& what) {
+      if (!ok) throw Error(src + ": not a part of a suite run (" + what + ")");
+    };
+    need(part.is_object() && part.contains("suite_part"), "no suite_part: a result of chakra suite run --shard i/K?");
+    need(part.value("suite_hash", Json()).is_string(), "suite_hash");
+    if (part["suite_hash"] != suite.hash)
+      throw Error(src + ": a part of a run of another suite definition (" + part["suite_hash"].get<std::string>() +
+                  ") than " + suite.source + " (" + suite.hash + ")");
+    need(part.value("system", Json()).is_object(), "system");
+    if (p == 0) system = part["system"];
+    if (part["system"] != system) throw Error(src + ": a part of a run on another system than " + sources[0]);
+    const Json& sh = part.value("shard", Json());
+    need(sh.is_object() && sh.value("index", Json()).is_number_unsigned() &&
+             sh.value("count", Json()).is_number_unsigned(),
+         "shard");
+    const sweep::Shard shard{sh["index"].get<uint32_t>(), sh["count"].get<uint32_t>()};
+    need(shard.count > 0 && shard.index < shard.count, "shard");
+    if (p == 0) shard_source.assign(shard.count, "");
+    const std::string name = std::to_string(shard.index) + "/" + std::to_string(shard.count);
+    if (shard.count != shard_source.size())
+      throw Error(src + ": shard " + name + ", but " + sources[0] + " is one of " +
+                  std::to_string(shard_source.size()));
+    if (!shard_source[shard.index].empty())
+      throw Error(src + ": shard " + name + " given twice (also " + shard_source[shard.index] + ")");
+    shard_source[shard.index] = src;
+    need(part.value("rows", Json()).is_array(), "rows");
+    size_t expected = shard.index;
+    for (const Json& r : part["rows"]) {
+      need(r.is_object() && r.value("entry", Json()) == expected && expected < n,
+           "rows are not those of entries " + name + " of the suite's " + std::to_string(n));
+      need(r.value("system", Json()).is_object() && r.value("reference", Json()).is_object(), "a row");
+      rows[expected] = r["system"];
+      reference[expected] = r["reference"];
+      expected += shard.count;
+    }
+    need(expected >= n, "rows are not those of entries " + name + " of the suite's " + std::to_string(n));
+  }
+  if (texts.empty()) throw Error("suite merge: no parts given");
+  std::string missing;
+  for (size_t i = 0; i < shard_source.size(); ++i)
+    if (shard_source[i].empty())
+      missing += (missing.empty() ? "" : ", ") + std::to_string(i) + "/" + std::to_string(shard_source.size());
+  if (!missing.empty())
+    throw Error("suite merge: shard " + missing + " missing: give the parts of every shard of the run");
+  return result(suite, recorded_system({{"system", system}}, sources[0]), rows, reference);
+}
+
 Json read_result(std::string_view text, const std::string& source) {
-  Json r;
   try {
-    r = Json::parse(text);
+    return checked_result(Json::parse(text), source);
   } catch (const Json::exception& e) {
     throw Error(source + ": not a suite result (not JSON: " + e.what() + ")");
   }
+}
+
+Json checked_result(Json r, const std::string& source) {
   auto need = [&](bool ok, const std::string& what) {
     if (!ok) throw Error(source + ": not a suite result (" + what + ")");
   };

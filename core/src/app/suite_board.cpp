@@ -131,4 +131,33 @@ std::string board_html(const Board& b) {
   return out + "</tbody></table>\n</body></html>\n";
 }
 
+std::string board_json(const Board& b) {
+  const Json& first = b.results.at(0);
+  std::string out = "{\"suite_board\": " + first["suite"].dump() + ", \"suite_hash\": " + first["suite_hash"].dump() +
+                    ", \"sources\": " + Json(b.sources).dump() + ", \"results\": [\n";
+  for (size_t i = 0; i < b.results.size(); ++i) out += (i ? ",\n" : "") + b.results[i].dump();
+  return out + "\n]}\n";
+}
+
+Board read_board(std::string_view text, const std::string& source) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw Error(source + ": not a suite board (not JSON: " + e.what() + ")");
+  }
+  if (!j.is_object() || !j.contains("suite_board") || !j.value("results", Json()).is_array() || j["results"].empty() ||
+      !j.value("sources", Json()).is_array() || j["sources"].size() != j["results"].size())
+    throw Error(source + ": not a suite board (suite_board, results and their sources)");
+  std::vector<Json> results;
+  std::vector<std::string> sources;
+  for (size_t i = 0; i < j["results"].size(); ++i) {
+    const Json& name = j["sources"][i];
+    sources.push_back(source + ": " +
+                      (name.is_string() ? name.get<std::string>() : "results[" + std::to_string(i) + "]"));
+    results.push_back(checked_result(j["results"][i], sources.back()));
+  }
+  return make_board(results, sources);
+}
+
 }  // namespace chakra::suite

@@ -77,7 +77,8 @@ bool bool_of(const Json& v, const std::string& what) {
   throw Error(what + ": " + describe(v) + " is not true or false");
 }
 
-// The synthesis options of a `workload.synth` object (names as `chakra synth`'s flags, with _).
+}  // namespace
+
 synth::SynthOptions synth_options(const Json& s) {
   synth::SynthOptions o;
   if (s.contains("preset")) synth::apply_preset(text_of(s["preset"], "workload.synth.preset"), o);
@@ -134,6 +135,8 @@ synth::SynthOptions synth_options(const Json& s) {
       p.ep = u();
     else if (key == "fsdp")
       p.fsdp = bool_of(v, what);
+    else if (key == "rank_order")
+      p.rank_order = synth::parse_rank_order(text_of(v, what));
     else if (key == "sequence_parallel")
       p.sequence_parallel = bool_of(v, what);
     else if (key == "recompute")
@@ -150,6 +153,16 @@ synth::SynthOptions synth_options(const Json& s) {
         o.schedule = synth::Schedule::None;
       else
         throw Error(what + ": '" + t + "' is not 1f1b, gpipe or none");
+    } else if (key == "step") {
+      const std::string t = text_of(v, what);
+      if (t == "train")
+        o.step = synth::Step::Train;
+      else if (t == "prefill")
+        o.step = synth::Step::Prefill;
+      else if (t == "decode")
+        o.step = synth::Step::Decode;
+      else
+        throw Error(what + ": '" + t + "' is not train, prefill or decode");
     } else if (key == "attention") {
       const std::string t = text_of(v, what);
       if (t == "fused")
@@ -161,14 +174,12 @@ synth::SynthOptions synth_options(const Json& s) {
     } else {
       throw Error(what +
                   ": unknown field (model, preset, layers, hidden, ffn, heads, kv_heads, vocab, seq, batch, "
-                  "micro_batches, experts, top_k, dp, tp, pp, sp, ep, fsdp, sequence_parallel, recompute, "
-                  "dtype_bytes, schedule, attention)");
+                  "micro_batches, experts, top_k, dp, tp, pp, sp, ep, fsdp, sequence_parallel, rank_order, recompute, "
+                  "dtype_bytes, schedule, attention, step)");
     }
   }
   return o;
 }
-
-}  // namespace
 
 // A workload, built once: its traces (encoded) or the prefix of its files, and its groups.
 struct Runner::Built {

@@ -11,6 +11,7 @@
 
 #include "chakra/support/error.h"
 #include "chakra/support/text.h"
+#include "chakra/synth/synth.h"
 #include "chakra/trace/schema.h"
 
 namespace chakra::synth {
@@ -131,6 +132,14 @@ std::string synth_command(const Trace& t) {
       if (g.rfind("chakra synth ", 0) == 0) return std::string(g);
     }
   return {};
+}
+
+std::string command_word(std::string_view command, std::string_view option) {
+  const std::string key = " " + std::string(option) + " ";
+  const size_t at = command.find(key);
+  if (at == std::string_view::npos) return {};
+  const size_t begin = at + key.size();
+  return std::string(command.substr(begin, std::min(command.find(' ', begin), command.size()) - begin));
 }
 
 std::optional<uint64_t> command_option(std::string_view command, std::string_view option) {
@@ -292,28 +301,39 @@ Plan plan_data_parallel(const std::vector<const Trace*>& ranks, const Groups& gr
   if (dp_ids) {
     evidence = "as given";
   } else if (synth_dp) {
-    // chakra synth numbers ranks dp fastest (core/docs/synth.md): a data-parallel group is dp
-    // consecutive ranks from a multiple of dp.
+    // chakra synth numbers ranks by its --rank-order (dp fastest unless given; core/docs/synth.md):
+    // a data-parallel group is dp ranks `spacing` apart, `spacing` being the product of the
+    // degrees numbered faster than dp, from a rank below `spacing` within a block of dp·spacing.
     const uint64_t d = *synth_dp;
     std::string layout;
     for (const char* option : {"--dp", "--tp", "--pp", "--sp", "--ep"})
       if (auto v = command_option(command, option)) layout += std::string(" ") + option + " " + std::to_string(*v);
+    const std::string order_text = command_word(command, "--rank-order");
+    const std::array<Dim, 4> order = order_text.empty() ? Parallelism{}.rank_order : parse_rank_order(order_text);
+    if (!order_text.empty()) layout += " --rank-order " + order_text;
+    uint64_t spacing = 1;
+    for (Dim dim : order) {
+      if (dim == Dim::DP) break;
+      static constexpr const char* kOptions[] = {"--dp", "--tp", "--sp", "--ep"};
+      spacing *= command_option(command, kOptions[int(dim)]).value_or(1);
+    }
     if (d <= 1)
       throw Error("project: the traces' metadata says chakra synth made them with" + layout +
                   ": no data parallelism, so no gradient synchronisation to grow; synthesize at the larger degree "
                   "(chakra synth --dp K), project --tp or --pp, or name the groups to grow (--groups FILE)");
     for (GroupClass& c : plan.classes) {
       const bool runs =
-          !c.world() && c.size == d && c.stride == 1 && std::all_of(c.ids.begin(), c.ids.end(), [&](int id) {
-            return *std::min_element(groups.at(id).begin(), groups.at(id).end()) % d == 0;
+          !c.world() && c.size == d && c.stride == spacing && std::all_of(c.ids.begin(), c.ids.end(), [&](int id) {
+            return *std::min_element(groups.at(id).begin(), groups.at(id).end()) % (d * spacing) < spacing;
           });
       if (runs && c.partitions) dp = &c;
     }
-    if (!dp)
-      refuse("the traces were made with --dp " + std::to_string(d) + " but no family is runs of " + std::to_string(d) +
-             " consecutive ranks");
-    evidence = "from the command in the traces' metadata (chakra synth ..." + layout +
-               "): it numbers ranks dp fastest, so runs of " + std::to_string(d) + " consecutive ranks";
+    const std::string shape = spacing == 1
+                                  ? "runs of " + std::to_string(d) + " consecutive ranks"
+                                  : "groups of " + std::to_string(d) + " ranks " + std::to_string(spacing) + " apart";
+    if (!dp) refuse("the traces were made with --dp " + std::to_string(d) + " but no family is " + shape);
+    evidence = "from the command in the traces' metadata (chakra synth ..." + layout + "): it numbers ranks " +
+               rank_order_name(order) + " fastest first, so " + shape;
   } else if (std::any_of(plan.classes.begin(), plan.classes.end(),
                          [](const GroupClass& c) { return c.flat + c.shaped > 0; })) {
     // The traces record their tensors' shapes: gradient buckets are flat, activations are not.

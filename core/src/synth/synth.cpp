@@ -55,8 +55,24 @@ void check_options(const SynthOptions& o) {
     throw Error("--pp (" + std::to_string(p.pp) + ") exceeds --layers (" + std::to_string(s.layers) + ")");
   if (s.micro_batches > 1u << 20) throw Error("--micro-batches: at most 1,048,576");
   check_divisible(s.batch, "--batch", s.micro_batches * p.dp, "--micro-batches × --dp");
-  check_divisible(s.seq, "--seq", p.sp * (p.sequence_parallel ? p.tp : 1),
-                  p.sequence_parallel ? "--sp × --tp" : "--sp");
+  if (o.step != Step::Train) {
+    const char* step = o.step == Step::Prefill ? "--step prefill" : "--step decode";
+    if (p.fsdp) throw Error(std::string("--fsdp shards weights for training; ") + step + " holds them whole");
+    if (o.recompute) throw Error(std::string("--recompute applies to training, not ") + step);
+    if (o.grad_sync_per_micro_batch) throw Error(std::string("gradients are synchronised in training, not ") + step);
+  }
+  if (o.step == Step::Decode) {
+    if (p.sp != 1)
+      throw Error("--sp splits a prompt's tokens; --step decode has one new token per sequence (use --sp 1)");
+    const uint64_t sequences = s.batch / s.micro_batches / p.dp;
+    if (p.sequence_parallel && sequences % p.tp)
+      throw Error("--step decode with sequence parallel splits a micro-batch's new tokens over --tp: " +
+                  std::to_string(sequences) + " sequences per micro-batch and --dp rank are not divisible by --tp (" +
+                  std::to_string(p.tp) + "); use --no-sequence-parallel or a larger --batch");
+  } else {
+    check_divisible(s.seq, "--seq", p.sp * (p.sequence_parallel ? p.tp : 1),
+                    p.sequence_parallel ? "--sp × --tp" : "--sp");
+  }
   check_divisible(s.hidden, "--hidden", s.heads, "--heads");
   check_divisible(s.heads, "--heads", p.tp, "--tp");
   const uint64_t kv = s.kv_heads ? s.kv_heads : s.heads;
@@ -71,10 +87,10 @@ void check_options(const SynthOptions& o) {
     if (s.top_k > s.experts) throw Error("--top-k exceeds --experts");
     check_divisible(s.experts, "--experts", p.ep, "--ep");
     check_divisible(s.hidden, "--hidden", p.ep, "--ep");
-    check_divisible(s.batch / s.micro_batches / p.dp * s.seq / p.sp * s.top_k, "tokens × --top-k per rank",
+    const uint64_t tokens = micro_batch_tokens(o);
+    check_divisible(tokens * s.top_k, "tokens × --top-k per rank",
                     s.experts * p.tp * (o.stage_expert_tokens ? p.ep : 1), "--experts × --tp");
-    check_divisible(s.batch / s.micro_batches / p.dp * s.seq / p.sp / p.tp * s.top_k * s.hidden,
-                    "routed elements per rank", p.ep, "--ep");
+    check_divisible(tokens / p.tp * s.top_k * s.hidden, "routed elements per rank", p.ep, "--ep");
   }
   if (p.fsdp) check_divisible(block_weight_elements(o), "a block's weights per TP rank", p.dp, "--dp");
   // Each rank's trace is held in memory while written: bound it before building anything.
@@ -84,6 +100,10 @@ void check_options(const SynthOptions& o) {
     throw Error("synth: about " + std::to_string(static_cast<uint64_t>(nodes)) +
                 " nodes per rank (--micro-batches × layers per stage × nodes per block); at most " +
                 std::to_string(kMaxNodesPerRank) + ": use fewer micro-batches or more pipeline stages");
+}
+
+const char* step_name(Step step) {
+  return step == Step::Train ? "train" : step == Step::Prefill ? "prefill" : "decode";
 }
 
 std::string describe(const SynthOptions& o) {
@@ -101,6 +121,8 @@ std::string describe(const SynthOptions& o) {
   if (p.fsdp) d += " --fsdp";
   if (!p.sequence_parallel) d += " --no-sequence-parallel";
   if (o.recompute) d += " --recompute";
+  if (o.step != Step::Train) d += std::string(" --step ") + step_name(o.step);
+  if (p.rank_order != Parallelism{}.rank_order) d += " --rank-order " + rank_order_name(p.rank_order);
   d += std::string(" --schedule ") + (o.schedule == Schedule::None    ? "none"
                                       : o.schedule == Schedule::GPipe ? "gpipe"
                                                                       : "1f1b");
@@ -115,6 +137,39 @@ std::string describe(const SynthOptions& o) {
 }
 
 }  // namespace
+
+std::array<Dim, 4> parse_rank_order(std::string_view text) {
+  std::array<Dim, 4> order{};
+  bool seen[4] = {false, false, false, false};
+  size_t n = 0, begin = 0;
+  auto fail = [&] {
+    return Error("rank order '" + std::string(text) + "': name dp, tp, sp (or cp) and ep once each, fastest first");
+  };
+  while (begin <= text.size()) {
+    const size_t end = std::min(text.find_first_of(",-", begin), text.size());
+    const std::string_view name = text.substr(begin, end - begin);
+    const int d = name == "dp" ? 0 : name == "tp" ? 1 : name == "sp" || name == "cp" ? 2 : name == "ep" ? 3 : -1;
+    if (d < 0 || seen[d] || n == 4) throw fail();
+    seen[d] = true;
+    order[n++] = Dim(d);
+    begin = end + 1;
+  }
+  if (n != 4) throw fail();
+  return order;
+}
+
+std::string rank_order_name(const std::array<Dim, 4>& order) {
+  static constexpr const char* kNames[] = {"dp", "tp", "sp", "ep"};
+  std::string s;
+  for (Dim d : order) s += (s.empty() ? "" : ",") + std::string(kNames[int(d)]);
+  return s;
+}
+
+uint64_t micro_batch_tokens(const SynthOptions& o) {
+  const ModelShape& s = o.shape;
+  const uint64_t sequences = std::max<uint64_t>(1, s.batch / std::max<uint64_t>(1, s.micro_batches * o.par.dp));
+  return o.step == Step::Decode ? sequences : sequences * s.seq / std::max<uint64_t>(1, o.par.sp);
+}
 
 uint64_t block_weight_elements(const SynthOptions& o) {
   const ModelShape& s = o.shape;
@@ -141,25 +196,32 @@ MemoryEstimate memory_estimate(const Workload& w, uint32_t stage) {
   if (p.fsdp) params = div(params, p.dp);
   MemoryEstimate m;
   m.weights = mul(params, e);
-  m.gradients = mul(params, e);
-  m.optimizer = mul(params, 12);
 
   // One layer's kept tensors for one micro-batch (names as in StageBuilder's Dims).
   const uint64_t b = std::max<uint64_t>(1, s.batch / std::max<uint64_t>(1, s.micro_batches * p.dp));
-  const uint64_t T = std::max<uint64_t>(1, b * s.seq / p.sp),
-                 Tout = p.sequence_parallel ? std::max<uint64_t>(1, T / p.tp) : T;
+  const uint64_t T = micro_batch_tokens(o), Tout = p.sequence_parallel ? std::max<uint64_t>(1, T / p.tp) : T;
+  const uint64_t queries = o.step == Step::Decode ? 1 : s.seq / p.sp;  // per sequence, against seq keys
   const uint64_t dh = s.hidden / s.heads, kv = s.kv_heads ? s.kv_heads : s.heads;
   const uint64_t Hl = std::max<uint64_t>(1, s.heads / p.tp), KVl = std::max<uint64_t>(1, kv / p.tp),
                  Fl = std::max<uint64_t>(1, s.ffn / p.tp);
   uint64_t layer = 4 * Tout * s.hidden + T * (Hl + 2 * KVl) * dh + T * Hl * dh;
-  if (o.attention == Attention::Full) layer += 2 * b * Hl * (s.seq / p.sp) * s.seq;  // scores and softmax
+  if (o.attention == Attention::Full) layer += 2 * b * Hl * queries * s.seq;  // scores and softmax
   const uint64_t ffn = T * Fl * (o.model == ModelKind::Gpt ? 2 : 4);  // GELU in/out; SwiGLU gate, up, act, product
   layer += o.model == ModelKind::Moe ? ffn * s.top_k : ffn;
   layer *= e;
+  const uint64_t logits = last ? mul(2 * e * (o.step == Step::Train ? T : b), s.vocab) : 0;
+  if (o.step != Step::Train) {  // every sequence's keys and values for the stage's layers, one layer in flight
+    const uint64_t cached = o.step == Step::Decode ? s.seq + 1 : s.seq / p.sp;
+    m.kv_cache = mul(mul(layers, s.batch / p.dp), mul(cached, 2 * KVl * dh * e));
+    m.activations = layer + logits;
+    return m;
+  }
+  m.gradients = mul(params, e);
+  m.optimizer = mul(params, 12);
   const uint64_t per_micro_batch = o.recompute ? mul(layers, e * Tout * s.hidden) : mul(layers, layer);
   const uint64_t in_flight =
       o.schedule == Schedule::OneFOneB ? std::min<uint64_t>(s.micro_batches, P - stage) : s.micro_batches;
-  m.activations = mul(per_micro_batch, in_flight) + (o.recompute ? layer : 0) + (last ? mul(2 * e * T, s.vocab) : 0);
+  m.activations = mul(per_micro_batch, in_flight) + (o.recompute ? layer : 0) + logits;
   return m;
 }
 

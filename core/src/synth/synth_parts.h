@@ -60,10 +60,12 @@ struct Workload {
   std::string description;
 
   bool has_groups(Dim d) const { return d != Dim::EP || o.model == ModelKind::Moe; }
-  // Rank coordinates: rank = ((((pp·EP + ep)·CP + cp)·TP + tp)·DP + dp), dp fastest.
+  // Rank coordinates, the dimensions of o.par.rank_order varying fastest first, then pp: by
+  // default rank = ((((pp·EP + ep)·CP + cp)·TP + tp)·DP + dp).
   void coords(uint32_t rank, uint64_t c[5]) const {  // DP, TP, CP, EP, PP
     uint64_t r = rank;
-    for (int d = 0; d < 4; ++d) {
+    for (Dim dim : o.par.rank_order) {
+      const int d = int(dim);
       c[d] = r % deg[d];
       r /= deg[d];
     }
@@ -71,7 +73,10 @@ struct Workload {
   }
   uint32_t rank_of(const uint64_t c[5]) const {
     uint64_t r = c[4];
-    for (int d = 3; d >= 0; --d) r = r * deg[d] + c[d];
+    for (int i = 3; i >= 0; --i) {
+      const int d = int(o.par.rank_order[i]);
+      r = r * deg[d] + c[d];
+    }
     return static_cast<uint32_t>(r);
   }
   uint64_t groups_of(Dim d) const { return has_groups(d) ? stage_ranks * o.par.pp / deg[int(d)] : 0; }
@@ -85,6 +90,10 @@ struct Workload {
 // Enumeration order of the other coordinates within a dimension's groups: (pp, dp, tp, cp, ep)
 // with the last fastest, as STAGE numbers its groups. Indices into the coords() array.
 inline constexpr int kGroupOrder[] = {4, 0, 1, 2, 3};
+
+// Tokens of one micro-batch on one rank inside attention and the FFN (before tensor-parallel
+// sequence splitting): sequences × seq / sp, or sequences when decoding one token each.
+uint64_t micro_batch_tokens(const SynthOptions& o);
 
 // Builds stage `stage`'s graph of `w` into `g` (synth_stage.cpp).
 void build_stage(const Workload& w, uint32_t stage, StageGraph& g);

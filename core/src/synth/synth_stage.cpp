@@ -1,4 +1,4 @@
-// One pipeline stage's graph of an LLM training step: layers forward and backward per
+// One pipeline stage's graph of an LLM step: layers forward (and backward, in training) per
 // micro-batch, their collectives and the pipeline's sends and receives (core/docs/synth.md).
 #include <algorithm>
 
@@ -89,7 +89,7 @@ class Builder {
 // Sizes of one micro-batch on one rank.
 struct Dims {
   uint64_t b, S, D, F, H, KV, V, E, K, dh, tp, cp, ep;
-  uint64_t T;            // tokens inside attention and FFN: b·S/cp
+  uint64_t T;            // tokens inside attention and FFN: b·S/cp, or b when decoding
   uint64_t Tout;         // tokens between them: T/tp with sequence parallel, else T
   uint64_t Hl, KVl, Fl;  // heads, K/V heads and FFN width on one TP rank
   uint64_t qkv() const { return (Hl + 2 * KVl) * dh; }
@@ -120,7 +120,7 @@ class StageBuilder {
     d_.tp = o_.par.tp;
     d_.cp = o_.par.sp;
     d_.ep = o_.model == ModelKind::Moe ? o_.par.ep : 1;
-    d_.T = div(mul(d_.b, d_.S), d_.cp);
+    d_.T = micro_batch_tokens(o_);
     d_.Tout = o_.par.sequence_parallel ? div(d_.T, d_.tp) : d_.T;
     d_.Hl = div(d_.H, d_.tp);
     d_.KVl = div(d_.KV, d_.tp);
@@ -144,7 +144,7 @@ class StageBuilder {
       prev_end = end;
       have_prev = true;
     }
-    update();
+    if (o_.step == Step::Train) update();
   }
 
  private:
@@ -162,7 +162,9 @@ class StageBuilder {
   std::vector<std::pair<bool, uint64_t>> schedule() const {
     const uint64_t M = o_.shape.micro_batches;
     std::vector<std::pair<bool, uint64_t>> order;
-    if (o_.schedule == Schedule::OneFOneB) {
+    if (o_.step != Step::Train) {  // inference: the micro-batches' forwards in turn
+      for (uint64_t m = 0; m < M; ++m) order.push_back({false, m});
+    } else if (o_.schedule == Schedule::OneFOneB) {
       const uint64_t warmup = std::min<uint64_t>(o_.par.pp - stage_ - 1, M);
       for (uint64_t m = 0; m < warmup; ++m) order.push_back({false, m});
       for (uint64_t m = warmup; m < M; ++m) {
@@ -209,6 +211,10 @@ class StageBuilder {
       Refs w = gather_weights(lp + "weights");
       fwd_[mb].push_back(block_forward(lp, x, w, {}));
       x = fwd_[mb].back().out;
+    }
+    if (last_stage() && o_.step != Step::Train) {  // the next token's logits of each sequence
+      Refs logits = b_.einsum(p + "out_emb.y", o_.step == Step::Decode ? d_.Tout : d_.b, d_.D, d_.V, {x});
+      return {start, logits[0]};
     }
     if (last_stage()) {
       Refs logits = b_.einsum(p + "out_emb.y", d_.Tout, d_.D, d_.V, {x});
@@ -319,7 +325,10 @@ class StageBuilder {
     k = b_.coll(p + "mha.k", CommType::AllGather, Dim::CP, d.T * d.KVl * d.dh, {k});
     v = b_.coll(p + "mha.v", CommType::AllGather, Dim::CP, d.T * d.KVl * d.dh, {v});
     const uint64_t attn_out = d.T * d.Hl * d.dh;
-    if (o_.attention == Attention::Full)  // Q·Kᵀ and P·V over all S keys
+    if (o_.step == Step::Decode)  // Q·Kᵀ and P·V of the new tokens over the S cached keys and values, read whole
+      f.attn = b_.comp(p + "mha.attn_kernel.qkv", Op::M, mul(2 * d.T * d.S, d.Hl * d.dh), attn_out,
+                       attn_out + mul(d.T * d.S, 2 * d.KVl * d.dh), {q, k, v});
+    else if (o_.attention == Attention::Full)  // Q·Kᵀ and P·V over all S keys
       f.attn = b_.comp(p + "mha.attn_kernel.qkv", Op::M, mul(2 * d.T * d.S, d.Hl * d.dh), attn_out, d.T * d.qkv(),
                        {q, k, v});
     else  // STAGE's fused kernel: 3 operations per output element

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "chakra/app/importers.h"
+#include "chakra/app/suite.h"
 #include "chakra/app/workspace.h"
 #include "chakra/format/et_io.h"
 #include "chakra/format/et_json.h"
@@ -137,8 +138,28 @@ TEST(Importers, TheWorkspaceOpensChakraJsonStableHloSweepTablesAndSuiteResults) 
   EXPECT_EQ(ws.ranks().size(), 4u);  // a table leaves the traces alone
   const std::string result = samples().at(InputKind::SuiteResult).second;
   EXPECT_EQ(ws.add(as_bytes(result), "result.json"), "result.json: a result of s-v1 on x");
-  ASSERT_TRUE(ws.suite_result.has_value());
-  EXPECT_EQ(ws.suite_result->result["overall"], 2.0);
+  ASSERT_EQ(ws.suite_results.size(), 1u);
+  EXPECT_EQ(ws.suite_results[0].result["overall"], 2.0);
+  // A board (BOARD.json) opens as its results, best first; one whose result is damaged is refused.
+  suite::Json other = suite::Json::parse(result);
+  other["system"]["hash"] = "ce";
+  other["overall"] = 3.0;
+  const suite::Board board = suite::make_board({suite::Json::parse(result), other}, {"a.json", "b.json"});
+  const std::string board_text = suite::board_json(board);
+  EXPECT_EQ(sniff_input("board.json", as_bytes(board_text)).kind, InputKind::SuiteResult);
+  EXPECT_EQ(ws.add(as_bytes(board_text), "board.json"), "board.json: a board of 2 results of s-v1");
+  ASSERT_EQ(ws.suite_results.size(), 3u);
+  EXPECT_EQ(ws.suite_results[1].name, "board.json: b.json");
+  EXPECT_EQ(ws.suite_results[1].result, other);
+  EXPECT_EQ(ws.suite_results[2].result, suite::Json::parse(result));
+  std::string damaged = board_text;
+  damaged.replace(damaged.find("\"overall\""), 9, "\"overall_\"");
+  try {
+    ws.add(as_bytes(damaged), "board2.json");
+    ADD_FAILURE() << "a damaged board opened";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "board2.json: b.json: not a suite result (overall)");
+  }
 
   auto error = [&](const std::string& bytes, const std::string& name) {
     try {

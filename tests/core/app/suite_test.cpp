@@ -156,7 +156,23 @@ TEST(Suite, TheBuiltInSuiteParses) {
   EXPECT_EQ(s.version, "chakra-suite-v1");
   std::set<std::string> classes;
   for (const Entry& e : entries(s)) classes.insert(e.klass);
-  EXPECT_EQ(classes, (std::set<std::string>{"dense-llm", "moe", "long-context", "recommendation", "vision"}));
+  EXPECT_EQ(classes,
+            (std::set<std::string>{"dense-llm", "moe", "long-context", "inference", "recommendation", "vision"}));
+}
+
+// The suite's synthesized steps are ones a cluster of 80 GB devices could run: each rank's memory
+// estimate (weights, gradients, optimizer state, activations or KV cache) fits, at every scale.
+TEST(Suite, TheBuiltInSuitesStepsFitAnEightyGigabyteDevice) {
+  const Suite s = builtin_suite(CHAKRA_TEST_DATA "/../../assets/suite");
+  size_t synthesized = 0;
+  for (const Entry& e : entries(s)) {
+    if (!e.config.contains("synth")) continue;
+    const auto w = chakra::synth::synthesize(sweep::synth_options(e.config["synth"]));
+    EXPECT_EQ(chakra::synth::num_ranks(*w), e.npus) << e.workload;
+    EXPECT_LE(chakra::synth::peak_memory_bytes(*w), uint64_t{80} << 30) << e.workload << " at " << e.npus;
+    ++synthesized;
+  }
+  EXPECT_EQ(synthesized, 16u);
 }
 
 // An entry run elsewhere (the page's workers) from its job gives the rows a whole run gives, on

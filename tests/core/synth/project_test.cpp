@@ -83,6 +83,8 @@ std::vector<std::pair<std::string, synth::SynthOptions>> layouts() {
   llama("dp2 x tp2", 2, 2, 1, false);
   llama("dp2 x tp2 x pp2", 2, 2, 2, false);
   llama("fsdp4", 4, 1, 1, true);
+  llama("dp2 x tp2 x pp2, tp numbered first", 2, 2, 2, false);
+  out.back().second.par.rank_order = {synth::Dim::TP, synth::Dim::CP, synth::Dim::EP, synth::Dim::DP};
   synth::SynthOptions moe;
   moe.model = synth::ModelKind::Moe;
   moe.shape.layers = 2, moe.shape.hidden = 1024, moe.shape.ffn = 2048, moe.shape.heads = 16, moe.shape.experts = 4;
@@ -317,6 +319,11 @@ TEST(Project, SynthCommandSaysWhichGroupsAreDataParallel) {
     const synth::Plan plan = plan_of(s.ranks, 2 * n);
     EXPECT_EQ(data_parallel_ids(plan), s.dp_ids);
     EXPECT_NE(plan.explanation.find("from the command in the traces' metadata"), std::string::npos) << plan.explanation;
+    if (options.par.rank_order != synth::Parallelism{}.rank_order) {
+      EXPECT_NE(plan.explanation.find("numbers ranks tp,sp,ep,dp fastest first, so groups of 2 ranks 2 apart"),
+                std::string::npos)
+          << plan.explanation;
+    }
   }
 }
 

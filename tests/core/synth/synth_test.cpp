@@ -421,6 +421,14 @@ TEST(SynthSimulate, EveryLayoutValidatesAndSimulatesWithoutDeadlock) {
   cases.back().o.par.ep = 2;
   cases.back().o.par.dp = 1;
   cases.back().o.shape.experts = 4;
+  const SynthOptions moe = cases.back().o;
+  for (Step step : {Step::Prefill, Step::Decode}) {  // inference: a dense model and an MoE one
+    const bool prefill = step == Step::Prefill;
+    cases.push_back({prefill ? "prefill" : "decode", small_llama()});
+    cases.back().o.step = step;
+    cases.push_back({prefill ? "moe prefill" : "moe decode", moe});
+    cases.back().o.step = step;
+  }
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     auto w = synthesize(c.o);

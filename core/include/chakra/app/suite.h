@@ -90,6 +90,16 @@ sweep::Spec spec_for(const Suite& suite, const std::vector<System>& systems);
 std::string entry_job(const Suite& suite, const std::vector<System>& systems, size_t entry);
 std::vector<sweep::Row> run_entry_job(std::string_view job);
 
+// A shard of a run (chakra suite run --shard i/K, one Slurm array task): the rows of the entries
+// whose index is i mod K, on the system and on the reference (each in entry order), with what
+// merge_parts checks them by (the suite's hash, the system, the shard).
+Json shard_part(const Suite& suite, const System& system, sweep::Shard shard, const std::vector<sweep::Row>& rows,
+                const std::vector<sweep::Row>& reference_rows);
+// The parts of every shard of one run joined into its result, the same bytes as one run writes.
+// chakra::Error naming the part of another suite definition or system, a shard given twice or
+// missing, or rows that are not the shard's.
+Json merge_parts(const Suite& suite, const std::vector<std::string>& texts, const std::vector<std::string>& sources);
+
 // The result of a run: per entry its step on the system and on the reference and the score
 // (reference / system), the exposed-communication share; per workload, class and overall the
 // geometric mean of the scores; the suite's version and hash, every entry's hash, the system's
@@ -101,6 +111,7 @@ Json result(const Suite& suite, const System& system, const std::vector<sweep::R
 // A result as chakra suite run writes it, every field the views and the board read checked;
 // chakra::Error naming `source` and what is missing otherwise.
 Json read_result(std::string_view text, const std::string& source);
+Json checked_result(Json result, const std::string& source);  // the same on parsed JSON
 
 // The system a result was run on, from what it records. chakra::Error when it is no result.
 System recorded_system(const Json& result, const std::string& source);
@@ -124,5 +135,10 @@ Board make_board(const std::vector<Json>& results, const std::vector<std::string
 std::string board_csv(const Board& board);
 std::string board_markdown(const Board& board);
 std::string board_html(const Board& board);
+// The board as JSON (BOARD.json: "suite_board" first, then its results whole, best first), and
+// read back: each result checked as read_result checks it, all of one suite; chakra::Error
+// naming `source` (and the result) otherwise. The page opens a board as its results.
+std::string board_json(const Board& board);
+Board read_board(std::string_view text, const std::string& source);
 
 }  // namespace chakra::suite

@@ -21,6 +21,7 @@
 
 #include "chakra/app/sim_job.h"
 #include "chakra/support/progress.h"
+#include "chakra/synth/synth.h"
 
 namespace chakra::sweep {
 
@@ -113,6 +114,10 @@ class Runner {
   bool timing_;
   std::unique_ptr<Cache> cache_;  // workloads built once and shared by the points that use them
 };
+
+// The synthesis options of a `workload.synth` object (names as `chakra synth`'s flags, with _);
+// chakra::Error naming the field for an unknown one or a bad value.
+synth::SynthOptions synth_options(const Json& synth);
 
 // The table's columns: point, sweep, the spec's axes, then npus, step_ns (the longest NPU's
 // finish less its start), compute_ns, exposed_communication_ns (communication while no compute

@@ -168,12 +168,13 @@ class Workspace {
     sweep::ReadRows table;
   };
   std::optional<SweepTableFile> sweep_table;
-  // The last result chakra suite run wrote that was opened, for a suite view to take.
+  // Results chakra suite run wrote (or a board's, BOARD.json) opened and not yet taken by a
+  // suite view.
   struct SuiteResultFile {
     std::string name;
     sweep::Json result;
   };
-  std::optional<SuiteResultFile> suite_result;
+  std::vector<SuiteResultFile> suite_results;
 
   // A text workload is instantiated for this many NPUs (default 8, or a loaded network's size).
   void set_text_npus(uint32_t npus);

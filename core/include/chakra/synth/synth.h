@@ -1,5 +1,6 @@
-// Synthetic pre-execution traces for distributed LLM training (`chakra synth`): per-rank Chakra
-// traces of one training step (forward, backward, optimizer) of a GPT, Llama or MoE model under
+// Synthetic pre-execution traces of distributed LLMs (`chakra synth`): per-rank Chakra traces of
+// one training step (forward, backward, optimizer) or one inference step (a prompt's prefill, or
+// decoding one token per sequence against a KV cache) of a GPT, Llama or MoE model under
 // data, tensor (with or without sequence), pipeline, context, expert and fully sharded data
 // parallelism, in the style of STAGE (astra-sim/stage; core/docs/synth.md lists where and why
 // the output differs).
@@ -9,6 +10,7 @@
 // communicator and peer ids, which are computed arithmetically: O(ranks) total work.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -23,6 +25,10 @@ namespace chakra::synth {
 enum class ModelKind { Gpt, Llama, Moe };
 enum class Schedule { None, GPipe, OneFOneB };
 enum class Attention { Fused, Full };
+// Training: forward, backward and optimizer. Prefill: the forward over each prompt's `seq` tokens,
+// filling the KV cache, then the logits of each sequence's last token. Decode: the forward of one
+// new token per sequence, attending over `seq` cached keys and values, then its logits.
+enum class Step { Train, Prefill, Decode };
 
 struct ModelShape {
   uint64_t layers = 80;
@@ -38,16 +44,29 @@ struct ModelShape {
   uint64_t top_k = 2;    // MoE only
 };
 
+// Parallel dimensions that have communicators, in STAGE's group numbering order.
+enum class Dim : uint8_t { DP, TP, CP, EP };
+
 struct Parallelism {
   uint64_t dp = 1, tp = 1, pp = 1;
   uint64_t sp = 1;                // context parallelism: the sequence split over `sp` ranks
   uint64_t ep = 1;                // expert parallelism (MoE only)
   bool fsdp = false;              // shard each block's weights and gradients over dp (ZeRO-3)
   bool sequence_parallel = true;  // tensor parallel with sequence parallel (all-gather/reduce-scatter)
+  // How ranks of a pipeline stage are numbered, fastest-varying first; pp is always slowest.
+  // STAGE's order by default; Megatron-LM's is tp, cp, ep, dp (a tensor-parallel group on
+  // consecutive ranks, so within a node).
+  std::array<Dim, 4> rank_order{Dim::DP, Dim::TP, Dim::CP, Dim::EP};
 };
+
+// "dp,tp,sp,ep" (or '-'-separated; cp is sp) to an order; throws chakra::Error unless it names
+// each of the four once. rank_order_name() writes it back with commas.
+std::array<Dim, 4> parse_rank_order(std::string_view text);
+std::string rank_order_name(const std::array<Dim, 4>& order);
 
 struct SynthOptions {
   ModelKind model = ModelKind::Llama;
+  Step step = Step::Train;
   ModelShape shape;
   Parallelism par;
   Schedule schedule = Schedule::OneFOneB;
@@ -70,9 +89,6 @@ struct SynthOptions {
 // throws chakra::Error listing the known names for an unknown one.
 void apply_preset(std::string_view name, SynthOptions& options);
 std::vector<std::string> preset_names();
-
-// Parallel dimensions that have communicators, in STAGE's group numbering order.
-enum class Dim : uint8_t { DP, TP, CP, EP };
 
 struct Workload;  // the per-stage graphs and the rank layout
 
@@ -99,7 +115,10 @@ uint32_t num_groups(const Workload& w);
 // Every group by id, for chakra::astra::format_comm_groups() (the file simulators read).
 std::map<std::string, std::vector<int64_t>> comm_groups(const Workload& w);
 
-// The bytes one rank of `stage` holds at its peak in the step, estimated in closed form: bf16
+// The bytes one rank of `stage` holds at its peak in the step, estimated in closed form. Inference:
+// the weights, the KV cache of the stage's layers for the rank's sequences (seq + 1 tokens when
+// decoding) and one layer's tensors of one micro-batch, no gradients or optimizer state.
+// Training: bf16
 // (dtype_bytes) weights and gradients, fp32 master weights and Adam moments (12 bytes per
 // weight), all sharded over dp with FSDP; and the activations the forward keeps for the
 // backward (per layer and micro-batch: the block's inputs and norms, Q/K/V, the attention output,
@@ -108,8 +127,8 @@ std::map<std::string, std::vector<int64_t>> comm_groups(const Workload& w);
 // pp - stage with 1F1B. The last stage adds one micro-batch's logits. A planning figure like
 // Megatron's memory estimate, not an allocator's trace.
 struct MemoryEstimate {
-  uint64_t weights = 0, gradients = 0, optimizer = 0, activations = 0;
-  uint64_t total() const { return weights + gradients + optimizer + activations; }
+  uint64_t weights = 0, gradients = 0, optimizer = 0, activations = 0, kv_cache = 0;
+  uint64_t total() const { return weights + gradients + optimizer + activations + kv_cache; }
 };
 MemoryEstimate memory_estimate(const Workload& w, uint32_t stage);
 uint64_t peak_memory_bytes(const Workload& w);  // the largest total over the stages
