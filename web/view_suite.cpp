@@ -122,7 +122,8 @@ void SuiteView::draw_scores() {
   draw_grouped_bars("suite_scores", chart, 1.0, "reference", app.platform, app.take_save_request(chart.title));
 }
 
-// The entries of one result (chosen when there are several): steps, scores, exposed share.
+// The entries of one result (chosen when there are several): steps, scores, exposed share,
+// the network's utilisation per dimension.
 void SuiteView::draw_entries() {
   const std::vector<Suites::Shown>& results = app.suites.results;
   entries_of_ = std::min(entries_of_, results.size() - 1);
@@ -144,7 +145,8 @@ void SuiteView::draw_entries() {
     ImGui::SameLine();
     if (ImGui::SmallButton("Download result (JSON)")) app.platform.download("result.json", r.result.dump(1) + "\n");
   }
-  const char* columns[] = {"workload", "class", "NPUs", "step", "reference step", "score", "exposed comm."};
+  const char* columns[] = {"workload",       "class", "NPUs",          "step",
+                           "reference step", "score", "exposed comm.", "network busy per dimension"};
   const ImGuiTableFlags flags =
       ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
   if (!ImGui::BeginTable("suite_entries", static_cast<int>(std::size(columns)), flags,
@@ -170,6 +172,8 @@ void SuiteView::draw_entries() {
     ImGui::TextUnformatted(score_text(e["score"].get<double>()).c_str());
     ImGui::TableNextColumn();
     ImGui::Text("%.1f%%", 100 * e["exposed_communication_share"].get<double>());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(suite::network_utilisation_text(e).c_str());
   }
   ImGui::EndTable();
 }

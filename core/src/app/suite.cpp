@@ -273,7 +273,8 @@ Json result(const Suite& suite, const System& system, const std::vector<sweep::R
                     {"step_ns", step},
                     {"reference_step_ns", reference},
                     {"score", score},
-                    {"exposed_communication_share", step == 0 ? 0.0 : exposed / double(step)}});
+                    {"exposed_communication_share", step == 0 ? 0.0 : exposed / double(step)},
+                    {"network_utilisation", rows[i]["network_utilisation"]}});
     by_workload[e.workload].push_back(score);
     class_of[e.workload] = e.klass;
   }
@@ -393,6 +394,8 @@ Json checked_result(Json r, const std::string& source) {
     for (const char* key : {"npus", "step_ns", "reference_step_ns"})
       need(e.contains(key) && e[key].is_number_unsigned(), key);
     for (const char* key : {"score", "exposed_communication_share"}) need(e.contains(key) && e[key].is_number(), key);
+    need(e.contains("network_utilisation") && e["network_utilisation"].is_array(), "network_utilisation");
+    for (const Json& u : e["network_utilisation"]) need(u.is_number(), "network_utilisation");
   }
   for (const char* key : {"workloads", "classes"}) {
     need(r.contains(key) && r[key].is_object() && !r[key].empty(), key);
@@ -437,16 +440,24 @@ std::string first_difference(const Json& claimed, const Json& rerun, const std::
   return "";
 }
 
+std::string network_utilisation_text(const Json& entry) {
+  std::string out;
+  for (const Json& u : entry["network_utilisation"])
+    appendf(out, "%s%.1f%%", out.empty() ? "" : " / ", 100 * u.get<double>());
+  return out;
+}
+
 std::string result_text(const Json& r) {
   std::string out;
-  appendf(out, "%s on %s (system %s)\n\n%-22s %-14s %6s %14s %14s %8s %9s\n", r["suite"].get<std::string>().c_str(),
+  appendf(out, "%s on %s (system %s)\n\n%-22s %-14s %6s %14s %14s %8s %9s  %s\n", r["suite"].get<std::string>().c_str(),
           r["system"]["name"].get<std::string>().c_str(), r["system"]["hash"].get<std::string>().substr(0, 12).c_str(),
-          "workload", "class", "NPUs", "step (ms)", "reference (ms)", "score", "exposed");
+          "workload", "class", "NPUs", "step (ms)", "reference (ms)", "score", "exposed", "network busy per dimension");
   for (const Json& e : r["entries"])
-    appendf(out, "%-22s %-14s %6u %14.3f %14.3f %8.3f %8.1f%%\n", e["workload"].get<std::string>().c_str(),
+    appendf(out, "%-22s %-14s %6u %14.3f %14.3f %8.3f %8.1f%%  %s\n", e["workload"].get<std::string>().c_str(),
             e["class"].get<std::string>().c_str(), e["npus"].get<uint32_t>(),
             double(e["step_ns"].get<uint64_t>()) / 1e6, double(e["reference_step_ns"].get<uint64_t>()) / 1e6,
-            e["score"].get<double>(), 100 * e["exposed_communication_share"].get<double>());
+            e["score"].get<double>(), 100 * e["exposed_communication_share"].get<double>(),
+            network_utilisation_text(e).c_str());
   out += "\nscores (geometric means of speed-ups over the reference):\n";
   for (const auto& [name, score] : r["workloads"].items())
     appendf(out, "  workload %-20s %.3f\n", name.c_str(), score.get<double>());

@@ -8,6 +8,7 @@
 #include <list>
 #include <set>
 
+#include "chakra/analysis/sim_report.h"
 #include "chakra/app/sim_presets.h"
 #include "chakra/astra/config.h"
 #include "chakra/astra/generate.h"
@@ -623,7 +624,7 @@ std::vector<std::string> table_columns(const Spec& spec, bool timing) {
   for (const auto& z : spec.zips)
     for (const Axis& a : z) c.push_back(a.field);
   for (const char* f : {"npus", "step_ns", "compute_ns", "exposed_communication_ns", "non_compute_ns", "peak_mem_bytes",
-                        "messages", "events"})
+                        "messages", "events", "network_bytes", "network_utilisation"})
     c.push_back(f);
   for (int t = 0; t <= astra::kCollectiveTypes; ++t)
     for (const char* f : {"_count", "_bytes", "_time_ns"}) c.push_back(std::string(sim::collective_totals_name(t)) + f);
@@ -712,6 +713,13 @@ void Runner::finish(Row& row, const sim::SimResult& r, double ms) const {
   row["non_compute_ns"] = static_cast<uint64_t>(std::llround(non_compute / n));
   row["messages"] = r.messages;
   row["events"] = r.events;
+  Json bytes = Json::array(), utilisation = Json::array();  // per network dimension
+  for (size_t d = 0; d < r.dimensions.size(); ++d) {
+    bytes.push_back(r.dimensions[d].bytes);
+    utilisation.push_back(dimension_utilisation(r, d));
+  }
+  row["network_bytes"] = std::move(bytes);
+  row["network_utilisation"] = std::move(utilisation);
   for (int t = 0; t <= astra::kCollectiveTypes; ++t) {
     const std::string c = sim::collective_totals_name(t);
     row[c + "_count"] = r.collectives[t].count;

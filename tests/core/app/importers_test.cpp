@@ -58,7 +58,8 @@ std::map<InputKind, std::pair<std::string, std::string>> samples() {
         R"({"suite": "s-v1", "suite_hash": "ab", "tool": "chakrakit 0", "system": {"name": "x", "network": )"
         R"("topology: [Ring]\n", "system": "{\"scheduling-policy\": \"LIFO\"}", "hash": "cd"}, "entries": [{"workload": )"
         R"("w", "class": "c", "npus": 8, "hash": "ef", "step_ns": 10, "reference_step_ns": 20, "score": 2.0, )"
-        R"("exposed_communication_share": 0.5}], "workloads": {"w": 2.0}, "classes": {"c": 2.0}, "overall": 2.0})"}},
+        R"("exposed_communication_share": 0.5, "network_utilisation": [0.25]}], "workloads": {"w": 2.0}, "classes": )"
+        R"({"c": 2.0}, "overall": 2.0})"}},
   };
 }
 

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "chakra/analysis/sim_report.h"
 #include "chakra/app/sim_presets.h"
 #include "chakra/app/sweep.h"
 #include "chakra/astra/generate.h"
@@ -213,6 +214,11 @@ TEST(Sweep, PointsGiveTheSimulatorsFiguresAndFailuresAreRows) {
   EXPECT_EQ(row["step_ns"], r.end());
   EXPECT_EQ(row["all_reduce_count"], 8);
   EXPECT_EQ(row["all_reduce_bytes"], 8u << 20);
+  // The network's load per dimension, as the simulation reports it.
+  ASSERT_EQ(row["network_bytes"].size(), 1u);
+  EXPECT_EQ(row["network_bytes"][0], r.dimensions[0].bytes);
+  EXPECT_GT(row["network_utilisation"][0].get<double>(), 0.0);
+  EXPECT_EQ(row["network_utilisation"][0].get<double>(), chakra::dimension_utilisation(r, 0));
   EXPECT_FALSE(row.contains("sim_ms"));
   EXPECT_EQ(row.size(), table_columns(spec, false).size());
   // In two steps, as the web page runs points in its workers: the same row.
@@ -359,7 +365,7 @@ TEST(Sweep, ShardTablesMergeIntoTheUnshardedTable) {
             "point,sweep,workload.collective.size,network.bandwidth,system.preferred-dataset-splits,"
             "system.active-chunks-per-dimension,npus,step_ns,compute_ns,exposed_communication_ns,non_compute_ns,peak_"
             "mem_bytes,"
-            "messages,events,"
+            "messages,events,network_bytes,network_utilisation,"
             "all_reduce_count,all_reduce_bytes,all_reduce_time_ns,all_gather_count,all_gather_bytes,"
             "all_gather_time_ns,reduce_scatter_count,reduce_scatter_bytes,reduce_scatter_time_ns,"
             "all_to_all_count,all_to_all_bytes,all_to_all_time_ns,broadcast_count,broadcast_bytes,"

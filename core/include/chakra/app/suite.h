@@ -101,7 +101,8 @@ Json shard_part(const Suite& suite, const System& system, sweep::Shard shard, co
 Json merge_parts(const Suite& suite, const std::vector<std::string>& texts, const std::vector<std::string>& sources);
 
 // The result of a run: per entry its step on the system and on the reference and the score
-// (reference / system), the exposed-communication share; per workload, class and overall the
+// (reference / system), the exposed-communication share, the network's utilisation per
+// dimension (busy time over step × NPUs); per workload, class and overall the
 // geometric mean of the scores; the suite's version and hash, every entry's hash, the system's
 // configuration and its hash, the tool's version. `rows` and `reference_rows` are the sweeps'
 // rows in entry order. Throws chakra::Error when an entry failed (its error named).
@@ -120,8 +121,10 @@ System recorded_system(const Json& result, const std::string& source);
 // (a path such as "entries[3].step_ns", both values), or "" when none does.
 std::string first_difference(const Json& claimed, const Json& rerun, const std::string& path = "");
 
-// The result as a table for a terminal.
+// The result as a table for a terminal; an entry's network utilisation per dimension as text
+// ("12.0% / 80.5%").
 std::string result_text(const Json& result);
+std::string network_utilisation_text(const Json& entry);
 
 // A leaderboard of results of one suite (chakra::Error naming the file of a result of another
 // suite version or definition, or a system twice): ranked by overall score, with per-class

@@ -123,8 +123,9 @@ synth::SynthOptions synth_options(const Json& synth);
 // finish less its start), compute_ns, exposed_communication_ns (communication while no compute
 // runs) and non_compute_ns (step less compute: ASTRA-sim's "exposed communication"), means over
 // NPUs, peak_mem_bytes (synth workloads: synth::peak_memory_bytes),
-// messages, events, per collective type count, bytes and
-// time_ns, sim_ms (with timing), error.
+// messages, events, network_bytes and network_utilisation (arrays, one value per network
+// dimension: bytes carried, and busy time over step × NPUs as chakra simulate's summary), per
+// collective type count, bytes and time_ns, sim_ms (with timing), error.
 std::vector<std::string> table_columns(const Spec& spec, bool timing);
 
 // The table as CSV (a header row, then one row per point in point order; RFC 4180 quoting) and
