@@ -311,6 +311,7 @@ Json shard_part(const Suite& suite, const System& system, sweep::Shard shard, co
 }
 
 Json merge_parts(const Suite& suite, const std::vector<std::string>& texts, const std::vector<std::string>& sources) {
+  if (texts.empty()) throw Error("suite merge: no parts given");
   const size_t n = entries(suite).size();
   std::vector<sweep::Row> rows(n), reference(n);
   std::vector<std::string> shard_source;  // by shard index: the part that gave it
@@ -360,7 +361,6 @@ Json merge_parts(const Suite& suite, const std::vector<std::string>& texts, cons
     }
     need(expected >= n, "rows are not those of entries " + name + " of the suite's " + std::to_string(n));
   }
-  if (texts.empty()) throw Error("suite merge: no parts given");
   std::string missing;
   for (size_t i = 0; i < shard_source.size(); ++i)
     if (shard_source[i].empty())

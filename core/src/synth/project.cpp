@@ -135,28 +135,24 @@ std::string synth_command(const Trace& t) {
 }
 
 std::string command_word(std::string_view command, std::string_view option) {
-  const std::string key = " " + std::string(option) + " ";
-  const size_t at = command.find(key);
-  if (at == std::string_view::npos) return {};
-  const size_t begin = at + key.size();
-  return std::string(command.substr(begin, std::min(command.find(' ', begin), command.size()) - begin));
-}
-
-std::optional<uint64_t> command_option(std::string_view command, std::string_view option) {
   for (size_t at = 0; at < command.size();) {
     const size_t end = std::min(command.find(' ', at), command.size());
     if (command.substr(at, end - at) == option) {
+      if (end >= command.size()) return {};
       const size_t value_end = std::min(command.find(' ', end + 1), command.size());
-      if (end >= command.size()) return std::nullopt;
-      const std::string_view value = command.substr(end + 1, value_end - end - 1);
-      uint64_t v = 0;
-      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-      if (ec != std::errc() || ptr != value.data() + value.size()) return std::nullopt;
-      return v;
+      return std::string(command.substr(end + 1, value_end - end - 1));
     }
     at = end + 1;
   }
-  return std::nullopt;
+  return {};
+}
+
+std::optional<uint64_t> command_option(std::string_view command, std::string_view option) {
+  const std::string value = command_word(command, option);
+  uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (value.empty() || ec != std::errc() || ptr != value.data() + value.size()) return std::nullopt;
+  return v;
 }
 
 int Plan::group_in_replica(int id, uint32_t replica) const {

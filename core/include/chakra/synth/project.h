@@ -82,7 +82,7 @@ Plan plan_data_parallel(const std::vector<const Trace*>& ranks, const Groups& gr
 // empty for any other trace; and the value of one of its options (nullopt when absent).
 std::string synth_command(const Trace& trace);
 std::optional<uint64_t> command_option(std::string_view command, std::string_view option);
-std::string command_word(std::string_view command, std::string_view option);  // "" when absent
+std::string command_word(std::string_view command, std::string_view option);  // its value as text, "" when absent
 
 // Rank `new_rank`'s trace from `trace`, a copy of rank new_rank mod N: its pg_name, comm_src and
 // comm_dst, and a METADATA node's process groups, rewritten in place for its replica.
