@@ -484,6 +484,10 @@ int run_bench(const cli::Args& args) {
     chakra::Trace big = replicate(args.get("--input"), copies);
     chakra::write_et(big, trace_path);
   }
+  if (args.has("--make-input")) {
+    std::printf("%s\n", trace_path.c_str());
+    return cli::kOk;
+  }
   // The CLI runs come first, while this process is small: a forked child starts with its
   // parent's resident pages counted in its peak RSS.
   const std::string json_path = work + "/resnet_x" + std::to_string(copies) + ".json";
@@ -914,6 +918,7 @@ int main(int argc, char** argv) {
             "run the reference Python tools (../shared/reference/chakra/runnable) and our drop-ins "
             "on the same inputs, alternating, and print the comparison (this mode only)")
       .flag("--stablehlo", "only the StableHLO prediction table and its leave-one-GPU-out calibration")
+      .flag("--make-input", "only write the benchmark trace, WORK/resnet_xN.et (for bench/python_bench.py)")
       .option("--runs", "N", "--side-by-side: runs of each tool per row", "3")
       .option("--chakra", "BIN", "the chakra binary to time",
               (self_dir.empty() ? "." : self_dir) + "/../native/chakra");

@@ -3,6 +3,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#if defined(__GLIBC__) && !defined(__EMSCRIPTEN__)
+#include <malloc.h>
+#include <sys/mman.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -248,6 +253,40 @@ void install_interrupt_handler() {
 }
 bool interrupted() { return g_interrupts.load() > 0; }
 
+namespace {
+// CHAKRA_PROGRESS_FD=N: the reports go to file descriptor N as lines "STAGE\tDONE\tTOTAL" instead
+// of the terminal (the Python module shows them in a notebook); -1 when unset or once N is closed.
+int progress_fd = [] {
+  const char* fd = std::getenv("CHAKRA_PROGRESS_FD");
+  return fd && *fd ? std::atoi(fd) : -1;
+}();
+}  // namespace
+
+void back_heap_with_huge_pages() {
+#if defined(__GLIBC__) && !defined(__EMSCRIPTEN__) && defined(MADV_HUGEPAGE)
+  constexpr size_t kPad = size_t{64} << 20, kProbe = size_t{64} << 10;
+  if (!mallopt(M_MMAP_THRESHOLD, 32 << 20) || !mallopt(M_TOP_PAD, kPad)) return;
+  char* const before = static_cast<char*>(sbrk(0));
+  // Small blocks until one does not fit the heap's free top: that one grows it by the pad.
+  void* probes[64];
+  int n = 0;
+  while (n < 64 && static_cast<char*>(sbrk(0)) == before) probes[n++] = std::malloc(kProbe);
+  char* const after = static_cast<char*>(sbrk(0));
+  for (int i = 0; i < n; ++i) std::free(probes[i]);
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(before) + page - 1) & ~(page - 1);
+  if (reinterpret_cast<uintptr_t>(after) > begin)
+    madvise(reinterpret_cast<void*>(begin), reinterpret_cast<uintptr_t>(after) - begin, MADV_HUGEPAGE);
+#endif
+}
+
+void default_heap_thresholds() {
+#if defined(__GLIBC__) && !defined(__EMSCRIPTEN__)
+  mallopt(M_MMAP_THRESHOLD, 128 << 10);  // glibc's defaults
+  mallopt(M_TOP_PAD, 128 << 10);
+#endif
+}
+
 TerminalProgress::TerminalProgress()
     : tty_(::isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()), last_(start_) {}
 
@@ -255,11 +294,16 @@ TerminalProgress::~TerminalProgress() { clear(); }
 
 bool TerminalProgress::report(std::string_view stage, uint64_t done, uint64_t total) {
   if (interrupted()) return false;
-  if (!tty_) return true;
+  if (!tty_ && progress_fd < 0) return true;
   auto now = std::chrono::steady_clock::now();
   // Quiet for quick work; then at most ten updates a second.
   if (now - start_ < std::chrono::milliseconds(500) || now - last_ < std::chrono::milliseconds(100)) return true;
   last_ = now;
+  if (progress_fd >= 0) {
+    const std::string record = std::string(stage) + "\t" + std::to_string(done) + "\t" + std::to_string(total) + "\n";
+    if (::write(progress_fd, record.data(), record.size()) < 0) progress_fd = -1;  // the reader went away
+    return true;
+  }
   std::string line = "\r" + std::string(stage);
   if (total) {
     char pct[16];
@@ -649,63 +693,6 @@ std::string run_command(const std::vector<std::string>& argv) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw chakra::Error(argv[0] + " failed: " + text);
   return text;
-}
-
-void add_slurm_options(Args& args, const std::string& units) {
-  args.flag("--slurm",
-            "submit to Slurm instead: an array job (one shard per task), then a gather job (--dependency=afterok)");
-  args.option("--array-size", "K",
-              "with --slurm: array tasks, one shard each (default: the " + units + ", at most 16)");
-  args.option("--partition", "P", "with --slurm: the partition");
-  args.option("--time", "T", "with --slurm: the time limit of each task");
-  args.flag("--dry-run", "with --slurm: print the scripts and the sbatch commands, submit nothing");
-}
-
-uint32_t slurm_tasks(const Args& args, uint64_t units) {
-  const uint64_t tasks =
-      args.has("--array-size") ? args.get_uint("--array-size", 100000) : std::clamp<uint64_t>(units, 1, 16);
-  if (tasks == 0) args.fail("--array-size must be at least 1");
-  return static_cast<uint32_t>(tasks);
-}
-
-int submit_slurm(const Args& args, const SlurmJobs& jobs) {
-  std::string header = "#!/bin/bash\n";
-  if (args.has("--partition")) header += "#SBATCH --partition=" + args.get("--partition") + "\n";
-  if (args.has("--time")) header += "#SBATCH --time=" + args.get("--time") + "\n";
-  const std::string array = header + "#SBATCH --job-name=" + jobs.name + "\n#SBATCH --array=0-" +
-                            std::to_string(jobs.tasks - 1) + "\n#SBATCH --output=" + jobs.dir +
-                            "/shard-%a.log\n"
-                            "# One shard per array task (--shard TASK/" +
-                            std::to_string(jobs.tasks) +
-                            ").\n"
-                            "exec " +
-                            jobs.array_command + "\n";
-  const std::string gather = header + "#SBATCH --job-name=" + jobs.name + "-gather\n#SBATCH --output=" + jobs.dir +
-                             "/gather.log\n"
-                             "# Joins the shards' outputs (runs after every array task succeeded).\n"
-                             "exec " +
-                             jobs.gather_command + "\n";
-  if (args.has("--dry-run")) {
-    std::cout << "# " << jobs.dir << "/array.sh\n"
-              << array << "\n# " << jobs.dir << "/gather.sh\n"
-              << gather << "\n# submitted as: sbatch --parsable " << jobs.dir
-              << "/array.sh; sbatch --parsable --dependency=afterok:ARRAY_ID " << jobs.dir << "/gather.sh\n";
-    return kOk;
-  }
-  std::filesystem::create_directories(jobs.dir);
-  for (const auto& [name, text] : {std::pair{"/array.sh", &array}, std::pair{"/gather.sh", &gather}}) {
-    chakra::OutputFile f(jobs.dir + name);
-    f.write(*text);
-    f.commit();
-  }
-  const std::string array_id = run_command({"sbatch", "--parsable", jobs.dir + "/array.sh"});
-  const std::string array_job = array_id.substr(0, array_id.find(';'));
-  const std::string gather_id =
-      run_command({"sbatch", "--parsable", "--dependency=afterok:" + array_job, jobs.dir + "/gather.sh"});
-  std::cout << "submitted: array job " << array_job << " (" << jobs.tasks << " shards), gather job "
-            << gather_id.substr(0, gather_id.find(';')) << "\n"
-            << jobs.result << "; scripts and logs in " << jobs.dir << "/\n";
-  return kOk;
 }
 
 RunFile sniff_run_file(const std::string& path, std::optional<uint32_t>* stated_rank) {

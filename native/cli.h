@@ -77,8 +77,9 @@ class Args {
   std::map<std::string, std::vector<std::string>> positionals_;
 };
 
-// Shows "stage 42% ..." on stderr when it is a terminal and the work takes a while; asks the
-// work to stop after Ctrl-C.
+// Shows "stage 42% ..." on stderr when it is a terminal and the work takes a while (or sends it to
+// the file descriptor $CHAKRA_PROGRESS_FD names, as lines "STAGE\tDONE\tTOTAL": the Python
+// module's runs); asks the work to stop after Ctrl-C.
 class TerminalProgress : public chakra::Progress {
  public:
   TerminalProgress();
@@ -91,6 +92,17 @@ class TerminalProgress : public chakra::Progress {
   bool shown_ = false;
   std::chrono::steady_clock::time_point start_, last_;
 };
+
+// On virtual machines the first touch of each 4 KiB page costs several microseconds: a quarter
+// of a conversion's time went there. A 2 MiB transparent huge page costs about as much as a few
+// of them. Columns map their large blocks in huge pages themselves; this puts the malloc heap
+// (strings, vectors, small columns) on them too. glibc is told to grow the heap 64 MiB at a time
+// and to serve blocks of up to 32 MiB from it (not from fresh mappings); the heap is grown once
+// now and that stretch is marked for huge pages. Only a hint: without THP nothing changes.
+// chakra does it before commands that build whole traces, the Python module around a read, which
+// then puts glibc's thresholds back (default_heap_thresholds).
+void back_heap_with_huge_pages();
+void default_heap_thresholds();
 
 // Installs the Ctrl-C handler: the first press asks running work to stop (outputs are not left
 // half-written), a second one kills the process.

@@ -308,7 +308,7 @@ int run(const cli::Args& args) {
     std::cout << chakra::breakdown_csv(analyzed(ranks));
     for (const std::string& n : notes) std::cerr << "note: " << n << "\n";
   } else if (args.has("--json")) {
-    std::cout << chakra::analysis_json(analyzed(ranks), notes);
+    std::cout << chakra::analysis_json(analyzed(ranks), notes, args.has("--launches"));
   } else {
     const size_t top = args.has("--top") ? args.get_uint("--top", 1000000) : 10;
     print_text(ranks, top);
@@ -457,6 +457,7 @@ int cmd_analyze(int argc, char** argv) {
                  "traces' metadata, else their file names.");
   args.flag("--json", "print the results as JSON");
   args.flag("--csv", "print the temporal breakdown per rank as CSV (with --critical-path: its steps)");
+  args.flag("--launches", "with --json: list every kernel launch (HTA's get_cuda_kernel_launch_stats rows)");
   args.option("--top", "N", "names listed per rank (default 10; with --critical-path, steps listed: 20)");
   args.flag("--critical-path",
             "the critical path across the ranks instead: what the step's end waited for, rank by rank");

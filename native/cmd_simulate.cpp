@@ -102,12 +102,13 @@ int run(const Request& q) {
       path || !q.times_out.empty() ? npu_traces(q, r.npus.size()) : std::vector<chakra::Trace>{};
   if (path) print_critical_path(q, r, traces);
   if (!q.times_out.empty()) write_simulated_traces(q, r, traces);
+  std::optional<SimResult> what_if_run;
   if (q.what_if && !r.deadlock) {
     SimOptions faster = opt;
     faster.record_spans = false;
     faster.compare_stall_modes = false;
     faster.speedups.push_back({q.what_if->name_part, q.what_if->speedup});
-    const SimResult w = simulate(q.in, faster);
+    const SimResult& w = what_if_run.emplace(simulate(q.in, faster));
     progress.clear();
     const double before = static_cast<double>(r.end()), after = static_cast<double>(w.end());
     char change[32];
@@ -118,7 +119,13 @@ int run(const Request& q) {
   }
   if (!q.json_out.empty()) {
     chakra::OutputFile out(q.json_out);
-    chakra::write_sim_json(r, out);
+    chakra::write_sim_json(r, out, [&](chakra::JsonWriter& w) {
+      if (!what_if_run) return;
+      w.key("what_if").begin_object();
+      w.key("name_contains").value(q.what_if->name_part).key("speedup").value_double(q.what_if->speedup);
+      w.key("makespan_ns").value_uint(what_if_run->end()).key("deadlock").value(what_if_run->deadlock);
+      w.end_object();
+    });
     out.commit();
   }
   if (!q.timeline_out.empty()) {

@@ -13,37 +13,7 @@
 #include "cli.h"
 #include "commands.h"
 
-#if defined(__GLIBC__) && !defined(__EMSCRIPTEN__)
-#include <malloc.h>
-#include <sys/mman.h>
-#include <unistd.h>
-#endif
-
 namespace {
-
-// On virtual machines the first touch of each 4 KiB page costs several microseconds: a quarter
-// of a conversion's time went there. A 2 MiB transparent huge page costs about as much as a few
-// of them. Columns map their large blocks in huge pages themselves; this puts the malloc heap
-// (strings, vectors, small columns) on them too. glibc is told to grow the heap 64 MiB at a time
-// and to serve blocks of up to 32 MiB from it (not from fresh mappings); the heap is grown once
-// now and that stretch is marked for huge pages. Only a hint: without THP nothing changes.
-void back_heap_with_huge_pages() {
-#if defined(__GLIBC__) && !defined(__EMSCRIPTEN__) && defined(MADV_HUGEPAGE)
-  constexpr size_t kPad = size_t{64} << 20, kProbe = size_t{64} << 10;
-  if (!mallopt(M_MMAP_THRESHOLD, 32 << 20) || !mallopt(M_TOP_PAD, kPad)) return;
-  char* const before = static_cast<char*>(sbrk(0));
-  // Small blocks until one does not fit the heap's free top: that one grows it by the pad.
-  void* probes[64];
-  int n = 0;
-  while (n < 64 && static_cast<char*>(sbrk(0)) == before) probes[n++] = std::malloc(kProbe);
-  char* const after = static_cast<char*>(sbrk(0));
-  for (int i = 0; i < n; ++i) std::free(probes[i]);
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(before) + page - 1) & ~(page - 1);
-  if (reinterpret_cast<uintptr_t>(after) > begin)
-    madvise(reinterpret_cast<void*>(begin), reinterpret_cast<uintptr_t>(after) - begin, MADV_HUGEPAGE);
-#endif
-}
 
 std::vector<CommandEntry>& registry() {
   static std::vector<CommandEntry> entries;
@@ -69,7 +39,7 @@ void print_help() {
 // Huge pages make building whole traces faster; a command that streams keeps a small footprint
 // instead (a 2 MiB page for a few kilobytes would be most of its memory).
 int run(const CommandEntry& c, int argc, char** argv) {
-  if (c.streams == Streams::No) back_heap_with_huge_pages();
+  if (c.streams == Streams::No) cli::back_heap_with_huge_pages();
   return c.run(argc, argv);
 }
 

@@ -7,7 +7,7 @@ namespace chakra {
 
 namespace {
 
-void write_rank(const AnalyzedRank& r, JsonWriter& w) {
+void write_rank(const AnalyzedRank& r, bool every_launch, JsonWriter& w) {
   const GpuAnalysis& a = *r.analysis;
   w.begin_object();
   w.key("rank").value_uint(r.rank);
@@ -43,6 +43,20 @@ void write_rank(const AnalyzedRank& r, JsonWriter& w) {
   w.key("kernels_shorter_than_launch").value_uint(l.short_kernels);
   w.key("delayed_over_100us").value_uint(l.delayed);
   w.end_object();
+  if (every_launch) {
+    w.key("launch_list").begin_array();
+    for (const GpuAnalysis::Launch& launch : a.launches) {
+      w.begin_object();
+      w.key("id").value_uint(r.trace->id(launch.node));
+      w.key("name").value(r.trace->name(launch.node));
+      w.key("cpu_duration").value_uint(launch.cpu_duration);
+      w.key("gpu_duration").value_uint(launch.gpu_duration);
+      w.key("since_call").value_int(launch.since_call);
+      w.key("delay").value_uint(launch.delay);
+      w.end_object();
+    }
+    w.end_array();
+  }
   write_host_stalls_json(*r.trace, *r.stalls, w);
   w.key("idle_by_stream").begin_array();
   for (const auto& s : a.idle_by_stream) {
@@ -51,6 +65,9 @@ void write_rank(const AnalyzedRank& r, JsonWriter& w) {
     w.key("host_wait").value_uint(s.host_wait);
     w.key("kernel_wait").value_uint(s.kernel_wait);
     w.key("other").value_uint(s.other);
+    w.key("host_wait_gaps").value_uint(s.host_wait_gaps);
+    w.key("kernel_wait_gaps").value_uint(s.kernel_wait_gaps);
+    w.key("other_gaps").value_uint(s.other_gaps);
     w.end_object();
   }
   w.end_array();
@@ -103,13 +120,14 @@ void write_stragglers(const Stragglers& s, std::span<const AnalyzedRank> ranks, 
 
 }  // namespace
 
-void write_analysis_json(std::span<const AnalyzedRank> ranks, std::span<const std::string> notes, JsonWriter& w) {
+void write_analysis_json(std::span<const AnalyzedRank> ranks, std::span<const std::string> notes, JsonWriter& w,
+                         bool every_launch) {
   std::vector<const Trace*> traces;
   for (const AnalyzedRank& r : ranks) traces.push_back(r.trace);
   w.begin_object();
   w.key("unit").value("us");
   w.key("ranks").begin_array();
-  for (const AnalyzedRank& r : ranks) write_rank(r, w);
+  for (const AnalyzedRank& r : ranks) write_rank(r, every_launch, w);
   w.end_array();
   write_collectives(collective_buckets(traces), static_cast<uint32_t>(ranks.size()), w);
   write_stragglers(find_stragglers(traces), ranks, w);
@@ -119,10 +137,10 @@ void write_analysis_json(std::span<const AnalyzedRank> ranks, std::span<const st
   w.end_object();
 }
 
-std::string analysis_json(std::span<const AnalyzedRank> ranks, std::span<const std::string> notes) {
+std::string analysis_json(std::span<const AnalyzedRank> ranks, std::span<const std::string> notes, bool every_launch) {
   StringSink out;
   JsonWriter w(out, JsonStyle::python_indent(2, false));
-  write_analysis_json(ranks, notes, w);
+  write_analysis_json(ranks, notes, w, every_launch);
   w.raw("\n");
   w.flush();
   return out.out;

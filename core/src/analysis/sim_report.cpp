@@ -377,14 +377,14 @@ std::string device_name(const SimResult& r, uint32_t device) {
   return device < r.npus.size() ? "NPU " + std::to_string(device) : "switch " + std::to_string(device - r.npus.size());
 }
 
-void write_sim_json(const SimResult& r, ByteSink& out) {
+void write_sim_json(const SimResult& r, ByteSink& out, const std::function<void(JsonWriter&)>& more) {
   JsonWriter w(out, JsonStyle{});
-  write_sim_json(r, w);
+  write_sim_json(r, w, more);
   w.raw("\n");
   w.flush();
 }
 
-void write_sim_json(const SimResult& r, JsonWriter& w) {
+void write_sim_json(const SimResult& r, JsonWriter& w, const std::function<void(JsonWriter&)>& more) {
   w.begin_object();
   w.key("end_ns").value_uint(r.end());
   w.key("makespan_ns").value_uint(r.end());
@@ -509,6 +509,7 @@ void write_sim_json(const SimResult& r, JsonWriter& w) {
     w.key("p90_ns").value_uint(r.start_error.p90);
     w.end_object();
   }
+  if (more) more(w);
   w.end_object();
 }
 

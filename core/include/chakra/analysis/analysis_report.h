@@ -26,8 +26,12 @@ struct AnalyzedRank {
 // One JSON object: unit, per rank (breakdown, time by kind set, per-name statistics, unknown
 // kernels, launches, host stalls, idle per stream), collectives of all ranks by type and size,
 // stragglers, notes. Times in µs.
-void write_analysis_json(std::span<const AnalyzedRank> ranks, std::span<const std::string> notes, JsonWriter& w);
-std::string analysis_json(std::span<const AnalyzedRank> ranks, std::span<const std::string> notes);
+// With `every_launch`, each rank also lists every launch (`launch_list`: the GPU op's id and name,
+// the call's and the op's durations, the time from the call's start and from its end).
+void write_analysis_json(std::span<const AnalyzedRank> ranks, std::span<const std::string> notes, JsonWriter& w,
+                         bool every_launch = false);
+std::string analysis_json(std::span<const AnalyzedRank> ranks, std::span<const std::string> notes,
+                          bool every_launch = false);
 
 // HTA's temporal_breakdown table, a row per rank (µs).
 std::string breakdown_csv(std::span<const AnalyzedRank> ranks);

@@ -3,6 +3,7 @@
 // Chrome/Perfetto trace of every node that ran (SimOptions::record_spans).
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 
@@ -50,9 +51,10 @@ NpuTimeSplit time_split(const sim::NpuResult& n);
 // has "measured_step_ns", the measured and simulated exposed figures and "profiler_steps", and the
 // document "measured_collectives": [{comm_type, count, measured_median_ns, simulated_median_ns}];
 // with host stalls "stalls_ns" per NPU and "other_stall_mode".
-void write_sim_json(const sim::SimResult& r, ByteSink& out);
+// `more` adds keys of the caller's at the object's end (chakra simulate's what-if run).
+void write_sim_json(const sim::SimResult& r, ByteSink& out, const std::function<void(JsonWriter&)>& more = {});
 // The same object (no newline) as a value of the JSON being written: the page's status has it.
-void write_sim_json(const sim::SimResult& r, JsonWriter& w);
+void write_sim_json(const sim::SimResult& r, JsonWriter& w, const std::function<void(JsonWriter&)>& more = {});
 
 // Writes NPU `npu`'s simulated times into its trace: each node that ran gets start_time_micros
 // origin_micros + its start and duration_micros its duration, rounded to the microsecond (the
