@@ -44,7 +44,7 @@ class BuildWithCMake(build_py):
         stage = os.path.join(build, "wheel-stage")
         shutil.rmtree(stage, ignore_errors=True)
         subprocess.check_call(["cmake", "--install", build, "--prefix", stage], stdout=subprocess.DEVNULL)
-        package = glob.glob(os.path.join(stage, "lib", "python3*", "dist-packages", "chakrakit"))
+        package = glob.glob(os.path.join(stage, "lib", "python3*", "*-packages", "chakrakit"))
         if len(package) != 1:
             raise RuntimeError(f"cmake --install put no chakrakit package under {stage}/lib (is the module built?)")
         target = os.path.join(self.build_lib, "chakrakit")

@@ -134,6 +134,21 @@ def test_critical_path_and_diff_are_the_clis(dlrm, cli):
     assert table.drop(columns="rank").to_dict("records") == expected
 
 
+def test_htas_constructor_arguments(dlrm):
+    """trace_dir= as HTA's TraceAnalysis takes it (the folder's host ETs skipped with a note), and
+    trace_files= with its ranks checked against the ranks the traces state."""
+    from_dir = ck.analyze(trace_dir=DLRM)
+    assert from_dir.ranks == dlrm.ranks
+    assert from_dir.get_temporal_breakdown().equals(dlrm.get_temporal_breakdown())
+    assert any("skipped" in n for n in from_dir.notes)
+    names = {r: os.path.basename(p) for r, p in enumerate(KINETO)}
+    assert ck.analyze(trace_dir=DLRM, trace_files=names).ranks == list(range(8))
+    with pytest.raises(ck.ChakraError, match="trace_files gives it rank 1, but the trace is rank 0"):
+        ck.analyze(trace_dir=DLRM, trace_files={1: names[0], 0: names[1]})
+    with pytest.raises(ValueError, match="include_last_profiler_step"):
+        ck.analyze(trace_dir=DLRM, include_last_profiler_step=True)
+
+
 def test_errors_carry_the_clis_message(tmp_path):
     not_a_trace = tmp_path / "notes.txt"
     not_a_trace.write_text("hello")

@@ -2,12 +2,13 @@
 that an HTA notebook ports by changing its import and constructor (core/docs/python.md has the
 table of calls and where the figures differ)."""
 
+import os
 import warnings
 
 import numpy as np
 import pandas as pd
 
-from ._commands import run_json
+from ._commands import ChakraError, run_json
 
 _KINDS = ("COMPUTATION", "COMMUNICATION", "MEMORY")
 
@@ -219,7 +220,7 @@ class Analysis:
         node, kind, how it was reached, start and duration in µs, share of the step). With
         what_if="NAME=K", `estimated_step` in the frame's attrs is the step along this path with
         those ops K times faster."""
-        data = run_json("analyze", *self.paths, json=True, critical_path=True, what_if=what_if)
+        data = run_json("analyze", *self.paths, json=True, critical_path=True, what_if=what_if, **self._options)
         path = data["critical_path"]
         steps = pd.DataFrame(path.get("steps", []))
         steps.attrs.update({k: v for k, v in path.items() if k != "steps"})
@@ -228,12 +229,27 @@ class Analysis:
         return steps
 
 
-def analyze(*paths, **options):
-    """Analyses of the traces under `paths` (files or folders; Kineto or .et), as HTA's
-    TraceAnalysis(trace_dir=...) offers them. Keyword arguments are chakra analyze's options."""
+def analyze(*paths, trace_dir=None, trace_files=None, include_last_profiler_step=False, **options):
+    """Analyses of the traces under `paths` (files or folders; Kineto or .et). HTA's constructor's
+    arguments are taken as HTA takes them: trace_dir (a folder), trace_files (rank -> file, under
+    trace_dir when given; each file's stated rank is checked against it). Other keyword arguments
+    are chakra analyze's options."""
+    if include_last_profiler_step:
+        raise ValueError("include_last_profiler_step=True: chakra analyze leaves out the last ProfilerStep of a "
+                         "trace with two or more, as HTA does by default; keeping it is not supported")
+    base = os.fspath(trace_dir) if trace_dir is not None else None
+    if trace_files is not None:
+        paths += tuple(os.path.join(base or "", os.fspath(f)) for f in trace_files.values())
+    elif base is not None:
+        paths += (base,)
     if not paths:
-        raise TypeError("analyze: give the traces (files or folders)")
-    return Analysis(paths, options, run_json("analyze", *paths, json=True, **options))
+        raise TypeError("analyze: give the traces (files or folders, or trace_dir=)")
+    analysis = Analysis(paths, options, run_json("analyze", *paths, json=True, **options))
+    for rank, file in (trace_files or {}).items():
+        stated = next(r["rank"] for r in analysis.json["ranks"] if os.path.samefile(r["file"], os.path.join(base or "", file)))
+        if stated != rank:
+            raise ChakraError(f"{file}: trace_files gives it rank {rank}, but the trace is rank {stated}")
+    return analysis
 
 
 def diff(control, test, **options):

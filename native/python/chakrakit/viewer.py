@@ -12,8 +12,8 @@ class Viewer:
     close() (or leaving a `with` block) stops the server. In a notebook the object shows as a
     link to the page."""
 
-    def __init__(self, paths, options):
-        argv = ["view"] + [os.fspath(p) for p in paths] + option_args({"no_browser": True, **options})
+    def __init__(self, paths, browser, options):
+        argv = ["view"] + [os.fspath(p) for p in paths] + option_args({"no_browser": not browser, **options})
         self._pid, out, err = _core.spawn(program(), argv)
         self._err = err
         with os.fdopen(out, "r", encoding="utf-8") as stream:
@@ -57,7 +57,8 @@ class Viewer:
         return f'<a href="{self.url}" target="_blank">chakra view: open the page</a> ({self.url})'
 
 
-def view(*paths, **options):
+def view(*paths, browser=False, **options):
     """Serves the web page with the traces under `paths` preloaded and returns a Viewer (its
-    `url`); simulate="PRESET" simulates them once open, port= chooses the port, web= the page."""
-    return Viewer(paths, options)
+    `url`, shown as a link in a notebook); browser=True also opens it in this machine's browser,
+    simulate="PRESET" simulates the traces once open, port= chooses the port, web= the page."""
+    return Viewer(paths, browser, options)
