@@ -145,6 +145,10 @@ def test_htas_constructor_arguments(dlrm):
     assert ck.analyze(trace_dir=DLRM, trace_files=names).ranks == list(range(8))
     with pytest.raises(ck.ChakraError, match="trace_files gives it rank 1, but the trace is rank 0"):
         ck.analyze(trace_dir=DLRM, trace_files={1: names[0], 0: names[1]})
+    same = from_dir.diff(DLRM)
+    assert len(same) > 100 and (same["status"] == "same").all() and sorted(set(same["rank"])) == list(range(8))
+    with pytest.raises(ValueError, match="one trace or folder"):
+        dlrm.diff(DLRM)
     with pytest.raises(ValueError, match="include_last_profiler_step"):
         ck.analyze(trace_dir=DLRM, include_last_profiler_step=True)
 

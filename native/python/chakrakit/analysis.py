@@ -215,6 +215,14 @@ class Analysis:
                 rows.append({"rank": r, **s})
         return pd.DataFrame(rows)
 
+    def diff(self, test):
+        """This run (the control) against `test` (another Analysis, or a trace or folder), per
+        rank and name as ck.diff gives it; each side must be one trace or one folder."""
+        test_paths = test.paths if isinstance(test, Analysis) else (test,)
+        if len(self.paths) != 1 or len(test_paths) != 1:
+            raise ValueError("diff compares one trace or folder with another: analyze a folder (trace_dir=) to diff runs")
+        return diff(self.paths[0], test_paths[0])
+
     def critical_path_analysis(self, what_if=None):
         """The critical path across the ranks on their measured times: one row per step (rank,
         node, kind, how it was reached, start and duration in µs, share of the step). With
