@@ -42,6 +42,10 @@ def program():
     return _program_path
 
 
+def _text(value):
+    return os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+
+
 def option_args(options):
     """Keyword arguments as the command line spells them: what_if=... -> --what-if ...; True is a
     flag, False and None leave the option out, a list or tuple repeats it."""
@@ -54,9 +58,9 @@ def option_args(options):
             args.append(name)
         elif isinstance(value, (list, tuple)):
             for v in value:
-                args += [name, os.fspath(v) if isinstance(v, os.PathLike) else str(v)]
+                args += [name, _text(v)]
         else:
-            args += [name, os.fspath(value) if isinstance(value, os.PathLike) else str(value)]
+            args += [name, _text(value)]
     return args
 
 
@@ -116,7 +120,7 @@ def run(command, *args, **options):
     """Runs `chakra COMMAND ARGS... --OPTIONS` (the binary installed with the module, in a child
     process) and returns its Output; ChakraError (UsageError for a refused call line) carrying the
     CLI's message when it fails. Ctrl-C (KeyboardInterrupt) stops it as Ctrl-C stops the CLI."""
-    argv = [command] + [os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args] + option_args(options)
+    argv = [command] + [_text(a) for a in args] + option_args(options)
     progress = Progress(command)
     try:
         code, out, err = _core.run(program(), argv, progress)

@@ -2,11 +2,7 @@
 (what_if="x=2" is --what-if x=2; True a flag), their outputs files, their results Output
 objects (the text the CLI prints and its notes)."""
 
-import json
-import os
-import tempfile
-
-from ._commands import run
+from ._commands import run, run_json
 
 
 def link(folder=None, *, output, host=None, device=None, **options):
@@ -47,9 +43,5 @@ def import_stablehlo(program, output, **options):
 
 def predict(program, **options):
     """chakra predict: the predicted step time of a StableHLO program on a device and network,
-    as the dict chakra predict --json writes."""
-    with tempfile.TemporaryDirectory(prefix="chakrakit-") as scratch:
-        out = os.path.join(scratch, "prediction.json")
-        run("predict", program, json=out, **options)
-        with open(out, encoding="utf-8") as f:
-            return json.load(f)
+    as the dict chakra predict --json - prints."""
+    return run_json("predict", program, json="-", **options)
