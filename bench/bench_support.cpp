@@ -309,3 +309,84 @@ double median(std::vector<double> v) {
 }
 
 }  // namespace bench
+
+namespace bench {
+
+uint64_t write_replicated_kineto(const std::string& input, uint64_t min_bytes, uint32_t rank, const std::string& path) {
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(chakra::read_file(input));
+  const nlohmann::ordered_json events = std::move(doc["traceEvents"]);
+  doc.erase("traceEvents");
+  if (doc.contains("distributedInfo")) doc["distributedInfo"]["rank"] = rank;
+  // Each copy shifts times past the previous copy's end and ids past the largest: one template
+  // per event with the shifted numbers cut out, filled in per copy.
+  int64_t t_min = INT64_MAX, t_max = 0, id_span = 0;
+  for (const auto& e : events) {
+    if (!e.contains("ts")) continue;
+    t_min = std::min(t_min, e["ts"].get<int64_t>());
+    t_max = std::max(t_max, e["ts"].get<int64_t>() + e.value("dur", int64_t{0}));
+    if (e.contains("id") && e["id"].is_number_integer()) id_span = std::max(id_span, e["id"].get<int64_t>() + 1);
+    if (!e.contains("args")) continue;
+    for (const char* k : {"External id", "correlation", "Record function id"})
+      if (e["args"].contains(k)) id_span = std::max(id_span, e["args"][k].get<int64_t>() + 1);
+  }
+  const int64_t t_span = t_max - t_min + 1000;
+  struct Template {
+    std::vector<std::string> text;                     // text[0] n0 text[1] n1 ... text[k]
+    std::vector<std::pair<int64_t, int64_t>> numbers;  // (value, shift per copy)
+    bool timed = false;                                // metadata events (no "ts") are written once
+  };
+  std::vector<Template> templates;
+  for (const auto& e : events) {
+    nlohmann::ordered_json t = e;
+    Template tp;
+    auto cut = [&](nlohmann::ordered_json& v, int64_t shift) {
+      if (!v.is_number_integer()) return;
+      tp.numbers.push_back({v.get<int64_t>(), shift});
+      v = "@@" + std::to_string(tp.numbers.size() - 1) + "@@";
+    };
+    tp.timed = t.contains("ts");
+    if (tp.timed) cut(t["ts"], t_span);
+    if (t.contains("id")) cut(t["id"], id_span);
+    if (t.contains("args"))
+      for (const char* k : {"External id", "correlation", "Record function id"})
+        if (t["args"].contains(k)) cut(t["args"][k], id_span);
+    const std::string s = t.dump();
+    // The marks in the order they appear in the text, their numbers in that order too.
+    std::vector<std::pair<size_t, size_t>> marks;  // (position, number)
+    for (size_t i = 0; i < tp.numbers.size(); ++i) marks.push_back({s.find("\"@@" + std::to_string(i) + "@@\""), i});
+    std::sort(marks.begin(), marks.end());
+    std::vector<std::pair<int64_t, int64_t>> in_order;
+    size_t at = 0;
+    for (const auto& [pos, i] : marks) {
+      tp.text.push_back(s.substr(at, pos - at));
+      at = pos + ("\"@@" + std::to_string(i) + "@@\"").size();
+      in_order.push_back(tp.numbers[i]);
+    }
+    tp.text.push_back(s.substr(at));
+    tp.numbers = std::move(in_order);
+    templates.push_back(std::move(tp));
+  }
+  std::string head = doc.dump();
+  head.pop_back();  // the closing brace: traceEvents follow
+  chakra::OutputFile out(path);
+  out.write(head + (doc.empty() ? "" : ",") + "\"traceEvents\":[");
+  uint64_t bytes = head.size(), written = 0;
+  std::string buf;
+  for (int64_t c = 0; bytes < min_bytes || c == 0; ++c) {
+    buf.clear();
+    for (const Template& tp : templates) {
+      if (c > 0 && !tp.timed) continue;
+      if (written++) buf += ',';
+      for (size_t i = 0; i < tp.numbers.size(); ++i)
+        buf += tp.text[i], buf += std::to_string(tp.numbers[i].first + c * tp.numbers[i].second);
+      buf += tp.text.back();
+    }
+    out.write(buf);
+    bytes += buf.size();
+  }
+  out.write(std::string("]}"));
+  out.commit();
+  return bytes + 2;
+}
+
+}  // namespace bench

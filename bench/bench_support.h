@@ -39,6 +39,11 @@ void write_replicated_linked_json(const std::string& input, int copies, const st
 uint64_t write_replicated_link_inputs(const std::string& host_in, const std::string& kineto_in, int copies,
                                       const std::string& host_out, const std::string& kineto_out);
 
+// A Kineto trace of at least `min_bytes`: `input`'s events repeated, each copy's times past the
+// previous copy's end and its ids (External id, correlation, Record function id, flow ids) past
+// the largest; distributedInfo's rank set to `rank`. Written as it is made. Returns the bytes.
+uint64_t write_replicated_kineto(const std::string& input, uint64_t min_bytes, uint32_t rank, const std::string& path);
+
 // The processor's model name (/proc/cpuinfo), for reports.
 std::string cpu_model();
 

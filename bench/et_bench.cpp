@@ -466,6 +466,50 @@ bool suite_speed(const std::string& chakra, const std::string& work, const std::
   return same;
 }
 
+// chakra analyze over a run larger than memory: `ranks` Kineto traces of `mb` MB each (the shared
+// 8-rank DLRM run's traces replicated, rank r from rank r mod 8), analysed with --jobs `jobs`.
+// Reports throughput per core of CPU and peak RSS, and checks that each of the first and last
+// ranks has the figures it has when analysed alone.
+bool analyze_speed(const std::string& chakra, const std::string& work, uint32_t ranks, uint64_t mb,
+                   const std::string& jobs) {
+  const std::string dir = work + "/kineto_" + std::to_string(ranks) + "x" + std::to_string(mb) + "MB";
+  std::filesystem::create_directories(dir);
+  uint64_t total = 0;
+  const auto made = std::chrono::steady_clock::now();
+  for (uint32_t r = 0; r < ranks; ++r) {
+    const std::string path = dir + "/rank" + std::to_string(r) + ".pt.trace.json";
+    if (std::filesystem::exists(path) && std::filesystem::file_size(path) >= mb << 20) {
+      total += std::filesystem::file_size(path);
+      continue;
+    }
+    std::string source;
+    for (const auto& e : std::filesystem::directory_iterator(
+             std::string(CHAKRA_SHARED_DIR) + "/data/pairs/dlrm_8rank_v100/rank" + std::to_string(r % 8)))
+      if (chakra::ends_with(e.path().string(), ".pt.trace.json")) source = e.path().string();
+    total += write_replicated_kineto(source, mb << 20, r, path);
+  }
+  const double make_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - made).count();
+  const std::string all = work + "/analyze_all.json", alone = work + "/analyze_alone.json";
+  const ChildRun run = run_child({chakra, "analyze", dir, "--json", "--jobs", jobs, "-o", all});
+  bool same = run.exit_code == 0;
+  for (uint32_t r : {0u, ranks - 1}) {
+    const std::string path = dir + "/rank" + std::to_string(r) + ".pt.trace.json";
+    same = same && run_child({chakra, "analyze", path, "--json", "-o", alone}).exit_code == 0 &&
+           nlohmann::json::parse(chakra::read_file(all))["ranks"][r] ==
+               nlohmann::json::parse(chakra::read_file(alone))["ranks"][0];
+  }
+  std::printf(
+      "%-15s %u ranks x %s of Kineto JSON (%s; made in %.1f s): --jobs %s %.2f s wall, %.2f s CPU, %.0f MB/s of JSON "
+      "per core, peak RSS %s (%.3fx one rank's file); ranks 0 and %u as alone: %s; exit %d\n",
+      "analyze", ranks, chakra::format_bytes(total / ranks).c_str(), chakra::format_bytes(total).c_str(), make_s,
+      jobs.c_str(), run.wall_s, run.cpu_s, static_cast<double>(total) / 1e6 / run.cpu_s,
+      chakra::format_bytes(run.max_rss_bytes).c_str(),
+      static_cast<double>(run.max_rss_bytes) / static_cast<double>(total / ranks), ranks - 1,
+      same ? "identical" : "DIFFER", run.exit_code);
+  for (const std::string& f : {all, alone}) std::filesystem::remove(f);
+  return same;
+}
+
 int run_bench(const cli::Args& args) {
   if (args.has("--side-by-side"))
     return side_by_side({args.get("--work"), args.get("--chakra"), static_cast<int>(args.get_uint("--copies")),
@@ -475,6 +519,12 @@ int run_bench(const cli::Args& args) {
   const int copies = static_cast<int>(args.get_uint("--copies"));
   const int repeat = static_cast<int>(std::max<uint64_t>(1, args.get_uint("--repeat")));
   if (args.has("--stablehlo")) return stablehlo_prediction(repeat) ? cli::kOk : cli::kFailed;
+  if (args.has("--analyze-ranks"))
+    return analyze_speed(args.get("--chakra"), args.get("--work"),
+                         static_cast<uint32_t>(std::max<uint64_t>(1, args.get_uint("--analyze-ranks", 4096))),
+                         args.get_uint("--analyze-mb", 1 << 20), args.get("--analyze-jobs"))
+               ? cli::kOk
+               : cli::kFailed;
   const std::string work = args.get("--work");
   const std::string chakra = args.get("--chakra");
   std::filesystem::create_directories(work);
@@ -918,6 +968,10 @@ int main(int argc, char** argv) {
             "run the reference Python tools (../shared/reference/chakra/runnable) and our drop-ins "
             "on the same inputs, alternating, and print the comparison (this mode only)")
       .flag("--stablehlo", "only the StableHLO prediction table and its leave-one-GPU-out calibration")
+      .option("--analyze-ranks", "N",
+              "only the chakra analyze benchmark: N Kineto traces (the DLRM run's replicated; kept in WORK)")
+      .option("--analyze-mb", "MB", "size of each of those traces", "1500")
+      .option("--analyze-jobs", "N", "chakra analyze --jobs", "2")
       .flag("--make-input", "only write the benchmark trace, WORK/resnet_xN.et (for bench/python_bench.py)")
       .option("--runs", "N", "--side-by-side: runs of each tool per row", "3")
       .option("--chakra", "BIN", "the chakra binary to time",

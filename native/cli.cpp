@@ -4,8 +4,6 @@
 #include <unistd.h>
 
 #if defined(__GLIBC__) && !defined(__EMSCRIPTEN__)
-#include <malloc.h>
-#include <sys/mman.h>
 #endif
 
 #include <algorithm>
@@ -261,31 +259,6 @@ int progress_fd = [] {
   return fd && *fd ? std::atoi(fd) : -1;
 }();
 }  // namespace
-
-void back_heap_with_huge_pages() {
-#if defined(__GLIBC__) && !defined(__EMSCRIPTEN__) && defined(MADV_HUGEPAGE)
-  constexpr size_t kPad = size_t{64} << 20, kProbe = size_t{64} << 10;
-  if (!mallopt(M_MMAP_THRESHOLD, 32 << 20) || !mallopt(M_TOP_PAD, kPad)) return;
-  char* const before = static_cast<char*>(sbrk(0));
-  // Small blocks until one does not fit the heap's free top: that one grows it by the pad.
-  void* probes[64];
-  int n = 0;
-  while (n < 64 && static_cast<char*>(sbrk(0)) == before) probes[n++] = std::malloc(kProbe);
-  char* const after = static_cast<char*>(sbrk(0));
-  for (int i = 0; i < n; ++i) std::free(probes[i]);
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(before) + page - 1) & ~(page - 1);
-  if (reinterpret_cast<uintptr_t>(after) > begin)
-    madvise(reinterpret_cast<void*>(begin), reinterpret_cast<uintptr_t>(after) - begin, MADV_HUGEPAGE);
-#endif
-}
-
-void default_heap_thresholds() {
-#if defined(__GLIBC__) && !defined(__EMSCRIPTEN__)
-  mallopt(M_MMAP_THRESHOLD, 128 << 10);  // glibc's defaults
-  mallopt(M_TOP_PAD, 128 << 10);
-#endif
-}
 
 TerminalProgress::TerminalProgress()
     : tty_(::isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()), last_(start_) {}
@@ -776,6 +749,24 @@ std::vector<RankPair> find_rank_pairs(const std::string& dir, const std::string&
   if (pairs.empty()) throw chakra::Error(dir + ": no host ET + Kineto trace pairs found");
   std::sort(pairs.begin(), pairs.end(), [](const RankPair& a, const RankPair& b) { return a.rank < b.rank; });
   return pairs;
+}
+
+StdoutTo::StdoutTo(std::string path) : path_(std::move(path)) {
+  if (!path_.empty()) previous_ = std::cout.rdbuf(kept_.rdbuf());
+}
+
+StdoutTo::~StdoutTo() {
+  if (previous_) std::cout.rdbuf(previous_);
+}
+
+void StdoutTo::commit() {
+  if (!previous_) return;
+  std::cout.flush();
+  std::cout.rdbuf(previous_);
+  previous_ = nullptr;
+  chakra::OutputFile out(path_);
+  out.write(kept_.str());
+  out.commit();
 }
 
 }  // namespace cli

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,12 @@ class TerminalProgress : public chakra::Progress {
 // then puts glibc's thresholds back (default_heap_thresholds).
 void back_heap_with_huge_pages();
 void default_heap_thresholds();
+// The blocks glibc maps for large allocations (and its heap as it grows) come in 4 KiB pages
+// unless the tunable glibc.malloc.hugetlb=1 is set, which glibc reads only at start: reading a
+// 1.5 GB Kineto trace spent half its CPU time faulting those pages in. So the commands that
+// build whole traces start themselves again once with it (GLIBC_TUNABLES; `argv` is main's).
+// Where the tunable is already set, or exec fails, nothing happens.
+void reexec_with_huge_page_malloc(char** argv);
 
 // Installs the Ctrl-C handler: the first press asks running work to stop (outputs are not left
 // half-written), a second one kills the process.
@@ -254,6 +261,23 @@ uint32_t slurm_tasks(const Args& args, uint64_t units);
 // Writes DIR/array.sh and DIR/gather.sh and submits them with sbatch (the gather with
 // --dependency=afterok on the array), printing the job ids; with --dry-run prints them instead.
 int submit_slurm(const Args& args, const SlurmJobs& jobs);
+
+// -o FILE for commands that print their result: while alive, what goes to std::cout is kept, and
+// commit() writes it to FILE whole (a temporary renamed into place). Without commit (an error, an
+// interrupt) FILE is left as it was. With an empty path, std::cout is left alone.
+class StdoutTo {
+ public:
+  explicit StdoutTo(std::string path);
+  ~StdoutTo();
+  StdoutTo(const StdoutTo&) = delete;
+  StdoutTo& operator=(const StdoutTo&) = delete;
+  void commit();
+
+ private:
+  std::string path_;
+  std::ostringstream kept_;
+  std::streambuf* previous_ = nullptr;
+};
 
 // Runs a command body, turning chakra::Error into "chakra <cmd>: message" and exit 1, and
 // chakra::Cancelled into exit 130.

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "chakra/analysis/analysis_report.h"
 #include "chakra/analysis/critical_path.h"
@@ -20,6 +21,7 @@
 #include "chakra/support/error.h"
 #include "chakra/support/text.h"
 #include "chakra/trace/schema.h"
+#include "analyze_inputs.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -27,90 +29,31 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Rank {
-  uint32_t rank = 0;
-  std::string path;
-  chakra::GpuAnalysis analysis;
-  chakra::Trace trace;  // kept for the analyses across ranks (stragglers)
-  std::vector<chakra::HostStallEntry> stalls;
-};
+using chakra::RankDigest;
 
-// A trace the analyses read: a Kineto trace as recorded, or a Chakra .et (its GPU ops need start
-// times). Other kinds give nullopt with what they are in `kind`.
-struct Loaded {
-  uint32_t rank = 0;
-  chakra::Trace trace;
-  std::optional<chakra::KinetoCategories> categories;  // a Kineto trace's events per category
-};
-std::optional<Loaded> load_trace(const std::string& path, size_t position, chakra::InputKind& kind) {
-  const std::string head = cli::read_head(path);
-  kind = chakra::detect_input_kind(path, std::span(reinterpret_cast<const uint8_t*>(head.data()), head.size()));
-  Loaded l;
-  std::optional<uint32_t> rank;
-  if (kind == chakra::InputKind::KinetoTrace) {
-    rank = chakra::kineto_file_rank(head, path);
-    l.trace = chakra::kineto_activity(chakra::open_input(path), &l.categories.emplace());
-  } else if (kind == chakra::InputKind::ChakraEt) {
-    rank = chakra::rank_from_file_name(path);
-    l.trace = chakra::read_et(path);
-  } else if (kind == chakra::InputKind::ChakraJson) {
-    rank = chakra::rank_from_file_name(path);
-    l.trace = chakra::read_json_trace_file(path);
-  } else {
-    return std::nullopt;
-  }
-  l.rank = rank.value_or(static_cast<uint32_t>(position));
-  return l;
-}
-
-// Every trace under `paths`, by rank. Host ETs and configs in a folder are skipped with a note;
-// named on the command line they are errors. Two traces of one rank are an error.
-std::vector<std::pair<std::string, Loaded>> load_all(const std::vector<std::string>& paths,
-                                                     std::vector<std::string>& notes) {
-  std::vector<std::pair<std::string, Loaded>> out;
-  std::map<uint32_t, std::string> owner;
-  const std::vector<std::string> files = cli::files_under(paths);
-  const bool from_folder = files.size() != paths.size() || (paths.size() == 1 && fs::is_directory(paths[0]));
-  for (const std::string& path : files) {
-    chakra::InputKind kind;
-    std::optional<Loaded> l = load_trace(path, out.size(), kind);
-    if (!l) {
-      const std::string what = chakra::input_kind_name(kind);
-      if (!from_folder)
-        throw chakra::Error(
-            path + ": " + chakra::with_article(what) +
-            ", not a trace this command reads (Kineto traces, Chakra .et and JSON traces" +
-            (kind == chakra::InputKind::PytorchHostEt ? "; a host ET's GPU work is in its Kineto trace)" : ")"));
-      notes.push_back(path + ": skipped (" + chakra::with_article(what) + ")");
-      continue;
-    }
-    if (auto [it, fresh] = owner.emplace(l->rank, path); !fresh)
-      throw chakra::Error("rank " + std::to_string(l->rank) + " twice: " + it->second + " and " + path);
-    out.emplace_back(path, std::move(*l));
-  }
-  if (out.empty()) throw chakra::Error("no trace among the " + std::to_string(files.size()) + " files given");
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second.rank < b.second.rank; });
+// Every rank read in turn within the memory budget and reduced to its digest; the traces do not
+// outlive their reading.
+std::vector<RankDigest> digests_of(const std::vector<cli::TraceInput>& inputs, const cli::MemoryBudget& budget,
+                                   bool every_launch) {
+  std::vector<RankDigest> out(inputs.size());
+  std::vector<uint64_t> memory, bytes;
+  for (const cli::TraceInput& in : inputs) memory.push_back(in.memory), bytes.push_back(in.bytes);
+  cli::for_each_within(
+      memory, bytes, budget, "analysing",
+      [&](size_t i) { return "rank " + std::to_string(inputs[i].rank) + " (" + inputs[i].path + ")"; },
+      [&](size_t i, std::atomic<uint64_t>& read) {
+        cli::LoadedTrace l = cli::load_trace(inputs[i], &read);
+        out[i] = chakra::digest_rank(l.trace, inputs[i].rank, inputs[i].path, every_launch);
+        if (out[i].analysis.ops == 0) out[i].no_gpu_op = cli::why_no_gpu_op(l);
+      });
   return out;
 }
 
-// Why a trace has no GPU op to analyse: for a Kineto trace without GPU events, what it records
-// instead (an MTIA trace, host-side events only...).
-std::string why_no_gpu_op(const Loaded& l) {
-  if (l.categories)
-    if (std::optional<std::string> why = chakra::kineto_without_gpu_ops(*l.categories)) return "no GPU op: " + *why;
-  return "no GPU op with a measured start time (is_cpu_op false and a \"stream\"); analyze reads Kineto traces, "
-         "and .et traces converted with their times (chakra convert pytorch without --reference-bytes)";
-}
-
-std::vector<Rank> load(const std::vector<std::string>& paths, std::vector<std::string>& notes) {
-  std::vector<Rank> ranks;
+// The traces without GPU ops as notes; an error when no trace has any.
+void check_gpu_ops(const std::vector<RankDigest>& ranks, std::vector<std::string>& notes) {
   std::vector<std::string> without;  // "FILE: why", per trace without GPU ops
-  for (auto& [path, l] : load_all(paths, notes)) {
-    Rank r{l.rank, path, chakra::analyze_gpu(l.trace), std::move(l.trace), {}};
-    r.stalls = chakra::host_stalls_of(r.trace);
-    if (r.analysis.ops == 0) without.push_back(path + ": " + why_no_gpu_op(l));
-    ranks.push_back(std::move(r));
-  }
+  for (const RankDigest& r : ranks)
+    if (r.analysis.ops == 0) without.push_back(r.file + ": " + r.no_gpu_op);
   if (without.size() == 1 && ranks.size() == 1) throw chakra::Error(without[0]);
   if (without.size() == ranks.size()) {
     std::string each;
@@ -119,7 +62,6 @@ std::vector<Rank> load(const std::vector<std::string>& paths, std::vector<std::s
     throw chakra::Error("none of the " + std::to_string(ranks.size()) + " traces has a GPU op:" + each);
   }
   notes.insert(notes.end(), without.begin(), without.end());
-  return ranks;
 }
 
 std::string pad(std::string s, size_t width) {
@@ -134,20 +76,7 @@ std::string shortened(const std::string& name, size_t width) {
 
 std::string us(uint64_t v) { return chakra::format_number(static_cast<double>(v)); }
 
-// Collectives of every rank, by type and size; bus bandwidths with the rank count as n.
-std::vector<chakra::CollectiveBucket> collectives_of(const std::vector<Rank>& ranks) {
-  std::vector<const chakra::Trace*> traces;
-  for (const Rank& r : ranks) traces.push_back(&r.trace);
-  return chakra::collective_buckets(traces);
-}
-
-chakra::Stragglers stragglers_of(const std::vector<Rank>& ranks) {
-  std::vector<const chakra::Trace*> traces;
-  for (const Rank& r : ranks) traces.push_back(&r.trace);
-  return chakra::find_stragglers(traces);
-}
-
-void print_stragglers(const std::vector<Rank>& ranks, const chakra::Stragglers& s, size_t top) {
+void print_stragglers(const std::vector<RankDigest>& ranks, const chakra::Stragglers& s, size_t top) {
   if (ranks.size() < 2 || s.instances.empty()) return;
   std::cout
       << "\nstragglers: " << s.instances.size() << " collective instances (the k-th kernel of a name on every rank);"
@@ -165,11 +94,11 @@ void print_stragglers(const std::vector<Rank>& ranks, const chakra::Stragglers& 
     std::cout << "  " << s.unmatched.size() << " kernel names left out: their count differs between ranks\n";
 }
 
-void print_text(const std::vector<Rank>& ranks, size_t top) {
+void print_text(const std::vector<RankDigest>& ranks, size_t top) {
   std::cout
       << "temporal breakdown (µs; over each rank's GPU span, as HTA)\n"
       << "  rank        span        idle            compute          non-compute      overlap of comm  exposed comm\n";
-  for (const Rank& r : ranks) {
+  for (const RankDigest& r : ranks) {
     const chakra::GpuAnalysis& a = r.analysis;
     std::cout << pad(std::to_string(r.rank), 6) << pad(us(a.span), 12) << pad(us(a.idle), 12)
               << pad(chakra::format_share(a.idle, a.span, 2), 8) << pad(us(a.compute), 10)
@@ -178,13 +107,9 @@ void print_text(const std::vector<Rank>& ranks, size_t top) {
               << pad(chakra::format_share(a.comm_overlapped, a.communication, 2), 12)
               << pad(us(a.exposed_communication()), 14) << "\n";
   }
-  std::vector<const chakra::Trace*> traces;
-  std::vector<std::vector<chakra::HostStallEntry>> stalls;
-  std::vector<uint32_t> ids;
-  for (const Rank& r : ranks) traces.push_back(&r.trace), stalls.push_back(r.stalls), ids.push_back(r.rank);
-  std::cout << chakra::host_stalls_text(traces, stalls, ids, top);
+  std::cout << chakra::host_stalls_text(ranks, top);
   uint64_t by_kinds[1 << chakra::kGpuKinds] = {}, all = 0;
-  for (const Rank& r : ranks)
+  for (const RankDigest& r : ranks)
     for (unsigned set = 1; set < (1u << chakra::kGpuKinds); ++set)
       by_kinds[set] += r.analysis.by_kinds[set], all += r.analysis.by_kinds[set];
   std::cout << "\ntime by kernel kind, all ranks (µs)\n";
@@ -195,9 +120,9 @@ void print_text(const std::vector<Rank>& ranks, size_t top) {
   for (unsigned set : sets)
     std::cout << "  " << chakra::gpu_kinds_label(set) << ": " << us(by_kinds[set]) << " ("
               << chakra::format_share(by_kinds[set], all, 2) << ")\n";
-  for (const Rank& r : ranks) {
+  for (const RankDigest& r : ranks) {
     std::cout << "\nrank " << r.rank << ": top " << std::min(top, r.analysis.names.size()) << " of "
-              << r.analysis.names.size() << " GPU op names by time (µs)  [" << r.path << "]\n"
+              << r.analysis.names.size() << " GPU op names by time (µs)  [" << r.file << "]\n"
               << "        sum   count     mean      min      max   stddev  kind           name\n";
     for (size_t i = 0; i < r.analysis.names.size() && i < top; ++i) {
       const auto& n = r.analysis.names[i];
@@ -227,32 +152,53 @@ void print_text(const std::vector<Rank>& ranks, size_t top) {
   }
 }
 
-std::vector<chakra::AnalyzedRank> analyzed(const std::vector<Rank>& ranks) {
-  std::vector<chakra::AnalyzedRank> out;
-  for (const Rank& r : ranks) out.push_back({r.rank, r.path, &r.trace, &r.analysis, &r.stalls});
-  return out;
-}
-
 // The critical path across the ranks, on their measured times.
 struct PathOfRanks {
   std::vector<chakra::RankTimes> times;
   std::vector<uint32_t> ids;
   chakra::CrossRankPath path;
 };
-PathOfRanks path_of(const std::vector<Rank>& ranks) {
+PathOfRanks path_of(const std::vector<chakra::Trace>& traces, const std::vector<cli::TraceInput>& inputs) {
   PathOfRanks p;
-  for (const Rank& r : ranks) p.times.push_back(chakra::measured_times(r.trace)), p.ids.push_back(r.rank);
+  for (size_t i = 0; i < traces.size(); ++i)
+    p.times.push_back(chakra::measured_times(traces[i])), p.ids.push_back(inputs[i].rank);
   p.path = chakra::critical_path_across_ranks(p.times);
   return p;
 }
 
-int run(const cli::Args& args) {
-  std::vector<std::string> notes;
-  const std::vector<Rank> ranks = load(args.values("PATH"), notes);
+// The critical path needs every rank's whole trace at once: read within the limit or refused.
+std::vector<chakra::Trace> whole_traces(const std::vector<cli::TraceInput>& inputs, cli::MemoryBudget budget) {
+  uint64_t all = 0;
+  std::vector<uint64_t> memory, bytes;
+  for (const cli::TraceInput& in : inputs) all += in.memory, memory.push_back(in.memory), bytes.push_back(in.bytes);
+  if (all > budget.limit)
+    throw chakra::Error("the critical path needs every rank's trace in memory at once: about " +
+                        chakra::format_bytes(all) + " for these " + std::to_string(inputs.size()) +
+                        " traces, over --memory-limit " + chakra::format_bytes(budget.limit) +
+                        " (raise the limit, or give fewer ranks)");
+  budget.limit = all;
+  std::vector<chakra::Trace> traces(inputs.size());
+  std::vector<RankDigest> counts(inputs.size());  // only ops and the reason, for the GPU-op check
+  cli::for_each_within(
+      memory, bytes, budget, "reading", [&](size_t i) { return inputs[i].path; },
+      [&](size_t i, std::atomic<uint64_t>& read) {
+        cli::LoadedTrace l = cli::load_trace(inputs[i], &read);
+        counts[i].file = inputs[i].path;
+        counts[i].analysis.ops = chakra::gpu_ops_of(l.trace).size();
+        if (counts[i].analysis.ops == 0) counts[i].no_gpu_op = cli::why_no_gpu_op(l);
+        traces[i] = std::move(l.trace);
+      });
+  std::vector<std::string> ignored;
+  check_gpu_ops(counts, ignored);
+  return traces;
+}
+
+int print_critical_path(const cli::Args& args, const std::vector<cli::TraceInput>& inputs) {
+  const std::vector<chakra::Trace> traces = whole_traces(inputs, cli::memory_budget(args));
+  const PathOfRanks p = path_of(traces, inputs);
   std::optional<cli::WhatIf> what_if;
   if (args.has("--what-if")) what_if = cli::parse_what_if(args, args.get("--what-if"));
-  if (args.has("--critical-path") || what_if) {
-    const PathOfRanks p = path_of(ranks);
+  {
     if (args.has("--csv")) {  // the steps
       std::cout << "rank,node_id,name,kind,via,start_us,duration_us,share\n";
       static const char* via[] = {"end", "dependency", "lane", "peer", "sync"};
@@ -304,16 +250,24 @@ int run(const cli::Args& args) {
     }
     return cli::kOk;
   }
+}
+
+// What an unsharded run prints, from its ranks' digests (chakra analyze merge prints the same).
+void print_report(const cli::Args& args, std::vector<RankDigest>& ranks, std::vector<std::string> notes) {
+  check_gpu_ops(ranks, notes);
   if (args.has("--csv")) {  // the temporal breakdown per rank (HTA's temporal_breakdown table)
-    std::cout << chakra::breakdown_csv(analyzed(ranks));
+    std::cout << chakra::breakdown_csv(ranks);
     for (const std::string& n : notes) std::cerr << "note: " << n << "\n";
   } else if (args.has("--json")) {
-    std::cout << chakra::analysis_json(analyzed(ranks), notes, args.has("--launches"));
+    std::cout << chakra::analysis_json(ranks, notes, args.has("--launches"));
   } else {
     const size_t top = args.has("--top") ? args.get_uint("--top", 1000000) : 10;
     print_text(ranks, top);
-    print_stragglers(ranks, stragglers_of(ranks), std::min<size_t>(top, 5));
-    const auto collectives = collectives_of(ranks);
+    std::vector<const chakra::CommStarts*> starts;
+    std::vector<std::vector<chakra::CollectiveBucket>> buckets;
+    for (const RankDigest& r : ranks) starts.push_back(&r.comm_starts), buckets.push_back(r.collectives);
+    print_stragglers(ranks, chakra::find_stragglers(starts), std::min<size_t>(top, 5));
+    const auto collectives = chakra::sum_buckets(buckets);
     if (!collectives.empty()) {
       std::cout << "\ncollectives, all ranks (sizes from comm_size; bandwidths as nccl-tests, n = " << ranks.size()
                 << ")\n"
@@ -331,6 +285,135 @@ int run(const cli::Args& args) {
     }
     for (const std::string& n : notes) std::cerr << "note: " << n << "\n";
   }
+}
+
+// A shard's part: a header line (the shard, the options that shape the digests, the notes of
+// the files' scan), then a rank's digest per line.
+constexpr std::string_view kPartTag = "chakra_analyze_part";
+
+void write_part(const cli::Args& args, const chakra::sweep::Shard& shard, const std::vector<RankDigest>& ranks,
+                const std::vector<std::string>& notes) {
+  chakra::StringSink out;
+  chakra::JsonWriter w(out);
+  w.begin_object().key(kPartTag).value_uint(1);
+  w.key("shard").begin_array().value_uint(shard.index).value_uint(shard.count).end_array();
+  w.key("launches").value(args.has("--launches"));
+  w.key("notes").begin_array();
+  for (const std::string& n : notes) w.value(n);
+  w.end_array().end_object().raw("\n");
+  for (const RankDigest& r : ranks) chakra::write_digest_json(r, w), w.raw("\n");
+  w.flush();
+  std::cout << out.out;
+}
+
+// --slurm: the ranks in shards as an array job, merged by a gather job into --output.
+int submit_to_slurm(const cli::Args& args, size_t ranks) {
+  if (!args.has("--output")) args.fail("--slurm needs -o FILE: where the gather job writes the result");
+  if (args.has("--shard")) args.fail("--slurm makes the shards itself; drop --shard");
+  if (args.has("--critical-path") || args.has("--what-if"))
+    args.fail("--slurm: the critical path crosses every rank, so it is not sharded");
+  const std::string chakra = cli::shell_quote(cli::self_path()), result = fs::absolute(args.get("--output")).string();
+  cli::SlurmJobs jobs;
+  jobs.name = "chakra-analyze";
+  jobs.dir = result + ".slurm";
+  jobs.tasks = cli::slurm_tasks(args, ranks);
+  std::string paths, report;
+  for (const std::string& p : args.values("PATH")) paths += " " + cli::shell_quote(fs::absolute(p).string());
+  for (const char* flag : {"--json", "--csv", "--launches"})
+    if (args.has(flag)) report += std::string(" ") + flag;
+  if (args.has("--top")) report += " --top " + cli::shell_quote(args.get("--top"));
+  jobs.array_command =
+      chakra + " analyze" + paths + (args.has("--launches") ? " --launches" : "") +
+      (args.has("--memory-limit") ? " --memory-limit " + cli::shell_quote(args.get("--memory-limit")) : "") +
+      " --jobs ${SLURM_CPUS_PER_TASK:-1} -o " + cli::shell_quote(jobs.dir) +
+      "/part-$SLURM_ARRAY_TASK_ID.txt --shard $SLURM_ARRAY_TASK_ID/" + std::to_string(jobs.tasks);
+  jobs.gather_command = chakra + " analyze merge" + report + " -o " + cli::shell_quote(result);
+  for (uint32_t t = 0; t < jobs.tasks; ++t)
+    jobs.gather_command += " " + cli::shell_quote(jobs.dir + "/part-" + std::to_string(t) + ".txt");
+  jobs.result = "the result will be " + result + " (" + std::to_string(ranks) + " ranks)";
+  return cli::submit_slurm(args, jobs);
+}
+
+int run(const cli::Args& args) {
+  std::vector<std::string> notes;
+  std::vector<cli::TraceInput> inputs = cli::scan_traces(args.values("PATH"), notes);
+  if (args.has("--slurm")) return submit_to_slurm(args, inputs.size());
+  std::optional<cli::WhatIf> what_if;
+  if (args.has("--what-if")) what_if = cli::parse_what_if(args, args.get("--what-if"));
+  const std::optional<chakra::sweep::Shard> shard = cli::shard_option(args);
+  cli::StdoutTo out(args.has("--output") ? args.get("--output") : "");
+  if (args.has("--critical-path") || what_if) {
+    if (shard) args.fail("--shard: the critical path crosses every rank, so it is not sharded");
+    const int rc = print_critical_path(args, inputs);
+    out.commit();
+    return rc;
+  }
+  if (shard) std::erase_if(inputs, [&](const cli::TraceInput& in) { return in.rank % shard->count != shard->index; });
+  std::vector<RankDigest> ranks = digests_of(inputs, cli::memory_budget(args), args.has("--launches"));
+  if (shard)
+    write_part(args, *shard, ranks, notes);
+  else
+    print_report(args, ranks, notes);
+  out.commit();
+  return cli::kOk;
+}
+
+// chakra analyze merge: the parts of every shard, checked to make one run, printed as it.
+int run_merge(const cli::Args& args) {
+  std::vector<RankDigest> ranks;
+  std::vector<std::string> notes;
+  std::optional<uint32_t> count;
+  std::optional<bool> launches;
+  std::map<uint32_t, std::string> shard_part, rank_part;
+  for (const std::string& part : args.values("PART")) {
+    const std::string text = chakra::read_file(part, {});
+    size_t at = text.find('\n');
+    if (at == std::string::npos || text.back() != '\n')
+      throw chakra::Error(part + ": not a part of chakra analyze --shard (or cut short: no final newline)");
+    uint32_t index = 0, k = 0;
+    bool with_launches = false;
+    std::vector<std::string> part_notes;
+    try {
+      const nlohmann::json head = nlohmann::json::parse(text.substr(0, at));
+      if (head.at(std::string(kPartTag)).get<int>() != 1) throw chakra::Error("version");
+      index = head.at("shard").at(0).get<uint32_t>(), k = head.at("shard").at(1).get<uint32_t>();
+      with_launches = head.at("launches").get<bool>();
+      part_notes = head.at("notes").get<std::vector<std::string>>();
+    } catch (const std::exception&) {
+      throw chakra::Error(part + ": not a part of chakra analyze --shard (its first line is no part header)");
+    }
+    if (k == 0 || index >= k) throw chakra::Error(part + ": shard " + std::to_string(index) + "/" + std::to_string(k));
+    if (count && *count != k)
+      throw chakra::Error(part + ": a shard of " + std::to_string(k) + ", the others of " + std::to_string(*count));
+    count = k;
+    if (auto [it, fresh] = shard_part.emplace(index, part); !fresh)
+      throw chakra::Error(part + ": shard " + std::to_string(index) + "/" + std::to_string(k) + " again (also " +
+                          it->second + ")");
+    if (launches && *launches != with_launches)
+      throw chakra::Error(part + ": run " + (with_launches ? "with" : "without") +
+                          " --launches, the others not so (run every shard with the same options)");
+    launches = with_launches;
+    if (shard_part.size() == 1) notes = std::move(part_notes);
+    for (size_t next; (next = text.find('\n', at + 1)) != std::string::npos; at = next) {
+      RankDigest d = chakra::read_digest_json(std::string_view(text).substr(at + 1, next - at - 1), part);
+      if (d.rank % k != index)
+        throw chakra::Error(part + ": rank " + std::to_string(d.rank) + " is not in shard " + std::to_string(index) +
+                            "/" + std::to_string(k));
+      if (auto [it, fresh] = rank_part.emplace(d.rank, part); !fresh)
+        throw chakra::Error(part + ": rank " + std::to_string(d.rank) + " is also in " + it->second);
+      ranks.push_back(std::move(d));
+    }
+  }
+  for (uint32_t i = 0; i < *count; ++i)
+    if (!shard_part.count(i))
+      throw chakra::Error("shard " + std::to_string(i) + "/" + std::to_string(*count) + " is missing");
+  if (args.has("--launches") && !*launches)
+    throw chakra::Error("--launches: the shards were run without it, so their launches were not kept");
+  std::sort(ranks.begin(), ranks.end(), [](const RankDigest& a, const RankDigest& b) { return a.rank < b.rank; });
+  cli::StdoutTo out(args.has("--output") ? args.get("--output") : "");
+  if (ranks.empty()) throw chakra::Error("no rank in any part");
+  print_report(args, ranks, notes);
+  out.commit();
   return cli::kOk;
 }
 
@@ -388,25 +471,39 @@ void write_diff(chakra::JsonWriter& w, uint32_t rank, const std::string& a, cons
 
 int run_diff(const cli::Args& args) {
   std::vector<std::string> notes;
-  auto a = load_all({args.values("A")[0]}, notes), b = load_all({args.values("B")[0]}, notes);
+  const auto a = cli::scan_traces({args.values("A")[0]}, notes), b = cli::scan_traces({args.values("B")[0]}, notes);
   // Ranks present on both sides are compared; a rank on one side only is named.
   std::map<uint32_t, size_t> b_of;
-  for (size_t i = 0; i < b.size(); ++i) b_of[b[i].second.rank] = i;
+  for (size_t i = 0; i < b.size(); ++i) b_of[b[i].rank] = i;
   std::vector<std::pair<size_t, size_t>> pairs;
   if (a.size() == 1 && b.size() == 1) {
     pairs.push_back({0, 0});  // two files: compared whatever ranks they state
   } else {
     for (size_t i = 0; i < a.size(); ++i) {
-      auto it = b_of.find(a[i].second.rank);
+      auto it = b_of.find(a[i].rank);
       if (it == b_of.end())
-        notes.push_back("rank " + std::to_string(a[i].second.rank) + " only in A (" + a[i].first + ")");
+        notes.push_back("rank " + std::to_string(a[i].rank) + " only in A (" + a[i].path + ")");
       else
         pairs.push_back({i, it->second}), b_of.erase(it);
     }
     for (const auto& [rank, i] : b_of)
-      notes.push_back("rank " + std::to_string(rank) + " only in B (" + b[i].first + ")");
+      notes.push_back("rank " + std::to_string(rank) + " only in B (" + b[i].path + ")");
     if (pairs.empty()) throw chakra::Error("A and B have no rank in common");
   }
+  // Each pair read, compared and dropped, within the memory budget.
+  std::vector<chakra::TraceDiff> diffs(pairs.size());
+  std::vector<uint64_t> memory, bytes;
+  for (const auto& [i, j] : pairs)
+    memory.push_back(a[i].memory + b[j].memory), bytes.push_back(a[i].bytes + b[j].bytes);
+  cli::for_each_within(
+      memory, bytes, cli::memory_budget(args), "comparing",
+      [&](size_t k) { return "rank " + std::to_string(a[pairs[k].first].rank) + " of A and B"; },
+      [&](size_t k, std::atomic<uint64_t>& read) {
+        const chakra::Trace ta = cli::load_trace(a[pairs[k].first], &read).trace;
+        const chakra::Trace tb = cli::load_trace(b[pairs[k].second], &read).trace;
+        diffs[k] = chakra::diff_traces(ta, tb);
+      });
+  cli::StdoutTo output(args.has("--output") ? args.get("--output") : "");
   const size_t top = args.has("--top") ? args.get_uint("--top", 1000000) : 20;
   chakra::StringSink out;
   chakra::JsonWriter w(out, chakra::JsonStyle::python_indent(2, false));
@@ -415,10 +512,10 @@ int run_diff(const cli::Args& args) {
   if (csv) std::cout << "rank,name,count_a,count_b,total_a_us,total_b_us,delta_us,delta_percent,status\n";
   for (size_t k = 0; k < pairs.size(); ++k) {
     const auto& [i, j] = pairs[k];
-    const chakra::TraceDiff d = chakra::diff_traces(a[i].second.trace, b[j].second.trace);
+    const chakra::TraceDiff& d = diffs[k];
     if (csv) {
       for (const auto& n : d.names)
-        std::cout << a[i].second.rank << "," << chakra::csv_field(n.name) << "," << n.count_a << "," << n.count_b << ","
+        std::cout << a[i].rank << "," << chakra::csv_field(n.name) << "," << n.count_a << "," << n.count_b << ","
                   << n.total_a << "," << n.total_b << "," << n.delta() << ","
                   << chakra::format_number(n.delta_percent()) << ","
                   << (n.same()      ? "same"
@@ -427,10 +524,10 @@ int run_diff(const cli::Args& args) {
                                     : "changed")
                   << "\n";
     } else if (json) {
-      write_diff(w, a[i].second.rank, a[i].first, b[j].first, d);
+      write_diff(w, a[i].rank, a[i].path, b[j].path, d);
     } else {
       if (k) std::cout << "\n";
-      print_diff(a[i].second.rank, a[i].first, b[j].first, d, top);
+      print_diff(a[i].rank, a[i].path, b[j].path, d, top);
     }
   }
   if (json) {
@@ -443,26 +540,49 @@ int run_diff(const cli::Args& args) {
   } else {
     for (const std::string& n : notes) std::cerr << "note: " << n << "\n";
   }
+  output.commit();
   return cli::kOk;
 }
 
 }  // namespace
 
+// The options that shape the report, shared by analyze and analyze merge.
+void add_report_options(cli::Args& args) {
+  args.flag("--json", "print the results as JSON");
+  args.flag("--csv", "print the temporal breakdown per rank as CSV (with --critical-path: its steps)");
+  args.flag("--launches", "with --json: list every kernel launch (HTA's get_cuda_kernel_launch_stats rows)");
+  args.option("--top", "N", "names listed per rank (default 10; with --critical-path, steps listed: 20)");
+  args.option("--output", "FILE", "write the result to FILE (whole, or not at all) instead of standard output");
+  args.alias("-o", "--output");
+}
+
 int cmd_analyze(int argc, char** argv) {
+  if (argc > 0 && std::string(argv[0]) == "merge") {
+    cli::Args args("chakra analyze merge",
+                   "Join the parts that shards of `chakra analyze PATH... --shard i/K -o PART` wrote into what one\n"
+                   "unsharded run prints, byte for byte (stragglers and collectives across every rank included).\n"
+                   "Every shard 0..K-1 once; give --launches here only if the shards had it.");
+    add_report_options(args);
+    args.positional("PART", "a shard's part", true, true);
+    args.parse(argc - 1, argv + 1);
+    return cli::run_guarded("chakra analyze merge", run_merge, args);
+  }
   cli::Args args("chakra analyze",
                  "Analyse measured GPU work per rank as HolisticTraceAnalysis does: temporal breakdown\n"
                  "(idle / compute / non-compute), communication overlapped by compute, time by kernel\n"
                  "kind and their overlaps, per-name statistics, idle time per stream. Reads Kineto\n"
                  "traces and Chakra .et (or JSON) traces whose GPU ops carry start times; ranks come from the\n"
-                 "traces' metadata, else their file names.");
-  args.flag("--json", "print the results as JSON");
-  args.flag("--csv", "print the temporal breakdown per rank as CSV (with --critical-path: its steps)");
-  args.flag("--launches", "with --json: list every kernel launch (HTA's get_cuda_kernel_launch_stats rows)");
-  args.option("--top", "N", "names listed per rank (default 10; with --critical-path, steps listed: 20)");
+                 "traces' metadata, else their file names. Each rank is read, reduced to what the report needs\n"
+                 "and dropped, several at once as --jobs and --memory-limit allow, so runs far larger than\n"
+                 "memory are analysed; --shard i/K and `chakra analyze merge` split a run across machines.");
+  add_report_options(args);
   args.flag("--critical-path",
             "the critical path across the ranks instead: what the step's end waited for, rank by rank");
   args.option("--what-if", "NAME=K",
               "with the critical path: the step if ops whose name contains NAME ran K times faster");
+  cli::add_memory_options(args, "ranks");
+  cli::add_shard_option(args);
+  cli::add_slurm_options(args, "ranks");
   args.positional("PATH", "Kineto trace, .et trace, or a folder of them", true, true);
   args.parse(argc, argv);
   return cli::run_guarded("chakra analyze", run, args);
@@ -477,6 +597,9 @@ int cmd_diff(int argc, char** argv) {
   args.flag("--json", "print the comparison as JSON (every name)");
   args.flag("--csv", "print the comparison as CSV: a row per rank and name");
   args.option("--top", "N", "names listed per rank (default 20)");
+  args.option("--output", "FILE", "write the result to FILE (whole, or not at all) instead of standard output");
+  args.alias("-o", "--output");
+  cli::add_memory_options(args, "rank pairs");
   args.positional("A", "trace or folder (the baseline)");
   args.positional("B", "trace or folder (compared with A)");
   args.parse(argc, argv);

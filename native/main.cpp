@@ -37,9 +37,12 @@ void print_help() {
 }
 
 // Huge pages make building whole traces faster; a command that streams keeps a small footprint
-// instead (a 2 MiB page for a few kilobytes would be most of its memory).
-int run(const CommandEntry& c, int argc, char** argv) {
-  if (c.streams == Streams::No) cli::back_heap_with_huge_pages();
+// instead (a 2 MiB page for a few kilobytes would be most of its memory). `whole` is main's argv.
+int run(const CommandEntry& c, int argc, char** argv, char** whole) {
+  if (c.streams == Streams::No) {
+    cli::reexec_with_huge_page_malloc(whole);
+    cli::back_heap_with_huge_pages();
+  }
   return c.run(argc, argv);
 }
 
@@ -72,7 +75,7 @@ int main(int argc, char** argv) {
   std::string_view self = argv[0];
   if (auto slash = self.rfind('/'); slash != std::string_view::npos) self = self.substr(slash + 1);
   for (const CommandEntry& c : registered_commands())
-    if (!c.summary && self == c.name) return run(c, argc - 1, argv + 1);
+    if (!c.summary && self == c.name) return run(c, argc - 1, argv + 1, argv);
 
   if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help")) {
     print_help();
@@ -83,7 +86,7 @@ int main(int argc, char** argv) {
     return cli::kOk;
   }
   for (const CommandEntry& c : registered_commands())
-    if (!std::strcmp(argv[1], c.name)) return run(c, argc - 2, argv + 2);
+    if (!std::strcmp(argv[1], c.name)) return run(c, argc - 2, argv + 2, argv);
   std::cerr << "chakra: unknown command '" << argv[1] << "' (see chakra --help)\n";
   return cli::kUsage;
 }

@@ -709,10 +709,10 @@ bool AnalysisView::export_analysis(std::string_view format) {
     return false;
   }
   const Figures& a = figures();
-  std::vector<chakra::AnalyzedRank> ranks;
+  std::vector<chakra::RankDigest> ranks;
   for (size_t i = 0; i < app.workspace.ranks().size(); ++i) {
     const chakra::RankTrace& r = *app.workspace.ranks()[i];
-    ranks.push_back({r.rank, r.source, &r.trace, &a.ranks[i], &a.stalls[i]});
+    ranks.push_back(chakra::digest_rank(r.trace, r.rank, r.source, a.ranks[i], a.stalls[i]));
   }
   if (format == "json")
     app.platform.download("analysis.json", chakra::analysis_json(ranks, {}));

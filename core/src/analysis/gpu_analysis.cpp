@@ -179,8 +179,10 @@ GpuAnalysis analyze_ops(const std::vector<GpuOp>& ops, const std::function<std::
 
 }  // namespace
 
-GpuAnalysis analyze_gpu(const Trace& t) {
-  return analyze_ops(gpu_ops_of(t), [&](const GpuOp& op) { return t.name(op.node); });
+GpuAnalysis analyze_gpu(const Trace& t) { return analyze_gpu(t, gpu_ops_of(t)); }
+
+GpuAnalysis analyze_gpu(const Trace& t, const std::vector<GpuOp>& ops) {
+  return analyze_ops(ops, [&](const GpuOp& op) { return t.name(op.node); });
 }
 
 LaunchSummary summarize_launches(const GpuAnalysis& a) {
@@ -251,12 +253,10 @@ std::vector<CollectiveBucket> collective_buckets(const Trace& t, std::span<const
   return out;
 }
 
-std::vector<CollectiveBucket> collective_buckets(std::span<const Trace* const> ranks,
-                                                 std::span<const std::vector<uint64_t>> micros) {
+std::vector<CollectiveBucket> sum_buckets(std::span<const std::vector<CollectiveBucket>> per_rank) {
   std::map<std::pair<int32_t, uint32_t>, CollectiveBucket> all;
-  for (size_t r = 0; r < ranks.size(); ++r)
-    for (const CollectiveBucket& b :
-         collective_buckets(*ranks[r], micros.empty() ? std::span<const uint64_t>{} : micros[r])) {
+  for (const std::vector<CollectiveBucket>& rank : per_rank)
+    for (const CollectiveBucket& b : rank) {
       CollectiveBucket& sum = all[{b.comm_type, b.size_log2}];
       sum.comm_type = b.comm_type;
       sum.size_log2 = b.size_log2;
@@ -267,6 +267,14 @@ std::vector<CollectiveBucket> collective_buckets(std::span<const Trace* const> r
   std::vector<CollectiveBucket> out;
   for (const auto& [key, b] : all) out.push_back(b);
   return out;
+}
+
+std::vector<CollectiveBucket> collective_buckets(std::span<const Trace* const> ranks,
+                                                 std::span<const std::vector<uint64_t>> micros) {
+  std::vector<std::vector<CollectiveBucket>> per_rank;
+  for (size_t r = 0; r < ranks.size(); ++r)
+    per_rank.push_back(collective_buckets(*ranks[r], micros.empty() ? std::span<const uint64_t>{} : micros[r]));
+  return sum_buckets(per_rank);
 }
 
 std::vector<uint64_t> simulated_micros(const Trace& trace, std::span<const sim::Span> spans, uint32_t npu) {
@@ -303,29 +311,49 @@ GpuAnalysis analyze_spans(std::span<const sim::Span> spans, uint32_t npu) {
   return analyze_ops(ops, [&](const GpuOp& op) { return names[op.node]; });
 }
 
+CommStarts comm_starts_of(const Trace& trace, const std::vector<GpuOp>& ops) {
+  CommStarts out;
+  for (const GpuOp& op : ops) {
+    if (op.kind != GpuKind::Communication) continue;
+    const std::string_view name = trace.name(op.node);
+    auto it = out.find(name);
+    if (it == out.end()) it = out.emplace(std::string(name), std::vector<uint64_t>{}).first;
+    it->second.push_back(op.start);
+  }
+  return out;
+}
+
 Stragglers find_stragglers(std::span<const Trace* const> ranks) {
+  std::vector<CommStarts> starts;
+  std::vector<const CommStarts*> of;
+  for (const Trace* t : ranks) starts.push_back(comm_starts_of(*t, gpu_ops_of(*t)));
+  for (const CommStarts& s : starts) of.push_back(&s);
+  return find_stragglers(of);
+}
+
+Stragglers find_stragglers(std::span<const CommStarts* const> ranks) {
   Stragglers out;
   const size_t n = ranks.size();
   for (uint32_t r = 0; r < n; ++r) out.ranks.push_back({r});
   if (n < 2) return out;
-  // Per name: each rank's communication kernel starts, in order.
-  std::map<std::string, std::vector<std::vector<uint64_t>>> starts;
+  // Per name: each rank's communication kernel starts, in order (empty where a rank has none).
+  std::map<std::string_view, std::vector<const std::vector<uint64_t>*>> starts;
+  static const std::vector<uint64_t> kNone;
   for (size_t r = 0; r < n; ++r)
-    for (const GpuOp& op : gpu_ops_of(*ranks[r]))
-      if (op.kind == GpuKind::Communication) {
-        auto& per_rank = starts[std::string(ranks[r]->name(op.node))];
-        per_rank.resize(n);
-        per_rank[r].push_back(op.start);
-      }
+    for (const auto& [name, at] : *ranks[r]) {
+      auto& per_rank = starts[name];
+      per_rank.resize(n, &kNone);
+      per_rank[r] = &at;
+    }
   for (auto& [name, per_rank] : starts) {
-    const size_t count = per_rank[0].size();
-    if (std::any_of(per_rank.begin(), per_rank.end(), [&](const auto& v) { return v.size() != count; })) {
-      out.unmatched.push_back(name);
+    const size_t count = per_rank[0]->size();
+    if (std::any_of(per_rank.begin(), per_rank.end(), [&](const auto* v) { return v->size() != count; })) {
+      out.unmatched.emplace_back(name);
       continue;
     }
     for (uint32_t k = 0; k < count; ++k) {
-      Stragglers::Instance in{name, k, {}, 0, 0};
-      for (size_t r = 0; r < n; ++r) in.arrival.push_back(per_rank[r][k]);
+      Stragglers::Instance in{std::string(name), k, {}, 0, 0};
+      for (size_t r = 0; r < n; ++r) in.arrival.push_back((*per_rank[r])[k]);
       const auto last = std::max_element(in.arrival.begin(), in.arrival.end());
       in.last = static_cast<uint32_t>(last - in.arrival.begin());
       in.skew = *last - *std::min_element(in.arrival.begin(), in.arrival.end());

@@ -1,5 +1,9 @@
 #include "chakra/pytorch/trace_link.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <span>
 #include <cctype>
@@ -629,6 +633,16 @@ Trace kineto_activity(std::unique_ptr<ByteSource> device_in, KinetoCategories* c
       d, thread_deps, [](int32_t host) { return int64_t{host}; }, sync);
   std::unordered_map<int32_t, HostStall> stall_of;  // by Kineto op
   for (HostStall& st : find_stalls(d, sync)) stall_of.emplace(d.cpu[st.op], std::move(st));
+  // What the trace is built from stays (the ops, their strings, launches, steps); the rest goes
+  // first, so that a large trace is not held twice over.
+  sync = {};
+  std::vector<int64_t>().swap(gpu_out);
+  for (auto* v : {&d.cpu, &d.gpu, &d.candidates}) std::vector<int32_t>().swap(*v);
+  d.cpu_by_tid = {}, d.ends_no_sooner_before = {}, d.cpu_by_rf = {};
+  d.sync_calls = {}, d.runtime_calls = {}, d.sync_detail = {}, d.event_records = {};
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
 
   if (categories)
     std::stable_sort(categories->begin(), categories->end(),

@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "chakra/analysis/analysis_report.h"
 #include "chakra/analysis/gpu_analysis.h"
 #include "chakra/analysis/trace_diff.h"
 #include "chakra/app/workspace.h"
@@ -308,6 +309,51 @@ TEST(GpuAnalysis, StragglersAgreeWithHtaOnDlrm) {
   for (char c : hta)
     if (c >= '0' && c <= '9') theirs.insert(static_cast<uint32_t>(c - '0'));
   EXPECT_EQ(least_waiting, theirs) << hta;
+}
+
+// A rank's digest holds all the report needs: the report from digests of the traces equals the
+// one from the traces themselves (the stragglers across ranks included), and a digest written
+// as JSON reads back into the same report, doubles and all; anything else is refused by name.
+TEST(GpuAnalysis, DigestsGiveTheReportOfTheTracesAndReadBackExactly) {
+  const Case dlrm = cases()[0];
+  std::vector<chakra::Trace> traces;
+  for (const std::string& path : dlrm.traces) traces.push_back(chakra::kineto_activity(chakra::open_input(path)));
+  std::vector<chakra::RankDigest> digests, read_back;
+  std::vector<const chakra::Trace*> ranks;
+  for (uint32_t r = 0; r < traces.size(); ++r) {
+    ranks.push_back(&traces[r]);
+    digests.push_back(chakra::digest_rank(traces[r], r, dlrm.traces[r], true));
+    chakra::StringSink out;
+    chakra::JsonWriter w(out);
+    chakra::write_digest_json(digests.back(), w);
+    w.flush();
+    read_back.push_back(chakra::read_digest_json(out.out, "digest " + std::to_string(r)));
+  }
+  const chakra::Stragglers direct = chakra::find_stragglers(ranks);
+  std::vector<const chakra::CommStarts*> starts;
+  for (const auto& d : digests) starts.push_back(&d.comm_starts);
+  const chakra::Stragglers via = chakra::find_stragglers(starts);
+  ASSERT_EQ(via.instances.size(), direct.instances.size());
+  ASSERT_GT(via.instances.size(), 5u);
+  for (size_t i = 0; i < via.instances.size(); ++i) {
+    EXPECT_EQ(via.instances[i].arrival, direct.instances[i].arrival);
+    EXPECT_EQ(via.instances[i].last, direct.instances[i].last);
+  }
+  const std::string report = chakra::analysis_json(digests, {}, true);
+  EXPECT_EQ(chakra::analysis_json(read_back, {}, true), report);
+  EXPECT_NE(report.find("\"launch_list\""), std::string::npos);
+  EXPECT_EQ(chakra::breakdown_csv(read_back), chakra::breakdown_csv(digests));
+  // The launch list needs the digests made with it.
+  digests[0].launch_ops.clear();
+  EXPECT_THROW(chakra::analysis_json(digests, {}, true), chakra::Error);
+  for (const char* bad : {"{}", "[1,2]", "{\"rank\": -1}", "not json"}) {
+    try {
+      chakra::read_digest_json(bad, "part.json");
+      ADD_FAILURE() << bad;
+    } catch (const chakra::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("part.json: not a rank's analysis digest"), std::string::npos) << e.what();
+    }
+  }
 }
 
 // Collectives by type and power-of-two size: counts, bytes, time and nccl-tests' bandwidths.

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -95,6 +97,8 @@ struct GpuAnalysis {
 
 // O(n log n) in the GPU ops.
 GpuAnalysis analyze_gpu(const Trace& trace);
+// The same from the trace's GPU ops as gpu_ops_of found them (when a caller needs them too).
+GpuAnalysis analyze_gpu(const Trace& trace, const std::vector<GpuOp>& ops);
 
 // The launches in summary, with HTA's cutoffs: ops shorter than a launch call of at most 50
 // time units, and delays over 100; the delays' median, 90th percentile and maximum.
@@ -162,6 +166,13 @@ struct Stragglers {
 };
 // `ranks[i]` is rank i's trace (GPU ops as gpu_ops_of finds them). O(n log n).
 Stragglers find_stragglers(std::span<const Trace* const> ranks);
+// What the stragglers need of one rank: per communication kernel name, its kernels' starts in
+// order (`ops` as gpu_ops_of gives them). A rank's traces can go once this is taken.
+using CommStarts = std::map<std::string, std::vector<uint64_t>, std::less<>>;
+CommStarts comm_starts_of(const Trace& trace, const std::vector<GpuOp>& ops);
+Stragglers find_stragglers(std::span<const CommStarts* const> ranks);
+// Buckets of several ranks summed (by type, then size).
+std::vector<CollectiveBucket> sum_buckets(std::span<const std::vector<CollectiveBucket>> per_rank);
 
 // HTA's label of a kind set: kinds in enum order joined by " overlapping ".
 std::string gpu_kinds_label(unsigned set);

@@ -31,12 +31,4 @@ std::vector<HostStallEntry> host_stalls_of(const Trace& trace);
 // The class of node `n`'s stall, if it is one.
 std::optional<StallClass> stall_class_of(const Trace& trace, uint32_t n);
 
-// Per rank (rank_ids[i] for stalls[i], traces[i]): the total and per class, then the `top`
-// longest with their evidence; empty when no rank has a stall.
-std::string host_stalls_text(std::span<const Trace* const> traces, std::span<const std::vector<HostStallEntry>> stalls,
-                             std::span<const uint32_t> rank_ids, size_t top);
-// "host_stalls": {"total_us", "by_class": {...}, "stalls": [{node_id, name, start, class, us, evidence}]}
-// as a key of the JSON object being written.
-void write_host_stalls_json(const Trace& trace, const std::vector<HostStallEntry>& stalls, JsonWriter& w);
-
 }  // namespace chakra

@@ -139,7 +139,6 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
   std::string_view key;
   std::string cat, name, scratch;
   std::vector<KinetoOp> kept;
-  std::vector<uint64_t> kept_order;
   std::unordered_map<TidKey, ThreadSpan> threads;
   uint64_t order = 0;
 
@@ -255,7 +254,6 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
       op.cat = d.strings.intern(modern);
       op.exclusive = op.dur;
       kept.push_back(op);
-      kept_order.push_back(order);
     }
     ++order;
     if ((order & 0xffff) == 0) report_progress(progress, "reading device trace", in.raw_position(), in.raw_size());
@@ -302,9 +300,24 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
   std::vector<int32_t> idx(kept.size());
   std::iota(idx.begin(), idx.end(), 0);
   std::stable_sort(idx.begin(), idx.end(), [&](int32_t a, int32_t b) { return pyjson::less(kept[a].ts, kept[b].ts); });
-  d.ops.reserve(kept.size() + threads.size() + 1);
-  for (int32_t i : idx) d.ops.push_back(kept[i]);
-  std::vector<KinetoOp>().swap(kept);
+  // Put in that order in place, cycle by cycle (ops[i] = kept[idx[i]]): a sorted copy would hold
+  // the events twice, the largest part of reading a large trace.
+  d.ops = std::move(kept);
+  for (int32_t i = 0; i < static_cast<int32_t>(idx.size()); ++i) {
+    if (idx[i] == i) continue;
+    KinetoOp first = d.ops[i];
+    int32_t j = i;
+    while (idx[j] != i) {
+      const int32_t from = idx[j];
+      d.ops[j] = d.ops[from];
+      idx[j] = j;
+      j = from;
+    }
+    d.ops[j] = first;
+    idx[j] = j;
+  }
+  std::vector<int32_t>().swap(idx);
+  d.ops.reserve(d.ops.size() + threads.size() + 1);  // rarely grows: push_back left room
 
   for (int32_t i = 0; i < static_cast<int32_t>(d.ops.size()); ++i) {
     KinetoOp& op = d.ops[i];
