@@ -1,6 +1,5 @@
 #include "analyze_inputs.h"
 
-#include <malloc.h>
 #include <sys/sysinfo.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include "chakra/format/et_io.h"
 #include "chakra/format/et_json.h"
 #include "chakra/support/error.h"
+#include "chakra/support/memory.h"
 #include "chakra/support/text.h"
 
 namespace fs = std::filesystem;
@@ -182,7 +182,7 @@ void for_each_within(const std::vector<uint64_t>& memory, const std::vector<uint
         std::lock_guard lock(m);
         if (!failed) failed = std::current_exception();
       }
-      malloc_trim(0);  // the trace's pages back to the system before the next one is admitted
+      chakra::release_free_memory();  // the trace's pages back before the next one is admitted
       {
         std::lock_guard lock(m);
         in_use -= memory[i];

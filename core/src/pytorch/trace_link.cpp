@@ -1,9 +1,5 @@
 #include "chakra/pytorch/trace_link.h"
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include <algorithm>
 #include <span>
 #include <cctype>
@@ -21,6 +17,7 @@
 #include "chakra/format/json_pull.h"
 #include "chakra/pytorch/pytorch_convert.h"
 #include "chakra/support/error.h"
+#include "chakra/support/memory.h"
 #include "chakra/support/text.h"
 #include "chakra/trace/string_pool.h"
 #include "pytorch/link/link_parts.h"
@@ -640,9 +637,7 @@ Trace kineto_activity(std::unique_ptr<ByteSource> device_in, KinetoCategories* c
   for (auto* v : {&d.cpu, &d.gpu, &d.candidates}) std::vector<int32_t>().swap(*v);
   d.cpu_by_tid = {}, d.ends_no_sooner_before = {}, d.cpu_by_rf = {};
   d.sync_calls = {}, d.runtime_calls = {}, d.sync_detail = {}, d.event_records = {};
-#if defined(__GLIBC__)
-  malloc_trim(0);
-#endif
+  release_free_memory();
 
   if (categories)
     std::stable_sort(categories->begin(), categories->end(),
