@@ -97,8 +97,9 @@ std::vector<TraceInput> scan_traces(const std::vector<std::string>& paths, std::
     }
     in.rank = rank.value_or(static_cast<uint32_t>(out.size()));
     const uint64_t on_disk = fs::file_size(path);
-    in.bytes = chakra::ends_with(path, ".gz") ? inflated_size(path, on_disk) : on_disk;
-    in.memory = static_cast<uint64_t>(per_byte * static_cast<double>(in.bytes)) + (uint64_t{16} << 20);
+    in.bytes = on_disk;
+    const uint64_t inflated = chakra::ends_with(path, ".gz") ? inflated_size(path, on_disk) : on_disk;
+    in.memory = static_cast<uint64_t>(per_byte * static_cast<double>(inflated)) + (uint64_t{16} << 20);
     if (auto [it, fresh] = owner.emplace(in.rank, path); !fresh)
       throw chakra::Error("rank " + std::to_string(in.rank) + " twice: " + it->second + " and " + path);
     out.push_back(std::move(in));

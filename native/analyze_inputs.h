@@ -22,8 +22,8 @@ struct TraceInput {
   uint32_t rank = 0;
   std::string path;
   chakra::InputKind kind = chakra::InputKind::Unknown;
-  uint64_t bytes = 0;   // its bytes as read (inflated, when gzip)
-  uint64_t memory = 0;  // the memory its trace and analyses take at most, estimated from kind and bytes
+  uint64_t bytes = 0;   // its size on disk, which progress counts (compressed, when gzip)
+  uint64_t memory = 0;  // the memory its trace and analyses take at most, from kind and inflated size
 };
 
 // Every trace under `paths`, by rank, from each file's first bytes (nothing is read whole).
