@@ -27,7 +27,7 @@ namespace {
 
 // Peak memory of reading a trace and analysing it, per byte of its text or protobuf (measured
 // with bench/chakra_bench --analyze-ranks on the DLRM run replicated; core/docs/performance.md).
-constexpr double kKinetoMemoryPerByte = 1.1, kEtMemoryPerByte = 1.0, kJsonMemoryPerByte = 1.5;
+constexpr double kKinetoMemoryPerByte = 0.75, kEtMemoryPerByte = 1.0, kJsonMemoryPerByte = 1.5;
 
 // A gzip file's inflated size: its last four bytes hold it modulo 2^32, so the smallest such
 // size not below the compressed one.

@@ -158,6 +158,7 @@ std::vector<HostStall> find_host_stalls(const StallInputs& in) {
   // What an op of each name usually takes.
   std::unordered_map<std::string_view, std::vector<double>> by_name;
   std::vector<double> all;
+  all.reserve(in.cpu.size());
   for (uint32_t i = 0; i < in.cpu.size(); ++i) {
     by_name[in.cpu[i].name].push_back(own[i].total);
     all.push_back(own[i].total);

@@ -17,7 +17,6 @@
 #include "chakra/format/json_pull.h"
 #include "chakra/pytorch/pytorch_convert.h"
 #include "chakra/support/error.h"
-#include "chakra/support/memory.h"
 #include "chakra/support/text.h"
 #include "chakra/trace/string_pool.h"
 #include "pytorch/link/link_parts.h"
@@ -528,7 +527,7 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
       if (l.kineto != kNone) {
         const KinetoOp& k = d.ops[l.kineto];
         host_over.push_back({"\"inclusive_dur\"", py(k.dur)});
-        host_over.push_back({"\"exclusive_dur\"", py(k.exclusive)});
+        host_over.push_back({"\"exclusive_dur\"", py(d.exclusive_of(l.kineto))});
         host_over.push_back({"\"ts\"", py(k.ts)});
         host_over.push_back({"\"inter_thread_dep\"", l.dep != kNone ? num(new_id[l.dep]) : "null"});
       }
@@ -609,144 +608,6 @@ LinkReport link_traces(std::unique_ptr<ByteSource> host_in, std::unique_ptr<Byte
   buf += top.empty() && !(options.sync_deps && !d.profiler_steps.empty()) ? "}" : "\n}";
   writer.flush();
   return report;
-}
-
-Trace kineto_activity(std::unique_ptr<ByteSource> device_in, KinetoCategories* categories) {
-  Device d;
-  if (categories) categories->clear();
-  d.categories = categories;
-  load_device(*device_in, d, nullptr);
-  // Host stalls as the linker finds them, every CPU op standing for its own host node: blocked
-  // in synchronisation calls and in waits for work handed to another thread.
-  compute_inter_thread(d);
-  for (int32_t k : d.cpu) d.ops[k].host = k;
-  std::vector<int64_t> gpu_out(d.ops.size(), -1);
-  for (int32_t g : d.gpu) gpu_out[g] = g;
-  SyncDeps sync = compute_sync_deps(d, gpu_out, [](int32_t host) { return int64_t{host}; });
-  std::vector<std::pair<int32_t, int32_t>> thread_deps;
-  for (int32_t k : d.cpu)
-    if (d.ops[k].other_thread != kNone) thread_deps.emplace_back(k, d.ops[k].other_thread);
-  add_cross_thread_blocked(
-      d, thread_deps, [](int32_t host) { return int64_t{host}; }, sync);
-  std::unordered_map<int32_t, HostStall> stall_of;  // by Kineto op
-  for (HostStall& st : find_stalls(d, sync)) stall_of.emplace(d.cpu[st.op], std::move(st));
-  // What the trace is built from stays (the ops, their strings, launches, steps); the rest goes
-  // first, so that a large trace is not held twice over.
-  sync = {};
-  std::vector<int64_t>().swap(gpu_out);
-  for (auto* v : {&d.cpu, &d.gpu, &d.candidates}) std::vector<int32_t>().swap(*v);
-  d.cpu_by_tid = {}, d.ends_no_sooner_before = {}, d.cpu_by_rf = {};
-  d.sync_calls = {}, d.runtime_calls = {}, d.sync_detail = {}, d.event_records = {};
-  release_free_memory();
-
-  if (categories)
-    std::stable_sort(categories->begin(), categories->end(),
-                     [](const auto& a, const auto& b) { return a.second > b.second; });
-  Trace t;
-  const StrId is_cpu_op = t.intern("is_cpu_op"), tid = t.intern("tid"), stream = t.intern("stream"),
-              comm_type = t.intern("comm_type"), comm_size = t.intern("comm_size"),
-              stall_class = t.intern(kStallClassAttr), stall_micros = t.intern(kStallMicrosAttr),
-              stall_evidence = t.intern("stall_evidence");
-  if (!stall_of.empty()) {
-    AttrDrafts meta;
-    meta.add_uint64(t.intern(kHostStallsAttr), stall_of.size());
-    t.set_metadata(StringPool::kEmpty, meta);
-  }
-  auto micros = [](Number n) {
-    const double v = std::round(n.as_double());
-    return v > 0 && v < 0x1p63 ? static_cast<uint64_t>(v) : uint64_t{0};
-  };
-  // Node ids in event order, so a GPU op can name its launch call (by correlation id) whether
-  // the call came before it in the list or not.
-  std::vector<uint64_t> id_of(d.ops.size(), 0);
-  uint64_t id = 0;
-  for (size_t i = 0; i < d.ops.size(); ++i)
-    if (d.ops[i].kind != OpKind::Other && d.ops[i].kind != OpKind::Annotation) id_of[i] = ++id;
-  NodeDraft node;
-  for (size_t i = 0; i < d.ops.size(); ++i) {
-    const KinetoOp& op = d.ops[i];
-    if (!id_of[i]) continue;
-    const std::string_view name = d.strings.view(op.name);
-    node.clear();
-    node.id = id_of[i];
-    node.name = t.intern(name);
-    node.type = static_cast<int32_t>(NodeType::Comp);
-    node.start_time_micros = micros(op.ts);
-    node.duration_micros = micros(op.dur);
-    const bool cpu = op.kind != OpKind::Gpu && op.kind != OpKind::GpuMemset;
-    node.attrs.add_bool(is_cpu_op, cpu);
-    if (cpu)
-      node.attrs.add_int64(tid, op.tid);
-    else
-      node.attrs.add_int64(stream, parse_stream(d, op.stream));
-    if (auto st = stall_of.find(static_cast<int32_t>(i)); st != stall_of.end()) {
-      node.attrs.add_string(stall_class, t.intern(stall_class_name(st->second.cls)));
-      node.attrs.add_uint64(stall_micros, static_cast<uint64_t>(std::llround(st->second.micros)));
-      node.attrs.add_string(stall_evidence, t.intern(st->second.evidence));
-    }
-    if (!cpu && op.correlation >= 0)  // a kernel or copy waits for the call that launched it
-      if (auto l = d.launch_by_correlation.find(op.correlation); l != d.launch_by_correlation.end() && id_of[l->second])
-        node.data_deps.push_back(id_of[l->second]);
-    const bool nccl = !cpu && (name.find("ncclKernel") != std::string_view::npos ||
-                               name.find("ncclDevKernel") != std::string_view::npos);
-    int64_t ct = nccl ? collective_of(name, true) : -1;
-    if (nccl && ct < 0 && name.find("SendRecv") != std::string_view::npos)
-      ct = static_cast<int64_t>(CommType::AllToAll);
-    if (ct >= 0) {
-      node.type = static_cast<int32_t>(NodeType::CommColl);
-      node.attrs.add_int64(comm_type, ct);
-      node.attrs.add_int64(comm_size, 0);
-    }
-    t.append(node);
-  }
-  // ProfilerStep#N annotations: the iterations (analyses drop the last, incomplete one, as HTA).
-  for (const Device::Step& step : d.profiler_steps) {
-    node.clear();
-    node.id = ++id;
-    node.name = t.intern(d.strings.view(step.name));
-    node.type = static_cast<int32_t>(NodeType::Comp);
-    node.start_time_micros = micros(step.begin);
-    const uint64_t end = micros(step.end);
-    node.duration_micros = end > node.start_time_micros ? end - node.start_time_micros : 0;
-    node.attrs.add_bool(is_cpu_op, true);
-    node.attrs.add_int64(tid, step.tid);
-    t.append(node);
-  }
-  return t;
-}
-
-std::optional<std::string> kineto_without_gpu_ops(const KinetoCategories& categories) {
-  // The categories of GPU ops (Kineto's names, and those of PyTorch before 1.9).
-  for (const auto& [cat, count] : categories)
-    for (std::string_view gpu : {"kernel", "gpu_memcpy", "gpu_memset"})
-      if (modern_category(cat) == gpu) return std::nullopt;
-  if (categories.empty())
-    return "it has no event with a category (\"cat\"), so no kernel, gpu_memcpy or gpu_memset event";
-  std::string listed;
-  for (size_t i = 0; i < categories.size() && i < 8; ++i)
-    listed += (i ? ", " : "") + categories[i].first + " " + std::to_string(categories[i].second);
-  if (categories.size() > 8) listed += ", and " + std::to_string(categories.size() - 8) + " more categories";
-  // Kineto's activity types of devices other than CUDA and ROCm GPUs, by their categories' prefix.
-  static constexpr std::pair<std::string_view, std::string_view> kDevices[] = {
-      {"mtia_", "MTIA"},         {"xpu_", "Intel XPU"},   {"hpu_", "Gaudi (HPU)"},
-      {"mlu_", "Cambricon MLU"}, {"gcu_", "Enflame GCU"}, {"privateuse1_", "PrivateUse1 backend"}};
-  for (const auto& [prefix, device] : kDevices)
-    for (const auto& [cat, count] : categories)
-      if (cat.rfind(prefix, 0) == 0)
-        return with_article(std::string(device) + " trace") + " (" + std::string(prefix) +
-               "* events), not a CUDA or ROCm one: its events are " + listed +
-               "; the analyses read kernel, gpu_memcpy and gpu_memset events";
-  // Host-side categories: the CPU ops, Python calls, annotations and the profiler's own.
-  static constexpr std::string_view kHost[] = {"cpu_op", "user_annotation", "python_function", "cpu_instant_event",
-                                               "Trace",  "overhead",        "Operator"};
-  const bool host_only = std::all_of(categories.begin(), categories.end(), [](const auto& c) {
-    return std::find(std::begin(kHost), std::end(kHost), c.first) != std::end(kHost);
-  });
-  if (host_only)
-    return "it records only host-side events (" + listed +
-           "): no kernel, gpu_memcpy or gpu_memset event; profile "
-           "with GPU activities on (torch.profiler.ProfilerActivity.CUDA)";
-  return "its events are " + listed + ": no kernel, gpu_memcpy or gpu_memset event, which the analyses read";
 }
 
 }  // namespace chakra

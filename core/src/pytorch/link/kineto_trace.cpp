@@ -138,7 +138,7 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
   // anything else is read.
   std::string_view key;
   std::string cat, name, scratch;
-  std::vector<KinetoOp> kept;
+  Column<KinetoOp> kept;
   std::unordered_map<TidKey, ThreadSpan> threads;
   uint64_t order = 0;
 
@@ -252,7 +252,6 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
     if (op.kind != OpKind::Other) {
       op.name = d.strings.intern(name);
       op.cat = d.strings.intern(modern);
-      op.exclusive = op.dur;
       kept.push_back(op);
     }
     ++order;
@@ -384,6 +383,8 @@ void load_device(ByteSource& in, Device& d, Progress* progress) {
 }
 
 void compute_exclusive(Device& d, std::vector<std::string>& warnings) {
+  d.exclusive.resize(d.ops.size());
+  for (size_t i = 0; i < d.ops.size(); ++i) d.exclusive[i] = d.ops[i].dur;
   std::vector<int32_t> ops;
   std::vector<std::pair<Number, Number>> regions, merged;
   for (TidKey tid : d.cpu_tids) {
@@ -423,7 +424,7 @@ void compute_exclusive(Device& d, std::vector<std::string>& warnings) {
                            "' has children longer than itself; its exclusive duration is set to 0");
         exclusive = exclusive.is_int ? Number::of_int(0) : Number::of_float(0);
       }
-      op.exclusive = exclusive;
+      d.exclusive[ops[i]] = exclusive;
     }
   }
 }

@@ -18,6 +18,7 @@
 #include "chakra/format/json_pull.h"
 #include "chakra/pytorch/trace_link.h"
 #include "chakra/support/progress.h"
+#include "chakra/trace/column.h"
 #include "chakra/trace/string_pool.h"
 #include "pytorch/host_stalls.h"
 #include "pytorch/python_json.h"
@@ -60,7 +61,7 @@ using TidKey = int64_t;
 constexpr TidKey kStringTid = int64_t{1} << 62;
 
 struct KinetoOp {
-  Number ts, dur, exclusive;
+  Number ts, dur;
   TidKey tid = 0;
   int64_t external_id = -1, ev_idx = -1, correlation = -1, rf_id = 0;
   bool has_rf = false;
@@ -98,9 +99,18 @@ struct SyncDetail {
 struct Device {
   std::string name;
   StringPool strings;
-  std::vector<KinetoOp> ops;  // Cpu, Launch and Gpu events, sorted by ts (stable)
-  std::vector<int32_t> cpu;   // Cpu ops in ts order
-  std::vector<int32_t> gpu;   // Gpu ops in ts order
+  // Cpu, Launch and Gpu events, sorted by ts (stable). A Column: a large trace's millions of ops
+  // grow in place (remapped), where a vector's doubling held them twice while it copied.
+  Column<KinetoOp> ops;
+  std::vector<int32_t> cpu;  // Cpu ops in ts order
+  std::vector<int32_t> gpu;  // Gpu ops in ts order
+  // Exclusive duration of each op, parallel to ops, once compute_exclusive has run (the linker's;
+  // 16 bytes an op that kineto_activity does without); until then, and for ops added after it,
+  // the op's duration.
+  std::vector<Number> exclusive;
+  Number exclusive_of(int32_t op) const {
+    return static_cast<size_t>(op) < exclusive.size() ? exclusive[op] : ops[op].dur;
+  }
   std::unordered_map<int64_t, int32_t> launch_by_correlation;
   std::unordered_map<int64_t, int32_t> cpu_by_rf;  // the reference's rf map: last op wins
   std::vector<TidKey> cpu_tids;                    // in order of first appearance
@@ -231,9 +241,14 @@ SyncDeps compute_sync_deps(const Device& d, const std::vector<int64_t>& gpu_out,
 // Each waiter's dependencies in ascending order, and their count.
 void sort_sync_deps(SyncDeps& r);
 
-// The host stalls of a Kineto trace (host_stalls.h), whose sync dependencies `sync` found when
-// its threads were blocked. HostStall::op indexes d.cpu, HostStall::gpu d.gpu.
-std::vector<HostStall> find_stalls(const Device& d, const SyncDeps& sync);
+// What find_host_stalls reads of a Kineto trace, whose sync dependencies `sync` found when its
+// threads were blocked: StallInputs::cpu parallel to d.cpu, StallInputs::gpu to d.gpu.
+StallInputs stall_inputs(const Device& d, const SyncDeps& sync);
+
+// The host stalls of a Kineto trace (host_stalls.h). HostStall::op indexes d.cpu, HostStall::gpu d.gpu.
+inline std::vector<HostStall> find_stalls(const Device& d, const SyncDeps& sync) {
+  return find_host_stalls(stall_inputs(d, sync));
+}
 
 // ---------------------------------------------------------------- the host execution trace
 

@@ -94,7 +94,7 @@ void add_cross_thread_blocked(const Device& d, const std::vector<std::pair<int32
       begin = std::min(begin, b);
       end = std::max(end, e);
     }
-    if (const double blocked = std::min(end - begin, d.ops[waiting].exclusive.as_double()); blocked > 0) {
+    if (const double blocked = std::min(end - begin, d.exclusive_of(waiting).as_double()); blocked > 0) {
       const int64_t host = host_out(d.ops[waiting].host);
       r.blocked[host] += blocked;
       r.blocked_spans[host].emplace_back(begin, end);
@@ -258,8 +258,11 @@ void sort_sync_deps(SyncDeps& r) {
   }
 }
 
-std::vector<HostStall> find_stalls(const Device& d, const SyncDeps& sync) {
+StallInputs stall_inputs(const Device& d, const SyncDeps& sync) {
   StallInputs in;
+  in.cpu.reserve(d.cpu.size());
+  in.gpu.reserve(d.gpu.size());
+  in.calls.reserve(d.runtime_calls.size());
   auto us = [](Number n) { return n.as_double(); };
   for (int32_t k : d.cpu) {
     const KinetoOp& op = d.ops[k];
@@ -274,7 +277,7 @@ std::vector<HostStall> find_stalls(const Device& d, const SyncDeps& sync) {
   for (const Device::RuntimeCall& c : d.runtime_calls)
     in.calls.push_back({us(c.ts), us(c.end), c.tid, d.strings.view(c.name)});
   in.blocked = sync.thread_blocked;
-  return find_host_stalls(in);
+  return in;
 }
 
 }  // namespace chakra::link
