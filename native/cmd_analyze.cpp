@@ -470,8 +470,11 @@ void write_diff(chakra::JsonWriter& w, uint32_t rank, const std::string& a, cons
 }
 
 int run_diff(const cli::Args& args) {
-  std::vector<std::string> notes;
-  const auto a = cli::scan_traces({args.values("A")[0]}, notes), b = cli::scan_traces({args.values("B")[0]}, notes);
+  std::vector<std::string> notes, b_notes;
+  const auto a = cli::scan_traces({args.values("A")[0]}, notes), b = cli::scan_traces({args.values("B")[0]}, b_notes);
+  // A file both scans skipped (A and B the same folder, or one inside the other) is noted once.
+  for (std::string& n : b_notes)
+    if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(std::move(n));
   // Ranks present on both sides are compared; a rank on one side only is named.
   std::map<uint32_t, size_t> b_of;
   for (size_t i = 0; i < b.size(); ++i) b_of[b[i].rank] = i;

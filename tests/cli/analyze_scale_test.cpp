@@ -2,6 +2,7 @@
 // --memory-limit, --jobs, --shard i/K with chakra analyze merge, -o written whole or not at all.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -135,6 +136,11 @@ TEST(CliAnalyzeScale, JobsAndMemoryLimitChangeNothingButWhatFitsAtOnce) {
   ASSERT_EQ(diff_one.exit_code, 0) << diff_one.err;
   EXPECT_TRUE(run({"diff", "--json", kRun, kRun, "--jobs", "3", "--memory-limit", "40M"}).out == diff_one.out);
   EXPECT_EQ(nlohmann::json::parse(diff_one.out)["ranks"].size(), 8u);
+  // A and B are one folder: each file both scans skip is noted once, not once per side.
+  const nlohmann::json notes = nlohmann::json::parse(diff_one.out)["notes"];
+  EXPECT_EQ(std::count(notes.begin(), notes.end(), kRun + "/PROVENANCE.md: skipped (a file of unknown kind)"), 1)
+      << notes.dump();
+  EXPECT_EQ(notes.size(), 9u) << notes.dump();  // PROVENANCE.md and the 8 host ETs
   EXPECT_EQ(run({"diff", kRun, kRun, "--memory-limit", "1K"}).exit_code, 1);
 }
 
