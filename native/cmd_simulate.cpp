@@ -222,12 +222,24 @@ void load_common(Request& q, const std::string& workload, const std::string& sys
   }
 }
 
+// --comm-group as given; without it, for a workload PREFIX, the groups file the converters write
+// beside PREFIX.<npu>.et, with a note (a folder's is found by workload_folder). Without groups
+// every collective would span all NPUs, silently, where the traces name smaller ones.
+std::string comm_group_for(const cli::Args& a, Request& q) {
+  if (a.has("--comm-group")) return a.get("--comm-group");
+  const std::string workload = a.get("--workload"), beside = workload + ".comm_group.json";
+  std::error_code ec;
+  if (std::filesystem::is_directory(workload, ec) || !std::filesystem::is_regular_file(beside, ec)) return "";
+  q.notes.push_back("communicator groups from " + beside + ", beside the workload's traces (--comm-group empty: none)");
+  return beside;
+}
+
 int run_simulate(const cli::Args& a) {
   Request q;
   if (a.has("--preset")) {
     if (a.has("--system") || a.has("--network")) a.fail("give --preset or --system and --network, not both");
     const ClusterPreset& p = cluster_preset(a.get("--preset"));
-    load_common(q, a.get("--workload"), "", "", a.get("--remote-memory"), a.get("--comm-group"));
+    load_common(q, a.get("--workload"), "", "", a.get("--remote-memory"), comm_group_for(a, q));
     q.in.network = a.has("--npus") ? fit_network(p.network, a.get_uint("--npus", UINT32_MAX)) : p.network;
     q.in.system = p.system;
     fit_system(q.in.system, q.in.network.topology.size());
@@ -236,7 +248,7 @@ int run_simulate(const cli::Args& a) {
     if (!a.has("--system") || !a.has("--network")) a.fail("give --system and --network (or --preset)");
     if (a.has("--npus")) a.fail("--npus fits a --preset's network; edit the network file instead");
     load_common(q, a.get("--workload"), a.get("--system"), a.get("--network"), a.get("--remote-memory"),
-                a.get("--comm-group"));
+                comm_group_for(a, q));
   }
   q.opt.backend = backend_named(a, a.get("--backend"));
   q.opt.queues_per_dim = static_cast<uint32_t>(a.get_uint("--num-queues-per-dim", 1024));
@@ -329,7 +341,7 @@ int cmd_simulate(int argc, char** argv) {
               "a cluster of assets/simulation/presets.json instead of --system and --network: " + preset_names(), "");
   args.option("--npus", "N", "with --preset: fit its network to N NPUs (default: the preset's count)", "");
   args.option("--remote-memory", "FILE", "remote-memory JSON (default: no memory expansion)", "");
-  args.option("--comm-group", "FILE", "communicator groups JSON", "");
+  args.option("--comm-group", "FILE", "communicator groups JSON (default: PREFIX.comm_group.json when it exists)", "");
   args.option("--backend", backend_spellings("|", "|"), "network model: congestion-unaware or -aware", "unaware");
   add_common(args);
   args.flag("--rendezvous", "8 KiB handshake before every send (--rendezvous-protocol)");

@@ -174,6 +174,17 @@ TEST(Bundled, SynthesizedAndStableHloWorkloads) {
            "h100-hgx-8"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "sys[7] finished")) << r.out;
+  // Without --comm-group, the groups file beside the prefix is taken, and said so; with none, the
+  // traces' groups are undefined and the run refused.
+  const Result beside = run({"simulate", "--workload", dir + "/s/llama", "--preset", "h100-hgx-8"});
+  ASSERT_EQ(beside.exit_code, 0) << beside.err;
+  EXPECT_EQ(beside.out, r.out);
+  EXPECT_TRUE(contains(beside.err, "note: communicator groups from " + dir + "/s/llama.comm_group.json, beside"))
+      << beside.err;
+  const Result none =
+      run({"simulate", "--workload", dir + "/s/llama", "--preset", "h100-hgx-8", "--comm-group", "empty"});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_TRUE(contains(none.err, "is not defined (no comm-group file given)")) << none.err;
   const std::string mlir = fixture("hespas__test_split_replica_groups.mlir");
   r = run({"import", "stablehlo", mlir, "--device", "h100", "-o", dir + "/h/prog"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
