@@ -223,8 +223,8 @@ void load_common(Request& q, const std::string& workload, const std::string& sys
 }
 
 // --comm-group as given; without it, for a workload PREFIX, the groups file the converters write
-// beside PREFIX.<npu>.et, with a note (a folder's is found by workload_folder). Without groups
-// every collective would span all NPUs, silently, where the traces name smaller ones.
+// beside PREFIX.<npu>.et, with a note (a folder's is found by workload_folder). Without it, a
+// workload whose collectives name their groups was refused unless the file was given by hand.
 std::string comm_group_for(const cli::Args& a, Request& q) {
   if (a.has("--comm-group")) return a.get("--comm-group");
   const std::string workload = a.get("--workload"), beside = workload + ".comm_group.json";
