@@ -24,6 +24,7 @@ struct TraceInput {
   chakra::InputKind kind = chakra::InputKind::Unknown;
   uint64_t bytes = 0;   // its size on disk, which progress counts (compressed, when gzip)
   uint64_t memory = 0;  // the memory its trace and analyses take at most, from kind and inflated size
+  uint64_t held = 0;    // of that, what its trace keeps once read (the critical path holds every rank's)
 };
 
 // Every trace under `paths`, by rank, from each file's first bytes (nothing is read whole).

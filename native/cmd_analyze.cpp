@@ -167,16 +167,21 @@ PathOfRanks path_of(const std::vector<chakra::Trace>& traces, const std::vector<
 }
 
 // The critical path needs every rank's whole trace at once: read within the limit or refused.
+// What the traces keep once read is set aside first; reads take turns in what remains, each
+// needing what it takes beyond what its trace keeps.
 std::vector<chakra::Trace> whole_traces(const std::vector<cli::TraceInput>& inputs, cli::MemoryBudget budget) {
-  uint64_t all = 0;
+  uint64_t held = 0, largest_read = 0;
   std::vector<uint64_t> memory, bytes;
-  for (const cli::TraceInput& in : inputs) all += in.memory, memory.push_back(in.memory), bytes.push_back(in.bytes);
-  if (all > budget.limit)
+  for (const cli::TraceInput& in : inputs) {
+    held += in.held, memory.push_back(in.memory - in.held), bytes.push_back(in.bytes);
+    largest_read = std::max(largest_read, memory.back());
+  }
+  if (held + largest_read > budget.limit)
     throw chakra::Error("the critical path needs every rank's trace in memory at once: about " +
-                        chakra::format_bytes(all) + " for these " + std::to_string(inputs.size()) +
+                        chakra::format_bytes(held + largest_read) + " for these " + std::to_string(inputs.size()) +
                         " traces, over --memory-limit " + chakra::format_bytes(budget.limit) +
                         " (raise the limit, or give fewer ranks)");
-  budget.limit = all;
+  budget.limit -= held;
   std::vector<chakra::Trace> traces(inputs.size());
   std::vector<RankDigest> counts(inputs.size());  // only ops and the reason, for the GPU-op check
   cli::for_each_within(
