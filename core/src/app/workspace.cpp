@@ -158,11 +158,23 @@ bool WorkspaceFile::step(uint32_t max_nodes) {
       }
       trace_.append(draft_);
     }
+    if (!done_) reserve_for_rest();
   } else {
     done_ = true;  // the rest of the work happens in finish()
   }
   elapsed_ms_ += ms_since(start);
   return done_;
+}
+
+// Once a sample of the file is decoded (4 MiB, or a 64th of it), the columns are made room for
+// its size: what they hold per byte read so far, times the file's bytes, and a twentieth more.
+// Later steps then append in place; growing by steps copied each column again and again.
+void WorkspaceFile::reserve_for_rest() {
+  if (reserved_ || (!streaming_ && is_gzip(bytes_))) return;  // a gzip file's size is not its records'
+  const uint64_t read = reader_->offset();
+  if (read < std::min<uint64_t>(uint64_t{4} << 20, total_ / 64) || read >= total_) return;
+  trace_.reserve_scaled(1.05 * static_cast<double>(total_) / static_cast<double>(read));
+  reserved_ = true;
 }
 
 double WorkspaceFile::fraction() const {

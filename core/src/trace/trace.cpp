@@ -120,6 +120,20 @@ void AttrTable::reserve(size_t attrs, size_t list_elems) {
   list_pool_.reserve(list_elems);
 }
 
+namespace {
+template <class T>
+void reserve_scaled_column(Column<T>& c, double factor) {
+  c.reserve(static_cast<size_t>(static_cast<double>(c.size()) * factor) + 1);
+}
+}  // namespace
+
+void AttrTable::reserve_scaled(double factor) {
+  for (auto* c : {&name_, &doc_}) reserve_scaled_column(*c, factor);
+  reserve_scaled_column(kind_, factor);
+  reserve_scaled_column(bits_, factor);
+  reserve_scaled_column(list_pool_, factor);
+}
+
 void AttrTable::clear() {
   name_.clear();
   doc_.clear();
@@ -280,6 +294,20 @@ void Trace::clear_nodes() {
   attrs_.clear();
   unknown_.clear();
   unknown_blob_.clear();
+}
+
+void Trace::reserve_scaled(double factor) {
+  if (!(factor > 1)) return;
+  reserve_scaled_column(id_, factor);
+  reserve_scaled_column(name_, factor);
+  reserve_scaled_column(type_, factor);
+  reserve_scaled_column(start_, factor);
+  reserve_scaled_column(duration_, factor);
+  for (auto* c : {&ctrl_off_, &data_off_, &attr_off_}) reserve_scaled_column(*c, factor);
+  for (auto* c : {&ctrl_, &data_}) reserve_scaled_column(*c, factor);
+  reserve_scaled_column(flags_, factor);
+  for (auto* c : {&inputs_, &outputs_}) reserve_scaled_column(*c, factor);
+  attrs_.reserve_scaled(factor);
 }
 
 void Trace::reserve(size_t nodes, size_t deps_per_node, size_t attrs_per_node) {

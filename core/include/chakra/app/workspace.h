@@ -84,6 +84,7 @@ class WorkspaceFile {
   friend class Workspace;
   void learn_kind();     // from the first 64 KiB; throws for a file of no kind it takes
   void frame_records();  // how far whole .et records have arrived: the reader may go there
+  void reserve_for_rest();
   std::string name_;
   std::unique_ptr<ConvertedRank> converted_;  // a rank conversion's result (its .et in bytes_)
   uint64_t total_ = 0;
@@ -100,6 +101,7 @@ class WorkspaceFile {
   Trace trace_;
   NodeDraft draft_;
   bool done_ = false;
+  bool reserved_ = false;  // the trace's columns sized for the whole file (reserve_for_rest)
   double elapsed_ms_ = 0;
 };
 
