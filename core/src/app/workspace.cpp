@@ -172,7 +172,7 @@ bool WorkspaceFile::step(uint32_t max_nodes) {
 void WorkspaceFile::reserve_for_rest() {
   if (reserved_ || (!streaming_ && is_gzip(bytes_))) return;  // a gzip file's size is not its records'
   const uint64_t read = reader_->offset();
-  if (read < std::min<uint64_t>(uint64_t{4} << 20, total_ / 64) || read >= total_) return;
+  if (read == 0 || read < std::min<uint64_t>(uint64_t{4} << 20, total_ / 64) || read >= total_) return;
   trace_.reserve_scaled(1.05 * static_cast<double>(total_) / static_cast<double>(read));
   reserved_ = true;
 }

@@ -1,6 +1,7 @@
 #include "chakra/trace/trace.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -121,9 +122,10 @@ void AttrTable::reserve(size_t attrs, size_t list_elems) {
 }
 
 namespace {
+// Nothing for a factor of 1 or less, or one not finite.
 template <class T>
 void reserve_scaled_column(Column<T>& c, double factor) {
-  c.reserve(static_cast<size_t>(static_cast<double>(c.size()) * factor) + 1);
+  if (factor > 1 && std::isfinite(factor)) c.reserve(static_cast<size_t>(static_cast<double>(c.size()) * factor) + 1);
 }
 }  // namespace
 
@@ -297,7 +299,6 @@ void Trace::clear_nodes() {
 }
 
 void Trace::reserve_scaled(double factor) {
-  if (!(factor > 1)) return;
   reserve_scaled_column(id_, factor);
   reserve_scaled_column(name_, factor);
   reserve_scaled_column(type_, factor);

@@ -39,8 +39,8 @@ TEST(TraceReserve, ScaledRoomTakesThatMuchMoreOfTheSameWithoutGrowing) {
   EXPECT_EQ(t.memory_bytes(), reserved) << "a column grew: reserve_scaled missed it";
   EXPECT_EQ(t.size(), 3900u);
   EXPECT_EQ(t.id(3899), 3900u);
-  // A factor of 1 or less, or not a number, changes nothing.
-  for (double f : {1.0, 0.5, -2.0, std::numeric_limits<double>::quiet_NaN()}) {
+  // A factor of 1 or less, or not a finite number, changes nothing.
+  for (double f : {1.0, 0.5, -2.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
     t.reserve_scaled(f);
     EXPECT_EQ(t.memory_bytes(), reserved) << f;
   }
