@@ -204,6 +204,15 @@ void load_common(Request& q, const std::string& workload, const std::string& sys
     if (groups.empty() && !f.comm_group.empty())
       groups_file = f.comm_group, note += "; communicator groups from " + f.comm_group + " (--comm-group empty: none)";
     q.notes.push_back(note);
+  } else if (groups.empty()) {
+    // A prefix: the groups file the converters write beside PREFIX.<npu>.et, said in a note (a
+    // workload whose collectives name their groups is refused without one).
+    const std::string beside = workload + ".comm_group.json";
+    if (std::filesystem::is_regular_file(beside, ec)) {
+      groups_file = beside;
+      q.notes.push_back("communicator groups from " + beside +
+                        ", beside the workload's traces (--comm-group empty: none)");
+    }
   }
   expect_kind(network, "--network", chakra::InputKind::NetworkYaml);
   expect_kind(system, "--system", chakra::InputKind::SystemJson);
@@ -222,24 +231,12 @@ void load_common(Request& q, const std::string& workload, const std::string& sys
   }
 }
 
-// --comm-group as given; without it, for a workload PREFIX, the groups file the converters write
-// beside PREFIX.<npu>.et, with a note (a folder's is found by workload_folder). Without it, a
-// workload whose collectives name their groups was refused unless the file was given by hand.
-std::string comm_group_for(const cli::Args& a, Request& q) {
-  if (a.has("--comm-group")) return a.get("--comm-group");
-  const std::string workload = a.get("--workload"), beside = workload + ".comm_group.json";
-  std::error_code ec;
-  if (std::filesystem::is_directory(workload, ec) || !std::filesystem::is_regular_file(beside, ec)) return "";
-  q.notes.push_back("communicator groups from " + beside + ", beside the workload's traces (--comm-group empty: none)");
-  return beside;
-}
-
 int run_simulate(const cli::Args& a) {
   Request q;
   if (a.has("--preset")) {
     if (a.has("--system") || a.has("--network")) a.fail("give --preset or --system and --network, not both");
     const ClusterPreset& p = cluster_preset(a.get("--preset"));
-    load_common(q, a.get("--workload"), "", "", a.get("--remote-memory"), comm_group_for(a, q));
+    load_common(q, a.get("--workload"), "", "", a.get("--remote-memory"), a.get("--comm-group"));
     q.in.network = a.has("--npus") ? fit_network(p.network, a.get_uint("--npus", UINT32_MAX)) : p.network;
     q.in.system = p.system;
     fit_system(q.in.system, q.in.network.topology.size());
@@ -248,7 +245,7 @@ int run_simulate(const cli::Args& a) {
     if (!a.has("--system") || !a.has("--network")) a.fail("give --system and --network (or --preset)");
     if (a.has("--npus")) a.fail("--npus fits a --preset's network; edit the network file instead");
     load_common(q, a.get("--workload"), a.get("--system"), a.get("--network"), a.get("--remote-memory"),
-                comm_group_for(a, q));
+                a.get("--comm-group"));
   }
   q.opt.backend = backend_named(a, a.get("--backend"));
   q.opt.queues_per_dim = static_cast<uint32_t>(a.get_uint("--num-queues-per-dim", 1024));
