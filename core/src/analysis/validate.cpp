@@ -51,7 +51,8 @@ class Validator::Checker {
   }
 
   // One step of the checks, in order: whole-trace checks and the id index, then the nodes
-  // `max_nodes` at a time, then cycles, then timing. True once all are done.
+  // `max_nodes` at a time, then cycles (one step per kind of dependency), then timing. True once
+  // all are done.
   bool step(uint32_t max_nodes) {
     switch (phase_) {
       case Phase::Start:
@@ -65,8 +66,15 @@ class Validator::Checker {
         if (next_ == t_.size()) phase_ = Phase::Cycles;
         return false;
       }
-      case Phase::Cycles:
-        check_cycles(*index_);
+      case Phase::Cycles:  // data deps, then (where they have none) data and ctrl deps together:
+        if (check_cycles(*index_, DepKind::Data)) {  // two steps, each one pass over the graph
+          phase_ = Phase::Timing;
+        } else {
+          phase_ = Phase::CtrlCycles;
+        }
+        return false;
+      case Phase::CtrlCycles:
+        check_cycles(*index_, DepKind::Both);
         phase_ = Phase::Timing;
         return false;
       case Phase::Timing:
@@ -341,19 +349,20 @@ class Validator::Checker {
       add(Severity::Error, code, -1, [] { return std::string(); });
   }
 
-  void check_cycles(const IdIndex& index) {
-    CycleReport data = find_cycles(DepGraph::build(t_, index, DepKind::Data), o_.max_per_code);
-    report_cycles(t_, data, "cycle", "");
-    if (data.components == 0) {
-      CycleReport both = find_cycles(DepGraph::build(t_, index, DepKind::Both), o_.max_per_code);
-      report_cycles(t_, both, "ctrl-cycle", " through ctrl_deps (ASTRA-sim's feeder follows them too and deadlocks)");
-    }
+  // Reports the cycles through deps of `kind`; true when there are some.
+  bool check_cycles(const IdIndex& index, DepKind kind) {
+    CycleReport found = find_cycles(DepGraph::build(t_, index, kind), o_.max_per_code);
+    if (kind == DepKind::Data)
+      report_cycles(t_, found, "cycle", "");
+    else
+      report_cycles(t_, found, "ctrl-cycle", " through ctrl_deps (ASTRA-sim's feeder follows them too and deadlocks)");
+    return found.components > 0;
   }
 
   const Trace& t_;
   const ValidateOptions o_;
   ValidationReport r_;
-  enum class Phase { Start, Nodes, Cycles, Timing, Done } phase_ = Phase::Start;
+  enum class Phase { Start, Nodes, Cycles, CtrlCycles, Timing, Done } phase_ = Phase::Start;
   std::optional<IdIndex> index_;
   bool legacy_ = false;
   uint32_t next_ = 0;  // the next node to check
