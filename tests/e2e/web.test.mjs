@@ -340,6 +340,21 @@ sharedTest('a file larger than a slice is read and decoded in slices: the status
       if (i === 0) heap = now;
       else assert.equal(now, heap, `load ${i + 1} after Clear`);
     }
+    // A page whose file reader cannot start (copied without file_reader.js): the large file is
+    // dropped with the reason, not left reading forever.
+    const q = await openPage(url);
+    try {
+      await q.route('**/file_reader.js', (r) => r.fulfill({ status: 404, body: 'not found' }));
+      await q.setInputFiles('#file', [et]);
+      await q.waitForFunction(() => window.chakrakitReading === 0 && JSON.parse(Module.ccall('app_status_json', 'string', [], [])).error !== '',
+        null, { timeout: 60000 });
+      const failed = await status(q);
+      assert.match(failed.error, /^resnet_rank\.1\.et: could not be read to its end \(.*file_reader\.js\) failed to start\)$/);
+      assert.equal(failed.ranks.length, 0);
+      assert.equal(failed.busy, false);
+    } finally {
+      await q.close();
+    }
   } finally {
     await p.close();
     await rm(dir, { recursive: true, force: true });
