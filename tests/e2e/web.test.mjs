@@ -5,10 +5,11 @@
 // to CHAKRA_SHOTS (looked at by people, kept by CI as artifacts).
 //
 // Environment: CHAKRA_WEB_DIR (build/wasm/web), CHAKRA_BIN (native chakra), CHAKRA_BENCH
-// (chakra_bench, beside it in the build tree), CHAKRA_SHOTS, CHAKRA_SHARED_DIR (../shared). Run: node --test tests/e2e/
+// (chakra_bench, beside it in the build tree), CHAKRA_SHOTS, CHAKRA_SHARED_DIR (../shared).
+// Run: node --test tests/e2e/
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, readdir, mkdir, writeFile, mkdtemp, rm } from 'node:fs/promises';
+import { readFile, readdir, mkdir, writeFile, mkdtemp, rm, rename } from 'node:fs/promises';
 import { existsSync, appendFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
@@ -290,8 +291,7 @@ sharedTest('a file larger than a slice is read and decoded in slices: the status
     // holds undecoded, so the page reads while it decodes (the worker reads 3 slices ahead).
     execFileSync(benchBin, ['--copies', '3', '--make-input', '--work', dir]);
     const et = path.join(dir, 'resnet_rank.1.et');
-    await rm(et, { force: true });
-    execFileSync('mv', [path.join(dir, 'resnet_x3.et'), et]);
+    await rename(path.join(dir, 'resnet_x3.et'), et);
     await p.evaluate(() => {
       window.seen = [];
       window.watch = setInterval(() => {

@@ -67,11 +67,8 @@ class Validator::Checker {
         return false;
       }
       case Phase::Cycles:  // data deps, then (where they have none) data and ctrl deps together:
-        if (check_cycles(*index_, DepKind::Data)) {  // two steps, each one pass over the graph
-          phase_ = Phase::Timing;
-        } else {
-          phase_ = Phase::CtrlCycles;
-        }
+        // two steps, each one pass over the graph
+        phase_ = check_cycles(*index_, DepKind::Data) ? Phase::Timing : Phase::CtrlCycles;
         return false;
       case Phase::CtrlCycles:
         check_cycles(*index_, DepKind::Both);
